@@ -1,0 +1,61 @@
+"""The project's exception classes: every error says where and what was wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ConfigurationError",
+    "FailureLogFormatError",
+    "InputFormatError",
+    "JobStateError",
+    "SimulationError",
+    "TorusSimError",
+    "WorkloadFormatError",
+]
+
+
+class TorusSimError(Exception):
+    """Base class of every error torus-sim raises on purpose."""
+
+
+class ConfigurationError(TorusSimError, ValueError):
+    """A parameter is out of its domain (a negative load scale, an unknown scheduler name, ...)."""
+
+
+class InputFormatError(TorusSimError, ValueError):
+    """A line of an input file is malformed.
+
+    Args:
+        path: the file.
+        line_no: 1-based line number in that file.
+        reason: what was expected and what came.
+    """
+
+    kind = "input"
+
+    def __init__(self, path: str | Path, line_no: int, reason: str) -> None:
+        self.path = str(path)
+        self.line_no = line_no
+        self.reason = reason
+        super().__init__(f"{self.path}:{line_no}: malformed {self.kind} line: {reason}")
+
+
+class WorkloadFormatError(InputFormatError):
+    """A malformed Standard Workload Format line (see :mod:`torus_sim.workload.swf`)."""
+
+    kind = "SWF"
+
+
+class FailureLogFormatError(InputFormatError):
+    """A malformed failure-log line (BG/L RAS, LANL, or a torus-sim failure CSV)."""
+
+    kind = "failure-log"
+
+
+class JobStateError(TorusSimError, RuntimeError):
+    """A job life-cycle transition was asked for from a state that does not allow it."""
+
+
+class SimulationError(TorusSimError, RuntimeError):
+    """The engine reached a state that breaks an invariant (a bug, never bad input)."""

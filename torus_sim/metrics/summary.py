@@ -1,0 +1,146 @@
+"""Job and capacity metrics from a run's event record.
+
+Per job (BGL-FAULT §3.4): wait ``t_w = t_s - t_a``, response ``t_r = t_f - t_a`` (t_s the last
+start, t_f the finish), bounded slowdown with Γ = 10 s. Capacity (BGL-FAULT §6.1), over the span
+``T = max t_f - min t_a`` on N supernodes:
+
+* ``omega_util = sum_j s_j t_e_j / (T N)``: work done (size x runtime of the completed attempt);
+* ``omega_unused = (1 / T N) * integral of max(0, f(t) - q(t)) dt``: free supernodes no waiting
+  job asks for (f = free supernodes, q = supernodes requested by the queue), integrated exactly
+  over the piecewise-constant record;
+* ``omega_lost = 1 - omega_util - omega_unused``: work lost to failures, fragmentation, the
+  supernodes added by rounding sizes up, and waiting.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from torus_sim.errors import ConfigurationError
+
+__all__ = ["BSLD_FORMS", "DEFAULT_GAMMA", "bounded_slowdown", "capacity_fractions", "job_table", "summarize"]
+
+DEFAULT_GAMMA = 10.0
+"""Γ of bounded slowdown, seconds (BGL-FAULT §3.4)."""
+
+BSLD_FORMS = ("standard", "printed")
+"""``standard``: max(t_r, Γ) / max(t_e, Γ) (Feitelson; Krevat et al.); ``printed``: the
+max(t_r, Γ) / min(t_e, Γ) that BGL-FAULT §3.4 prints (see ../shared/seeds/README.md)."""
+
+
+def bounded_slowdown(response: np.ndarray, runtime: np.ndarray, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> np.ndarray:
+    """Bounded slowdown of each job.
+
+    Args:
+        response: response times t_r, seconds, shape ``(n,)``.
+        runtime: execution times t_e of the completed attempt, seconds, shape ``(n,)``.
+        gamma: Γ > 0, seconds.
+        form: ``"standard"`` or ``"printed"`` (see :data:`BSLD_FORMS`).
+
+    Returns:
+        float64 ``(n,)``; >= 1 in the standard form.
+
+    Raises:
+        ConfigurationError: unknown form or Γ <= 0.
+
+    References:
+        BGL-FAULT §3.4; Feitelson et al., "Theory and practice in parallel job scheduling", 1997.
+    """
+    if form not in BSLD_FORMS:
+        raise ConfigurationError(f"unknown bounded-slowdown form {form!r}; choose from {BSLD_FORMS}")
+    if not gamma > 0:
+        raise ConfigurationError(f"Γ must be positive, got {gamma}")
+    response = np.asarray(response, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    denominator = np.maximum(runtime, gamma) if form == "standard" else np.minimum(runtime, gamma)
+    return np.maximum(response, gamma) / denominator
+
+
+def job_table(jobs: pd.DataFrame, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> pd.DataFrame:
+    """Per-job results: the record's columns plus wait, response and bounded slowdown.
+
+    Args:
+        jobs: the record's job rows (``submitted_at``, ``started_at``, ``finished_at``, ``runtime``, ...).
+        gamma: Γ, seconds.
+        form: bounded-slowdown form.
+
+    Returns:
+        A new DataFrame ordered by job id, with ``wait_time``, ``response_time`` and
+        ``bounded_slowdown`` (seconds, seconds, ratio).
+    """
+    table = jobs.sort_values("job_id", kind="stable").reset_index(drop=True).copy()
+    table["wait_time"] = table["started_at"] - table["submitted_at"]
+    table["response_time"] = table["finished_at"] - table["submitted_at"]
+    table["bounded_slowdown"] = bounded_slowdown(table["response_time"].to_numpy(), table["runtime"].to_numpy(), gamma, form)
+    return table
+
+
+def capacity_fractions(jobs: pd.DataFrame, capacity: pd.DataFrame, n_supernodes: int) -> dict[str, float]:
+    """ω_util, ω_unused and ω_lost of a run.
+
+    Args:
+        jobs: the record's job rows.
+        capacity: the record's capacity rows (``time``, ``free``, ``queued_demand``), in time order.
+        n_supernodes: N.
+
+    Returns:
+        ``span`` (T, seconds) and the three fractions; all zero for an empty run.
+
+    References:
+        BGL-FAULT §6.1 (ω_util, ω_unused, ω_lost).
+    """
+    if jobs.empty:
+        return {"span": 0.0, "omega_util": 0.0, "omega_unused": 0.0, "omega_lost": 0.0}
+    begin = float(jobs["submitted_at"].min())
+    end = float(jobs["finished_at"].max())
+    span = end - begin
+    if span <= 0:
+        return {"span": 0.0, "omega_util": 0.0, "omega_unused": 0.0, "omega_lost": 0.0}
+    area = span * n_supernodes
+    util = float((jobs["size"] * jobs["runtime"]).sum()) / area
+    times = np.clip(capacity["time"].to_numpy(dtype=np.float64), begin, end)
+    widths = np.diff(times, append=end)
+    idle = np.maximum(0.0, capacity["free"].to_numpy(dtype=np.float64) - capacity["queued_demand"].to_numpy(dtype=np.float64))
+    unused = float(np.dot(idle, widths)) / area
+    return {"span": span, "omega_util": util, "omega_unused": unused, "omega_lost": 1.0 - util - unused}
+
+
+def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> dict[str, float | int]:
+    """The run's summary metrics.
+
+    Args:
+        record: a :class:`~torus_sim.model.SimulationRecord`.
+        gamma: Γ of bounded slowdown, seconds.
+        form: bounded-slowdown form.
+
+    Returns:
+        ``jobs``, ``avg_wait_time``, ``avg_response_time``, ``avg_bounded_slowdown`` (seconds,
+        seconds, ratio), ``max_bounded_slowdown``, ``makespan`` (= T, seconds), ``omega_util``,
+        ``omega_unused``, ``omega_lost``, ``failures``, ``job_kills``, ``jobs_killed``,
+        ``lost_work`` (supernode-seconds), ``migrations``, ``repacks``.
+
+    References:
+        BGL-FAULT §3.4, §6.1.
+    """
+    table = job_table(record.jobs, gamma, form)
+    fractions = capacity_fractions(record.jobs, record.capacity, record.capacity_total)
+    counters = record.counters
+    empty = table.empty
+    return {
+        "jobs": int(len(table)),
+        "avg_wait_time": 0.0 if empty else float(table["wait_time"].mean()),
+        "avg_response_time": 0.0 if empty else float(table["response_time"].mean()),
+        "avg_bounded_slowdown": 0.0 if empty else float(table["bounded_slowdown"].mean()),
+        "max_bounded_slowdown": 0.0 if empty else float(table["bounded_slowdown"].max()),
+        "makespan": fractions["span"],
+        "omega_util": fractions["omega_util"],
+        "omega_unused": fractions["omega_unused"],
+        "omega_lost": fractions["omega_lost"],
+        "failures": int(counters.get("failures", 0)),
+        "job_kills": int(counters.get("job_kills", 0)),
+        "jobs_killed": 0 if empty else int((table["kills"] > 0).sum()),
+        "lost_work": float(counters.get("lost_work", 0.0)),
+        "migrations": int(counters.get("migrations", 0)),
+        "repacks": int(counters.get("repacks", 0)),
+    }

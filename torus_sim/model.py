@@ -1,0 +1,304 @@
+"""The torus model: a Mesa ``Model`` driven by Mesa's discrete-event simulator.
+
+Events (float time in seconds, the trace's clock): job arrival, job start (inside a scheduling
+pass), job end, supernode failure, supernode repair. Events at the same instant run in the
+order of :class:`EventPriority`: repairs, then failures, then job ends, then arrivals, then
+one scheduling pass that sees all of them.
+
+Mesa's simulator holds callbacks by weak reference, so every event is a bound method of the
+model; the model counts events scheduled, run and cancelled, and :meth:`TorusModel.run` checks
+that every event was either run or cancelled (or lay after the last job finished).
+
+References:
+    BGL-FAULT §6.1 (event-driven simulator: arrival, start, finish, failure events; failed jobs
+    restart from the beginning; transient failures).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+from enum import IntEnum
+
+import mesa
+import numpy as np
+import pandas as pd
+from mesa.experimental.devs import DEVSimulator
+
+from agents.scheduler import SchedulerAgent
+from agents.supernode import SupernodeAgent
+from failure_logs.events import FailureLog
+from failure_logs.synthetic import SyntheticFailures
+from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.job import Job, JobState
+from torus_sim.partitions import PartitionTable
+from torus_sim.platforms.torus import NO_JOB, TorusPlatform
+from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
+from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.workload.jobs import Workload
+
+__all__ = ["DOWNTIME_MODES", "EventPriority", "SimulationRecord", "TorusModel"]
+
+DOWNTIME_MODES = ("transient", "log")
+"""``transient``: a failed supernode is back at once (BGL-FAULT §6.1); ``log``: it stays down
+until the log's repair time (transient where the log has none). A number of seconds gives every
+failure that fixed downtime."""
+
+
+class EventPriority(IntEnum):
+    """Order of events at the same instant (lower runs first).
+
+    Mesa's ``SimulationEvent`` reads ``priority.value``; this enum has the levels the model needs.
+    """
+
+    REPAIR = 1
+    FAILURE = 2
+    JOB_END = 3
+    ARRIVAL = 4
+    SCHEDULE = 5
+
+
+_JOB_COLUMNS = [
+    "job_id", "user_id", "size", "partition_size", "submitted_at", "started_at", "finished_at",
+    "runtime", "walltime", "kills", "lost_work", "migrations",
+]
+_CAPACITY_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
+_FAILURE_COLUMNS = ["time", "supernode", "killed_job", "down_until"]
+
+
+@dataclass
+class SimulationRecord:
+    """What a run leaves for the metrics: the event record, not the engine.
+
+    Attributes:
+        jobs: one row per completed job (columns of ``_JOB_COLUMNS``; times in seconds).
+        capacity: one row per scheduling pass: supernodes free and requested by the queue after it.
+        failures: one row per failure: the supernode, the job it killed (-1 if none), down until.
+        capacity_total: N, supernodes of the platform.
+        counters: event and action counts (``events_scheduled``, ``migrations``, ...).
+    """
+
+    jobs: pd.DataFrame
+    capacity: pd.DataFrame
+    failures: pd.DataFrame
+    capacity_total: int
+    counters: dict[str, int]
+
+
+class TorusModel(mesa.Model):
+    """Replay a workload with failures on the torus.
+
+    Args:
+        workload: the jobs (they are copied; the workload can serve several runs).
+        failures: a failure log, or a :class:`~failure_logs.synthetic.SyntheticFailures`
+            request drawn with this model's generator over the workload's submit span.
+        scheduler: the policy; Krevat's FCFS + backfilling + migration with MFP placement when None.
+        torus: the torus (BG/L's 4x4x8 supernodes by default).
+        downtime: ``"transient"``, ``"log"`` or seconds >= 0 (see :data:`DOWNTIME_MODES`).
+        seed: seed of the run's one random generator (``self.rng``).
+        table: a prebuilt partition table for ``torus`` (saves building one per run).
+
+    Raises:
+        ConfigurationError: a job larger than the torus, a partition size with no shape,
+            duplicate job ids, an unknown downtime mode, or a failure on a supernode the torus
+            does not have.
+
+    References:
+        BGL-FAULT §6.1.
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        failures: FailureLog | SyntheticFailures | None = None,
+        scheduler: KrevatScheduler | None = None,
+        torus: Torus = BGL_SUPERNODE_TORUS,
+        downtime: str | float = "transient",
+        seed: int = 0,
+        table: PartitionTable | None = None,
+    ) -> None:
+        super().__init__(seed=seed)
+        if not (downtime in DOWNTIME_MODES or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)):
+            raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
+        self.downtime = downtime
+        self.simulator = DEVSimulator()
+        self.simulator.setup(self)
+        self.platform = TorusPlatform(torus, table)
+        self.supernode_agents = [SupernodeAgent(self, index) for index in range(torus.size)]
+        self.scheduler = SchedulerAgent(self, scheduler or KrevatScheduler())
+        self.jobs = [job.fresh_copy() for job in workload.jobs]
+        self._job_by_id: dict[int, Job] = {}
+        for job in self.jobs:
+            if job.job_id in self._job_by_id:
+                raise ConfigurationError(f"duplicate job id {job.job_id} in {workload.source}")
+            if job.partition_size > torus.size or job.partition_size != self.platform.round_size(job.partition_size):
+                raise ConfigurationError(f"job {job.job_id} needs a partition of {job.partition_size}, which the torus {torus.dims} cannot form")
+            self._job_by_id[job.job_id] = job
+        self.running: dict[int, Job] = {}
+        self.counters: Counter = Counter()
+        self.completed = 0
+        self._pass_pending = False
+        self._down_since = np.full(torus.size, np.nan)
+        self.datacollector = mesa.DataCollector(
+            tables={"jobs": _JOB_COLUMNS, "capacity": _CAPACITY_COLUMNS, "failures": _FAILURE_COLUMNS}
+        )
+        if isinstance(failures, SyntheticFailures):
+            start, end = workload.span
+            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, torus.size)
+        self.failure_log = failures if failures is not None else FailureLog.empty()
+        self.failure_log.check_fits(torus.size)
+        for job in self.jobs:
+            self._schedule(self._on_arrival, job.submitted_at, EventPriority.ARRIVAL, job)
+        for failed_at, supernode, repair_at in zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True):
+            if failed_at < 0:
+                self.counters["failures_before_start"] += 1
+                continue
+            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(supernode), float(repair_at))
+
+    # -- event plumbing -------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """Current simulated time, seconds."""
+        return self.simulator.time
+
+    def _schedule(self, handler, at: float, priority: EventPriority, *args):
+        self.counters["events_scheduled"] += 1
+        return self.simulator.schedule_event_absolute(handler, at, priority=priority, function_args=list(args))
+
+    def _request_pass(self) -> None:
+        if not self._pass_pending:
+            self._pass_pending = True
+            self._schedule(self._on_schedule_pass, self.now, EventPriority.SCHEDULE)
+
+    def run(self) -> SimulationRecord:
+        """Run until every job has completed.
+
+        Returns:
+            The event record for the metrics.
+
+        Raises:
+            SimulationError: events ran out with jobs unfinished, or an event was lost.
+        """
+        events = self.simulator.event_list
+        while self.completed < len(self.jobs) and len(events):
+            self.simulator.run_next_event()
+        if self.completed < len(self.jobs):
+            raise SimulationError(f"events ran out with {len(self.jobs) - self.completed} jobs unfinished")
+        self.counters["events_after_last_job"] = sum(1 for event in events._events if not event.CANCELED)
+        accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
+        if accounted != self.counters["events_scheduled"]:
+            raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
+        return self.record()
+
+    def record(self) -> SimulationRecord:
+        """The event record so far (see :class:`SimulationRecord`)."""
+        return SimulationRecord(
+            jobs=self.datacollector.get_table_dataframe("jobs"),
+            capacity=self.datacollector.get_table_dataframe("capacity"),
+            failures=self.datacollector.get_table_dataframe("failures"),
+            capacity_total=self.platform.capacity,
+            counters=dict(self.counters),
+        )
+
+    # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
+
+    def _on_arrival(self, job: Job) -> None:
+        self.counters["events_run"] += 1
+        job.arrive()
+        self.scheduler.enqueue(job)
+        self._request_pass()
+
+    def _on_job_end(self, job: Job) -> None:
+        self.counters["events_run"] += 1
+        self.platform.release(job.partition, job.job_id)
+        del self.running[job.job_id]
+        job.finish(self.now)
+        self.completed += 1
+        self.datacollector.add_table_row("jobs", {
+            "job_id": job.job_id, "user_id": job.user_id, "size": job.size, "partition_size": job.partition_size,
+            "submitted_at": job.submitted_at, "started_at": job.started_at, "finished_at": job.finished_at,
+            "runtime": job.runtime, "walltime": job.walltime, "kills": job.kills, "lost_work": job.lost_work,
+            "migrations": job.migrations,
+        })
+        self._request_pass()
+
+    def _downtime_end(self, repair_at: float) -> float:
+        if self.downtime == "transient":
+            return self.now
+        if self.downtime == "log":
+            return repair_at if not math.isnan(repair_at) else self.now
+        return self.now + float(self.downtime)
+
+    def _on_failure(self, supernode: int, repair_at: float) -> None:
+        self.counters["events_run"] += 1
+        self.counters["failures"] += 1
+        killed = None
+        job_id = self.platform.job_on(supernode)
+        if job_id != NO_JOB:
+            job = self.running.pop(job_id)
+            job.end_event.cancel()
+            self.counters["events_cancelled"] += 1
+            self.platform.release(job.partition, job_id)
+            self.counters["lost_work"] += job.kill(self.now)
+            self.counters["job_kills"] += 1
+            self.scheduler.enqueue(job)
+            killed = job_id
+        self.supernode_agents[supernode].record_failure(self.now, killed)
+        until = self._downtime_end(repair_at)
+        if until > self.now:
+            if math.isnan(self._down_since[supernode]):
+                self._down_since[supernode] = self.now
+            self.platform.take_down(supernode, until)
+            if math.isfinite(until):
+                self._schedule(self._on_repair, until, EventPriority.REPAIR, supernode)
+        self.datacollector.add_table_row("failures", {
+            "time": self.now, "supernode": supernode, "killed_job": -1 if killed is None else killed, "down_until": until,
+        })
+        self._request_pass()
+
+    def _on_repair(self, supernode: int) -> None:
+        self.counters["events_run"] += 1
+        if self.platform.repair(supernode, self.now):
+            self.supernode_agents[supernode].downtime += self.now - self._down_since[supernode]
+            self._down_since[supernode] = np.nan
+            self._request_pass()
+
+    def _on_schedule_pass(self) -> None:
+        self.counters["events_run"] += 1
+        self._pass_pending = False
+        now = self.now
+        for action in self.scheduler.plan_pass(now, list(self.running.values())):
+            if isinstance(action, Start):
+                self._start(action.job, action.partition_id)
+            elif isinstance(action, Repack):
+                self._migrate(action.moves)
+        self.datacollector.add_table_row("capacity", {
+            "time": now, "free": self.platform.free_count(), "queued_demand": self.scheduler.queued_demand(),
+            "running_jobs": len(self.running), "queued_jobs": len(self.scheduler.queue),
+        })
+
+    # -- actions --------------------------------------------------------------------------
+
+    def _start(self, job: Job, partition_id: int) -> None:
+        self.platform.allocate(partition_id, job.job_id)
+        job.start(self.now, partition_id)
+        self.running[job.job_id] = job
+        self.counters["job_starts"] += 1
+        job.end_event = self._schedule(self._on_job_end, self.now + job.runtime, EventPriority.JOB_END, job)
+
+    def _migrate(self, moves: tuple[tuple[Job, int], ...]) -> None:
+        for job, _ in moves:
+            self.platform.release(job.partition, job.job_id)
+        cost = self.scheduler.policy.migration_cost
+        for job, partition_id in moves:
+            if job.state is not JobState.RUNNING:
+                raise SimulationError(f"cannot migrate {job!r}")
+            self.platform.allocate(partition_id, job.job_id)
+            job.migrate(self.now, partition_id, cost)
+            job.end_event.cancel()
+            self.counters["events_cancelled"] += 1
+            job.end_event = self._schedule(self._on_job_end, self.now + job.remaining_runtime(self.now), EventPriority.JOB_END, job)
+            self.counters["migrations"] += 1
+        self.counters["repacks"] += 1

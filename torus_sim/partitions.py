@@ -1,0 +1,435 @@
+"""Contiguous rectangular partitions of a torus, the partition finder and the MFP.
+
+A partition is a box ``<base, shape>`` on the torus, wrapping around in every dimension
+(BGL-FAULT §3.3, Appendix 9). A box that spans a whole dimension covers the same supernodes
+whatever its base along that dimension, so its canonical base there is 0: each set of
+supernodes is one partition.
+
+Three finders answer "which partitions of size s are free?", all returning the same set:
+
+* :class:`PartitionTable` precomputes every partition of the torus as a bitmask
+  (9,633 partitions on the 4x4x8 torus) so that one query is one vectorized AND over the
+  partitions of size s. This is BGL-FAULT Appendix 9's enumeration of SHAPES x bases, done once.
+* :func:`free_partitions_by_box_sums` runs Appendix 9 on a boolean occupancy with circular
+  summed-area tables; it needs no table, so it also serves tori too large to tabulate
+  (BG/L's 32x32x64 node torus).
+* :func:`brute_force_free_partitions` checks every base and shape cell by cell: the plain
+  reference the other two are tested against.
+
+The *maximal free partition* (MFP) is the largest free partition (BGL-FAULT §5.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from itertools import product
+
+import numpy as np
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.topology import Torus
+
+__all__ = [
+    "Partition",
+    "PartitionTable",
+    "brute_force_free_partitions",
+    "feasible_sizes",
+    "free_partitions_by_box_sums",
+    "mfp_by_box_sums",
+    "partition_count",
+    "partitions_of_size",
+    "round_up_to_feasible_size",
+    "shapes_of_size",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Partition:
+    """A box of supernodes on a torus.
+
+    Attributes:
+        base: ``(x, y, z)`` corner of the box; 0 along every dimension the box spans whole.
+        shape: ``(a, b, c)`` extent along each dimension, each between 1 and the dimension size.
+
+    References:
+        BGL-FAULT Appendix 9 (PARTS = {<B, S>}).
+    """
+
+    base: tuple[int, int, int]
+    shape: tuple[int, int, int]
+
+    @property
+    def size(self) -> int:
+        """Number of supernodes in the partition."""
+        return self.shape[0] * self.shape[1] * self.shape[2]
+
+    def supernodes(self, torus: Torus) -> np.ndarray:
+        """Indices of the supernodes in the box, ascending.
+
+        Args:
+            torus: the torus the partition lives on.
+
+        Returns:
+            int64 array of shape ``(size,)``.
+        """
+        axes = [
+            (np.arange(extent) + start) % dim
+            for start, extent, dim in zip(self.base, self.shape, torus.dims, strict=True)
+        ]
+        xs, ys, zs = np.meshgrid(*axes, indexing="ij")
+        indices = (xs * torus.dims[1] + ys) * torus.dims[2] + zs
+        return np.sort(indices.ravel()).astype(np.int64)
+
+
+def _divisors_up_to(n: int, bound: int) -> list[int]:
+    return [d for d in range(1, min(n, bound) + 1) if n % d == 0]
+
+
+@cache
+def shapes_of_size(dims: tuple[int, int, int], size: int) -> tuple[tuple[int, int, int], ...]:
+    """All box shapes ``(a, b, c)`` with ``a * b * c == size`` that fit in the torus.
+
+    Args:
+        dims: the torus dimensions ``(X, Y, Z)``.
+        size: number of supernodes, >= 1.
+
+    Returns:
+        Shapes in lexicographic order; empty when the size has no rectangular shape.
+
+    References:
+        BGL-FAULT Appendix 9 (SHAPES, found in O(f(s)^3) from the divisors of s).
+    """
+    shapes = []
+    for a in _divisors_up_to(size, dims[0]):
+        rest = size // a
+        for b in _divisors_up_to(rest, dims[1]):
+            c = rest // b
+            if c <= dims[2]:
+                shapes.append((a, b, c))
+    return tuple(shapes)
+
+
+def _bases(dims: tuple[int, int, int], shape: tuple[int, int, int]):
+    ranges = [range(1) if extent == dim else range(dim) for extent, dim in zip(shape, dims, strict=True)]
+    return product(*ranges)
+
+
+def partitions_of_size(torus: Torus, size: int) -> list[Partition]:
+    """Every partition of a given size on an empty torus, canonical and without repeats.
+
+    Args:
+        torus: the torus.
+        size: number of supernodes.
+
+    Returns:
+        Partitions ordered by shape, then base.
+
+    References:
+        BGL-FAULT Appendix 9 (PARTS).
+    """
+    return [
+        Partition(base, shape)
+        for shape in shapes_of_size(torus.dims, size)
+        for base in _bases(torus.dims, shape)
+    ]
+
+
+@cache
+def feasible_sizes(dims: tuple[int, int, int]) -> tuple[int, ...]:
+    """The sizes that have at least one rectangular shape on the torus, ascending.
+
+    Args:
+        dims: the torus dimensions.
+
+    Returns:
+        Sorted sizes; on the 4x4x8 torus 11, 13, 17, 19, 22, 23, ... are missing.
+    """
+    return tuple(sorted({a * b * c for a in range(1, dims[0] + 1) for b in range(1, dims[1] + 1) for c in range(1, dims[2] + 1)}))
+
+
+def round_up_to_feasible_size(dims: tuple[int, int, int], size: int) -> int:
+    """The smallest size >= ``size`` that has a rectangular shape on the torus.
+
+    A job whose size has no shape (11 supernodes on a 4x4x8 torus) gets the next size that has
+    one (12); the extra supernodes are allocated but do no work, so they count as lost capacity.
+
+    Args:
+        dims: the torus dimensions.
+        size: requested supernodes, >= 1.
+
+    Returns:
+        The partition size the job will occupy.
+
+    Raises:
+        ConfigurationError: ``size`` is below 1 or larger than the torus.
+
+    References:
+        ../shared/data/SOURCES.md (rounding rule for the 128-node logs); BGL-FAULT §6.2.
+    """
+    sizes = feasible_sizes(dims)
+    if size < 1 or size > sizes[-1]:
+        raise ConfigurationError(f"job size {size} outside 1..{sizes[-1]}")
+    return sizes[int(np.searchsorted(sizes, size))]
+
+
+def partition_count(dims: tuple[int, int, int]) -> int:
+    """Number of distinct partitions of every size on a torus (9,633 on the 4x4x8 torus).
+
+    Args:
+        dims: the torus dimensions.
+
+    Returns:
+        The count, product over dimensions of the (extent, base) choices.
+    """
+    count = 1
+    for dim in dims:
+        count *= (dim - 1) * dim + 1  # extents 1..dim-1 at every base, plus the whole ring once
+    return count
+
+
+def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) -> set[Partition]:
+    """Free partitions of a size, found by checking every supernode of every candidate box.
+
+    The naive search of BGL-FAULT Appendix 9; kept as the reference the fast finders are
+    tested and benchmarked against.
+
+    Args:
+        torus: the torus.
+        blocked: bool array of shape ``(torus.size,)``, True where a supernode is busy or down.
+        size: partition size.
+
+    Returns:
+        The set of free partitions of that size.
+    """
+    free = set()
+    for shape in shapes_of_size(torus.dims, size):
+        for base in _bases(torus.dims, shape):
+            if all(
+                not blocked[torus.index((base[0] + i, base[1] + j, base[2] + k))]
+                for i in range(shape[0])
+                for j in range(shape[1])
+                for k in range(shape[2])
+            ):
+                free.add(Partition(base, shape))
+    return free
+
+
+def _circular_box_counts(grid: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
+    """Count of True cells in the box of the given shape at every base, with wrap-around."""
+    padded = np.pad(grid, [(0, extent - 1) for extent in shape], mode="wrap").astype(np.int32)
+    table = np.zeros(tuple(n + 1 for n in padded.shape), dtype=np.int32)
+    table[1:, 1:, 1:] = padded.cumsum(0).cumsum(1).cumsum(2)
+    X, Y, Z = grid.shape
+    a, b, c = shape
+    hi_x, hi_y, hi_z = slice(a, a + X), slice(b, b + Y), slice(c, c + Z)
+    lo_x, lo_y, lo_z = slice(0, X), slice(0, Y), slice(0, Z)
+    return (
+        table[hi_x, hi_y, hi_z]
+        - table[lo_x, hi_y, hi_z]
+        - table[hi_x, lo_y, hi_z]
+        - table[hi_x, hi_y, lo_z]
+        + table[lo_x, lo_y, hi_z]
+        + table[lo_x, hi_y, lo_z]
+        + table[hi_x, lo_y, lo_z]
+        - table[lo_x, lo_y, lo_z]
+    )
+
+
+def free_partitions_by_box_sums(torus: Torus, blocked: np.ndarray, size: int) -> list[Partition]:
+    """Free partitions of a size via circular summed-area tables (no precomputed table).
+
+    For each shape of the size, one summed-area table gives the number of blocked supernodes
+    in the box at every base at once; boxes with zero are free.
+
+    Args:
+        torus: the torus (any size; this is the finder for tori too large to tabulate).
+        blocked: bool array of shape ``(torus.size,)``.
+        size: partition size.
+
+    Returns:
+        Free partitions ordered by shape, then base.
+
+    Notes:
+        O(f(s)^3 * M^3) numpy work for an M x M x M torus, as BGL-FAULT Appendix 9.
+    """
+    grid = np.asarray(blocked, dtype=bool).reshape(torus.dims)
+    found = []
+    for shape in shapes_of_size(torus.dims, size):
+        counts = _circular_box_counts(grid, shape)
+        limits = [1 if extent == dim else dim for extent, dim in zip(shape, torus.dims, strict=True)]
+        counts = counts[: limits[0], : limits[1], : limits[2]]
+        for base in np.argwhere(counts == 0):
+            found.append(Partition(tuple(int(v) for v in base), shape))
+    return found
+
+
+def mfp_by_box_sums(torus: Torus, blocked: np.ndarray) -> int:
+    """Size of the maximal free partition, searching sizes from the largest down.
+
+    Args:
+        torus: the torus.
+        blocked: bool array of shape ``(torus.size,)``.
+
+    Returns:
+        The MFP size; 0 when every supernode is blocked.
+
+    References:
+        BGL-FAULT §5.1 (MFP), Appendix 9.
+    """
+    free_count = int(torus.size - np.count_nonzero(blocked))
+    for size in reversed(feasible_sizes(torus.dims)):
+        if size <= free_count and free_partitions_by_box_sums(torus, blocked, size):
+            return size
+    return 0
+
+
+class PartitionTable:
+    """Every partition of a torus as a bitmask, for fast free-partition and MFP queries.
+
+    Partitions are numbered by descending size, then shape, then base, so partition ids of
+    one size form a contiguous range and a lower id is never smaller. An occupancy is packed
+    into ``words`` (uint64 array of shape ``(K,)``, K = ceil(N / 64), bit i = supernode i).
+
+    Args:
+        torus: the torus; its partition count must not exceed ``max_partitions``.
+        max_partitions: refuse tori with more partitions than this (memory guard).
+
+    Raises:
+        ConfigurationError: the torus has too many partitions to tabulate; use
+            :func:`free_partitions_by_box_sums` for it.
+
+    References:
+        BGL-FAULT Appendix 9 (the finder), §5.1 (MFP).
+    """
+
+    def __init__(self, torus: Torus, max_partitions: int = 200_000) -> None:
+        self.torus = torus
+        sizes = feasible_sizes(torus.dims)
+        if partition_count(torus.dims) > max_partitions:
+            raise ConfigurationError(
+                f"torus {torus.dims} has too many partitions to tabulate (> {max_partitions})"
+            )
+        self.words = (torus.size + 63) // 64
+        partitions: list[Partition] = []
+        for size in reversed(sizes):
+            partitions.extend(partitions_of_size(torus, size))
+        self.partitions = partitions
+        self.sizes = np.array([p.size for p in partitions], dtype=np.int64)
+        self.members = [p.supernodes(torus) for p in partitions]
+        member_flags = np.zeros((len(partitions), self.words * 64), dtype=bool)
+        for pid, members in enumerate(self.members):
+            member_flags[pid, members] = True
+        self.masks = self.pack(member_flags)
+        self._mask_columns = [np.ascontiguousarray(self.masks[:, k]) for k in range(self.words)]
+        self._size_range: dict[int, tuple[int, int]] = {}
+        starts = np.flatnonzero(np.r_[True, self.sizes[1:] != self.sizes[:-1]])
+        ends = np.r_[starts[1:], len(partitions)]
+        for start, end in zip(starts, ends, strict=True):
+            self._size_range[int(self.sizes[start])] = (int(start), int(end))
+
+    def pack(self, flags: np.ndarray) -> np.ndarray:
+        """Pack boolean supernode flags into uint64 words.
+
+        Args:
+            flags: bool array of shape ``(..., N)`` or ``(..., K * 64)``.
+
+        Returns:
+            uint64 array of shape ``(..., K)``.
+        """
+        flags = np.asarray(flags, dtype=bool)
+        width = self.words * 64
+        if flags.shape[-1] != width:
+            pad = [(0, 0)] * (flags.ndim - 1) + [(0, width - flags.shape[-1])]
+            flags = np.pad(flags, pad)
+        packed = np.packbits(flags, axis=-1, bitorder="little")
+        return packed.view(np.uint64) if flags.ndim == 1 else packed.view(np.uint64).reshape(*flags.shape[:-1], self.words)
+
+    def ids_of_size(self, size: int) -> range:
+        """The partition ids of one size (empty when the size has no shape)."""
+        start, end = self._size_range.get(size, (0, 0))
+        return range(start, end)
+
+    def free_ids_of_size(self, words: np.ndarray, size: int) -> np.ndarray:
+        """Ids of the free partitions of one size.
+
+        Args:
+            words: packed blocked supernodes, uint64 array of shape ``(K,)``.
+            size: partition size.
+
+        Returns:
+            Ascending int64 ids.
+        """
+        start, end = self._size_range.get(size, (0, 0))
+        if start == end:
+            return np.empty(0, dtype=np.int64)
+        return np.flatnonzero(self._free_flags(words, start, end)) + start
+
+    def _free_flags(self, words: np.ndarray, start: int = 0, end: int | None = None) -> np.ndarray:
+        columns = self._mask_columns
+        hits = columns[0][start:end] & words[0]
+        for k in range(1, self.words):
+            hits |= columns[k][start:end] & words[k]
+        return hits == 0
+
+    def free_ids(self, words: np.ndarray) -> np.ndarray:
+        """Ids of every free partition, ascending (so by descending size)."""
+        return np.flatnonzero(self._free_flags(words))
+
+    def mfp(self, words: np.ndarray) -> int:
+        """Size of the maximal free partition; 0 when none is free."""
+        free = self._free_flags(words)
+        first = int(np.argmax(free))
+        return int(self.sizes[first]) if free[first] else 0
+
+    def overlaps(self, ids_a: np.ndarray, ids_b: np.ndarray) -> np.ndarray:
+        """Which pairs of partitions share a supernode.
+
+        Args:
+            ids_a: partition ids, int ``(A,)``.
+            ids_b: partition ids, int ``(B,)``.
+
+        Returns:
+            bool ``(A, B)``, True where partition ``ids_a[i]`` and ``ids_b[j]`` intersect.
+        """
+        columns = self._mask_columns
+        hits = columns[0][ids_a][:, None] & columns[0][ids_b][None, :]
+        for k in range(1, self.words):
+            hits |= columns[k][ids_a][:, None] & columns[k][ids_b][None, :]
+        return hits != 0
+
+    def mfp_after(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """MFP that would remain after placing a job in each candidate partition.
+
+        Args:
+            candidate_ids: ids of free partitions, int array of shape ``(C,)``.
+            words: packed blocked supernodes before the placement.
+
+        Returns:
+            int64 array of shape ``(C,)``: for each candidate, the size of the largest free
+            partition disjoint from it (0 if none).
+
+        Notes:
+            Free partitions are visited one size group at a time from the largest; each group
+            settles every candidate that is disjoint from one of its members, so the work stops
+            as soon as every candidate has its answer.
+
+        References:
+            BGL-FAULT §5.1 (MFP heuristic, Fig. 1), §5.2.1 (L_MFP).
+        """
+        candidate_ids = np.asarray(candidate_ids, dtype=np.int64)
+        result = np.zeros(len(candidate_ids), dtype=np.int64)
+        free = self.free_ids(words)
+        if not len(free) or not len(candidate_ids):
+            return result
+        free_sizes = self.sizes[free]
+        starts = np.flatnonzero(np.r_[True, free_sizes[1:] != free_sizes[:-1]])
+        ends = np.r_[starts[1:], len(free)]
+        remaining = np.arange(len(candidate_ids))
+        for start, end in zip(starts, ends, strict=True):
+            settled = ~self.overlaps(candidate_ids[remaining], free[start:end]).all(axis=1)
+            result[remaining[settled]] = free_sizes[start]
+            remaining = remaining[~settled]
+            if not len(remaining):
+                break
+        return result

@@ -1,0 +1,168 @@
+"""Reader for the Standard Workload Format (SWF) of the Parallel Workloads Archive.
+
+An SWF file is a header of ``;``-comment lines (``; MaxNodes: 128``, ``; UnixStartTime: ...``)
+followed by one line per job with 18 whitespace-separated numeric fields; ``-1`` means unknown.
+Gzip-compressed files (``.gz``) are read transparently.
+
+A line that cannot be parsed (wrong field count, a field that is not a number) stops the read
+with a :class:`~torus_sim.errors.WorkloadFormatError` naming the file and line. Lines that parse
+but describe an unusable job (unknown size or runtime) are not errors: the conversion to jobs
+(:func:`torus_sim.workload.jobs.jobs_from_swf`) skips and counts them.
+
+References:
+    Feitelson, Tsafrir, Krakov, "Experience with using the Parallel Workloads Archive",
+    JPDC 74(10), 2014; https://www.cs.huji.ac.il/labs/parallel/workload/swf.html
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from torus_sim.errors import WorkloadFormatError
+from torus_sim.files import file_sha256
+
+__all__ = ["SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf"]
+
+SWF_FIELDS = (
+    "job_id",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "average_cpu_time",
+    "used_memory",
+    "requested_processors",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user_id",
+    "group_id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+"""The 18 SWF fields, in file order (times in seconds, memory in KB per processor)."""
+
+_FLOAT_FIELDS = {"submit_time", "wait_time", "run_time", "average_cpu_time", "used_memory", "requested_time", "requested_memory", "think_time"}
+
+
+class SwfRecord(NamedTuple):
+    """One SWF job line, every field as in the file (``-1`` = unknown).
+
+    Times (``submit_time``, ``wait_time``, ``run_time``, ``requested_time``, ``think_time``) are
+    seconds; ``submit_time`` counts from the header's ``UnixStartTime``.
+    """
+
+    job_id: int
+    submit_time: float
+    wait_time: float
+    run_time: float
+    allocated_processors: int
+    average_cpu_time: float
+    used_memory: float
+    requested_processors: int
+    requested_time: float
+    requested_memory: float
+    status: int
+    user_id: int
+    group_id: int
+    executable: int
+    queue: int
+    partition: int
+    preceding_job: int
+    think_time: float
+
+
+@dataclass
+class SwfTrace:
+    """A parsed SWF file.
+
+    Attributes:
+        path: the file read.
+        sha256: hex digest of the file's bytes as stored (compressed if gzip).
+        header: ``; Key: value`` header lines, keys as written (``MaxNodes``, ``Acknowledge``, ...);
+            a key that appears on several lines keeps all values joined by newlines.
+        records: the job lines in file order.
+    """
+
+    path: Path
+    sha256: str
+    header: dict[str, str] = field(default_factory=dict)
+    records: list[SwfRecord] = field(default_factory=list)
+
+    def header_int(self, key: str) -> int | None:
+        """An integer header field (``MaxNodes``, ``MaxProcs``, ``UnixStartTime``), or None.
+
+        Raises:
+            WorkloadFormatError: the field is present but not an integer.
+        """
+        if key not in self.header:
+            return None
+        try:
+            return int(self.header[key].split()[0])
+        except (ValueError, IndexError):
+            raise WorkloadFormatError(self.path, 0, f"header {key!r} is not an integer: {self.header[key]!r}") from None
+
+
+def _open_text(path: Path):
+    with open(path, "rb") as probe:
+        magic = probe.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, encoding="utf-8", errors="replace")
+
+
+def _parse_line(path: Path, line_no: int, text: str) -> SwfRecord:
+    parts = text.split()
+    if len(parts) != len(SWF_FIELDS):
+        raise WorkloadFormatError(path, line_no, f"expected {len(SWF_FIELDS)} fields, found {len(parts)}")
+    values = []
+    for name, raw in zip(SWF_FIELDS, parts, strict=True):
+        try:
+            number = float(raw)
+        except ValueError:
+            raise WorkloadFormatError(path, line_no, f"field {name!r} is not a number: {raw!r}") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise WorkloadFormatError(path, line_no, f"field {name!r} is not finite: {raw!r}")
+        if name in _FLOAT_FIELDS:
+            values.append(number)
+        else:
+            if not number.is_integer():
+                raise WorkloadFormatError(path, line_no, f"field {name!r} must be an integer: {raw!r}")
+            values.append(int(number))
+    return SwfRecord(*values)
+
+
+def read_swf(path: str | Path) -> SwfTrace:
+    """Read an SWF file (plain or gzip).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The header and every job line.
+
+    Raises:
+        FileNotFoundError: no such file.
+        WorkloadFormatError: a job line without 18 numeric fields, naming file and line.
+    """
+    path = Path(path)
+    trace = SwfTrace(path=path, sha256=file_sha256(path))
+    with _open_text(path) as handle:
+        for line_no, line in enumerate(handle, start=1):
+            text = line.strip()
+            if not text:
+                continue
+            if text.startswith(";"):
+                key, sep, value = text[1:].partition(":")
+                if sep:
+                    key, value = key.strip(), value.strip()
+                    trace.header[key] = f"{trace.header[key]}\n{value}" if key in trace.header else value
+                continue
+            trace.records.append(_parse_line(path, line_no, text))
+    return trace
