@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from bisect import insort
-
 import mesa
 
 from torus_sim.job import Job
 from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
+from torus_sim.wait_queue import WaitQueue
 
 __all__ = ["SchedulerAgent"]
-
-
-def _fcfs_key(job: Job) -> tuple[float, int]:
-    return (job.submitted_at, job.job_id)
 
 
 class SchedulerAgent(mesa.Agent):
@@ -27,7 +22,7 @@ class SchedulerAgent(mesa.Agent):
         policy: the scheduling policy (Krevat's FCFS + backfilling + migration by default).
 
     Attributes:
-        queue: waiting jobs, ordered by (submitted_at, job_id).
+        queue: the wait queue, FCFS by (submitted_at, job_id), indexed by partition size.
         passes: number of scheduling passes run.
 
     References:
@@ -37,16 +32,16 @@ class SchedulerAgent(mesa.Agent):
     def __init__(self, model: mesa.Model, policy: KrevatScheduler) -> None:
         super().__init__(model)
         self.policy = policy
-        self.queue: list[Job] = []
+        self.queue = WaitQueue()
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:
         """Put an arriving or killed job at its FCFS position."""
-        insort(self.queue, job, key=_fcfs_key)
+        self.queue.add(job)
 
     def queued_demand(self) -> int:
         """Supernodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
-        return sum(job.partition_size for job in self.queue)
+        return self.queue.demand
 
     def plan_pass(self, now: float, running: list[Job]) -> list[Start | Repack]:
         """Plan a pass and take the jobs it starts off the queue.
@@ -60,7 +55,7 @@ class SchedulerAgent(mesa.Agent):
         """
         self.passes += 1
         actions = self.policy.plan(now, self.queue, running, self.model.platform)
-        started = {id(action.job) for action in actions if isinstance(action, Start)}
-        if started:
-            self.queue = [job for job in self.queue if id(job) not in started]
+        for action in actions:
+            if isinstance(action, Start):
+                self.queue.remove(action.job)
         return actions

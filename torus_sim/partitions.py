@@ -325,6 +325,8 @@ class PartitionTable:
         self._size_range: dict[int, tuple[int, int]] = {}
         starts = np.flatnonzero(np.r_[True, self.sizes[1:] != self.sizes[:-1]])
         ends = np.r_[starts[1:], len(partitions)]
+        self._group_starts = starts
+        self._group_sizes = self.sizes[starts]
         for start, end in zip(starts, ends, strict=True):
             self._size_range[int(self.sizes[start])] = (int(start), int(end))
 
@@ -371,6 +373,27 @@ class PartitionTable:
         for k in range(1, self.words):
             hits |= columns[k][start:end] & words[k]
         return hits == 0
+
+    def free_flags(self, words: np.ndarray) -> np.ndarray:
+        """bool ``(P,)``: which partitions are free under the packed blocked supernodes."""
+        return self._free_flags(words)
+
+    def sizes_with_free(self, flags: np.ndarray) -> set[int]:
+        """The partition sizes that have at least one free partition.
+
+        Args:
+            flags: the output of :meth:`free_flags`.
+
+        Returns:
+            A set of sizes.
+        """
+        counts = np.add.reduceat(flags, self._group_starts)
+        return set(self._group_sizes[counts > 0].tolist())
+
+    def free_ids_from_flags(self, flags: np.ndarray, size: int) -> np.ndarray:
+        """Ids of the free partitions of one size, from :meth:`free_flags` output."""
+        start, end = self._size_range.get(size, (0, 0))
+        return np.flatnonzero(flags[start:end]) + start
 
     def free_ids(self, words: np.ndarray) -> np.ndarray:
         """Ids of every free partition, ascending (so by descending size)."""

@@ -24,6 +24,7 @@ References:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
+from torus_sim.wait_queue import WaitQueue, fcfs_key
 
 __all__ = ["KrevatScheduler", "Repack", "Start"]
 
@@ -83,12 +85,12 @@ class KrevatScheduler:
         self._failed_repack: tuple[bytes, int] | None = None
         self.repack_attempts = 0
 
-    def plan(self, now: float, queue: Sequence[Job], running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
+    def plan(self, now: float, queue: WaitQueue, running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
         """Plan one scheduling pass.
 
         Args:
             now: current time, seconds.
-            queue: waiting jobs in FCFS order.
+            queue: the wait queue (FCFS order, indexed by size); read, never changed.
             running: jobs on partitions (``job.partition`` is their partition id).
             platform: the torus; read, never changed.
 
@@ -101,32 +103,31 @@ class KrevatScheduler:
         allocation = {job: job.partition for job in running}
         expected_end = {job: job.estimated_end(now) for job in running}
         actions: list[Start | Repack] = []
-        pending = list(queue)
+        started: set[int] = set()
 
-        while pending:
-            head = pending[0]
+        for head in queue:
             partition_id = self._place(table, head, blocked, now)
             if partition_id is None and self.migration:
                 repack = self._repack(table, head, allocation, blocked, down, now)
                 if repack is not None:
                     moves, partition_id = repack
                     actions.append(Repack(moves))
-                    for job, new_id in moves:
+                    for job, _ in moves:
                         blocked[table.members[allocation[job]]] = False
                     for job, new_id in moves:
                         blocked[table.members[new_id]] = True
                         allocation[job] = new_id
                         expected_end[job] += self.migration_cost
             if partition_id is None:
+                if self.backfill and len(queue) > len(started) + 1:
+                    started.add(id(head))
+                    actions.extend(self._backfill(table, queue, head, started, blocked, allocation, expected_end, platform.repairs_ahead(), now))
                 break
             actions.append(Start(head, partition_id))
+            started.add(id(head))
             blocked[table.members[partition_id]] = True
             allocation[head] = partition_id
             expected_end[head] = now + head.walltime
-            pending.pop(0)
-
-        if self.backfill and len(pending) > 1:
-            actions.extend(self._backfill(table, pending, blocked, allocation, expected_end, platform.repairs_ahead(), now))
         return actions
 
     def _place(self, table: PartitionTable, job: Job, blocked: np.ndarray, now: float) -> int | None:
@@ -173,33 +174,66 @@ class KrevatScheduler:
                 return at, shadow
         return math.inf, shadow
 
-    def _backfill(self, table, pending, blocked, allocation, expected_end, repairs, now):
-        head = pending[0]
+    def _backfill(self, table, queue, head, skip, blocked, allocation, expected_end, repairs, now):
+        """EASY backfilling behind a blocked head, one candidate per partition size at a time.
+
+        Within a pass the blocked supernodes and the head's expected occupancy only grow, so a
+        size with no free partition stays without one, and a size none of whose partitions
+        leaves the head a spot stays so: later jobs of such sizes are skipped without a look.
+        The earliest remaining job of every size is merged in FCFS order with a heap.
+        """
         reservation_at, shadow = self._reservation(table, head, blocked, allocation, expected_end, repairs, now)
+        slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
         head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
-        mfp = table.mfp(table.pack(blocked))
+        words = table.pack(blocked)
+        flags = table.free_flags(words)
+        open_sizes = table.sizes_with_free(flags)
         starts = []
-        for job in pending[1:]:
-            if job.partition_size > mfp:
+        heap = []
+        for size in queue.sizes():
+            if size not in open_sizes:
                 continue
-            words = table.pack(blocked)
-            candidates = table.free_ids_of_size(words, job.partition_size)
-            if not len(candidates):
-                continue
-            ends_after_reservation = now + job.walltime > reservation_at
-            if ends_after_reservation:
+            jobs = queue.of_size(size)
+            index = 0
+            while index < len(jobs) and id(jobs[index]) in skip:
+                index += 1
+            if index < len(jobs):
+                heap.append((fcfs_key(jobs[index]), size, index))
+        heapq.heapify(heap)
+        no_late_start: set[int] = set()  # sizes where a job ending after the reservation cannot start
+        while heap:
+            _, size, index = heapq.heappop(heap)
+            if size not in open_sizes:
+                continue  # no free partition of this size for the rest of the pass
+            jobs = queue.of_size(size)
+            job = jobs[index]
+            candidates = table.free_ids_from_flags(flags, size)
+            late = job.walltime > slack
+            if late and size not in no_late_start:
                 keeps_head = ~table.overlaps(candidates, head_spots).all(axis=1)
-                candidates = candidates[keeps_head]
-                if not len(candidates):
-                    continue
+                if keeps_head.any():
+                    candidates = candidates[keeps_head]
+                else:
+                    no_late_start.add(size)
+            if late and size in no_late_start:
+                index += 1
+                while index < len(jobs) and jobs[index].walltime > slack:
+                    index += 1
+                if index < len(jobs):
+                    heapq.heappush(heap, (fcfs_key(jobs[index]), size, index))
+                continue
             partition_id = self.placement.choose(table, job, candidates, words, now)
             starts.append(Start(job, partition_id))
             members = table.members[partition_id]
             blocked[members] = True
-            if ends_after_reservation:
+            words = table.pack(blocked)
+            flags = table.free_flags(words)
+            open_sizes = table.sizes_with_free(flags)
+            if late:
                 shadow[members] = True
                 head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
-            mfp = table.mfp(table.pack(blocked))
-            if mfp == 0:
+            if index + 1 < len(jobs):
+                heapq.heappush(heap, (fcfs_key(jobs[index + 1]), size, index + 1))
+            if not open_sizes:
                 break
         return starts
