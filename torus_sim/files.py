@@ -47,6 +47,9 @@ def atomic_write(path: str | Path, write: Callable[[IO[str]], None]) -> Path:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(handle.name, 0o666 & ~umask)  # as open() would create it, not the temp file's 0600
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)

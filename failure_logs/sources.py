@@ -1,0 +1,75 @@
+"""Choosing a failure source from a short specification (as the CLI and scenario files give it).
+
+Specifications:
+
+* ``none``: no failures.
+* ``bundled``: the bundled BG/L RAS sample (``failure_logs/data/BGL_2k.log``).
+* ``synthetic:N`` or ``synthetic:N:weibull`` (or ``:exponential``): N failures drawn by the
+  model's generator over the workload's span (BGL-FAULT §6.2).
+* a path: a Loghub BG/L RAS log (``*.log``), or the LANL CSV (``*.csv``, ``*.csv.xz``, ``*.csv.gz``).
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+from failure_logs.bgl_ras import read_bgl_ras
+from failure_logs.events import FailureLog
+from failure_logs.lanl import read_lanl
+from failure_logs.synthetic import SyntheticFailures
+from failure_logs.transform import fit_to_span
+from torus_sim.errors import ConfigurationError
+
+__all__ = ["BUNDLED_BGL_RAS", "load_failure_source"]
+
+BUNDLED_BGL_RAS = Path(str(files("failure_logs") / "data" / "BGL_2k.log"))
+"""The bundled BG/L RAS sample (see failure_logs/data/README.md for its attribution)."""
+
+
+def load_failure_source(
+    spec: str,
+    n_supernodes: int,
+    span: tuple[float, float] | None = None,
+    lanl_system: int = 20,
+) -> FailureLog | SyntheticFailures | None:
+    """Resolve a failure specification.
+
+    Args:
+        spec: see the module docstring.
+        n_supernodes: supernodes of the platform.
+        span: ``(start, end)`` seconds to fit a real log onto (BGL-FAULT §6.2); the log's own
+            times when None.
+        lanl_system: the LANL system to read.
+
+    Returns:
+        A failure log, a synthetic-failure request, or None for ``none``.
+
+    Raises:
+        ConfigurationError: a malformed ``synthetic:`` spec or an unknown file type.
+        FileNotFoundError: the path does not exist.
+        FailureLogFormatError: a malformed line in the file.
+    """
+    if spec == "none":
+        return None
+    if spec.startswith("synthetic:"):
+        parts = spec.split(":")
+        try:
+            count = int(parts[1])
+        except (IndexError, ValueError):
+            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull], got {spec!r}") from None
+        if len(parts) > 3:
+            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull], got {spec!r}")
+        return SyntheticFailures(count, parts[2] if len(parts) == 3 else "exponential")
+    path = BUNDLED_BGL_RAS if spec == "bundled" else Path(spec)
+    if not path.exists():
+        raise FileNotFoundError(f"failure log not found: {path}")
+    name = path.name.lower()
+    if name.endswith(".log"):
+        log = read_bgl_ras(path)
+    elif name.endswith((".csv", ".csv.xz", ".csv.gz")):
+        log = read_lanl(path, system=lanl_system, n_supernodes=n_supernodes)
+    else:
+        raise ConfigurationError(f"unknown failure-log type for {path} (expected .log or .csv[.xz|.gz])")
+    log.check_fits(n_supernodes)
+    return fit_to_span(log, *span) if span is not None else log

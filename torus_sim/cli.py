@@ -1,0 +1,89 @@
+"""The ``torus-sim`` command line.
+
+``torus-sim run`` with no arguments replays the bundled NASA iPSC/860 log with the bundled BG/L
+RAS failures on the 4x4x8 torus under Krevat's scheduler, prints the summary, and writes
+``jobs.csv`` and ``summary.json`` into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from torus_sim.errors import TorusSimError
+from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA
+from torus_sim.reports import format_summary, write_results
+from torus_sim.runner import BUNDLED_NASA_LOG, RunConfig, run
+
+__all__ = ["build_parser", "main"]
+
+
+def _downtime(text: str) -> str | float:
+    if text in ("transient", "log"):
+        return text
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected transient, log or seconds, got {text!r}") from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"downtime must be >= 0 seconds, got {seconds}")
+    return seconds
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``torus-sim``."""
+    parser = argparse.ArgumentParser(prog="torus-sim", description="Job scheduling on failure-prone BlueGene/L-style tori.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="replay a workload with failures on the torus", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run_parser.add_argument("--workload", default=str(BUNDLED_NASA_LOG), help="SWF file (plain or .gz)")
+    run_parser.add_argument("--failures", default="bundled", help="bundled | none | synthetic:N[:weibull] | path to a BG/L RAS .log or LANL .csv[.xz]")
+    run_parser.add_argument("--no-fit-failures", dest="fit_failures", action="store_false", help="keep a real failure log's own times instead of fitting them onto the workload's span")
+    run_parser.add_argument("--lanl-system", type=int, default=20, help="LANL system number for the LANL CSV")
+    run_parser.add_argument("--downtime", type=_downtime, default="transient", help="transient | log | seconds")
+    run_parser.add_argument("--load-scale", type=float, default=1.0, help="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
+    run_parser.add_argument("--no-backfill", dest="backfill", action="store_false", help="turn backfilling off")
+    run_parser.add_argument("--no-migration", dest="migration", action="store_false", help="turn migration off")
+    run_parser.add_argument("--migration-cost", type=float, default=0.0, help="seconds each migrated job loses")
+    run_parser.add_argument("--seed", type=int, default=0, help="seed of the run's random generator")
+    run_parser.add_argument("--max-jobs", type=int, default=None, help="use only the first N jobs")
+    run_parser.add_argument("--gamma", type=float, default=DEFAULT_GAMMA, help="Γ of bounded slowdown, seconds")
+    run_parser.add_argument("--bsld-form", choices=BSLD_FORMS, default="standard", help="bounded slowdown: standard max/max, or BGL-FAULT's printed max/min")
+    run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line.
+
+    Returns:
+        0 on success, 2 on bad input or configuration (with the reason on stderr).
+    """
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        config = RunConfig(
+            workload=args.workload, failures=args.failures, fit_failures=args.fit_failures, lanl_system=args.lanl_system,
+            downtime=args.downtime, load_scale=args.load_scale, backfill=args.backfill, migration=args.migration,
+            migration_cost=args.migration_cost, seed=args.seed, max_jobs=args.max_jobs, gamma=args.gamma, bsld_form=args.bsld_form,
+        )
+        began = time.perf_counter()
+        try:
+            result = run(config)
+        except (TorusSimError, FileNotFoundError) as error:
+            print(f"torus-sim: error: {error}", file=sys.stderr)
+            return 2
+        paths = write_results(args.out, result)
+        workload = result.inputs["workload"]
+        failures = result.inputs["failures"]
+        print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs; cleaning {workload['cleaning'] or 'none'})")
+        print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} failures)")
+        print(f"scheduler Krevat FCFS, backfill {'on' if config.backfill else 'off'}, migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}")
+        print()
+        print(format_summary(result.summary))
+        print()
+        print(f"wrote {paths['jobs']} and {paths['summary']} ({time.perf_counter() - began:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

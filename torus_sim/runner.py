@@ -1,0 +1,162 @@
+"""One simulation run from a configuration: inputs -> platform + policy -> engine -> metrics.
+
+:func:`run` is what the CLI, the benchmarks and Python users call::
+
+    from torus_sim.runner import RunConfig, run
+    result = run(RunConfig(failures="synthetic:1000", load_scale=1.2, seed=3))
+    result.summary["avg_bounded_slowdown"]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from importlib.resources import files
+from pathlib import Path
+
+import pandas as pd
+
+from failure_logs.events import FailureLog
+from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
+from torus_sim.errors import ConfigurationError
+from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA, job_table, summarize
+from torus_sim.model import DOWNTIME_MODES, SimulationRecord, TorusModel
+from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.topology import Torus
+from torus_sim.workload.jobs import Workload, jobs_from_swf
+from torus_sim.workload.swf import read_swf
+
+__all__ = ["BUNDLED_NASA_LOG", "RunConfig", "RunResult", "load_workload", "run"]
+
+BUNDLED_NASA_LOG = Path(str(files("torus_sim") / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"))
+"""The bundled NASA iPSC/860 SWF log (see torus_sim/data/README.md for its attribution)."""
+
+_TABLES: dict[tuple[int, int, int], PartitionTable] = {}
+
+
+def _table(torus: Torus) -> PartitionTable:
+    if torus.dims not in _TABLES:
+        _TABLES[torus.dims] = PartitionTable(torus)
+    return _TABLES[torus.dims]
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines a run (and goes into its summary).
+
+    Attributes:
+        workload: SWF file (plain or gzip); the bundled NASA log by default.
+        failures: ``bundled``, ``none``, ``synthetic:N[:weibull]`` or a path
+            (see :mod:`failure_logs.sources`).
+        fit_failures: map a real failure log's span onto the workload's submit span.
+        lanl_system: LANL system number when ``failures`` is the LANL CSV.
+        downtime: ``transient``, ``log`` or seconds (see :data:`torus_sim.model.DOWNTIME_MODES`).
+        load_scale: c, multiplies runtimes and walltimes (BGL-FAULT §6.2).
+        backfill: Krevat's backfilling on.
+        migration: Krevat's migration on.
+        migration_cost: seconds per migrated job.
+        seed: the run's seed.
+        max_jobs: use only the first this many jobs (None: all).
+        torus_dims: the supernode torus.
+        gamma: Γ of bounded slowdown, seconds.
+        bsld_form: ``standard`` or ``printed`` (see :data:`torus_sim.metrics.BSLD_FORMS`).
+    """
+
+    workload: str = str(BUNDLED_NASA_LOG)
+    failures: str = "bundled"
+    fit_failures: bool = True
+    lanl_system: int = 20
+    downtime: str | float = "transient"
+    load_scale: float = 1.0
+    backfill: bool = True
+    migration: bool = True
+    migration_cost: float = 0.0
+    seed: int = 0
+    max_jobs: int | None = None
+    torus_dims: tuple[int, int, int] = (4, 4, 8)
+    gamma: float = DEFAULT_GAMMA
+    bsld_form: str = "standard"
+
+    def validate(self) -> None:
+        """Raise ConfigurationError for a value out of its domain."""
+        if not (self.load_scale > 0 and math.isfinite(self.load_scale)):
+            raise ConfigurationError(f"load scale c must be a positive number, got {self.load_scale}")
+        if self.bsld_form not in BSLD_FORMS:
+            raise ConfigurationError(f"bsld_form must be one of {BSLD_FORMS}, got {self.bsld_form!r}")
+        if not self.gamma > 0:
+            raise ConfigurationError(f"gamma must be positive, got {self.gamma}")
+        if self.max_jobs is not None and self.max_jobs < 1:
+            raise ConfigurationError(f"max_jobs must be >= 1, got {self.max_jobs}")
+        if isinstance(self.downtime, str) and self.downtime not in DOWNTIME_MODES:
+            raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds, got {self.downtime!r}")
+
+
+@dataclass
+class RunResult:
+    """A finished run.
+
+    Attributes:
+        config: the configuration.
+        summary: the summary metrics (see :func:`torus_sim.metrics.summarize`).
+        jobs: per-job results (see :func:`torus_sim.metrics.job_table`).
+        inputs: file paths and SHA-256 of the workload and failure log, cleaning counts.
+        record: the raw event record.
+    """
+
+    config: RunConfig
+    summary: dict
+    jobs: pd.DataFrame
+    inputs: dict
+    record: SimulationRecord = field(repr=False)
+
+    def manifest(self) -> dict:
+        """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data)."""
+        from torus_sim import __version__
+
+        return {"torus_sim_version": __version__, "config": asdict(self.config), "inputs": self.inputs, "summary": self.summary}
+
+
+def load_workload(config: RunConfig, torus: Torus) -> Workload:
+    """Read and clean the configured SWF workload for the torus (BGL-FAULT §6.2)."""
+    trace = read_swf(config.workload)
+    return jobs_from_swf(trace, torus.size, partial(round_up_to_feasible_size, torus.dims), config.load_scale, config.max_jobs)
+
+
+def run(config: RunConfig) -> RunResult:
+    """Run one simulation.
+
+    Args:
+        config: the run's configuration.
+
+    Returns:
+        The result: summary, per-job table, inputs and the event record.
+
+    Raises:
+        ConfigurationError: a parameter out of its domain.
+        WorkloadFormatError, FailureLogFormatError: a malformed input line.
+        FileNotFoundError: an input file is missing.
+    """
+    config.validate()
+    torus = Torus(tuple(config.torus_dims))
+    workload = load_workload(config, torus)
+    span = workload.span if config.fit_failures else None
+    failures = load_failure_source(config.failures, torus.size, span, config.lanl_system)
+    scheduler = KrevatScheduler(backfill=config.backfill, migration=config.migration, migration_cost=config.migration_cost)
+    model = TorusModel(workload, failures, scheduler, torus=torus, downtime=config.downtime, seed=config.seed, table=_table(torus))
+    record = model.run()
+    log = model.failure_log
+    inputs = {
+        "workload": {"path": workload.source, "sha256": workload.sha256, "jobs": len(workload.jobs), "cleaning": dict(sorted(workload.cleaning.items()))},
+        "failures": {
+            "spec": config.failures,
+            "path": str(BUNDLED_BGL_RAS) if config.failures == "bundled" else (config.failures if isinstance(failures, FailureLog) else None),
+            "sha256": log.sha256,
+            "source": log.source,
+            "count": len(log),
+            "reader_counts": dict(sorted(log.counts.items())),
+        },
+    }
+    summary = summarize(record, config.gamma, config.bsld_form)
+    return RunResult(config=config, summary=summary, jobs=job_table(record.jobs, config.gamma, config.bsld_form), inputs=inputs, record=record)
