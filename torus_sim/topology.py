@@ -91,9 +91,9 @@ class Torus:
         Returns:
             An undirected graph with ``size`` nodes and an edge between torus neighbours.
         """
+        # grid_graph numbers its node tuples in reverse order of `dim`, so reversed dims give (x, y, z).
         grid = nx.grid_graph(dim=list(reversed(self.dims)), periodic=True)
-        # grid_graph's node tuples list dimensions in reverse order of `dim`.
-        return nx.relabel_nodes(grid, {node: self.index(tuple(reversed(node))) for node in grid})
+        return nx.relabel_nodes(grid, {node: self.index(node) for node in grid})
 
     def neighbours(self, index: int) -> list[int]:
         """The distinct torus neighbours of a supernode (up to 6), in ascending order.

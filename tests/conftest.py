@@ -1,0 +1,33 @@
+"""Shared fixtures: small tori, hand-made workloads and the bundled inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from torus_sim.job import Job
+from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.workload.jobs import Workload
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def bgl_table() -> PartitionTable:
+    return PartitionTable(BGL_SUPERNODE_TORUS)
+
+
+def make_workload(rows, dims=(4, 4, 8)) -> Workload:
+    """Jobs from (job_id, submitted_at, runtime, walltime, size) rows."""
+    jobs = [
+        Job(job_id, submitted_at, runtime, walltime, size, round_up_to_feasible_size(dims, size))
+        for job_id, submitted_at, runtime, walltime, size in rows
+    ]
+    jobs.sort(key=lambda job: (job.submitted_at, job.job_id))
+    return Workload(jobs=jobs, source="test")
+
+
+def ring(n: int) -> Torus:
+    return Torus((1, 1, n))

@@ -1,0 +1,124 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.partitions import (
+    Partition,
+    PartitionTable,
+    brute_force_free_partitions,
+    feasible_sizes,
+    free_partitions_by_box_sums,
+    mfp_by_box_sums,
+    partition_count,
+    partitions_of_size,
+    round_up_to_feasible_size,
+    shapes_of_size,
+)
+from torus_sim.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
+
+SMALL_DIMS = [(4, 4, 8), (2, 3, 4), (1, 1, 6), (3, 3, 3), (2, 2, 2)]
+_TABLES = {dims: PartitionTable(Torus(dims)) for dims in SMALL_DIMS}
+
+
+def test_the_4x4x8_torus_has_9633_distinct_partitions():
+    table = _TABLES[(4, 4, 8)]
+    assert partition_count((4, 4, 8)) == 9633 == len(table.partitions)
+    assert len({tuple(p.supernodes(BGL_SUPERNODE_TORUS)) for p in table.partitions}) == 9633
+
+
+def test_a_box_spanning_a_whole_dimension_is_one_partition_whatever_its_base():
+    whole = partitions_of_size(BGL_SUPERNODE_TORUS, 128)
+    assert whole == [Partition((0, 0, 0), (4, 4, 8))]
+    slabs = [p for p in partitions_of_size(BGL_SUPERNODE_TORUS, 16) if p.shape == (4, 4, 1)]
+    assert [p.base for p in slabs] == [(0, 0, z) for z in range(8)]
+
+
+def test_partition_wraps_around_the_torus():
+    box = Partition((3, 0, 7), (2, 1, 2))
+    torus = BGL_SUPERNODE_TORUS
+    expected = sorted(torus.index(c) for c in [(3, 0, 7), (3, 0, 0), (0, 0, 7), (0, 0, 0)])
+    assert box.supernodes(torus).tolist() == expected
+
+
+def test_sizes_without_a_rectangular_shape_round_up_to_the_next_size_with_one():
+    sizes = feasible_sizes((4, 4, 8))
+    assert 11 not in sizes and 13 not in sizes and 17 not in sizes
+    assert shapes_of_size((4, 4, 8), 11) == ()
+    assert round_up_to_feasible_size((4, 4, 8), 11) == 12
+    assert round_up_to_feasible_size((4, 4, 8), 13) == 14
+    assert round_up_to_feasible_size((4, 4, 8), 127) == 128
+    assert round_up_to_feasible_size((4, 4, 8), 12) == 12
+    with pytest.raises(ConfigurationError):
+        round_up_to_feasible_size((4, 4, 8), 129)
+
+
+occupancies = st.sampled_from(SMALL_DIMS).flatmap(
+    lambda dims: st.tuples(
+        st.just(dims),
+        st.lists(st.booleans(), min_size=dims[0] * dims[1] * dims[2], max_size=dims[0] * dims[1] * dims[2]),
+        st.integers(min_value=1, max_value=dims[0] * dims[1] * dims[2]),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(occupancies)
+def test_table_and_box_sum_finders_match_brute_force_on_random_occupancies(case):
+    dims, flags, size = case
+    torus = Torus(dims)
+    blocked = np.array(flags)
+    table = _TABLES[dims]
+    expected = brute_force_free_partitions(torus, blocked, size)
+    by_table = {table.partitions[i] for i in table.free_ids_of_size(table.pack(blocked), size)}
+    assert by_table == expected
+    assert set(free_partitions_by_box_sums(torus, blocked, size)) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(occupancies)
+def test_mfp_is_the_largest_free_partition_found_by_brute_force(case):
+    dims, flags, _ = case
+    torus = Torus(dims)
+    blocked = np.array(flags)
+    expected = max((s for s in feasible_sizes(dims) if brute_force_free_partitions(torus, blocked, s)), default=0)
+    table = _TABLES[dims]
+    assert table.mfp(table.pack(blocked)) == expected
+    assert mfp_by_box_sums(torus, blocked) == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(occupancies)
+def test_mfp_after_placing_each_candidate_matches_a_recount(case):
+    dims, flags, size = case
+    table = _TABLES[dims]
+    blocked = np.array(flags)
+    words = table.pack(blocked)
+    candidates = table.free_ids_of_size(words, size)
+    after = table.mfp_after(candidates, words)
+    for pid, value in zip(candidates, after, strict=True):
+        placed = blocked.copy()
+        placed[table.members[pid]] = True
+        assert value == table.mfp(table.pack(placed))
+
+
+def test_empty_4x4x8_torus_mfp_is_128_and_one_busy_supernode_leaves_112():
+    table = _TABLES[(4, 4, 8)]
+    blocked = np.zeros(128, dtype=bool)
+    assert table.mfp(table.pack(blocked)) == 128
+    blocked[0] = True
+    assert table.mfp(table.pack(blocked)) == 112  # a 4x4x7 box avoids one z-plane
+
+
+def test_full_bgl_node_torus_answers_a_free_partition_query():
+    blocked = np.zeros(BGL_NODE_TORUS.size, dtype=bool)
+    blocked[BGL_NODE_TORUS.index((5, 6, 7))] = True
+    halves = free_partitions_by_box_sums(BGL_NODE_TORUS, blocked, 32 * 32 * 32)
+    assert Partition((0, 0, 8), (32, 32, 32)) in halves
+    z_halves = [p for p in halves if p.shape == (32, 32, 32)]
+    assert [p.base[2] for p in z_halves] == list(range(8, 40))  # windows of 32 z-planes avoiding z = 7
+    node = BGL_NODE_TORUS.index((5, 6, 7))
+    assert all(node not in p.supernodes(BGL_NODE_TORUS) for p in halves)
+    with pytest.raises(ConfigurationError):
+        PartitionTable(BGL_NODE_TORUS)

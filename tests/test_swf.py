@@ -1,0 +1,128 @@
+import gzip
+
+import pytest
+
+from torus_sim.errors import ConfigurationError, WorkloadFormatError
+from torus_sim.partitions import round_up_to_feasible_size
+from torus_sim.runner import BUNDLED_NASA_LOG
+from torus_sim.workload.jobs import jobs_from_swf
+from torus_sim.workload.swf import SWF_FIELDS, read_swf
+
+HEADER = "; Version: 2.2\n; MaxNodes: 128\n; Acknowledge: someone\n;\n"
+# Real lines from SDSC-SP2-1998-4.2-cln (jobs 11-13) and NASA-iPSC-1993-3.1-cln (job 57).
+SDSC_LINES = (
+    "   11   566129      5  28826    1  27758    -1    1  28800    -1  5 153  75 18180  3 -1 -1 -1\n"
+    "   12   566290    532  26171    1  24666    -1    1  28800    -1  1 153  75 18184  3 -1 -1 -1\n"
+    "   13   567314  15757   8071    8   7334    -1    8  64800    -1  1 150   6 13592  4 -1 -1 -1\n"
+)
+NASA_LINE = "   57    25574     -1     10    1     -1    -1   -1     -1    -1 -1   4   1   2 -1 -1 -1 -1\n"
+
+
+def write(tmp_path, text, name="trace.swf"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def bgl_round(size):
+    return round_up_to_feasible_size((4, 4, 8), size)
+
+
+def test_real_sdsc_lines_parse_into_all_18_fields(tmp_path):
+    trace = read_swf(write(tmp_path, HEADER + SDSC_LINES))
+    assert len(trace.records) == 3
+    first = trace.records[0]
+    assert len(first) == len(SWF_FIELDS) == 18
+    assert (first.job_id, first.submit_time, first.wait_time, first.run_time) == (11, 566129, 5, 28826)
+    assert (first.allocated_processors, first.requested_time, first.status, first.user_id) == (1, 28800, 5, 153)
+    assert trace.header_int("MaxNodes") == 128
+    assert trace.header["Acknowledge"] == "someone"
+
+
+def test_bundled_nasa_log_reads_18239_jobs_with_its_header(tmp_path):
+    trace = read_swf(BUNDLED_NASA_LOG)
+    assert len(trace.records) == 18239
+    assert trace.header_int("MaxNodes") == 128
+    assert trace.sha256 == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
+    workload = jobs_from_swf(trace, 128, bgl_round)
+    assert len(workload.jobs) == 18239
+    assert workload.cleaning["walltime_from_runtime"] == 18239  # NASA records no requested time
+
+
+def test_gzip_and_plain_files_read_the_same(tmp_path):
+    plain = write(tmp_path, HEADER + SDSC_LINES)
+    packed = tmp_path / "trace.swf.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_swf(plain).records == read_swf(packed).records
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("1 0 -1 10 1 -1 -1 -1 -1 -1 -1 4 1 2 -1 -1 -1\n", "expected 18 fields, found 17"),
+        ("1 0 -1 ten 1 -1 -1 -1 -1 -1 -1 4 1 2 -1 -1 -1 -1\n", "field 'run_time' is not a number: 'ten'"),
+        ("1 0 -1 10 1.5 -1 -1 -1 -1 -1 -1 4 1 2 -1 -1 -1 -1\n", "field 'allocated_processors' must be an integer"),
+        ("1 0 -1 nan 1 -1 -1 -1 -1 -1 -1 4 1 2 -1 -1 -1 -1\n", "field 'run_time' is not finite"),
+    ],
+)
+def test_a_malformed_line_names_the_file_the_line_and_what_is_wrong(tmp_path, line, reason):
+    path = write(tmp_path, HEADER + NASA_LINE + line)
+    with pytest.raises(WorkloadFormatError) as caught:
+        read_swf(path)
+    assert caught.value.line_no == 6
+    assert caught.value.path == str(path)
+    assert reason in str(caught.value)
+    assert f"{path}:6:" in str(caught.value)
+
+
+def test_cleaning_rules_skip_and_count_unusable_jobs(tmp_path):
+    lines = (
+        "1 0 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"  # fine
+        "2 5 -1 100 -1 -1 -1 8 200 -1 1 1 1 -1 -1 -1 -1 -1\n"  # size from requested processors
+        "3 6 -1 100 -1 -1 -1 -1 200 -1 1 1 1 -1 -1 -1 -1 -1\n"  # unknown size
+        "4 7 -1 -1 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"  # unknown runtime
+        "5 8 -1 100 11 -1 -1 11 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"  # no walltime
+        "6 9 -1 100 300 -1 -1 300 300 -1 1 1 1 -1 -1 -1 -1 -1\n"  # 150 supernodes: larger than the machine
+        "7 -1 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 -1 -1 -1 -1\n"  # unknown submit time
+    )
+    workload = jobs_from_swf(read_swf(write(tmp_path, "; MaxNodes: 256\n" + lines)), 128, bgl_round)
+    assert [job.job_id for job in workload.jobs] == [1, 2, 5]
+    assert dict(workload.cleaning) == {
+        "size_from_request": 1,
+        "skipped_unknown_size": 1,
+        "skipped_unknown_runtime": 1,
+        "walltime_from_runtime": 1,
+        "size_scaled": 4,  # jobs 1, 2, 5, 6: MaxNodes 256 on 128 supernodes
+        "skipped_too_large": 1,
+        "skipped_unknown_submit": 1,
+    }
+    assert [job.size for job in workload.jobs] == [2, 4, 6]  # 4, 8, 11 processors halved, rounded up
+    assert workload.jobs[2].walltime == 100
+
+
+def test_one_log_node_is_one_supernode_for_128_node_logs_and_odd_sizes_round_up(tmp_path):
+    lines = "1 0 -1 100 11 -1 -1 11 150 -1 1 1 1 -1 -1 -1 -1 -1\n9 1 -1 50 300 -1 -1 300 150 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    workload = jobs_from_swf(read_swf(write(tmp_path, HEADER + lines)), 128, bgl_round)
+    (job,) = workload.jobs
+    assert (job.size, job.partition_size) == (11, 12)
+    assert workload.cleaning["size_rounded_up"] == 1
+    assert workload.cleaning["skipped_too_large"] == 1
+
+
+def test_load_scale_multiplies_runtime_and_walltime(tmp_path):
+    workload = jobs_from_swf(read_swf(write(tmp_path, HEADER + SDSC_LINES)), 128, bgl_round, load_scale=1.2)
+    assert [job.runtime for job in workload.jobs] == pytest.approx([28826 * 1.2, 26171 * 1.2, 8071 * 1.2])
+    assert workload.jobs[0].walltime == pytest.approx(28800 * 1.2)
+    with pytest.raises(ConfigurationError):
+        jobs_from_swf(read_swf(write(tmp_path, HEADER + SDSC_LINES)), 128, bgl_round, load_scale=0)
+
+
+def test_out_of_order_submit_times_are_sorted_and_counted(tmp_path):
+    lines = (
+        "1 50 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "2 10 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        "3 60 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    )
+    workload = jobs_from_swf(read_swf(write(tmp_path, HEADER + lines)), 128, bgl_round)
+    assert [job.job_id for job in workload.jobs] == [2, 1, 3]
+    assert workload.cleaning["reordered"] == 1

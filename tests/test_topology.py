@@ -1,0 +1,43 @@
+import pytest
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
+
+
+def test_bgl_supernode_torus_has_128_supernodes_of_the_4x4x8_shape():
+    assert BGL_SUPERNODE_TORUS.dims == (4, 4, 8)
+    assert BGL_SUPERNODE_TORUS.size == 128
+
+
+def test_full_bgl_node_torus_is_constructible_with_65536_nodes():
+    assert BGL_NODE_TORUS.size == 65536
+    assert BGL_NODE_TORUS.coordinate(65535) == (31, 31, 63)
+
+
+def test_index_and_coordinate_are_inverse_and_wrap_around():
+    torus = BGL_SUPERNODE_TORUS
+    for index in range(torus.size):
+        assert torus.index(torus.coordinate(index)) == index
+    assert torus.index((4, -1, 8)) == torus.index((0, 3, 0))
+
+
+def test_every_supernode_has_six_neighbours_on_the_4x4x8_torus_including_wrap_links():
+    torus = BGL_SUPERNODE_TORUS
+    corner = torus.index((0, 0, 0))
+    assert torus.neighbours(corner) == sorted(
+        torus.index(c) for c in [(1, 0, 0), (3, 0, 0), (0, 1, 0), (0, 3, 0), (0, 0, 1), (0, 0, 7)]
+    )
+    graph = torus.graph()
+    assert graph.number_of_nodes() == 128
+    assert all(sorted(graph.neighbors(n)) == torus.neighbours(n) for n in range(torus.size))
+
+
+def test_coordinate_outside_the_torus_raises():
+    with pytest.raises(IndexError):
+        BGL_SUPERNODE_TORUS.coordinate(128)
+
+
+@pytest.mark.parametrize("dims", [(0, 4, 8), (4, 4), (4, -1, 8)])
+def test_bad_dimensions_are_refused(dims):
+    with pytest.raises(ConfigurationError):
+        Torus(dims)
