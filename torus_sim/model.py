@@ -173,7 +173,7 @@ class TorusModel(mesa.Model):
             self._schedule(self._on_schedule_pass, self.now, EventPriority.SCHEDULE)
 
     def run(self) -> SimulationRecord:
-        """Run until every job has completed.
+        """Run until every job has completed (and the pass after the last end has run).
 
         Returns:
             The event record for the metrics.
@@ -181,9 +181,9 @@ class TorusModel(mesa.Model):
         Raises:
             SimulationError: events ran out with jobs unfinished, or an event was lost.
         """
+        while self.step_event():
+            pass
         events = self.simulator.event_list
-        while self.completed < len(self.jobs) and len(events):
-            self.simulator.run_next_event()
         if self.completed < len(self.jobs):
             raise SimulationError(f"events ran out with {len(self.jobs) - self.completed} jobs unfinished")
         self.counters["events_after_last_job"] = sum(1 for event in events._events if not event.CANCELED)
@@ -191,6 +191,17 @@ class TorusModel(mesa.Model):
         if accounted != self.counters["events_scheduled"]:
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
         return self.record()
+
+    def step_event(self) -> bool:
+        """Run the next event, unless the run is over.
+
+        Returns:
+            False when every job has completed (and the last pass has run) or no event is left.
+        """
+        if (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list):
+            self.simulator.run_next_event()
+            return True
+        return False
 
     def record(self) -> SimulationRecord:
         """The event record so far (see :class:`SimulationRecord`)."""

@@ -39,7 +39,8 @@ def bounded_slowdown(response: np.ndarray, runtime: np.ndarray, gamma: float = D
         form: ``"standard"`` or ``"printed"`` (see :data:`BSLD_FORMS`).
 
     Returns:
-        float64 ``(n,)``; >= 1 in the standard form.
+        float64 ``(n,)``; >= 1 in the standard form. In the printed form a zero runtime is taken
+        as 1 s (SWF runtimes are whole seconds), since min(0, Γ) = 0 would divide by zero.
 
     Raises:
         ConfigurationError: unknown form or Γ <= 0.
@@ -53,7 +54,7 @@ def bounded_slowdown(response: np.ndarray, runtime: np.ndarray, gamma: float = D
         raise ConfigurationError(f"Γ must be positive, got {gamma}")
     response = np.asarray(response, dtype=np.float64)
     runtime = np.asarray(runtime, dtype=np.float64)
-    denominator = np.maximum(runtime, gamma) if form == "standard" else np.minimum(runtime, gamma)
+    denominator = np.maximum(runtime, gamma) if form == "standard" else np.minimum(np.maximum(runtime, 1.0), gamma)
     return np.maximum(response, gamma) / denominator
 
 
@@ -85,18 +86,20 @@ def capacity_fractions(jobs: pd.DataFrame, capacity: pd.DataFrame, n_supernodes:
         n_supernodes: N.
 
     Returns:
-        ``span`` (T, seconds) and the three fractions; all zero for an empty run.
+        ``span`` (T, seconds) and the three fractions; the fractions are NaN (undefined) when
+        T = 0 (no job, or only zero-length jobs submitted at one instant).
 
     References:
         BGL-FAULT §6.1 (ω_util, ω_unused, ω_lost).
     """
+    undefined = {"span": 0.0, "omega_util": float("nan"), "omega_unused": float("nan"), "omega_lost": float("nan")}
     if jobs.empty:
-        return {"span": 0.0, "omega_util": 0.0, "omega_unused": 0.0, "omega_lost": 0.0}
+        return undefined
     begin = float(jobs["submitted_at"].min())
     end = float(jobs["finished_at"].max())
     span = end - begin
     if span <= 0:
-        return {"span": 0.0, "omega_util": 0.0, "omega_unused": 0.0, "omega_lost": 0.0}
+        return undefined
     area = span * n_supernodes
     util = float((jobs["size"] * jobs["runtime"]).sum()) / area
     times = np.clip(capacity["time"].to_numpy(dtype=np.float64), begin, end)

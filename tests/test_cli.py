@@ -1,0 +1,59 @@
+import json
+
+import pytest
+
+from torus_sim.cli import main
+from torus_sim.runner import RunConfig, run
+
+from .conftest import SHARED_DATA
+
+
+def test_run_writes_jobs_csv_and_summary_json_with_the_configuration_and_input_hashes(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "--max-jobs", "400", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "average bounded slowdown" in printed and "capacity lost" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["config"]["max_jobs"] == 400 and summary["config"]["failures"] == "bundled"
+    assert summary["inputs"]["workload"]["sha256"] == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
+    assert summary["inputs"]["failures"]["count"] == 347
+    assert summary["summary"]["jobs"] == 400
+    lines = (out / "jobs.csv").read_text().splitlines()
+    assert len(lines) == 401 and lines[0].startswith("job_id,")
+
+
+def test_same_seed_writes_identical_bytes(tmp_path):
+    for name in ("a", "b"):
+        assert main(["run", "--max-jobs", "300", "--failures", "synthetic:40", "--seed", "3", "--out", str(tmp_path / name)]) == 0
+    for file in ("jobs.csv", "summary.json"):
+        assert (tmp_path / "a" / file).read_bytes() == (tmp_path / "b" / file).read_bytes()
+
+
+def test_a_malformed_workload_stops_with_file_and_line_and_writes_nothing(tmp_path, capsys):
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxNodes: 128\n1 0 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 -1 10 x -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    out = tmp_path / "out"
+    assert main(["run", "--workload", str(bad), "--out", str(out)]) == 2
+    assert f"{bad}:3: malformed SWF line: field 'allocated_processors' is not a number" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_flags_reach_the_scheduler_and_the_metrics():
+    base = dict(max_jobs=500, failures="synthetic:30", seed=1)
+    plain = run(RunConfig(**base))
+    scaled = run(RunConfig(**base, load_scale=1.5, backfill=False, migration=False))
+    assert scaled.summary["migrations"] == 0
+    assert scaled.jobs["runtime"].sum() == pytest.approx(1.5 * plain.jobs["runtime"].sum())
+    printed = run(RunConfig(**base, bsld_form="printed"))
+    assert printed.summary["avg_bounded_slowdown"] >= plain.summary["avg_bounded_slowdown"]
+
+
+def test_sdsc_slice_with_lanl_failures_and_their_downtime_runs(tmp_path):
+    sdsc = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    lanl = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
+    if not sdsc.exists() or not lanl.exists():
+        pytest.skip("shared data not present")
+    result = run(RunConfig(workload=str(sdsc), failures=str(lanl), downtime="log", max_jobs=1500))
+    assert result.summary["jobs"] == 1500
+    assert result.inputs["failures"]["count"] == 2478
+    assert result.summary["failures"] > 0

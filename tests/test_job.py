@@ -1,0 +1,46 @@
+import pytest
+
+from torus_sim.errors import JobStateError
+from torus_sim.job import Job, JobState
+from torus_sim.wait_queue import WaitQueue
+
+
+def test_job_life_cycle_transitions_are_guarded_and_name_the_current_state():
+    job = Job(7, submitted_at=0, runtime=100, walltime=120, size=4)
+    with pytest.raises(JobStateError, match="job 7 cannot start: it is PENDING"):
+        job.start(0, partition=1)
+    job.arrive()
+    job.start(10, partition=1)
+    assert job.estimated_end(50) == 130 and job.remaining_runtime(50) == 60
+    with pytest.raises(JobStateError, match="it is RUNNING"):
+        job.arrive()
+    assert job.kill(50) == 40 * 4
+    assert job.state is JobState.QUEUED and job.kills == 1
+    job.start(60, partition=2)
+    job.migrate(80, partition=3, cost=5)
+    assert job.remaining_runtime(80) == 85 and job.migrations == 1 and job.started_at == 60
+    job.finish(165)
+    assert job.state is JobState.COMPLETED
+    with pytest.raises(JobStateError):
+        job.kill(170)
+
+
+def test_estimated_end_of_an_overdue_job_is_now():
+    job = Job(1, 0, runtime=100, walltime=50, size=1)
+    job.arrive()
+    job.start(0, 0)
+    assert job.estimated_end(70) == 70
+
+
+def test_wait_queue_keeps_fcfs_order_by_size_and_the_total_demand():
+    queue = WaitQueue()
+    jobs = [Job(i, submitted_at=t, runtime=1, walltime=1, size=s) for i, t, s in [(1, 5, 2), (2, 1, 4), (3, 3, 2), (4, 3, 1)]]
+    for job in jobs:
+        queue.add(job)
+    assert [job.job_id for job in queue] == [2, 3, 4, 1]
+    assert [job.job_id for job in queue.of_size(2)] == [3, 1]
+    assert queue.sizes() == [1, 2, 4] and queue.demand == 9 and queue.head.job_id == 2
+    queue.remove(jobs[2])
+    assert [job.job_id for job in queue] == [2, 4, 1] and queue.demand == 7
+    with pytest.raises(Exception, match="not in the wait queue"):
+        queue.remove(jobs[2])
