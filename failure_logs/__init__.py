@@ -1,0 +1,31 @@
+"""Failure logs: readers of real logs, a synthetic generator, and time fitting.
+
+Key components:
+    FailureLog: failures as (time, supernode, repair time) arrays.
+    read_bgl_ras, MidplaneMapping: the BlueGene/L RAS log (Loghub format).
+    read_lanl: the LANL failure data with real repair times.
+    generate_failures, SyntheticFailures: exponential or Weibull failures with an exact count.
+    fit_to_span, shift: laying a real log over a workload's span.
+    load_failure_source: ``none`` / ``bundled`` / ``synthetic:N`` / a path.
+"""
+
+from failure_logs.bgl_ras import MidplaneMapping, read_bgl_ras
+from failure_logs.events import FailureLog
+from failure_logs.lanl import read_lanl
+from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
+from failure_logs.synthetic import SyntheticFailures, generate_failures, scale_failure_count
+from failure_logs.transform import fit_to_span, shift
+
+__all__ = [
+    "BUNDLED_BGL_RAS",
+    "FailureLog",
+    "MidplaneMapping",
+    "SyntheticFailures",
+    "fit_to_span",
+    "generate_failures",
+    "load_failure_source",
+    "read_bgl_ras",
+    "read_lanl",
+    "scale_failure_count",
+    "shift",
+]

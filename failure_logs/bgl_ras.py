@@ -31,8 +31,8 @@ import numpy as np
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.files import file_sha256
+from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
 __all__ = ["MidplaneMapping", "read_bgl_ras"]
 

@@ -81,6 +81,5 @@ class FailureLog:
         """Raise ConfigurationError if a failure names a supernode outside ``[0, n_supernodes)``."""
         if len(self) and self.supernodes.max() >= n_supernodes:
             raise ConfigurationError(
-                f"failure log {self.source} names supernode {int(self.supernodes.max())}, "
-                f"the platform has {n_supernodes}"
+                f"failure log {self.source} names supernode {int(self.supernodes.max())}, the platform has {n_supernodes}"
             )

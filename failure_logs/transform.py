@@ -8,8 +8,6 @@ failures. Downtimes are kept in seconds, not stretched, unless asked.
 
 from __future__ import annotations
 
-import numpy as np
-
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
 
@@ -18,7 +16,14 @@ __all__ = ["fit_to_span", "shift"]
 
 def shift(log: FailureLog, offset: float) -> FailureLog:
     """The same failures ``offset`` seconds later (earlier if negative), repairs included."""
-    return FailureLog(log.failed_at + offset, log.supernodes, log.repair_at + offset, log.source + f"|shift={offset}", log.sha256, log.counts.copy())
+    return FailureLog(
+        log.failed_at + offset,
+        log.supernodes,
+        log.repair_at + offset,
+        log.source + f"|shift={offset}",
+        log.sha256,
+        log.counts.copy(),
+    )
 
 
 def fit_to_span(log: FailureLog, start: float, end: float, scale_downtime: bool = False) -> FailureLog:

@@ -1,0 +1,1 @@
+"""torus-sim tests."""

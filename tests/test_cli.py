@@ -31,7 +31,9 @@ def test_same_seed_writes_identical_bytes(tmp_path):
 
 def test_a_malformed_workload_stops_with_file_and_line_and_writes_nothing(tmp_path, capsys):
     bad = tmp_path / "bad.swf"
-    bad.write_text("; MaxNodes: 128\n1 0 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 -1 10 x -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    bad.write_text(
+        "; MaxNodes: 128\n1 0 -1 10 1 -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n2 5 -1 10 x -1 -1 1 20 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    )
     out = tmp_path / "out"
     assert main(["run", "--workload", str(bad), "--out", str(out)]) == 2
     assert f"{bad}:3: malformed SWF line: field 'allocated_processors' is not a number" in capsys.readouterr().err

@@ -73,7 +73,9 @@ def test_midplane_mapping_is_replaceable_from_a_csv(tmp_path):
 
 def test_lanl_rows_give_failures_with_real_repair_times(tmp_path):
     path = tmp_path / "lanl.csv"
-    path.write_text(LANL_HEADER + LANL_ROW.format(node=0) + LANL_ROW.format(node=511) + LANL_ROW.format(node=3).replace("20,", "19,", 1))
+    path.write_text(
+        LANL_HEADER + LANL_ROW.format(node=0) + LANL_ROW.format(node=511) + LANL_ROW.format(node=3).replace("20,", "19,", 1)
+    )
     log = read_lanl(path, system=20, n_supernodes=128)
     assert log.supernodes.tolist() == [0, 127]
     assert log.downtime.tolist() == [360.0, 360.0]

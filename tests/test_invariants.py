@@ -67,7 +67,9 @@ def test_invariants_hold_after_every_event(job_rows, failure_rows, backfill, mig
         np.array([n for _, n, _ in failure_rows], dtype=np.int64),
         np.array([float(t + d) for t, _, d in failure_rows]),
     )
-    model = TorusModel(workload, log, KrevatScheduler(backfill=backfill, migration=migration), torus=Torus(DIMS), downtime=downtime)
+    model = TorusModel(
+        workload, log, KrevatScheduler(backfill=backfill, migration=migration), torus=Torus(DIMS), downtime=downtime
+    )
     while model.step_event():
         check_invariants(model)
     record = model.run()

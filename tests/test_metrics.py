@@ -27,11 +27,13 @@ def test_bad_bounded_slowdown_arguments_are_refused():
 
 def test_unused_capacity_integrates_free_minus_requested_over_the_piecewise_record():
     jobs = pd.DataFrame({"submitted_at": [0.0, 0.0], "finished_at": [10.0, 20.0], "size": [2, 1], "runtime": [10.0, 5.0]})
-    capacity = pd.DataFrame({
-        "time": [0.0, 0.0, 10.0, 15.0, 20.0],  # two rows at t=0: only the last one holds
-        "free": [4, 1, 2, 3, 4],
-        "queued_demand": [0, 1, 3, 0, 0],
-    })
+    capacity = pd.DataFrame(
+        {
+            "time": [0.0, 0.0, 10.0, 15.0, 20.0],  # two rows at t=0: only the last one holds
+            "free": [4, 1, 2, 3, 4],
+            "queued_demand": [0, 1, 3, 0, 0],
+        }
+    )
     fractions = capacity_fractions(jobs, capacity, n_supernodes=4)
     # [0,10): max(0, 1-1)=0; [10,15): max(0, 2-3)=0; [15,20): 3 -> 15 supernode-seconds of 80.
     assert fractions["span"] == 20

@@ -134,7 +134,9 @@ def test_every_scheduled_event_fires_or_is_accounted_for():
     model = TorusModel(make_workload(rows), failures((20, 3), (50, 64), (51, 64), (90, 100)), downtime=15.0)
     model.run()
     counters = model.counters
-    assert counters["events_scheduled"] == counters["events_run"] + counters["events_cancelled"] + counters["events_after_last_job"]
+    assert (
+        counters["events_scheduled"] == counters["events_run"] + counters["events_cancelled"] + counters["events_after_last_job"]
+    )
     assert counters["failures"] == 4
     assert counters["job_starts"] == 39 + counters["job_kills"]
 

@@ -35,10 +35,19 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``torus-sim``."""
     parser = argparse.ArgumentParser(prog="torus-sim", description="Job scheduling on failure-prone BlueGene/L-style tori.")
     commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser("run", help="replay a workload with failures on the torus", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    run_parser = commands.add_parser(
+        "run", help="replay a workload with failures on the torus", formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     run_parser.add_argument("--workload", default=str(BUNDLED_NASA_LOG), help="SWF file (plain or .gz)")
-    run_parser.add_argument("--failures", default="bundled", help="bundled | none | synthetic:N[:weibull] | path to a BG/L RAS .log or LANL .csv[.xz]")
-    run_parser.add_argument("--no-fit-failures", dest="fit_failures", action="store_false", help="keep a real failure log's own times instead of fitting them onto the workload's span")
+    run_parser.add_argument(
+        "--failures", default="bundled", help="bundled | none | synthetic:N[:weibull] | path to a BG/L RAS .log or LANL .csv[.xz]"
+    )
+    run_parser.add_argument(
+        "--no-fit-failures",
+        dest="fit_failures",
+        action="store_false",
+        help="keep a real failure log's own times instead of fitting them onto the workload's span",
+    )
     run_parser.add_argument("--lanl-system", type=int, default=20, help="LANL system number for the LANL CSV")
     run_parser.add_argument("--downtime", type=_downtime, default="transient", help="transient | log | seconds")
     run_parser.add_argument("--load-scale", type=float, default=1.0, help="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
@@ -48,7 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--seed", type=int, default=0, help="seed of the run's random generator")
     run_parser.add_argument("--max-jobs", type=int, default=None, help="use only the first N jobs")
     run_parser.add_argument("--gamma", type=float, default=DEFAULT_GAMMA, help="Γ of bounded slowdown, seconds")
-    run_parser.add_argument("--bsld-form", choices=BSLD_FORMS, default="standard", help="bounded slowdown: standard max/max, or BGL-FAULT's printed max/min")
+    run_parser.add_argument(
+        "--bsld-form",
+        choices=BSLD_FORMS,
+        default="standard",
+        help="bounded slowdown: standard max/max, or BGL-FAULT's printed max/min",
+    )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
     return parser
 
@@ -62,9 +76,19 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
         config = RunConfig(
-            workload=args.workload, failures=args.failures, fit_failures=args.fit_failures, lanl_system=args.lanl_system,
-            downtime=args.downtime, load_scale=args.load_scale, backfill=args.backfill, migration=args.migration,
-            migration_cost=args.migration_cost, seed=args.seed, max_jobs=args.max_jobs, gamma=args.gamma, bsld_form=args.bsld_form,
+            workload=args.workload,
+            failures=args.failures,
+            fit_failures=args.fit_failures,
+            lanl_system=args.lanl_system,
+            downtime=args.downtime,
+            load_scale=args.load_scale,
+            backfill=args.backfill,
+            migration=args.migration,
+            migration_cost=args.migration_cost,
+            seed=args.seed,
+            max_jobs=args.max_jobs,
+            gamma=args.gamma,
+            bsld_form=args.bsld_form,
         )
         began = time.perf_counter()
         try:
@@ -77,7 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         failures = result.inputs["failures"]
         print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs; cleaning {workload['cleaning'] or 'none'})")
         print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} failures)")
-        print(f"scheduler Krevat FCFS, backfill {'on' if config.backfill else 'off'}, migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}")
+        print(
+            f"scheduler Krevat FCFS, backfill {'on' if config.backfill else 'off'}, migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}"
+        )
         print()
         print(format_summary(result.summary))
         print()

@@ -106,9 +106,7 @@ class Job:
 
     def _require(self, expected: JobState, action: str) -> None:
         if self.state is not expected:
-            raise JobStateError(
-                f"job {self.job_id} cannot {action}: it is {self.state.name}, not {expected.name}"
-            )
+            raise JobStateError(f"job {self.job_id} cannot {action}: it is {self.state.name}, not {expected.name}")
 
     def arrive(self) -> None:
         """PENDING -> QUEUED."""

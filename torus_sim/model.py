@@ -60,8 +60,18 @@ class EventPriority(IntEnum):
 
 
 _JOB_COLUMNS = [
-    "job_id", "user_id", "size", "partition_size", "submitted_at", "started_at", "finished_at",
-    "runtime", "walltime", "kills", "lost_work", "migrations",
+    "job_id",
+    "user_id",
+    "size",
+    "partition_size",
+    "submitted_at",
+    "started_at",
+    "finished_at",
+    "runtime",
+    "walltime",
+    "kills",
+    "lost_work",
+    "migrations",
 ]
 _CAPACITY_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
 _FAILURE_COLUMNS = ["time", "supernode", "killed_job", "down_until"]
@@ -119,7 +129,10 @@ class TorusModel(mesa.Model):
         table: PartitionTable | None = None,
     ) -> None:
         super().__init__(seed=seed)
-        if not (downtime in DOWNTIME_MODES or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)):
+        if not (
+            downtime in DOWNTIME_MODES
+            or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
+        ):
             raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
         self.downtime = downtime
         self.simulator = DEVSimulator()
@@ -133,7 +146,9 @@ class TorusModel(mesa.Model):
             if job.job_id in self._job_by_id:
                 raise ConfigurationError(f"duplicate job id {job.job_id} in {workload.source}")
             if job.partition_size > torus.size or job.partition_size != self.platform.round_size(job.partition_size):
-                raise ConfigurationError(f"job {job.job_id} needs a partition of {job.partition_size}, which the torus {torus.dims} cannot form")
+                raise ConfigurationError(
+                    f"job {job.job_id} needs a partition of {job.partition_size}, which the torus {torus.dims} cannot form"
+                )
             self._job_by_id[job.job_id] = job
         self.running: dict[int, Job] = {}
         self.counters: Counter = Counter()
@@ -150,7 +165,9 @@ class TorusModel(mesa.Model):
         self.failure_log.check_fits(torus.size)
         for job in self.jobs:
             self._schedule(self._on_arrival, job.submitted_at, EventPriority.ARRIVAL, job)
-        for failed_at, supernode, repair_at in zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True):
+        for failed_at, supernode, repair_at in zip(
+            self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True
+        ):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
@@ -227,12 +244,23 @@ class TorusModel(mesa.Model):
         del self.running[job.job_id]
         job.finish(self.now)
         self.completed += 1
-        self.datacollector.add_table_row("jobs", {
-            "job_id": job.job_id, "user_id": job.user_id, "size": job.size, "partition_size": job.partition_size,
-            "submitted_at": job.submitted_at, "started_at": job.started_at, "finished_at": job.finished_at,
-            "runtime": job.runtime, "walltime": job.walltime, "kills": job.kills, "lost_work": job.lost_work,
-            "migrations": job.migrations,
-        })
+        self.datacollector.add_table_row(
+            "jobs",
+            {
+                "job_id": job.job_id,
+                "user_id": job.user_id,
+                "size": job.size,
+                "partition_size": job.partition_size,
+                "submitted_at": job.submitted_at,
+                "started_at": job.started_at,
+                "finished_at": job.finished_at,
+                "runtime": job.runtime,
+                "walltime": job.walltime,
+                "kills": job.kills,
+                "lost_work": job.lost_work,
+                "migrations": job.migrations,
+            },
+        )
         self._request_pass()
 
     def _downtime_end(self, repair_at: float) -> float:
@@ -264,9 +292,15 @@ class TorusModel(mesa.Model):
             self.platform.take_down(supernode, until)
             if math.isfinite(until):
                 self._schedule(self._on_repair, until, EventPriority.REPAIR, supernode)
-        self.datacollector.add_table_row("failures", {
-            "time": self.now, "supernode": supernode, "killed_job": -1 if killed is None else killed, "down_until": until,
-        })
+        self.datacollector.add_table_row(
+            "failures",
+            {
+                "time": self.now,
+                "supernode": supernode,
+                "killed_job": -1 if killed is None else killed,
+                "down_until": until,
+            },
+        )
         self._request_pass()
 
     def _on_repair(self, supernode: int) -> None:
@@ -285,10 +319,16 @@ class TorusModel(mesa.Model):
                 self._start(action.job, action.partition_id)
             elif isinstance(action, Repack):
                 self._migrate(action.moves)
-        self.datacollector.add_table_row("capacity", {
-            "time": now, "free": self.platform.free_count(), "queued_demand": self.scheduler.queued_demand(),
-            "running_jobs": len(self.running), "queued_jobs": len(self.scheduler.queue),
-        })
+        self.datacollector.add_table_row(
+            "capacity",
+            {
+                "time": now,
+                "free": self.platform.free_count(),
+                "queued_demand": self.scheduler.queued_demand(),
+                "running_jobs": len(self.running),
+                "queued_jobs": len(self.scheduler.queue),
+            },
+        )
 
     # -- actions --------------------------------------------------------------------------
 
@@ -310,6 +350,8 @@ class TorusModel(mesa.Model):
             job.migrate(self.now, partition_id, cost)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
-            job.end_event = self._schedule(self._on_job_end, self.now + job.remaining_runtime(self.now), EventPriority.JOB_END, job)
+            job.end_event = self._schedule(
+                self._on_job_end, self.now + job.remaining_runtime(self.now), EventPriority.JOB_END, job
+            )
             self.counters["migrations"] += 1
         self.counters["repacks"] += 1

@@ -73,10 +73,7 @@ class Partition:
         Returns:
             int64 array of shape ``(size,)``.
         """
-        axes = [
-            (np.arange(extent) + start) % dim
-            for start, extent, dim in zip(self.base, self.shape, torus.dims, strict=True)
-        ]
+        axes = [(np.arange(extent) + start) % dim for start, extent, dim in zip(self.base, self.shape, torus.dims, strict=True)]
         xs, ys, zs = np.meshgrid(*axes, indexing="ij")
         indices = (xs * torus.dims[1] + ys) * torus.dims[2] + zs
         return np.sort(indices.ravel()).astype(np.int64)
@@ -128,11 +125,7 @@ def partitions_of_size(torus: Torus, size: int) -> list[Partition]:
     References:
         BGL-FAULT Appendix 9 (PARTS).
     """
-    return [
-        Partition(base, shape)
-        for shape in shapes_of_size(torus.dims, size)
-        for base in _bases(torus.dims, shape)
-    ]
+    return [Partition(base, shape) for shape in shapes_of_size(torus.dims, size) for base in _bases(torus.dims, shape)]
 
 
 @cache
@@ -307,9 +300,7 @@ class PartitionTable:
         self.torus = torus
         sizes = feasible_sizes(torus.dims)
         if partition_count(torus.dims) > max_partitions:
-            raise ConfigurationError(
-                f"torus {torus.dims} has too many partitions to tabulate (> {max_partitions})"
-            )
+            raise ConfigurationError(f"torus {torus.dims} has too many partitions to tabulate (> {max_partitions})")
         self.words = (torus.size + 63) // 64
         partitions: list[Partition] = []
         for size in reversed(sizes):
@@ -375,7 +366,7 @@ class PartitionTable:
         return hits == 0
 
     def free_flags(self, words: np.ndarray) -> np.ndarray:
-        """bool ``(P,)``: which partitions are free under the packed blocked supernodes."""
+        """Bool ``(P,)``: which partitions are free under the packed blocked supernodes."""
         return self._free_flags(words)
 
     def sizes_with_free(self, flags: np.ndarray) -> set[int]:

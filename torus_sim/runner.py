@@ -144,14 +144,23 @@ def run(config: RunConfig) -> RunResult:
     span = workload.span if config.fit_failures else None
     failures = load_failure_source(config.failures, torus.size, span, config.lanl_system)
     scheduler = KrevatScheduler(backfill=config.backfill, migration=config.migration, migration_cost=config.migration_cost)
-    model = TorusModel(workload, failures, scheduler, torus=torus, downtime=config.downtime, seed=config.seed, table=_table(torus))
+    model = TorusModel(
+        workload, failures, scheduler, torus=torus, downtime=config.downtime, seed=config.seed, table=_table(torus)
+    )
     record = model.run()
     log = model.failure_log
     inputs = {
-        "workload": {"path": workload.source, "sha256": workload.sha256, "jobs": len(workload.jobs), "cleaning": dict(sorted(workload.cleaning.items()))},
+        "workload": {
+            "path": workload.source,
+            "sha256": workload.sha256,
+            "jobs": len(workload.jobs),
+            "cleaning": dict(sorted(workload.cleaning.items())),
+        },
         "failures": {
             "spec": config.failures,
-            "path": str(BUNDLED_BGL_RAS) if config.failures == "bundled" else (config.failures if isinstance(failures, FailureLog) else None),
+            "path": str(BUNDLED_BGL_RAS)
+            if config.failures == "bundled"
+            else (config.failures if isinstance(failures, FailureLog) else None),
             "sha256": log.sha256,
             "source": log.source,
             "count": len(log),
@@ -159,4 +168,6 @@ def run(config: RunConfig) -> RunResult:
         },
     }
     summary = summarize(record, config.gamma, config.bsld_form)
-    return RunResult(config=config, summary=summary, jobs=job_table(record.jobs, config.gamma, config.bsld_form), inputs=inputs, record=record)
+    return RunResult(
+        config=config, summary=summary, jobs=job_table(record.jobs, config.gamma, config.bsld_form), inputs=inputs, record=record
+    )

@@ -29,7 +29,9 @@ BSLD_FORMS = ("standard", "printed")
 max(t_r, Γ) / min(t_e, Γ) that BGL-FAULT §3.4 prints (see ../shared/seeds/README.md)."""
 
 
-def bounded_slowdown(response: np.ndarray, runtime: np.ndarray, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> np.ndarray:
+def bounded_slowdown(
+    response: np.ndarray, runtime: np.ndarray, gamma: float = DEFAULT_GAMMA, form: str = "standard"
+) -> np.ndarray:
     """Bounded slowdown of each job.
 
     Args:

@@ -58,16 +58,16 @@ class TorusPlatform:
 
     @property
     def busy(self) -> np.ndarray:
-        """bool ``(N,)``: True where a job runs."""
+        """Bool ``(N,)``: True where a job runs."""
         return self.job_at != NO_JOB
 
     @property
     def down(self) -> np.ndarray:
-        """bool ``(N,)``: True where the supernode is down."""
+        """Bool ``(N,)``: True where the supernode is down."""
         return self.down_until > -np.inf
 
     def blocked(self) -> np.ndarray:
-        """bool ``(N,)``: busy or down, i.e. not available to a new partition."""
+        """Bool ``(N,)``: busy or down, i.e. not available to a new partition."""
         return self.busy | self.down
 
     def words(self) -> np.ndarray:

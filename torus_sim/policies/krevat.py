@@ -121,7 +121,11 @@ class KrevatScheduler:
             if partition_id is None:
                 if self.backfill and len(queue) > len(started) + 1:
                     started.add(id(head))
-                    actions.extend(self._backfill(table, queue, head, started, blocked, allocation, expected_end, platform.repairs_ahead(), now))
+                    actions.extend(
+                        self._backfill(
+                            table, queue, head, started, blocked, allocation, expected_end, platform.repairs_ahead(), now
+                        )
+                    )
                 break
             actions.append(Start(head, partition_id))
             started.add(id(head))

@@ -48,7 +48,16 @@ SWF_FIELDS = (
 )
 """The 18 SWF fields, in file order (times in seconds, memory in KB per processor)."""
 
-_FLOAT_FIELDS = {"submit_time", "wait_time", "run_time", "average_cpu_time", "used_memory", "requested_time", "requested_memory", "think_time"}
+_FLOAT_FIELDS = {
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "average_cpu_time",
+    "used_memory",
+    "requested_time",
+    "requested_memory",
+    "think_time",
+}
 
 
 class SwfRecord(NamedTuple):

@@ -1,0 +1,1 @@
+"""Benchmarks of torus-sim (python -m benchmarks.run)."""

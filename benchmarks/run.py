@@ -1,0 +1,152 @@
+"""Benchmarks of the torus core (not part of the test suite).
+
+Run from the repository root::
+
+    python -m benchmarks.run            # full SDSC-SP2 replay + partition-query micro-benchmark
+    python -m benchmarks.run --quick    # a 5,000-job slice, for a fast look
+
+1. Replay of the SDSC-SP2 log (59,715 lines; 54,044 usable jobs) with 4,000 synthetic failures,
+   backfilling and migration on: wall time, events per second, peak memory (max RSS). Baseline
+   measured in the same run: the same number of no-op events through Mesa's DEVSimulator, i.e.
+   the engine's floor; the ratio says how much the scheduling costs on top of it.
+   Targets (issue 2): under 20 s on one core, under 1 GiB.
+2. "Free partitions of size s" on the 4x4x8 torus at 25 % and 50 % random occupancy: the
+   partition table against two brute-force baselines, as ratios: the size-restricted cell-by-cell
+   check the tests use (:func:`brute_force_free_partitions`, which stops at the first busy cell),
+   and the naive exhaustive search BGL-FAULT Appendix 9 compares against (every free partition of
+   every size, then the subset of size s). The summed-area finder is shown too.
+   Targets: under 50 µs per query, at least 100x faster than brute force.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import time
+import timeit
+from pathlib import Path
+
+import numpy as np
+from mesa.experimental.devs import DEVSimulator
+
+from failure_logs.synthetic import SyntheticFailures
+from torus_sim.metrics import summarize
+from torus_sim.model import TorusModel
+from torus_sim.partitions import PartitionTable, brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
+from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.runner import RunConfig, load_workload
+from torus_sim.topology import BGL_SUPERNODE_TORUS
+
+DEFAULT_SDSC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+class _NoOp:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def handle(self) -> None:
+        self.calls += 1
+
+
+def engine_floor(n_events: int) -> float:
+    """Seconds Mesa's DEVSimulator takes to run ``n_events`` no-op events."""
+    import mesa
+
+    model = mesa.Model(seed=0)
+    simulator = DEVSimulator()
+    simulator.setup(model)
+    sink = _NoOp()
+    began = time.perf_counter()
+    for at in np.random.default_rng(0).uniform(0, 1e8, n_events):
+        simulator.schedule_event_absolute(sink.handle, float(at))
+    simulator.run_until(1e8)
+    elapsed = time.perf_counter() - began
+    assert sink.calls == n_events
+    return elapsed
+
+
+def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:
+    config = RunConfig(workload=str(workload_path), failures=f"synthetic:{failures}", max_jobs=max_jobs, seed=0)
+    workload = load_workload(config, BGL_SUPERNODE_TORUS)
+    table = PartitionTable(BGL_SUPERNODE_TORUS)
+    began = time.perf_counter()
+    model = TorusModel(workload, SyntheticFailures(failures), KrevatScheduler(), seed=0, table=table)
+    record = model.run()
+    wall = time.perf_counter() - began
+    events = model.counters["events_run"]
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    floor = engine_floor(events)
+    summary = summarize(record)
+    print(f"replay: {workload_path.name}, {len(workload.jobs):,} jobs, {failures} synthetic failures, backfill + migration")
+    print(f"  wall time            {wall:8.2f} s   (target < 20 s: {wall / 20:.2f}x of target)")
+    print(f"  events run           {events:8,d}     ({events / wall:,.0f} events/s)")
+    print(f"  peak memory (RSS)    {peak_mib:8.0f} MiB (target < 1024 MiB: {peak_mib / 1024:.2f}x of target)")
+    print(f"  baseline: Mesa DEVS, same number of no-op events: {floor:.2f} s -> replay / baseline = {wall / floor:.1f}x")
+    print(
+        f"  summary: avg bounded slowdown {summary['avg_bounded_slowdown']:.1f}, ω_util {summary['omega_util']:.3f}, "
+        f"ω_unused {summary['omega_unused']:.3f}, ω_lost {summary['omega_lost']:.3f}, kills {summary['job_kills']}, "
+        f"migrations {summary['migrations']}"
+    )
+
+
+def exhaustive_free_partitions(torus, blocked, size):
+    """BGL-FAULT Appendix 9's naive baseline: all free partitions of any size, then those of ``size``."""
+    every = set()
+    for other in feasible_sizes(torus.dims):
+        every |= brute_force_free_partitions(torus, blocked, other)
+    return {partition for partition in every if partition.size == size}
+
+
+def partition_query() -> None:
+    torus = BGL_SUPERNODE_TORUS
+    table = PartitionTable(torus)
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    lowest = {"restricted": float("inf"), "exhaustive": float("inf")}
+    for occupancy in (0.25, 0.5):
+        print(f"free partitions of size s, 4x4x8 torus, {occupancy:.0%} random occupancy (mean over 10 occupancies):")
+        print(
+            f"  {'s':>3} {'table µs':>9} {'box-sum µs':>11} {'brute µs':>9} {'exhaustive µs':>14} {'brute/table':>12} {'exhaustive/table':>17}"
+        )
+        for size in (1, 2, 4, 8, 16, 32):
+            t_table = t_box = t_brute = t_naive = 0.0
+            for _ in range(10):
+                blocked = rng.random(torus.size) < occupancy
+                found = {table.partitions[i] for i in table.free_ids_of_size(table.pack(blocked), size)}
+                assert (
+                    found == brute_force_free_partitions(torus, blocked, size) == exhaustive_free_partitions(torus, blocked, size)
+                )
+                t_table += timeit.timeit(lambda b=blocked, s=size: table.free_ids_of_size(table.pack(b), s), number=200) / 200
+                t_box += timeit.timeit(lambda b=blocked, s=size: free_partitions_by_box_sums(torus, b, s), number=5) / 5
+                t_brute += timeit.timeit(lambda b=blocked, s=size: brute_force_free_partitions(torus, b, s), number=2) / 2
+                t_naive += timeit.timeit(lambda b=blocked, s=size: exhaustive_free_partitions(torus, b, s), number=1)
+            t_table, t_box, t_brute, t_naive = (t / 10 * 1e6 for t in (t_table, t_box, t_brute, t_naive))
+            worst = max(worst, t_table)
+            lowest["restricted"] = min(lowest["restricted"], t_brute / t_table)
+            lowest["exhaustive"] = min(lowest["exhaustive"], t_naive / t_table)
+            print(
+                f"  {size:>3} {t_table:9.1f} {t_box:11.1f} {t_brute:9.0f} {t_naive:14.0f} {t_brute / t_table:11.0f}x {t_naive / t_table:16.0f}x"
+            )
+    print(
+        f"  slowest table query {worst:.1f} µs (target < 50 µs); lowest speed-up over the size-restricted brute force "
+        f"{lowest['restricted']:.0f}x, over the exhaustive search {lowest['exhaustive']:.0f}x (target >= 100x)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", type=Path, default=DEFAULT_SDSC)
+    parser.add_argument("--failures", type=int, default=4000)
+    parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
+    args = parser.parse_args(argv)
+    if not args.workload.exists():
+        print(f"workload not found: {args.workload}", file=sys.stderr)
+        return 2
+    replay(args.workload, args.failures, 5000 if args.quick else None)
+    partition_query()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
