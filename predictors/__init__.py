@@ -3,9 +3,9 @@
 Key components:
     FailurePredictor: base class (override ``failure_probabilities``).
     NullPredictor: predicts nothing; the scheduler without prediction.
-    make_predictor / register_predictor: selection by name.
+    PREDICTORS: selection by name (``PREDICTORS.make("null")``).
 """
 
-from predictors.base import PREDICTORS, FailurePredictor, NullPredictor, make_predictor, register_predictor
+from predictors.base import PREDICTORS, FailurePredictor, NullPredictor
 
-__all__ = ["PREDICTORS", "FailurePredictor", "NullPredictor", "make_predictor", "register_predictor"]
+__all__ = ["PREDICTORS", "FailurePredictor", "NullPredictor"]

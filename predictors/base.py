@@ -2,19 +2,18 @@
 
 A predictor answers BGL-FAULT §3.2's question "will this node fail within this window?" as a
 probability per supernode. Subclasses override :meth:`FailurePredictor.failure_probabilities`
-and register with :func:`register_predictor`; the fault-aware schedulers (BGL-FAULT §5.2) use
+and register with ``PREDICTORS.register``; the fault-aware schedulers (BGL-FAULT §5.2) use
 them through their placement policies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.registry import Registry
 
-__all__ = ["PREDICTORS", "FailurePredictor", "NullPredictor", "make_predictor", "register_predictor"]
+__all__ = ["PREDICTORS", "FailurePredictor", "NullPredictor"]
 
 
 class FailurePredictor:
@@ -71,21 +70,6 @@ class NullPredictor(FailurePredictor):
         return np.zeros(len(supernodes), dtype=np.float64)
 
 
-PREDICTORS: dict[str, Callable[..., FailurePredictor]] = {"null": NullPredictor}
-"""Predictors by name."""
-
-
-def register_predictor(name: str, factory: Callable[..., FailurePredictor]) -> None:
-    """Make a predictor selectable by name."""
-    PREDICTORS[name] = factory
-
-
-def make_predictor(name: str, **kwargs) -> FailurePredictor:
-    """Build a registered predictor.
-
-    Raises:
-        ConfigurationError: unknown name.
-    """
-    if name not in PREDICTORS:
-        raise ConfigurationError(f"unknown predictor {name!r}; choose from {sorted(PREDICTORS)}")
-    return PREDICTORS[name](**kwargs)
+PREDICTORS: Registry[FailurePredictor] = Registry("predictor")
+"""Predictors by name: ``PREDICTORS.register(name, factory)``, ``PREDICTORS.make(name, **kwargs)``."""
+PREDICTORS.register("null", NullPredictor)

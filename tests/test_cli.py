@@ -59,3 +59,32 @@ def test_sdsc_slice_with_lanl_failures_and_their_downtime_runs(tmp_path):
     assert result.summary["jobs"] == 1500
     assert result.inputs["failures"]["count"] == 2478
     assert result.summary["failures"] > 0
+
+
+def test_atomic_write_leaves_no_partial_file_when_writing_fails(tmp_path):
+    from torus_sim.files import atomic_write
+
+    target = tmp_path / "summary.json"
+    target.write_text("old")
+
+    def half_then_fail(handle):
+        handle.write("half")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(target, half_then_fail)
+    assert target.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_registries_select_extensions_by_name_and_refuse_unknown_ones():
+    from predictors import PREDICTORS, NullPredictor
+    from torus_sim.errors import ConfigurationError
+    from torus_sim.policies import PLACEMENTS, MfpPlacement
+
+    assert isinstance(PLACEMENTS.make("mfp"), MfpPlacement)
+    predictor = PREDICTORS.make("null")
+    assert isinstance(predictor, NullPredictor)
+    assert predictor.partition_failure_probability([1, 2, 3], start=0.0, window=100.0) == 0.0
+    with pytest.raises(ConfigurationError, match="unknown predictor 'oracle'"):
+        PREDICTORS.make("oracle")

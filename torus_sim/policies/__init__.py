@@ -6,15 +6,6 @@ Key components:
 """
 
 from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
-from torus_sim.policies.placement import PLACEMENTS, MfpPlacement, PlacementPolicy, make_placement, register_placement
+from torus_sim.policies.placement import PLACEMENTS, MfpPlacement, PlacementPolicy
 
-__all__ = [
-    "PLACEMENTS",
-    "KrevatScheduler",
-    "MfpPlacement",
-    "PlacementPolicy",
-    "Repack",
-    "Start",
-    "make_placement",
-    "register_placement",
-]
+__all__ = ["PLACEMENTS", "KrevatScheduler", "MfpPlacement", "PlacementPolicy", "Repack", "Start"]

@@ -98,8 +98,8 @@ class KrevatScheduler:
             Actions in the order the engine must apply them.
         """
         table = platform.table
-        blocked = platform.blocked().copy()
-        down = platform.down.copy()
+        blocked = platform.blocked()  # a fresh array: the pass plans on it
+        down = platform.down
         allocation = {job: job.partition for job in running}
         expected_end = {job: job.estimated_end(now) for job in running}
         actions: list[Start | Repack] = []

@@ -2,20 +2,18 @@
 
 A placement policy is the extension point of the fault-aware schedulers (BGL-FAULT §5.2): it
 gets the free partitions of the job's size and returns one. Subclasses override
-:meth:`PlacementPolicy.choose` and register with :func:`register_placement`.
+:meth:`PlacementPolicy.choose` and register with ``PLACEMENTS.register``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
 from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
+from torus_sim.registry import Registry
 
-__all__ = ["PLACEMENTS", "MfpPlacement", "PlacementPolicy", "make_placement", "register_placement"]
+__all__ = ["PLACEMENTS", "MfpPlacement", "PlacementPolicy"]
 
 
 class PlacementPolicy:
@@ -63,21 +61,6 @@ class MfpPlacement(PlacementPolicy):
         return int(candidate_ids[int(np.argmax(remaining))])
 
 
-PLACEMENTS: dict[str, Callable[..., PlacementPolicy]] = {"mfp": MfpPlacement}
-"""Placement policies by name."""
-
-
-def register_placement(name: str, factory: Callable[..., PlacementPolicy]) -> None:
-    """Make a placement policy selectable by name."""
-    PLACEMENTS[name] = factory
-
-
-def make_placement(name: str, **kwargs) -> PlacementPolicy:
-    """Build a registered placement policy.
-
-    Raises:
-        ConfigurationError: unknown name.
-    """
-    if name not in PLACEMENTS:
-        raise ConfigurationError(f"unknown placement {name!r}; choose from {sorted(PLACEMENTS)}")
-    return PLACEMENTS[name](**kwargs)
+PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
+"""Placement policies by name: ``PLACEMENTS.register(name, factory)``, ``PLACEMENTS.make(name)``."""
+PLACEMENTS.register("mfp", MfpPlacement)
