@@ -13,8 +13,9 @@ import time
 
 from torus_sim.errors import TorusSimError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA
+from torus_sim.policies.fault_aware import PF_FORMS
 from torus_sim.reports import format_summary, write_results
-from torus_sim.runner import BUNDLED_NASA_LOG, RunConfig, run
+from torus_sim.runner import BUNDLED_NASA_LOG, SCHEDULERS, RunConfig, run
 
 __all__ = ["build_parser", "main"]
 
@@ -62,6 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
         choices=BSLD_FORMS,
         default="standard",
         help="bounded slowdown: standard max/max, or BGL-FAULT's printed max/min",
+    )
+    run_parser.add_argument(
+        "--scheduler",
+        choices=SCHEDULERS,
+        default="krevat",
+        help="krevat (BGL-FAULT §5.1), balancing (§5.2.1) or tiebreak (§5.2.2)",
+    )
+    run_parser.add_argument(
+        "--predictor",
+        choices=["null", "oracle-confidence", "oracle-accuracy", "history"],
+        default=None,
+        help="failure predictor (default: oracle-confidence for balancing, oracle-accuracy for tiebreak)",
+    )
+    run_parser.add_argument("--confidence", type=float, default=0.1, help="a of the oracle-confidence predictor (BGL-FAULT §4.1)")
+    run_parser.add_argument("--accuracy", type=float, default=0.1, help="a of the oracle-accuracy predictor (BGL-FAULT §4.2)")
+    run_parser.add_argument(
+        "--false-positive-rate", type=float, default=0.0, help="p_f+ of the oracle-accuracy predictor (0 in the paper)"
+    )
+    run_parser.add_argument(
+        "--pf-form", choices=PF_FORMS, default="product", help="balancing: P_f = 1 - prod(1 - p_n) or max p_n"
     )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
     return parser

@@ -163,6 +163,7 @@ class TorusModel(mesa.Model):
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, torus.size)
         self.failure_log = failures if failures is not None else FailureLog.empty()
         self.failure_log.check_fits(torus.size)
+        self.scheduler.policy.attach(self.failure_log, self.rng, torus.size)
         for job in self.jobs:
             self._schedule(self._on_arrival, job.submitted_at, EventPriority.ARRIVAL, job)
         for failed_at, supernode, repair_at in zip(
@@ -285,6 +286,7 @@ class TorusModel(mesa.Model):
             self.scheduler.enqueue(job)
             killed = job_id
         self.supernode_agents[supernode].record_failure(self.now, killed)
+        self.scheduler.policy.observe_failure(self.now, supernode)
         until = self._downtime_end(repair_at)
         if until > self.now:
             if math.isnan(self._down_since[supernode]):

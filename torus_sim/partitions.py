@@ -396,6 +396,22 @@ class PartitionTable:
         first = int(np.argmax(free))
         return int(self.sizes[first]) if free[first] else 0
 
+    def member_matrix(self, ids: np.ndarray) -> np.ndarray:
+        """Supernodes of partitions of one size, int64 ``(len(ids), size)``.
+
+        Raises:
+            ValueError: the partitions are not all of one size.
+        """
+        return np.stack([self.members[i] for i in ids])
+
+    def hits(self, ids: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """Bool ``(len(ids),)``: which partitions contain a supernode set in the packed ``words``."""
+        columns = self._mask_columns
+        found = columns[0][ids] & words[0]
+        for k in range(1, self.words):
+            found |= columns[k][ids] & words[k]
+        return found != 0
+
     def overlaps(self, ids_a: np.ndarray, ids_b: np.ndarray) -> np.ndarray:
         """Which pairs of partitions share a supernode.
 

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from importlib.resources import files
@@ -19,16 +20,35 @@ import pandas as pd
 
 from failure_logs.events import FailureLog
 from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
+from predictors import PREDICTORS
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA, job_table, summarize
 from torus_sim.model import DOWNTIME_MODES, SimulationRecord, TorusModel
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.policies.fault_aware import PF_FORMS, BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.policies.placement import MfpPlacement
 from torus_sim.topology import Torus
 from torus_sim.workload.jobs import Workload, jobs_from_swf
 from torus_sim.workload.swf import read_swf
 
-__all__ = ["BUNDLED_NASA_LOG", "RunConfig", "RunResult", "load_workload", "run"]
+__all__ = [
+    "BUNDLED_NASA_LOG",
+    "DEFAULT_PREDICTOR",
+    "SCHEDULERS",
+    "RunConfig",
+    "RunResult",
+    "build_scheduler",
+    "load_workload",
+    "run",
+]
+
+SCHEDULERS = ("krevat", "balancing", "tiebreak")
+"""Krevat's FCFS + backfilling + migration with MFP placement (BGL-FAULT §5.1), and the balancing
+(§5.2.1) and tie-break (§5.2.2) schedulers, which keep Krevat's FCFS, backfilling and migration."""
+
+DEFAULT_PREDICTOR = {"krevat": "null", "balancing": "oracle-confidence", "tiebreak": "oracle-accuracy"}
+"""The predictor each scheduler uses unless told otherwise (BGL-FAULT §4.1, §4.2)."""
 
 BUNDLED_NASA_LOG = Path(str(files("torus_sim") / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"))
 """The bundled NASA iPSC/860 SWF log (see torus_sim/data/README.md for its attribution)."""
@@ -62,6 +82,13 @@ class RunConfig:
         torus_dims: the supernode torus.
         gamma: Γ of bounded slowdown, seconds.
         bsld_form: ``standard`` or ``printed`` (see :data:`torus_sim.metrics.BSLD_FORMS`).
+        scheduler: ``krevat``, ``balancing`` or ``tiebreak`` (see :data:`SCHEDULERS`).
+        predictor: ``null``, ``oracle-confidence``, ``oracle-accuracy`` or ``history``; the
+            scheduler's default (:data:`DEFAULT_PREDICTOR`) when None.
+        confidence: a of the oracle-confidence predictor, in [0, 1] (BGL-FAULT §4.1).
+        accuracy: a of the oracle-accuracy predictor, in [0, 1] (BGL-FAULT §4.2).
+        false_positive_rate: p_f+ of the oracle-accuracy predictor, in [0, 1] (0 in the paper).
+        pf_form: how the balancing scheduler combines supernode probabilities (``product`` or ``max``).
     """
 
     workload: str = str(BUNDLED_NASA_LOG)
@@ -78,6 +105,12 @@ class RunConfig:
     torus_dims: tuple[int, int, int] = (4, 4, 8)
     gamma: float = DEFAULT_GAMMA
     bsld_form: str = "standard"
+    scheduler: str = "krevat"
+    predictor: str | None = None
+    confidence: float = 0.1
+    accuracy: float = 0.1
+    false_positive_rate: float = 0.0
+    pf_form: str = "product"
 
     def validate(self) -> None:
         """Raise ConfigurationError for a value out of its domain."""
@@ -89,6 +122,20 @@ class RunConfig:
             raise ConfigurationError(f"gamma must be positive, got {self.gamma}")
         if self.max_jobs is not None and self.max_jobs < 1:
             raise ConfigurationError(f"max_jobs must be >= 1, got {self.max_jobs}")
+        if self.scheduler not in SCHEDULERS:
+            raise ConfigurationError(f"unknown scheduler {self.scheduler!r}; choose from {SCHEDULERS}")
+        if self.predictor is not None and self.predictor not in PREDICTORS:
+            raise ConfigurationError(f"unknown predictor {self.predictor!r}; choose from {PREDICTORS.names()}")
+        if self.scheduler == "krevat" and self.predictor not in (None, "null"):
+            raise ConfigurationError(
+                f"the krevat scheduler uses no predictor; got {self.predictor!r} (use balancing or tiebreak)"
+            )
+        for name in ("confidence", "accuracy", "false_positive_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigurationError(f"{name.replace('_', ' ')} must lie in [0, 1], got {value}")
+        if self.pf_form not in PF_FORMS:
+            raise ConfigurationError(f"pf_form must be one of {PF_FORMS}, got {self.pf_form!r}")
         if isinstance(self.downtime, str) and self.downtime not in DOWNTIME_MODES:
             raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds, got {self.downtime!r}")
 
@@ -124,6 +171,36 @@ def load_workload(config: RunConfig, torus: Torus) -> Workload:
     return jobs_from_swf(trace, torus.size, partial(round_up_to_feasible_size, torus.dims), config.load_scale, config.max_jobs)
 
 
+def build_scheduler(config: RunConfig) -> KrevatScheduler:
+    """The configured scheduler with its placement and predictor (BGL-FAULT §5.1, §5.2)."""
+    predictor_name = config.predictor or DEFAULT_PREDICTOR[config.scheduler]
+    parameters = {
+        "oracle-confidence": {"confidence": config.confidence},
+        "oracle-accuracy": {"accuracy": config.accuracy, "false_positive_rate": config.false_positive_rate},
+    }.get(predictor_name, {})
+    predictor = PREDICTORS.make(predictor_name, **parameters)
+    if config.scheduler == "balancing":
+        placement = BalancingPlacement(predictor, config.pf_form)
+    elif config.scheduler == "tiebreak":
+        placement = TieBreakPlacement(predictor)
+    else:
+        placement = MfpPlacement()
+    return KrevatScheduler(placement, backfill=config.backfill, migration=config.migration, migration_cost=config.migration_cost)
+
+
+def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[float, float]]:
+    """Parts of a workload's span ``(start, end)`` before the log's first or after its last failure."""
+    if not len(log):
+        return [span]
+    first, last = log.span
+    gaps = []
+    if first > span[0]:
+        gaps.append((span[0], min(first, span[1])))
+    if last < span[1]:
+        gaps.append((max(last, span[0]), span[1]))
+    return gaps
+
+
 def run(config: RunConfig) -> RunResult:
     """Run one simulation.
 
@@ -143,7 +220,15 @@ def run(config: RunConfig) -> RunResult:
     workload = load_workload(config, torus)
     span = workload.span if config.fit_failures else None
     failures = load_failure_source(config.failures, torus.size, span, config.lanl_system)
-    scheduler = KrevatScheduler(backfill=config.backfill, migration=config.migration, migration_cost=config.migration_cost)
+    uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) else []
+    if uncovered:
+        warnings.warn(
+            f"failure log {failures.source} does not cover the workload's span: no failures in "
+            + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
+            + " (fit it onto the span, the default, or choose another log)",
+            stacklevel=2,
+        )
+    scheduler = build_scheduler(config)
     model = TorusModel(
         workload, failures, scheduler, torus=torus, downtime=config.downtime, seed=config.seed, table=_table(torus)
     )
@@ -165,7 +250,9 @@ def run(config: RunConfig) -> RunResult:
             "source": log.source,
             "count": len(log),
             "reader_counts": dict(sorted(log.counts.items())),
+            "uncovered_span": uncovered,
         },
+        "predictor": config.predictor or DEFAULT_PREDICTOR[config.scheduler],
     }
     summary = summarize(record, config.gamma, config.bsld_form)
     return RunResult(

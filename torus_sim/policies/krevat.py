@@ -85,6 +85,14 @@ class KrevatScheduler:
         self._failed_repack: tuple[bytes, int] | None = None
         self.repack_attempts = 0
 
+    def attach(self, log, rng: np.random.Generator, n_supernodes: int) -> None:
+        """Receive the run's failure log, generator and size (the model calls this once)."""
+        self.placement.attach(log, rng, n_supernodes)
+
+    def observe_failure(self, at: float, supernode: int) -> None:
+        """A failure happened: let the placement's predictor learn from it."""
+        self.placement.observe_failure(at, supernode)
+
     def plan(self, now: float, queue: WaitQueue, running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
         """Plan one scheduling pass.
 

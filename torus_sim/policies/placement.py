@@ -21,9 +21,21 @@ class PlacementPolicy:
 
     Override:
         choose(table, job, candidate_ids, words, now) -> int
+        and, for a policy that uses a predictor or randomness, attach / observe_failure.
     """
 
     name = "base"
+    predictor = None
+
+    def attach(self, log, rng: np.random.Generator, n_supernodes: int) -> None:
+        """Receive the run's failure log, generator and platform size (passed on to a predictor)."""
+        if self.predictor is not None:
+            self.predictor.attach(log, rng, n_supernodes)
+
+    def observe_failure(self, at: float, supernode: int) -> None:
+        """A failure happened (seconds, supernode); passed on to a predictor."""
+        if self.predictor is not None:
+            self.predictor.observe_failure(at, supernode)
 
     def choose(self, table: PartitionTable, job: Job, candidate_ids: np.ndarray, words: np.ndarray, now: float) -> int:
         """Pick a partition id.

@@ -1,0 +1,127 @@
+"""The fault-aware placements of BGL-FAULT §5.2: balancing and tie-break.
+
+Both keep Krevat's FCFS, backfilling and migration (:class:`~torus_sim.policies.krevat.KrevatScheduler`)
+and change only which free partition a job gets, using a failure predictor over the window
+``[now, now + walltime)`` (the job's estimated runtime).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from predictors.base import FailurePredictor
+from torus_sim.errors import ConfigurationError
+from torus_sim.job import Job
+from torus_sim.partitions import PartitionTable
+from torus_sim.policies.placement import PLACEMENTS, PlacementPolicy
+
+__all__ = ["PF_FORMS", "BalancingPlacement", "TieBreakPlacement"]
+
+PF_FORMS = ("product", "max")
+"""How supernode probabilities combine into P_f: ``product`` = 1 - prod(1 - p_n) (BGL-FAULT
+§5.2.1), ``max`` = max p_n (BGL-FAULT §4.1)."""
+
+
+def _lowest_id_of_best(candidate_ids: np.ndarray, mfp_after: np.ndarray, mask: np.ndarray) -> int:
+    """Among candidates where ``mask`` holds, the one keeping the largest MFP, then the lowest id."""
+    ids, kept = candidate_ids[mask], mfp_after[mask]
+    return int(ids[int(np.argmax(kept))])
+
+
+class BalancingPlacement(PlacementPolicy):
+    """BGL-FAULT's balancing heuristic: minimize E_loss = L_MFP + L_PF.
+
+    For each candidate partition P: L_MFP = MFP before - MFP after placing the job in P;
+    P_f = 1 - prod over n in P of (1 - p_f_n) with p_f_n from the predictor over the job's
+    walltime; L_PF = P_f x s_j. The candidate with the smallest E_loss wins; ties go to the
+    larger MFP after placement, then the lowest partition id.
+
+    Args:
+        predictor: gives p_f_n (the oracle-confidence predictor in the paper).
+        pf_form: ``product`` (§5.2.1) or ``max`` (§4.1).
+
+    Raises:
+        ConfigurationError: unknown ``pf_form``.
+
+    References:
+        BGL-FAULT §5.2.1 (E_loss = L_MFP + L_PF), §4.1.
+    """
+
+    name = "balancing"
+
+    def __init__(self, predictor: FailurePredictor, pf_form: str = "product") -> None:
+        if pf_form not in PF_FORMS:
+            raise ConfigurationError(f"P_f form must be one of {PF_FORMS}, got {pf_form!r}")
+        self.predictor = predictor
+        self.pf_form = pf_form
+
+    def expected_loss(self, table: PartitionTable, job: Job, candidate_ids: np.ndarray, words: np.ndarray, now: float):
+        """E_loss of every candidate and the MFP each leaves.
+
+        Args:
+            table: the partition table.
+            job: the job to place (``size`` is s_j, ``walltime`` the window).
+            candidate_ids: free partitions of the job's partition size, int ``(C,)``.
+            words: packed blocked supernodes.
+            now: seconds.
+
+        Returns:
+            ``(e_loss, mfp_after)``, float64 ``(C,)`` and int64 ``(C,)``.
+        """
+        mfp_after = table.mfp_after(candidate_ids, words)
+        loss_mfp = table.mfp(words) - mfp_after
+        probabilities = self.predictor.supernode_probabilities(now, job.walltime)
+        if not probabilities.any():
+            return loss_mfp.astype(np.float64), mfp_after
+        member_p = probabilities[table.member_matrix(candidate_ids)]
+        if self.pf_form == "product":
+            p_fail = 1.0 - np.prod(1.0 - member_p, axis=1)
+        else:
+            p_fail = member_p.max(axis=1)
+        return loss_mfp + p_fail * job.size, mfp_after
+
+    def choose(self, table, job, candidate_ids, words, now):  # noqa: D102
+        if len(candidate_ids) == 1:
+            return int(candidate_ids[0])
+        loss, mfp_after = self.expected_loss(table, job, candidate_ids, words, now)
+        return _lowest_id_of_best(candidate_ids, mfp_after, loss <= loss.min() + 1e-12)
+
+
+class TieBreakPlacement(PlacementPolicy):
+    """BGL-FAULT's tie-break heuristic: among the best-MFP partitions, prefer one not predicted to fail.
+
+    The candidates that leave the largest MFP tie; among them the lowest-id partition with no
+    alarm on any of its supernodes wins. If every tied candidate is predicted to fail, one of
+    them is chosen at random with the run's generator (BGL-FAULT: "an arbitrary choice").
+
+    Args:
+        predictor: gives boolean alarms (the oracle-accuracy predictor in the paper).
+
+    References:
+        BGL-FAULT §5.2.2, §4.2.
+    """
+
+    name = "tiebreak"
+
+    def __init__(self, predictor: FailurePredictor) -> None:
+        self.predictor = predictor
+        self.rng: np.random.Generator | None = None
+
+    def attach(self, log, rng, n_supernodes):  # noqa: D102
+        super().attach(log, rng, n_supernodes)
+        self.rng = rng
+
+    def choose(self, table, job, candidate_ids, words, now):  # noqa: D102
+        mfp_after = table.mfp_after(candidate_ids, words) if len(candidate_ids) > 1 else np.zeros(1, dtype=np.int64)
+        tied = candidate_ids[mfp_after == mfp_after.max()]
+        alarms = self.predictor.supernode_alarms(now, job.walltime)
+        if not alarms.any():
+            return int(tied[0])
+        doomed = table.hits(tied, table.pack(alarms))
+        if not doomed.all():
+            return int(tied[~doomed][0])
+        return int(tied[self.rng.integers(len(tied))])
+
+
+PLACEMENTS.register("balancing", BalancingPlacement)
+PLACEMENTS.register("tiebreak", TieBreakPlacement)
