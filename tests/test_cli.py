@@ -88,3 +88,35 @@ def test_registries_select_extensions_by_name_and_refuse_unknown_ones():
     assert predictor.partition_failure_probability([1, 2, 3], start=0.0, window=100.0) == 0.0
     with pytest.raises(ConfigurationError, match="unknown predictor 'oracle'"):
         PREDICTORS.make("oracle")
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (
+            ["--scheduler", "balancing", "--confidence", "0.9", "--pf-form", "max"],
+            {"scheduler": "balancing", "confidence": 0.9, "pf_form": "max"},
+        ),
+        (["--scheduler", "tiebreak", "--predictor", "history"], {"scheduler": "tiebreak", "predictor": "history"}),
+        (["--no-backfill", "--load-scale", "1.2", "--downtime", "60"], {"backfill": False, "load_scale": 1.2, "downtime": 60.0}),
+    ],
+)
+def test_every_cli_flag_reaches_the_run_configuration(tmp_path, flags, expected):
+    out = tmp_path / "out"
+    assert main(["run", "--max-jobs", "50", "--out", str(out), *flags]) == 0
+    config = json.loads((out / "summary.json").read_text())["config"]
+    assert {key: config[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--scheduler", "balancing", "--confidence", "1.5"], "confidence must lie in [0, 1]"),
+        (["--scheduler", "tiebreak", "--accuracy", "-0.1"], "accuracy must lie in [0, 1]"),
+        (["--predictor", "history"], "the krevat scheduler uses no predictor"),
+    ],
+)
+def test_bad_scheduler_parameters_are_refused_with_a_clear_error(tmp_path, capsys, flags, message):
+    assert main(["run", "--max-jobs", "50", "--out", str(tmp_path / "out"), *flags]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import fields
 
 from torus_sim.errors import TorusSimError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA
@@ -96,21 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = build_parser().parse_args(argv)
     if args.command == "run":
-        config = RunConfig(
-            workload=args.workload,
-            failures=args.failures,
-            fit_failures=args.fit_failures,
-            lanl_system=args.lanl_system,
-            downtime=args.downtime,
-            load_scale=args.load_scale,
-            backfill=args.backfill,
-            migration=args.migration,
-            migration_cost=args.migration_cost,
-            seed=args.seed,
-            max_jobs=args.max_jobs,
-            gamma=args.gamma,
-            bsld_form=args.bsld_form,
-        )
+        config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
         try:
             result = run(config)
@@ -123,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs; cleaning {workload['cleaning'] or 'none'})")
         print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} failures)")
         print(
-            f"scheduler Krevat FCFS, backfill {'on' if config.backfill else 'off'}, migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}"
+            f"scheduler {config.scheduler} (predictor {result.inputs['predictor']}), backfill {'on' if config.backfill else 'off'}, "
+            f"migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}"
         )
         print()
         print(format_summary(result.summary))
