@@ -11,6 +11,7 @@ import argparse
 import sys
 import time
 from dataclasses import fields
+from pathlib import Path
 
 from torus_sim.errors import TorusSimError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA
@@ -86,6 +87,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--pf-form", choices=PF_FORMS, default="product", help="balancing: P_f = 1 - prod(1 - p_n) or max p_n"
     )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
+
+    experiment_parser = commands.add_parser(
+        "experiment",
+        help="run an experiment file (a grid of runs) and draw its figures",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    experiment_parser.add_argument("file", help="experiment TOML file (see experiments/)")
+    experiment_parser.add_argument(
+        "--out", default=None, help="folder for results.csv and the PNGs (default: torus-sim-results/<file stem>)"
+    )
+    experiment_parser.add_argument("--workers", type=int, default=1, help="local worker processes")
+    experiment_parser.add_argument(
+        "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
+    )
+    experiment_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
     return parser
 
 
@@ -96,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         0 on success, 2 on bad input or configuration (with the reason on stderr).
     """
     args = build_parser().parse_args(argv)
+    if args.command == "experiment":
+        return _experiment(args)
     if args.command == "run":
         config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
@@ -117,6 +135,37 @@ def main(argv: list[str] | None = None) -> int:
         print(format_summary(result.summary))
         print()
         print(f"wrote {paths['jobs']} and {paths['summary']} ({time.perf_counter() - began:.1f} s)")
+    return 0
+
+
+def _experiment(args) -> int:
+    import pandas as pd
+
+    from torus_sim.experiments import load_experiment, run_experiment
+    from torus_sim.figures import draw_figure
+    from torus_sim.files import atomic_write
+
+    try:
+        experiment = load_experiment(args.file)
+    except (TorusSimError, FileNotFoundError) as error:
+        print(f"torus-sim: error: {error}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else Path("torus-sim-results") / experiment.path.stem
+    results = out / "results.csv"
+    if args.replot:
+        table = pd.read_csv(results)
+    else:
+        overrides = {"max_jobs": args.max_jobs} if args.max_jobs else {}
+        print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs", file=sys.stderr)
+        try:
+            table = run_experiment(experiment, workers=args.workers, **overrides)
+        except (TorusSimError, FileNotFoundError) as error:
+            print(f"torus-sim: error: {error}", file=sys.stderr)
+            return 2
+        atomic_write(results, lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))
+    for spec in experiment.figures:
+        print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
+    print(f"results: {results}")
     return 0
 
 

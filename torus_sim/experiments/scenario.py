@@ -1,0 +1,163 @@
+"""Experiment files: a base configuration, a parameter grid, and the figures to draw.
+
+An experiment is a TOML file::
+
+    title = "BGL-FAULT Figs. 3-5: bounded slowdown and utilization vs number of failures"
+    reference = "BGL-FAULT §7.1, Figs. 3-5"
+
+    [base]                      # RunConfig fields shared by every run
+    workload = "../../../shared/data/swf/SDSC-SP2-1998-4.2-cln.swf.gz"
+    scheduler = "balancing"
+
+    [grid]                      # every combination of these values is one run
+    failures = [0, 500, 1000]   # an integer N means "synthetic:N"
+    confidence = [0.0, 0.1, 0.9]
+
+    [[figure]]                  # one PNG each
+    name = "fig3"
+    x = "failures"
+    series = "confidence"
+    y = ["avg_bounded_slowdown"]
+    where = { load_scale = 1.0 }
+
+Relative paths (``workload``, a failure-log path) are resolved against the file's folder.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.runner import RunConfig
+
+__all__ = ["Experiment", "FigureSpec", "load_experiment"]
+
+_CONFIG_FIELDS = {field.name for field in fields(RunConfig)}
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure drawn from an experiment's results.
+
+    Attributes:
+        name: file stem of the PNG.
+        x: grid parameter on the x axis.
+        series: grid parameter drawn as one line per value (or "" for one line).
+        y: summary metrics, one panel each.
+        where: fixed values of other parameters selecting the rows.
+        title: figure title.
+        x_label: x-axis label.
+    """
+
+    name: str
+    x: str
+    series: str
+    y: tuple[str, ...]
+    where: dict
+    title: str = ""
+    x_label: str = ""
+
+
+@dataclass
+class Experiment:
+    """A parsed experiment file.
+
+    Attributes:
+        path: the TOML file.
+        title: what it reproduces.
+        reference: the paper's section and figures.
+        base: RunConfig fields common to all runs.
+        grid: parameter -> list of values (the runs are their cartesian product).
+        figures: the figures to draw.
+    """
+
+    path: Path
+    title: str
+    reference: str
+    base: dict
+    grid: dict[str, list]
+    figures: list[FigureSpec]
+
+    def points(self) -> list[dict]:
+        """Every combination of grid values, in file order (the last parameter varies fastest)."""
+        names = list(self.grid)
+        return [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
+
+    def config(self, point: dict, **overrides) -> RunConfig:
+        """The RunConfig of one grid point.
+
+        Args:
+            point: grid values of the run.
+            **overrides: RunConfig fields that replace the file's (e.g. ``max_jobs`` for a reduced run).
+
+        Returns:
+            The configuration (``failures`` given as an integer N becomes ``synthetic:N``).
+        """
+        values = {**self.base, **point, **overrides}
+        if isinstance(values.get("failures"), int):
+            values["failures"] = f"synthetic:{values['failures']}"
+        if "torus_dims" in values:
+            values["torus_dims"] = tuple(values["torus_dims"])
+        return RunConfig(**values)
+
+
+def _resolve(value, folder: Path):
+    if isinstance(value, str) and value not in ("none", "bundled") and not value.startswith("synthetic:"):
+        candidate = Path(value)
+        return str(candidate if candidate.is_absolute() else (folder / candidate).resolve())
+    return value
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and check an experiment file.
+
+    Args:
+        path: the TOML file.
+
+    Returns:
+        The experiment.
+
+    Raises:
+        ConfigurationError: invalid TOML, an unknown RunConfig field, an empty grid value list,
+            or a figure naming a parameter that is neither in the grid nor fixed.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
+    base = dict(data.get("base", {}))
+    grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
+    for key in [*base, *grid]:
+        if key not in _CONFIG_FIELDS:
+            raise ConfigurationError(f"{path}: unknown run parameter {key!r}; known: {sorted(_CONFIG_FIELDS)}")
+    for key, values in grid.items():
+        if not values:
+            raise ConfigurationError(f"{path}: grid parameter {key!r} has no values")
+    for key in ("workload", "failures"):
+        if key in base:
+            base[key] = _resolve(base[key], path.parent)
+        if key in grid:
+            grid[key] = [_resolve(value, path.parent) for value in grid[key]]
+    figures = []
+    for raw in data.get("figure", []):
+        spec = FigureSpec(
+            name=raw["name"],
+            x=raw["x"],
+            series=raw.get("series", ""),
+            y=tuple(raw["y"]),
+            where={
+                key: _resolve(value, path.parent) if key in ("workload", "failures") else value
+                for key, value in raw.get("where", {}).items()
+            },
+            title=raw.get("title", ""),
+            x_label=raw.get("x_label", raw["x"]),
+        )
+        for key in [spec.x, spec.series, *spec.where]:
+            if key and key not in grid and key not in base:
+                raise ConfigurationError(f"{path}: figure {spec.name!r} names {key!r}, which is not a run parameter of this file")
+        figures.append(spec)
+    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures)
