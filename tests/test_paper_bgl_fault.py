@@ -1,0 +1,122 @@
+"""BGL-FAULT §7's published trends, on a reduced SDSC-SP2 run that takes about two minutes.
+
+Set-up (reduced from the paper's full two-year log, see docs/bgl_fault/ for the full runs): the first
+8,000 jobs of SDSC-SP2 (90 days) on the 4x4x8 torus with backfilling and migration, synthetic
+exponential failures scaled to the paper's rate per day: "1000 failures" over the two-year log is 124
+failures over the 90 days, "4000" is 496. Each point is the mean over seeds 0, 1, 2, so one lucky
+failure placement cannot decide a trend. Tolerances are stated in each test.
+
+One trend does not hold with these failures (trend 1, strict xfail below): independent failures make
+bounded slowdown grow faster and faster, while the paper's trace-driven, bursty failures level off.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from torus_sim.runner import RunConfig, run
+
+from .conftest import SHARED_DATA
+
+SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+JOBS = 8000
+PER_1000 = 124  # failures over the 8,000-job span with the rate of 1000 failures over the whole log
+SEEDS = (0, 1, 2)
+
+pytestmark = pytest.mark.skipif(not SDSC.exists(), reason=f"needs the SDSC-SP2 log at {SDSC}")
+
+
+@functools.cache
+def mean_summary(failures: int, scheduler: str = "krevat", a: float = 0.0, load_scale: float = 1.0) -> dict:
+    """Summary metrics averaged over SEEDS (cached: several tests share runs)."""
+    parameter = {"balancing": {"confidence": a}, "tiebreak": {"accuracy": a}}.get(scheduler, {})
+    summaries = [
+        run(
+            RunConfig(
+                workload=str(SDSC),
+                max_jobs=JOBS,
+                failures=f"synthetic:{failures}",
+                scheduler=scheduler,
+                load_scale=load_scale,
+                seed=seed,
+                **parameter,
+            )
+        ).summary
+        for seed in SEEDS
+    ]
+    return {
+        key: sum(s[key] for s in summaries) / len(summaries)
+        for key in ("avg_bounded_slowdown", "omega_util", "omega_lost", "omega_unused")
+    }
+
+
+def bsld(*args, **kwargs) -> float:
+    return mean_summary(*args, **kwargs)["avg_bounded_slowdown"]
+
+
+def test_paper_failures_raise_bounded_slowdown_without_prediction():
+    # BGL-FAULT §7.1: "As failures are introduced, system performance drops quickly".
+    curve = [bsld(n * PER_1000 // 2) for n in (0, 1, 2, 4, 8)]  # 0, 500, 1000, 2000, 4000 failures
+    assert all(later > earlier for earlier, later in zip(curve, curve[1:], strict=False)), curve
+    assert curve[2] > 1.5 * curve[0], curve  # "about one failure in four days ... nearly a 70% increase" (§1)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Not reproduced with independent (Poisson) failures: mean bounded slowdown over seeds 0-2 is about "
+        "28, 40, 57, 164, 413 at 0/500/1000/2000/4000-equivalent failures, rising faster and faster. "
+        "BGL-FAULT attributes the levelling off to its trace's simultaneous multi-node failures (§7.1)."
+    ),
+)
+def test_paper_bounded_slowdown_levels_off_as_failures_grow():
+    # BGL-FAULT §7.1: "eventually reaching a point beyond which further increase in failure rate
+    # would have little additional effect". Levelling off: the second half of the failure range adds
+    # less slowdown than the first half.
+    zero, half, full = bsld(0), bsld(2 * PER_1000), bsld(4 * PER_1000)
+    assert full - half < half - zero
+
+
+def test_paper_low_confidence_already_gives_most_of_the_improvement():
+    # BGL-FAULT §7.1: "if there are on an average 1 failure per four days (corresponding to 1000 failure
+    # rate) even with a 10% prediction confidence ... our balancing algorithm leads to improvements up to
+    # 50%. However with the increase in prediction confidence level (from 10% to 90%) the rate of returns
+    # are comparatively low".
+    none, low, high = (bsld(PER_1000, "balancing", a) for a in (0.0, 0.1, 0.9))
+    gain_low, gain_high = none - low, none - high
+    assert gain_low > 0.2 * none, (none, low, high)  # a sizeable gain at a = 0.1 (measured: about 38%)
+    assert gain_low > 0.5 * gain_high, (none, low, high)  # "most of the improvement"
+    assert gain_high - gain_low < gain_low, (none, low, high)  # 0.1 -> 0.9 adds comparatively little
+
+
+def test_paper_higher_load_raises_bounded_slowdown():
+    # BGL-FAULT §7.2 / Fig. 4: c = 1.2 gives higher bounded slowdown than c = 1.0 ("significant changes
+    # in system performance, when we increased the standard load by 20%", §6.2).
+    for a in (0.0, 0.1):
+        assert bsld(PER_1000, "balancing", a, load_scale=1.2) > 1.5 * bsld(PER_1000, "balancing", a)
+
+
+def test_paper_confidence_converts_lost_capacity_into_utilized_capacity_at_high_load():
+    # BGL-FAULT §7.2: "For systems with high load, as the confidence of the balancing scheduler increases,
+    # more and more wasted work is converted to useful work."
+    none = mean_summary(4 * PER_1000, "balancing", 0.0, load_scale=1.2)
+    high = mean_summary(4 * PER_1000, "balancing", 0.9, load_scale=1.2)
+    assert high["omega_util"] > none["omega_util"] + 0.01, (none, high)
+    assert high["omega_lost"] < none["omega_lost"] - 0.01, (none, high)
+
+
+def test_paper_tiebreak_gains_less_useful_work_than_balancing():
+    # BGL-FAULT §7.3: "due to the aggressiveness of the tie-breaking algorithm, the improvements in useful
+    # work through the use of tie-breaking algorithm are not as significant as compared to the balancing
+    # algorithm improvements". Compared at high load (c = 1.2), 4000-equivalent failures, a = 0.9.
+    none = mean_summary(4 * PER_1000, "balancing", 0.0, load_scale=1.2)["omega_util"]
+    balancing = mean_summary(4 * PER_1000, "balancing", 0.9, load_scale=1.2)["omega_util"]
+    tiebreak = mean_summary(4 * PER_1000, "tiebreak", 0.9, load_scale=1.2)["omega_util"]
+    assert 0 < tiebreak - none < balancing - none, (none, tiebreak, balancing)
+
+
+def test_paper_zero_confidence_and_zero_accuracy_are_krevats_scheduler():
+    # BGL-FAULT Fig. 3 caption: "a = 0.0 (no prediction)".
+    assert mean_summary(PER_1000, "balancing", 0.0) == mean_summary(PER_1000, "tiebreak", 0.0) == mean_summary(PER_1000)
