@@ -9,7 +9,9 @@ Run from the repository root::
    backfilling and migration on: wall time, events per second, peak memory (max RSS). Baseline
    measured in the same run: the same number of no-op events through Mesa's DEVSimulator, i.e.
    the engine's floor; the ratio says how much the scheduling costs on top of it.
-   Targets (issue 2): under 20 s on one core, under 1 GiB.
+   Targets (issue 2): under 20 s on one core, under 1 GiB. The same replay with the balancing
+   scheduler (confidence 0.1), which scores E_loss over every candidate partition, is timed next
+   to it: target under 2x Krevat's time (issue 3).
 2. "Free partitions of size s" on the 4x4x8 torus at 25 % and 50 % random occupancy: the
    partition table against two brute-force baselines, as ratios: the size-restricted cell-by-cell
    check the tests use (:func:`brute_force_free_partitions`, which stops at the first busy cell),
@@ -35,7 +37,7 @@ from torus_sim.metrics import summarize
 from torus_sim.model import TorusModel
 from torus_sim.partitions import PartitionTable, brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.runner import RunConfig, load_workload
+from torus_sim.runner import RunConfig, build_scheduler, load_workload
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 
 DEFAULT_SDSC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -74,6 +76,11 @@ def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:
     model = TorusModel(workload, SyntheticFailures(failures), KrevatScheduler(), seed=0, table=table)
     record = model.run()
     wall = time.perf_counter() - began
+    balancing_config = RunConfig(workload=str(workload_path), scheduler="balancing", confidence=0.1)
+    began = time.perf_counter()
+    balancing = TorusModel(workload, SyntheticFailures(failures), build_scheduler(balancing_config), seed=0, table=table)
+    balancing_summary = summarize(balancing.run())
+    balancing_wall = time.perf_counter() - began
     events = model.counters["events_run"]
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     floor = engine_floor(events)
@@ -83,6 +90,10 @@ def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:
     print(f"  events run           {events:8,d}     ({events / wall:,.0f} events/s)")
     print(f"  peak memory (RSS)    {peak_mib:8.0f} MiB (target < 1024 MiB: {peak_mib / 1024:.2f}x of target)")
     print(f"  baseline: Mesa DEVS, same number of no-op events: {floor:.2f} s -> replay / baseline = {wall / floor:.1f}x")
+    print(
+        f"  balancing scheduler (a = 0.1), same replay: {balancing_wall:.2f} s -> balancing / Krevat = {balancing_wall / wall:.2f}x "
+        f"(target < 2x); avg bounded slowdown {balancing_summary['avg_bounded_slowdown']:.1f}, ω_util {balancing_summary['omega_util']:.3f}"
+    )
     print(
         f"  summary: avg bounded slowdown {summary['avg_bounded_slowdown']:.1f}, ω_util {summary['omega_util']:.3f}, "
         f"ω_unused {summary['omega_unused']:.3f}, ω_lost {summary['omega_lost']:.3f}, kills {summary['job_kills']}, "
