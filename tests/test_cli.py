@@ -120,3 +120,12 @@ def test_bad_scheduler_parameters_are_refused_with_a_clear_error(tmp_path, capsy
     assert main(["run", "--max-jobs", "50", "--out", str(tmp_path / "out"), *flags]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failure_log_that_does_not_cover_the_trace_warns_with_the_uncovered_span(tmp_path):
+    ras = tmp_path / "ras.log"
+    line = "- {t} 2005.06.11 R30-M0-N9-C:J16-U01 x R30-M0-N9-C:J16-U01 RAS KERNEL FATAL boom\n"
+    ras.write_text(line.format(t=100) + line.format(t=200))
+    with pytest.warns(UserWarning, match=r"does not cover the workload's span: no failures in \[0, 100\] s, \[200, \d+\] s"):
+        result = run(RunConfig(max_jobs=300, failures=str(ras), fit_failures=False))
+    assert result.inputs["failures"]["uncovered_span"][0] == (0.0, 100.0)
