@@ -150,7 +150,12 @@ class KrevatScheduler:
         return self.placement.choose(table, job, candidates, words, now)
 
     def _repack(self, table, head, allocation, blocked, down, now):
-        """Place the head and then every running job, largest first, on a torus of only down supernodes."""
+        """Place the head and then every running job, largest first, on a torus of only down supernodes.
+
+        A repack that failed is not tried again until the occupancy or the head changes: whether all
+        jobs fit depends almost only on their sizes and the down supernodes, and each try costs one
+        placement per running job.
+        """
         free = len(blocked) - int(np.count_nonzero(blocked))
         if free < head.partition_size:
             return None  # not fragmentation: not enough free supernodes
