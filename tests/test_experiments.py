@@ -64,3 +64,19 @@ def test_draw_figure_refuses_an_empty_selection(tmp_path):
     table = pd.DataFrame({"failures": [0], "avg_bounded_slowdown": [1.0], "confidence": [0.1]})
     with pytest.raises(ValueError, match="no results match"):
         draw_figure(table, FigureSpec("f", "failures", "", ("avg_bounded_slowdown",), {"confidence": 0.9}), tmp_path / "f.png")
+
+
+def test_cases_vary_parameters_together_and_cross_the_grid(tmp_path):
+    spec = tmp_path / "cases.toml"
+    spec.write_text(
+        "[base]\nmax_jobs = 100\n[grid]\nconfidence = [0.0, 0.5]\n"
+        "[[case]]\nfailures = 10\nload_scale = 1.0\n[[case]]\nfailures = 20\nload_scale = 1.2\n"
+    )
+    experiment = load_experiment(spec)
+    assert experiment.points() == [
+        {"failures": 10, "load_scale": 1.0, "confidence": 0.0},
+        {"failures": 10, "load_scale": 1.0, "confidence": 0.5},
+        {"failures": 20, "load_scale": 1.2, "confidence": 0.0},
+        {"failures": 20, "load_scale": 1.2, "confidence": 0.5},
+    ]
+    assert experiment.config(experiment.points()[2]).failures == "synthetic:20"

@@ -52,7 +52,7 @@ def run_experiment(experiment: Experiment, workers: int = 1, progress=sys.stderr
             rows.append(row)
             _report(progress, index, len(configs), points[index], row)
     table = pd.DataFrame(rows)
-    for key in experiment.grid:
+    for key in experiment.parameters:
         table[key] = [point[key] for point in points]
     return table
 

@@ -13,6 +13,10 @@ An experiment is a TOML file::
     failures = [0, 500, 1000]   # an integer N means "synthetic:N"
     confidence = [0.0, 0.1, 0.9]
 
+    [[case]]                    # optional: parameter sets that vary together, each crossed with the grid
+    workload = "../../../shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz"
+    failures = 126
+
     [[figure]]                  # one PNG each
     name = "fig3"
     x = "failures"
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from torus_sim.errors import ConfigurationError
@@ -72,6 +76,7 @@ class Experiment:
         base: RunConfig fields common to all runs.
         grid: parameter -> list of values (the runs are their cartesian product).
         figures: the figures to draw.
+        cases: parameter sets that vary together; each is crossed with the grid (one empty case if none).
     """
 
     path: Path
@@ -80,11 +85,19 @@ class Experiment:
     base: dict
     grid: dict[str, list]
     figures: list[FigureSpec]
+    cases: list[dict] = field(default_factory=lambda: [{}])
+
+    @property
+    def parameters(self) -> list[str]:
+        """Names of the parameters that vary between runs: case keys, then grid keys."""
+        keys = list(dict.fromkeys(key for case in self.cases for key in case))
+        return keys + [key for key in self.grid if key not in keys]
 
     def points(self) -> list[dict]:
-        """Every combination of grid values, in file order (the last parameter varies fastest)."""
+        """Every case crossed with every combination of grid values (the last grid parameter varies fastest)."""
         names = list(self.grid)
-        return [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
+        combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
+        return [{**case, **combo} for case in self.cases for combo in combos]
 
     def config(self, point: dict, **overrides) -> RunConfig:
         """The RunConfig of one grid point.
@@ -131,7 +144,8 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
     base = dict(data.get("base", {}))
     grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
-    for key in [*base, *grid]:
+    cases = [dict(case) for case in data.get("case", [])] or [{}]
+    for key in [*base, *grid, *(key for case in cases for key in case)]:
         if key not in _CONFIG_FIELDS:
             raise ConfigurationError(f"{path}: unknown run parameter {key!r}; known: {sorted(_CONFIG_FIELDS)}")
     for key, values in grid.items():
@@ -142,6 +156,9 @@ def load_experiment(path: str | Path) -> Experiment:
             base[key] = _resolve(base[key], path.parent)
         if key in grid:
             grid[key] = [_resolve(value, path.parent) for value in grid[key]]
+        for case in cases:
+            if key in case:
+                case[key] = _resolve(case[key], path.parent)
     figures = []
     for raw in data.get("figure", []):
         spec = FigureSpec(
@@ -156,8 +173,9 @@ def load_experiment(path: str | Path) -> Experiment:
             title=raw.get("title", ""),
             x_label=raw.get("x_label", raw["x"]),
         )
+        known = set(grid) | set(base) | {key for case in cases for key in case}
         for key in [spec.x, spec.series, *spec.where]:
-            if key and key not in grid and key not in base:
+            if key and key not in known:
                 raise ConfigurationError(f"{path}: figure {spec.name!r} names {key!r}, which is not a run parameter of this file")
         figures.append(spec)
-    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures)
+    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures, cases)
