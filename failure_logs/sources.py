@@ -4,8 +4,9 @@ Specifications:
 
 * ``none``: no failures.
 * ``bundled``: the bundled BG/L RAS sample (``failure_logs/data/BGL_2k.log``).
-* ``synthetic:N`` or ``synthetic:N:weibull`` (or ``:exponential``): N failures drawn by the
-  model's generator over the workload's span (BGL-FAULT §6.2).
+* ``synthetic:N`` or ``synthetic:N:weibull`` (or ``:exponential``): N independent failures drawn
+  by the model's generator over the workload's span (BGL-FAULT §6.2); ``synthetic:N:bursty``: N
+  failures clustered in a fixed set of bursts (:func:`failure_logs.synthetic.generate_burst_failures`).
 * a path: a Loghub BG/L RAS log (``*.log``), or the LANL CSV (``*.csv``, ``*.csv.xz``, ``*.csv.gz``).
 """
 
@@ -32,6 +33,7 @@ def load_failure_source(
     n_supernodes: int,
     span: tuple[float, float] | None = None,
     lanl_system: int = 20,
+    synthetic_model: str = "exponential",
 ) -> FailureLog | SyntheticFailures | None:
     """Resolve a failure specification.
 
@@ -41,6 +43,7 @@ def load_failure_source(
         span: ``(start, end)`` seconds to fit a real log onto (BGL-FAULT §6.2); the log's own
             times when None.
         lanl_system: the LANL system to read.
+        synthetic_model: the distribution of ``synthetic:N`` when the spec names none.
 
     Returns:
         A failure log, a synthetic-failure request, or None for ``none``.
@@ -57,10 +60,10 @@ def load_failure_source(
         try:
             count = int(parts[1])
         except (IndexError, ValueError):
-            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull], got {spec!r}") from None
+            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull|bursty], got {spec!r}") from None
         if len(parts) > 3:
-            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull], got {spec!r}")
-        return SyntheticFailures(count, parts[2] if len(parts) == 3 else "exponential")
+            raise ConfigurationError(f"expected synthetic:N[:exponential|weibull|bursty], got {spec!r}")
+        return SyntheticFailures(count, parts[2] if len(parts) == 3 else synthetic_model)
     path = BUNDLED_BGL_RAS if spec == "bundled" else Path(spec)
     if not path.exists():
         raise FileNotFoundError(f"failure log not found: {path}")

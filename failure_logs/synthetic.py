@@ -18,9 +18,13 @@ import numpy as np
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["DISTRIBUTIONS", "SyntheticFailures", "generate_failures", "scale_failure_count"]
+__all__ = ["DISTRIBUTIONS", "SyntheticFailures", "generate_burst_failures", "generate_failures", "scale_failure_count"]
 
-DISTRIBUTIONS = ("exponential", "weibull")
+DISTRIBUTIONS = ("exponential", "weibull", "bursty")
+
+BGL_BURSTS_PER_DAY = 0.5
+"""Failure bursts per day in the bundled BG/L RAS sample: its 347 FATAL lines form 102 bursts
+(lines less than 600 s apart) over 205 days."""
 
 
 def scale_failure_count(reference_count: int, reference_nodes: int, reference_days: float, nodes: int, days: float) -> int:
@@ -45,6 +49,69 @@ def scale_failure_count(reference_count: int, reference_nodes: int, reference_da
     if min(reference_nodes, reference_days, nodes, days) <= 0:
         raise ConfigurationError("node counts and spans must be positive")
     return round(reference_count * (nodes / reference_nodes) * (days / reference_days))
+
+
+def generate_burst_failures(
+    count: int,
+    start: float,
+    end: float,
+    rng: np.random.Generator,
+    neighbours: list[list[int]],
+    bursts_per_day: float = BGL_BURSTS_PER_DAY,
+    burst_window: float = 600.0,
+    stay: float = 0.5,
+) -> FailureLog:
+    """Draw ``count`` failures clustered into a fixed set of bursts.
+
+    The burst instants do not depend on ``count``: ``round(bursts_per_day x days)`` bursts fall
+    uniformly over ``[start, end)`` (at least one). Each failure joins a burst chosen uniformly,
+    lands uniformly within ``burst_window`` seconds after its start, and hits the burst's centre
+    supernode with probability ``stay``, else one of the centre's torus neighbours. So more failures
+    make bursts bigger rather than more numerous, as scaling the count of a real trace while keeping
+    its timings does (BGL-FAULT §6.2), and repeated failures of one partition in one burst kill at
+    most the jobs placed there in the meantime (BGL-FAULT §7.1's explanation of the levelling off).
+
+    Args:
+        count: total failures, >= 0.
+        start: span start, seconds.
+        end: span end, seconds (> start when count > 0).
+        rng: the run's generator.
+        neighbours: ``neighbours[n]`` lists the torus neighbours of supernode n (the torus's
+            :meth:`~torus_sim.topology.Torus.neighbours`).
+        bursts_per_day: burst rate; 0.5 as in the bundled BG/L RAS sample.
+        burst_window: seconds over which one burst's failures spread; 600 s as the sample's grouping.
+        stay: probability that a failure hits the burst's centre supernode.
+
+    Returns:
+        A failure log with unknown repair times.
+
+    Raises:
+        ConfigurationError: negative count, empty span, or a rate, window or probability out of range.
+
+    References:
+        BGL-FAULT §6.2, §7.1; Oliner & Stearley, DSN 2007 (BG/L failures come in bursts).
+    """
+    if count < 0:
+        raise ConfigurationError(f"failure count must be >= 0, got {count}")
+    if not bursts_per_day > 0 or burst_window < 0 or not 0.0 <= stay <= 1.0:
+        raise ConfigurationError("bursts_per_day must be > 0, burst_window >= 0 and stay in [0, 1]")
+    source = f"synthetic:{count}:bursty:{bursts_per_day}/day:{burst_window}s"
+    if count == 0:
+        return FailureLog.empty(source)
+    if not end > start:
+        raise ConfigurationError(f"failure span must have end > start, got [{start}, {end})")
+    n_bursts = max(1, round(bursts_per_day * (end - start) / 86400.0))
+    burst_at = np.sort(rng.uniform(start, end, n_bursts))
+    centres = rng.integers(len(neighbours), size=n_bursts)
+    member_of = rng.integers(n_bursts, size=count)
+    failed_at = np.minimum(burst_at[member_of] + rng.uniform(0.0, burst_window, count), np.nextafter(end, start))
+    supernodes = centres[member_of].copy()
+    moved = np.flatnonzero(rng.random(count) >= stay)
+    for index in moved:
+        around = neighbours[supernodes[index]]
+        if around:
+            supernodes[index] = around[rng.integers(len(around))]
+    return FailureLog(failed_at, supernodes, np.full(count, np.nan), source=source)
 
 
 def generate_failures(
@@ -77,6 +144,8 @@ def generate_failures(
         raise ConfigurationError(f"failure count must be >= 0, got {count}")
     if distribution not in DISTRIBUTIONS:
         raise ConfigurationError(f"unknown failure distribution {distribution!r}; choose from {DISTRIBUTIONS}")
+    if distribution == "bursty":
+        raise ConfigurationError("bursty failures need the torus: use generate_burst_failures or SyntheticFailures")
     if distribution == "weibull" and not weibull_shape > 0:
         raise ConfigurationError(f"Weibull shape must be positive, got {weibull_shape}")
     source = f"synthetic:{count}:{distribution}" + (f":k={weibull_shape}" if distribution == "weibull" else "")
@@ -117,7 +186,8 @@ class SyntheticFailures:
 
     Args:
         count: total failures over the span (BGL-FAULT §6.2: 0..4000).
-        distribution: ``"exponential"`` or ``"weibull"``.
+        distribution: ``"exponential"``, ``"weibull"`` (independent per supernode) or ``"bursty"``
+            (clustered, :func:`generate_burst_failures`).
         weibull_shape: Weibull shape k.
 
     Raises:
@@ -136,6 +206,9 @@ class SyntheticFailures:
     def __repr__(self) -> str:
         return f"SyntheticFailures({self.count}, {self.distribution!r})"
 
-    def generate(self, rng: np.random.Generator, start: float, end: float, n_supernodes: int) -> FailureLog:
-        """Draw the failures over ``[start, end)``; see :func:`generate_failures`."""
-        return generate_failures(self.count, n_supernodes, start, end, rng, self.distribution, self.weibull_shape)
+    def generate(self, rng: np.random.Generator, start: float, end: float, torus) -> FailureLog:
+        """Draw the failures over ``[start, end)`` on a torus (see :func:`generate_failures`, :func:`generate_burst_failures`)."""
+        if self.distribution == "bursty":
+            neighbours = [torus.neighbours(n) for n in range(torus.size)]
+            return generate_burst_failures(self.count, start, end, rng, neighbours)
+        return generate_failures(self.count, torus.size, start, end, rng, self.distribution, self.weibull_shape)

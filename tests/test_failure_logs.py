@@ -155,3 +155,31 @@ def test_failure_specs_resolve():
     synthetic = load_failure_source("synthetic:500:weibull", 128)
     assert isinstance(synthetic, SyntheticFailures) and synthetic.count == 500 and synthetic.distribution == "weibull"
     assert len(load_failure_source("bundled", 128, (0.0, 100.0))) == 347
+
+
+def test_bursty_failures_cluster_in_a_fixed_set_of_bursts_on_neighbouring_supernodes():
+    from failure_logs.synthetic import generate_burst_failures
+    from torus_sim.topology import BGL_SUPERNODE_TORUS
+
+    torus = BGL_SUPERNODE_TORUS
+    neighbours = [torus.neighbours(n) for n in range(torus.size)]
+    span = (0.0, 100 * 86400.0)  # 100 days: 50 bursts at 0.5 a day
+    small = generate_burst_failures(100, *span, np.random.default_rng(7), neighbours)
+    large = generate_burst_failures(2000, *span, np.random.default_rng(7), neighbours)
+    assert len(small) == 100 and len(large) == 2000
+    assert small.failed_at.min() >= 0 and large.failed_at.max() < span[1]
+
+    def bursts(log):  # group failures less than 600 s after a burst's first one
+        starts = [log.failed_at[0]]
+        for at in log.failed_at[1:]:
+            if at - starts[-1] > 600:
+                starts.append(at)
+        return starts
+
+    assert len(bursts(large)) <= 50  # more failures make bursts bigger, not more numerous
+    assert len(bursts(small)) <= 50
+    # every failure of a burst hits its centre or a torus neighbour of it: at most 7 supernodes a burst
+    order = np.argsort(large.failed_at)
+    groups = np.cumsum(np.r_[True, np.diff(large.failed_at[order]) > 600])
+    for group in np.unique(groups):
+        assert len(set(large.supernodes[order][groups == group].tolist())) <= 7

@@ -86,6 +86,12 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument(
         "--pf-form", choices=PF_FORMS, default="product", help="balancing: P_f = 1 - prod(1 - p_n) or max p_n"
     )
+    run_parser.add_argument(
+        "--synthetic-model",
+        choices=["exponential", "weibull", "bursty"],
+        default="exponential",
+        help="distribution of synthetic:N failures: independent exponential or Weibull per supernode, or bursty (clustered)",
+    )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
 
     experiment_parser = commands.add_parser(

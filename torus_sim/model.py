@@ -160,7 +160,7 @@ class TorusModel(mesa.Model):
         )
         if isinstance(failures, SyntheticFailures):
             start, end = workload.span
-            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, torus.size)
+            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, torus)
         self.failure_log = failures if failures is not None else FailureLog.empty()
         self.failure_log.check_fits(torus.size)
         self.scheduler.policy.attach(self.failure_log, self.rng, torus.size)

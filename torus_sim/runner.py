@@ -20,6 +20,7 @@ import pandas as pd
 
 from failure_logs.events import FailureLog
 from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
+from failure_logs.synthetic import DISTRIBUTIONS
 from predictors import PREDICTORS
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA, job_table, summarize
@@ -89,6 +90,8 @@ class RunConfig:
         accuracy: a of the oracle-accuracy predictor, in [0, 1] (BGL-FAULT §4.2).
         false_positive_rate: p_f+ of the oracle-accuracy predictor, in [0, 1] (0 in the paper).
         pf_form: how the balancing scheduler combines supernode probabilities (``product`` or ``max``).
+        synthetic_model: distribution of ``synthetic:N`` failures when the spec names none:
+            ``exponential``, ``weibull`` or ``bursty`` (see :mod:`failure_logs.synthetic`).
     """
 
     workload: str = str(BUNDLED_NASA_LOG)
@@ -111,6 +114,7 @@ class RunConfig:
     accuracy: float = 0.1
     false_positive_rate: float = 0.0
     pf_form: str = "product"
+    synthetic_model: str = "exponential"
 
     def validate(self) -> None:
         """Raise ConfigurationError for a value out of its domain."""
@@ -134,6 +138,8 @@ class RunConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigurationError(f"{name.replace('_', ' ')} must lie in [0, 1], got {value}")
+        if self.synthetic_model not in DISTRIBUTIONS:
+            raise ConfigurationError(f"synthetic_model must be one of {DISTRIBUTIONS}, got {self.synthetic_model!r}")
         if self.pf_form not in PF_FORMS:
             raise ConfigurationError(f"pf_form must be one of {PF_FORMS}, got {self.pf_form!r}")
         if isinstance(self.downtime, str) and self.downtime not in DOWNTIME_MODES:
@@ -219,7 +225,7 @@ def run(config: RunConfig) -> RunResult:
     torus = Torus(tuple(config.torus_dims))
     workload = load_workload(config, torus)
     span = workload.span if config.fit_failures else None
-    failures = load_failure_source(config.failures, torus.size, span, config.lanl_system)
+    failures = load_failure_source(config.failures, torus.size, span, config.lanl_system, config.synthetic_model)
     uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) else []
     if uncovered:
         warnings.warn(
