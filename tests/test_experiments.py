@@ -37,8 +37,8 @@ def test_process_workers_give_the_same_rows_as_serial(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text("[base]\nmax_jobs = 120\n[grid]\nfailures = [0, 20]\nseed = [0, 1]\n")
     experiment = load_experiment(spec)
-    serial = run_experiment(experiment, workers=1, progress=None).drop(columns="wall_time")
-    parallel = run_experiment(experiment, workers=2, progress=None).drop(columns="wall_time")
+    serial = run_experiment(experiment, "serial", progress=False).drop(columns="wall_time")
+    parallel = run_experiment(experiment, "process", workers=2, progress=False).drop(columns="wall_time")
     pd.testing.assert_frame_equal(serial, parallel)
 
 

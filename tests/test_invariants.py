@@ -36,7 +36,7 @@ def check_invariants(model):
     busy, down = platform.busy, platform.down
     assert not np.any(busy & down), "a job runs on a down supernode"
     covered = np.zeros(N, dtype=int)
-    for job_id, job in model.running.items():
+    for job_id, job in model.running_jobs.items():
         assert job.state is JobState.RUNNING
         members = platform.members(job.partition)
         assert np.all(platform.job_at[members] == job_id)
@@ -46,9 +46,9 @@ def check_invariants(model):
     assert platform.free_count() + int(busy.sum()) + int(down.sum()) == N
     queued = {id(job) for job in model.scheduler.queue}
     assert all(job.state is JobState.QUEUED for job in model.scheduler.queue)
-    assert not queued & {id(job) for job in model.running.values()}
+    assert not queued & {id(job) for job in model.running_jobs.values()}
     states = [job.state for job in model.jobs]
-    assert states.count(JobState.RUNNING) == len(model.running)
+    assert states.count(JobState.RUNNING) == len(model.running_jobs)
     assert states.count(JobState.QUEUED) == len(model.scheduler.queue)
     assert model.scheduler.queue.demand == sum(job.partition_size for job in model.scheduler.queue)
 

@@ -94,20 +94,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
 
-    experiment_parser = commands.add_parser(
-        "experiment",
-        help="run an experiment file (a grid of runs) and draw its figures",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    for name in ("sweep", "experiment"):
+        sweep_parser = commands.add_parser(
+            name,
+            help="run a scenario file (a grid of runs x seeds) and draw its figures"
+            + (" (alias of sweep)" if name == "experiment" else ""),
+            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        )
+        sweep_parser.add_argument("file", help="scenario TOML file (see experiments/)")
+        sweep_parser.add_argument(
+            "--out", default=None, help="folder for runs/, results.csv and the PNGs (default: torus-sim-results/<file stem>)"
+        )
+        sweep_parser.add_argument(
+            "--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute"
+        )
+        sweep_parser.add_argument(
+            "--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)"
+        )
+        sweep_parser.add_argument(
+            "--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one"
+        )
+        sweep_parser.add_argument(
+            "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
+        )
+        sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
+        sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    figure_parser = commands.add_parser(
+        "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    experiment_parser.add_argument("file", help="experiment TOML file (see experiments/)")
-    experiment_parser.add_argument(
-        "--out", default=None, help="folder for results.csv and the PNGs (default: torus-sim-results/<file stem>)"
+    figure_parser.add_argument("name", help="figure name as in a scenario file, e.g. fig3_bsld_vs_failures")
+    figure_parser.add_argument(
+        "--experiments", default="experiments", help="folder searched for the scenario file that defines the figure"
     )
-    experiment_parser.add_argument("--workers", type=int, default=1, help="local worker processes")
-    experiment_parser.add_argument(
-        "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
+    figure_parser.add_argument(
+        "--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)"
     )
-    experiment_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
     return parser
 
 
@@ -118,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         0 on success, 2 on bad input or configuration (with the reason on stderr).
     """
     args = build_parser().parse_args(argv)
-    if args.command == "experiment":
-        return _experiment(args)
+    if args.command in ("sweep", "experiment"):
+        return _sweep(args)
+    if args.command == "figure":
+        return _figure(args)
     if args.command == "run":
         config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
@@ -144,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _experiment(args) -> int:
+def _sweep(args) -> int:
     import pandas as pd
 
     from torus_sim.experiments import load_experiment, run_experiment
@@ -162,9 +186,11 @@ def _experiment(args) -> int:
         table = pd.read_csv(results)
     else:
         overrides = {"max_jobs": args.max_jobs} if args.max_jobs else {}
-        print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs", file=sys.stderr)
+        print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs on {args.executor}", file=sys.stderr)
         try:
-            table = run_experiment(experiment, workers=args.workers, **overrides)
+            table = run_experiment(
+                experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
+            )
         except (TorusSimError, FileNotFoundError) as error:
             print(f"torus-sim: error: {error}", file=sys.stderr)
             return 2
@@ -173,6 +199,28 @@ def _experiment(args) -> int:
         print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
     print(f"results: {results}")
     return 0
+
+
+def _figure(args) -> int:
+    import pandas as pd
+
+    from torus_sim.experiments import load_experiment
+    from torus_sim.figures import draw_figure
+
+    for path in sorted(Path(args.experiments).glob("**/*.toml")):
+        experiment = load_experiment(path)
+        for spec in experiment.figures:
+            if spec.name == args.name:
+                folder = Path(args.results) if args.results else Path("torus-sim-results") / path.stem
+                if not (folder / "results.csv").exists():
+                    print(
+                        f"torus-sim: error: no results at {folder / 'results.csv'}; run: torus-sim sweep {path}", file=sys.stderr
+                    )
+                    return 2
+                print(f"wrote {draw_figure(pd.read_csv(folder / 'results.csv'), spec, folder / f'{spec.name}.png')}")
+                return 0
+    print(f"torus-sim: error: no scenario file under {args.experiments} defines a figure named {args.name!r}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ References:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -108,6 +109,8 @@ class TorusModel(mesa.Model):
         downtime: ``"transient"``, ``"log"`` or seconds >= 0 (see :data:`DOWNTIME_MODES`).
         seed: seed of the run's one random generator (``self.rng``).
         table: a prebuilt partition table for ``torus`` (saves building one per run).
+        step_seconds: simulated seconds one :meth:`step` advances (for ``mesa.batch_run`` and the
+            visualization; :meth:`run` does not use steps).
 
     Raises:
         ConfigurationError: a job larger than the torus, a partition size with no shape,
@@ -127,8 +130,12 @@ class TorusModel(mesa.Model):
         downtime: str | float = "transient",
         seed: int = 0,
         table: PartitionTable | None = None,
+        step_seconds: float = 3600.0,
     ) -> None:
         super().__init__(seed=seed)
+        if not step_seconds > 0:
+            raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
+        self.step_seconds = float(step_seconds)
         if not (
             downtime in DOWNTIME_MODES
             or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
@@ -150,13 +157,23 @@ class TorusModel(mesa.Model):
                     f"job {job.job_id} needs a partition of {job.partition_size}, which the torus {torus.dims} cannot form"
                 )
             self._job_by_id[job.job_id] = job
-        self.running: dict[int, Job] = {}
+        self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         self.counters: Counter = Counter()
         self.completed = 0
         self._pass_pending = False
         self._down_since = np.full(torus.size, np.nan)
         self.datacollector = mesa.DataCollector(
-            tables={"jobs": _JOB_COLUMNS, "capacity": _CAPACITY_COLUMNS, "failures": _FAILURE_COLUMNS}
+            model_reporters={
+                "time": "now",
+                "queued_jobs": lambda model: len(model.scheduler.queue),
+                "running_jobs": lambda model: len(model.running_jobs),
+                "completed_jobs": "completed",
+                "busy_supernodes": lambda model: int(model.platform.busy.sum()),
+                "down_supernodes": lambda model: int(model.platform.down.sum()),
+                "job_kills": lambda model: model.counters["job_kills"],
+                "failures": lambda model: model.counters["failures"],
+            },
+            tables={"jobs": _JOB_COLUMNS, "capacity": _CAPACITY_COLUMNS, "failures": _FAILURE_COLUMNS},
         )
         if isinstance(failures, SyntheticFailures):
             start, end = workload.span
@@ -173,6 +190,7 @@ class TorusModel(mesa.Model):
                 self.counters["failures_before_start"] += 1
                 continue
             self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(supernode), float(repair_at))
+        self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
     # -- event plumbing -------------------------------------------------------------------
 
@@ -210,13 +228,46 @@ class TorusModel(mesa.Model):
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
         return self.record()
 
+    def step(self) -> None:
+        """Advance ``step_seconds`` of simulated time, then collect the model reporters once.
+
+        This is Mesa's step, for ``mesa.batch_run`` and the visualization: Mesa counts
+        ``self.steps`` and the DataCollector's model variables get one row per step (row 0 is the
+        state before any event). ``running`` turns False at the first step that finds every job
+        completed, so the finished state is the row ``mesa.batch_run`` reports last.
+        """
+        if not self._unfinished():
+            self.running = False
+            self.datacollector.collect(self)
+            return
+        horizon = self.now + self.step_seconds
+        while self._unfinished() and self._next_event_at() <= horizon:
+            self.simulator.run_next_event()
+        if self._unfinished():
+            self.simulator.time = horizon  # no event before the horizon: the clock moves on
+        self.datacollector.collect(self)
+
+    def _unfinished(self) -> bool:
+        return (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list) > 0
+
+    def _next_event_at(self) -> float:
+        """Time of the earliest live event.
+
+        Mesa 3.3's event list is a heapq list; its ``peak_ahead`` walks the list in heap order,
+        which is not time order past a cancelled head, so the head is cleaned here.
+        """
+        heap = self.simulator.event_list._events
+        while heap and heap[0].CANCELED:
+            heapq.heappop(heap)
+        return heap[0].time if heap else math.inf
+
     def step_event(self) -> bool:
         """Run the next event, unless the run is over.
 
         Returns:
             False when every job has completed (and the last pass has run) or no event is left.
         """
-        if (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list):
+        if self._unfinished():
             self.simulator.run_next_event()
             return True
         return False
@@ -242,7 +293,7 @@ class TorusModel(mesa.Model):
     def _on_job_end(self, job: Job) -> None:
         self.counters["events_run"] += 1
         self.platform.release(job.partition, job.job_id)
-        del self.running[job.job_id]
+        del self.running_jobs[job.job_id]
         job.finish(self.now)
         self.completed += 1
         self.datacollector.add_table_row(
@@ -277,7 +328,7 @@ class TorusModel(mesa.Model):
         killed = None
         job_id = self.platform.job_on(supernode)
         if job_id != NO_JOB:
-            job = self.running.pop(job_id)
+            job = self.running_jobs.pop(job_id)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             self.platform.release(job.partition, job_id)
@@ -316,7 +367,7 @@ class TorusModel(mesa.Model):
         self.counters["events_run"] += 1
         self._pass_pending = False
         now = self.now
-        for action in self.scheduler.plan_pass(now, list(self.running.values())):
+        for action in self.scheduler.plan_pass(now, list(self.running_jobs.values())):
             if isinstance(action, Start):
                 self._start(action.job, action.partition_id)
             elif isinstance(action, Repack):
@@ -327,7 +378,7 @@ class TorusModel(mesa.Model):
                 "time": now,
                 "free": self.platform.free_count(),
                 "queued_demand": self.scheduler.queued_demand(),
-                "running_jobs": len(self.running),
+                "running_jobs": len(self.running_jobs),
                 "queued_jobs": len(self.scheduler.queue),
             },
         )
@@ -337,7 +388,7 @@ class TorusModel(mesa.Model):
     def _start(self, job: Job, partition_id: int) -> None:
         self.platform.allocate(partition_id, job.job_id)
         job.start(self.now, partition_id)
-        self.running[job.job_id] = job
+        self.running_jobs[job.job_id] = job
         self.counters["job_starts"] += 1
         job.end_event = self._schedule(self._on_job_end, self.now + job.runtime, EventPriority.JOB_END, job)
 

@@ -34,6 +34,7 @@ from torus_sim.workload.jobs import Workload, jobs_from_swf
 from torus_sim.workload.swf import read_swf
 
 __all__ = [
+    "ConfiguredTorusModel",
     "BUNDLED_NASA_LOG",
     "DEFAULT_PREDICTOR",
     "SCHEDULERS",
@@ -264,3 +265,47 @@ def run(config: RunConfig) -> RunResult:
     return RunResult(
         config=config, summary=summary, jobs=job_table(record.jobs, config.gamma, config.bsld_form), inputs=inputs, record=record
     )
+
+
+class ConfiguredTorusModel(TorusModel):
+    """The torus model built from :class:`RunConfig` fields, for ``mesa.batch_run``.
+
+    ``mesa.batch_run`` constructs a model from keyword arguments and steps it; this class takes the
+    fields of :class:`RunConfig` (``failures``, ``scheduler``, ``confidence``, ``seed``, ...) plus
+    ``step_seconds``. ``batch_run`` does not vary seeds between iterations: pass ``seed`` as a list
+    of values instead.
+
+    Args:
+        step_seconds: simulated seconds per Mesa step (one DataCollector row each).
+        **fields: RunConfig fields.
+
+    Raises:
+        ConfigurationError: an unknown field or a value out of its domain.
+    """
+
+    def __init__(self, step_seconds: float = 3600.0, **fields) -> None:
+        try:
+            config = RunConfig(**fields)
+        except TypeError as error:
+            raise ConfigurationError(f"unknown run parameter: {error}") from None
+        config.validate()
+        torus = Torus(tuple(config.torus_dims))
+        workload = load_workload(config, torus)
+        failures = load_failure_source(
+            config.failures,
+            torus.size,
+            workload.span if config.fit_failures else None,
+            config.lanl_system,
+            config.synthetic_model,
+        )
+        super().__init__(
+            workload,
+            failures,
+            build_scheduler(config),
+            torus=torus,
+            downtime=config.downtime,
+            seed=config.seed,
+            table=_table(torus),
+            step_seconds=step_seconds,
+        )
+        self.config = config

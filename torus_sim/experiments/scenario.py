@@ -13,6 +13,8 @@ An experiment is a TOML file::
     failures = [0, 500, 1000]   # an integer N means "synthetic:N"
     confidence = [0.0, 0.1, 0.9]
 
+    seeds = [0, 1]              # optional: every point runs with each seed (else the base seed)
+
     [[case]]                    # optional: parameter sets that vary together, each crossed with the grid
     workload = "../../../shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz"
     failures = 126
@@ -77,6 +79,7 @@ class Experiment:
         grid: parameter -> list of values (the runs are their cartesian product).
         figures: the figures to draw.
         cases: parameter sets that vary together; each is crossed with the grid (one empty case if none).
+        seeds: seeds every point runs with (empty: the base configuration's seed).
     """
 
     path: Path
@@ -86,18 +89,21 @@ class Experiment:
     grid: dict[str, list]
     figures: list[FigureSpec]
     cases: list[dict] = field(default_factory=lambda: [{}])
+    seeds: list[int] = field(default_factory=list)
 
     @property
     def parameters(self) -> list[str]:
         """Names of the parameters that vary between runs: case keys, then grid keys."""
         keys = list(dict.fromkeys(key for case in self.cases for key in case))
-        return keys + [key for key in self.grid if key not in keys]
+        keys += [key for key in self.grid if key not in keys]
+        return keys + (["seed"] if self.seeds and "seed" not in keys else [])
 
     def points(self) -> list[dict]:
-        """Every case crossed with every combination of grid values (the last grid parameter varies fastest)."""
+        """Every case x every combination of grid values x every seed (the seed varies fastest)."""
         names = list(self.grid)
         combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
-        return [{**case, **combo} for case in self.cases for combo in combos]
+        points = [{**case, **combo} for case in self.cases for combo in combos]
+        return [{**point, "seed": seed} for point in points for seed in self.seeds] if self.seeds else points
 
     def config(self, point: dict, **overrides) -> RunConfig:
         """The RunConfig of one grid point.
@@ -173,9 +179,12 @@ def load_experiment(path: str | Path) -> Experiment:
             title=raw.get("title", ""),
             x_label=raw.get("x_label", raw["x"]),
         )
-        known = set(grid) | set(base) | {key for case in cases for key in case}
+        known = set(grid) | set(base) | {key for case in cases for key in case} | ({"seed"} if data.get("seeds") else set())
         for key in [spec.x, spec.series, *spec.where]:
             if key and key not in known:
                 raise ConfigurationError(f"{path}: figure {spec.name!r} names {key!r}, which is not a run parameter of this file")
         figures.append(spec)
-    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures, cases)
+    seeds = data.get("seeds", [])
+    if not isinstance(seeds, list) or not all(isinstance(seed, int) for seed in seeds):
+        raise ConfigurationError(f"{path}: seeds must be a list of integers, got {seeds!r}")
+    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures, cases, seeds)

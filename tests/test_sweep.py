@@ -1,0 +1,128 @@
+"""Sweeps from Python: executors give identical rows, interrupted sweeps resume, batch_run works."""
+
+import json
+
+import mesa
+import pandas as pd
+import pytest
+
+import torus_sim
+from torus_sim.cli import main
+from torus_sim.errors import ConfigurationError
+from torus_sim.experiments import sweep
+from torus_sim.runner import ConfiguredTorusModel, RunConfig
+
+BASE = {"max_jobs": 200, "failures": "synthetic:25", "scheduler": "balancing"}
+GRID = {"confidence": [0.0, 0.5, 0.9]}
+SEEDS = (0, 1)
+
+
+@pytest.fixture(scope="module")
+def serial_rows():
+    return sweep(BASE, GRID, SEEDS, executor="serial", progress=False)
+
+
+def comparable(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(columns=["wall_time"]).reset_index(drop=True)
+
+
+def test_sweep_returns_one_row_per_run_with_every_parameter_the_seed_and_every_metric(serial_rows):
+    assert len(serial_rows) == 6
+    assert serial_rows[["confidence", "seed"]].values.tolist() == [[0.0, 0], [0.0, 1], [0.5, 0], [0.5, 1], [0.9, 0], [0.9, 1]]
+    for column in ("avg_bounded_slowdown", "omega_util", "omega_lost", "job_kills", "wall_time", "scheduler", "max_jobs", "key"):
+        assert column in serial_rows
+    assert serial_rows["key"].is_unique
+    # seeds matter: the synthetic failures differ
+    assert (
+        serial_rows.loc[0, "job_kills"] != serial_rows.loc[1, "job_kills"]
+        or serial_rows.loc[0, "avg_bounded_slowdown"] != serial_rows.loc[1, "avg_bounded_slowdown"]
+    )
+
+
+def test_process_executor_gives_identical_rows(serial_rows):
+    parallel = sweep(BASE, GRID, SEEDS, executor="process", workers=2, progress=False)
+    pd.testing.assert_frame_equal(comparable(serial_rows), comparable(parallel))
+
+
+def test_dask_local_cluster_gives_identical_rows(serial_rows):
+    pytest.importorskip("dask.distributed", reason='the Dask executor is the optional extra: pip install ".[distributed]"')
+    distributed = sweep(BASE, GRID, SEEDS, executor="dask", workers=2, progress=False)
+    pd.testing.assert_frame_equal(comparable(serial_rows), comparable(distributed))
+
+
+def test_an_interrupted_sweep_resumes_with_no_lost_and_no_duplicated_run(tmp_path, serial_rows):
+    finished = []
+
+    def stop_after_three(record):
+        finished.append(record["key"])
+        if len(finished) == 3:
+            raise KeyboardInterrupt  # as a user's Ctrl-C after the third run is stored
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep(BASE, GRID, SEEDS, results_dir=tmp_path, progress=False, on_result=stop_after_three)
+    stored = sorted(path.stem for path in (tmp_path / "runs").glob("*.json"))
+    assert stored == sorted(finished) and len(stored) == 3
+    assert not list((tmp_path / "runs").glob(".*.tmp"))  # no half-written result
+    resumed = []
+    table = sweep(BASE, GRID, SEEDS, results_dir=tmp_path, progress=False, on_result=lambda r: resumed.append(r["key"]))
+    assert len(resumed) == 3 and not set(resumed) & set(finished)
+    assert len(table) == 6 and table["key"].is_unique
+    pd.testing.assert_frame_equal(comparable(table), comparable(serial_rows))
+    manifest = json.loads((tmp_path / "runs" / f"{table.loc[0, 'key']}.json").read_text())["manifest"]
+    assert manifest["config"]["seed"] == 0 and manifest["torus_sim_version"] == torus_sim.__version__
+    assert manifest["inputs"]["workload"]["sha256"] == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
+
+
+def test_top_level_run_and_sweep_work_from_python():
+    result = torus_sim.run(torus_sim.RunConfig(max_jobs=100, failures="none"))
+    assert result.summary["jobs"] == 100 and result.summary["job_kills"] == 0
+    table = torus_sim.sweep({"max_jobs": 100}, {"load_scale": [1.0, 1.5]}, progress=False)
+    assert table["load_scale"].tolist() == [1.0, 1.5]
+
+
+def test_bad_sweeps_are_refused():
+    with pytest.raises(ConfigurationError, match="unknown executor"):
+        sweep(BASE, GRID, executor="slurm", progress=False)
+    with pytest.raises(ConfigurationError, match="unknown run parameter"):
+        sweep(BASE, {"confidance": [0.1]}, progress=False)
+    with pytest.raises(ConfigurationError, match=r"confidence must lie in \[0, 1\]"):
+        sweep(BASE, {"confidence": [1.5]}, progress=False)
+
+
+def test_mesa_batch_run_over_the_torus_model_returns_a_row_per_step_ending_at_the_finished_run():
+    rows = pd.DataFrame(
+        mesa.batch_run(
+            ConfiguredTorusModel,
+            {"max_jobs": 300, "failures": "synthetic:20", "seed": [0, 1], "step_seconds": 86400.0},
+            iterations=1,
+            max_steps=10_000,
+            number_processes=1,
+            data_collection_period=1,
+            display_progress=False,
+        )
+    )
+    for seed in (0, 1):
+        mine = rows[rows["seed"] == seed]
+        assert mine["Step"].tolist() == list(range(len(mine)))
+        assert mine["time"].is_monotonic_increasing and mine["completed_jobs"].is_monotonic_increasing
+        final = mine.iloc[-1]
+        expected = torus_sim.run(RunConfig(max_jobs=300, failures="synthetic:20", seed=seed)).summary
+        assert final["completed_jobs"] == 300 and final["queued_jobs"] == 0
+        assert final["job_kills"] == expected["job_kills"] and final["failures"] == expected["failures"]
+        assert final["time"] == pytest.approx(expected["makespan"])  # the trace starts at t = 0
+
+
+def test_sweep_and_figure_commands_resume_and_redraw(tmp_path, capsys):
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(
+        'seeds = [0, 1]\n[base]\nmax_jobs = 120\nscheduler = "balancing"\n[grid]\nfailures = [0, 20]\n'
+        '[[figure]]\nname = "tiny_bsld"\nx = "failures"\nseries = "seed"\ny = ["avg_bounded_slowdown"]\n'
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", str(scenario), "--out", str(out), "--no-progress"]) == 0
+    assert len(pd.read_csv(out / "results.csv")) == 4 and len(list((out / "runs").glob("*.json"))) == 4
+    (out / "tiny_bsld.png").unlink()
+    assert main(["figure", "tiny_bsld", "--experiments", str(tmp_path), "--results", str(out)]) == 0
+    assert (out / "tiny_bsld.png").exists()
+    assert main(["figure", "no_such_figure", "--experiments", str(tmp_path)]) == 2
+    assert "defines a figure named 'no_such_figure'" in capsys.readouterr().err

@@ -1,0 +1,224 @@
+"""Parameter sweeps: many runs on one machine or a cluster, with results that survive.
+
+``sweep(base, grid, seeds)`` runs every combination of grid values for every seed, on one of three
+executors:
+
+* ``serial``: one run after another in this process;
+* ``process``: local worker processes (:class:`concurrent.futures.ProcessPoolExecutor`);
+* ``dask``: a Dask distributed cluster: a :class:`dask.distributed.LocalCluster` of ``workers``
+  processes by default, or the scheduler at ``scheduler_address`` (``tcp://host:port``) for a real
+  cluster. Dask is an optional extra: ``pip install ".[distributed]"``.
+
+With ``results_dir``, each run's row is written atomically to ``results_dir/runs/<key>.json`` the
+moment it finishes, together with its manifest (configuration, seed, torus-sim version, input file
+hashes). The key is a hash of the run's full configuration, so running the same sweep again skips
+every run already stored: a sweep killed midway resumes with no lost and no duplicated row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pandas as pd
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.files import atomic_write
+from torus_sim.runner import RunConfig, run
+
+__all__ = ["EXECUTORS", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
+
+EXECUTORS = ("serial", "process", "dask")
+"""Where the runs of a sweep execute."""
+
+
+def grid_points(grid: dict[str, Sequence], seeds: Sequence[int] = (0,), cases: Sequence[dict] = ({},)) -> list[dict]:
+    """Every case x combination of grid values x seed, as dictionaries of RunConfig fields.
+
+    Args:
+        grid: parameter -> values; the last parameter varies fastest.
+        seeds: seeds, crossed with everything (the seed varies fastest of all).
+        cases: parameter sets that vary together.
+
+    Returns:
+        One dictionary per run.
+    """
+    names = list(grid)
+    points = []
+    for case in cases:
+        for values in itertools.product(*(grid[name] for name in names)):
+            for seed in seeds:
+                points.append({**case, **dict(zip(names, values, strict=True)), "seed": seed})
+    return points
+
+
+def run_key(config: RunConfig) -> str:
+    """A stable identifier of a run: SHA-256 (16 hex digits) of its configuration as sorted JSON."""
+    canonical = json.dumps(asdict(config), sort_keys=True, default=list)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def run_row(config: RunConfig) -> dict:
+    """Run one simulation and flatten it to a row with its manifest.
+
+    Returns:
+        ``{"key", "row", "manifest"}``: the row has every RunConfig field, every summary metric and
+        ``wall_time`` (seconds); the manifest holds configuration, version and input hashes.
+    """
+    began = time.perf_counter()
+    result = run(config)
+    row = {key: (list(value) if isinstance(value, tuple) else value) for key, value in asdict(config).items()}
+    row.update(result.summary)
+    row["wall_time"] = time.perf_counter() - began
+    return {"key": run_key(config), "row": row, "manifest": result.manifest()}
+
+
+def _store(results_dir: Path | None, record: dict) -> None:
+    if results_dir is not None:
+        payload = json.dumps(record, default=str, indent=1) + "\n"  # insertion order: columns stay in order
+        atomic_write(results_dir / "runs" / f"{record['key']}.json", lambda handle: handle.write(payload))
+
+
+def _load_done(results_dir: Path | None) -> dict[str, dict]:
+    done = {}
+    if results_dir is not None and (results_dir / "runs").is_dir():
+        for path in sorted((results_dir / "runs").glob("*.json")):
+            record = json.loads(path.read_text())
+            done[record["key"]] = record
+    return done
+
+
+def _execute(configs: list[RunConfig], executor: str, workers: int, scheduler_address: str | None) -> Iterable[dict]:
+    """Yield each run's record as it finishes (in completion order)."""
+    if executor == "serial":
+        for config in configs:
+            yield run_row(config)
+    elif executor == "process":
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_row, config) for config in configs]
+            for future in as_completed(futures):
+                yield future.result()
+    else:
+        try:
+            from dask.distributed import Client, LocalCluster
+            from dask.distributed import as_completed as dask_completed
+        except ImportError as error:
+            raise ConfigurationError('the dask executor needs Dask: pip install ".[distributed]"') from error
+        cluster = None
+        if scheduler_address:
+            client = Client(scheduler_address)
+        else:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            client = Client(cluster)
+        try:
+            futures = [client.submit(run_row, config, pure=False) for config in configs]
+            for future in dask_completed(futures):
+                yield future.result()
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def run_configs(
+    configs: Sequence[RunConfig],
+    executor: str = "serial",
+    workers: int = 2,
+    results_dir: str | Path | None = None,
+    scheduler_address: str | None = None,
+    progress: bool = True,
+    on_result: Callable[[dict], None] | None = None,
+) -> pd.DataFrame:
+    """Run configurations on an executor, storing and resuming as :func:`sweep` describes.
+
+    Args:
+        configs: the runs, in the order of the returned rows (repeats are run once).
+        executor: ``serial``, ``process`` or ``dask``.
+        workers: worker processes for ``process`` and a local Dask cluster.
+        results_dir: folder for per-run results and manifests; runs already stored there are skipped.
+        scheduler_address: a Dask scheduler (``tcp://host:port``) instead of a local cluster.
+        progress: show a progress bar.
+        on_result: called with each new run's record as it is stored.
+
+    Returns:
+        One row per configuration, in order, with ``key``.
+
+    Raises:
+        ConfigurationError: an unknown executor, ``workers`` < 1, or an invalid configuration.
+    """
+    if executor not in EXECUTORS:
+        raise ConfigurationError(f"unknown executor {executor!r}; choose from {EXECUTORS}")
+    if workers < 1:
+        raise ConfigurationError(f"workers must be >= 1, got {workers}")
+    for config in configs:
+        config.validate()
+    results_path = Path(results_dir) if results_dir is not None else None
+    done = _load_done(results_path)
+    keys = [run_key(config) for config in configs]
+    unique = dict(zip(keys, configs, strict=True))
+    todo = [config for key, config in unique.items() if key not in done]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="run", desc="sweep")
+    try:
+        for record in _execute(todo, executor, workers, scheduler_address):
+            _store(results_path, record)
+            done[record["key"]] = record
+            if on_result is not None:
+                on_result(record)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return pd.DataFrame([{**done[key]["row"], "key": key} for key in keys])
+
+
+def sweep(
+    base: RunConfig | dict | None = None,
+    grid: dict[str, Sequence] | None = None,
+    seeds: Sequence[int] = (0,),
+    executor: str = "serial",
+    workers: int = 2,
+    results_dir: str | Path | None = None,
+    scheduler_address: str | None = None,
+    cases: Sequence[dict] = ({},),
+    progress: bool = True,
+    on_result: Callable[[dict], None] | None = None,
+) -> pd.DataFrame:
+    """Run a parameter sweep.
+
+    Args:
+        base: the configuration every run starts from (RunConfig or its fields); defaults when None.
+        grid: parameter -> list of values; every combination is run.
+        seeds: the seeds each combination runs with (``mesa.batch_run`` does not vary seeds: here
+            the seed is a parameter).
+        executor: ``serial``, ``process`` or ``dask`` (see the module docstring).
+        workers: worker processes for ``process`` and a local Dask cluster.
+        results_dir: folder for per-run results and manifests; runs already stored there are skipped.
+        scheduler_address: a Dask scheduler (``tcp://host:port``) instead of a local cluster.
+        cases: parameter sets that vary together, each crossed with the grid.
+        progress: show a progress bar (runs done / total, estimated time left).
+        on_result: called with each new run's record as it is stored (for tests and live reports).
+
+    Returns:
+        One row per run in grid order (cases, then grid values, then seeds): every RunConfig
+        field, every summary metric, ``wall_time`` (seconds) and ``key``.
+
+    Raises:
+        ConfigurationError: an unknown executor or parameter, or a value out of its domain.
+    """
+    base_config = base if isinstance(base, RunConfig) else RunConfig(**(base or {}))
+    try:
+        configs = [replace(base_config, **point) for point in grid_points(grid or {}, seeds, cases)]
+    except TypeError as error:
+        raise ConfigurationError(f"unknown run parameter in the sweep: {error}") from None
+    return run_configs(configs, executor, workers, results_dir, scheduler_address, progress, on_result)
