@@ -126,3 +126,22 @@ def test_sweep_and_figure_commands_resume_and_redraw(tmp_path, capsys):
     assert (out / "tiny_bsld.png").exists()
     assert main(["figure", "no_such_figure", "--experiments", str(tmp_path)]) == 2
     assert "defines a figure named 'no_such_figure'" in capsys.readouterr().err
+
+
+def test_dask_executor_reaches_a_running_cluster_by_its_scheduler_address(serial_rows):
+    distributed = pytest.importorskip(
+        "dask.distributed", reason='the Dask executor is the optional extra: pip install ".[distributed]"'
+    )
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        table = sweep(
+            BASE, {"confidence": [0.5]}, (1,), executor="dask", scheduler_address=cluster.scheduler_address, progress=False
+        )
+    expected = serial_rows[(serial_rows["confidence"] == 0.5) & (serial_rows["seed"] == 1)]
+    pd.testing.assert_frame_equal(comparable(table), comparable(expected))
+
+
+def test_a_scenario_file_names_its_output_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.toml").write_text('output = "my-results"\n[base]\nmax_jobs = 60\n[grid]\nseed = [0]\n')
+    assert main(["sweep", "s.toml", "--no-progress"]) == 0
+    assert (tmp_path / "my-results" / "results.csv").exists()

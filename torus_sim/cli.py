@@ -180,7 +180,7 @@ def _sweep(args) -> int:
     except (TorusSimError, FileNotFoundError) as error:
         print(f"torus-sim: error: {error}", file=sys.stderr)
         return 2
-    out = Path(args.out) if args.out else Path("torus-sim-results") / experiment.path.stem
+    out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
     results = out / "results.csv"
     if args.replot:
         table = pd.read_csv(results)

@@ -14,6 +14,7 @@ An experiment is a TOML file::
     confidence = [0.0, 0.1, 0.9]
 
     seeds = [0, 1]              # optional: every point runs with each seed (else the base seed)
+    output = "runs/fig3"        # optional: results folder (default torus-sim-results/<file stem>)
 
     [[case]]                    # optional: parameter sets that vary together, each crossed with the grid
     workload = "../../../shared/data/swf/NASA-iPSC-1993-3.1-cln.swf.gz"
@@ -80,6 +81,7 @@ class Experiment:
         figures: the figures to draw.
         cases: parameter sets that vary together; each is crossed with the grid (one empty case if none).
         seeds: seeds every point runs with (empty: the base configuration's seed).
+        output: the results folder the file asks for ("" : the command's default).
     """
 
     path: Path
@@ -90,6 +92,7 @@ class Experiment:
     figures: list[FigureSpec]
     cases: list[dict] = field(default_factory=lambda: [{}])
     seeds: list[int] = field(default_factory=list)
+    output: str = ""
 
     @property
     def parameters(self) -> list[str]:
@@ -187,4 +190,7 @@ def load_experiment(path: str | Path) -> Experiment:
     seeds = data.get("seeds", [])
     if not isinstance(seeds, list) or not all(isinstance(seed, int) for seed in seeds):
         raise ConfigurationError(f"{path}: seeds must be a list of integers, got {seeds!r}")
-    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures, cases, seeds)
+    output = data.get("output", "")
+    if not isinstance(output, str):
+        raise ConfigurationError(f"{path}: output must be a folder name, got {output!r}")
+    return Experiment(path, data.get("title", path.stem), data.get("reference", ""), base, grid, figures, cases, seeds, output)
