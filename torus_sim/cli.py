@@ -120,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
+    viz_parser = commands.add_parser(
+        "viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
+    viz_parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
+    viz_parser.add_argument("--port", type=int, default=8765, help="port to serve on")
+
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -144,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
         return _sweep(args)
     if args.command == "figure":
         return _figure(args)
+    if args.command == "viz":
+        return _viz(args)
     if args.command == "run":
         config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
@@ -199,6 +207,20 @@ def _sweep(args) -> int:
         print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
     print(f"results: {results}")
     return 0
+
+
+def _viz(args) -> int:
+    import subprocess
+
+    from torus_sim import app as _  # noqa: F401  (fail here, with a clear traceback, if the app cannot load)
+
+    app_path = Path(__file__).with_name("app.py")
+    print(f"torus-sim viz: serving http://{args.host}:{args.port} (Ctrl-C to stop)")
+    command = [sys.executable, "-m", "solara", "run", str(app_path), "--host", args.host, "--port", str(args.port), "--no-open"]
+    try:
+        return subprocess.call(command)
+    except KeyboardInterrupt:
+        return 0
 
 
 def _figure(args) -> int:

@@ -158,6 +158,8 @@ class TorusModel(mesa.Model):
                 )
             self._job_by_id[job.job_id] = job
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
+        self.failed_this_step: list[int] = []  # supernodes that failed during the last step (for the viz)
+        self.started_this_step: list[tuple[int, int]] = []  # (job id, partition id) started during the last step
         self.counters: Counter = Counter()
         self.completed = 0
         self._pass_pending = False
@@ -169,6 +171,7 @@ class TorusModel(mesa.Model):
                 "running_jobs": lambda model: len(model.running_jobs),
                 "completed_jobs": "completed",
                 "busy_supernodes": lambda model: int(model.platform.busy.sum()),
+                "utilization": lambda model: float(model.platform.busy.sum()) / model.platform.capacity,
                 "down_supernodes": lambda model: int(model.platform.down.sum()),
                 "job_kills": lambda model: model.counters["job_kills"],
                 "failures": lambda model: model.counters["failures"],
@@ -240,6 +243,8 @@ class TorusModel(mesa.Model):
             self.running = False
             self.datacollector.collect(self)
             return
+        self.failed_this_step = []
+        self.started_this_step = []
         horizon = self.now + self.step_seconds
         while self._unfinished() and self._next_event_at() <= horizon:
             self.simulator.run_next_event()
@@ -337,6 +342,7 @@ class TorusModel(mesa.Model):
             self.scheduler.enqueue(job)
             killed = job_id
         self.supernode_agents[supernode].record_failure(self.now, killed)
+        self.failed_this_step.append(supernode)
         self.scheduler.policy.observe_failure(self.now, supernode)
         until = self._downtime_end(repair_at)
         if until > self.now:
@@ -389,6 +395,7 @@ class TorusModel(mesa.Model):
         self.platform.allocate(partition_id, job.job_id)
         job.start(self.now, partition_id)
         self.running_jobs[job.job_id] = job
+        self.started_this_step.append((job.job_id, partition_id))
         self.counters["job_starts"] += 1
         job.end_event = self._schedule(self._on_job_end, self.now + job.runtime, EventPriority.JOB_END, job)
 

@@ -84,6 +84,7 @@ class KrevatScheduler:
         self.migration_cost = float(migration_cost)
         self._failed_repack: tuple[bytes, int] | None = None
         self.repack_attempts = 0
+        self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
 
     def attach(self, log, rng: np.random.Generator, n_supernodes: int) -> None:
         """Receive the run's failure log, generator and size (the model calls this once)."""
@@ -112,6 +113,7 @@ class KrevatScheduler:
         expected_end = {job: job.estimated_end(now) for job in running}
         actions: list[Start | Repack] = []
         started: set[int] = set()
+        self.reservation = None
 
         for head in queue:
             partition_id = self._place(table, head, blocked, now)
@@ -200,6 +202,7 @@ class KrevatScheduler:
         The earliest remaining job of every size is merged in FCFS order with a heap.
         """
         reservation_at, shadow = self._reservation(table, head, blocked, allocation, expected_end, repairs, now)
+        self.reservation = (head.job_id, reservation_at)
         slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
         head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
         words = table.pack(blocked)
