@@ -126,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     viz_parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     viz_parser.add_argument("--port", type=int, default=8765, help="port to serve on")
 
+    tables_parser = commands.add_parser(
+        "ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)"
+    )
+    tables_parser.add_argument(
+        "--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table"
+    )
+
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -152,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         return _figure(args)
     if args.command == "viz":
         return _viz(args)
+    if args.command == "ckpt-tables":
+        return _ckpt_tables(args)
     if args.command == "run":
         config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
@@ -206,6 +215,22 @@ def _sweep(args) -> int:
     for spec in experiment.figures:
         print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
     print(f"results: {results}")
+    return 0
+
+
+def _ckpt_tables(args) -> int:
+    from torus_sim.analytic.tables import capped_table, scenario_table, yield_table
+
+    chosen = ["today", "2011", "2015", "yield", "capped"] if args.table == "all" else [args.table]
+    blocks = []
+    for name in chosen:
+        if name == "yield":
+            blocks += ["Numerical results: yield rho/N for scenario 2015", yield_table("month"), yield_table("year")]
+        elif name == "capped":
+            blocks += ["Yield rho/N for scenario 2015 and capped job sizes", capped_table("month"), capped_table("year")]
+        else:
+            blocks.append(scenario_table(name))
+    print("\n\n".join(blocks))
     return 0
 
 
