@@ -18,7 +18,8 @@ def test_job_life_cycle_transitions_are_guarded_and_name_the_current_state():
     assert job.state is JobState.QUEUED and job.kills == 1
     job.start(60, partition=2)
     job.migrate(80, partition=3, cost=5)
-    assert job.remaining_runtime(80) == 85 and job.migrations == 1 and job.started_at == 60
+    # 20 s of work done by t = 80; the move costs 5 s before the remaining 80 s of work
+    assert job.remaining_runtime(80) == 80 and job.end_at() == 165 and job.migrations == 1 and job.started_at == 60
     job.finish(165)
     assert job.state is JobState.COMPLETED
     with pytest.raises(JobStateError):
@@ -44,3 +45,28 @@ def test_wait_queue_keeps_fcfs_order_by_size_and_the_total_demand():
     assert [job.job_id for job in queue] == [2, 4, 1] and queue.demand == 7
     with pytest.raises(Exception, match="not in the wait queue"):
         queue.remove(jobs[2])
+
+
+def test_periodic_checkpoints_bound_the_lost_work_and_add_their_cost_to_the_run():
+    job = Job(1, 0, runtime=100, walltime=100, size=2)
+    job.checkpoint_interval, job.checkpoint_cost = 30.0, 2.0
+    job.arrive()
+    job.start(0, 0, recovery=5.0)  # nothing saved yet: no recovery
+    assert job.end_at() == 100 + 3 * 2  # checkpoints after 30, 60 and 90 s of work
+    # t = 70: two cycles of 32 s done (60 s of work saved), 6 s into the third
+    assert job.progress(70) == 66 and job._saved(70) == 60
+    assert job.kill(70) == (66 - 60) * 2
+    assert job.saved_work == 60
+    job.start(80, 1, recovery=5.0)  # restarts from the checkpoint, paying R = 5 s
+    assert job.progress(85) == 60 and job.progress(95) == 70
+    assert job.end_at() == 80 + 5 + 40 + 1 * 2  # one checkpoint (after 30 s) before the last 10 s
+
+
+def test_a_preventive_checkpoint_before_a_predicted_failure_saves_the_work_up_to_it():
+    job = Job(1, 0, runtime=100, walltime=100, size=1)
+    job.arrive()
+    job.start(0, 0)
+    assert job.kill(50, preventive_checkpoint=3.0) == 3.0  # only the work during the checkpoint is lost
+    assert job.saved_work == 47
+    job.start(60, 1, recovery=4.0)
+    assert job.end_at() == 60 + 4 + 53

@@ -12,6 +12,7 @@ restarts from the beginning.
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 
 from torus_sim.errors import JobStateError
@@ -55,12 +56,16 @@ class Job:
         "job_id",
         "kills",
         "lost_work",
+        "attempt_overhead",
+        "checkpoint_cost",
+        "checkpoint_interval",
         "migrations",
         "partition",
         "partition_size",
         "progress_at_resume",
         "resumed_at",
         "runtime",
+        "saved_work",
         "size",
         "started_at",
         "state",
@@ -95,7 +100,11 @@ class Job:
         self.lost_work = 0.0  # supernode-seconds of work thrown away by failures
         self.migrations = 0
         self.resumed_at: float | None = None  # last start or migration
-        self.progress_at_resume = 0.0  # seconds of the attempt's work done at resumed_at
+        self.progress_at_resume = 0.0  # seconds of the job's work done at resumed_at
+        self.attempt_overhead = 0.0  # seconds after resumed_at before work resumes (R or M)
+        self.saved_work = 0.0  # seconds of work saved by checkpoints (restart point)
+        self.checkpoint_interval: float | None = None  # seconds of work between periodic checkpoints
+        self.checkpoint_cost = 0.0  # C, seconds per checkpoint
 
     def fresh_copy(self) -> Job:
         """A PENDING copy with the same description, for a new run of the same workload."""
@@ -113,14 +122,22 @@ class Job:
         self._require(JobState.PENDING, "arrive")
         self.state = JobState.QUEUED
 
-    def start(self, at: float, partition: int) -> None:
-        """QUEUED -> RUNNING on a partition at time ``at`` (seconds)."""
+    def start(self, at: float, partition: int, recovery: float = 0.0) -> None:
+        """QUEUED -> RUNNING on a partition at time ``at`` (seconds).
+
+        Args:
+            at: start time, seconds.
+            partition: the platform's allocation handle.
+            recovery: seconds spent reading the last checkpoint before work resumes (R); only
+                paid when the job restarts from saved work.
+        """
         self._require(JobState.QUEUED, "start")
         self.state = JobState.RUNNING
         self.started_at = at
         self.partition = partition
         self.resumed_at = at
-        self.progress_at_resume = 0.0
+        self.progress_at_resume = self.saved_work
+        self.attempt_overhead = recovery if self.saved_work > 0 else 0.0
 
     def finish(self, at: float) -> None:
         """RUNNING -> COMPLETED at time ``at``."""
@@ -130,17 +147,28 @@ class Job:
         self.partition = None
         self.end_event = None
 
-    def kill(self, at: float) -> float:
-        """RUNNING -> QUEUED: a failure hit the partition; the attempt's work is lost.
+    def kill(self, at: float, preventive_checkpoint: float | None = None) -> float:
+        """RUNNING -> QUEUED: a failure hit the partition; work since the last checkpoint is lost.
+
+        Without checkpointing all the attempt's work is lost and the job restarts from the
+        beginning (BGL-FAULT §6.1). With periodic checkpointing it restarts from its last
+        checkpoint. A preventive checkpoint of ``C`` seconds taken just before a predicted failure
+        saves the work done up to ``at - C`` (CKPT-MIG, "Preventive checkpointing").
 
         Args:
             at: time of the failure, seconds.
+            preventive_checkpoint: C, when a preventive checkpoint ended at the failure; None if not.
 
         Returns:
             The work lost, in supernode-seconds of the job's own size.
         """
         self._require(JobState.RUNNING, "be killed")
-        lost = max(0.0, self.progress(at)) * self.size
+        done = self.progress(at)
+        saved = self._saved(at)
+        if preventive_checkpoint is not None:
+            saved = max(saved, self.progress(max(self.resumed_at, at - preventive_checkpoint)))
+        lost = max(0.0, done - saved) * self.size
+        self.saved_work = saved
         self.lost_work += lost
         self.kills += 1
         self.state = JobState.QUEUED
@@ -148,29 +176,73 @@ class Job:
         self.end_event = None
         return lost
 
+    def _cycle(self, at: float) -> tuple[float, int, float]:
+        """(seconds of work time elapsed in the attempt, whole work+checkpoint cycles, remainder)."""
+        elapsed = at - self.resumed_at - self.attempt_overhead
+        if elapsed <= 0:
+            return 0.0, 0, 0.0
+        if self.checkpoint_interval is None:
+            return elapsed, 0, elapsed
+        period = self.checkpoint_interval + self.checkpoint_cost
+        cycles = int(elapsed // period)
+        return elapsed, cycles, elapsed - cycles * period
+
     def progress(self, at: float) -> float:
-        """Seconds of the current attempt's work done at time ``at`` (RUNNING jobs only)."""
+        """Seconds of the job's work done at time ``at`` (RUNNING jobs only), checkpoints excluded."""
         self._require(JobState.RUNNING, "report progress")
-        return self.progress_at_resume + (at - self.resumed_at)
+        elapsed, cycles, remainder = self._cycle(at)
+        if self.checkpoint_interval is None:
+            return min(self.runtime, self.progress_at_resume + elapsed)
+        return min(
+            self.runtime, self.progress_at_resume + cycles * self.checkpoint_interval + min(remainder, self.checkpoint_interval)
+        )
+
+    def _saved(self, at: float) -> float:
+        if self.checkpoint_interval is None:
+            return self.saved_work
+        _, cycles, _ = self._cycle(at)
+        return min(self.runtime, self.progress_at_resume + cycles * self.checkpoint_interval)
 
     def remaining_runtime(self, at: float) -> float:
-        """Seconds of the current attempt still to run at time ``at`` (RUNNING jobs only)."""
+        """Seconds of the job's work still to do at time ``at`` (RUNNING jobs only)."""
         return self.runtime - self.progress(at)
+
+    def _checkpoints_left(self, work: float) -> int:
+        if self.checkpoint_interval is None or work <= 0:
+            return 0
+        return max(0, math.ceil(work / self.checkpoint_interval - 1e-12) - 1)
+
+    def end_at(self) -> float:
+        """When the current attempt ends if nothing fails: overhead, remaining work and its checkpoints.
+
+        Returns:
+            ``resumed_at + overhead + (runtime - progress at resume) + C x checkpoints still due``.
+        """
+        self._require(JobState.RUNNING, "report its end")
+        work = self.runtime - self.progress_at_resume
+        return self.resumed_at + self.attempt_overhead + work + self.checkpoint_cost * self._checkpoints_left(work)
 
     def migrate(self, at: float, partition: int, cost: float = 0.0) -> None:
         """Move a RUNNING job to another partition: checkpoint, move, restart.
 
+        The job's progress is kept (and saved, a migration being a checkpoint); the move costs
+        ``cost`` seconds before work resumes.
+
         Args:
             at: time of the move, seconds.
             partition: the new allocation handle.
-            cost: seconds the move costs the job (checkpoint + restart); 0 as in BGL-FAULT.
+            cost: seconds the move costs the job (checkpoint + restart, M); 0 as in BGL-FAULT.
 
         References:
-            BGL-FAULT §3.2 (migration = checkpoint, move, restart), §5.1 (Krevat's migration).
+            BGL-FAULT §3.2 (migration = checkpoint, move, restart), §5.1; CKPT-MIG ("Preventive migration").
         """
         self._require(JobState.RUNNING, "migrate")
-        self.progress_at_resume = self.progress(at) - cost
+        done = self.progress(at)
+        if self.checkpoint_interval is not None:
+            self.saved_work = done
+        self.progress_at_resume = done
         self.resumed_at = at
+        self.attempt_overhead = cost
         self.partition = partition
         self.migrations += 1
 
@@ -181,10 +253,11 @@ class Job:
             at: now, seconds; a job past its walltime is expected to end now.
 
         Returns:
-            ``max(at, resumed_at + walltime - progress_at_resume)``.
+            ``max(at, resumed_at + overhead + walltime - progress at resume + checkpoint costs)``.
 
         References:
             BGL-FAULT §3.2 (t_f = t_e + t_s).
         """
         self._require(JobState.RUNNING, "estimate its end")
-        return max(at, self.resumed_at + self.walltime - self.progress_at_resume)
+        work = self.walltime - self.progress_at_resume
+        return max(at, self.resumed_at + self.attempt_overhead + work + self.checkpoint_cost * self._checkpoints_left(work))

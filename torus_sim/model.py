@@ -397,7 +397,7 @@ class TorusModel(mesa.Model):
         self.running_jobs[job.job_id] = job
         self.started_this_step.append((job.job_id, partition_id))
         self.counters["job_starts"] += 1
-        job.end_event = self._schedule(self._on_job_end, self.now + job.runtime, EventPriority.JOB_END, job)
+        job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
 
     def _migrate(self, moves: tuple[tuple[Job, int], ...]) -> None:
         for job, _ in moves:
@@ -410,8 +410,6 @@ class TorusModel(mesa.Model):
             job.migrate(self.now, partition_id, cost)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
-            job.end_event = self._schedule(
-                self._on_job_end, self.now + job.remaining_runtime(self.now), EventPriority.JOB_END, job
-            )
+            job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
             self.counters["migrations"] += 1
         self.counters["repacks"] += 1
