@@ -36,6 +36,8 @@ from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
 from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
+from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.workload.jobs import Workload
 
@@ -54,10 +56,11 @@ class EventPriority(IntEnum):
     """
 
     REPAIR = 1
-    FAILURE = 2
-    JOB_END = 3
-    ARRIVAL = 4
-    SCHEDULE = 5
+    PREVENTIVE = 2  # a preventive migration due at the instant of its failure runs before it
+    FAILURE = 3
+    JOB_END = 4
+    ARRIVAL = 5
+    SCHEDULE = 6
 
 
 _JOB_COLUMNS = [
@@ -111,6 +114,8 @@ class TorusModel(mesa.Model):
         table: a prebuilt partition table for ``torus`` (saves building one per run).
         step_seconds: simulated seconds one :meth:`step` advances (for ``mesa.batch_run`` and the
             visualization; :meth:`run` does not use steps).
+        resilience: periodic / preventive checkpointing, preventive migration and spares
+            (:class:`~torus_sim.policies.resilience.ResiliencePolicy`); none by default, as BGL-FAULT.
 
     Raises:
         ConfigurationError: a job larger than the torus, a partition size with no shape,
@@ -131,6 +136,7 @@ class TorusModel(mesa.Model):
         seed: int = 0,
         table: PartitionTable | None = None,
         step_seconds: float = 3600.0,
+        resilience: ResiliencePolicy | None = None,
     ) -> None:
         super().__init__(seed=seed)
         if not step_seconds > 0:
@@ -184,15 +190,21 @@ class TorusModel(mesa.Model):
         self.failure_log = failures if failures is not None else FailureLog.empty()
         self.failure_log.check_fits(torus.size)
         self.scheduler.policy.attach(self.failure_log, self.rng, torus.size)
+        self.resilience = resilience or ResiliencePolicy()
+        self._preventive_events: dict[int, object] = {}
+        self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
+        self.supernode_mtbf = math.inf
+        if self.resilience.active:
+            self._setup_resilience(workload)
         for job in self.jobs:
             self._schedule(self._on_arrival, job.submitted_at, EventPriority.ARRIVAL, job)
-        for failed_at, supernode, repair_at in zip(
-            self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True
+        for index, (failed_at, supernode, repair_at) in enumerate(
+            zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
         ):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
-            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(supernode), float(repair_at))
+            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(supernode), float(repair_at), index)
         self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
     # -- event plumbing -------------------------------------------------------------------
@@ -297,6 +309,7 @@ class TorusModel(mesa.Model):
 
     def _on_job_end(self, job: Job) -> None:
         self.counters["events_run"] += 1
+        self._cancel_preventive(job)
         self.platform.release(job.partition, job.job_id)
         del self.running_jobs[job.job_id]
         job.finish(self.now)
@@ -327,7 +340,7 @@ class TorusModel(mesa.Model):
             return repair_at if not math.isnan(repair_at) else self.now
         return self.now + float(self.downtime)
 
-    def _on_failure(self, supernode: int, repair_at: float) -> None:
+    def _on_failure(self, supernode: int, repair_at: float, index: int = -1) -> None:
         self.counters["events_run"] += 1
         self.counters["failures"] += 1
         killed = None
@@ -336,8 +349,13 @@ class TorusModel(mesa.Model):
             job = self.running_jobs.pop(job_id)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
+            self._cancel_preventive(job)
             self.platform.release(job.partition, job_id)
-            self.counters["lost_work"] += job.kill(self.now)
+            preventive = None
+            if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
+                preventive = self.resilience.checkpoint_cost
+                self.counters["preventive_checkpoints"] += 1
+            self.counters["lost_work"] += job.kill(self.now, preventive_checkpoint=preventive)
             self.counters["job_kills"] += 1
             self.scheduler.enqueue(job)
             killed = job_id
@@ -393,11 +411,12 @@ class TorusModel(mesa.Model):
 
     def _start(self, job: Job, partition_id: int) -> None:
         self.platform.allocate(partition_id, job.job_id)
-        job.start(self.now, partition_id)
+        job.start(self.now, partition_id, recovery=self.resilience.recovery_time)
         self.running_jobs[job.job_id] = job
         self.started_this_step.append((job.job_id, partition_id))
         self.counters["job_starts"] += 1
         job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
+        self._plan_preventive(job)
 
     def _migrate(self, moves: tuple[tuple[Job, int], ...]) -> None:
         for job, _ in moves:
@@ -411,5 +430,76 @@ class TorusModel(mesa.Model):
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
+            self._cancel_preventive(job)
+            self._plan_preventive(job)
             self.counters["migrations"] += 1
         self.counters["repacks"] += 1
+
+    # -- resilience: periodic / preventive checkpointing, preventive migration (CKPT-MIG) ------
+
+    def _setup_resilience(self, workload: Workload) -> None:
+        policy = self.resilience
+        log = self.failure_log
+        start, end = workload.span
+        span = max(end, float(log.failed_at.max()) if len(log) else end) - start
+        self.supernode_mtbf = policy.mtbf or (self.platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
+        for job in self.jobs:
+            interval = policy.interval_for(job.partition_size, self.supernode_mtbf)
+            if interval is not None and math.isfinite(interval):
+                job.checkpoint_interval = interval
+                job.checkpoint_cost = policy.checkpoint_cost
+        if policy.spares:
+            self.platform.reserve_spares(policy.spares)
+        if policy.preventive != "none":
+            self._foreseen = self.rng.random(len(log)) < policy.prediction_accuracy
+        foreseen_at = log.failed_at[self._foreseen]
+        foreseen_on = log.supernodes[self._foreseen]
+        self._foreseen_by_supernode = [np.sort(foreseen_at[foreseen_on == n]) for n in range(self.platform.capacity)]
+
+    def _cancel_preventive(self, job: Job) -> None:
+        event = self._preventive_events.pop(job.job_id, None)
+        if event is not None:
+            event.cancel()
+            self.counters["events_cancelled"] += 1
+
+    def _plan_preventive(self, job: Job) -> None:
+        """Schedule a preventive migration M seconds before the first foreseen failure in the job's partition."""
+        if self.resilience.preventive != "migration":
+            return
+        end = job.end_at()
+        first_at, doomed = math.inf, -1
+        for supernode in self.platform.members(job.partition):
+            times = self._foreseen_by_supernode[supernode]
+            k = int(np.searchsorted(times, self.now, side="right"))
+            if k < len(times) and times[k] < first_at:
+                first_at, doomed = float(times[k]), int(supernode)
+        if first_at <= end:
+            at = max(self.now, first_at - self.resilience.migration_cost)
+            self._preventive_events[job.job_id] = self._schedule(
+                self._on_preventive_migration, at, EventPriority.PREVENTIVE, job, doomed
+            )
+
+    def _on_preventive_migration(self, job: Job, doomed: int) -> None:
+        self.counters["events_run"] += 1
+        self._preventive_events.pop(job.job_id, None)
+        if job.state is not JobState.RUNNING:
+            return
+        table = self.platform.table
+        blocked = self.platform.busy | self.platform.down  # spares are open to migrations
+        blocked[self.platform.members(job.partition)] = False
+        blocked[doomed] = True
+        words = table.pack(blocked)
+        candidates = table.free_ids_of_size(words, job.partition_size)
+        if not len(candidates):
+            self.counters["preventive_migrations_failed"] += 1
+            return
+        target = MfpPlacement().choose(table, job, candidates, words, self.now)
+        self.platform.release(job.partition, job.job_id)
+        self.platform.allocate(target, job.job_id)
+        job.migrate(self.now, target, self.resilience.migration_cost)
+        job.end_event.cancel()
+        self.counters["events_cancelled"] += 1
+        job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
+        self.counters["preventive_migrations"] += 1
+        self._plan_preventive(job)
+        self._request_pass()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import SimulationError
+from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.partitions import Partition, PartitionTable, round_up_to_feasible_size
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
@@ -45,6 +45,7 @@ class TorusPlatform:
         self.job_at = np.full(torus.size, NO_JOB, dtype=np.int64)
         self.partition_at = np.full(torus.size, -1, dtype=np.int64)
         self.down_until = np.full(torus.size, -np.inf)
+        self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
         self._words: np.ndarray | None = None
 
     @property
@@ -67,8 +68,32 @@ class TorusPlatform:
         return self.down_until > -np.inf
 
     def blocked(self) -> np.ndarray:
-        """Bool ``(N,)``: busy or down, i.e. not available to a new partition."""
-        return self.busy | self.down
+        """Bool ``(N,)``: busy, down or spare, i.e. not available to a newly scheduled job."""
+        return self.busy | self.down | self.spare
+
+    def reserve_spares(self, count: int) -> np.ndarray:
+        """Hold back ``count`` supernodes (the highest indices) as spares for preventive migration.
+
+        Spares are never given to a newly scheduled job; a migrating job may move onto them.
+
+        Args:
+            count: number of spares n.
+
+        Returns:
+            The spare supernode indices.
+
+        Raises:
+            ConfigurationError: ``count`` outside [0, N).
+
+        References:
+            CKPT-MIG, "Preventive migration" (n spare nodes).
+        """
+        if not 0 <= count < self.capacity:
+            raise ConfigurationError(f"spares must lie in [0, {self.capacity}), got {count}")
+        self.spare[:] = False
+        self.spare[self.capacity - count :] = True
+        self._words = None
+        return np.flatnonzero(self.spare)
 
     def words(self) -> np.ndarray:
         """The blocked supernodes packed for the partition table (cached until the next change)."""
