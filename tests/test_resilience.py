@@ -125,3 +125,15 @@ def test_every_resilience_event_is_accounted_for_on_a_busy_run():
 def test_bad_resilience_parameters_are_refused(kwargs):
     with pytest.raises(ConfigurationError):
         ResiliencePolicy(**kwargs)
+
+
+def test_spares_fill_the_top_z_plane_first_and_too_many_spares_for_the_jobs_are_refused():
+    from torus_sim.platforms import TorusPlatform
+
+    platform = TorusPlatform()
+    spares = platform.reserve_spares(16)
+    assert {platform.torus.coordinate(int(n))[2] for n in spares} == {7}
+    assert platform.mfp() == 112  # a 4x4x7 box is left
+    policy = ResiliencePolicy(preventive="migration", spares=8)
+    with pytest.raises(ConfigurationError, match="8 spares leave no partition larger than 112 supernodes, but 1 jobs need more"):
+        TorusModel(make_workload([(1, 0, 10, 10, 128)]), resilience=policy)

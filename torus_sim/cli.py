@@ -34,6 +34,15 @@ def _downtime(text: str) -> str | float:
     return seconds
 
 
+def _interval(text: str) -> str | float:
+    if text in ("young", "daly"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, young or daly, got {text!r}") from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``torus-sim``."""
     parser = argparse.ArgumentParser(prog="torus-sim", description="Job scheduling on failure-prone BlueGene/L-style tori.")
@@ -91,6 +100,22 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["exponential", "weibull", "bursty"],
         default="exponential",
         help="distribution of synthetic:N failures: independent exponential or Weibull per supernode, or bursty (clustered)",
+    )
+    run_parser.add_argument(
+        "--checkpoint-interval",
+        type=_interval,
+        default=None,
+        help="periodic checkpoints: seconds of work between them, young or daly (CKPT-MIG); none by default",
+    )
+    run_parser.add_argument("--checkpoint-cost", type=float, default=0.0, help="C: seconds per checkpoint")
+    run_parser.add_argument("--recovery-time", type=float, default=0.0, help="R: seconds to restart from a checkpoint")
+    run_parser.add_argument(
+        "--preventive", choices=["none", "checkpoint", "migration"], default="none", help="action before a foreseen failure"
+    )
+    run_parser.add_argument("--preventive-migration-cost", type=float, default=0.0, help="M: seconds per preventive migration")
+    run_parser.add_argument("--spares", type=int, default=0, help="supernodes held back as migration targets")
+    run_parser.add_argument(
+        "--prediction-accuracy", type=float, default=1.0, help="probability that a failure is foreseen (1: perfect)"
     )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
 

@@ -192,6 +192,7 @@ class TorusModel(mesa.Model):
         self.scheduler.policy.attach(self.failure_log, self.rng, torus.size)
         self.resilience = resilience or ResiliencePolicy()
         self._preventive_events: dict[int, object] = {}
+        self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
         self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
         self.supernode_mtbf = math.inf
         if self.resilience.active:
@@ -450,6 +451,13 @@ class TorusModel(mesa.Model):
                 job.checkpoint_cost = policy.checkpoint_cost
         if policy.spares:
             self.platform.reserve_spares(policy.spares)
+            largest = self.platform.table.mfp(self.platform.table.pack(self.platform.spare))
+            too_big = [job for job in self.jobs if job.partition_size > largest]
+            if too_big:
+                raise ConfigurationError(
+                    f"{policy.spares} spares leave no partition larger than {largest} supernodes, but {len(too_big)} jobs "
+                    f"need more (largest {max(job.partition_size for job in too_big)}): use fewer spares or drop those jobs"
+                )
         if policy.preventive != "none":
             self._foreseen = self.rng.random(len(log)) < policy.prediction_accuracy
         foreseen_at = log.failed_at[self._foreseen]
@@ -479,24 +487,46 @@ class TorusModel(mesa.Model):
                 self._on_preventive_migration, at, EventPriority.PREVENTIVE, job, doomed
             )
 
+    def _foreseen_before(self, until: float) -> np.ndarray:
+        """Bool ``(N,)``: supernodes with a foreseen failure in (now, until]."""
+        flags = np.zeros(self.platform.capacity, dtype=bool)
+        for supernode, times in enumerate(self._foreseen_by_supernode):
+            k = int(np.searchsorted(times, self.now, side="right"))
+            flags[supernode] = k < len(times) and times[k] <= until
+        return flags
+
     def _on_preventive_migration(self, job: Job, doomed: int) -> None:
+        """Move the job off a supernode that is foreseen to fail (CKPT-MIG, preventive migration).
+
+        The target partition avoids every supernode foreseen to fail before the job would end; if
+        no such partition is free, one that avoids the supernodes failing during the move. A job
+        moves at most once per instant, so two close failures cannot bounce it back and forth.
+        """
         self.counters["events_run"] += 1
         self._preventive_events.pop(job.job_id, None)
-        if job.state is not JobState.RUNNING:
+        if job.state is not JobState.RUNNING or self._moved_at.get(job.job_id) == self.now:
             return
         table = self.platform.table
-        blocked = self.platform.busy | self.platform.down  # spares are open to migrations
-        blocked[self.platform.members(job.partition)] = False
-        blocked[doomed] = True
-        words = table.pack(blocked)
-        candidates = table.free_ids_of_size(words, job.partition_size)
+        cost = self.resilience.migration_cost
+        occupied = self.platform.busy | self.platform.down  # spares are open to migrations
+        occupied[self.platform.members(job.partition)] = False
+        work_left = job.runtime - job.progress(self.now)
+        candidates = np.empty(0, dtype=np.int64)
+        for horizon in (self.now + cost + work_left * 2, self.now + cost):
+            blocked = occupied | self._foreseen_before(horizon)
+            blocked[doomed] = True
+            words = table.pack(blocked)
+            candidates = table.free_ids_of_size(words, job.partition_size)
+            if len(candidates):
+                break
         if not len(candidates):
             self.counters["preventive_migrations_failed"] += 1
             return
         target = MfpPlacement().choose(table, job, candidates, words, self.now)
         self.platform.release(job.partition, job.job_id)
         self.platform.allocate(target, job.job_id)
-        job.migrate(self.now, target, self.resilience.migration_cost)
+        job.migrate(self.now, target, cost)
+        self._moved_at[job.job_id] = self.now
         job.end_event.cancel()
         self.counters["events_cancelled"] += 1
         job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)

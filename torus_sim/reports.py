@@ -29,6 +29,9 @@ SUMMARY_LABELS = {
     "lost_work": ("work lost (supernode-s)", "{:,.0f}"),
     "migrations": ("job migrations", "{:,}"),
     "repacks": ("repacks (migration rounds)", "{:,}"),
+    "preventive_checkpoints": ("preventive checkpoints", "{:,}"),
+    "preventive_migrations": ("preventive migrations", "{:,}"),
+    "preventive_migrations_failed": ("preventive migrations impossible", "{:,}"),
 }
 """Row labels and number formats of the printed summary."""
 

@@ -29,6 +29,7 @@ from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
 from torus_sim.policies.fault_aware import PF_FORMS, BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import Torus
 from torus_sim.workload.jobs import Workload, jobs_from_swf
 from torus_sim.workload.swf import read_swf
@@ -93,6 +94,14 @@ class RunConfig:
         pf_form: how the balancing scheduler combines supernode probabilities (``product`` or ``max``).
         synthetic_model: distribution of ``synthetic:N`` failures when the spec names none:
             ``exponential``, ``weibull`` or ``bursty`` (see :mod:`failure_logs.synthetic`).
+        checkpoint_interval: periodic checkpoints every this many seconds of work, ``young``,
+            ``daly``, or None (none, as BGL-FAULT); see :mod:`torus_sim.policies.resilience`.
+        checkpoint_cost: C, seconds per checkpoint.
+        recovery_time: R, seconds to restart from a checkpoint.
+        preventive: ``none``, ``checkpoint`` or ``migration`` before foreseen failures (CKPT-MIG).
+        preventive_migration_cost: M, seconds per preventive migration.
+        spares: supernodes held back for preventive migrations.
+        prediction_accuracy: probability that a failure is foreseen by the preventive actions.
     """
 
     workload: str = str(BUNDLED_NASA_LOG)
@@ -116,6 +125,25 @@ class RunConfig:
     false_positive_rate: float = 0.0
     pf_form: str = "product"
     synthetic_model: str = "exponential"
+    checkpoint_interval: float | str | None = None
+    checkpoint_cost: float = 0.0
+    recovery_time: float = 0.0
+    preventive: str = "none"
+    preventive_migration_cost: float = 0.0
+    spares: int = 0
+    prediction_accuracy: float = 1.0
+
+    def resilience(self) -> ResiliencePolicy:
+        """The run's :class:`~torus_sim.policies.resilience.ResiliencePolicy` (raises ConfigurationError if invalid)."""
+        return ResiliencePolicy(
+            checkpoint_interval=self.checkpoint_interval,
+            checkpoint_cost=self.checkpoint_cost,
+            recovery_time=self.recovery_time,
+            preventive=self.preventive,
+            migration_cost=self.preventive_migration_cost,
+            spares=self.spares,
+            prediction_accuracy=self.prediction_accuracy,
+        )
 
     def validate(self) -> None:
         """Raise ConfigurationError for a value out of its domain."""
@@ -139,6 +167,7 @@ class RunConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigurationError(f"{name.replace('_', ' ')} must lie in [0, 1], got {value}")
+        self.resilience()
         if self.synthetic_model not in DISTRIBUTIONS:
             raise ConfigurationError(f"synthetic_model must be one of {DISTRIBUTIONS}, got {self.synthetic_model!r}")
         if self.pf_form not in PF_FORMS:
@@ -237,7 +266,14 @@ def run(config: RunConfig) -> RunResult:
         )
     scheduler = build_scheduler(config)
     model = TorusModel(
-        workload, failures, scheduler, torus=torus, downtime=config.downtime, seed=config.seed, table=_table(torus)
+        workload,
+        failures,
+        scheduler,
+        torus=torus,
+        downtime=config.downtime,
+        seed=config.seed,
+        table=_table(torus),
+        resilience=config.resilience(),
     )
     record = model.run()
     log = model.failure_log
@@ -307,5 +343,6 @@ class ConfiguredTorusModel(TorusModel):
             seed=config.seed,
             table=_table(torus),
             step_seconds=step_seconds,
+            resilience=config.resilience(),
         )
         self.config = config

@@ -123,7 +123,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         ``jobs``, ``avg_wait_time``, ``avg_response_time``, ``avg_bounded_slowdown`` (seconds,
         seconds, ratio), ``max_bounded_slowdown``, ``makespan`` (= T, seconds), ``omega_util``,
         ``omega_unused``, ``omega_lost``, ``failures``, ``job_kills``, ``jobs_killed``,
-        ``lost_work`` (supernode-seconds), ``migrations``, ``repacks``.
+        ``lost_work`` (supernode-seconds), ``migrations``, ``repacks``, ``preventive_checkpoints``,
+        ``preventive_migrations``, ``preventive_migrations_failed``. ω_util is the yield of
+        CKPT-MIG: useful work over capacity.
 
     References:
         BGL-FAULT §3.4, §6.1.
@@ -148,4 +150,7 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         "lost_work": float(counters.get("lost_work", 0.0)),
         "migrations": int(counters.get("migrations", 0)),
         "repacks": int(counters.get("repacks", 0)),
+        "preventive_checkpoints": int(counters.get("preventive_checkpoints", 0)),
+        "preventive_migrations": int(counters.get("preventive_migrations", 0)),
+        "preventive_migrations_failed": int(counters.get("preventive_migrations_failed", 0)),
     }

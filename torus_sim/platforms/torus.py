@@ -72,15 +72,17 @@ class TorusPlatform:
         return self.busy | self.down | self.spare
 
     def reserve_spares(self, count: int) -> np.ndarray:
-        """Hold back ``count`` supernodes (the highest indices) as spares for preventive migration.
+        """Hold back ``count`` supernodes as spares for preventive migration, from the top z-plane down.
 
-        Spares are never given to a newly scheduled job; a migrating job may move onto them.
+        Spares fill whole z-planes first (z = Z-1, then Z-2, ...), so the boxes left for scheduling
+        stay as large as possible (16 spares on the 4x4x8 torus leave a 4x4x7 box). Spares are never
+        given to a newly scheduled job; a migrating job may move onto them.
 
         Args:
             count: number of spares n.
 
         Returns:
-            The spare supernode indices.
+            The spare supernode indices, ascending.
 
         Raises:
             ConfigurationError: ``count`` outside [0, N).
@@ -90,8 +92,10 @@ class TorusPlatform:
         """
         if not 0 <= count < self.capacity:
             raise ConfigurationError(f"spares must lie in [0, {self.capacity}), got {count}")
+        coordinates = self.torus.coordinates
+        order = np.lexsort((coordinates[:, 1], coordinates[:, 0], -coordinates[:, 2]))  # z descending, then x, y
         self.spare[:] = False
-        self.spare[self.capacity - count :] = True
+        self.spare[order[:count]] = True
         self._words = None
         return np.flatnonzero(self.spare)
 
