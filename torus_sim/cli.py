@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table"
     )
 
+    compare_parser = commands.add_parser(
+        "ckpt-compare", help="simulated vs analytic yields of periodic / preventive checkpointing and preventive migration"
+    )
+    compare_parser.add_argument("--jobs", type=int, default=2000, help="jobs of the steady-state synthetic workload")
+    compare_parser.add_argument("--seed", type=int, default=1, help="seed")
+
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -186,6 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         return _viz(args)
     if args.command == "ckpt-tables":
         return _ckpt_tables(args)
+    if args.command == "ckpt-compare":
+        from torus_sim.experiments.ckpt_yields import compare_yields
+
+        table = compare_yields(n_jobs=args.jobs, seed=args.seed)
+        print(table.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
+        return 0
     if args.command == "run":
         config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
         began = time.perf_counter()
