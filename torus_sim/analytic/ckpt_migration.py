@@ -299,6 +299,13 @@ def mean_time_to_failure_of_jobs(mu: float, nodes: int, distribution: str = "exp
     raise ConfigurationError(f"distribution must be exponential or weibull, got {distribution!r}")
 
 
+def _busy_nodes_and_mttf(mu, nodes, sequential, mu_jobs, max_job_size) -> tuple[np.ndarray, np.ndarray]:
+    """Nodes held by jobs of each size in steady state (β_j 2^j) and those jobs' MTTF μ_j, j = 0..Zmax."""
+    _, beta = steady_state_job_counts(nodes, sequential, max_job_size)
+    mu_j = mean_time_to_failure_of_jobs(mu, nodes) if mu_jobs is None else np.asarray(mu_jobs, dtype=np.float64)
+    return beta * 2.0 ** np.arange(len(beta)), mu_j[: len(beta)]
+
+
 def throughput_checkpoint_parallel(
     mu: float,
     recovery: float,
@@ -328,10 +335,9 @@ def throughput_checkpoint_parallel(
         CKPT-MIG, "Checkpointing" slide of "Parallel jobs".
     """
     _positive(recovery=recovery, checkpoint=checkpoint, downtime=downtime)
-    _, beta = steady_state_job_counts(nodes, sequential, max_job_size)
-    mu_j = (mean_time_to_failure_of_jobs(mu, nodes) if mu_jobs is None else np.asarray(mu_jobs))[: len(beta)]
+    busy, mu_j = _busy_nodes_and_mttf(mu, nodes, sequential, mu_jobs, max_job_size)
     activity = np.maximum(0.0, (mu_j - recovery - checkpoint) / (mu_j + downtime))
-    return float(np.sum(beta * 2.0 ** np.arange(len(beta)) * activity))
+    return float(np.sum(busy * activity))
 
 
 def throughput_migration_parallel(
@@ -356,10 +362,9 @@ def throughput_migration_parallel(
     nodes = _nodes(nodes)
     if not 0 <= spares <= nodes:
         raise ConfigurationError(f"spares must lie in [0, N = {nodes}], got {spares}")
-    _, beta = steady_state_job_counts(nodes, sequential, max_job_size)
-    mu_j = (mean_time_to_failure_of_jobs(mu, nodes) if mu_jobs is None else np.asarray(mu_jobs))[: len(beta)]
+    busy, mu_j = _busy_nodes_and_mttf(mu, nodes, sequential, mu_jobs, max_job_size)
     activity = np.maximum(0.0, (mu_j - migration) / (mu_j + downtime))
-    return float(np.sum(beta * 2.0 ** np.arange(len(beta)) * activity)) * (nodes - spares) / nodes
+    return float(np.sum(busy * activity)) * (nodes - spares) / nodes
 
 
 def improvement_sequential(mu: float, nodes: int, epsilon: float, scenario: Scenario) -> tuple[float, int]:
@@ -463,7 +468,6 @@ def throughput_periodic_parallel(
     References:
         CKPT-MIG, "Platform throughput" slide (μ_j in Eq. (2) gives W*_min(j)).
     """
-    _, beta = steady_state_job_counts(nodes, sequential, max_job_size)
-    mu_j = (mean_time_to_failure_of_jobs(mu, nodes) if mu_jobs is None else np.asarray(mu_jobs))[: len(beta)]
+    busy, mu_j = _busy_nodes_and_mttf(mu, nodes, sequential, mu_jobs, max_job_size)
     kept = np.array([1.0 - periodic_waste_capped(m, checkpoint, recovery, downtime) for m in mu_j])
-    return float(np.sum(kept * 2.0 ** np.arange(len(beta)) * beta))
+    return float(np.sum(kept * busy))
