@@ -43,12 +43,25 @@ def test_torus_view_renders_an_image_that_changes_as_the_model_steps():
     assert before != after
 
 
-def test_torus_picture_colours_busy_and_down_supernodes_and_outlines_failures(stepped_model):
-    figure = app.draw_torus(stepped_model)
-    axes = figure.axes
-    assert len(axes) == 8 and [axis.get_title() for axis in axes] == [f"z = {z}" for z in range(8)]
-    outlined = sum(len(axis.patches) for axis in axes)
-    assert outlined >= len(stepped_model.failed_this_step)
+def test_torus_picture_outlines_exactly_the_supernodes_that_failed_during_the_step():
+    import numpy as np
+
+    from failure_logs.events import FailureLog
+    from torus_sim.model import TorusModel
+
+    from .conftest import make_workload
+
+    later = make_workload([(1, 7200.0, 10.0, 10.0, 1)])  # arrives after the first step: the torus stays empty
+    model = TorusModel(later, FailureLog(np.array([1800.0]), np.array([37]), np.array([np.nan])))
+    model.step()
+    assert model.failed_this_step == [37]
+    figure = app.draw_torus(model)
+    assert [axis.get_title() for axis in figure.axes] == [f"z = {z}" for z in range(8)]
+    red = [
+        (z, patch) for z, axis in enumerate(figure.axes) for patch in axis.patches if patch.get_edgecolor()[:3] == (1.0, 0.0, 0.0)
+    ]
+    x, y, z = model.platform.torus.coordinate(37)
+    assert len(red) == 1 and red[0][0] == z and red[0][1].get_xy() == (y - 0.45, x - 0.45)
 
 
 def test_queue_view_names_the_head_job_and_its_reservation():

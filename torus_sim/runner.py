@@ -252,29 +252,8 @@ def run(config: RunConfig) -> RunResult:
         FileNotFoundError: an input file is missing.
     """
     config.validate()
-    torus = Torus(tuple(config.torus_dims))
-    workload = load_workload(config, torus)
-    span = workload.span if config.fit_failures else None
-    failures = load_failure_source(config.failures, torus.size, span, config.lanl_system, config.synthetic_model)
-    uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) else []
-    if uncovered:
-        warnings.warn(
-            f"failure log {failures.source} does not cover the workload's span: no failures in "
-            + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
-            + " (fit it onto the span, the default, or choose another log)",
-            stacklevel=2,
-        )
-    scheduler = build_scheduler(config)
-    model = TorusModel(
-        workload,
-        failures,
-        scheduler,
-        torus=torus,
-        downtime=config.downtime,
-        seed=config.seed,
-        table=_table(torus),
-        resilience=config.resilience(),
-    )
+    model = ConfiguredTorusModel(**{name: getattr(config, name) for name in config.__dataclass_fields__})
+    workload, failures, uncovered = model.workload, model.failure_source, model.uncovered
     record = model.run()
     log = model.failure_log
     inputs = {
@@ -311,6 +290,10 @@ class ConfiguredTorusModel(TorusModel):
     ``step_seconds``. ``batch_run`` does not vary seeds between iterations: pass ``seed`` as a list
     of values instead.
 
+    It is also what :func:`run` builds: reading the workload, resolving the failure source (with a
+    warning naming the spans a real log does not cover), building the scheduler and the resilience
+    policy happen here once.
+
     Args:
         step_seconds: simulated seconds per Mesa step (one DataCollector row each).
         **fields: RunConfig fields.
@@ -327,13 +310,16 @@ class ConfiguredTorusModel(TorusModel):
         config.validate()
         torus = Torus(tuple(config.torus_dims))
         workload = load_workload(config, torus)
-        failures = load_failure_source(
-            config.failures,
-            torus.size,
-            workload.span if config.fit_failures else None,
-            config.lanl_system,
-            config.synthetic_model,
-        )
+        span = workload.span if config.fit_failures else None
+        failures = load_failure_source(config.failures, torus.size, span, config.lanl_system, config.synthetic_model)
+        uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) else []
+        if uncovered:
+            warnings.warn(
+                f"failure log {failures.source} does not cover the workload's span: no failures in "
+                + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
+                + " (fit it onto the span, the default, or choose another log)",
+                stacklevel=2,
+            )
         super().__init__(
             workload,
             failures,
@@ -345,4 +331,7 @@ class ConfiguredTorusModel(TorusModel):
             step_seconds=step_seconds,
             resilience=config.resilience(),
         )
+        self.workload = workload  # the inputs, for the run's manifest
+        self.failure_source = failures
+        self.uncovered = uncovered
         self.config = config

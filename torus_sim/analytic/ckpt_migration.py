@@ -136,6 +136,19 @@ def node_activity_migration(mu: float, migration: float, downtime: float) -> flo
 def throughput_checkpoint(mu: float, recovery: float, checkpoint: float, downtime: float, nodes: int) -> float:
     """Platform throughput of sequential jobs with preventive checkpointing: ρ_c = u_c N.
 
+    Args:
+        mu: node MTTF μ > 0 (any time unit, the same for every argument).
+        recovery: R > 0.
+        checkpoint: C > 0.
+        downtime: D > 0.
+        nodes: N, a positive integer.
+
+    Returns:
+        Nodes doing useful work on average.
+
+    Raises:
+        ConfigurationError: a non-positive argument.
+
     References:
         CKPT-MIG, "Checkpointing" slide.
     """
@@ -145,7 +158,18 @@ def throughput_checkpoint(mu: float, recovery: float, checkpoint: float, downtim
 def throughput_migration(mu: float, migration: float, downtime: float, nodes: int, spares: int) -> float:
     """Platform throughput of sequential jobs with preventive migration: ρ_m = u_m (N - n).
 
+    Args:
+        mu: node MTTF μ > 0.
+        migration: M > 0.
+        downtime: D > 0.
+        nodes: N.
+        spares: n, the nodes held back as migration targets.
+
+    Returns:
+        Nodes doing useful work on average.
+
     Raises:
+        ConfigurationError: a non-positive time or N.
         ConfigurationError: ``spares`` outside [0, N].
 
     References:
@@ -406,6 +430,16 @@ def improvement_parallel(
 def young_period(checkpoint: float, mu: float) -> float:
     """Young's checkpoint period T_opt = sqrt(2 C μ).
 
+    Args:
+        checkpoint: C > 0.
+        mu: μ > 0, in the same unit.
+
+    Returns:
+        The period, in that unit.
+
+    Raises:
+        ConfigurationError: a non-positive argument.
+
     References:
         CKPT-MIG, "Optimal period T (1/3)" slide; Young, CACM 1974.
     """
@@ -427,12 +461,36 @@ def periodic_waste(mu: float, checkpoint: float, recovery: float, downtime: floa
 
 
 def periodic_waste_capped(mu: float, checkpoint: float, recovery: float, downtime: float) -> float:
-    """W*_min = min(W_min, 1) (CKPT-MIG, "Optimal period T (3/3)" slide)."""
+    """W*_min = min(W_min, 1), the wasted fraction capped at everything.
+
+    Args:
+        mu: μ > 0.
+        checkpoint: C > 0.
+        recovery: R > 0.
+        downtime: D > 0.
+
+    Returns:
+        A fraction in (0, 1].
+
+    References:
+        CKPT-MIG, "Optimal period T (3/3)" slide.
+    """
     return min(periodic_waste(mu, checkpoint, recovery, downtime), 1.0)
 
 
 def viable_mtbf(checkpoint: float, recovery: float, downtime: float) -> float:
     """The smallest μ with W_min <= 1: 1 / ν_b², ν_b = (-sqrt(2C) + sqrt(2C + 4(R + D))) / (2 (R + D)).
+
+    Args:
+        checkpoint: C > 0.
+        recovery: R > 0.
+        downtime: D > 0.
+
+    Returns:
+        μ in the unit of the arguments.
+
+    Raises:
+        ConfigurationError: a non-positive argument.
 
     References:
         CKPT-MIG, "Optimal period T (3/3)" slide.
@@ -446,6 +504,16 @@ def viable_mtbf(checkpoint: float, recovery: float, downtime: float) -> float:
 
 def throughput_periodic(mu: float, checkpoint: float, recovery: float, downtime: float, nodes: int) -> float:
     """Platform throughput of sequential jobs with periodic checkpointing: ρ = (1 - W*_min) N.
+
+    Args:
+        mu: μ > 0.
+        checkpoint: C > 0.
+        recovery: R > 0.
+        downtime: D > 0.
+        nodes: N.
+
+    Returns:
+        Nodes doing useful work on average.
 
     References:
         CKPT-MIG, "Platform throughput" slide of "To predict or not to predict".
