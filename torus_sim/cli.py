@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare_parser.add_argument("--jobs", type=int, default=2000, help="jobs of the steady-state synthetic workload")
     compare_parser.add_argument("--seed", type=int, default=1, help="seed")
 
+    from torus_sim.flat_cli import add_flat_parser
+
+    add_flat_parser(commands)
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -184,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
         0 on success, 2 on bad input or configuration (with the reason on stderr).
     """
     args = build_parser().parse_args(argv)
+    if args.command == "flat":
+        from torus_sim.flat_cli import run_flat_command
+
+        return run_flat_command(args)
     if args.command in ("sweep", "experiment"):
         return _sweep(args)
     if args.command == "figure":

@@ -8,6 +8,7 @@ __all__ = [
     "ConfigurationError",
     "FailureLogFormatError",
     "InputFormatError",
+    "JobSetFormatError",
     "JobStateError",
     "SimulationError",
     "TorusSimError",
@@ -51,6 +52,12 @@ class FailureLogFormatError(InputFormatError):
     """A malformed failure-log line (BG/L RAS, LANL, or a torus-sim failure CSV)."""
 
     kind = "failure-log"
+
+
+class JobSetFormatError(InputFormatError):
+    """A malformed line of a reference-code job file or failure-scenario file (see :mod:`torus_sim.workload.refcode`)."""
+
+    kind = "job-set"
 
 
 class JobStateError(TorusSimError, RuntimeError):

@@ -113,6 +113,15 @@ class TorusPlatform:
         """Size of the maximal free partition now (BGL-FAULT §5.1)."""
         return self.table.mfp(self.words())
 
+    def find(self, size: int) -> int | None:
+        """The lowest-id free partition of ``size`` supernodes, or None (the :class:`Platform` protocol).
+
+        Placement policies choose among all free partitions (MFP, balancing, tie-break); this is the
+        protocol's plain "can a job of this size start now, and where?".
+        """
+        ids = self.table.free_ids_of_size(self.words(), self.round_size(size)) if 0 < size <= self.capacity else ()
+        return int(ids[0]) if len(ids) else None
+
     def partition(self, partition_id: int) -> Partition:
         """The box of a partition id."""
         return self.table.partitions[partition_id]

@@ -1,0 +1,305 @@
+"""Resilient scheduling of moldable jobs: processor allocations and BATCH-LIST.
+
+An allocation strategy maps the execution-time table t_j(p) (float ``(n, P)``, column p - 1) to a
+processor count per job, vectorized over all jobs and all p at once. LPA-LIST, MINTIME and
+MINAREA then schedule with LIST (:class:`~torus_sim.policies.rigid.ListPolicy` with m = 0).
+BATCH-LIST (:class:`BatchListPolicy`) re-allocates every batch with MT-ALLOTMENT.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.flat.model import FlatModel, FlatPolicy
+from torus_sim.policies.rigid import PRIORITY_RULES, priority_keys
+
+__all__ = [
+    "ALLOCATIONS",
+    "AllotmentTables",
+    "BatchListPolicy",
+    "lpa_allocation",
+    "lpa_ratio",
+    "minarea_allocation",
+    "mintime_allocation",
+    "mt_allotment",
+]
+
+
+def _areas(times: np.ndarray) -> np.ndarray:
+    return times * np.arange(1, times.shape[1] + 1)
+
+
+def lpa_ratio(alpha: np.ndarray, beta: np.ndarray, processors: int) -> np.ndarray:
+    """r(α, β) of MOLDABLE Eq. 10: 2α when α >= β, else P/(P-1) α + (P-2)/(P-1) β (P >= 2)."""
+    if processors < 2:
+        return 2 * alpha
+    return np.where(alpha >= beta, 2 * alpha, processors / (processors - 1) * alpha + (processors - 2) / (processors - 1) * beta)
+
+
+def lpa_allocation(times: np.ndarray) -> np.ndarray:
+    """Local Processor Allocation: per job, the p minimizing r(α, β) with α = a(p)/a_min, β = t(p)/t_min.
+
+    Args:
+        times: float ``(n, P)``, t_j(p) seconds.
+
+    Returns:
+        int64 ``(n,)``, p_j in 1..P (the smallest p among equal ratios, as Alg. 2's strict <).
+
+    References:
+        MOLDABLE §4.2.2, Alg. 2 and Eq. 10.
+    """
+    areas = _areas(times)
+    alpha = areas / areas.min(axis=1, keepdims=True)
+    beta = times / times.min(axis=1, keepdims=True)
+    return np.argmin(lpa_ratio(alpha, beta, times.shape[1]), axis=1) + 1
+
+
+def mintime_allocation(times: np.ndarray) -> np.ndarray:
+    """MINTIME (SET): per job the p with the smallest t_j(p), the smallest such p (MOLDABLE §5.1)."""
+    return np.argmin(times, axis=1) + 1
+
+
+def minarea_allocation(times: np.ndarray) -> np.ndarray:
+    """MINAREA: per job the p with the smallest area p t_j(p), the smallest such p (MOLDABLE §5.1)."""
+    return np.argmin(_areas(times), axis=1) + 1
+
+
+ALLOCATIONS = {"LPA": lpa_allocation, "MINTIME": mintime_allocation, "MINAREA": minarea_allocation}
+"""Local allocation strategies scheduled with LIST; BATCH is :class:`BatchListPolicy`."""
+
+
+@dataclass
+class AllotmentTables:
+    """Per-job lookup tables for "least area among allocations with t(p) <= θ", built once per job set.
+
+    Sorting each job's allocations by time makes the allocations with t(p) <= θ a prefix, so the
+    least area over them is a prefix minimum, found by one binary search.
+
+    Args:
+        times: float ``(n, P)``, t_j(p) seconds.
+
+    Attributes:
+        sorted_times: float ``(n, P)``, each row ascending.
+        prefix_area: float ``(n, P)``, least area over the first k + 1 sorted allocations.
+        prefix_processors: int ``(n, P)``, the p that gives it (the shortest-time one among equal areas).
+        cache: (jobs, attempts) -> allocation, filled by :func:`mt_allotment`.
+    """
+
+    times: np.ndarray
+    sorted_times: np.ndarray = field(init=False)
+    prefix_area: np.ndarray = field(init=False)
+    prefix_processors: np.ndarray = field(init=False)
+    cache: dict = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        order = np.argsort(self.times, axis=1, kind="stable")
+        self.sorted_times = np.take_along_axis(self.times, order, axis=1)
+        sorted_areas = np.take_along_axis(_areas(self.times), order, axis=1)
+        self.prefix_area = np.minimum.accumulate(sorted_areas, axis=1)
+        columns = np.arange(self.times.shape[1])
+        improves = np.ones_like(sorted_areas, dtype=bool)
+        improves[:, 1:] = sorted_areas[:, 1:] < self.prefix_area[:, :-1]
+        position = np.maximum.accumulate(np.where(improves, columns, 0), axis=1)
+        self.prefix_processors = np.take_along_axis(order, position, axis=1) + 1
+
+    def least_area(self, jobs: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Least area, and its p, among allocations with t(p) <= θ, per job and threshold.
+
+        Args:
+            jobs: int ``(k,)`` row indices.
+            thresholds: float ``(k, m)`` seconds.
+
+        Returns:
+            (areas float ``(k, m)``, inf where no allocation is short enough; processors int ``(k, m)``, 0 there).
+        """
+        areas = np.full(thresholds.shape, np.inf)
+        processors = np.zeros(thresholds.shape, dtype=np.int64)
+        for row, job in enumerate(jobs):
+            count = np.searchsorted(self.sorted_times[job], thresholds[row], side="right")
+            ok = count > 0
+            areas[row, ok] = self.prefix_area[job, count[ok] - 1]
+            processors[row, ok] = self.prefix_processors[job, count[ok] - 1]
+        return areas, processors
+
+
+def mt_allotment(
+    tables: AllotmentTables, jobs, attempts: int, processors: int, epsilon: float = 0.3, tolerance: float = 1e-6
+) -> np.ndarray:
+    """MT-ALLOTMENT for a batch: an allocation of every attempt of every chain that nearly minimizes L.
+
+    Each pending job is a chain of g attempts. For a bound X the allocation of least total area
+    whose chains all fit in X is found per chain; X is feasible when that area is at most P X; a
+    binary search finds the least feasible X. With g = 1 a chain is one attempt and the least area
+    under t(p) <= X is exact. With g >= 2, times are rounded up to multiples of δ = εX/g and a
+    dynamic program over the chain (min-plus over the rounded time budget) finds the least area
+    with rounded length <= (1 + ε) X; so L(J_k, f_k, p_k) <= (1 + ε) min_p L(J_k, f_k, p) (Lemma 3).
+
+    Args:
+        tables: the job set's :class:`AllotmentTables`.
+        jobs: int ``(k,)``, the pending jobs (rows of ``tables``).
+        attempts: g, attempts per chain (2^{k-1} in batch k).
+        processors: P.
+        epsilon: ε of the rounding (0.3 in MOLDABLE §5.1).
+        tolerance: relative precision of the binary search on X.
+
+    Returns:
+        int64 ``(k, g)``: the processors of each attempt, in chain order (longer attempts first).
+
+    Raises:
+        ConfigurationError: g < 1 or ε <= 0.
+
+    References:
+        MOLDABLE §4.4, Lemma 3 and footnote 6; Lepère, Trystram and Woeginger's MT-ALLOTMENT ([29] there).
+    """
+    if attempts < 1 or not epsilon > 0:
+        raise ConfigurationError(f"MT-ALLOTMENT needs g >= 1 and ε > 0, got g = {attempts}, ε = {epsilon}")
+    jobs = np.asarray(jobs, dtype=np.int64)
+    key = (jobs.tobytes(), attempts, processors, epsilon)
+    if key in tables.cache:
+        return tables.cache[key]
+    times = tables.times[jobs]
+    shortest = times.min(axis=1)
+    least = tables.prefix_area[jobs, -1]
+    low = max(attempts * shortest.max(), attempts * least.sum() / processors)
+    # all attempts on a least-area allocation: feasible by construction
+    least_area_time = tables.times[jobs, tables.prefix_processors[jobs, -1] - 1]
+    high = max(low, attempts * least_area_time.max(), attempts * least.sum() / processors) * (1 + 1e-12)
+    best = _chains_within(tables, jobs, attempts, high, epsilon)
+    if not best[0] <= processors * high:
+        best = _chains_within(tables, jobs, attempts, high * 2, epsilon)
+        high *= 2
+    while high - low > tolerance * high:
+        middle = 0.5 * (low + high)
+        found = _chains_within(tables, jobs, attempts, middle, epsilon)
+        if found[0] <= processors * middle:
+            high, best = middle, found
+        else:
+            low = middle
+    allocation = best[1]
+    tables.cache[key] = allocation
+    return allocation
+
+
+def _chains_within(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
+    """Least total area of chains of ``attempts`` attempts that fit in ``bound``; (area, allocation (k, g))."""
+    if attempts == 1:
+        areas, chosen = tables.least_area(jobs, np.full((len(jobs), 1), bound))
+        return float(areas.sum()), chosen
+    step = epsilon * bound / attempts
+    budget = int(np.floor((1 + epsilon) * attempts / epsilon + 1e-9))
+    thresholds = np.broadcast_to(np.arange(budget + 1) * step, (len(jobs), budget + 1))
+    single, chosen = tables.least_area(jobs, thresholds)  # (k, K+1): one attempt within b steps
+    best = single
+    choices = []
+    spent = np.arange(budget + 1)
+    for _ in range(attempts - 1):
+        # combined[j, b, c] = single[j, c] + best[j, b - c] for c <= b
+        gap = spent[:, None] - spent[None, :]
+        valid = gap >= 0
+        combined = single[:, None, :] + np.where(valid, best[:, np.clip(gap, 0, budget)], np.inf)
+        pick = np.argmin(combined, axis=2)
+        best = np.take_along_axis(combined, pick[:, :, None], axis=2)[:, :, 0]
+        choices.append(pick)
+    total = best[:, budget]
+    if not np.all(np.isfinite(total)):
+        return np.inf, None
+    allocation = np.zeros((len(jobs), attempts), dtype=np.int64)
+    rows = np.arange(len(jobs))
+    left = np.full(len(jobs), budget)
+    for index, pick in enumerate(reversed(choices)):
+        used = pick[rows, left]
+        allocation[:, index] = chosen[rows, used]
+        left = left - used
+    allocation[:, attempts - 1] = chosen[rows, left]
+    # longer (cheaper) attempts first, a fixed order for the chain
+    times = tables.times[jobs[:, None], allocation - 1]
+    order = np.argsort(-times, axis=1, kind="stable")
+    return float(total.sum()), np.take_along_axis(allocation, order, axis=1)
+
+
+class BatchListPolicy(FlatPolicy):
+    """BATCH-LIST: batches of doubling attempts, each allocated by MT-ALLOTMENT and run by LIST.
+
+    Batch k gives every pending job up to g_k = 2^{k-1} attempts, allocated by :func:`mt_allotment`;
+    LIST (greedy, by priority) runs them, a failed job re-entering the queue with its next attempt's
+    allocation. A job still failing after g_k attempts waits for batch k + 1, which starts when
+    batch k has nothing left running or queued.
+
+    Args:
+        tables: the job set's :class:`AllotmentTables`` (shared by the scenarios of a set; it caches
+            the allocations).
+        priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`, applied to the
+            current attempt's (t, p).
+        epsilon: ε of MT-ALLOTMENT.
+
+    References:
+        MOLDABLE §4.4 (BATCH-LIST), Lemma 5, Theorem 8.
+    """
+
+    def __init__(self, tables: AllotmentTables, priority: str = "LPT", epsilon: float = 0.3) -> None:
+        if priority not in PRIORITY_RULES:
+            raise ConfigurationError(f"unknown priority rule {priority!r}; choose from {', '.join(PRIORITY_RULES)}")
+        self.tables = tables
+        self.priority = priority
+        self.epsilon = epsilon
+        self.batches = 0
+        self.queue: list[tuple[float, int]] = []
+        self.waiting: list[int] = []
+
+    def begin(self, model: FlatModel) -> None:
+        """Start batch 1 with every job."""
+        count = self.tables.times.shape[0]
+        self._random = model.rng.random(count) if self.priority == "RANDOM" else None
+        self._attempt = [0] * count
+        self._plan: dict[int, np.ndarray] = {}
+        self._new_batch(model, list(range(count)))
+
+    def _new_batch(self, model: FlatModel, jobs: list[int]) -> None:
+        self.batches += 1
+        attempts = 2 ** (self.batches - 1)
+        allocation = mt_allotment(self.tables, jobs, attempts, model.platform.capacity, self.epsilon)
+        self.attempts = attempts
+        for job, row in zip(jobs, allocation, strict=True):
+            self._plan[job] = row.tolist()
+            self._attempt[job] = 0
+        self.queue = sorted((self._key(job), job) for job in jobs)
+        self._greedy(model)
+
+    def _current(self, job: int) -> tuple[int, float]:
+        processors = self._plan[job][self._attempt[job]]
+        return processors, float(self.tables.times[job, processors - 1])
+
+    def _key(self, job: int) -> float:
+        if self._random is not None:
+            return float(self._random[job])
+        processors, runtime = self._current(job)
+        return float(priority_keys(self.priority, [runtime], [processors])[0])
+
+    def on_completion(self, model: FlatModel, job: int, failed: bool) -> None:
+        """Queue the failed job's next attempt (or keep it for the next batch), run LIST, open the next batch when done."""
+        if failed:
+            self._attempt[job] += 1
+            if self._attempt[job] < self.attempts:
+                bisect.insort(self.queue, (self._key(job), job))
+            else:
+                self.waiting.append(job)
+        self._greedy(model)
+        if not self.queue and not model.running_attempts and self.waiting:
+            jobs, self.waiting = sorted(self.waiting), []
+            self._new_batch(model, jobs)
+
+    def _greedy(self, model: FlatModel) -> None:
+        free = model.platform.free
+        kept = []
+        for item in self.queue:
+            processors, runtime = self._current(item[1])
+            if processors <= free:
+                model.start(item[1], processors, runtime)
+                free -= processors
+            else:
+                kept.append(item)
+        self.queue = kept
