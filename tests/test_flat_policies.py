@@ -1,0 +1,167 @@
+"""Rigid and moldable policies on the flat platform: whole traces of small hand-made batches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.flat import FlatModel, RigidJobSet, run_moldable, run_rigid
+from torus_sim.flat.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
+from torus_sim.platforms import FlatPlatform, Platform, TorusPlatform
+from torus_sim.policies.moldable import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
+from torus_sim.policies.rigid import AvailabilityProfile, ListPolicy
+
+# P = 3; LPT order A (10 s, 2 procs), B (9 s, 3 procs), C (8 s, 1 proc); C fails once.
+EASY_JOBS = RigidJobSet(np.array([10.0, 9.0, 8.0]), np.array([2, 3, 1]), ("A", "B", "C"))
+
+
+def trace(result) -> list[tuple]:
+    table = result.attempt_table.sort_values(["start_at", "job"])
+    return [(int(row.job), int(row.attempt), row.start_at, row.end_at, bool(row.failed)) for row in table.itertuples()]
+
+
+def test_both_platforms_speak_the_platform_protocol(bgl_table):
+    assert isinstance(FlatPlatform(8), Platform)
+    torus = TorusPlatform(table=bgl_table)
+    assert isinstance(torus, Platform)
+    partition = torus.find(32)
+    torus.allocate(partition, job_id=1)
+    assert torus.free_count() == 96 and torus.find(128) is None
+    flat = FlatPlatform(8)
+    assert flat.find(9) is None and flat.find(8) == 8
+    flat.allocate(5, job_id=1)
+    with pytest.raises(SimulationError):
+        flat.allocate(4, job_id=2)
+
+
+def test_greedy_restarts_the_failed_job_at_once_in_the_free_processor():
+    result = run_rigid(EASY_JOBS, 3, [0, 0, 1], "R-LIST-0", "LPT", record_attempts=True)
+    # A and C start at 0; C fails at 8 and restarts in its own processor; B waits for 3 free processors until 16.
+    assert trace(result) == [
+        (0, 1, 0.0, 10.0, False),
+        (2, 1, 0.0, 8.0, True),
+        (2, 2, 8.0, 16.0, False),
+        (1, 1, 16.0, 25.0, False),
+    ]
+    assert result.makespan == 25.0 and result.attempts == 4
+
+
+@pytest.mark.parametrize("heuristic", ["R-LIST-1", "R-LIST-Q"])
+def test_a_reservation_for_the_head_stops_the_failed_job_from_backfilling(heuristic):
+    result = run_rigid(EASY_JOBS, 3, [0, 0, 1], heuristic, "LPT", record_attempts=True)
+    # At 8, B is reserved at 10 (when A frees 2 processors); C's restart over [8, 16) would delay it.
+    assert trace(result) == [
+        (0, 1, 0.0, 10.0, False),
+        (2, 1, 0.0, 8.0, True),
+        (1, 1, 10.0, 19.0, False),
+        (2, 2, 19.0, 27.0, False),
+    ]
+
+
+def test_shelffill_reruns_a_failed_job_inside_its_shelf_and_shelf_waits_for_the_next():
+    jobs = RigidJobSet(np.array([10.0, 4.0]), np.array([2, 1]))
+    shelf = run_rigid(jobs, 3, [0, 1], "R-SHELF-B", record_attempts=True)
+    fill = run_rigid(jobs, 3, [0, 1], "R-SHELFFILL-B", record_attempts=True)
+    assert trace(shelf) == [(0, 1, 0.0, 10.0, False), (1, 1, 0.0, 4.0, True), (1, 2, 10.0, 14.0, False)]
+    assert trace(fill) == [(0, 1, 0.0, 10.0, False), (1, 1, 0.0, 4.0, True), (1, 2, 4.0, 8.0, False)]
+
+
+def test_next_fit_closes_the_shelf_at_the_first_misfit_and_first_fit_does_not():
+    jobs = RigidJobSet(np.array([10.0, 8.0, 4.0]), np.array([2, 2, 1]))
+    next_fit = trace(run_rigid(jobs, 3, [0, 0, 0], "R-SHELF-NB", record_attempts=True))
+    first_fit = trace(run_rigid(jobs, 3, [0, 0, 0], "R-SHELF-B", record_attempts=True))
+    assert next_fit == [(0, 1, 0.0, 10.0, False), (1, 1, 10.0, 18.0, False), (2, 1, 10.0, 14.0, False)]
+    assert first_fit == [(0, 1, 0.0, 10.0, False), (2, 1, 0.0, 4.0, False), (1, 1, 10.0, 18.0, False)]
+
+
+def test_verification_time_lengthens_every_attempt():
+    result = run_rigid(EASY_JOBS, 3, [0, 0, 1], "R-LIST-0", verification_time=1.0, record_attempts=True)
+    assert trace(result)[:2] == [(0, 1, 0.0, 11.0, False), (2, 1, 0.0, 9.0, True)]
+
+
+@pytest.mark.parametrize("rule", ["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"])
+def test_every_priority_rule_runs_every_attempt(rule):
+    rng = np.random.default_rng(3)
+    jobs = RigidJobSet(rng.uniform(1, 10, 12), rng.integers(1, 5, 12))
+    failures = rng.integers(0, 3, 12)
+    result = run_rigid(jobs, 6, failures, "R-LIST-0", rule, seed=1, record_attempts=True)
+    assert result.attempts == len(jobs) + failures.sum()
+    assert result.attempt_table.groupby("job").size().tolist() == (failures + 1).tolist()
+
+
+def test_random_priority_is_seeded():
+    rng = np.random.default_rng(4)
+    jobs = RigidJobSet(rng.uniform(1, 10, 20), rng.integers(1, 5, 20))
+    failures = rng.integers(0, 2, 20)
+    makespans = {seed: run_rigid(jobs, 6, failures, "R-LIST-0", "RANDOM", seed=seed).makespan for seed in (1, 1, 2, 3, 4)}
+    assert makespans[1] == run_rigid(jobs, 6, failures, "R-LIST-0", "RANDOM", seed=1).makespan
+    assert len(set(makespans.values())) > 1
+
+
+def test_availability_profile_finds_the_earliest_hole_and_cuts_reservations():
+    profile = AvailabilityProfile(0.0, 1, [(10.0, 2), (5.0, 1)])
+    assert (profile.dates, profile.free) == ([0.0, 5.0, 10.0], [1, 2, 4])
+    assert profile.earliest(2, 3.0) == 5.0 and profile.earliest(4, 1.0) == 10.0
+    profile.reserve(5.0, 7.0, 2)
+    assert (profile.dates, profile.free) == ([0.0, 5.0, 10.0, 12.0], [1, 0, 2, 4])
+    assert not profile.fits(0.0, 1, 6.0) and profile.fits(0.0, 1, 5.0)
+
+
+def test_rigid_input_errors_are_clear():
+    with pytest.raises(ConfigurationError, match="needs 5 processors"):
+        run_rigid(RigidJobSet(np.array([1.0]), np.array([5])), 4, [0])
+    with pytest.raises(ConfigurationError, match="positive"):
+        RigidJobSet(np.array([0.0]), np.array([1]))
+    with pytest.raises(ConfigurationError, match="one count per job"):
+        run_rigid(EASY_JOBS, 3, [0, 0])
+    with pytest.raises(ConfigurationError, match=">= 0"):
+        FlatModel(3, [-1, 0, 0], ListPolicy([1, 1, 1], [1, 1, 1]))
+    with pytest.raises(ConfigurationError, match="unknown rigid heuristic"):
+        run_rigid(EASY_JOBS, 3, [0, 0, 0], "R-LIST-2")
+
+
+def test_local_allocations_follow_their_definitions():
+    times = RooflineModel([100.0, 60.0], [4, 2]).times(8)
+    assert mintime_allocation(times).tolist() == [4, 2]  # the smallest p reaching w / p̄
+    assert minarea_allocation(times).tolist() == [1, 1]
+    assert lpa_allocation(times).tolist() == [4, 2]  # α = β = 1 (MOLDABLE Theorem 1)
+    amdahl = AmdahlModel([1000.0], [0.01]).times(1000)
+    chosen = lpa_allocation(amdahl)[0]
+    area, time = chosen * amdahl[0, chosen - 1], amdahl[0, chosen - 1]
+    assert area <= 2 * amdahl[0, 0] and time <= 2 * amdahl[0].min()  # Theorem 3's α = β = 2 allocation exists
+
+
+def test_monotonic_tables_are_validated_and_arbitrary_ones_are_not():
+    with pytest.raises(ConfigurationError, match=r"job 0 is not monotonic: t\(3\)"):
+        MonotonicModel([[10.0, 6.0, 7.0]])
+    with pytest.raises(ConfigurationError, match="area"):
+        MonotonicModel([[10.0, 4.0]])
+    assert ArbitraryModel([[10.0, 4.0, 7.0]]).times(3).tolist() == [[10.0, 4.0, 7.0]]
+    with pytest.raises(ConfigurationError, match="p <= 3"):
+        ArbitraryModel([[10.0, 4.0, 7.0]]).times(4)
+
+
+def test_mt_allotment_chains_are_within_one_plus_epsilon_of_the_best_allocation():
+    times = ArbitraryModel([[12.0, 7.0, 5.0, 4.5], [9.0, 5.0, 4.0, 2.0]]).times(4)
+    areas = times * np.arange(1, 5)
+    best = np.inf
+    for choice in np.ndindex(4, 4, 4, 4):  # two chains of g = 2 attempts, every allocation
+        chains = [times[0, choice[0]] + times[0, choice[1]], times[1, choice[2]] + times[1, choice[3]]]
+        area = areas[0, choice[0]] + areas[0, choice[1]] + areas[1, choice[2]] + areas[1, choice[3]]
+        best = min(best, max(max(chains), area / 4))
+    allocation = mt_allotment(AllotmentTables(times), [0, 1], 2, 4, epsilon=0.3)
+    rows = np.arange(2)[:, None]
+    found = max(times[rows, allocation - 1].sum(axis=1).max(), areas[rows, allocation - 1].sum() / 4)
+    assert best <= found <= 1.3 * best * (1 + 1e-6)
+
+
+def test_batch_list_runs_batches_of_doubling_attempts():
+    times = AmdahlModel([400.0, 300.0, 200.0], [0.1, 0.2, 0.05]).times(4)
+    result = run_moldable(times, [3, 0, 1], "BATCH", record_attempts=True)
+    table = result.attempt_table
+    # job 0 fails 3 times: 1 attempt in batch 1, 2 in batch 2, its 4th (successful) one in batch 3
+    assert table.groupby("job").size().tolist() == [4, 1, 2]
+    batch_ends = sorted(table[table.job == 0].start_at)
+    assert batch_ends[1] >= table[(table.attempt == 1)].end_at.max()  # batch 2 waits for batch 1 to end
+    assert result.makespan == table.end_at.max()
