@@ -21,6 +21,8 @@ Run from the repository root::
 3. A 16-run sweep (NASA, 4,000 jobs, 4 confidences x 4 seeds, balancing) on a Dask LocalCluster
    with 2 workers against 1 worker, measured in the same run: the speed-up (goal >= 1.8x on the
    2-core machine; issue 7).
+4. Flat platforms (:mod:`benchmarks.flat`): RIGID's synthetic experiment and MOLDABLE's LPA,
+   BATCH and MINTIME on the mix model, against the published reference code's times.
 
 Sections can be chosen: ``python -m benchmarks.run --only sweep``.
 """
@@ -171,9 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", type=Path, default=DEFAULT_SDSC)
     parser.add_argument("--failures", type=int, default=4000)
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
-    parser.add_argument("--only", choices=["replay", "partitions", "sweep"], action="append", help="run only these sections")
+    parser.add_argument(
+        "--only", choices=["replay", "partitions", "sweep", "rigid", "moldable"], action="append", help="run only these sections"
+    )
     args = parser.parse_args(argv)
-    sections = args.only or ["replay", "partitions", "sweep"]
+    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable"]
     if "replay" in sections:
         if not args.workload.exists():
             print(f"workload not found: {args.workload}", file=sys.stderr)
@@ -183,6 +187,15 @@ def main(argv: list[str] | None = None) -> int:
         partition_query()
     if "sweep" in sections:
         dask_sweep_speedup()
+    if "rigid" in sections:
+        from benchmarks.flat import rigid_experiment
+
+        rigid_experiment(3 if args.quick else 30)
+    if "moldable" in sections:
+        from benchmarks.flat import moldable_experiment
+
+        for algorithm, sets in (("LPA", 30), ("BATCH", 10), ("MINTIME", 10)):
+            moldable_experiment(algorithm, 1 if args.quick else sets)
     return 0
 
 
