@@ -293,7 +293,7 @@ class BatchListPolicy(FlatPolicy):
             self._new_batch(model, jobs)
 
     def _greedy(self, model: FlatModel) -> None:
-        free = model.platform.free
+        free = model.platform.free_count()
         kept = []
         for item in self.queue:
             processors, runtime = self._current(item[1])

@@ -142,7 +142,7 @@ class ListPolicy(_QueuePolicy):
             self._with_reservations(model)
 
     def _greedy(self, model: FlatModel) -> None:
-        free = model.platform.free
+        free = model.platform.free_count()
         smallest = self._smallest
         if free < smallest:
             return
@@ -165,7 +165,9 @@ class ListPolicy(_QueuePolicy):
     def _with_reservations(self, model: FlatModel) -> None:
         now = model.now
         verification = model.verification_time
-        profile = AvailabilityProfile(now, model.platform.free, [(end, used) for _, end, used in model.running_attempts.values()])
+        profile = AvailabilityProfile(
+            now, model.platform.free_count(), [(end, used) for _, end, used in model.running_attempts.values()]
+        )
         depth = len(self.queue) if self.reservations == -1 else self.reservations
         kept = []
         for position, item in enumerate(self.queue):
