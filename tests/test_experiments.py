@@ -10,9 +10,18 @@ from torus_sim.figures import draw_figure
 def test_every_bundled_experiment_file_parses_and_names_known_parameters():
     from pathlib import Path
 
+    from torus_sim.flat.experiments import load_flat_experiment
+
     files = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("**/*.toml"))
-    assert len(files) >= 3
+    flat = [path for path in files if path.parent.name in ("rigid", "moldable")]
+    assert len(files) - len(flat) >= 3 and len(flat) >= 6
     for path in files:
+        if path in flat:
+            experiment = load_flat_experiment(path)
+            assert experiment.points() and experiment.figures
+            with pytest.raises(ConfigurationError, match="torus-sim flat experiment"):
+                load_experiment(path)
+            continue
         experiment = load_experiment(path)
         assert experiment.points() and experiment.figures
         experiment.config(experiment.points()[0]).validate()

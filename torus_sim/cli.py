@@ -299,7 +299,10 @@ def _figure(args) -> int:
     from torus_sim.figures import draw_figure
 
     for path in sorted(Path(args.experiments).glob("**/*.toml")):
-        experiment = load_experiment(path)
+        try:
+            experiment = load_experiment(path)
+        except TorusSimError:
+            continue  # flat-platform files (torus-sim flat experiment) and broken files define no sweep figure
         for spec in experiment.figures:
             if spec.name == args.name:
                 folder = Path(args.results) if args.results else Path("torus-sim-results") / path.stem

@@ -151,6 +151,8 @@ def load_experiment(path: str | Path) -> Experiment:
         data = tomllib.loads(path.read_text())
     except tomllib.TOMLDecodeError as error:
         raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
+    if data.get("kind") in ("rigid", "moldable"):
+        raise ConfigurationError(f"{path}: a flat-platform experiment; run it with: torus-sim flat experiment {path}")
     base = dict(data.get("base", {}))
     grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
     cases = [dict(case) for case in data.get("case", [])] or [{}]
