@@ -17,29 +17,11 @@ from mesa.experimental.devs import DEVSimulator
 
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.platforms.flat import FlatPlatform
+from torus_sim.policies.flat_policy import FlatPolicy
 
 __all__ = ["FlatModel", "FlatPolicy", "FlatRunResult"]
 
 _ATTEMPT_COLUMNS = ["job", "attempt", "start_at", "end_at", "processors", "failed"]
-
-
-class FlatPolicy:
-    """Base class of the flat batch policies (R-LIST, R-SHELF, LIST with an allocation, BATCH-LIST).
-
-    Hooks a policy overrides:
-        begin(model): called once at time 0; start the first attempts with ``model.start``.
-        on_completion(model, job, failed): an attempt of ``job`` ended; ``failed`` says whether the
-            detector found a silent error (the job must run again) or the job is done.
-
-    A policy never advances time and never touches the platform directly: ``model.start`` allocates,
-    the engine releases.
-    """
-
-    def begin(self, model: FlatModel) -> None:  # noqa: D102
-        raise NotImplementedError
-
-    def on_completion(self, model: FlatModel, job: int, failed: bool) -> None:  # noqa: D102
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)

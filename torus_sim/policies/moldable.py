@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.flat.model import FlatModel, FlatPolicy
+from torus_sim.policies.flat_policy import FlatPolicy
+
+if TYPE_CHECKING:
+    from torus_sim.flat.model import FlatModel
 from torus_sim.policies.rigid import PRIORITY_RULES, priority_keys
 
 __all__ = [

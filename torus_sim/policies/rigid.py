@@ -8,11 +8,15 @@ before the shelf's end).
 from __future__ import annotations
 
 import bisect
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.flat.model import FlatModel, FlatPolicy
+from torus_sim.policies.flat_policy import FlatPolicy
+
+if TYPE_CHECKING:
+    from torus_sim.flat.model import FlatModel
 
 __all__ = [
     "PRIORITY_RULES",
