@@ -8,6 +8,7 @@ before the shelf's end).
 from __future__ import annotations
 
 import bisect
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -212,7 +213,9 @@ class AvailabilityProfile:
     def __init__(self, now: float, free: int, releases) -> None:
         self.dates = [now]
         self.free = [free]
-        for end_at, used in sorted(releases):
+        # an attempt ending now still holds its processors until its own end event runs (then a new pass follows)
+        soon = math.nextafter(now, math.inf)
+        for end_at, used in sorted((max(end_at, soon), used) for end_at, used in releases):
             if end_at <= self.dates[-1]:
                 self.free[-1] += used
             else:
