@@ -13,9 +13,17 @@ def test_every_bundled_experiment_file_parses_and_names_known_parameters():
     from torus_sim.flat.experiments import load_flat_experiment
 
     files = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("**/*.toml"))
+    from torus_sim.online.experiments import load_online_experiment
+
     flat = [path for path in files if path.parent.name in ("rigid", "moldable")]
-    assert len(files) - len(flat) >= 3 and len(flat) >= 6
-    for path in files:
+    online = [path for path in files if path.parent.name == "pv_easy"]
+    assert len(files) - len(flat) - len(online) >= 3 and len(flat) >= 6 and len(online) >= 4
+    for path in online:
+        experiment = load_online_experiment(path)
+        assert experiment.runs and experiment.figures and experiment.workload.name.startswith("CTC")
+        with pytest.raises(ConfigurationError, match="torus-sim online experiment"):
+            load_experiment(path)
+    for path in [path for path in files if path not in online]:
         if path in flat:
             experiment = load_flat_experiment(path)
             assert experiment.points() and experiment.figures

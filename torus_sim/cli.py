@@ -167,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     from torus_sim.flat_cli import add_flat_parser
 
     add_flat_parser(commands)
+    from torus_sim.online_cli import add_online_parser
+
+    add_online_parser(commands)
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
@@ -191,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         from torus_sim.flat_cli import run_flat_command
 
         return run_flat_command(args)
+    if args.command == "online":
+        from torus_sim.online_cli import run_online_command
+
+        return run_online_command(args)
     if args.command in ("sweep", "experiment"):
         return _sweep(args)
     if args.command == "figure":

@@ -153,6 +153,8 @@ def load_experiment(path: str | Path) -> Experiment:
         raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
     if data.get("kind") in ("rigid", "moldable"):
         raise ConfigurationError(f"{path}: a flat-platform experiment; run it with: torus-sim flat experiment {path}")
+    if data.get("kind") == "online":
+        raise ConfigurationError(f"{path}: an online experiment; run it with: torus-sim online experiment {path}")
     base = dict(data.get("base", {}))
     grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
     cases = [dict(case) for case in data.get("case", [])] or [{}]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["SIZE_GROUPS", "bounded_slowdown", "job_table", "online_summary", "size_group_table"]
+__all__ = ["SIZE_FRACTIONS", "bounded_slowdown", "job_table", "online_summary", "size_group_table"]
 
 THRESHOLD = 10.0
 """Bounded-slowdown threshold, seconds (PV-EASY Eq. 1)."""
@@ -112,25 +112,41 @@ def online_summary(jobs, processors: int) -> dict:
     }
 
 
-SIZE_GROUPS = ((1, 1), (2, 8), (9, 32), (33, 84), (85, 169), (170, 10**9))
-"""Job-size groups (processors) for Figs. 2-3; 85 ≈ P/4 on CTC's 338 processors, the "big job" line."""
+SIZE_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1)
+"""Upper bounds of the job-size groups as fractions of P (Figs. 2-3; above P/4 is PV-EASY's "big" job)."""
 
 
-def size_group_table(jobs, groups=SIZE_GROUPS, blocked_only: bool = True) -> pd.DataFrame:
-    """MBS and MWBS per job-size group (PV-EASY Figs. 2-3: blocked jobs grouped by parallelism)."""
-    table = job_table(jobs)
+def size_group_table(jobs, processors: int, fractions=SIZE_FRACTIONS, blocked_only: bool = True) -> pd.DataFrame:
+    """MBS and MWBS per job-size group (PV-EASY Figs. 2-3: blocked jobs grouped by parallelism).
+
+    Args:
+        jobs: finished jobs, or their :func:`job_table`.
+        processors: P.
+        fractions: group upper bounds as fractions of P (a job of p processors is in the first
+            group with p <= fraction x P).
+        blocked_only: keep only jobs that were once the blocked head (as the paper's figures).
+
+    Returns:
+        Columns size_group (label), jobs, mbs, mwbs.
+    """
+    table = jobs if isinstance(jobs, pd.DataFrame) else job_table(jobs)
     if blocked_only:
         table = table[table.blocked]
     rows = []
-    for low, high in groups:
-        part = table[(table.processors >= low) & (table.processors <= high)]
-        label = f"{low}" if low == high else (f"{low}-{high}" if high < 10**9 else f">={low}")
+    low = 0.0
+    labels = {1 / 32: "P/32", 1 / 16: "P/16", 1 / 8: "P/8", 1 / 4: "P/4", 1 / 2: "P/2", 1: "P"}
+    previous = "0"
+    for fraction in fractions:
+        high = fraction * processors
+        part = table[(table.processors > low) & (table.processors <= high)]
+        label = labels.get(fraction, f"{fraction:g}P")
         rows.append(
             {
-                "size_group": label,
+                "size_group": f"({previous}, {label}]",
                 "jobs": len(part),
                 "mbs": float(part.bounded_slowdown.mean()) if len(part) else np.nan,
                 "mwbs": float(np.average(part.bounded_slowdown, weights=part.processors)) if len(part) else np.nan,
             }
         )
+        low, previous = high, label
     return pd.DataFrame(rows)
