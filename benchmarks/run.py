@@ -23,6 +23,8 @@ Run from the repository root::
    2-core machine; issue 7).
 4. Flat platforms (:mod:`benchmarks.flat`): RIGID's synthetic experiment and MOLDABLE's LPA,
    BATCH and MINTIME on the mix model, against the published reference code's times.
+5. Online replay (:mod:`benchmarks.online`): the full CTC-SP2 trace under FCFS-EASY and PV-EASY,
+   wall time and peak memory (goal < 30 s each).
 
 Sections can be chosen: ``python -m benchmarks.run --only sweep``.
 """
@@ -174,10 +176,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--failures", type=int, default=4000)
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
-        "--only", choices=["replay", "partitions", "sweep", "rigid", "moldable"], action="append", help="run only these sections"
+        "--only",
+        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online"],
+        action="append",
+        help="run only these sections",
     )
     args = parser.parse_args(argv)
-    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable"]
+    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online"]
     if "replay" in sections:
         if not args.workload.exists():
             print(f"workload not found: {args.workload}", file=sys.stderr)
@@ -196,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
 
         for algorithm, sets in (("LPA", 30), ("BATCH", 10), ("MINTIME", 10)):
             moldable_experiment(algorithm, 1 if args.quick else sets)
+    if "online" in sections:
+        from benchmarks.online import ctc_replays
+
+        ctc_replays()
     return 0
 
 

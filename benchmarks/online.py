@@ -1,0 +1,51 @@
+"""Benchmark of the online replay (PV-EASY issue): the full CTC-SP2 trace under FCFS-EASY and PV-EASY.
+
+Each replay runs in its own process, which reports its wall time and peak memory (max RSS). Goal
+(issue 5): under 30 s each on one core. Baseline measured in the same run: Mesa's DEVSimulator
+running the same number of no-op events (one per arrival, one per job end, one per pass).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+CTC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
+
+_CHILD = """
+import json, resource, sys, time
+from torus_sim.online import load_online_workload, OnlineModel
+from torus_sim.online.runs import make_online_policy
+from predictors.runtime import make_runtime_predictor
+began = time.perf_counter()
+workload = load_online_workload(sys.argv[1], 430)
+loaded = time.perf_counter() - began
+model = OnlineModel(workload, make_online_policy(sys.argv[2]), lambda rng: make_runtime_predictor(sys.argv[3], rng))
+model.run()
+events = 2 * len(workload.jobs) + model.counters["passes"] + model.counters["preemptions"]
+print(json.dumps({"seconds": time.perf_counter() - began, "load_seconds": loaded, "events": events,
+                  "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def ctc_replays() -> None:
+    """Time the full CTC replay under FCFS-EASY (estimates) and PV-EASY (Last Model), P = 430."""
+    from benchmarks.run import engine_floor
+
+    if not CTC.exists():
+        print(f"CTC trace not found at {CTC}", file=sys.stderr)
+        return
+    print("Full CTC-SP2 replay (77,222 jobs, P = 430), one process each:")
+    for policy, predictor in (("FCFS-EASY", "estimate"), ("PV-EASY", "last")):
+        output = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(CTC), policy, predictor], capture_output=True, text=True, check=True
+        )
+        found = json.loads(output.stdout.strip().splitlines()[-1])
+        floor = engine_floor(found["events"])
+        print(
+            f"  {policy:<10} {found['seconds']:.1f} s (reading the trace {found['load_seconds']:.1f} s), "
+            f"{found['max_rss_mib']:.0f} MiB peak; {found['events']:,} events, Mesa no-op floor {floor:.1f} s "
+            f"({found['seconds'] / floor:.1f}x); goal < 30 s"
+        )
