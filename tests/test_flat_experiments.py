@@ -71,3 +71,15 @@ def test_bad_flat_experiment_files_are_refused_with_the_file_named(tmp_path, tex
     with pytest.raises(ConfigurationError, match=reason) as caught:
         load_flat_experiment(path)
     assert str(path) in str(caught.value)
+
+
+def test_summarize_counts_a_setting_shared_by_several_files_once(tmp_path, capsys):
+    row = {"model": "mix", "algorithm": "LPA", "priority": "LPT", "jobs": 500, "error_rate": 1e-7, "set": 0}
+    default = {**row, "processors": 7500, "mean_ratio": 1.0, "max_ratio": 1.2}
+    varied = {**row, "processors": 1000, "mean_ratio": 2.0, "max_ratio": 3.0}
+    pd.DataFrame([default, varied]).to_csv(tmp_path / "a.csv", index=False)
+    pd.DataFrame([default]).to_csv(tmp_path / "b.csv", index=False)
+    out = tmp_path / "summary.csv"
+    assert main(["flat", "summarize", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--out", str(out)]) == 0
+    summary = pd.read_csv(out)
+    assert summary[["expected", "maximum", "settings"]].to_dict("records") == [{"expected": 1.5, "maximum": 3.0, "settings": 2}]

@@ -64,6 +64,13 @@ def add_flat_parser(commands) -> None:
     generate.add_argument("--priority", choices=PRIORITY_RULES, default="LPT")
     generate.add_argument("--seed", type=int, default=0)
 
+    summarize = sub.add_parser(
+        "summarize", help="expected and maximum ratios over several results.csv (e.g. MOLDABLE Table 1 over every setting)"
+    )
+    summarize.add_argument("results", nargs="+", help="results.csv files of flat experiments")
+    summarize.add_argument("--by", nargs="+", default=["algorithm", "model"], help="columns to group on")
+    summarize.add_argument("--out", default=None, help="write the summary to this CSV")
+
     experiment = sub.add_parser("experiment", help="run a flat experiment file (experiments/rigid, experiments/moldable)")
     experiment.add_argument("file")
     experiment.add_argument("--workers", type=int, default=1, help="processes")
@@ -79,9 +86,13 @@ def add_flat_parser(commands) -> None:
 def run_flat_command(args: argparse.Namespace) -> int:
     """Run a ``flat`` subcommand; 0 on success, 2 on bad input (reason on stderr)."""
     try:
-        return {"rigid": _rigid, "moldable": _moldable, "generate-rigid": _generate, "experiment": _experiment}[
-            args.flat_command
-        ](args)
+        return {
+            "rigid": _rigid,
+            "moldable": _moldable,
+            "generate-rigid": _generate,
+            "experiment": _experiment,
+            "summarize": _summarize,
+        }[args.flat_command](args)
     except (TorusSimError, FileNotFoundError) as error:
         print(f"torus-sim: error: {error}", file=sys.stderr)
         return 2
@@ -181,4 +192,28 @@ def _experiment(args) -> int:
     for spec in experiment.figures:
         print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
     print(f"results: {results} and {out / 'summary.csv'}")
+    return 0
+
+
+def _summarize(args) -> int:
+    import pandas as pd
+
+    from torus_sim.files import atomic_write
+    from torus_sim.flat.experiments import combine_results, expected_ratio_table
+
+    table = combine_results([pd.read_csv(path) for path in args.results])
+    missing = [column for column in args.by if column not in table.columns]
+    if missing:
+        print(f"torus-sim: error: no column {missing} in the results", file=sys.stderr)
+        return 2
+    summary = expected_ratio_table(table, args.by)
+    settings = [column for column in ("jobs", "processors", "error_rate", "mean_failure_probability") if column in table]
+    counts = table.drop_duplicates([*args.by, *settings]).groupby(args.by, sort=False).size()
+    summary["settings"] = counts.reindex(
+        pd.MultiIndex.from_frame(summary[args.by]) if len(args.by) > 1 else summary[args.by[0]]
+    ).to_numpy()
+    print(summary.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
+    if args.out:
+        atomic_write(args.out, lambda handle: summary.to_csv(handle, index=False, float_format="%.6g"))
+        print(f"wrote {args.out}")
     return 0

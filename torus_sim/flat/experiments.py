@@ -52,7 +52,7 @@ from torus_sim.flat.speedup import SPEEDUP_MODELS, generate_speedup_model
 from torus_sim.policies.moldable import AllotmentTables
 from torus_sim.policies.rigid import PRIORITY_RULES
 
-__all__ = ["FlatExperiment", "expected_ratio_table", "load_flat_experiment", "run_flat_experiment", "run_set"]
+__all__ = ["FlatExperiment", "combine_results", "expected_ratio_table", "load_flat_experiment", "run_flat_experiment", "run_set"]
 
 _GRID = {
     "rigid": {
@@ -350,3 +350,37 @@ def expected_ratio_table(table: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     return pd.DataFrame(
         {"expected": grouped["mean_ratio"].mean(), "maximum": grouped["max_ratio"].max(), "sets": grouped["set"].nunique()}
     ).reset_index()
+
+
+def combine_results(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Rows of several experiments as one table, each (grid point, set) once.
+
+    The ``table1_vs_*`` files share their default setting (P = 7500, n = 500, λ = 1e-7); combined,
+    it counts once, so :func:`expected_ratio_table` over the result is the mean over the whole set
+    of experiments, as MOLDABLE Table 1 summarizes it.
+
+    Raises:
+        ConfigurationError: no table, or tables without the result columns.
+    """
+    if not tables:
+        raise ConfigurationError("no results to combine")
+    table = pd.concat(tables, ignore_index=True)
+    if not {"set", "mean_ratio", "max_ratio"} <= set(table.columns):
+        raise ConfigurationError("these are not flat experiment results (set, mean_ratio, max_ratio missing)")
+    keys = [
+        column
+        for column in (
+            "kind",
+            "model",
+            "algorithm",
+            "heuristic",
+            "priority",
+            "jobs",
+            "processors",
+            "error_rate",
+            "mean_failure_probability",
+            "set",
+        )
+        if column in table.columns
+    ]
+    return table.drop_duplicates(subset=keys).reset_index(drop=True)
