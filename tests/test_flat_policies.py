@@ -165,3 +165,21 @@ def test_batch_list_runs_batches_of_doubling_attempts():
     batch_ends = sorted(table[table.job == 0].start_at)
     assert batch_ends[1] >= table[(table.attempt == 1)].end_at.max()  # batch 2 waits for batch 1 to end
     assert result.makespan == table.end_at.max()
+
+
+def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area():
+    from torus_sim.policies.moldable import _chains_within_doubling, _chains_within_linear
+
+    rng = np.random.default_rng(11)
+    model = AmdahlModel(rng.uniform(100, 5000, 12), rng.uniform(0, 0.2, 12))
+    tables = AllotmentTables(model.times(64))
+    jobs = np.arange(12)
+    for attempts in (2, 4, 8, 16):
+        for bound in (2000.0, 8000.0, 40000.0):
+            area_doubling, chains_doubling = _chains_within_doubling(tables, jobs, attempts, bound, 0.3)
+            area_linear, _ = _chains_within_linear(tables, jobs, attempts, bound, 0.3)
+            assert area_doubling == pytest.approx(area_linear, rel=1e-12)
+            if chains_doubling is not None:
+                times = tables.times[jobs[:, None], chains_doubling - 1]
+                assert chains_doubling.shape == (12, attempts)
+                assert np.all(times.sum(axis=1) <= 1.3 * bound * (1 + 1e-12))  # rounded chains fit in (1 + ε) X

@@ -131,7 +131,7 @@ class AllotmentTables:
 
 
 def mt_allotment(
-    tables: AllotmentTables, jobs, attempts: int, processors: int, epsilon: float = 0.3, tolerance: float = 1e-6
+    tables: AllotmentTables, jobs, attempts: int, processors: int, epsilon: float = 0.3, tolerance: float = 1e-5
 ) -> np.ndarray:
     """MT-ALLOTMENT for a batch: an allocation of every attempt of every chain that nearly minimizes L.
 
@@ -188,25 +188,70 @@ def mt_allotment(
     return allocation
 
 
-def _chains_within(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
-    """Least total area of chains of ``attempts`` attempts that fit in ``bound``; (area, allocation (k, g))."""
-    if attempts == 1:
-        areas, chosen = tables.least_area(jobs, np.full((len(jobs), 1), bound))
-        return float(areas.sum()), chosen
+def _single_attempt_tables(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
+    """Rounded budget K and, per job and budget b <= K, the least area (and its p) of one attempt within b steps of εX/g."""
     step = epsilon * bound / attempts
     budget = int(np.floor((1 + epsilon) * attempts / epsilon + 1e-9))
     thresholds = np.broadcast_to(np.arange(budget + 1) * step, (len(jobs), budget + 1))
-    single, chosen = tables.least_area(jobs, thresholds)  # (k, K+1): one attempt within b steps
+    single, chosen = tables.least_area(jobs, thresholds)  # (k, K+1)
+    return budget, single, chosen
+
+
+def _min_plus(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, out[b] = min over c <= b of left[c] + right[b - c], and the minimizing c; arrays (k, K+1)."""
+    spent = np.arange(left.shape[1])
+    gap = spent[:, None] - spent[None, :]
+    combined = left[:, None, :] + np.where(gap >= 0, right[:, np.clip(gap, 0, left.shape[1] - 1)], np.inf)
+    pick = np.argmin(combined, axis=2)
+    return np.take_along_axis(combined, pick[:, :, None], axis=2)[:, :, 0], pick
+
+
+def _order_chain(tables: AllotmentTables, jobs: np.ndarray, allocation: np.ndarray) -> np.ndarray:
+    """Longer (cheaper) attempts first: a fixed order for the chain."""
+    times = tables.times[jobs[:, None], allocation - 1]
+    return np.take_along_axis(allocation, np.argsort(-times, axis=1, kind="stable"), axis=1)
+
+
+def _chains_within(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
+    """Least total area of chains of ``attempts`` attempts that fit in ``bound``; (area, allocation (k, g)).
+
+    g = 1 is exact; a power of two uses :func:`_chains_within_doubling` (log g min-plus squarings);
+    other g the attempt-by-attempt dynamic program :func:`_chains_within_linear` (the plain
+    reference the doubling one is tested against).
+    """
+    if attempts == 1:
+        areas, chosen = tables.least_area(jobs, np.full((len(jobs), 1), bound))
+        return float(areas.sum()), chosen
+    if attempts & (attempts - 1) == 0:
+        return _chains_within_doubling(tables, jobs, attempts, bound, epsilon)
+    return _chains_within_linear(tables, jobs, attempts, bound, epsilon)
+
+
+def _chains_within_doubling(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
+    """The rounded chain DP for g = 2^M identical attempts by repeated min-plus squaring, then splitting budgets back."""
+    budget, single, chosen = _single_attempt_tables(tables, jobs, attempts, bound, epsilon)
+    best, picks = single, []
+    for _ in range(attempts.bit_length() - 1):
+        best, pick = _min_plus(best, best)
+        picks.append(pick)
+    total = best[:, budget]
+    if not np.all(np.isfinite(total)):
+        return np.inf, None
+    rows = np.arange(len(jobs))[:, None]
+    budgets = np.full((len(jobs), 1), budget)
+    for pick in reversed(picks):
+        first = pick[rows, budgets]
+        budgets = np.stack([first, budgets - first], axis=2).reshape(len(jobs), -1)
+    return float(total.sum()), _order_chain(tables, jobs, chosen[rows, budgets])
+
+
+def _chains_within_linear(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bound: float, epsilon: float):
+    """The rounded chain DP, one attempt at a time (any g >= 2)."""
+    budget, single, chosen = _single_attempt_tables(tables, jobs, attempts, bound, epsilon)
     best = single
     choices = []
-    spent = np.arange(budget + 1)
     for _ in range(attempts - 1):
-        # combined[j, b, c] = single[j, c] + best[j, b - c] for c <= b
-        gap = spent[:, None] - spent[None, :]
-        valid = gap >= 0
-        combined = single[:, None, :] + np.where(valid, best[:, np.clip(gap, 0, budget)], np.inf)
-        pick = np.argmin(combined, axis=2)
-        best = np.take_along_axis(combined, pick[:, :, None], axis=2)[:, :, 0]
+        best, pick = _min_plus(single, best)  # pick = the budget of the newest attempt
         choices.append(pick)
     total = best[:, budget]
     if not np.all(np.isfinite(total)):
@@ -219,10 +264,7 @@ def _chains_within(tables: AllotmentTables, jobs: np.ndarray, attempts: int, bou
         allocation[:, index] = chosen[rows, used]
         left = left - used
     allocation[:, attempts - 1] = chosen[rows, left]
-    # longer (cheaper) attempts first, a fixed order for the chain
-    times = tables.times[jobs[:, None], allocation - 1]
-    order = np.argsort(-times, axis=1, kind="stable")
-    return float(total.sum()), np.take_along_axis(allocation, order, axis=1)
+    return float(total.sum()), _order_chain(tables, jobs, allocation)
 
 
 class BatchListPolicy(FlatPolicy):
