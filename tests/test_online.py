@@ -150,3 +150,26 @@ def test_cli_online_run_and_experiment_write_their_files(tmp_path, capsys):
     spec.write_text('kind = "online"\n[[run]]\npolicy = "LIFO"\n')
     assert main(["online", "experiment", str(spec)]) == 2
     assert "unknown policy" in capsys.readouterr().err
+
+
+def test_mesa_batch_run_steps_an_online_replay_to_the_same_end(ctc_slice):
+    import mesa
+
+    from torus_sim.online.runs import ConfiguredOnlineModel
+
+    rows = mesa.batch_run(
+        ConfiguredOnlineModel,
+        parameters={"workload": str(CTC), "processors": 430, "max_jobs": 300, "policy": ["FCFS-EASY", "PV-EASY"], "seed": [0]},
+        iterations=1,
+        max_steps=100_000,
+        number_processes=1,
+        display_progress=False,
+    )
+    table = pd.DataFrame(rows)
+    for policy, group in table.groupby("policy"):
+        final = group.sort_values("Step").iloc[-1]
+        assert final.completed_jobs == 300 and final.queued_jobs == 0 and final.running_jobs == 0
+        assert group.sort_values("Step").time.is_monotonic_increasing
+        workload = load_online_workload(CTC, processors=430, max_jobs=300)
+        reference = run_online(workload, policy, "estimate")
+        assert final.preemptions == sum(reference.jobs.preemptions)

@@ -17,6 +17,7 @@ Preemption modes (PV-EASY §4.2, §5.3):
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections import Counter
 from dataclasses import dataclass
@@ -107,8 +108,19 @@ class OnlineModel(mesa.Model):
         PV-EASY §4 and §5.1 (event-based simulation of a parallel system).
     """
 
-    def __init__(self, workload: OnlineWorkload, policy, predictor, preemption: Preemption | None = None, seed: int = 0) -> None:
+    def __init__(
+        self,
+        workload: OnlineWorkload,
+        policy,
+        predictor,
+        preemption: Preemption | None = None,
+        seed: int = 0,
+        step_seconds: float = 3600.0,
+    ) -> None:
         super().__init__(seed=seed)
+        if not step_seconds > 0:
+            raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
+        self.step_seconds = float(step_seconds)
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
         self.platform = FlatPlatform(workload.processors)
@@ -126,6 +138,18 @@ class OnlineModel(mesa.Model):
             self.simulator.schedule_event_absolute(
                 self._on_arrival, job.submitted_at, priority=OnlineEvent.ARRIVAL, function_args=[job]
             )
+        self.datacollector = mesa.DataCollector(
+            model_reporters={
+                "time": "now",
+                "queued_jobs": lambda model: len(model.queue),
+                "running_jobs": lambda model: len(model.running_jobs),
+                "completed_jobs": "completed",
+                "busy_processors": lambda model: model.platform.capacity - model.free(),
+                "utilization": lambda model: 1.0 - model.free() / model.platform.capacity,
+                "preemptions": lambda model: model.counters["preemptions"],
+            }
+        )
+        self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
     @property
     def now(self) -> float:
@@ -256,6 +280,34 @@ class OnlineModel(mesa.Model):
                 head.fair_start_at = self.now
             if head is previous_head and promised_at is not None and head.violated_at is None and self.now >= promised_at:
                 head.violated_at = promised_at
+
+    def step(self) -> None:
+        """Advance ``step_seconds`` of simulated time, then collect the model reporters once.
+
+        Mesa's step, for ``mesa.batch_run`` and visualizations: row 0 of the model variables is the
+        state before any event; ``running`` turns False at the first step that finds every job
+        finished, so the finished state is the last row ``batch_run`` reports.
+        """
+        if not self._unfinished():
+            self.running = False
+            self.datacollector.collect(self)
+            return
+        horizon = self.now + self.step_seconds
+        while self._unfinished() and self._next_event_at() <= horizon:
+            self.simulator.run_next_event()
+        if self._unfinished():
+            self.simulator.time = horizon
+        self.datacollector.collect(self)
+
+    def _unfinished(self) -> bool:
+        return (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list) > 0
+
+    def _next_event_at(self) -> float:
+        """Time of the earliest live event (Mesa 3.3's ``peak_ahead`` is not time-ordered past a cancelled head)."""
+        heap = self.simulator.event_list._events
+        while heap and heap[0].CANCELED:
+            heapq.heappop(heap)
+        return heap[0].time if heap else math.inf
 
     def run(self) -> list[OnlineJob]:
         """Run every job to its end.

@@ -8,13 +8,13 @@ import pandas as pd
 
 from predictors.runtime import make_runtime_predictor
 from torus_sim.errors import ConfigurationError
-from torus_sim.online.jobs import OnlineWorkload
+from torus_sim.online.jobs import OnlineWorkload, load_online_workload
 from torus_sim.online.metrics import job_table, online_summary
 from torus_sim.online.model import OnlineModel, Preemption
 from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
 from torus_sim.policies.pv_easy import PvEasyPolicy
 
-__all__ = ["ONLINE_POLICIES", "OnlineResult", "make_online_policy", "run_online"]
+__all__ = ["ONLINE_POLICIES", "ConfiguredOnlineModel", "OnlineResult", "make_online_policy", "run_online"]
 
 ONLINE_POLICIES = ("FCFS", "FCFS-EASY", "SJF-EASY", "conservative", "PV-EASY")
 
@@ -74,3 +74,43 @@ def run_online(
     summary = online_summary(jobs, workload.processors)
     summary.update({"policy": policy, "predictor": predictor, "preemption": (preemption or Preemption()).mode, "seed": seed})
     return OnlineResult(job_table(jobs), summary)
+
+
+class ConfiguredOnlineModel(OnlineModel):
+    """An :class:`OnlineModel` built from plain parameters, the class to hand to ``mesa.batch_run``.
+
+    ``batch_run`` does not vary seeds between iterations: give ``seed`` as a list parameter.
+
+    Args:
+        workload: SWF path.
+        processors: P (None: the header's).
+        policy: a name of :data:`ONLINE_POLICIES`.
+        predictor: ``estimate``, ``last``, ``exact`` or ``virtual:x``.
+        preemption: ``kill``, ``checkpoint`` or ``suspend``.
+        time_cost: seconds per checkpoint / restart / resume.
+        seed: the run's seed.
+        max_jobs: replay only the first jobs.
+        step_seconds: simulated seconds per Mesa step.
+    """
+
+    def __init__(
+        self,
+        workload: str,
+        processors: int | None = None,
+        policy: str = "FCFS-EASY",
+        predictor: str = "estimate",
+        preemption: str = "kill",
+        time_cost: float = 60.0,
+        seed: int = 0,
+        max_jobs: int | None = None,
+        step_seconds: float = 3600.0,
+    ) -> None:
+        trace = load_online_workload(workload, processors, max_jobs)
+        super().__init__(
+            trace,
+            make_online_policy(policy),
+            lambda rng: make_runtime_predictor(predictor, rng),
+            Preemption(preemption, time_cost=time_cost),
+            seed,
+            step_seconds,
+        )
