@@ -83,3 +83,15 @@ def test_summarize_counts_a_setting_shared_by_several_files_once(tmp_path, capsy
     assert main(["flat", "summarize", str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), "--out", str(out)]) == 0
     summary = pd.read_csv(out)
     assert summary[["expected", "maximum", "settings"]].to_dict("records") == [{"expected": 1.5, "maximum": 3.0, "settings": 2}]
+
+
+def test_a_categorical_x_is_drawn_as_bars_with_a_log_scale_when_values_span_decades(tmp_path):
+    from torus_sim.experiments.scenario import FigureSpec
+    from torus_sim.figures import draw_figure
+
+    table = pd.DataFrame(
+        {"model": ["mix", "mix", "power", "power"], "algorithm": ["LPA", "MINAREA"] * 2, "mean_ratio": [1.9, 22.0, 1.8, 2.5]}
+    )
+    spec = FigureSpec("bars", "model", "algorithm", ("mean_ratio",), {})
+    path = draw_figure(table, spec, tmp_path / "bars.png")
+    assert path.stat().st_size > 0 and not (tmp_path / ".bars.png.tmp.png").exists()

@@ -13,7 +13,7 @@ import pandas as pd  # noqa: E402
 
 from torus_sim.experiments.scenario import FigureSpec  # noqa: E402
 
-__all__ = ["METRIC_LABELS", "draw_figure"]
+__all__ = ["METRIC_LABELS", "draw_bars", "draw_figure"]
 
 METRIC_LABELS = {
     "avg_bounded_slowdown": "Avg Bounded Slowdown",
@@ -56,6 +56,9 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
     rows = _select(table, spec.where)
     if rows.empty:
         raise ValueError(f"figure {spec.name}: no results match {spec.where}")
+    if not pd.api.types.is_numeric_dtype(rows[spec.x]):
+        title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
+        return draw_bars(rows, spec.x, spec.y, spec.series, title, path)
     panels = list(spec.y) if spec.series else [None]
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4), squeeze=False)
     for axis, metric in zip(axes[0], panels, strict=True):
@@ -74,6 +77,58 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
         axis.legend(fontsize=8)
     title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
     figure.suptitle("\n".join(textwrap.wrap(title, 60 * len(panels))), fontsize=10)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.tmp.png")
+    figure.savefig(partial, dpi=110)
+    plt.close(figure)
+    partial.replace(path)
+    return path
+
+
+def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str | Path) -> Path:
+    """Draw grouped bars: one panel per metric of ``y``, one group per ``x`` value, one bar per ``series`` value.
+
+    Values are means over the rows that share x and series (seeds, sets). The x values keep the
+    table's order; a panel whose values span more than 30x gets a log scale.
+
+    Args:
+        table: results.
+        x: a categorical column (run name, speedup model, size group).
+        y: metric columns.
+        series: a column drawn as one bar per value ("" for one bar per group).
+        title: figure title.
+        path: the PNG (written whole: drawn to a temporary name, then renamed).
+
+    Returns:
+        The PNG path.
+    """
+    x_values = list(dict.fromkeys(table[x]))
+    series_values = list(dict.fromkeys(table[series])) if series else [None]
+    width = 0.8 / len(series_values)
+    figure, axes = plt.subplots(1, len(y), figsize=(5.5 * len(y), 4), squeeze=False)
+    for axis, metric in zip(axes[0], y, strict=True):
+        heights = []
+        for index, value in enumerate(series_values):
+            rows = table if value is None else table[table[series] == value]
+            means = rows.groupby(x, sort=False)[metric].mean().reindex(x_values)
+            heights += [height for height in means.to_numpy() if height == height and height > 0]
+            axis.bar(
+                [position + index * width for position in range(len(x_values))],
+                means.to_numpy(),
+                width,
+                label=None if value is None else f"{series} = {value}",
+            )
+        if heights and max(heights) / min(heights) > 30:
+            axis.set_yscale("log")
+        axis.set_xticks([position + width * (len(series_values) - 1) / 2 for position in range(len(x_values))])
+        axis.set_xticklabels([str(value) for value in x_values], rotation=30, ha="right", fontsize=8)
+        axis.set_ylabel(METRIC_LABELS.get(metric, metric))
+        axis.grid(alpha=0.3, axis="y")
+        if series:
+            axis.legend(fontsize=8)
+    figure.suptitle("\n".join(textwrap.wrap(title, 60 * len(y))), fontsize=10)
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -45,6 +45,7 @@ def add_online_parser(commands) -> None:
     experiment.add_argument("--max-jobs", type=int, default=None, help="replay only the first jobs")
     experiment.add_argument("--out", default=None, help="results folder (default: torus-sim-results/<file stem>)")
     experiment.add_argument("--no-progress", dest="progress", action="store_false")
+    experiment.add_argument("--replot", action="store_true", help="redraw from the stored results.csv and size_groups.csv")
 
 
 def run_online_command(args: argparse.Namespace) -> int:
@@ -100,13 +101,16 @@ def _experiment(args) -> int:
 
     experiment = load_online_experiment(args.file)
     out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
-    print(
-        f"{experiment.title} ({experiment.reference}): {len(experiment.runs)} runs x {len(experiment.seeds)} seeds",
-        file=sys.stderr,
-    )
-    results, groups = run_online_experiment(experiment, out, args.workers, args.max_jobs, args.progress)
-    atomic_write(out / "results.csv", lambda handle: results.to_csv(handle, index=False, float_format="%.10g"))
-    atomic_write(out / "size_groups.csv", lambda handle: groups.to_csv(handle, index=False, float_format="%.10g"))
+    if args.replot:
+        import pandas as pd
+
+        results, groups = pd.read_csv(out / "results.csv"), pd.read_csv(out / "size_groups.csv")
+    else:
+        runs = f"{len(experiment.runs)} runs x {len(experiment.seeds)} seeds"
+        print(f"{experiment.title} ({experiment.reference}): {runs}", file=sys.stderr)
+        results, groups = run_online_experiment(experiment, out, args.workers, args.max_jobs, args.progress)
+        atomic_write(out / "results.csv", lambda handle: results.to_csv(handle, index=False, float_format="%.10g"))
+        atomic_write(out / "size_groups.csv", lambda handle: groups.to_csv(handle, index=False, float_format="%.10g"))
     comparison = compare_with_paper(results)
     atomic_write(out / "comparison.csv", lambda handle: comparison.to_csv(handle, index=False, float_format="%.6g"))
     columns = [

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import textwrap
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -279,37 +278,7 @@ def compare_with_paper(results: pd.DataFrame, paper: dict = PAPER_CTC) -> pd.Dat
 
 
 def draw_bars(table: pd.DataFrame, spec: FigureBars, path: str | Path) -> Path:
-    """Draw a bar figure (mean over seeds), keeping the table's order of x values; written atomically."""
-    import matplotlib
+    """Draw a bar figure of an online experiment (mean over seeds); see :func:`torus_sim.figures.draw_bars`."""
+    from torus_sim.figures import draw_bars as draw
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    figure, axes = plt.subplots(1, len(spec.y), figsize=(5.5 * len(spec.y), 4), squeeze=False)
-    x_values = list(dict.fromkeys(table[spec.x]))
-    series = list(dict.fromkeys(table[spec.series])) if spec.series else [None]
-    width = 0.8 / len(series)
-    for axis, metric in zip(axes[0], spec.y, strict=True):
-        for index, value in enumerate(series):
-            rows = table if value is None else table[table[spec.series] == value]
-            means = rows.groupby(spec.x, sort=False)[metric].mean().reindex(x_values)
-            axis.bar(
-                [position + index * width for position in range(len(x_values))],
-                means.values,
-                width,
-                label=None if value is None else str(value),
-            )
-        axis.set_xticks([position + width * (len(series) - 1) / 2 for position in range(len(x_values))])
-        axis.set_xticklabels([str(value) for value in x_values], rotation=30, ha="right", fontsize=8)
-        axis.set_ylabel(metric)
-        axis.grid(alpha=0.3, axis="y")
-        if spec.series:
-            axis.legend(fontsize=8)
-    figure.suptitle("\n".join(textwrap.wrap(spec.title or spec.name, 100)), fontsize=10)
-    figure.tight_layout()
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.tmp.png")
-    figure.savefig(partial, dpi=110)
-    plt.close(figure)
-    partial.replace(path)
-    return path
+    return draw(table, spec.x, spec.y, spec.series, spec.title or spec.name, path)
