@@ -17,7 +17,7 @@ from torus_sim.errors import TorusSimError
 
 __all__ = ["add_online_parser", "run_online_command"]
 
-CTC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
+CTC = Path("..") / "shared" / "data" / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"  # from the repository root, as the README
 
 
 def add_online_parser(commands) -> None:
@@ -28,7 +28,11 @@ def add_online_parser(commands) -> None:
     online = commands.add_parser("online", help="online replay of SWF traces: FCFS, EASY variants, conservative, PV-EASY")
     sub = online.add_subparsers(dest="online_command", required=True)
     run = sub.add_parser("run", help="replay one trace under one policy")
-    run.add_argument("--workload", default=str(CTC), help="SWF file (default: ../shared/data/swf/CTC-SP2)")
+    run.add_argument(
+        "--workload",
+        default=str(CTC),
+        help="SWF file (default: ../shared/data/swf/CTC-SP2-1996-3.1-cln.swf.gz, from the repository root)",
+    )
     run.add_argument("--processors", type=int, default=None, help="P (default: the header's MaxProcs; PV-EASY used 430 for CTC)")
     run.add_argument("--policy", choices=ONLINE_POLICIES, default="FCFS-EASY")
     run.add_argument("--predictor", default="estimate", help="estimate | last | exact | virtual:x")
