@@ -183,3 +183,25 @@ def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area
                 times = tables.times[jobs[:, None], chains_doubling - 1]
                 assert chains_doubling.shape == (12, attempts)
                 assert np.all(times.sum(axis=1) <= 1.3 * bound * (1 + 1e-12))  # rounded chains fit in (1 + ε) X
+
+
+def test_time_tables_are_read_and_bad_lines_named(tmp_path):
+    from torus_sim.errors import JobSetFormatError
+    from torus_sim.flat.speedup import read_time_table
+
+    path = tmp_path / "times.csv"
+    path.write_text("# t(1..4) per job\n10, 6, 4.5, 4\n8 5 4 3.5\n")
+    model = read_time_table(path, monotonic=True)
+    assert isinstance(model, MonotonicModel) and model.times(4).shape == (2, 4)
+    for text, line, reason in [
+        ("10, 6, 4.5, 4\n8 5 4\n", 2, "expected 4 times"),
+        ("10, x\n", 1, "numbers"),
+        ("10, -6\n", 1, "positive"),
+        ("10, 6, 4.5, 4\n8, 5, 6, 3\n", 2, "not monotonic"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(JobSetFormatError, match=reason) as caught:
+            read_time_table(path, monotonic=True)
+        assert str(caught.value).startswith(f"{path}:{line}:")
+    path.write_text("10, 6, 7, 4\n")
+    assert read_time_table(path).times(4).tolist() == [[10.0, 6.0, 7.0, 4.0]]  # arbitrary: no check

@@ -44,6 +44,8 @@ def add_flat_parser(commands) -> None:
 
     moldable = sub.add_parser("moldable", help="draw a MOLDABLE §5.1 job set and scenarios and run one algorithm")
     moldable.add_argument("--model", choices=SPEEDUP_MODELS, default="mix")
+    moldable.add_argument("--table", default=None, help="a file of execution times t_j(1..P) per job instead of a drawn model")
+    moldable.add_argument("--monotonic", action="store_true", help="check the --table against the monotonic model")
     moldable.add_argument("--algorithm", choices=MOLDABLE_ALGORITHMS, default="LPA")
     moldable.add_argument("--priority", choices=PRIORITY_RULES, default="LPT")
     moldable.add_argument("--jobs", type=int, default=500, help="n")
@@ -126,12 +128,13 @@ def _moldable(args) -> int:
     from torus_sim.flat.bounds import moldable_lower_bound
     from torus_sim.flat.runs import run_moldable
     from torus_sim.flat.scenarios import draw_scenarios, failure_probabilities_by_work
-    from torus_sim.flat.speedup import generate_speedup_model
+    from torus_sim.flat.speedup import generate_speedup_model, read_time_table
     from torus_sim.policies.moldable import AllotmentTables
 
     rng = np.random.default_rng(args.seed)
-    model = generate_speedup_model(args.model, args.jobs, rng)
-    times = model.times(args.processors)
+    model = read_time_table(args.table, args.monotonic) if args.table else generate_speedup_model(args.model, args.jobs, rng)
+    processors = min(args.processors, model.max_processors) if args.table else args.processors
+    times = model.times(processors)
     failures = draw_scenarios(failure_probabilities_by_work(model.work, args.error_rate), args.scenarios, rng)
     bounds = moldable_lower_bound(times, failures)
     tables = AllotmentTables(times) if args.algorithm == "BATCH" else None
@@ -141,7 +144,7 @@ def _moldable(args) -> int:
         ratios.append(result.makespan / bound)
         print(f"{result.makespan!r} {float(bound)!r} {int(scenario.sum())}")
     print(
-        f"# {args.algorithm} {args.priority} {args.model} n = {args.jobs} P = {args.processors} λ = {args.error_rate}: "
+        f"# {args.algorithm} {args.priority} {args.table or args.model} n = {len(model)} P = {processors} λ = {args.error_rate}: "
         f"mean makespan / L' = {np.mean(ratios):.4f}, max {np.max(ratios):.4f}",
         file=sys.stderr,
     )

@@ -24,6 +24,7 @@ __all__ = [
     "RooflineModel",
     "SpeedupModel",
     "generate_speedup_model",
+    "read_time_table",
 ]
 
 
@@ -210,14 +211,14 @@ class MonotonicModel(ArbitraryModel):
         if len(rising):
             row, column = rising[0]
             raise ConfigurationError(
-                f"job {row} is not monotonic: t({column + 2}) = {times[row, column + 1]!r} > t({column + 1}) = {times[row, column]!r}"
+                f"job {row} is not monotonic: t({column + 2}) = {float(times[row, column + 1])!r} > t({column + 1}) = {float(times[row, column])!r}"
             )
         falling = np.argwhere(areas[:, 1:] < areas[:, :-1] * (1 - tolerance))
         if len(falling):
             row, column = falling[0]
             raise ConfigurationError(
-                f"job {row} is not monotonic: area {column + 2} x t({column + 2}) = {areas[row, column + 1]!r} "
-                f"< {column + 1} x t({column + 1}) = {areas[row, column]!r}"
+                f"job {row} is not monotonic: area {column + 2} x t({column + 2}) = {float(areas[row, column + 1])!r} "
+                f"< {column + 1} x t({column + 1}) = {float(areas[row, column])!r}"
             )
 
 
@@ -283,3 +284,53 @@ def _overhead(rng: np.random.Generator, count: int) -> np.ndarray:
 
 def _sequential_fraction(rng: np.random.Generator, count: int) -> np.ndarray:
     return np.minimum(rng.uniform(0.0, 10.0, count) / 10.0 ** rng.integers(2, 7, count, endpoint=True), 1.0)
+
+
+def read_time_table(path, monotonic: bool = False) -> SpeedupModel:
+    """Read a table of execution times: one line per job, t_j(1), t_j(2), ..., t_j(P_max) in seconds.
+
+    Values are separated by commas or white space; ``#`` starts a comment line.
+
+    Args:
+        path: the file.
+        monotonic: check the monotonic model (t non-increasing, area non-decreasing) and return a
+            :class:`MonotonicModel`; otherwise an :class:`ArbitraryModel`.
+
+    Returns:
+        The model.
+
+    Raises:
+        JobSetFormatError: a non-number, a time <= 0, a line of another length than the first, no
+            line at all, or (``monotonic``) a job that breaks the model; the message names the file
+            and line.
+
+    References:
+        MOLDABLE §3.1 (monotonic and arbitrary models).
+    """
+    from pathlib import Path
+
+    from torus_sim.errors import JobSetFormatError
+
+    path = Path(path)
+    rows, lines = [], []
+    for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            row = [float(value) for value in text.replace(",", " ").split()]
+        except ValueError:
+            raise JobSetFormatError(path, line_no, f"times must be numbers: {text[:60]!r}") from None
+        if rows and len(row) != len(rows[0]):
+            raise JobSetFormatError(path, line_no, f"expected {len(rows[0])} times (one per processor count), got {len(row)}")
+        if not all(value > 0 and np.isfinite(value) for value in row):
+            raise JobSetFormatError(path, line_no, "times must be positive and finite")
+        rows.append(row)
+        lines.append(line_no)
+    if not rows:
+        raise JobSetFormatError(path, 1, "no job line")
+    try:
+        return MonotonicModel(rows) if monotonic else ArbitraryModel(rows)
+    except ConfigurationError as error:
+        job = int(str(error).split()[1]) if str(error).startswith("job ") else 0
+        raise JobSetFormatError(path, lines[job], str(error)) from None
