@@ -56,8 +56,8 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
     rows = _select(table, spec.where)
     if rows.empty:
         raise ValueError(f"figure {spec.name}: no results match {spec.where}")
+    title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
     if not pd.api.types.is_numeric_dtype(rows[spec.x]):
-        title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
         return draw_bars(rows, spec.x, spec.y, spec.series, title, path)
     panels = list(spec.y) if spec.series else [None]
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4), squeeze=False)
@@ -75,8 +75,12 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
         axis.set_xlabel(spec.x_label or spec.x)
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
-    title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
-    figure.suptitle("\n".join(textwrap.wrap(title, 60 * len(panels))), fontsize=10)
+    return _save(figure, title, 60 * len(panels), path)
+
+
+def _save(figure, title: str, width: int, path: str | Path) -> Path:
+    """Title, lay out and write a figure whole (drawn to a temporary name, then renamed); close it."""
+    figure.suptitle("\n".join(textwrap.wrap(title, width)), fontsize=10)
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,12 +132,4 @@ def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str
         axis.grid(alpha=0.3, axis="y")
         if series:
             axis.legend(fontsize=8)
-    figure.suptitle("\n".join(textwrap.wrap(title, 60 * len(y))), fontsize=10)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.tmp.png")
-    figure.savefig(partial, dpi=110)
-    plt.close(figure)
-    partial.replace(path)
-    return path
+    return _save(figure, title, 60 * len(y), path)

@@ -111,11 +111,11 @@ def _rigid(args) -> int:
     priority = args.priority or header.priority
     total = args.processors or header.processors
     bounds = rigid_lower_bound(jobs.runtimes, jobs.processors, failures, total, header.verification_time)
-    ratios = []
-    for scenario, bound in zip(failures, bounds, strict=True):
-        result = run_rigid(jobs, total, scenario, heuristic, priority, header.verification_time, args.seed)
-        ratios.append(result.makespan / bound)
-        print(f"{result.makespan!r} {float(bound)!r} {int(scenario.sum())}")
+    ratios = _print_scenarios(
+        failures,
+        bounds,
+        lambda index, scenario: run_rigid(jobs, total, scenario, heuristic, priority, header.verification_time, args.seed),
+    )
     print(
         f"# {heuristic} {priority} P = {total}: {len(ratios)} scenarios, mean makespan / L(f) = {np.mean(ratios):.6f}, "
         f"max {np.max(ratios):.6f}",
@@ -124,9 +124,19 @@ def _rigid(args) -> int:
     return 0
 
 
+def _print_scenarios(failures: np.ndarray, bounds: np.ndarray, run_one) -> list[float]:
+    """Run ``run_one(index, scenario)`` per scenario, print ``makespan bound failures`` at full precision; the ratios."""
+    ratios = []
+    for index, (scenario, bound) in enumerate(zip(failures, bounds, strict=True)):
+        makespan = run_one(index, scenario).makespan
+        ratios.append(makespan / bound)
+        print(f"{makespan!r} {float(bound)!r} {int(scenario.sum())}")
+    return ratios
+
+
 def _moldable(args) -> int:
     from torus_sim.flat.bounds import moldable_lower_bound
-    from torus_sim.flat.runs import run_moldable
+    from torus_sim.flat.runs import moldable_allocation, run_moldable
     from torus_sim.flat.scenarios import draw_scenarios, failure_probabilities_by_work
     from torus_sim.flat.speedup import generate_speedup_model, read_time_table
     from torus_sim.policies.moldable import AllotmentTables
@@ -138,11 +148,14 @@ def _moldable(args) -> int:
     failures = draw_scenarios(failure_probabilities_by_work(model.work, args.error_rate), args.scenarios, rng)
     bounds = moldable_lower_bound(times, failures)
     tables = AllotmentTables(times) if args.algorithm == "BATCH" else None
-    ratios = []
-    for index, (scenario, bound) in enumerate(zip(failures, bounds, strict=True)):
-        result = run_moldable(times, scenario, args.algorithm, args.priority, args.verification_time, index, tables)
-        ratios.append(result.makespan / bound)
-        print(f"{result.makespan!r} {float(bound)!r} {int(scenario.sum())}")
+    allocation = None if args.algorithm == "BATCH" else moldable_allocation(args.algorithm, times)  # once, not per scenario
+    ratios = _print_scenarios(
+        failures,
+        bounds,
+        lambda index, scenario: run_moldable(
+            times, scenario, args.algorithm, args.priority, args.verification_time, index, tables, allocation=allocation
+        ),
+    )
     print(
         f"# {args.algorithm} {args.priority} {args.table or args.model} n = {len(model)} P = {processors} λ = {args.error_rate}: "
         f"mean makespan / L' = {np.mean(ratios):.4f}, max {np.max(ratios):.4f}",

@@ -17,6 +17,23 @@ from torus_sim.errors import TorusSimError
 
 __all__ = ["add_online_parser", "run_online_command"]
 
+HEADLINE_METRICS = (
+    "mbs",
+    "mwbs",
+    "total_load",
+    "wasted_load",
+    "preempted_jobs",
+    "mkt",
+    "mean_rtw",
+    "blocked_jobs",
+    "delayed_jobs",
+    "mean_delay_min",
+    "violations",
+    "mean_dtr_min",
+    "mean_si",
+)
+"""Summary metrics the online commands print (every one is in ``results.csv`` / ``summary.json``)."""
+
 CTC = Path("..") / "shared" / "data" / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"  # from the repository root, as the README
 
 
@@ -79,21 +96,7 @@ def _run(args) -> int:
     atomic_write(out / "jobs.csv", lambda handle: result.jobs.to_csv(handle, index=False, float_format="%.17g"))
     atomic_write(out / "summary.json", lambda handle: json.dump(summary, handle, indent=2, default=float))
     print(f"workload  {args.workload} ({len(workload.jobs):,} jobs on {workload.processors} processors; {dict(workload.counts)})")
-    for key in (
-        "mbs",
-        "mwbs",
-        "total_load",
-        "wasted_load",
-        "preempted_jobs",
-        "mkt",
-        "mean_rtw",
-        "blocked_jobs",
-        "delayed_jobs",
-        "mean_delay_min",
-        "violations",
-        "mean_dtr_min",
-        "mean_si",
-    ):
+    for key in HEADLINE_METRICS:
         print(f"{key:<16} {summary[key]:>14.4f}")
     print(f"wrote {out / 'jobs.csv'} and {out / 'summary.json'} ({time.perf_counter() - began:.1f} s)")
     return 0
@@ -117,22 +120,7 @@ def _experiment(args) -> int:
         atomic_write(out / "size_groups.csv", lambda handle: groups.to_csv(handle, index=False, float_format="%.10g"))
     comparison = compare_with_paper(results)
     atomic_write(out / "comparison.csv", lambda handle: comparison.to_csv(handle, index=False, float_format="%.6g"))
-    columns = [
-        c
-        for c in (
-            "name",
-            "mbs",
-            "mwbs",
-            "total_load",
-            "wasted_load",
-            "preempted_jobs",
-            "mkt",
-            "mean_rtw",
-            "delayed_jobs",
-            "violations",
-        )
-        if c in results
-    ]
+    columns = ["name", *(key for key in HEADLINE_METRICS if key in results)]
     print(results.groupby("name", sort=False)[columns[1:]].mean().to_string(float_format=lambda value: f"{value:.4f}"))
     if len(comparison):
         print()

@@ -30,6 +30,7 @@ import json
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -189,14 +190,7 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
                 failures = draw_scenarios(failure_probabilities_by_area(jobs.areas, rate), scenarios, rng)
                 bounds = rigid_lower_bound(jobs.runtimes, jobs.processors, failures, total)
                 for heuristic, priority in itertools.product(grid["heuristic"], grid["priority"]):
-                    makespans = np.array(
-                        [
-                            FlatModel(total, scenario, rigid_policy(heuristic, jobs, priority), seed=index, record_attempts=False)
-                            .run()
-                            .makespan
-                            for index, scenario in enumerate(failures)
-                        ]
-                    )
+                    makespans = _makespans(total, failures, partial(rigid_policy, heuristic, jobs, priority))
                     rows.append(
                         _row(
                             dict(
@@ -225,19 +219,8 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
                 failures = draw_scenarios(failure_probabilities_by_work(model.work, rate), scenarios, rng)
                 bounds = moldable_lower_bound(times, failures)
                 for algorithm, priority in itertools.product(grid["algorithm"], grid["priority"]):
-                    makespans = np.array(
-                        [
-                            FlatModel(
-                                total,
-                                scenario,
-                                moldable_policy(algorithm, times, priority, tables, allocations.get(algorithm)),
-                                seed=index,
-                                record_attempts=False,
-                            )
-                            .run()
-                            .makespan
-                            for index, scenario in enumerate(failures)
-                        ]
+                    makespans = _makespans(
+                        total, failures, partial(moldable_policy, algorithm, times, priority, tables, allocations.get(algorithm))
                     )
                     rows.append(
                         _row(
@@ -251,6 +234,16 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
                         )
                     )
     return rows
+
+
+def _makespans(processors: int, failures: np.ndarray, make_policy) -> np.ndarray:
+    """Makespan (seconds) of a fresh policy from ``make_policy()`` under each scenario (row) of ``failures``; seed = row."""
+    return np.array(
+        [
+            FlatModel(processors, scenario, make_policy(), seed=index, record_attempts=False).run().makespan
+            for index, scenario in enumerate(failures)
+        ]
+    )
 
 
 def _row(point: dict, set_index: int, makespans: np.ndarray, bounds: np.ndarray, failures: np.ndarray) -> dict:

@@ -149,6 +149,7 @@ def run_moldable(
     tables: AllotmentTables | None = None,
     epsilon: float = 0.3,
     record_attempts: bool = False,
+    allocation: np.ndarray | None = None,
 ) -> FlatRunResult:
     """Schedule a moldable job set under one failure scenario on P = ``times.shape[1]`` processors.
 
@@ -162,6 +163,8 @@ def run_moldable(
         tables: BATCH's shared tables.
         epsilon: BATCH's ε.
         record_attempts: return the attempt table too.
+        allocation: int ``(n,)``, a precomputed LPA / MINTIME / MINAREA allocation (computed per call when
+            None; pass it when running many scenarios of one set).
 
     Returns:
         The run's :class:`~torus_sim.flat.model.FlatRunResult`.
@@ -170,7 +173,7 @@ def run_moldable(
         MOLDABLE §3-4.
     """
     failures = _scenario(failures, times.shape[0])
-    policy = moldable_policy(algorithm, times, priority, tables, epsilon=epsilon)
+    policy = moldable_policy(algorithm, times, priority, tables, allocation, epsilon)
     return FlatModel(times.shape[1], failures, policy, verification_time, seed, record_attempts).run()
 
 

@@ -35,6 +35,10 @@ __all__ = ["PREEMPTION_MODES", "OnlineEvent", "OnlineModel", "Preemption"]
 PREEMPTION_MODES = ("kill", "checkpoint", "suspend")
 
 
+def _rank(job: OnlineJob) -> int:
+    return job.rank
+
+
 class OnlineEvent(IntEnum):
     """Same-instant order: processors freed first, then new jobs seen, then one pass."""
 
@@ -129,7 +133,6 @@ class OnlineModel(mesa.Model):
         self.preemption = preemption or Preemption()
         self.jobs = [job.fresh_copy() for job in workload.jobs]
         self.queue: list[OnlineJob] = []
-        self._ranks: list[int] = []
         self.running_jobs: dict[int, OnlineJob] = {}
         self.completed = 0
         self.counters: Counter = Counter()
@@ -159,15 +162,12 @@ class OnlineModel(mesa.Model):
     # -- queue ------------------------------------------------------------------------------
 
     def _enqueue(self, job: OnlineJob) -> None:
-        index = bisect.bisect_left(self._ranks, job.rank)
-        self._ranks.insert(index, job.rank)
-        self.queue.insert(index, job)
+        bisect.insort(self.queue, job, key=_rank)
 
     def _dequeue(self, job: OnlineJob) -> None:
-        index = bisect.bisect_left(self._ranks, job.rank)
-        if index >= len(self._ranks) or self._ranks[index] != job.rank:
+        index = bisect.bisect_left(self.queue, job.rank, key=_rank)
+        if index >= len(self.queue) or self.queue[index] is not job:
             raise SimulationError(f"job {job.job_id} is not waiting")
-        del self._ranks[index]
         del self.queue[index]
 
     # -- what a policy may ask --------------------------------------------------------------

@@ -14,25 +14,35 @@ __all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "start_in_order", "
 
 
 def start_in_order(model) -> None:
-    """Start waiting jobs in priority order while the highest-priority one fits."""
+    """Start waiting jobs in priority order while the highest-priority one fits (the FCFS part of every policy here).
+
+    References:
+        PV-EASY §4 ("schedule jobs according to their priorities, until the idle resource is not
+        sufficient for the highest priority job").
+    """
     queue = model.queue
     while queue and queue[0].processors <= model.free():
         model.start(queue[0])
 
 
-def shadow_time(model, need: int, running) -> tuple[float, int]:
+def shadow_time(model, need: int, running, also_free: int = 0) -> tuple[float, int]:
     """When ``need`` processors are predicted free, and how many are spare then (EASY's shadow time and extra).
 
     Args:
         model: the engine.
         need: processors the blocked head needs.
         running: the running jobs whose predicted ends free processors (all of them for EASY; the
-            sunny load for PV-EASY, whose shadow load counts as free).
+            sunny load for PV-EASY).
+        also_free: processors held by running jobs that count as free now (PV-EASY's shadow load,
+            which SLP may preempt).
 
     Returns:
-        (shadow time in seconds, extra processors at that time).
+        (shadow time in seconds, inf when never; extra processors at that time).
+
+    References:
+        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §4.3 step 1.
     """
-    free = model.free()
+    free = model.free() + also_free
     if free >= need:
         return model.now, free - need
     for end_at, _, job in sorted((model.predicted_end(job), job.rank, job) for job in running):
@@ -43,7 +53,7 @@ def shadow_time(model, need: int, running) -> tuple[float, int]:
 
 
 class FcfsPolicy:
-    """First come, first served, no backfilling."""
+    """First come, first served, no backfilling: the baseline of PV-EASY §5 and of backfilling studies."""
 
     name = "FCFS"
 

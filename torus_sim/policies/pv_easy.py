@@ -21,7 +21,7 @@ References:
 
 from __future__ import annotations
 
-from torus_sim.policies.easy import start_in_order
+from torus_sim.policies.easy import shadow_time, start_in_order
 
 __all__ = ["PvEasyPolicy"]
 
@@ -48,7 +48,7 @@ class PvEasyPolicy:
         head = model.queue[0]
         sunny = [job for job in model.running_jobs.values() if job.rank < head.rank]
         shadow_free = sum(job.processors for job in model.running_jobs.values() if job.rank > head.rank)
-        reservation_at, _ = _sunny_shadow_time(model, head.processors, sunny, shadow_free)
+        reservation_at, _ = shadow_time(model, head.processors, sunny, also_free=shadow_free)
         head.reservation_at = reservation_at
         free = model.free()
         now = model.now
@@ -66,15 +66,3 @@ class PvEasyPolicy:
                     free -= job.processors
                     if free == 0:
                         break
-
-
-def _sunny_shadow_time(model, need: int, sunny, shadow_free: int) -> tuple[float, int]:
-    """Shadow time of the blocked job counting only the sunny load's predicted ends (shadow processors are free)."""
-    free = model.free() + shadow_free
-    if free >= need:
-        return model.now, free - need
-    for end_at, _, job in sorted((model.predicted_end(job), job.rank, job) for job in sunny):
-        free += job.processors
-        if free >= need:
-            return end_at, free - need
-    return float("inf"), 0

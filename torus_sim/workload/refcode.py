@@ -210,7 +210,19 @@ def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = 
 
 
 def write_rigid_jobs(path: str | Path, header: RefcodeHeader, jobs: RigidJobSet) -> Path:
-    """Write a job file the reference code reads (times at full precision), atomically."""
+    """Write a job file the reference code reads, atomically (it appears whole or not at all).
+
+    Args:
+        path: the destination.
+        header: λ, P, V, priority word and flags for the header line.
+        jobs: the jobs, one ``name rgd t p`` line each; t in seconds, written with ``repr`` (full precision).
+
+    Returns:
+        The path written.
+
+    References:
+        The RIGID / MOLDABLE reference code's input format (github.com/vlefevre/job-scheduling).
+    """
 
     def write(handle) -> None:
         handle.write(header.line() + "\n")
@@ -221,6 +233,17 @@ def write_rigid_jobs(path: str | Path, header: RefcodeHeader, jobs: RigidJobSet)
 
 
 def write_failure_scenarios(path: str | Path, failures: np.ndarray) -> Path:
-    """Write failure scenarios, int ``(S, n)``, one line per scenario, atomically."""
+    """Write failure scenarios atomically, one line per scenario, as the reference code reads them.
+
+    Args:
+        path: the destination.
+        failures: int ``(S, n)``, failed attempts of job j in scenario i.
+
+    Returns:
+        The path written.
+
+    References:
+        RIGID §3.2 (failure scenario f); the reference code's failure-file format.
+    """
     failures = np.asarray(failures, dtype=np.int64)
     return atomic_write(path, lambda handle: handle.writelines(" ".join(map(str, row)) + "\n" for row in failures.tolist()))
