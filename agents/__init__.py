@@ -1,11 +1,12 @@
-"""Mesa agents of the torus model.
+"""Mesa agents of the scheduling model.
 
 Key components:
-    SupernodeAgent: one supernode, its state (from the platform) and failure history.
+    NodeAgent: one node (a supernode of the torus or a cluster node), its state (from the platform)
+        and failure history.
     SchedulerAgent: the wait queue and the scheduling policy.
 """
 
+from agents.node import NodeAgent, NodeState
 from agents.scheduler import SchedulerAgent
-from agents.supernode import SupernodeAgent, SupernodeState
 
-__all__ = ["SchedulerAgent", "SupernodeAgent", "SupernodeState"]
+__all__ = ["NodeAgent", "NodeState", "SchedulerAgent"]

@@ -1,61 +1,49 @@
-"""The scheduler agent: owns the wait queue and asks its policy what to start."""
+"""The scheduler agent: owns the wait queue and asks its policy what to do."""
 
 from __future__ import annotations
 
 import mesa
 
 from torus_sim.job import Job
-from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
+from torus_sim.policies.base import Policy
 from torus_sim.wait_queue import WaitQueue
 
 __all__ = ["SchedulerAgent"]
 
 
 class SchedulerAgent(mesa.Agent):
-    """Holds the wait queue in FCFS order and plans each scheduling pass with its policy.
+    """Holds the wait queue in the policy's order and plans each scheduling pass with the policy.
 
-    A killed job re-enters the queue at its FCFS position (its arrival time), as BGL-FAULT
-    §6.1 restarts failed jobs.
+    A killed, preempted or silently failed job re-enters the queue at its priority (its FCFS position
+    for FCFS policies), as BGL-FAULT §6.1 restarts failed jobs and PV-EASY §4.2 resumes preempted ones.
 
     Args:
-        model: the torus model (has ``platform``).
-        policy: the scheduling policy (Krevat's FCFS + backfilling + migration by default).
+        model: the model.
+        policy: the scheduling policy.
 
     Attributes:
-        queue: the wait queue, FCFS by (submitted_at, job_id), indexed by partition size.
+        queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size.
         passes: number of scheduling passes run.
 
     References:
-        BGL-FAULT §5.1, §6.1.
+        BGL-FAULT §5.1, §6.1; PV-EASY §4.
     """
 
-    def __init__(self, model: mesa.Model, policy: KrevatScheduler) -> None:
+    def __init__(self, model: mesa.Model, policy: Policy) -> None:
         super().__init__(model)
         self.policy = policy
-        self.queue = WaitQueue()
+        self.queue = WaitQueue(policy.queue_key)
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:
-        """Put an arriving or killed job at its FCFS position."""
+        """Put an arriving or interrupted job at its position."""
         self.queue.add(job)
 
     def queued_demand(self) -> int:
-        """Supernodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
+        """Nodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
         return self.queue.demand
 
-    def plan_pass(self, now: float, running: list[Job]) -> list[Start | Repack]:
-        """Plan a pass and take the jobs it starts off the queue.
-
-        Args:
-            now: current time, seconds.
-            running: the running jobs.
-
-        Returns:
-            The actions for the engine to apply, in order.
-        """
+    def plan(self, view):
+        """The policy's actions for this pass (a list or a generator; the engine applies them in order)."""
         self.passes += 1
-        actions = self.policy.plan(now, self.queue, running, self.model.platform)
-        for action in actions:
-            if isinstance(action, Start):
-                self.queue.remove(action.job)
-        return actions
+        return self.policy.plan(view)

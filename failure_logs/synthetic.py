@@ -206,9 +206,21 @@ class SyntheticFailures:
     def __repr__(self) -> str:
         return f"SyntheticFailures({self.count}, {self.distribution!r})"
 
-    def generate(self, rng: np.random.Generator, start: float, end: float, torus) -> FailureLog:
-        """Draw the failures over ``[start, end)`` on a torus (see :func:`generate_failures`, :func:`generate_burst_failures`)."""
+    def generate(self, rng: np.random.Generator, start: float, end: float, platform) -> FailureLog:
+        """Draw the failures over ``[start, end)`` (see :func:`generate_failures`, :func:`generate_burst_failures`).
+
+        Args:
+            rng: the run's generator.
+            start: span start, seconds.
+            end: span end, seconds.
+            platform: a platform (``capacity``, ``neighbours(node)``) or a :class:`~torus_sim.topology.Torus`;
+                bursts spread to a node's neighbours (torus links; adjacent ids on a cluster).
+
+        Returns:
+            The failure log.
+        """
+        size = platform.capacity if hasattr(platform, "capacity") else platform.size
         if self.distribution == "bursty":
-            neighbours = [torus.neighbours(n) for n in range(torus.size)]
+            neighbours = [platform.neighbours(n) for n in range(size)]
             return generate_burst_failures(self.count, start, end, rng, neighbours)
-        return generate_failures(self.count, torus.size, start, end, rng, self.distribution, self.weibull_shape)
+        return generate_failures(self.count, size, start, end, rng, self.distribution, self.weibull_shape)

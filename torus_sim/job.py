@@ -1,13 +1,22 @@
-"""A job and its life cycle: one state enum, guarded transitions.
+"""A job and its life cycle: one state enum, guarded transitions, one class for every platform.
 
 ::
 
     PENDING --arrive--> QUEUED --start--> RUNNING --finish--> COMPLETED
                           ^                  |
-                          +------kill--------+      (a failure: all work lost, BGL-FAULT §6.1)
+                          +-- kill ----------+   a fail-stop failure hit its nodes (BGL-FAULT §6.1)
+                          +-- fail_attempt --+   a silent error found at the end of the attempt (RIGID §3.2)
+                          +-- preempt -------+   the policy took its nodes back (PV-EASY §4.2)
 
-A killed job goes back to the wait queue at its FCFS position (its ``submitted_at``) and later
-restarts from the beginning.
+The same class serves an online job submitted over time (SWF), a job of a batch released at time 0
+(RIGID / MOLDABLE §3.1), rigid jobs (a size) and moldable jobs (a time table t_j(p); the policy picks
+p at every start). A job back in the queue keeps its priority: its FCFS position (``submitted_at``,
+``job_id``) or the policy's key.
+
+Progress within an attempt (:meth:`Job.progress`, :meth:`Job.end_at`) follows CKPT-MIG's periodic
+checkpointing (no checkpoint: BGL-FAULT): ``resumed_at`` + overhead, then work in chunks of
+``checkpoint_interval`` each followed by a checkpoint of ``checkpoint_cost``. PV-EASY's checkpoint and
+suspend preemption modes have their own arithmetic in :mod:`torus_sim.progress`.
 """
 
 from __future__ import annotations
@@ -25,51 +34,79 @@ class JobState(Enum):
 
     PENDING = "pending"  # not yet submitted (its arrival event lies ahead)
     QUEUED = "queued"  # in the wait queue
-    RUNNING = "running"  # on a partition
+    RUNNING = "running"  # holds an allocation
     COMPLETED = "completed"  # finished its work
 
 
 class Job:
-    """A rigid job of the workload as the engine runs it.
+    """A job as the engine runs it.
 
     Args:
-        job_id: the SWF job number (unique within a workload).
-        submitted_at: arrival time, seconds since the trace's start.
-        runtime: actual execution time of one complete attempt, seconds (load-scaled).
-        walltime: the requested (estimated) time the scheduler plans with, seconds (load-scaled);
-            BGL-FAULT's t_e.
-        size: supernodes the job asks for (the log's processors mapped to supernodes).
-        partition_size: supernodes it occupies: ``size`` rounded up to a size with a
-            rectangular shape on the torus (equal to ``size`` on a flat platform).
+        job_id: the job's number (SWF job number; the index in a batch), unique within a workload.
+        submitted_at: arrival time, seconds since the trace's start (0 for a batch).
+        runtime: work of one complete attempt, seconds (load-scaled); for a moldable job, the time
+            of its current allocation, set at every start from ``times``.
+        walltime: the requested time the scheduler plans with, seconds (BGL-FAULT's t_e; PV-EASY's
+            user estimate and kill time).
+        size: nodes the job asks for (supernodes on the torus, processors on a cluster).
+        partition_size: nodes it occupies: ``size`` rounded up to a size with a rectangular shape
+            on the torus; equal to ``size`` on a cluster.
         user_id: SWF user number, -1 when unknown.
+        rank: priority rank, 0 = first submitted (FCFS: lower rank = higher priority).
+        times: moldable jobs only: float ``(P,)``, t_j(p) for p = 1..P, seconds (None: rigid).
+        silent_errors: f_j, attempts that end in a silent error before one succeeds (RIGID §3.2).
+
+    Attributes:
+        state: the :class:`JobState`.
+        allocation: the platform's handle for what it holds while RUNNING (partition id, node ids
+            or a processor count), None otherwise.
+        allocated_size: nodes of the current (or last) allocation.
+        first_started_at, started_at, finished_at: first start, last start, end (None before).
+        attempts: attempts started; kills, preemptions, errors_detected: how they ended.
+        lost_work: node-seconds of work thrown away by fail-stop failures.
+        time_sum: wall time spent holding nodes over all attempts, seconds (PV-EASY Eq. 3).
+        prediction: the runtime predictor's belief, seconds (None: the walltime).
+        reservation_at: the last reservation a policy gave the job as the blocked head.
 
     Raises:
         JobStateError: from the transition methods, when called from a state that forbids them.
 
     References:
-        BGL-FAULT §3.2 (s_j, t_e_j), §6.1 (kill and restart from the beginning).
+        BGL-FAULT §3.2 (s_j, t_e_j), §6.1 (kill and restart from the beginning); RIGID §3.1-3.2;
+        MOLDABLE §3.1; PV-EASY §4.
     """
 
     __slots__ = (
+        "allocated_size",
+        "allocation",
+        "attempt_overhead",
+        "attempts",
+        "checkpoint_cost",
+        "checkpoint_interval",
         "end_event",
+        "errors_detected",
         "finished_at",
+        "first_started_at",
         "job_id",
         "kills",
         "lost_work",
-        "attempt_overhead",
-        "checkpoint_cost",
-        "checkpoint_interval",
         "migrations",
-        "partition",
         "partition_size",
+        "prediction",
+        "preemptions",
         "progress_at_resume",
+        "rank",
+        "reservation_at",
         "resumed_at",
         "runtime",
         "saved_work",
+        "silent_errors",
         "size",
         "started_at",
         "state",
         "submitted_at",
+        "time_sum",
+        "times",
         "user_id",
         "walltime",
     )
@@ -83,6 +120,9 @@ class Job:
         size: int,
         partition_size: int | None = None,
         user_id: int = -1,
+        rank: int = 0,
+        times=None,
+        silent_errors: int = 0,
     ) -> None:
         self.job_id = int(job_id)
         self.submitted_at = float(submitted_at)
@@ -91,24 +131,51 @@ class Job:
         self.size = int(size)
         self.partition_size = int(partition_size if partition_size is not None else size)
         self.user_id = int(user_id)
+        self.rank = int(rank)
+        self.times = times
+        self.silent_errors = int(silent_errors)
         self.state = JobState.PENDING
+        self.first_started_at: float | None = None
         self.started_at: float | None = None  # the last start (BGL-FAULT §6.1's t_s)
         self.finished_at: float | None = None
-        self.partition: int | None = None  # platform's allocation handle while RUNNING
-        self.end_event = None  # the scheduled end event while RUNNING
+        self.allocation = None
+        self.allocated_size = 0
+        self.end_event = None  # the scheduled end of the current attempt while RUNNING
+        self.attempts = 0
         self.kills = 0
-        self.lost_work = 0.0  # supernode-seconds of work thrown away by failures
+        self.preemptions = 0
+        self.errors_detected = 0
+        self.lost_work = 0.0
         self.migrations = 0
+        self.time_sum = 0.0
+        self.prediction: float | None = None
+        self.reservation_at: float | None = None
         self.resumed_at: float | None = None  # last start or migration
         self.progress_at_resume = 0.0  # seconds of the job's work done at resumed_at
-        self.attempt_overhead = 0.0  # seconds after resumed_at before work resumes (R or M)
+        self.attempt_overhead = 0.0  # seconds after resumed_at before work resumes (R, M or a restart cost)
         self.saved_work = 0.0  # seconds of work saved by checkpoints (restart point)
         self.checkpoint_interval: float | None = None  # seconds of work between periodic checkpoints
         self.checkpoint_cost = 0.0  # C, seconds per checkpoint
 
     def fresh_copy(self) -> Job:
         """A PENDING copy with the same description, for a new run of the same workload."""
-        return Job(self.job_id, self.submitted_at, self.runtime, self.walltime, self.size, self.partition_size, self.user_id)
+        return Job(
+            self.job_id,
+            self.submitted_at,
+            self.runtime,
+            self.walltime,
+            self.size,
+            self.partition_size,
+            self.user_id,
+            self.rank,
+            self.times,
+            self.silent_errors,
+        )
+
+    @property
+    def moldable(self) -> bool:
+        """True when the policy chooses the job's processors from its time table."""
+        return self.times is not None
 
     def __repr__(self) -> str:
         return f"Job({self.job_id}, size={self.size}, state={self.state.name})"
@@ -117,38 +184,65 @@ class Job:
         if self.state is not expected:
             raise JobStateError(f"job {self.job_id} cannot {action}: it is {self.state.name}, not {expected.name}")
 
+    # -- transitions ------------------------------------------------------------------------
+
     def arrive(self) -> None:
         """PENDING -> QUEUED."""
         self._require(JobState.PENDING, "arrive")
         self.state = JobState.QUEUED
 
-    def start(self, at: float, partition: int, recovery: float = 0.0) -> None:
-        """QUEUED -> RUNNING on a partition at time ``at`` (seconds).
+    def start(self, at: float, allocation, size: int, recovery: float = 0.0) -> None:
+        """QUEUED -> RUNNING on an allocation at time ``at`` (seconds).
 
         Args:
             at: start time, seconds.
-            partition: the platform's allocation handle.
-            recovery: seconds spent reading the last checkpoint before work resumes (R); only
+            allocation: the platform's allocation handle.
+            size: nodes of the allocation.
+            recovery: seconds spent before work resumes (R, reading the last checkpoint); only
                 paid when the job restarts from saved work.
         """
         self._require(JobState.QUEUED, "start")
         self.state = JobState.RUNNING
+        if self.first_started_at is None:
+            self.first_started_at = at
         self.started_at = at
-        self.partition = partition
+        self.allocation = allocation
+        self.allocated_size = size
+        self.attempts += 1
         self.resumed_at = at
         self.progress_at_resume = self.saved_work
         self.attempt_overhead = recovery if self.saved_work > 0 else 0.0
+
+    def _leave(self, at: float) -> None:
+        self.time_sum += at - self.started_at
+        self.allocation = None
+        self.end_event = None
 
     def finish(self, at: float) -> None:
         """RUNNING -> COMPLETED at time ``at``."""
         self._require(JobState.RUNNING, "finish")
         self.state = JobState.COMPLETED
         self.finished_at = at
-        self.partition = None
-        self.end_event = None
+        self._leave(at)
 
-    def kill(self, at: float, preventive_checkpoint: float | None = None) -> float:
-        """RUNNING -> QUEUED: a failure hit the partition; work since the last checkpoint is lost.
+    def fail_attempt(self, at: float) -> None:
+        """RUNNING -> QUEUED: the attempt ended and the detector found a silent error.
+
+        The attempt's result is wrong, so the job runs again from the beginning.
+
+        References:
+            RIGID §3.2, MOLDABLE §3.2 (errors detected at the end of each attempt; re-execution).
+        """
+        self._require(JobState.RUNNING, "fail an attempt")
+        self.errors_detected += 1
+        self.saved_work = 0.0
+        self.state = JobState.QUEUED
+        self._leave(at)
+
+    def kill(
+        self, at: float, preventive_checkpoint: float | None = None, done: float | None = None, saved: float | None = None
+    ) -> float:
+        """RUNNING -> QUEUED: a failure hit the allocation; work since the last checkpoint is lost.
 
         Without checkpointing all the attempt's work is lost and the job restarts from the
         beginning (BGL-FAULT §6.1). With periodic checkpointing it restarts from its last
@@ -158,13 +252,16 @@ class Job:
         Args:
             at: time of the failure, seconds.
             preventive_checkpoint: C, when a preventive checkpoint ended at the failure; None if not.
+            done: seconds of work done at ``at`` when another progress model computed it (see
+                :mod:`torus_sim.progress`); this job's checkpointing arithmetic when None.
+            saved: seconds of work kept, likewise.
 
         Returns:
-            The work lost, in supernode-seconds of the job's own size.
+            The work lost, in node-seconds of the job's own size.
         """
         self._require(JobState.RUNNING, "be killed")
-        done = self.progress(at)
-        saved = self._saved(at)
+        done = self.progress(at) if done is None else done
+        saved = self._saved(at) if saved is None else saved
         if preventive_checkpoint is not None:
             saved = max(saved, self.progress(max(self.resumed_at, at - preventive_checkpoint)))
         lost = max(0.0, done - saved) * self.size
@@ -172,9 +269,48 @@ class Job:
         self.lost_work += lost
         self.kills += 1
         self.state = JobState.QUEUED
-        self.partition = None
-        self.end_event = None
+        self._leave(at)
         return lost
+
+    def preempt(self, at: float, kept_work: float | None = None) -> None:
+        """RUNNING -> QUEUED: the policy took the job's nodes back (PV-EASY §4.2).
+
+        Args:
+            at: time of the preemption, seconds.
+            kept_work: seconds of work the job keeps (see :mod:`torus_sim.progress`); None keeps
+                what its periodic checkpoints saved (nothing without checkpointing: kill/restart).
+        """
+        self._require(JobState.RUNNING, "be preempted")
+        self.saved_work = self._saved(at) if kept_work is None else kept_work
+        self.preemptions += 1
+        self.state = JobState.QUEUED
+        self._leave(at)
+
+    def migrate(self, at: float, allocation, cost: float = 0.0) -> None:
+        """Move a RUNNING job to another allocation: checkpoint, move, restart.
+
+        The job's progress is kept (and saved, a migration being a checkpoint); the move costs
+        ``cost`` seconds before work resumes.
+
+        Args:
+            at: time of the move, seconds.
+            allocation: the new allocation handle (same size).
+            cost: seconds the move costs the job (checkpoint + restart, M); 0 as in BGL-FAULT.
+
+        References:
+            BGL-FAULT §3.2 (migration = checkpoint, move, restart), §5.1; CKPT-MIG ("Preventive migration").
+        """
+        self._require(JobState.RUNNING, "migrate")
+        done = self.progress(at)
+        if self.checkpoint_interval is not None:
+            self.saved_work = done
+        self.progress_at_resume = done
+        self.resumed_at = at
+        self.attempt_overhead = cost
+        self.allocation = allocation
+        self.migrations += 1
+
+    # -- progress (CKPT-MIG periodic checkpointing; none: BGL-FAULT) -------------------------
 
     def _cycle(self, at: float) -> tuple[float, int, float]:
         """(seconds of work time elapsed in the attempt, whole work+checkpoint cycles, remainder)."""
@@ -222,42 +358,19 @@ class Job:
         work = self.runtime - self.progress_at_resume
         return self.resumed_at + self.attempt_overhead + work + self.checkpoint_cost * self._checkpoints_left(work)
 
-    def migrate(self, at: float, partition: int, cost: float = 0.0) -> None:
-        """Move a RUNNING job to another partition: checkpoint, move, restart.
-
-        The job's progress is kept (and saved, a migration being a checkpoint); the move costs
-        ``cost`` seconds before work resumes.
+    def estimated_end(self, at: float, estimate: float | None = None) -> float:
+        """When the scheduler expects the running job to end.
 
         Args:
-            at: time of the move, seconds.
-            partition: the new allocation handle.
-            cost: seconds the move costs the job (checkpoint + restart, M); 0 as in BGL-FAULT.
-
-        References:
-            BGL-FAULT §3.2 (migration = checkpoint, move, restart), §5.1; CKPT-MIG ("Preventive migration").
-        """
-        self._require(JobState.RUNNING, "migrate")
-        done = self.progress(at)
-        if self.checkpoint_interval is not None:
-            self.saved_work = done
-        self.progress_at_resume = done
-        self.resumed_at = at
-        self.attempt_overhead = cost
-        self.partition = partition
-        self.migrations += 1
-
-    def estimated_end(self, at: float) -> float:
-        """When the scheduler expects the running job to end, from its walltime.
-
-        Args:
-            at: now, seconds; a job past its walltime is expected to end now.
+            at: now, seconds; a job past its estimate is expected to end now.
+            estimate: the runtime the scheduler believes, seconds (the walltime when None).
 
         Returns:
-            ``max(at, resumed_at + overhead + walltime - progress at resume + checkpoint costs)``.
+            ``max(at, resumed_at + overhead + estimate - progress at resume + checkpoint costs)``.
 
         References:
             BGL-FAULT §3.2 (t_f = t_e + t_s).
         """
         self._require(JobState.RUNNING, "estimate its end")
-        work = self.walltime - self.progress_at_resume
+        work = (self.walltime if estimate is None else estimate) - self.progress_at_resume
         return max(at, self.resumed_at + self.attempt_overhead + work + self.checkpoint_cost * self._checkpoints_left(work))

@@ -1,24 +1,37 @@
-"""The torus model: a Mesa ``Model`` driven by Mesa's discrete-event simulator.
+"""The engine: one Mesa ``Model`` on Mesa's discrete-event simulator for every platform and policy.
 
-Events (float time in seconds, the trace's clock): job arrival, job start (inside a scheduling
-pass), job end, supernode failure, supernode repair. Events at the same instant run in the
-order of :class:`EventPriority`: repairs, then failures, then job ends, then arrivals, then
-one scheduling pass that sees all of them.
+:class:`SchedulingModel` runs any combination of
 
-Mesa's simulator holds callbacks by weak reference, so every event is a bound method of the
-model; the model counts events scheduled, run and cancelled, and :meth:`TorusModel.run` checks
-that every event was either run or cancelled (or lay after the last job finished).
+* a platform: the torus (contiguous rectangular partitions of supernodes) or a cluster of P nodes;
+* a workload: jobs submitted over time (an SWF trace) or a batch released at time 0 (RIGID /
+  MOLDABLE §5.1 sets, the reference code's files, CKPT-MIG's steady state); rigid or moldable jobs;
+* failures: fail-stop node failures (a log or a generator, with downtime, periodic or preventive
+  checkpointing, preventive migration and spares) and silent errors found at the end of an attempt
+  (f_j per job), alone or together;
+* a policy (:mod:`torus_sim.policies`): it reads a :class:`~torus_sim.view.SchedulingView` and
+  returns actions; only the engine changes state and time.
+
+Events (float time in seconds, the trace's clock): arrivals (one event per instant), attempt ends
+(where the silent-error detector runs), node failures, repairs, preventive migrations, and one
+scheduling pass per instant that sees all of them. Same-instant order is :class:`EventPriority`:
+repairs, preventive migrations, failures, attempt ends, arrivals, then the pass; so a failure at
+the instant an attempt ends kills it. A policy with ``pass_after_each_end`` (RIGID Alg. 1: "whenever
+a job completes") also plans right after each attempt end, one end at a time.
+
+Mesa's simulator holds callbacks by weak reference, so every event is a bound method of the model;
+the model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks that
+every event was run or cancelled (or lay after the last job finished).
 
 References:
-    BGL-FAULT §6.1 (event-driven simulator: arrival, start, finish, failure events; failed jobs
-    restart from the beginning; transient failures).
+    BGL-FAULT §6.1 (event-driven simulation: arrival, start, finish and failure events; failed jobs
+    restart from the beginning); RIGID §3, Alg. 1; MOLDABLE §3; PV-EASY §5.1; CKPT-MIG.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -27,26 +40,28 @@ import numpy as np
 import pandas as pd
 from mesa.experimental.devs import DEVSimulator
 
+from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
-from agents.supernode import SupernodeAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
+from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
-from torus_sim.policies.krevat import KrevatScheduler, Repack, Start
-from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start
 from torus_sim.policies.resilience import ResiliencePolicy
+from torus_sim.progress import Preemption, make_progress
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.view import SchedulingView
 from torus_sim.workload.jobs import Workload
 
-__all__ = ["DOWNTIME_MODES", "EventPriority", "SimulationRecord", "TorusModel"]
+__all__ = ["DOWNTIME_MODES", "EventPriority", "SchedulingModel", "SimulationRecord"]
 
 DOWNTIME_MODES = ("transient", "log")
-"""``transient``: a failed supernode is back at once (BGL-FAULT §6.1); ``log``: it stays down
-until the log's repair time (transient where the log has none). A number of seconds gives every
-failure that fixed downtime."""
+"""``transient``: a failed node is back at once (BGL-FAULT §6.1); ``log``: it stays down until the
+log's repair time (transient where the log has none). A number of seconds gives every failure that
+fixed downtime."""
 
 
 class EventPriority(IntEnum):
@@ -58,27 +73,45 @@ class EventPriority(IntEnum):
     REPAIR = 1
     PREVENTIVE = 2  # a preventive migration due at the instant of its failure runs before it
     FAILURE = 3
-    JOB_END = 4
+    JOB_END = 4  # the end of an attempt (completion or silent error)
     ARRIVAL = 5
     SCHEDULE = 6
 
 
-_JOB_COLUMNS = [
+JOB_COLUMNS = [
     "job_id",
     "user_id",
     "size",
     "partition_size",
     "submitted_at",
+    "first_started_at",
     "started_at",
     "finished_at",
     "runtime",
     "walltime",
+    "prediction",
+    "attempts",
     "kills",
+    "preemptions",
+    "silent_errors",
     "lost_work",
     "migrations",
+    "time_sum",
 ]
-_CAPACITY_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
-_FAILURE_COLUMNS = ["time", "supernode", "killed_job", "down_until"]
+"""One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s)."""
+
+ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome"]
+"""One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size."""
+
+PASS_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
+"""One row per scheduling pass, after it (BGL-FAULT §6.1's f(t) and q(t))."""
+
+FAIRNESS_COLUMNS = ["head_job", "head_ready", "previous_head", "previous_reservation_at"]
+"""With fairness recording: the first waiting job after the pass, whether it would fit if no
+lower-priority job were running, and the head before the pass with its reservation (PV-EASY §3)."""
+
+FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
+"""One row per fail-stop failure."""
 
 
 @dataclass
@@ -86,126 +119,207 @@ class SimulationRecord:
     """What a run leaves for the metrics: the event record, not the engine.
 
     Attributes:
-        jobs: one row per completed job (columns of ``_JOB_COLUMNS``; times in seconds).
-        capacity: one row per scheduling pass: supernodes free and requested by the queue after it.
-        failures: one row per failure: the supernode, the job it killed (-1 if none), down until.
-        capacity_total: N, supernodes of the platform.
+        jobs: one row per completed job (:data:`JOB_COLUMNS`).
+        attempts: one row per attempt (:data:`ATTEMPT_COLUMNS`).
+        capacity: one row per scheduling pass (:data:`PASS_COLUMNS`, plus :data:`FAIRNESS_COLUMNS`
+            when recorded).
+        failures: one row per failure (:data:`FAILURE_COLUMNS`).
+        capacity_total: N, nodes of the platform.
         counters: event and action counts (``events_scheduled``, ``migrations``, ...).
+        makespan: end of the last completed job, seconds.
+        platform_kind: ``torus`` or ``cluster``.
     """
 
     jobs: pd.DataFrame
+    attempts: pd.DataFrame
     capacity: pd.DataFrame
     failures: pd.DataFrame
     capacity_total: int
     counters: dict[str, int]
+    makespan: float = 0.0
+    platform_kind: str = "torus"
 
 
-class TorusModel(mesa.Model):
-    """Replay a workload with failures on the torus.
+def _build_platform(platform, table, needs_identities: bool):
+    if platform is None:
+        platform = BGL_SUPERNODE_TORUS
+    if isinstance(platform, Torus):
+        return TorusPlatform(platform, table)
+    if isinstance(platform, (int, np.integer)) and not isinstance(platform, bool):
+        return ClusterPlatform(int(platform), identities=needs_identities)
+    if isinstance(platform, (TorusPlatform, ClusterPlatform)):
+        if platform.kind == "cluster" and needs_identities and not platform.identities:
+            raise ConfigurationError("node failures and fault-aware placement need a cluster with node identities")
+        return platform
+    raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
+
+
+class SchedulingModel(mesa.Model):
+    """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
-        workload: the jobs (they are copied; the workload can serve several runs).
-        failures: a failure log, or a :class:`~failure_logs.synthetic.SyntheticFailures`
+        workload: the jobs (copied, so a workload serves several runs).
+        policy: the scheduling policy; Krevat's FCFS + backfilling + migration with MFP placement
+            when None.
+        platform: a :class:`~torus_sim.platforms.torus.TorusPlatform`, a
+            :class:`~torus_sim.topology.Torus`, a :class:`~torus_sim.platforms.cluster.ClusterPlatform`
+            or a node count P (a cluster); BG/L's 4x4x8 torus when None.
+        failures: a fail-stop failure log, or a :class:`~failure_logs.synthetic.SyntheticFailures`
             request drawn with this model's generator over the workload's submit span.
-        scheduler: the policy; Krevat's FCFS + backfilling + migration with MFP placement when None.
-        torus: the torus (BG/L's 4x4x8 supernodes by default).
         downtime: ``"transient"``, ``"log"`` or seconds >= 0 (see :data:`DOWNTIME_MODES`).
-        seed: seed of the run's one random generator (``self.rng``).
-        table: a prebuilt partition table for ``torus`` (saves building one per run).
-        step_seconds: simulated seconds one :meth:`step` advances (for ``mesa.batch_run`` and the
-            visualization; :meth:`run` does not use steps).
         resilience: periodic / preventive checkpointing, preventive migration and spares
             (:class:`~torus_sim.policies.resilience.ResiliencePolicy`); none by default, as BGL-FAULT.
+        preemption: what a preempted job keeps (PV-EASY's kill, checkpoint or suspend mode).
+        runtime_predictor: what the scheduler believes of runtimes (:mod:`predictors.runtime`), or
+            a factory taking the model's generator; the walltime when None.
+        silent_errors: int ``(n,)``, f_j for each job of the workload in order (the jobs' own when None).
+        verification_time: V, seconds added to every attempt for the silent-error detector.
+        seed: seed of the run's one random generator (``self.rng``).
+        step_seconds: simulated seconds one :meth:`step` advances (``mesa.batch_run``, the browser view).
+        record: keep the per-job, per-attempt, per-pass and per-failure tables (off for large batch
+            experiments, which need the makespan only).
+        record_fairness: add the head's fairness columns to the pass table (default: for online workloads).
+        table: a prebuilt partition table for a torus (saves building one per run).
 
     Raises:
-        ConfigurationError: a job larger than the torus, a partition size with no shape,
-            duplicate job ids, an unknown downtime mode, or a failure on a supernode the torus
-            does not have.
+        ConfigurationError: the policy does not support the platform or workload (with the reason),
+            a job larger than the platform or with a size the torus cannot form, duplicate job ids,
+            an unknown downtime mode, a failure on a node the platform does not have, or silent-error
+            counts of the wrong shape.
 
     References:
-        BGL-FAULT §6.1.
+        BGL-FAULT §6.1; RIGID §3.2; PV-EASY §5.1.
     """
 
     def __init__(
         self,
         workload: Workload,
+        policy: Policy | None = None,
+        platform=None,
         failures: FailureLog | SyntheticFailures | None = None,
-        scheduler: KrevatScheduler | None = None,
-        torus: Torus = BGL_SUPERNODE_TORUS,
+        *,
         downtime: str | float = "transient",
-        seed: int = 0,
-        table: PartitionTable | None = None,
-        step_seconds: float = 3600.0,
         resilience: ResiliencePolicy | None = None,
+        preemption: Preemption | None = None,
+        runtime_predictor=None,
+        silent_errors=None,
+        verification_time: float = 0.0,
+        seed: int = 0,
+        step_seconds: float = 3600.0,
+        record: bool = True,
+        record_fairness: bool | None = None,
+        table: PartitionTable | None = None,
     ) -> None:
         super().__init__(seed=seed)
         if not step_seconds > 0:
             raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
-        self.step_seconds = float(step_seconds)
         if not (
             downtime in DOWNTIME_MODES
             or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
         ):
             raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
+        if not verification_time >= 0:
+            raise ConfigurationError(f"the verification time V must be >= 0, got {verification_time}")
+        if policy is None:
+            from torus_sim.policies.krevat import KrevatScheduler
+
+            policy = KrevatScheduler()
+        self.resilience = resilience or ResiliencePolicy()
+        fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
+        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active
+        self.platform = _build_platform(platform, table, needs_identities)
+        policy.check_supports(self.platform, workload)
+        self.step_seconds = float(step_seconds)
         self.downtime = downtime
+        self.verification_time = float(verification_time)
+        self.record_enabled = bool(record)
+        self.record_fairness = (workload.kind == "online") if record_fairness is None else bool(record_fairness)
+        self.workload_kind = workload.kind
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
-        self.platform = TorusPlatform(torus, table)
-        self.supernode_agents = [SupernodeAgent(self, index) for index in range(torus.size)]
-        self.scheduler = SchedulerAgent(self, scheduler or KrevatScheduler())
+        capacity = self.platform.capacity
+        has_nodes = self.platform.kind == "torus" or self.platform.identities
+        self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
+        self.scheduler = SchedulerAgent(self, policy)
+        self.policy = policy
+        self.view = SchedulingView(self)
         self.jobs = [job.fresh_copy() for job in workload.jobs]
+        if silent_errors is not None:
+            counts = np.asarray(silent_errors)
+            if counts.shape != (len(self.jobs),) or np.any(counts < 0):
+                raise ConfigurationError(
+                    f"silent errors: one count >= 0 per job expected ({len(self.jobs)}), got shape {counts.shape}"
+                )
+            for job, count in zip(self.jobs, counts.tolist(), strict=True):
+                job.silent_errors = count
         self._job_by_id: dict[int, Job] = {}
         for job in self.jobs:
             if job.job_id in self._job_by_id:
                 raise ConfigurationError(f"duplicate job id {job.job_id} in {workload.source}")
-            if job.partition_size > torus.size or job.partition_size != self.platform.round_size(job.partition_size):
-                raise ConfigurationError(
-                    f"job {job.job_id} needs a partition of {job.partition_size}, which the torus {torus.dims} cannot form"
-                )
+            if not job.moldable and (
+                job.partition_size > capacity or job.partition_size != self.platform.round_size(job.partition_size)
+            ):
+                what = f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
+                raise ConfigurationError(f"job {job.job_id} needs {job.partition_size} nodes, which {what} cannot give")
             self._job_by_id[job.job_id] = job
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
-        self.failed_this_step: list[int] = []  # supernodes that failed during the last step (for the viz)
-        self.started_this_step: list[tuple[int, int]] = []  # (job id, partition id) started during the last step
+        self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
+        self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
+        self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
         self.counters: Counter = Counter()
         self.completed = 0
+        self.makespan = 0.0
         self._pass_pending = False
-        self._down_since = np.full(torus.size, np.nan)
+        self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self.datacollector = mesa.DataCollector(
             model_reporters={
                 "time": "now",
                 "queued_jobs": lambda model: len(model.scheduler.queue),
                 "running_jobs": lambda model: len(model.running_jobs),
                 "completed_jobs": "completed",
-                "busy_supernodes": lambda model: int(model.platform.busy.sum()),
-                "utilization": lambda model: float(model.platform.busy.sum()) / model.platform.capacity,
-                "down_supernodes": lambda model: int(model.platform.down.sum()),
+                "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
+                "utilization": lambda model: 1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity,
+                "down_nodes": lambda model: model.down_count(),
                 "job_kills": lambda model: model.counters["job_kills"],
                 "failures": lambda model: model.counters["failures"],
+                "preemptions": lambda model: model.counters["preemptions"],
+                "silent_errors": lambda model: model.counters["silent_errors"],
             },
-            tables={"jobs": _JOB_COLUMNS, "capacity": _CAPACITY_COLUMNS, "failures": _FAILURE_COLUMNS},
+            tables={
+                "jobs": JOB_COLUMNS,
+                "attempts": ATTEMPT_COLUMNS,
+                "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
+                "failures": FAILURE_COLUMNS,
+            },
         )
         if isinstance(failures, SyntheticFailures):
             start, end = workload.span
-            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, torus)
+            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else FailureLog.empty()
-        self.failure_log.check_fits(torus.size)
-        self.scheduler.policy.attach(self.failure_log, self.rng, torus.size)
-        self.resilience = resilience or ResiliencePolicy()
+        self.failure_log.check_fits(capacity)
+        policy.attach(self)
         self._preventive_events: dict[int, object] = {}
         self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
         self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
-        self.supernode_mtbf = math.inf
+        self.node_mtbf = math.inf
         if self.resilience.active:
             self._setup_resilience(workload)
+        self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
+            runtime_predictor = runtime_predictor(self.rng)
+        self.runtime_predictor = runtime_predictor
+        arrivals: dict[float, list[Job]] = defaultdict(list)
         for job in self.jobs:
-            self._schedule(self._on_arrival, job.submitted_at, EventPriority.ARRIVAL, job)
-        for index, (failed_at, supernode, repair_at) in enumerate(
+            arrivals[job.submitted_at].append(job)
+        for at, jobs in arrivals.items():
+            self._schedule(self._on_arrivals, at, EventPriority.ARRIVAL, jobs)
+        for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
         ):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
-            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(supernode), float(repair_at), index)
+            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
         self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
     # -- event plumbing -------------------------------------------------------------------
@@ -214,6 +328,13 @@ class TorusModel(mesa.Model):
     def now(self) -> float:
         """Current simulated time, seconds."""
         return self.simulator.time
+
+    def down_count(self) -> int:
+        """Nodes down now."""
+        platform = self.platform
+        if platform.kind == "cluster" and not platform.identities:
+            return 0
+        return int(np.count_nonzero(platform.down_until > -np.inf))
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
         self.counters["events_scheduled"] += 1
@@ -231,7 +352,8 @@ class TorusModel(mesa.Model):
             The event record for the metrics.
 
         Raises:
-            SimulationError: events ran out with jobs unfinished, or an event was lost.
+            SimulationError: events ran out with jobs unfinished (a policy left jobs waiting with
+                nothing running), or an event was lost.
         """
         while self.step_event():
             pass
@@ -242,6 +364,7 @@ class TorusModel(mesa.Model):
         accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
         if accounted != self.counters["events_scheduled"]:
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
+        self.running = False
         return self.record()
 
     def step(self) -> None:
@@ -292,47 +415,94 @@ class TorusModel(mesa.Model):
 
     def record(self) -> SimulationRecord:
         """The event record so far (see :class:`SimulationRecord`)."""
+        collector = self.datacollector
         return SimulationRecord(
-            jobs=self.datacollector.get_table_dataframe("jobs"),
-            capacity=self.datacollector.get_table_dataframe("capacity"),
-            failures=self.datacollector.get_table_dataframe("failures"),
+            jobs=collector.get_table_dataframe("jobs"),
+            attempts=collector.get_table_dataframe("attempts"),
+            capacity=collector.get_table_dataframe("capacity"),
+            failures=collector.get_table_dataframe("failures"),
             capacity_total=self.platform.capacity,
             counters=dict(self.counters),
+            makespan=self.makespan,
+            platform_kind=self.platform.kind,
         )
 
     # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
 
-    def _on_arrival(self, job: Job) -> None:
+    def _on_arrivals(self, jobs: list[Job]) -> None:
         self.counters["events_run"] += 1
-        job.arrive()
-        self.scheduler.enqueue(job)
+        predictor = self.runtime_predictor
+        enqueue = self.scheduler.enqueue
+        for job in jobs:
+            job.arrive()
+            if predictor is not None:
+                job.prediction = min(predictor.predict(job), job.walltime)
+            enqueue(job)
         self._request_pass()
+
+    def _add_attempt_row(self, job: Job, ended_at: float, outcome: str) -> None:
+        self.datacollector.add_table_row(
+            "attempts",
+            {
+                "job_id": job.job_id,
+                "attempt": job.attempts,
+                "started_at": job.started_at,
+                "ended_at": ended_at,
+                "nodes": job.allocated_size,
+                "outcome": outcome,
+            },
+        )
 
     def _on_job_end(self, job: Job) -> None:
         self.counters["events_run"] += 1
-        self._cancel_preventive(job)
-        self.platform.release(job.partition, job.job_id)
+        now = self.simulator.time
+        if self._preventive_events:
+            self._cancel_preventive(job)
+        self.platform.release(job.allocation, job.job_id)
         del self.running_jobs[job.job_id]
-        job.finish(self.now)
-        self.completed += 1
-        self.datacollector.add_table_row(
-            "jobs",
-            {
-                "job_id": job.job_id,
-                "user_id": job.user_id,
-                "size": job.size,
-                "partition_size": job.partition_size,
-                "submitted_at": job.submitted_at,
-                "started_at": job.started_at,
-                "finished_at": job.finished_at,
-                "runtime": job.runtime,
-                "walltime": job.walltime,
-                "kills": job.kills,
-                "lost_work": job.lost_work,
-                "migrations": job.migrations,
-            },
-        )
-        self._request_pass()
+        failed = job.errors_detected < job.silent_errors
+        if self.record_enabled:
+            self._add_attempt_row(job, now, "silent_error" if failed else "completed")
+        if failed:
+            job.fail_attempt(now)
+            self.counters["silent_errors"] += 1
+            self.scheduler.enqueue(job)
+        else:
+            job.finish(now)
+            self.completed += 1
+            self.makespan = now
+            if self.runtime_predictor is not None:
+                self.runtime_predictor.observe_end(job)
+            if self.record_enabled:
+                self.datacollector.add_table_row(
+                    "jobs",
+                    {
+                        "job_id": job.job_id,
+                        "user_id": job.user_id,
+                        "size": job.size,
+                        "partition_size": job.partition_size,
+                        "submitted_at": job.submitted_at,
+                        "first_started_at": job.first_started_at,
+                        "started_at": job.started_at,
+                        "finished_at": job.finished_at,
+                        "runtime": job.runtime,
+                        "walltime": job.walltime,
+                        "prediction": job.walltime if job.prediction is None else job.prediction,
+                        "attempts": job.attempts,
+                        "kills": job.kills,
+                        "preemptions": job.preemptions,
+                        "silent_errors": job.errors_detected,
+                        "lost_work": job.lost_work,
+                        "migrations": job.migrations,
+                        "time_sum": job.time_sum,
+                    },
+                )
+        if self.policy.pass_after_each_end:
+            self.view.ended = (job, failed)
+            self._pass()
+            self.view.ended = None
+        else:
+            self._request_pass()
 
     def _downtime_end(self, repair_at: float) -> float:
         if self.downtime == "transient":
@@ -341,93 +511,151 @@ class TorusModel(mesa.Model):
             return repair_at if not math.isnan(repair_at) else self.now
         return self.now + float(self.downtime)
 
-    def _on_failure(self, supernode: int, repair_at: float, index: int = -1) -> None:
+    def _on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
         self.counters["events_run"] += 1
         self.counters["failures"] += 1
+        now = self.now
         killed = None
-        job_id = self.platform.job_on(supernode)
+        job_id = self.platform.job_on(node)
         if job_id != NO_JOB:
             job = self.running_jobs.pop(job_id)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             self._cancel_preventive(job)
-            self.platform.release(job.partition, job_id)
+            self.platform.release(job.allocation, job_id)
             preventive = None
             if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
                 preventive = self.resilience.checkpoint_cost
                 self.counters["preventive_checkpoints"] += 1
-            self.counters["lost_work"] += job.kill(self.now, preventive_checkpoint=preventive)
+            if self.record_enabled:
+                self._add_attempt_row(job, now, "killed")
+            self.counters["lost_work"] += self.progress.kill(job, now, preventive)
             self.counters["job_kills"] += 1
             self.scheduler.enqueue(job)
+            self.returned_jobs.append(job)
             killed = job_id
-        self.supernode_agents[supernode].record_failure(self.now, killed)
-        self.failed_this_step.append(supernode)
-        self.scheduler.policy.observe_failure(self.now, supernode)
+        self.node_agents[node].record_failure(now, killed)
+        self.failed_this_step.append(node)
+        self.policy.observe_failure(now, node)
         until = self._downtime_end(repair_at)
-        if until > self.now:
-            if math.isnan(self._down_since[supernode]):
-                self._down_since[supernode] = self.now
-            self.platform.take_down(supernode, until)
+        if until > now:
+            if math.isnan(self._down_since[node]):
+                self._down_since[node] = now
+            self.platform.take_down(node, until)
             if math.isfinite(until):
-                self._schedule(self._on_repair, until, EventPriority.REPAIR, supernode)
-        self.datacollector.add_table_row(
-            "failures",
-            {
-                "time": self.now,
-                "supernode": supernode,
-                "killed_job": -1 if killed is None else killed,
-                "down_until": until,
-            },
-        )
+                self._schedule(self._on_repair, until, EventPriority.REPAIR, node)
+        if self.record_enabled:
+            self.datacollector.add_table_row(
+                "failures", {"time": now, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
+            )
         self._request_pass()
 
-    def _on_repair(self, supernode: int) -> None:
+    def _on_repair(self, node: int) -> None:
         self.counters["events_run"] += 1
-        if self.platform.repair(supernode, self.now):
-            self.supernode_agents[supernode].downtime += self.now - self._down_since[supernode]
-            self._down_since[supernode] = np.nan
+        if self.platform.repair(node, self.now):
+            self.node_agents[node].downtime += self.now - self._down_since[node]
+            self._down_since[node] = np.nan
             self._request_pass()
 
     def _on_schedule_pass(self) -> None:
         self.counters["events_run"] += 1
         self._pass_pending = False
-        now = self.now
-        for action in self.scheduler.plan_pass(now, list(self.running_jobs.values())):
-            if isinstance(action, Start):
-                self._start(action.job, action.partition_id)
-            elif isinstance(action, Repack):
+        self._pass()
+
+    def _pass(self) -> None:
+        """One scheduling pass: apply the policy's actions in order, then record the pass."""
+        queue = self.scheduler.queue
+        previous_head = queue.head
+        promised_at = previous_head.reservation_at if previous_head is not None else None
+        for action in self.scheduler.plan(self.view):
+            kind = type(action)
+            if kind is Start:
+                self._start(action.job, action.allocation, action.size, action.runtime)
+            elif kind is Repack:
                 self._migrate(action.moves)
-        self.datacollector.add_table_row(
-            "capacity",
-            {
-                "time": now,
-                "free": self.platform.free_count(),
-                "queued_demand": self.scheduler.queued_demand(),
-                "running_jobs": len(self.running_jobs),
-                "queued_jobs": len(self.scheduler.queue),
-            },
-        )
+            elif kind is Preempt:
+                self._preempt(action.job)
+            elif kind is Reserve:
+                action.job.reservation_at = action.at
+            else:
+                raise SimulationError(f"unknown action {action!r} from policy {self.policy.name}")
+        if self.returned_jobs:
+            self.returned_jobs = []
+        if self.policy.starts_head_when_it_fits and queue and self.platform.kind == "cluster":
+            head = queue.head
+            if head.partition_size <= self.platform.free:
+                raise SimulationError(f"the pass left job {head.job_id} waiting with {self.platform.free} nodes free")
+        if not self.record_enabled:
+            return
+        row = {
+            "time": self.now,
+            "free": self.platform.free_count(),
+            "queued_demand": self.scheduler.queued_demand(),
+            "running_jobs": len(self.running_jobs),
+            "queued_jobs": len(queue),
+        }
+        if self.record_fairness:
+            head = queue.head
+            row["head_job"] = -1 if head is None else head.job_id
+            row["head_ready"] = head is not None and self._could_start_without_lower(head)
+            row["previous_head"] = -1 if previous_head is None else previous_head.job_id
+            row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
+        self.datacollector.add_table_row("capacity", row)
+
+    def _could_start_without_lower(self, head: Job) -> bool:
+        """Whether the head would fit now if no lower-priority (later-ranked) job were running (PV-EASY §3.1)."""
+        lower = [job for job in self.running_jobs.values() if job.rank > head.rank]
+        if self.platform.kind == "cluster":
+            return self.platform.free + sum(job.allocated_size for job in lower) >= head.partition_size
+        if not lower:
+            return False
+        occupancy = self.platform.snapshot()
+        for job in lower:
+            occupancy.vacate(job)
+        return occupancy.fits(head.partition_size)
 
     # -- actions --------------------------------------------------------------------------
 
-    def _start(self, job: Job, partition_id: int) -> None:
-        self.platform.allocate(partition_id, job.job_id)
-        job.start(self.now, partition_id, recovery=self.resilience.recovery_time)
+    def _start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
+        self.scheduler.queue.remove(job)
+        if size is not None:  # a moldable job's allocation for this attempt
+            job.size = size
+            job.runtime = runtime
+        self.platform.allocate(allocation, job.job_id)
+        now = self.simulator.time
+        end_at = self.progress.start(job, now, allocation, self.platform.size_of(allocation))
+        if self.verification_time:
+            end_at += self.verification_time
         self.running_jobs[job.job_id] = job
-        self.started_this_step.append((job.job_id, partition_id))
+        self.started_this_step.append((job.job_id, allocation))
         self.counters["job_starts"] += 1
-        job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
-        self._plan_preventive(job)
+        job.end_event = self._schedule(self._on_job_end, end_at, EventPriority.JOB_END, job)
+        if self.resilience.preventive == "migration":
+            self._plan_preventive(job)
 
-    def _migrate(self, moves: tuple[tuple[Job, int], ...]) -> None:
+    def _preempt(self, job: Job) -> None:
+        if self.running_jobs.pop(job.job_id, None) is None:
+            raise SimulationError(f"job {job.job_id} is not running")
+        job.end_event.cancel()
+        self.counters["events_cancelled"] += 1
+        self._cancel_preventive(job)
+        self.platform.release(job.allocation, job.job_id)
+        if self.record_enabled:
+            self._add_attempt_row(job, self.now, "preempted")
+        self.progress.preempt(job, self.now)
+        self.counters["preemptions"] += 1
+        self.scheduler.enqueue(job)
+        self.returned_jobs.append(job)
+
+    def _migrate(self, moves: tuple) -> None:
         for job, _ in moves:
-            self.platform.release(job.partition, job.job_id)
-        cost = self.scheduler.policy.migration_cost
-        for job, partition_id in moves:
+            self.platform.release(job.allocation, job.job_id)
+        cost = self.policy.migration_cost
+        for job, allocation in moves:
             if job.state is not JobState.RUNNING:
                 raise SimulationError(f"cannot migrate {job!r}")
-            self.platform.allocate(partition_id, job.job_id)
-            job.migrate(self.now, partition_id, cost)
+            self.platform.allocate(allocation, job.job_id)
+            job.migrate(self.now, allocation, cost)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
@@ -443,26 +671,26 @@ class TorusModel(mesa.Model):
         log = self.failure_log
         start, end = workload.span
         span = max(end, float(log.failed_at.max()) if len(log) else end) - start
-        self.supernode_mtbf = policy.mtbf or (self.platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
+        self.node_mtbf = policy.mtbf or (self.platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
         for job in self.jobs:
-            interval = policy.interval_for(job.partition_size, self.supernode_mtbf)
+            interval = policy.interval_for(job.partition_size, self.node_mtbf)
             if interval is not None and math.isfinite(interval):
                 job.checkpoint_interval = interval
                 job.checkpoint_cost = policy.checkpoint_cost
         if policy.spares:
             self.platform.reserve_spares(policy.spares)
-            largest = self.platform.table.mfp(self.platform.table.pack(self.platform.spare))
+            largest = self.platform.largest_free(self.platform.spare)
             too_big = [job for job in self.jobs if job.partition_size > largest]
             if too_big:
                 raise ConfigurationError(
-                    f"{policy.spares} spares leave no partition larger than {largest} supernodes, but {len(too_big)} jobs "
+                    f"{policy.spares} spares leave no partition larger than {largest} nodes, but {len(too_big)} jobs "
                     f"need more (largest {max(job.partition_size for job in too_big)}): use fewer spares or drop those jobs"
                 )
         if policy.preventive != "none":
             self._foreseen = self.rng.random(len(log)) < policy.prediction_accuracy
         foreseen_at = log.failed_at[self._foreseen]
         foreseen_on = log.supernodes[self._foreseen]
-        self._foreseen_by_supernode = [np.sort(foreseen_at[foreseen_on == n]) for n in range(self.platform.capacity)]
+        self._foreseen_by_node = [np.sort(foreseen_at[foreseen_on == n]) for n in range(self.platform.capacity)]
 
     def _cancel_preventive(self, job: Job) -> None:
         event = self._preventive_events.pop(job.job_id, None)
@@ -470,17 +698,20 @@ class TorusModel(mesa.Model):
             event.cancel()
             self.counters["events_cancelled"] += 1
 
+    def _members(self, job: Job) -> np.ndarray:
+        return self.platform.members(job.allocation)
+
     def _plan_preventive(self, job: Job) -> None:
-        """Schedule a preventive migration M seconds before the first foreseen failure in the job's partition."""
+        """Schedule a preventive migration M seconds before the first foreseen failure in the job's nodes."""
         if self.resilience.preventive != "migration":
             return
         end = job.end_at()
         first_at, doomed = math.inf, -1
-        for supernode in self.platform.members(job.partition):
-            times = self._foreseen_by_supernode[supernode]
+        for node in self._members(job):
+            times = self._foreseen_by_node[node]
             k = int(np.searchsorted(times, self.now, side="right"))
             if k < len(times) and times[k] < first_at:
-                first_at, doomed = float(times[k]), int(supernode)
+                first_at, doomed = float(times[k]), int(node)
         if first_at <= end:
             at = max(self.now, first_at - self.resilience.migration_cost)
             self._preventive_events[job.job_id] = self._schedule(
@@ -488,42 +719,52 @@ class TorusModel(mesa.Model):
             )
 
     def _foreseen_before(self, until: float) -> np.ndarray:
-        """Bool ``(N,)``: supernodes with a foreseen failure in (now, until]."""
+        """Bool ``(N,)``: nodes with a foreseen failure in (now, until]."""
         flags = np.zeros(self.platform.capacity, dtype=bool)
-        for supernode, times in enumerate(self._foreseen_by_supernode):
+        for node, times in enumerate(self._foreseen_by_node):
             k = int(np.searchsorted(times, self.now, side="right"))
-            flags[supernode] = k < len(times) and times[k] <= until
+            flags[node] = k < len(times) and times[k] <= until
         return flags
 
-    def _on_preventive_migration(self, job: Job, doomed: int) -> None:
-        """Move the job off a supernode that is foreseen to fail (CKPT-MIG, preventive migration).
+    def _preventive_target(self, job: Job, blocked: np.ndarray):
+        """A free allocation of the job's size avoiding ``blocked`` nodes, or None."""
+        platform = self.platform
+        if platform.kind == "cluster":
+            free = np.flatnonzero(~blocked)
+            return free[: job.allocated_size] if len(free) >= job.allocated_size else None
+        from torus_sim.policies.placement import MFP
 
-        The target partition avoids every supernode foreseen to fail before the job would end; if
-        no such partition is free, one that avoids the supernodes failing during the move. A job
-        moves at most once per instant, so two close failures cannot bounce it back and forth.
+        table = platform.table
+        words = table.pack(blocked)
+        candidates = table.free_ids_of_size(words, job.partition_size)
+        return MFP.choose(table, job, candidates, words, self.now) if len(candidates) else None
+
+    def _on_preventive_migration(self, job: Job, doomed: int) -> None:
+        """Move the job off a node that is foreseen to fail (CKPT-MIG, preventive migration).
+
+        The target avoids every node foreseen to fail before the job would end; if no such
+        allocation is free, one that avoids the nodes failing during the move. A job moves at most
+        once per instant, so two close failures cannot bounce it back and forth.
         """
         self.counters["events_run"] += 1
         self._preventive_events.pop(job.job_id, None)
         if job.state is not JobState.RUNNING or self._moved_at.get(job.job_id) == self.now:
             return
-        table = self.platform.table
         cost = self.resilience.migration_cost
         occupied = self.platform.busy | self.platform.down  # spares are open to migrations
-        occupied[self.platform.members(job.partition)] = False
+        occupied[self._members(job)] = False
         work_left = job.runtime - job.progress(self.now)
-        candidates = np.empty(0, dtype=np.int64)
+        target = None
         for horizon in (self.now + cost + work_left * 2, self.now + cost):
             blocked = occupied | self._foreseen_before(horizon)
             blocked[doomed] = True
-            words = table.pack(blocked)
-            candidates = table.free_ids_of_size(words, job.partition_size)
-            if len(candidates):
+            target = self._preventive_target(job, blocked)
+            if target is not None:
                 break
-        if not len(candidates):
+        if target is None:
             self.counters["preventive_migrations_failed"] += 1
             return
-        target = MfpPlacement().choose(table, job, candidates, words, self.now)
-        self.platform.release(job.partition, job.job_id)
+        self.platform.release(job.allocation, job.job_id)
         self.platform.allocate(target, job.job_id)
         job.migrate(self.now, target, cost)
         self._moved_at[job.job_id] = self.now

@@ -24,8 +24,9 @@ from failure_logs.synthetic import DISTRIBUTIONS
 from predictors import PREDICTORS
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA, job_table, summarize
-from torus_sim.model import DOWNTIME_MODES, SimulationRecord, TorusModel
+from torus_sim.model import DOWNTIME_MODES, SchedulingModel, SimulationRecord
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.fault_aware import PF_FORMS, BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.placement import MfpPlacement
@@ -282,7 +283,7 @@ def run(config: RunConfig) -> RunResult:
     )
 
 
-class ConfiguredTorusModel(TorusModel):
+class ConfiguredTorusModel(SchedulingModel):
     """The torus model built from :class:`RunConfig` fields, for ``mesa.batch_run``.
 
     ``mesa.batch_run`` constructs a model from keyword arguments and steps it; this class takes the
@@ -322,12 +323,11 @@ class ConfiguredTorusModel(TorusModel):
             )
         super().__init__(
             workload,
-            failures,
             build_scheduler(config),
-            torus=torus,
+            TorusPlatform(torus, _table(torus)),
+            failures,
             downtime=config.downtime,
             seed=config.seed,
-            table=_table(torus),
             step_seconds=step_seconds,
             resilience=config.resilience(),
         )

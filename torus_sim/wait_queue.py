@@ -1,36 +1,38 @@
-"""The wait queue: jobs in FCFS order, also indexed by partition size.
+"""The wait queue: jobs in the policy's priority order, also indexed by partition size.
 
-Backfilling asks "which is the earliest job of size s that could start?" for each size; the
-per-size lists answer it without walking the whole queue, which matters when failures make the
-queue thousands of jobs long.
+The order is the policy's :meth:`~torus_sim.policies.base.Policy.queue_key` (FCFS by default),
+computed once when a job enters the queue. Backfilling on the torus asks "which is the earliest job
+of size s that could start?" for each size; the per-size lists answer it without walking the whole
+queue, which matters when failures make the queue thousands of jobs long.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
+from torus_sim.policies.base import fcfs_key
 
 __all__ = ["WaitQueue", "fcfs_key"]
 
 
-def fcfs_key(job: Job) -> tuple[float, int]:
-    """FCFS order: arrival time, then job id (BGL-FAULT §5.1: prioritized by order of arrival)."""
-    return (job.submitted_at, job.job_id)
-
-
 class WaitQueue:
-    """Waiting jobs in FCFS order, with per-partition-size FCFS lists and the total demand.
+    """Waiting jobs in priority order, with per-partition-size lists and the total demand.
+
+    Args:
+        key: the sort key of a job (smaller first); keys must differ between jobs.
 
     Attributes:
-        demand: supernodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT
-            §6.1's q(t).
+        demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
     """
 
-    def __init__(self) -> None:
-        self._jobs: list[Job] = []
-        self._by_size: dict[int, list[Job]] = {}
+    def __init__(self, key=fcfs_key) -> None:
+        self._key = key
+        self._order: list[tuple] = []  # (key, job id), ascending
+        self._jobs: list[Job] = []  # the jobs, in the same order
+        self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
+        self._keys: dict[int, object] = {}  # job id -> its key while queued
         self.demand = 0
 
     def __len__(self) -> int:
@@ -39,18 +41,35 @@ class WaitQueue:
     def __iter__(self):
         return iter(self._jobs)
 
-    def __getitem__(self, index: int) -> Job:
+    def __getitem__(self, index):
         return self._jobs[index]
+
+    def __contains__(self, job: Job) -> bool:
+        return job.job_id in self._keys
 
     @property
     def head(self) -> Job | None:
-        """The first job in FCFS order, or None when empty."""
+        """The first job in priority order, or None when empty."""
         return self._jobs[0] if self._jobs else None
 
+    def jobs(self) -> list[Job]:
+        """The waiting jobs in order, as a new list."""
+        return list(self._jobs)
+
     def add(self, job: Job) -> None:
-        """Insert a job at its FCFS position (arrival, or back after a kill)."""
-        insort(self._jobs, job, key=fcfs_key)
-        insort(self._by_size.setdefault(job.partition_size, []), job, key=fcfs_key)
+        """Insert a job at its position (arrival, or back after a kill, a silent error or a preemption).
+
+        Raises:
+            SimulationError: the job is queued already.
+        """
+        if job.job_id in self._keys:
+            raise SimulationError(f"{job!r} is already in the wait queue")
+        entry = (self._key(job), job.job_id)
+        for order, jobs in ((self._order, self._jobs), self._by_size.setdefault(job.partition_size, ([], []))):
+            index = bisect_right(order, entry)
+            order.insert(index, entry)
+            jobs.insert(index, job)
+        self._keys[job.job_id] = entry[0]
         self.demand += job.partition_size
 
     def remove(self, job: Job) -> None:
@@ -59,12 +78,18 @@ class WaitQueue:
         Raises:
             SimulationError: the job is not queued.
         """
-        for jobs in (self._jobs, self._by_size.get(job.partition_size, [])):
-            index = bisect_left(jobs, fcfs_key(job), key=fcfs_key)
-            if index == len(jobs) or jobs[index] is not job:
+        key = self._keys.pop(job.job_id, None)
+        if key is None:
+            raise SimulationError(f"{job!r} is not in the wait queue")
+        entry = (key, job.job_id)
+        size_lists = self._by_size[job.partition_size]
+        for order, jobs in ((self._order, self._jobs), size_lists):
+            index = bisect_left(order, entry)
+            if index == len(order) or jobs[index] is not job:
                 raise SimulationError(f"{job!r} is not in the wait queue")
+            del order[index]
             del jobs[index]
-        if not self._by_size[job.partition_size]:
+        if not size_lists[1]:
             del self._by_size[job.partition_size]
         self.demand -= job.partition_size
 
@@ -73,5 +98,6 @@ class WaitQueue:
         return sorted(self._by_size)
 
     def of_size(self, size: int) -> list[Job]:
-        """Waiting jobs of one partition size, FCFS order (the queue's own list: do not modify)."""
-        return self._by_size.get(size, [])
+        """Waiting jobs of one partition size, in order (the queue's own list: do not modify)."""
+        lists = self._by_size.get(size)
+        return lists[1] if lists else []

@@ -13,10 +13,59 @@ from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.partitions import Partition, PartitionTable, round_up_to_feasible_size
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
-__all__ = ["NO_JOB", "TorusPlatform"]
+__all__ = ["NO_JOB", "TorusOccupancy", "TorusPlatform"]
 
 NO_JOB = -1
 """``job_at`` value of a supernode that runs no job."""
+
+
+class TorusOccupancy:
+    """A planning copy of a torus's occupancy: which supernodes are taken.
+
+    A policy plans reservations and backfilling on it: whether a job fits is whether a free
+    partition of its partition size exists (BGL-FAULT §3.3), not whether enough supernodes are free.
+
+    Args:
+        table: the torus's partition table.
+        blocked: bool ``(N,)``, taken supernodes (the copy is owned by this object).
+    """
+
+    __slots__ = ("blocked", "table")
+
+    kind = "torus"
+
+    def __init__(self, table: PartitionTable, blocked: np.ndarray) -> None:
+        self.table = table
+        self.blocked = blocked
+
+    def copy(self) -> TorusOccupancy:
+        """An independent copy."""
+        return TorusOccupancy(self.table, self.blocked.copy())
+
+    @property
+    def free(self) -> int:
+        """Supernodes free in the plan."""
+        return int(len(self.blocked) - np.count_nonzero(self.blocked))
+
+    def spots(self, size: int) -> np.ndarray:
+        """Free partitions of ``size`` supernodes in the plan (ids)."""
+        return self.table.free_ids_of_size(self.table.pack(self.blocked), size)
+
+    def fits(self, size: int) -> bool:
+        """Whether a free partition of ``size`` supernodes exists in the plan."""
+        return len(self.spots(size)) > 0
+
+    def vacate(self, job) -> None:
+        """A running job's partition is free in the plan."""
+        self.blocked[self.table.members[job.allocation]] = False
+
+    def vacate_node(self, node: int) -> None:
+        """A down supernode is back in the plan."""
+        self.blocked[node] = False
+
+    def occupy(self, partition_id: int) -> None:
+        """A partition is taken in the plan."""
+        self.blocked[self.table.members[partition_id]] = True
 
 
 class TorusPlatform:
@@ -36,6 +85,8 @@ class TorusPlatform:
     References:
         BGL-FAULT §3.3 (one job per node, contiguous rectangular partitions, failing nodes).
     """
+
+    kind = "torus"
 
     def __init__(self, torus: Torus = BGL_SUPERNODE_TORUS, table: PartitionTable | None = None) -> None:
         self.torus = torus
@@ -121,6 +172,27 @@ class TorusPlatform:
         """
         ids = self.table.free_ids_of_size(self.words(), self.round_size(size)) if 0 < size <= self.capacity else ()
         return int(ids[0]) if len(ids) else None
+
+    def size_of(self, partition_id: int) -> int:
+        """Supernodes of a partition id."""
+        return len(self.table.members[partition_id])
+
+    def snapshot(self) -> TorusOccupancy:
+        """A planning copy of the occupancy (busy, down and spare supernodes taken)."""
+        return TorusOccupancy(self.table, self.blocked())
+
+    def neighbours(self, node: int) -> list[int]:
+        """The torus neighbours of a supernode (bursts of failures spread to these)."""
+        return self.torus.neighbours(node)
+
+    def largest_free(self, blocked: np.ndarray) -> int:
+        """The largest partition free when ``blocked`` supernodes are taken (the MFP)."""
+        return self.table.mfp(self.table.pack(blocked))
+
+    def move(self, old: int, new: int, job_id: int) -> None:
+        """Move a job from one partition to another (a migration)."""
+        self.release(old, job_id)
+        self.allocate(new, job_id)
 
     def partition(self, partition_id: int) -> Partition:
         """The box of a partition id."""

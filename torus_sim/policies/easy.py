@@ -1,140 +1,161 @@
-"""Online batch policies on the flat platform: FCFS, EASY backfilling (FCFS or SJF candidates), conservative.
+"""FCFS, EASY backfilling (FCFS or SJF candidates) and conservative backfilling, on a cluster or the torus.
 
-The priority is the submission order (FCFS). Backfilling uses the run's runtime predictor: the
-user estimate for plain EASY, the Last Model for EASY-Last, the virtual predictor for the
-comparisons of PV-EASY §5.2.2. The requested time stays the kill time.
+The priority is the submission order (FCFS). Backfilling uses the run's runtime predictor through
+the view: the user estimate for plain EASY, the Last Model for EASY-Last, the virtual predictor for
+the comparisons of PV-EASY §5.2.2 (the walltime when the run has none). The requested time stays
+the kill time.
+
+On the torus "fits" means a free partition of the job's size (placed by the MFP heuristic or the
+policy's placement), and EASY's reservation is a partition: a job that would still run at the head's
+shadow time may start only where it leaves the head a free partition then, as Krevat's backfilling
+does (BGL-FAULT §5.1). On a cluster it is the count of free nodes, and the same rule is EASY's
+"extra nodes".
 """
 
 from __future__ import annotations
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.rigid import AvailabilityProfile
+from torus_sim.policies.availability import availability_profile
+from torus_sim.policies.base import Policy, Reserve, Start
 
-__all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "start_in_order", "shadow_time"]
+__all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "easy_pass", "start_in_order"]
 
 
-def start_in_order(model) -> None:
-    """Start waiting jobs in priority order while the highest-priority one fits (the FCFS part of every policy here).
+def start_in_order(view, placement=None):
+    """Start waiting jobs in priority order while the first one fits (the FCFS part of every policy here).
+
+    Yields:
+        :class:`Start` actions; the engine applies each before the next head is looked at.
 
     References:
         PV-EASY §4 ("schedule jobs according to their priorities, until the idle resource is not
-        sufficient for the highest priority job").
+        sufficient for the highest priority job"); BGL-FAULT §5.1.
     """
-    queue = model.queue
-    while queue and queue[0].processors <= model.free():
-        model.start(queue[0])
+    queue = view.queue
+    while queue:
+        head = queue.head
+        allocation = view.place(head, placement=placement)
+        if allocation is None:
+            return
+        yield Start(head, allocation)
 
 
-def shadow_time(model, need: int, running, also_free: int = 0) -> tuple[float, int]:
-    """When ``need`` processors are predicted free, and how many are spare then (EASY's shadow time and extra).
+def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True):
+    """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
+
+    A waiting job is backfilled when it fits now and either is predicted to end by the head's shadow
+    time, or leaves the head its nodes (a partition on the torus) at the shadow time.
 
     Args:
-        model: the engine.
-        need: processors the blocked head needs.
-        running: the running jobs whose predicted ends free processors (all of them for EASY; the
-            sunny load for PV-EASY).
-        also_free: processors held by running jobs that count as free now (PV-EASY's shadow load,
-            which SLP may preempt).
+        policy: the calling policy (for its name in messages).
+        view: the engine's view.
+        order: ``fcfs`` or ``sjf`` (shortest predicted runtime first) for the backfill candidates.
+        placement: the placement policy (MFP / lowest free ids when None).
+        backfill: False gives plain FCFS.
 
-    Returns:
-        (shadow time in seconds, inf when never; extra processors at that time).
+    Yields:
+        :class:`Start` and :class:`Reserve` actions.
 
     References:
-        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §4.3 step 1.
+        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §3, §5.2.2; BGL-FAULT §5.1.
     """
-    free = model.free() + also_free
-    if free >= need:
-        return model.now, free - need
-    for end_at, _, job in sorted((model.predicted_end(job), job.rank, job) for job in running):
-        free += job.processors
-        if free >= need:
-            return end_at, free - need
-    return float("inf"), 0
+    yield from start_in_order(view, placement)
+    queue = view.queue
+    if not queue or not backfill:
+        return
+    head = queue.head
+    need = head.partition_size
+    shadow_at, occupancy = view.shadow(need, list(view.running.values()))
+    yield Reserve(head, shadow_at)
+    candidates = queue.jobs()[1:]
+    if order == "sjf":
+        remaining = view.predicted_remaining
+        candidates = sorted(candidates, key=lambda job: (remaining(job), job.rank))
+    now = view.now
+    for job in candidates:
+        if now + view.predicted_remaining(job) <= shadow_at:
+            allocation = view.place(job, placement=placement)
+            if allocation is None:
+                continue
+            yield Start(job, allocation)
+        else:
+            allocation = view.place(job, keep_room=(occupancy, need), placement=placement)
+            if allocation is None:
+                continue
+            yield Start(job, allocation)
+            occupancy.occupy(allocation)
+        if view.free_count() == 0:
+            break
 
 
-class FcfsPolicy:
+class FcfsPolicy(Policy):
     """First come, first served, no backfilling: the baseline of PV-EASY §5 and of backfilling studies."""
 
     name = "FCFS"
+    starts_head_when_it_fits = True
 
-    def schedule(self, model) -> None:
+    def plan(self, view):
         """Start jobs in order while the first one fits."""
-        start_in_order(model)
+        return start_in_order(view, self.placement)
 
 
-class EasyPolicy:
+class EasyPolicy(Policy):
     """EASY backfilling: a reservation for the first blocked job, backfill what does not delay it.
 
-    A waiting job is backfilled when it fits now and either ends (by prediction) before the head's
-    shadow time or uses only the extra processors. Candidates are taken in FCFS order
-    (FCFS-EASY) or shortest predicted runtime first (SJF-EASY).
-
     Args:
-        order: ``fcfs`` or ``sjf``.
+        order: ``fcfs`` (FCFS-EASY) or ``sjf`` (SJF-EASY) candidates.
+        placement: which partition / nodes a job gets (MFP / lowest free ids when None).
+
+    Raises:
+        ConfigurationError: an unknown order.
 
     References:
         Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §3, §5.2.2.
     """
 
-    def __init__(self, order: str = "fcfs") -> None:
+    starts_head_when_it_fits = True
+
+    def __init__(self, order: str = "fcfs", placement=None) -> None:
         if order not in ("fcfs", "sjf"):
             raise ConfigurationError(f"EASY candidate order must be 'fcfs' or 'sjf', got {order!r}")
         self.order = order
+        self.placement = placement
         self.name = "SJF-EASY" if order == "sjf" else "FCFS-EASY"
 
-    def schedule(self, model) -> None:
+    def plan(self, view):
         """Start in order, then reserve for the head and backfill."""
-        start_in_order(model)
-        if not model.queue:
-            return
-        head = model.queue[0]
-        shadow_at, extra = shadow_time(model, head.processors, model.running_jobs.values())
-        head.reservation_at = shadow_at
-        free = model.free()
-        candidates = model.queue[1:]
-        if self.order == "sjf":
-            candidates = sorted(candidates, key=lambda job: (model.predicted_remaining(job), job.rank))
-        now = model.now
-        for job in candidates:
-            if job.processors > free:
-                continue
-            if now + model.predicted_remaining(job) <= shadow_at:
-                model.start(job)
-            elif job.processors <= extra:
-                model.start(job)
-                extra -= job.processors
-            else:
-                continue
-            free -= job.processors
-            if free == 0:
-                break
+        return easy_pass(self, view, self.order, self.placement)
 
 
-class ConservativePolicy:
+class ConservativePolicy(Policy):
     """Conservative backfilling: every waiting job gets a reservation, in priority order, on the predicted profile.
 
-    A job starts when its reservation is now; reservations are recomputed at every pass.
+    A job starts when its reservation is now; reservations are recomputed at every pass. On the
+    torus a reservation is a partition free over the job's whole predicted window.
 
     References:
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; RIGID §4.1 (m = |Q|).
     """
 
     name = "conservative"
+    starts_head_when_it_fits = True
 
-    def schedule(self, model) -> None:
+    def __init__(self, placement=None) -> None:
+        self.placement = placement
+
+    def plan(self, view):
         """Reserve for every waiting job; start those whose reservation is now."""
-        now = model.now
-        profile = AvailabilityProfile(
-            now, model.free(), [(model.predicted_end(job), job.processors) for job in model.running_jobs.values()]
-        )
+        now = view.now
+        profile = availability_profile(view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement)
+        cluster = view.platform.kind == "cluster"
         starting = []
-        for position, job in enumerate(model.queue):
-            duration = max(model.predicted_remaining(job), 1e-9)
-            start_at = profile.earliest(job.processors, duration)
-            profile.reserve(start_at, duration, job.processors)
+        for position, job in enumerate(view.queue.jobs()):
+            duration = max(view.predicted_remaining(job), 1e-9)
+            start_at, where = profile.earliest(job.partition_size, duration)
+            profile.reserve(start_at, duration, job.partition_size, where)
             if position == 0:
-                job.reservation_at = start_at
+                yield Reserve(job, start_at)
             if start_at <= now:
-                starting.append(job)
-        for job in starting:
-            model.start(job)
+                starting.append((job, where))
+        for job, where in starting:
+            yield Start(job, view.place(job, placement=self.placement) if cluster else where)

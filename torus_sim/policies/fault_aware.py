@@ -86,6 +86,16 @@ class BalancingPlacement(PlacementPolicy):
         loss, mfp_after = self.expected_loss(table, job, candidate_ids, words, now)
         return _lowest_id_of_best(candidate_ids, mfp_after, loss <= loss.min() + 1e-12)
 
+    def choose_nodes(self, free_nodes, job, now):
+        """On a cluster: the free nodes least likely to fail within the walltime (lowest ids on ties).
+
+        There is no fragmentation on a cluster (L_MFP is the same for every choice), and P_f, in
+        either form, is smallest for the nodes with the smallest p_n: E_loss = P_f x s_j is least.
+        """
+        probabilities = self.predictor.supernode_probabilities(now, job.walltime)[free_nodes]
+        order = np.argsort(probabilities, kind="stable")[: job.partition_size]
+        return np.sort(free_nodes[order])
+
 
 class TieBreakPlacement(PlacementPolicy):
     """BGL-FAULT's tie-break heuristic: among the best-MFP partitions, prefer one not predicted to fail.
@@ -121,6 +131,18 @@ class TieBreakPlacement(PlacementPolicy):
         if not doomed.all():
             return int(tied[~doomed][0])
         return int(tied[self.rng.integers(len(tied))])
+
+    def choose_nodes(self, free_nodes, job, now):
+        """On a cluster every choice ties on the MFP: the lowest free nodes with no alarm, if enough.
+
+        When fewer than the job's size are free of alarms, every choice holds a node predicted to
+        fail, and one is drawn at random with the run's generator (BGL-FAULT: "an arbitrary choice").
+        """
+        alarms = self.predictor.supernode_alarms(now, job.walltime)[free_nodes]
+        quiet = free_nodes[~alarms]
+        if len(quiet) >= job.partition_size:
+            return quiet[: job.partition_size]
+        return np.sort(self.rng.choice(free_nodes, size=job.partition_size, replace=False))
 
 
 PLACEMENTS.register("balancing", BalancingPlacement)

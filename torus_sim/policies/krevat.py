@@ -16,6 +16,10 @@ plans, on a scratch copy of the occupancy, a list of actions the engine then app
    ends (by its walltime) before the reservation, or leaves a partition for the head free at
    the reservation time. This is EASY backfilling with the torus's geometry.
 
+On a cluster there is no fragmentation, so migration never applies: the scheduler is FCFS with EASY
+backfilling against the head's reservation (walltimes and known repair times), and its placement
+chooses which free nodes a job gets (the lowest ids, or the fault-aware choices of BGL-FAULT §5.2).
+
 References:
     BGL-FAULT §5.1 (Krevat's FCFS + backfilling + migration, MFP heuristic), §6.1; Krevat,
     Castaños, Moreira, "Job scheduling for the BlueGene/L system", JSSPP 2002; Lifka, "The
@@ -27,7 +31,6 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,39 +38,31 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
 
 __all__ = ["KrevatScheduler", "Repack", "Start"]
 
 
-@dataclass(frozen=True)
-class Start:
-    """Start a queued job on a free partition now."""
-
-    job: Job
-    partition_id: int
-
-
-@dataclass(frozen=True)
-class Repack:
-    """Migrate running jobs: each ``(job, new partition id)``; all old partitions are released first."""
-
-    moves: tuple[tuple[Job, int], ...]
-
-
-class KrevatScheduler:
-    """FCFS with backfilling and migration on the torus (BGL-FAULT §5.1).
+class KrevatScheduler(Policy):
+    """FCFS with backfilling and migration (BGL-FAULT §5.1), on the torus or a cluster.
 
     Args:
-        placement: which free partition a job gets; :class:`MfpPlacement` when None.
+        placement: which free partition (nodes) a job gets; :class:`MfpPlacement` when None.
         backfill: let later jobs start when they do not delay the head's reservation.
-        migration: repack running jobs when fragmentation alone blocks the head.
+        migration: repack running jobs when fragmentation alone blocks the head (torus only).
         migration_cost: seconds each moved job loses (checkpoint + restart); 0 as in BGL-FAULT.
 
     Raises:
         ConfigurationError: negative migration cost.
+
+    References:
+        BGL-FAULT §5.1 and §5.2; Krevat, Castaños, Moreira, JSSPP 2002.
     """
+
+    name = "krevat"
+    starts_head_when_it_fits = True
 
     def __init__(
         self,
@@ -86,21 +81,36 @@ class KrevatScheduler:
         self.repack_attempts = 0
         self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
 
-    def attach(self, log, rng: np.random.Generator, n_supernodes: int) -> None:
-        """Receive the run's failure log, generator and size (the model calls this once)."""
-        self.placement.attach(log, rng, n_supernodes)
+    @property
+    def needs_node_identities(self) -> bool:
+        """A fault-aware placement scores nodes (on a cluster too)."""
+        return self.placement.predictor is not None
 
-    def observe_failure(self, at: float, supernode: int) -> None:
-        """A failure happened: let the placement's predictor learn from it."""
-        self.placement.observe_failure(at, supernode)
+    def plan(self, view) -> list:
+        """Plan one scheduling pass (the torus plan on a scratch copy; on a cluster, FCFS + EASY).
 
-    def plan(self, now: float, queue: WaitQueue, running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
-        """Plan one scheduling pass.
+        Args:
+            view: the engine's read-only view.
+
+        Returns:
+            Actions in the order the engine must apply them.
+        """
+        if view.platform.kind == "torus":
+            actions = self.plan_torus(view.now, view.queue, list(view.running.values()), view.platform)
+            if self.reservation is not None:
+                actions.append(Reserve(self._reserved_job, self.reservation[1]))
+            return actions
+        from torus_sim.policies.easy import easy_pass
+
+        return easy_pass(self, view, order="fcfs", estimate="walltime", placement=self.placement, backfill=self.backfill)
+
+    def plan_torus(self, now: float, queue: WaitQueue, running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
+        """Plan one scheduling pass on the torus.
 
         Args:
             now: current time, seconds.
             queue: the wait queue (FCFS order, indexed by size); read, never changed.
-            running: jobs on partitions (``job.partition`` is their partition id).
+            running: jobs on partitions (``job.allocation`` is their partition id).
             platform: the torus; read, never changed.
 
         Returns:
@@ -109,7 +119,7 @@ class KrevatScheduler:
         table = platform.table
         blocked = platform.blocked()  # a fresh array: the pass plans on it
         down = platform.down
-        allocation = {job: job.partition for job in running}
+        allocation = {job: job.allocation for job in running}
         expected_end = {job: job.estimated_end(now) for job in running}
         actions: list[Start | Repack] = []
         started: set[int] = set()
@@ -203,6 +213,7 @@ class KrevatScheduler:
         """
         reservation_at, shadow = self._reservation(table, head, blocked, allocation, expected_end, repairs, now)
         self.reservation = (head.job_id, reservation_at)
+        self._reserved_job = head
         slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
         head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
         words = table.pack(blocked)

@@ -1,28 +1,27 @@
-"""Resilient scheduling of moldable jobs: processor allocations and BATCH-LIST.
+"""Resilient scheduling of moldable jobs: processor allocations, LIST with an allocation, BATCH-LIST.
 
 An allocation strategy maps the execution-time table t_j(p) (float ``(n, P)``, column p - 1) to a
 processor count per job, vectorized over all jobs and all p at once. LPA-LIST, MINTIME and
-MINAREA then schedule with LIST (:class:`~torus_sim.policies.rigid.ListPolicy` with m = 0).
-BATCH-LIST (:class:`BatchListPolicy`) re-allocates every batch with MT-ALLOTMENT.
+MINAREA then schedule with LIST (:class:`AllocationListPolicy`, R-LIST with m = 0 on the chosen
+(p_j, t_j(p_j))). BATCH-LIST (:class:`BatchListPolicy`) re-allocates every batch with MT-ALLOTMENT.
+
+Moldable jobs run on a cluster: any processor count can be given there, where the torus offers
+only partition sizes.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.flat_policy import FlatPolicy
-
-if TYPE_CHECKING:
-    from torus_sim.flat.model import FlatModel
-from torus_sim.policies.rigid import PRIORITY_RULES, priority_keys
+from torus_sim.policies.rigid import ListPolicy, PriorityPolicy, check_priority, priority_keys
 
 __all__ = [
     "ALLOCATIONS",
+    "AllocationListPolicy",
     "AllotmentTables",
     "BatchListPolicy",
     "lpa_allocation",
@@ -267,85 +266,148 @@ def _chains_within_linear(tables: AllotmentTables, jobs: np.ndarray, attempts: i
     return float(total.sum()), _order_chain(tables, jobs, allocation)
 
 
-class BatchListPolicy(FlatPolicy):
+class AllocationListPolicy(ListPolicy):
+    """LIST on a local allocation: LPA-LIST, MINTIME, MINAREA (MOLDABLE §4.2, §5.1).
+
+    Each job gets one processor count p_j for all its attempts, chosen from its own time table by
+    the strategy; LIST (R-LIST with m = 0) then runs the attempts by priority.
+
+    Args:
+        algorithm: ``LPA``, ``MINTIME`` or ``MINAREA`` (see :data:`ALLOCATIONS`).
+        priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`, on (t_j(p_j), p_j).
+        allocation: int ``(n,)``, a precomputed allocation (computed from the workload's times when
+            None; pass it when running many scenarios of one job set).
+
+    Raises:
+        ConfigurationError: an unknown algorithm or rule.
+
+    References:
+        MOLDABLE §4.2 (LPA, Alg. 2), §5.1 (MINTIME, MINAREA), Alg. 1 (LIST).
+    """
+
+    platforms = ("cluster",)
+    moldable = True
+    rigid = False
+
+    def __init__(self, algorithm: str = "LPA", priority: str = "LPT", allocation: np.ndarray | None = None) -> None:
+        if algorithm not in ALLOCATIONS:
+            raise ConfigurationError(f"{algorithm!r} has no single allocation; local strategies: {', '.join(ALLOCATIONS)}")
+        super().__init__(0, priority)
+        self.algorithm = algorithm
+        self.allocation = allocation
+        self.name = algorithm
+
+    def allocate(self, model) -> None:
+        """p_j from the strategy, t_j(p_j) from the table."""
+        times = model.workload.times
+        chosen = ALLOCATIONS[self.algorithm](times) if self.allocation is None else self.allocation
+        runtimes = times[np.arange(times.shape[0]), chosen - 1]
+        for job, size, runtime in zip(model.jobs, chosen.tolist(), runtimes.tolist(), strict=True):
+            self._size[job.job_id] = size
+            self._runtime[job.job_id] = runtime
+
+
+class BatchListPolicy(PriorityPolicy):
     """BATCH-LIST: batches of doubling attempts, each allocated by MT-ALLOTMENT and run by LIST.
 
     Batch k gives every pending job up to g_k = 2^{k-1} attempts, allocated by :func:`mt_allotment`;
-    LIST (greedy, by priority) runs them, a failed job re-entering the queue with its next attempt's
+    LIST (greedy, by priority) runs them, a failed job re-entering the list with its next attempt's
     allocation. A job still failing after g_k attempts waits for batch k + 1, which starts when
-    batch k has nothing left running or queued.
+    batch k has nothing left running or queued. The batch's own list (by the priority of each job's
+    current attempt) orders the starts; the engine's queue holds the same jobs.
 
     Args:
-        tables: the job set's :class:`AllotmentTables`` (shared by the scenarios of a set; it caches
-            the allocations).
+        tables: the job set's :class:`AllotmentTables` (shared by the scenarios of a set; it caches
+            the allocations); built from the workload's times when None.
         priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`, applied to the
             current attempt's (t, p).
         epsilon: ε of MT-ALLOTMENT.
+
+    Raises:
+        ConfigurationError: an unknown rule.
 
     References:
         MOLDABLE §4.4 (BATCH-LIST), Lemma 5, Theorem 8.
     """
 
-    def __init__(self, tables: AllotmentTables, priority: str = "LPT", epsilon: float = 0.3) -> None:
-        if priority not in PRIORITY_RULES:
-            raise ConfigurationError(f"unknown priority rule {priority!r}; choose from {', '.join(PRIORITY_RULES)}")
+    platforms = ("cluster",)
+    moldable = True
+    rigid = False
+    name = "BATCH"
+
+    def __init__(self, tables: AllotmentTables | None = None, priority: str = "LPT", epsilon: float = 0.3) -> None:
+        super().__init__(check_priority(priority))
         self.tables = tables
-        self.priority = priority
         self.epsilon = epsilon
         self.batches = 0
+        self.attempts = 0
         self.queue: list[tuple[float, int]] = []
         self.waiting: list[int] = []
 
-    def begin(self, model: FlatModel) -> None:
-        """Start batch 1 with every job."""
+    def attach(self, model) -> None:
+        """The job set's tables, and RANDOM's keys drawn from the run's generator."""
+        if self.tables is None:
+            self.tables = AllotmentTables(model.workload.times)
+        self._jobs = model.jobs  # row i of the tables is job i
         count = self.tables.times.shape[0]
         self._random = model.rng.random(count) if self.priority == "RANDOM" else None
         self._attempt = [0] * count
-        self._plan: dict[int, np.ndarray] = {}
-        self._new_batch(model, list(range(count)))
+        self._plan: dict[int, list[int]] = {}
+        self._capacity = model.platform.capacity
 
-    def _new_batch(self, model: FlatModel, jobs: list[int]) -> None:
-        self.batches += 1
-        attempts = 2 ** (self.batches - 1)
-        allocation = mt_allotment(self.tables, jobs, attempts, model.platform.capacity, self.epsilon)
-        self.attempts = attempts
-        for job, row in zip(jobs, allocation, strict=True):
-            self._plan[job] = row.tolist()
-            self._attempt[job] = 0
-        self.queue = sorted((self._key(job), job) for job in jobs)
-        self._greedy(model)
+    def queue_key(self, job):
+        """The engine's queue in job order (the batch keeps its own priority list)."""
+        return job.rank
 
-    def _current(self, job: int) -> tuple[int, float]:
-        processors = self._plan[job][self._attempt[job]]
-        return processors, float(self.tables.times[job, processors - 1])
+    def _current(self, row: int) -> tuple[int, float]:
+        processors = self._plan[row][self._attempt[row]]
+        return processors, float(self.tables.times[row, processors - 1])
 
-    def _key(self, job: int) -> float:
+    def _key(self, row: int) -> float:
         if self._random is not None:
-            return float(self._random[job])
-        processors, runtime = self._current(job)
+            return float(self._random[row])
+        processors, runtime = self._current(row)
         return float(priority_keys(self.priority, [runtime], [processors])[0])
 
-    def on_completion(self, model: FlatModel, job: int, failed: bool) -> None:
-        """Queue the failed job's next attempt (or keep it for the next batch), run LIST, open the next batch when done."""
-        if failed:
-            self._attempt[job] += 1
-            if self._attempt[job] < self.attempts:
-                bisect.insort(self.queue, (self._key(job), job))
-            else:
-                self.waiting.append(job)
-        self._greedy(model)
-        if not self.queue and not model.running_attempts and self.waiting:
-            jobs, self.waiting = sorted(self.waiting), []
-            self._new_batch(model, jobs)
+    def _new_batch(self, rows: list[int]) -> None:
+        self.batches += 1
+        attempts = 2 ** (self.batches - 1)
+        allocation = mt_allotment(self.tables, rows, attempts, self._capacity, self.epsilon)
+        self.attempts = attempts
+        for row, plan in zip(rows, allocation, strict=True):
+            self._plan[row] = plan.tolist()
+            self._attempt[row] = 0
+        self.queue = sorted((self._key(row), row) for row in rows)
 
-    def _greedy(self, model: FlatModel) -> None:
-        free = model.platform.free_count()
+    def _greedy(self, free: int, picks: list) -> int:
         kept = []
         for item in self.queue:
             processors, runtime = self._current(item[1])
             if processors <= free:
-                model.start(item[1], processors, runtime)
+                picks.append((self._jobs[item[1]], processors, runtime))
                 free -= processors
             else:
                 kept.append(item)
         self.queue = kept
+        return free
+
+    def plan(self, view):
+        """Queue the failed job's next attempt (or keep it for the next batch), run LIST, open the next batch when done."""
+        picks: list = []
+        if self.batches == 0:
+            self._new_batch(list(range(len(self._jobs))))
+        elif view.ended is not None and view.ended[1]:
+            row = view.ended[0].rank
+            self._attempt[row] += 1
+            if self._attempt[row] < self.attempts:
+                bisect.insort(self.queue, (self._key(row), row))
+            else:
+                self.waiting.append(row)
+        for job in view.returned:  # a fail-stop kill: the same attempt runs again
+            bisect.insort(self.queue, (self._key(job.rank), job.rank))
+        free = self._greedy(view.free_count(), picks)
+        if not self.queue and not view.running and not picks and self.waiting:
+            rows, self.waiting = sorted(self.waiting), []
+            self._new_batch(rows)
+            self._greedy(free, picks)
+        return self._emit(view, picks)

@@ -1,8 +1,9 @@
-"""Placement policies: which free partition a job gets.
+"""Placement policies: which free partition (torus) or which free nodes (cluster) a job gets.
 
-A placement policy is the extension point of the fault-aware schedulers (BGL-FAULT §5.2): it
-gets the free partitions of the job's size and returns one. Subclasses override
-:meth:`PlacementPolicy.choose` and register with ``PLACEMENTS.register``.
+A placement policy is the extension point of the fault-aware schedulers (BGL-FAULT §5.2): on the
+torus it gets the free partitions of the job's size and returns one; on a cluster it gets the free
+nodes and returns as many as the job needs. Subclasses override :meth:`PlacementPolicy.choose` and
+:meth:`PlacementPolicy.choose_nodes`, and register with ``PLACEMENTS.register``.
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.registry import Registry
 
-__all__ = ["PLACEMENTS", "MfpPlacement", "PlacementPolicy"]
+__all__ = ["MFP", "PLACEMENTS", "MfpPlacement", "PlacementPolicy"]
 
 
 class PlacementPolicy:
     """Base class: choose one partition among free candidates.
 
     Override:
-        choose(table, job, candidate_ids, words, now) -> int
+        choose(table, job, candidate_ids, words, now) -> int (torus)
+        choose_nodes(free_nodes, job, now) -> node ids (cluster; the lowest ids by default)
         and, for a policy that uses a predictor or randomness, attach / observe_failure.
     """
 
@@ -52,6 +54,19 @@ class PlacementPolicy:
         """
         raise NotImplementedError
 
+    def choose_nodes(self, free_nodes: np.ndarray, job: Job, now: float) -> np.ndarray:
+        """Pick the nodes of a job on a cluster.
+
+        Args:
+            free_nodes: ids of the free nodes, ascending, int64 ``(F,)``, F >= the job's size.
+            job: the job to place (``partition_size`` nodes).
+            now: current time, seconds.
+
+        Returns:
+            int64 ``(size,)``: the lowest free ids (no node is better than another).
+        """
+        return free_nodes[: job.partition_size]
+
 
 class MfpPlacement(PlacementPolicy):
     """Krevat's maximal-free-partition heuristic: keep the largest MFP after placing the job.
@@ -72,6 +87,9 @@ class MfpPlacement(PlacementPolicy):
         remaining = table.mfp_after(candidate_ids, words)
         return int(candidate_ids[int(np.argmax(remaining))])
 
+
+MFP = MfpPlacement()
+"""The MFP heuristic (stateless), the placement of policies that name none."""
 
 PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
 """Placement policies by name: ``PLACEMENTS.register(name, factory)``, ``PLACEMENTS.make(name)``."""

@@ -4,16 +4,17 @@ Running jobs whose priority is higher than every waiting job form the *sunny loa
 with a lower priority than some waiting job form the *shadow load*. At every pass:
 
 1. waiting jobs start in priority order while the first one fits;
-2. shadow-load preemption (SLP): when the first blocked job would fit in the free processors plus
-   those of the shadow load below it, shadow jobs are preempted from the lowest priority up until
-   it fits, and it starts (then step 1 again);
+2. shadow-load preemption (SLP): when the first blocked job would fit in the free nodes plus those
+   of the shadow load below it, shadow jobs are preempted from the lowest priority up until it fits,
+   and it starts (then step 1 again);
 3. venture backfilling: the blocked job's reservation is computed from the sunny load and the
    runtime predictions (the shadow load counts as free); waiting jobs that fit are backfilled,
    nearest predicted completion first, while they are predicted to end by the reservation;
-4. any processors still idle take waiting jobs in priority order, whatever their prediction.
+4. any nodes still idle take waiting jobs in priority order, whatever their prediction.
 
 Preempted jobs return to the queue at their priority; the engine's preemption mode decides what
-they keep (kill/restart, checkpoint/restart, suspend/resume).
+they keep (kill/restart, checkpoint/restart, suspend/resume). On the torus "fits" means a free
+partition of the job's size, so SLP preempts until a partition opens for the head.
 
 References:
     PV-EASY §4.1 (sunny and shadow load), §4.2 (SLP), §4.3 (venture backfilling, steps 1-4).
@@ -21,48 +22,63 @@ References:
 
 from __future__ import annotations
 
-from torus_sim.policies.easy import shadow_time, start_in_order
+from torus_sim.policies.base import Policy, Preempt, Reserve, Start
+from torus_sim.policies.easy import start_in_order
 
 __all__ = ["PvEasyPolicy"]
 
 
-class PvEasyPolicy:
-    """PV-EASY (see the module docstring)."""
+class PvEasyPolicy(Policy):
+    """PV-EASY (see the module docstring).
+
+    Args:
+        placement: which partition / nodes a job gets (MFP / lowest free ids when None).
+    """
 
     name = "PV-EASY"
+    starts_head_when_it_fits = True
 
-    def schedule(self, model) -> None:
+    def __init__(self, placement=None) -> None:
+        self.placement = placement
+
+    def plan(self, view):
         """One pass: start in order with SLP, then venture backfilling steps 1-4."""
+        queue = view.queue
+        placement = self.placement
         while True:
-            start_in_order(model)
-            if not model.queue:
+            yield from start_in_order(view, placement)
+            if not queue:
                 return
-            head = model.queue[0]
-            shadow = sorted((job for job in model.running_jobs.values() if job.rank > head.rank), key=lambda job: -job.rank)
-            if model.free() + sum(job.processors for job in shadow) < head.processors:
+            head = queue.head
+            shadow = sorted((job for job in view.running.values() if job.rank > head.rank), key=lambda job: -job.rank)
+            occupancy = view.snapshot()
+            for job in shadow:
+                occupancy.vacate(job)
+            if not occupancy.fits(head.partition_size):
                 break
             for job in shadow:  # lowest priority first
-                if model.free() >= head.processors:
+                if view.place(head, placement=placement) is not None:
                     break
-                model.preempt(job)
-        head = model.queue[0]
-        sunny = [job for job in model.running_jobs.values() if job.rank < head.rank]
-        shadow_free = sum(job.processors for job in model.running_jobs.values() if job.rank > head.rank)
-        reservation_at, _ = shadow_time(model, head.processors, sunny, also_free=shadow_free)
-        head.reservation_at = reservation_at
-        free = model.free()
-        now = model.now
-        waiting = model.queue[1:]
+                yield Preempt(job)
+        head = queue.head
+        sunny = [job for job in view.running.values() if job.rank < head.rank]
+        shadow_load = [job for job in view.running.values() if job.rank > head.rank]
+        reservation_at, _ = view.shadow(head.partition_size, sunny, vacated=shadow_load)
+        yield Reserve(head, reservation_at)
+        now = view.now
+        waiting = queue.jobs()[1:]
         # step 3: nearest predicted completion first, while predicted to end by the reservation
-        for job in sorted(waiting, key=lambda job: (model.predicted_remaining(job), job.rank)):
-            if job.processors <= free and now + model.predicted_remaining(job) <= reservation_at:
-                model.start(job)
-                free -= job.processors
+        remaining = view.predicted_remaining
+        for job in sorted(waiting, key=lambda job: (remaining(job), job.rank)):
+            if now + remaining(job) <= reservation_at:
+                allocation = view.place(job, placement=placement)
+                if allocation is not None:
+                    yield Start(job, allocation)
         # step 4: fill what is left in priority order
-        if free > 0:
-            for job in list(model.queue[1:]):
-                if job.processors <= free:
-                    model.start(job)
-                    free -= job.processors
-                    if free == 0:
+        if view.free_count() > 0:
+            for job in queue.jobs()[1:]:
+                allocation = view.place(job, placement=placement)
+                if allocation is not None:
+                    yield Start(job, allocation)
+                    if view.free_count() == 0:
                         break

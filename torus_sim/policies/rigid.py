@@ -1,23 +1,21 @@
-"""Resilient scheduling of rigid jobs on P identical processors: R-LIST and R-SHELF / R-SHELFFILL.
+"""Resilient scheduling of rigid jobs: R-LIST and R-SHELF / R-SHELFFILL, on a cluster or the torus.
 
-The policies run on :class:`~torus_sim.flat.model.FlatModel`. A job that fails goes back into the
-queue at its priority (or, with R-SHELFFILL, restarts at once inside its shelf when it still fits
-before the shelf's end).
+A job whose attempt ends in a silent error goes back into the queue at its priority (or, with
+R-SHELFFILL, restarts at once inside its shelf when it still fits before the shelf's end). Both
+policies plan after every attempt end, one at a time (RIGID Alg. 1: "whenever a job completes").
+
+On a cluster a job needs p_j free nodes; on the torus a rigid job is a partition (its size rounded
+up to one with a shape), and R-LIST's reservations are partitions that stay free over the job's
+whole attempt (:class:`~torus_sim.policies.availability.PartitionProfile`).
 """
 
 from __future__ import annotations
 
-import bisect
-import math
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.flat_policy import FlatPolicy
-
-if TYPE_CHECKING:
-    from torus_sim.flat.model import FlatModel
+from torus_sim.policies.availability import AvailabilityProfile, availability_profile
+from torus_sim.policies.base import Policy, Start
 
 __all__ = [
     "PRIORITY_RULES",
@@ -77,188 +75,165 @@ def priority_keys(rule: str, runtimes, processors, rng: np.random.Generator | No
     raise ConfigurationError(f"unknown priority rule {rule!r}; choose from {', '.join(PRIORITY_RULES)}")
 
 
-class _QueuePolicy(FlatPolicy):
-    """A priority queue of jobs with their current allocation (processors, runtime)."""
-
-    def __init__(self, runtimes, processors, priority: str = "LPT") -> None:
-        if priority not in PRIORITY_RULES:
-            raise ConfigurationError(f"unknown priority rule {priority!r}; choose from {', '.join(PRIORITY_RULES)}")
-        self.priority = priority
-        self.runtimes = [float(value) for value in runtimes]
-        self.processors = [int(value) for value in processors]
-        if any(value <= 0 for value in self.runtimes) or any(value < 1 for value in self.processors):
-            raise ConfigurationError("runtimes must be > 0 and processor counts >= 1")
-        self.queue: list[tuple[float, int]] = []
-        self._keys: list[float] = []
-
-    def _set_keys(self, model: FlatModel) -> None:
-        self._keys = priority_keys(self.priority, self.runtimes, self.processors, model.rng).tolist()
-
-    def _key(self, job: int) -> float:
-        return self._keys[job]
-
-    def _enqueue(self, job: int) -> None:
-        bisect.insort(self.queue, (self._key(job), job))
+def check_priority(priority: str) -> str:
+    """Return ``priority`` if it is a rule of :data:`PRIORITY_RULES`, else raise ConfigurationError."""
+    if priority not in PRIORITY_RULES:
+        raise ConfigurationError(f"unknown priority rule {priority!r}; choose from {', '.join(PRIORITY_RULES)}")
+    return priority
 
 
-class ListPolicy(_QueuePolicy):
-    """R-LIST: list scheduling with m reservations, recomputed after every completion.
+class PriorityPolicy(Policy):
+    """Base of the batch heuristics: a priority rule over each job's (processors, time) for its attempts.
 
-    At every completion the failed job (if any) re-enters the queue at its priority; the first m
-    jobs of the queue each get the earliest reservation that delays none before them (starting now
-    when they fit now), then every other job starts now if it fits without delaying a reservation.
+    Subclasses set ``_size`` and ``_runtime`` (job id -> processors and seconds of the job's
+    attempts) in :meth:`allocate`; rigid jobs keep their own.
+
+    Args:
+        priority: a rule of :data:`PRIORITY_RULES`.
+    """
+
+    pass_after_each_end = True
+
+    def __init__(self, priority: str = "LPT") -> None:
+        self.priority = check_priority(priority)
+        self._keys: dict[int, float] = {}
+        self._size: dict[int, int] = {}
+        self._runtime: dict[int, float] = {}
+
+    def allocate(self, model) -> None:
+        """Each job's processors and time (rigid: its own size and runtime)."""
+        for job in model.jobs:
+            self._size[job.job_id] = job.partition_size
+            self._runtime[job.job_id] = job.runtime
+
+    def attach(self, model) -> None:
+        """Fix every job's allocation and its priority key (RANDOM draws from the run's generator)."""
+        super().attach(model)
+        self.allocate(model)
+        jobs = model.jobs
+        keys = priority_keys(
+            self.priority, [self._runtime[job.job_id] for job in jobs], [self._size[job.job_id] for job in jobs], model.rng
+        ).tolist()
+        self._keys = {job.job_id: key for job, key in zip(jobs, keys, strict=True)}
+        self._smallest = min(self._size.values()) if self._size else 0
+
+    def queue_key(self, job):
+        """(priority key, rank): the rule's order, ties to the lower job index."""
+        return (self._keys[job.job_id], job.rank)
+
+    def _start(self, view, job, allocation=None, size=None, runtime=None):
+        size = self._size[job.job_id] if size is None else size
+        if allocation is None:
+            allocation = view.place(job, placement=self.placement, size=size)
+        if job.moldable:
+            return Start(job, allocation, size, self._runtime[job.job_id] if runtime is None else runtime)
+        return Start(job, allocation)
+
+    def _emit(self, view, picks):
+        """Starts of ``(job, processors, seconds)`` picks made on counts: a list when the platform keeps
+        counts only, else placed one at a time on the live platform (a generator)."""
+        platform = view.platform
+        if platform.kind == "cluster" and not platform.identities:
+            return [Start(job, size, size, runtime) if job.moldable else Start(job, size) for job, size, runtime in picks]
+        return self._placed(view, picks)
+
+    def _placed(self, view, picks):
+        for job, size, runtime in picks:
+            start = self._start(view, job, size=size, runtime=runtime)
+            if start.allocation is not None:
+                yield start
+
+
+class ListPolicy(PriorityPolicy):
+    """R-LIST: list scheduling with m reservations, recomputed after every attempt end.
+
+    At every end the failed job (if any) is back in the queue at its priority; the first m jobs of
+    the queue each get the earliest reservation that delays none before them (starting now when
+    they fit now), then every other job starts now if it fits without delaying a reservation.
     m = 0 is GREEDY (MOLDABLE's LIST, Alg. 1), m = 1 EASY, m = |Q| conservative backfilling.
 
     Args:
-        runtimes: float ``(n,)``, t_j seconds (the allocation's time for moldable jobs).
-        processors: int ``(n,)``, p_j.
         reservations: m >= 0, or -1 for |Q|.
         priority: a rule of :data:`PRIORITY_RULES`.
+
+    Raises:
+        ConfigurationError: m < -1 or an unknown rule.
 
     References:
         RIGID §4.1, Alg. 1; MOLDABLE §4.2.1, Alg. 1 (LIST = R-LIST with m = 0).
     """
 
-    def __init__(self, runtimes, processors, reservations: int = 0, priority: str = "LPT") -> None:
-        super().__init__(runtimes, processors, priority)
+    def __init__(self, reservations: int = 0, priority: str = "LPT") -> None:
+        super().__init__(priority)
         if reservations < -1:
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
-        self._smallest = min(self.processors)
+        self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
-    def begin(self, model: FlatModel) -> None:
-        """Queue every job by priority and run the first pass."""
-        self._set_keys(model)
-        self.queue = sorted((self._key(job), job) for job in range(len(self.runtimes)))
-        self._pass(model)
-
-    def on_completion(self, model: FlatModel, job: int, failed: bool) -> None:
-        """Re-queue a failed job, then run a pass."""
-        if failed:
-            self._enqueue(job)
-        self._pass(model)
-
-    def _pass(self, model: FlatModel) -> None:
-        if not self.queue:
-            return
+    def plan(self, view):
+        """One pass: greedy (m = 0) or with reservations."""
+        if not view.queue:
+            return ()
         if self.reservations == 0:
-            self._greedy(model)
-        else:
-            self._with_reservations(model)
+            return self._greedy(view)
+        return self._with_reservations(view)
 
-    def _greedy(self, model: FlatModel) -> None:
-        free = model.platform.free_count()
+    def _greedy(self, view):
+        platform = view.platform
+        free = view.free_count()
         smallest = self._smallest
         if free < smallest:
-            return
-        processors, runtimes = self.processors, self.runtimes
-        kept = []
-        queue = self.queue
-        for position, item in enumerate(queue):
-            job = item[1]
-            need = processors[job]
-            if need <= free:
-                model.start(job, need, runtimes[job])
-                free -= need
-                if free < smallest:
-                    kept.extend(queue[position + 1 :])
-                    break
-            else:
-                kept.append(item)
-        self.queue = kept
+            return ()
+        sizes = self._size
+        if platform.kind == "cluster":
+            picks = []
+            runtimes = self._runtime
+            for job in view.queue:
+                need = sizes[job.job_id]
+                if need <= free:
+                    picks.append((job, need, runtimes[job.job_id]))
+                    free -= need
+                    if free < smallest:
+                        break
+            return self._emit(view, picks)
+        return self._greedy_placed(view)
 
-    def _with_reservations(self, model: FlatModel) -> None:
-        now = model.now
-        verification = model.verification_time
-        profile = AvailabilityProfile(
-            now, model.platform.free_count(), [(end, used) for _, end, used in model.running_attempts.values()]
-        )
-        depth = len(self.queue) if self.reservations == -1 else self.reservations
-        kept = []
-        for position, item in enumerate(self.queue):
-            job = item[1]
-            need, duration = self.processors[job], self.runtimes[job] + verification
+    def _greedy_placed(self, view):
+        smallest = self._smallest
+        for job in view.queue.jobs():
+            if view.free_count() < smallest:
+                return
+            if self._size[job.job_id] <= view.free_count():
+                start = self._start(view, job)
+                if start.allocation is not None:
+                    yield start
+
+    def _with_reservations(self, view):
+        now = view.now
+        verification = view.verification_time
+        profile = availability_profile(view, [(job.end_event.time, job) for job in view.running.values()], self.placement)
+        cluster = view.platform.kind == "cluster"
+        queue = view.queue.jobs()
+        depth = len(queue) if self.reservations == -1 else self.reservations
+        for position, job in enumerate(queue):
+            need, duration = self._size[job.job_id], self._runtime[job.job_id] + verification
             if position < depth:
-                start_at = profile.earliest(need, duration)
-                profile.reserve(start_at, duration, need)
+                start_at, where = profile.earliest(need, duration)
+                profile.reserve(start_at, duration, need, where)
                 if start_at <= now:
-                    model.start(job, need, self.runtimes[job])
-                else:
-                    kept.append(item)
-            elif profile.fits(now, need, duration):
-                profile.reserve(now, duration, need)
-                model.start(job, need, self.runtimes[job])
+                    yield self._start(view, job, None if cluster else where)
+            elif cluster:
+                if profile.fits(now, need, duration):
+                    profile.reserve(now, duration, need)
+                    yield self._start(view, job)
             else:
-                kept.append(item)
-        self.queue = kept
+                where = profile.fits_now(need, duration)
+                if where is not None:
+                    profile.reserve(now, duration, need, where)
+                    yield self._start(view, job, where)
 
 
-class AvailabilityProfile:
-    """Free processors over time from now on: a step function the reservations are cut from.
-
-    Args:
-        now: the current time, seconds.
-        free: processors free now.
-        releases: (end_at, processors) of every running attempt.
-
-    Attributes:
-        dates: ascending breakpoints, seconds; ``dates[0] == now``.
-        free: processors free from ``dates[i]`` to ``dates[i + 1]`` (the last one to infinity).
-
-    References:
-        RIGID §4.1 (reservations that delay no higher-priority reservation); the profile is the
-        usual one of conservative backfilling (Mu'alem and Feitelson).
-    """
-
-    def __init__(self, now: float, free: int, releases) -> None:
-        self.dates = [now]
-        self.free = [free]
-        # an attempt ending now still holds its processors until its own end event runs (then a new pass follows)
-        soon = math.nextafter(now, math.inf)
-        for end_at, used in sorted((max(end_at, soon), used) for end_at, used in releases):
-            if end_at <= self.dates[-1]:
-                self.free[-1] += used
-            else:
-                self.dates.append(end_at)
-                self.free.append(self.free[-1] + used)
-
-    def fits(self, start_at: float, need: int, duration: float) -> bool:
-        """Whether ``need`` processors stay free over [start_at, start_at + duration)."""
-        index = bisect.bisect_right(self.dates, start_at) - 1
-        end_at = start_at + duration
-        dates, free = self.dates, self.free
-        while index < len(dates) and dates[index] < end_at:
-            if free[index] < need:
-                return False
-            index += 1
-        return True
-
-    def earliest(self, need: int, duration: float) -> float:
-        """The earliest breakpoint from which ``need`` processors stay free for ``duration`` seconds.
-
-        Raises:
-            ConfigurationError: ``need`` exceeds what is ever free (a job larger than P).
-        """
-        for index, start_at in enumerate(self.dates):
-            if self.free[index] >= need and self.fits(start_at, need, duration):
-                return start_at
-        raise ConfigurationError(f"{need} processors are never free")
-
-    def reserve(self, start_at: float, duration: float, need: int) -> None:
-        """Take ``need`` processors over [start_at, start_at + duration)."""
-        end_at = start_at + duration
-        for date in (start_at, end_at):
-            index = bisect.bisect_right(self.dates, date) - 1
-            if self.dates[index] != date:
-                self.dates.insert(index + 1, date)
-                self.free.insert(index + 1, self.free[index])
-        index = bisect.bisect_left(self.dates, start_at)
-        while index < len(self.dates) and self.dates[index] < end_at:
-            self.free[index] -= need
-            index += 1
-
-
-class ShelfPolicy(_QueuePolicy):
+class ShelfPolicy(PriorityPolicy):
     """R-SHELF and R-SHELFFILL: jobs run in shelves that start together.
 
     When every job of the current shelf has ended, failed jobs are back in the queue and a new shelf
@@ -267,8 +242,6 @@ class ShelfPolicy(_QueuePolicy):
     failed job at once when its new attempt ends no later than the shelf's end T_i.
 
     Args:
-        runtimes: float ``(n,)``, t_j seconds.
-        processors: int ``(n,)``, p_j.
         backfill: b (True: First-Fit, False: Next-Fit).
         fill: True for R-SHELFFILL, False for R-SHELF.
         priority: a rule of :data:`PRIORITY_RULES`.
@@ -277,45 +250,38 @@ class ShelfPolicy(_QueuePolicy):
         RIGID §4.3, Alg. 2 (R-SHELF) and Alg. 3 (R-SHELFFILL).
     """
 
-    def __init__(self, runtimes, processors, backfill: bool = True, fill: bool = False, priority: str = "LPT") -> None:
-        super().__init__(runtimes, processors, priority)
+    def __init__(self, backfill: bool = True, fill: bool = False, priority: str = "LPT") -> None:
+        super().__init__(priority)
         self.backfill = backfill
         self.fill = fill
         self.shelf_end_at = 0.0
         self.shelves = 0
+        self.name = f"R-SHELF{'FILL' if fill else ''}-{'B' if backfill else 'NB'}"
 
-    def begin(self, model: FlatModel) -> None:
-        """Queue every job by priority and build the first shelf."""
-        self._set_keys(model)
-        self.queue = sorted((self._key(job), job) for job in range(len(self.runtimes)))
-        self._new_shelf(model)
+    def plan(self, view):
+        """Refill the shelf (R-SHELFFILL) after a failed attempt; build a shelf once the last one is empty."""
+        ended = view.ended
+        if ended is not None and ended[1] and self.fill:
+            job = ended[0]
+            if view.now + self._runtime[job.job_id] + view.verification_time <= self.shelf_end_at:
+                start = self._start(view, job)
+                if start.allocation is not None:
+                    yield start
+                    return
+        if view.running or not view.queue:
+            return
+        yield from self._new_shelf(view)
 
-    def on_completion(self, model: FlatModel, job: int, failed: bool) -> None:
-        """Refill the shelf (R-SHELFFILL) or re-queue a failed job; build a shelf once the last one is empty."""
-        if failed:
-            if self.fill and model.now + self.runtimes[job] + model.verification_time <= self.shelf_end_at:
-                model.start(job, self.processors[job], self.runtimes[job])
-                return
-            self._enqueue(job)
-        if not model.running_attempts and self.queue:
-            self._new_shelf(model)
-
-    def _new_shelf(self, model: FlatModel) -> None:
-        free = model.platform.capacity
-        chosen, kept = [], []
-        for position, item in enumerate(self.queue):
-            need = self.processors[item[1]]
-            if need <= free:
-                chosen.append(item[1])
-                free -= need
-            else:
-                kept.append(item)
-                if not self.backfill:
-                    kept.extend(self.queue[position + 1 :])
-                    break
-        self.queue = kept
-        now = model.now
-        self.shelf_end_at = max(now + self.runtimes[job] + model.verification_time for job in chosen)
+    def _new_shelf(self, view):
+        now = view.now
+        verification = view.verification_time
         self.shelves += 1
-        for job in chosen:
-            model.start(job, self.processors[job], self.runtimes[job])
+        self.shelf_end_at = -np.inf
+        for job in view.queue.jobs():
+            start = self._start(view, job) if self._size[job.job_id] <= view.free_count() else None
+            if start is None or start.allocation is None:
+                if not self.backfill:
+                    return
+                continue
+            self.shelf_end_at = max(self.shelf_end_at, now + self._runtime[job.job_id] + verification)
+            yield start

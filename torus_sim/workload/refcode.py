@@ -29,7 +29,7 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError, JobSetFormatError
 from torus_sim.files import atomic_write
-from torus_sim.flat.jobs import RigidJobSet
+from torus_sim.workload.batch import RigidJobSet
 
 __all__ = [
     "PRIORITY_WORDS",

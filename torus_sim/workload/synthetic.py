@@ -50,5 +50,5 @@ def steady_state_workload(
     alpha = job_size_probabilities(n_supernodes, sequential, max_job_size)
     sizes = 2 ** rng.choice(len(alpha), size=n_jobs, p=alpha)
     runtimes = rng.exponential(mean_runtime, size=n_jobs)
-    jobs = [Job(i + 1, 0.0, float(runtimes[i]), float(runtimes[i]), int(sizes[i]), int(sizes[i])) for i in range(n_jobs)]
-    return Workload(jobs=jobs, source=f"steady-state synthetic ({n_jobs} jobs, CKPT-MIG sizes, p1={sequential})")
+    jobs = [Job(i + 1, 0.0, float(runtimes[i]), float(runtimes[i]), int(sizes[i]), int(sizes[i]), rank=i) for i in range(n_jobs)]
+    return Workload(jobs=jobs, source=f"steady-state synthetic ({n_jobs} jobs, CKPT-MIG sizes, p1={sequential})", kind="batch")

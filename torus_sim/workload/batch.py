@@ -1,4 +1,9 @@
-"""Job sets of the flat batch problems: rigid jobs (p_j, t_j) and their synthetic generator."""
+"""Batches released at time 0: rigid job sets (p_j, t_j), moldable sets (t_j(p)), and their workloads.
+
+RIGID §3.1 and MOLDABLE §3.1: n jobs, all available at time 0, scheduled on P processors; RIGID §5.1
+draws rigid sets; MOLDABLE §5.1 draws moldable ones from a speedup model
+(:mod:`torus_sim.workload.speedup`).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.job import Job
+from torus_sim.workload.jobs import Workload
 
-__all__ = ["RigidJobSet", "generate_rigid_set"]
+__all__ = ["RigidJobSet", "generate_rigid_set", "moldable_workload", "rigid_workload"]
 
 
 @dataclass(frozen=True)
@@ -84,3 +91,47 @@ def generate_rigid_set(
         RIGID §5.1, "Synthetic jobs".
     """
     return RigidJobSet(rng.uniform(*runtimes, count), rng.integers(processors[0], processors[1], count, endpoint=True))
+
+
+def rigid_workload(jobs: RigidJobSet, source: str = "rigid job set", processors: int | None = None, round_size=None) -> Workload:
+    """A rigid job set as a batch workload: job i (id i, rank i) of t_i seconds on p_i nodes, released at 0.
+
+    Args:
+        jobs: the job set.
+        source: a description for the manifest.
+        processors: the machine size the set was made for (a job file's P), if any.
+        round_size: maps a size to the nodes it occupies (the torus's partition sizes); identity when None.
+
+    Returns:
+        The workload (kind ``batch``; the walltime is the exact runtime, as RIGID's jobs are known).
+
+    References:
+        RIGID §3.1.
+    """
+    workload_jobs = [
+        Job(index, 0.0, runtime, runtime, size, round_size(size) if round_size else size, rank=index)
+        for index, (runtime, size) in enumerate(zip(jobs.runtimes.tolist(), jobs.processors.tolist(), strict=True))
+    ]
+    return Workload(jobs=workload_jobs, source=source, kind="batch", processors=processors)
+
+
+def moldable_workload(times: np.ndarray, source: str = "moldable job set") -> Workload:
+    """A moldable job set as a batch workload: job i (id i, rank i) with time table ``times[i]``.
+
+    Args:
+        times: float ``(n, P)``, t_j(p) for p = 1..P, seconds (a speedup model's ``times(P)``).
+        source: a description for the manifest.
+
+    Returns:
+        The workload (kind ``batch``, ``times`` kept whole for the allocation strategies); a job's
+        runtime and walltime before its first allocation are its shortest time.
+
+    References:
+        MOLDABLE §3.1.
+    """
+    times = np.asarray(times, dtype=float)
+    if times.ndim != 2 or not times.size:
+        raise ConfigurationError(f"a moldable job set needs an (n, P) table of times, got shape {times.shape}")
+    shortest = times.min(axis=1).tolist()
+    jobs = [Job(index, 0.0, shortest[index], shortest[index], 1, 1, rank=index, times=times[index]) for index in range(len(times))]
+    return Workload(jobs=jobs, source=source, kind="batch", processors=times.shape[1], times=times)

@@ -1,4 +1,4 @@
-"""The supernode agent: one 512-node block of the BG/L torus (BGL-FAULT §3.1)."""
+"""A node agent: one supernode of the torus or one node of a cluster (BGL-FAULT §3.1)."""
 
 from __future__ import annotations
 
@@ -6,30 +6,30 @@ from enum import Enum
 
 import mesa
 
-__all__ = ["SupernodeAgent", "SupernodeState"]
+__all__ = ["NodeAgent", "NodeState"]
 
 
-class SupernodeState(Enum):
-    """What a supernode is doing."""
+class NodeState(Enum):
+    """What a node is doing."""
 
     FREE = "free"
     BUSY = "busy"
     DOWN = "down"
 
 
-class SupernodeAgent(mesa.Agent):
-    """One supernode of the torus, with its own failure and downtime history.
+class NodeAgent(mesa.Agent):
+    """One node with its own failure and downtime history: a supernode of the torus or a cluster node.
 
     Its occupancy (the job it runs, whether it is down) is read from the model's platform, the
     one place that holds it; the agent keeps what is its own: where it is and how it failed.
 
     Args:
-        model: the torus model (has ``platform``).
-        index: supernode index in ``[0, N)``.
+        model: the model (has ``platform``).
+        index: node index in ``[0, N)``.
 
     Attributes:
-        index: supernode index.
-        coordinate: ``(x, y, z)`` on the torus.
+        index: node index.
+        coordinate: ``(x, y, z)`` on the torus; ``(row, column)`` of the drawing grid on a cluster.
         failed_at: times of its failures, seconds, in order.
         jobs_killed: ids of the jobs its failures killed, in order.
         downtime: total seconds spent down (known repairs only).
@@ -41,18 +41,22 @@ class SupernodeAgent(mesa.Agent):
     def __init__(self, model: mesa.Model, index: int) -> None:
         super().__init__(model)
         self.index = index
-        self.coordinate = model.platform.torus.coordinate(index)
+        platform = model.platform
+        if platform.kind == "torus":
+            self.coordinate = platform.torus.coordinate(index)
+        else:
+            self.coordinate = divmod(index, platform.layout()[1])
         self.failed_at: list[float] = []
         self.jobs_killed: list[int] = []
         self.downtime = 0.0
 
     @property
-    def state(self) -> SupernodeState:
+    def state(self) -> NodeState:
         """FREE, BUSY or DOWN, from the platform."""
         platform = self.model.platform
         if platform.down_until[self.index] > -float("inf"):
-            return SupernodeState.DOWN
-        return SupernodeState.BUSY if platform.job_at[self.index] >= 0 else SupernodeState.FREE
+            return NodeState.DOWN
+        return NodeState.BUSY if platform.job_at[self.index] >= 0 else NodeState.FREE
 
     @property
     def job_id(self) -> int | None:

@@ -1,0 +1,149 @@
+"""The one policy interface: a policy reads a read-only view and returns actions.
+
+Every scheduling policy of the project (Krevat's FCFS + backfilling + migration with its placements,
+FCFS / EASY / conservative / PV-EASY, R-LIST and R-SHELF, LIST with a moldable allocation,
+BATCH-LIST) subclasses :class:`Policy`. At each scheduling pass the engine calls
+:meth:`Policy.plan` with a :class:`~torus_sim.view.SchedulingView` and applies the actions it returns,
+in order:
+
+* :class:`Start`: start a waiting job now on an allocation the platform gave (a partition id on the
+  torus; node ids or a node count on a cluster);
+* :class:`Preempt`: take a running job's nodes back; it returns to the queue at its priority;
+* :class:`Repack`: migrate running jobs to new allocations (Krevat's migration);
+* :class:`Reserve`: note the reservation a policy gives the blocked head (for the record and the
+  fairness checks; it changes nothing in the schedule).
+
+``plan`` may return a list (everything planned on a scratch copy, as Krevat does) or be a generator:
+the engine applies each action as it is yielded, so the live view shows its effect before the next
+one (as the online policies are written: start, then look again). A policy never changes the
+engine's state, never advances time and never touches the platform; its own bookkeeping (a cache,
+the current shelf, BATCH-LIST's batch) is its business.
+
+Each policy declares what it supports (:attr:`Policy.platforms`, :attr:`Policy.workloads`,
+:attr:`Policy.moldable`); :meth:`Policy.check_supports` refuses anything else with a sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, NamedTuple
+
+from torus_sim.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from torus_sim.job import Job
+    from torus_sim.view import SchedulingView
+
+__all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "fcfs_key"]
+
+
+class Start(NamedTuple):
+    """Start a queued job now.
+
+    Attributes:
+        job: the job (QUEUED).
+        allocation: the platform's handle for the nodes (partition id, node ids or a node count).
+        size: moldable jobs: the processors p of this attempt (rigid: None).
+        runtime: moldable jobs: t_j(p), seconds (rigid: None, the job's runtime).
+    """
+
+    job: Job
+    allocation: object
+    size: int | None = None
+    runtime: float | None = None
+
+
+class Preempt(NamedTuple):
+    """Take a running job's nodes back now; it waits again at its priority (PV-EASY §4.2)."""
+
+    job: Job
+
+
+class Repack(NamedTuple):
+    """Migrate running jobs: each ``(job, new allocation)``; all old allocations are released first."""
+
+    moves: tuple
+
+
+class Reserve(NamedTuple):
+    """The reservation (seconds) a policy gives a waiting job, usually the blocked head."""
+
+    job: Job
+    at: float
+
+
+def fcfs_key(job: Job) -> tuple[float, int]:
+    """FCFS order: arrival time, then job id (BGL-FAULT §5.1; PV-EASY: priority = submission order)."""
+    return (job.submitted_at, job.job_id)
+
+
+class Policy:
+    """Base class of scheduling policies.
+
+    Attributes a subclass sets:
+        name: the policy's name as scenario files give it.
+        platforms: platform kinds it runs on (``"torus"``, ``"cluster"``).
+        workloads: workload kinds it runs (``"online"``: arrivals over time; ``"batch"``: released at 0).
+        moldable: whether it chooses the processors of moldable jobs (rigid jobs are always fine
+            unless ``rigid`` is False).
+        pass_after_each_end: run a pass after every attempt end, one at a time, as RIGID Alg. 1's
+            "whenever a job completes" (otherwise one pass per instant, after every event of it).
+        starts_head_when_it_fits: the engine checks after each pass that the first waiting job
+            does not fit (true of every policy that serves the head first).
+        needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
+
+    Hooks a subclass overrides:
+        plan(view) -> iterable of actions (required).
+        queue_key(job): the wait queue's order (FCFS by default); evaluated when a job is queued.
+        attach(model): called once when the model is built (the run's jobs, generator, failure
+            log, platform); a policy that draws random numbers or precomputes keys does it here.
+        observe_failure(at, node): a fail-stop failure happened (for predictors that learn).
+        why_unsupported(platform, workload): a sentence when the combination cannot run, else None.
+    """
+
+    name = "policy"
+    platforms: tuple[str, ...] = ("torus", "cluster")
+    workloads: tuple[str, ...] = ("online", "batch")
+    moldable = False
+    rigid = True
+    pass_after_each_end = False
+    starts_head_when_it_fits = False
+    needs_node_identities = False
+    placement = None
+
+    def queue_key(self, job: Job):
+        """Sort key of a waiting job (smaller = served first): FCFS."""
+        return (job.submitted_at, job.job_id)
+
+    def attach(self, model) -> None:
+        """Receive the run (jobs, ``rng``, ``failure_log``, ``platform``) once, before any event."""
+        if self.placement is not None:
+            self.placement.attach(model.failure_log, model.rng, model.platform.capacity)
+
+    def observe_failure(self, at: float, node: int) -> None:
+        """A fail-stop failure of ``node`` at ``at`` seconds (passed on to the placement's predictor)."""
+        if self.placement is not None:
+            self.placement.observe_failure(at, node)
+
+    def plan(self, view: SchedulingView) -> Iterable:
+        """The actions of one scheduling pass, in the order to apply them."""
+        raise NotImplementedError
+
+    def why_unsupported(self, platform, workload) -> str | None:
+        """Why this policy cannot run on ``platform`` with ``workload``, or None when it can."""
+        if platform.kind not in self.platforms:
+            return f"{self.name} runs on {' and '.join(self.platforms)} platforms, not on a {platform.kind}"
+        if workload.kind not in self.workloads:
+            return f"{self.name} schedules {' and '.join(self.workloads)} workloads, not a {workload.kind} one"
+        kinds = {job.moldable for job in workload.jobs}
+        if True in kinds and not self.moldable:
+            return f"{self.name} schedules rigid jobs; this workload has moldable jobs (choose LPA, MINTIME, MINAREA or BATCH)"
+        if False in kinds and not self.rigid:
+            return f"{self.name} chooses allocations for moldable jobs; this workload has rigid jobs"
+        return None
+
+    def check_supports(self, platform, workload) -> None:
+        """Raise ConfigurationError with :meth:`why_unsupported`'s sentence, if any."""
+        reason = self.why_unsupported(platform, workload)
+        if reason:
+            raise ConfigurationError(reason)

@@ -1,0 +1,175 @@
+"""What a policy may see of the engine: a read-only view of now, the queue, the running jobs, the platform.
+
+The view is live: a policy written as a generator sees the effect of each action it yielded (the
+engine applies it before asking for the next). Nothing here changes state; planning copies
+(:meth:`SchedulingView.snapshot`) are the policy's own to change.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["SchedulingView"]
+
+
+class SchedulingView:
+    """A read-only window on a :class:`~torus_sim.model.SchedulingModel` for its policy.
+
+    Attributes:
+        ended: for policies that plan after every attempt end (RIGID Alg. 1): ``(job, failed)`` of
+            the attempt that just ended (``failed``: a silent error was found); None in other passes.
+
+    References:
+        PV-EASY §4 (a scheduler sees the queue, the running jobs and their predictions); BGL-FAULT §5.
+    """
+
+    __slots__ = ("_model", "ended")
+
+    def __init__(self, model) -> None:
+        self._model = model
+        self.ended = None
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def now(self) -> float:
+        """Current simulated time, seconds."""
+        return self._model.simulator.time
+
+    @property
+    def queue(self):
+        """The wait queue (:class:`~torus_sim.wait_queue.WaitQueue`), in the policy's order; read only."""
+        return self._model.scheduler.queue
+
+    @property
+    def running(self):
+        """Running jobs by job id (read only)."""
+        return self._model.running_jobs
+
+    @property
+    def platform(self):
+        """The platform (read only: only the engine allocates, releases, fails and repairs)."""
+        return self._model.platform
+
+    @property
+    def returned(self) -> list:
+        """Jobs a fail-stop failure or a preemption sent back to the queue since the last pass."""
+        return self._model.returned_jobs
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The run's one generator (for a policy's random choices)."""
+        return self._model.rng
+
+    @property
+    def verification_time(self) -> float:
+        """V, seconds the engine adds to every attempt for the silent-error detector."""
+        return self._model.verification_time
+
+    def free_count(self) -> int:
+        """Nodes free now."""
+        return self._model.platform.free_count()
+
+    # -- predictions ---------------------------------------------------------------------------
+
+    def predicted_end(self, job) -> float:
+        """When the scheduler expects a running job to end, seconds (never before now)."""
+        return self._model.progress.predicted_end(job, self._model.simulator.time)
+
+    def predicted_remaining(self, job) -> float:
+        """Wall time a waiting job is expected to hold its nodes once started, seconds."""
+        return self._model.progress.predicted_remaining(job)
+
+    # -- planning ----------------------------------------------------------------------------
+
+    def snapshot(self):
+        """A planning copy of the occupancy now (yours to change): counts on a cluster, supernodes on a torus."""
+        return self._model.platform.snapshot()
+
+    def shadow(self, need: int, releasing, vacated=()) -> tuple[float, object]:
+        """When ``need`` nodes fit, releasing running jobs at their predicted ends (EASY's shadow time).
+
+        Args:
+            need: the blocked job's partition size.
+            releasing: running jobs whose predicted ends free nodes, considered in order of
+                (predicted end, rank); down nodes with known repair times come back at those times.
+            vacated: running jobs counted as free from now (PV-EASY's shadow load).
+
+        Returns:
+            (shadow time in seconds, inf when never; the planning occupancy at that time).
+
+        References:
+            Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §4.3 step 1;
+            BGL-FAULT §5.1 (the reservation on the torus is a partition, not a count).
+        """
+        occupancy = self.snapshot()
+        for job in vacated:
+            occupancy.vacate(job)
+        now = self.now
+        if occupancy.fits(need):
+            return now, occupancy
+        predicted_end = self.predicted_end
+        releases = sorted((predicted_end(job), 0, job.rank, job) for job in releasing)
+        repairs = self._model.platform.repairs_ahead()
+        if repairs:
+            releases = sorted(releases + [(max(at, now), 1, node, None) for at, node in repairs], key=lambda item: item[:3])
+        for end_at, _, which, job in releases:
+            if job is None:
+                occupancy.vacate_node(which)
+            else:
+                occupancy.vacate(job)
+            if occupancy.fits(need):
+                return end_at, occupancy
+        return math.inf, occupancy
+
+    def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None):
+        """Where ``job`` can start now, as the policy's placement chooses, or None.
+
+        Args:
+            job: a waiting job (its ``partition_size`` nodes).
+            keep_room: ``(occupancy, need)``: only allocations that leave ``need`` nodes (a
+                partition of that size on the torus) free in that planning occupancy, i.e. that do
+                not delay a reservation (EASY backfilling of a job ending after the shadow time).
+            placement: the placement policy (the MFP heuristic on the torus, the lowest free ids
+                on a cluster when None).
+            size: the nodes to place (a moldable job's processors for this attempt); the job's
+                ``partition_size`` when None.
+
+        Returns:
+            A partition id (torus), node ids or a node count (cluster), or None.
+
+        References:
+            BGL-FAULT §5.1 (MFP placement, backfilling that keeps a box for the head), §5.2.
+        """
+        model = self._model
+        platform = model.platform
+        if size is None:
+            size = job.partition_size
+        if platform.kind == "cluster":
+            if size > platform.free:
+                return None
+            if keep_room is not None and not keep_room[0].room_after(size, keep_room[1]):
+                return None
+            if not platform.identities:
+                return size
+            free_nodes = platform.free_nodes()
+            if placement is None or size != job.partition_size:
+                return free_nodes[:size]
+            return placement.choose_nodes(free_nodes, job, model.simulator.time)
+        table = platform.table
+        words = platform.words()
+        candidates = table.free_ids_of_size(words, size)
+        if not len(candidates):
+            return None
+        if keep_room is not None:
+            spots = keep_room[0].spots(keep_room[1])
+            candidates = candidates[~table.overlaps(candidates, spots).all(axis=1)]
+            if not len(candidates):
+                return None
+        if placement is None:
+            from torus_sim.policies.placement import MFP
+
+            placement = MFP
+        return placement.choose(table, job, candidates, words, model.simulator.time)
