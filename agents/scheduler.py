@@ -32,7 +32,7 @@ class SchedulerAgent(mesa.Agent):
     def __init__(self, model: mesa.Model, policy: Policy) -> None:
         super().__init__(model)
         self.policy = policy
-        self.queue = WaitQueue(policy.queue_key)
+        self.queue = WaitQueue(policy.queue_key, by_size=policy.queue_by_size)
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:

@@ -42,7 +42,7 @@ class EstimatePredictor(RuntimePredictor):
 
     def predict(self, job) -> float:
         """The job's requested time, seconds."""
-        return job.requested_time
+        return job.walltime
 
 
 class ExactPredictor(RuntimePredictor):
@@ -73,13 +73,13 @@ class LastModelPredictor(RuntimePredictor):
 
     def predict(self, job) -> float:
         """Ratio of the user's last finished job x this job's estimate, seconds."""
-        ratio = self.accuracy.get(job.user)
-        return job.requested_time if ratio is None else min(job.requested_time, ratio * job.requested_time)
+        ratio = self.accuracy.get(job.user_id)
+        return job.walltime if ratio is None else min(job.walltime, ratio * job.walltime)
 
     def observe_end(self, job) -> None:
         """Remember the user's accuracy (runtime / requested time)."""
-        if job.requested_time > 0:
-            self.accuracy[job.user] = job.runtime / job.requested_time
+        if job.walltime > 0:
+            self.accuracy[job.user_id] = job.runtime / job.walltime
 
 
 class VirtualPredictor(RuntimePredictor):
@@ -104,7 +104,7 @@ class VirtualPredictor(RuntimePredictor):
     def predict(self, job) -> float:
         """A noisy runtime, seconds."""
         error = self.rng.uniform(-self.percent, self.percent) / 100.0
-        return min(job.requested_time, max(job.runtime * (1.0 + error), 0.0))
+        return min(job.walltime, max(job.runtime * (1.0 + error), 0.0))
 
 
 RUNTIME_PREDICTORS = ("estimate", "last", "virtual", "exact")

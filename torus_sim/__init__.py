@@ -1,25 +1,28 @@
-"""torus-sim: job scheduling on failure-prone supercomputers.
+"""torus-sim: job scheduling on failure-prone supercomputers, with one engine for every machine.
 
 Key components:
-    run(RunConfig) -> RunResult: one simulation (torus_sim.runner).
+    Scenario: one run's configuration (platform, workload, failures, policy, predictors,
+        resilience, metrics), validated (torus_sim.scenario).
+    run(Scenario) -> RunResult: one run (torus_sim.runner).
     sweep(base, grid, seeds, executor=...) -> pandas.DataFrame: many runs, resumable
         (torus_sim.experiments.sweep).
-    topology.Torus, partitions.PartitionTable: the BG/L torus and its partition finder / MFP.
-    workload: SWF reader and cleaning rules.
-    platforms.TorusPlatform, policies: occupancy, Krevat's scheduler, balancing and tie-break.
-    model.TorusModel: the Mesa model on Mesa's discrete-event simulator.
-    metrics: wait, response, bounded slowdown, ω_util / ω_unused / ω_lost.
-    cli: ``torus-sim run | sweep | figure``.
+    model.SchedulingModel: the one Mesa model on Mesa's discrete-event simulator.
+    platforms: the BG/L torus of supernodes (partitions, MFP) and a cluster of P nodes.
+    policies: Krevat (MFP, balancing, tie-break), FCFS, EASY, conservative, PV-EASY, R-LIST,
+        R-SHELF, LIST with LPA / MINTIME / MINAREA, BATCH-LIST; one interface (plan -> actions).
+    workload: SWF traces, RIGID / MOLDABLE batches, reference-code files, CKPT-MIG's steady state.
+    metrics: BGL-FAULT's, PV-EASY's and the batch makespan ratios, from one record.
+    cli: ``torus-sim run | sweep | figure | viz | ckpt-tables``.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-__all__ = ["RunConfig", "RunResult", "__version__", "run", "sweep"]
+__all__ = ["RunConfig", "RunResult", "Scenario", "__version__", "run", "sweep"]
 
 
 def __getattr__(name: str):
-    """Import ``run``, ``sweep``, ``RunConfig`` and ``RunResult`` on first use (keeps ``import torus_sim`` light)."""
-    if name in ("run", "RunConfig", "RunResult"):
+    """Import ``run``, ``sweep``, ``Scenario`` and ``RunResult`` on first use (keeps ``import torus_sim`` light)."""
+    if name in ("run", "RunConfig", "RunResult", "Scenario"):
         from torus_sim import runner
 
         return getattr(runner, name)

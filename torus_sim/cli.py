@@ -1,8 +1,10 @@
-"""The ``torus-sim`` command line.
+"""The ``torus-sim`` command line: one ``run`` and one ``sweep`` for every platform, workload and policy.
 
 ``torus-sim run`` with no arguments replays the bundled NASA iPSC/860 log with the bundled BG/L
 RAS failures on the 4x4x8 torus under Krevat's scheduler, prints the summary, and writes
-``jobs.csv`` and ``summary.json`` into ``--out``.
+``jobs.csv`` and ``summary.json`` into ``--out``. ``torus-sim run FILE`` runs a scenario file;
+options given next to it replace the file's values. ``torus-sim sweep FILE`` runs a file's grid on
+any executor and draws its figures.
 """
 
 from __future__ import annotations
@@ -10,176 +12,129 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from dataclasses import fields
+import typing
 from pathlib import Path
 
 from torus_sim.errors import TorusSimError
-from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA
-from torus_sim.policies.fault_aware import PF_FORMS
-from torus_sim.reports import format_summary, write_results
-from torus_sim.runner import BUNDLED_NASA_LOG, SCHEDULERS, RunConfig, run
 
 __all__ = ["build_parser", "main"]
 
-
-def _downtime(text: str) -> str | float:
-    if text in ("transient", "log"):
-        return text
-    try:
-        seconds = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected transient, log or seconds, got {text!r}") from None
-    if seconds < 0:
-        raise argparse.ArgumentTypeError(f"downtime must be >= 0 seconds, got {seconds}")
-    return seconds
+_SHORT_HELP = {
+    "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log or LANL .csv[.xz]",
+    "workload": "SWF file (plain or .gz), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
+}
+_NEGATED = {"backfill": "--no-backfill", "migration": "--no-migration", "fit_failures": "--no-fit-failures"}
+_ALIASES = {"policy": ["--scheduler"], "nodes": ["--processors"]}
 
 
-def _interval(text: str) -> str | float:
-    if text in ("young", "daly"):
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, young or daly, got {text!r}") from None
+def _value(text: str):
+    """A command-line value as a scenario field gets it: a number when it reads as one."""
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _tuple(text: str):
+    return [_value(part) for part in text.replace("x", ",").split(",")]
+
+
+def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
+    """One option per scenario field (``--load-scale``, ``--no-backfill``, ...); defaults stay the scenario's."""
+    from torus_sim.scenario import SECTIONS, Scenario
+
+    for section, members in SECTIONS.items():
+        group = parser.add_argument_group(f"[{section}]")
+        for name in members:
+            info = Scenario.model_fields[name]
+            help_text = _SHORT_HELP.get(name, info.description or "")
+            default = info.default
+            if name in _NEGATED:
+                group.add_argument(_NEGATED[name], dest=name, action="store_false", default=argparse.SUPPRESS, help=help_text)
+                continue
+            if name == "fairness":
+                group.add_argument("--fairness", dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+                continue
+            if name == "monotonic":
+                group.add_argument("--monotonic", dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
+                continue
+            flags = ["--" + name.replace("_", "-"), *_ALIASES.get(name, [])]
+            annotation = str(info.annotation)
+            kind = _tuple if "tuple" in annotation else _value
+            choices = None
+            origin = typing.get_origin(info.annotation)
+            if origin is typing.Literal:
+                choices = list(typing.get_args(info.annotation))
+            shown = f" (default: {default})" if default is not None else ""
+            group.add_argument(*flags, dest=name, type=kind, choices=choices, default=argparse.SUPPRESS, help=help_text + shown)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``torus-sim``."""
-    parser = argparse.ArgumentParser(prog="torus-sim", description="Job scheduling on failure-prone BlueGene/L-style tori.")
+    parser = argparse.ArgumentParser(
+        prog="torus-sim", description="Job scheduling on failure-prone machines: the BlueGene/L torus and clusters."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser(
-        "run", help="replay a workload with failures on the torus", formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    run_parser.add_argument("--workload", default=str(BUNDLED_NASA_LOG), help="SWF file (plain or .gz)")
-    run_parser.add_argument(
-        "--failures", default="bundled", help="bundled | none | synthetic:N[:weibull] | path to a BG/L RAS .log or LANL .csv[.xz]"
-    )
-    run_parser.add_argument(
-        "--no-fit-failures",
-        dest="fit_failures",
-        action="store_false",
-        help="keep a real failure log's own times instead of fitting them onto the workload's span",
-    )
-    run_parser.add_argument("--lanl-system", type=int, default=20, help="LANL system number for the LANL CSV")
-    run_parser.add_argument("--downtime", type=_downtime, default="transient", help="transient | log | seconds")
-    run_parser.add_argument("--load-scale", type=float, default=1.0, help="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
-    run_parser.add_argument("--no-backfill", dest="backfill", action="store_false", help="turn backfilling off")
-    run_parser.add_argument("--no-migration", dest="migration", action="store_false", help="turn migration off")
-    run_parser.add_argument("--migration-cost", type=float, default=0.0, help="seconds each migrated job loses")
-    run_parser.add_argument("--seed", type=int, default=0, help="seed of the run's random generator")
-    run_parser.add_argument("--max-jobs", type=int, default=None, help="use only the first N jobs")
-    run_parser.add_argument("--gamma", type=float, default=DEFAULT_GAMMA, help="Γ of bounded slowdown, seconds")
-    run_parser.add_argument(
-        "--bsld-form",
-        choices=BSLD_FORMS,
-        default="standard",
-        help="bounded slowdown: standard max/max, or BGL-FAULT's printed max/min",
-    )
-    run_parser.add_argument(
-        "--scheduler",
-        choices=SCHEDULERS,
-        default="krevat",
-        help="krevat (BGL-FAULT §5.1), balancing (§5.2.1) or tiebreak (§5.2.2)",
-    )
-    run_parser.add_argument(
-        "--predictor",
-        choices=["null", "oracle-confidence", "oracle-accuracy", "history"],
-        default=None,
-        help="failure predictor (default: oracle-confidence for balancing, oracle-accuracy for tiebreak)",
-    )
-    run_parser.add_argument("--confidence", type=float, default=0.1, help="a of the oracle-confidence predictor (BGL-FAULT §4.1)")
-    run_parser.add_argument("--accuracy", type=float, default=0.1, help="a of the oracle-accuracy predictor (BGL-FAULT §4.2)")
-    run_parser.add_argument(
-        "--false-positive-rate", type=float, default=0.0, help="p_f+ of the oracle-accuracy predictor (0 in the paper)"
-    )
-    run_parser.add_argument(
-        "--pf-form", choices=PF_FORMS, default="product", help="balancing: P_f = 1 - prod(1 - p_n) or max p_n"
-    )
-    run_parser.add_argument(
-        "--synthetic-model",
-        choices=["exponential", "weibull", "bursty"],
-        default="exponential",
-        help="distribution of synthetic:N failures: independent exponential or Weibull per supernode, or bursty (clustered)",
-    )
-    run_parser.add_argument(
-        "--checkpoint-interval",
-        type=_interval,
-        default=None,
-        help="periodic checkpoints: seconds of work between them, young or daly (CKPT-MIG); none by default",
-    )
-    run_parser.add_argument("--checkpoint-cost", type=float, default=0.0, help="C: seconds per checkpoint")
-    run_parser.add_argument("--recovery-time", type=float, default=0.0, help="R: seconds to restart from a checkpoint")
-    run_parser.add_argument(
-        "--preventive", choices=["none", "checkpoint", "migration"], default="none", help="action before a foreseen failure"
-    )
-    run_parser.add_argument("--preventive-migration-cost", type=float, default=0.0, help="M: seconds per preventive migration")
-    run_parser.add_argument("--spares", type=int, default=0, help="supernodes held back as migration targets")
-    run_parser.add_argument(
-        "--prediction-accuracy", type=float, default=1.0, help="probability that a failure is foreseen (1: perfect)"
-    )
-    run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json")
+    run_parser = commands.add_parser("run", help="one run: any platform, workload, failures and policy (options or a scenario file)")
+    run_parser.add_argument("file", nargs="?", default=None, help="a scenario TOML file (without a grid); options replace its values")
+    run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json (and scenarios.csv)")
+    _add_scenario_options(run_parser)
 
     for name in ("sweep", "experiment"):
         sweep_parser = commands.add_parser(
             name,
-            help="run a scenario file (a grid of runs x seeds) and draw its figures"
-            + (" (alias of sweep)" if name == "experiment" else ""),
+            help="run a scenario file (a grid of runs x sets x seeds) and draw its figures" + (" (alias of sweep)" if name == "experiment" else ""),
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         sweep_parser.add_argument("file", help="scenario TOML file (see experiments/)")
-        sweep_parser.add_argument(
-            "--out", default=None, help="folder for runs/, results.csv and the PNGs (default: torus-sim-results/<file stem>)"
-        )
-        sweep_parser.add_argument(
-            "--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute"
-        )
-        sweep_parser.add_argument(
-            "--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)"
-        )
-        sweep_parser.add_argument(
-            "--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one"
-        )
-        sweep_parser.add_argument(
-            "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
-        )
+        sweep_parser.add_argument("--out", default=None, help="results folder (default: the file's output, or torus-sim-results/<file stem>)")
+        sweep_parser.add_argument("--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute")
+        sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)")
+        sweep_parser.add_argument("--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one")
+        sweep_parser.add_argument("--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)")
+        sweep_parser.add_argument("--sets", type=int, default=None, help="run only the first N job sets (reduced batch experiments)")
+        sweep_parser.add_argument("--scenarios", type=int, default=None, help="failure scenarios per batch run (reduced batch experiments)")
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
-    viz_parser = commands.add_parser(
-        "viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    viz_parser = commands.add_parser("viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     viz_parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     viz_parser.add_argument("--port", type=int, default=8765, help="port to serve on")
 
-    tables_parser = commands.add_parser(
-        "ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)"
-    )
-    tables_parser.add_argument(
-        "--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table"
-    )
-
+    tables_parser = commands.add_parser("ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)")
+    tables_parser.add_argument("--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table")
     compare_parser = commands.add_parser(
         "ckpt-compare", help="simulated vs analytic yields of periodic / preventive checkpointing and preventive migration"
     )
     compare_parser.add_argument("--jobs", type=int, default=2000, help="jobs of the steady-state synthetic workload")
     compare_parser.add_argument("--seed", type=int, default=1, help="seed")
 
-    from torus_sim.flat_cli import add_flat_parser
-
-    add_flat_parser(commands)
-    from torus_sim.online_cli import add_online_parser
-
-    add_online_parser(commands)
     figure_parser = commands.add_parser(
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     figure_parser.add_argument("name", help="figure name as in a scenario file, e.g. fig3_bsld_vs_failures")
-    figure_parser.add_argument(
-        "--experiments", default="experiments", help="folder searched for the scenario file that defines the figure"
-    )
-    figure_parser.add_argument(
-        "--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)"
-    )
+    figure_parser.add_argument("--experiments", default="experiments", help="folder searched for the scenario file that defines the figure")
+    figure_parser.add_argument("--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)")
+
+    summarize = commands.add_parser("summarize", help="expected and maximum ratios over batch results.csv files (e.g. MOLDABLE Table 1 over every setting)")
+    summarize.add_argument("results", nargs="+", help="results.csv files of batch experiments")
+    summarize.add_argument("--by", nargs="+", default=["policy", "workload"], help="columns to group on")
+    summarize.add_argument("--out", default=None, help="write the summary to this CSV")
+
+    generate = commands.add_parser("generate-rigid", help="write a RIGID §5.1 job set and its failure scenarios in the reference code's formats")
+    generate.add_argument("out", help="folder for jobs.txt and failures.txt")
+    generate.add_argument("--jobs", type=int, default=100)
+    generate.add_argument("--processors", type=int, default=10000)
+    generate.add_argument("--mean-failure-probability", type=float, default=0.3, help="q̄")
+    generate.add_argument("--scenarios", type=int, default=1000)
+    generate.add_argument("--priority", choices=["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"], default="LPT")
+    generate.add_argument("--seed", type=int, default=0)
+
+    for old in ("flat", "online"):
+        alias = commands.add_parser(old, help=f"removed in 0.2: prints the equivalent {'run / sweep'} command", add_help=False)
+        alias.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
 
 
@@ -187,86 +142,182 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line.
 
     Returns:
-        0 on success, 2 on bad input or configuration (with the reason on stderr).
+        0 on success, 2 on bad input or configuration (with the reason on stderr, never a traceback).
     """
     args = build_parser().parse_args(argv)
-    if args.command == "flat":
-        from torus_sim.flat_cli import run_flat_command
+    try:
+        if args.command == "run":
+            return _run(args)
+        if args.command in ("sweep", "experiment"):
+            return _sweep(args)
+        if args.command == "figure":
+            return _figure(args)
+        if args.command == "summarize":
+            return _summarize(args)
+        if args.command == "generate-rigid":
+            return _generate(args)
+        if args.command in ("flat", "online"):
+            return _removed(args)
+        if args.command == "viz":
+            return _viz(args)
+        if args.command == "ckpt-tables":
+            return _ckpt_tables(args)
+        if args.command == "ckpt-compare":
+            from torus_sim.experiments.ckpt_yields import compare_yields
 
-        return run_flat_command(args)
-    if args.command == "online":
-        from torus_sim.online_cli import run_online_command
+            table = compare_yields(n_jobs=args.jobs, seed=args.seed)
+            print(table.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
+            return 0
+    except (TorusSimError, FileNotFoundError, IsADirectoryError, PermissionError) as error:
+        print(f"torus-sim: error: {error}", file=sys.stderr)
+        return 2
+    return 0
 
-        return run_online_command(args)
-    if args.command in ("sweep", "experiment"):
-        return _sweep(args)
-    if args.command == "figure":
-        return _figure(args)
-    if args.command == "viz":
-        return _viz(args)
-    if args.command == "ckpt-tables":
-        return _ckpt_tables(args)
-    if args.command == "ckpt-compare":
-        from torus_sim.experiments.ckpt_yields import compare_yields
 
-        table = compare_yields(n_jobs=args.jobs, seed=args.seed)
-        print(table.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
-        return 0
-    if args.command == "run":
-        config = RunConfig(**{field.name: getattr(args, field.name) for field in fields(RunConfig) if hasattr(args, field.name)})
-        began = time.perf_counter()
-        try:
-            result = run(config)
-        except (TorusSimError, FileNotFoundError) as error:
-            print(f"torus-sim: error: {error}", file=sys.stderr)
-            return 2
-        paths = write_results(args.out, result)
-        workload = result.inputs["workload"]
-        failures = result.inputs["failures"]
-        print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs; cleaning {workload['cleaning'] or 'none'})")
-        print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} failures)")
-        print(
-            f"scheduler {config.scheduler} (predictor {result.inputs['predictor']}), backfill {'on' if config.backfill else 'off'}, "
-            f"migration {'on' if config.migration else 'off'}; c = {config.load_scale}; seed {config.seed}"
-        )
+def _scenario_from(args):
+    """The run's scenario: the file's (if any) with the options given on the command line on top."""
+    from torus_sim.experiments import load_experiment
+    from torus_sim.scenario import Scenario
+
+    given = {key: value for key, value in vars(args).items() if key not in ("command", "file", "out")}
+    if args.file is None:
+        return Scenario.make("the command line", **given)
+    experiment = load_experiment(args.file)
+    if len(experiment.points()) > 1:
+        raise TorusSimError(f"{args.file} has a grid of {len(experiment.points())} runs: run it with torus-sim sweep {args.file}")
+    point = experiment.points()[0] if experiment.points() else {}
+    return experiment.scenario(point, **given)
+
+
+def _run(args) -> int:
+    from torus_sim.reports import format_summary, write_results
+    from torus_sim.runner import run
+
+    scenario = _scenario_from(args)
+    began = time.perf_counter()
+    result = run(scenario)
+    paths = write_results(args.out, result)
+    workload = result.inputs["workload"]
+    failures = result.inputs["failures"]
+    platform = result.inputs["platform"]
+    print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})")
+    print(f"platform  {platform['kind']} of {platform['nodes']} nodes")
+    print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}")
+    print(
+        f"policy    {result.inputs['policy']} (predictor {result.inputs['predictor']}), backfill {'on' if scenario.backfill else 'off'}, "
+        f"migration {'on' if scenario.migration else 'off'}; c = {scenario.load_scale}; seed {scenario.seed}"
+    )
+    print()
+    print(format_summary(result.summary))
+    if not result.scenarios.empty and len(result.scenarios) > 1:
         print()
-        print(format_summary(result.summary))
-        print()
-        print(f"wrote {paths['jobs']} and {paths['summary']} ({time.perf_counter() - began:.1f} s)")
+        print(result.scenarios.to_string(index=False, float_format=lambda value: f"{value:.6f}"))
+    print()
+    print(f"wrote {', '.join(str(path) for path in paths.values())} ({time.perf_counter() - began:.1f} s)")
     return 0
 
 
 def _sweep(args) -> int:
     import pandas as pd
 
-    from torus_sim.experiments import load_experiment, run_experiment
+    from torus_sim.experiments import load_experiment, run_experiment, write_experiment
+
+    experiment = load_experiment(args.file)
+    out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
+    if args.replot:
+        table = pd.read_csv(out / "results.csv")
+        tables = {name: pd.read_csv(out / f"{name}.csv") for name in ("size_groups", "summary", "comparison") if (out / f"{name}.csv").exists()}
+        for path in write_experiment(experiment, table, out, tables)[1:]:
+            print(f"wrote {path}")
+        return 0
+    if args.sets is not None:
+        experiment.sets = min(args.sets, experiment.sets) if experiment.sets else args.sets
+    overrides = {key: getattr(args, key) for key in ("max_jobs", "scenarios") if getattr(args, key)}
+    print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs on {args.executor}", file=sys.stderr)
+    table = run_experiment(experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides)
+    for path in write_experiment(experiment, table, out):
+        print(f"wrote {path}")
+    return 0
+
+
+def _figure(args) -> int:
+    import pandas as pd
+
+    from torus_sim.experiments import load_experiment
     from torus_sim.figures import draw_figure
+
+    for path in sorted(Path(args.experiments).glob("**/*.toml")):
+        try:
+            experiment = load_experiment(path)
+        except TorusSimError:
+            continue  # a broken file defines no figure
+        for spec in experiment.figures:
+            if spec.name == args.name:
+                folder = Path(args.results) if args.results else Path("torus-sim-results") / path.stem
+                source = folder / ("results.csv" if spec.table == "results" else f"{spec.table}.csv")
+                if not source.exists():
+                    print(f"torus-sim: error: no results at {source}; run: torus-sim sweep {path}", file=sys.stderr)
+                    return 2
+                print(f"wrote {draw_figure(pd.read_csv(source), spec, folder / f'{spec.name}.png')}")
+                return 0
+    print(f"torus-sim: error: no scenario file under {args.experiments} defines a figure named {args.name!r}", file=sys.stderr)
+    return 2
+
+
+def _summarize(args) -> int:
+    import pandas as pd
+
+    from torus_sim.experiments import combine_results, expected_ratio_table
     from torus_sim.files import atomic_write
 
-    try:
-        experiment = load_experiment(args.file)
-    except (TorusSimError, FileNotFoundError) as error:
-        print(f"torus-sim: error: {error}", file=sys.stderr)
+    table = combine_results([pd.read_csv(path) for path in args.results])
+    missing = [column for column in args.by if column not in table]
+    if missing:
+        print(f"torus-sim: error: no column {missing} in the results", file=sys.stderr)
         return 2
-    out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
-    results = out / "results.csv"
-    if args.replot:
-        table = pd.read_csv(results)
-    else:
-        overrides = {"max_jobs": args.max_jobs} if args.max_jobs else {}
-        print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs on {args.executor}", file=sys.stderr)
-        try:
-            table = run_experiment(
-                experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
-            )
-        except (TorusSimError, FileNotFoundError) as error:
-            print(f"torus-sim: error: {error}", file=sys.stderr)
-            return 2
-        atomic_write(results, lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))
-    for spec in experiment.figures:
-        print(f"wrote {draw_figure(table, spec, out / f'{spec.name}.png')}")
-    print(f"results: {results}")
+    summary = expected_ratio_table(table, args.by)
+    print(summary.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
+    if args.out:
+        atomic_write(args.out, lambda handle: summary.to_csv(handle, index=False))
+        print(f"wrote {args.out}")
     return 0
+
+
+def _generate(args) -> int:
+    import numpy as np
+
+    from failure_logs.silent import draw_scenarios, error_rate_for_mean_probability, failure_probabilities_by_area
+    from torus_sim.workload.batch import generate_rigid_set
+    from torus_sim.workload.refcode import RefcodeHeader, write_failure_scenarios, write_rigid_jobs
+
+    rng = np.random.default_rng(args.seed)
+    jobs = generate_rigid_set(rng, args.jobs)
+    jobs.check_fits(args.processors)
+    rate = error_rate_for_mean_probability(jobs.areas, args.mean_failure_probability)
+    failures = draw_scenarios(failure_probabilities_by_area(jobs.areas, rate), args.scenarios, rng)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"wrote {write_rigid_jobs(out / 'jobs.txt', RefcodeHeader(rate, args.processors, 0.0, args.priority), jobs)}")
+    print(f"wrote {write_failure_scenarios(out / 'failures.txt', failures)}")
+    return 0
+
+
+_NEW_FORMS = {
+    "flat rigid": "torus-sim run --platform cluster --workload refcode:JOBS --silent-errors FAILURES --policy R-LIST-0 --priority LPT",
+    "flat moldable": "torus-sim run --platform cluster --nodes 7500 --workload moldable:mix --error-rate 1e-7 --scenarios 10 --policy LPA",
+    "flat generate-rigid": "torus-sim generate-rigid OUT --scenarios 1000",
+    "flat experiment": "torus-sim sweep FILE --executor process --workers 2",
+    "flat summarize": "torus-sim summarize RESULTS.csv... --by policy workload",
+    "online run": "torus-sim run --platform cluster --nodes 430 --workload CTC.swf.gz --policy PV-EASY --runtime-predictor last",
+    "online experiment": "torus-sim sweep FILE --executor process --workers 2",
+}
+
+
+def _removed(args) -> int:
+    sub = args.rest[0] if args.rest else ""
+    new = _NEW_FORMS.get(f"{args.command} {sub}", "torus-sim run --help / torus-sim sweep --help")
+    print(f"torus-sim {args.command} {sub} was replaced by the one engine's commands; use: {new}", file=sys.stderr)
+    return 2
 
 
 def _ckpt_tables(args) -> int:
@@ -297,31 +348,6 @@ def _viz(args) -> int:
         return subprocess.call(command)
     except KeyboardInterrupt:
         return 0
-
-
-def _figure(args) -> int:
-    import pandas as pd
-
-    from torus_sim.experiments import load_experiment
-    from torus_sim.figures import draw_figure
-
-    for path in sorted(Path(args.experiments).glob("**/*.toml")):
-        try:
-            experiment = load_experiment(path)
-        except TorusSimError:
-            continue  # flat-platform files (torus-sim flat experiment) and broken files define no sweep figure
-        for spec in experiment.figures:
-            if spec.name == args.name:
-                folder = Path(args.results) if args.results else Path("torus-sim-results") / path.stem
-                if not (folder / "results.csv").exists():
-                    print(
-                        f"torus-sim: error: no results at {folder / 'results.csv'}; run: torus-sim sweep {path}", file=sys.stderr
-                    )
-                    return 2
-                print(f"wrote {draw_figure(pd.read_csv(folder / 'results.csv'), spec, folder / f'{spec.name}.png')}")
-                return 0
-    print(f"torus-sim: error: no scenario file under {args.experiments} defines a figure named {args.name!r}", file=sys.stderr)
-    return 2
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from torus_sim.experiments.scenario import FigureSpec  # noqa: E402
+from torus_sim.experiments.experiment import FigureSpec  # noqa: E402
 
 __all__ = ["METRIC_LABELS", "draw_bars", "draw_figure"]
 

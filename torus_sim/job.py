@@ -95,6 +95,7 @@ class Job:
         "prediction",
         "preemptions",
         "progress_at_resume",
+        "queue_key",
         "rank",
         "reservation_at",
         "resumed_at",
@@ -134,43 +135,45 @@ class Job:
         self.rank = int(rank)
         self.times = times
         self.silent_errors = int(silent_errors)
-        self.state = JobState.PENDING
         self.first_started_at: float | None = None
         self.started_at: float | None = None  # the last start (BGL-FAULT §6.1's t_s)
         self.finished_at: float | None = None
-        self.allocation = None
-        self.allocated_size = 0
+        self.allocation = None  # the platform's handle while RUNNING
         self.end_event = None  # the scheduled end of the current attempt while RUNNING
-        self.attempts = 0
-        self.kills = 0
-        self.preemptions = 0
-        self.errors_detected = 0
-        self.lost_work = 0.0
-        self.migrations = 0
-        self.time_sum = 0.0
         self.prediction: float | None = None
         self.reservation_at: float | None = None
         self.resumed_at: float | None = None  # last start or migration
-        self.progress_at_resume = 0.0  # seconds of the job's work done at resumed_at
-        self.attempt_overhead = 0.0  # seconds after resumed_at before work resumes (R, M or a restart cost)
-        self.saved_work = 0.0  # seconds of work saved by checkpoints (restart point)
         self.checkpoint_interval: float | None = None  # seconds of work between periodic checkpoints
-        self.checkpoint_cost = 0.0  # C, seconds per checkpoint
+        # progress_at_resume: seconds of work done at resumed_at; attempt_overhead: seconds after
+        # resumed_at before work resumes (R, M or a restart cost); saved_work: work saved by checkpoints
+        self._reset()
 
     def fresh_copy(self) -> Job:
         """A PENDING copy with the same description, for a new run of the same workload."""
-        return Job(
-            self.job_id,
-            self.submitted_at,
-            self.runtime,
-            self.walltime,
-            self.size,
-            self.partition_size,
-            self.user_id,
-            self.rank,
-            self.times,
-            self.silent_errors,
-        )
+        job = Job.__new__(Job)
+        job.job_id = self.job_id
+        job.submitted_at = self.submitted_at
+        job.runtime = self.runtime
+        job.walltime = self.walltime
+        job.size = self.size
+        job.partition_size = self.partition_size
+        job.user_id = self.user_id
+        job.rank = self.rank
+        job.times = self.times
+        job.silent_errors = self.silent_errors
+        job._reset()
+        return job
+
+    def _reset(self) -> None:
+        """The state of a job not yet submitted."""
+        self.state = JobState.PENDING
+        self.first_started_at = self.started_at = self.finished_at = None
+        self.allocation = self.end_event = None
+        self.allocated_size = self.attempts = self.kills = self.preemptions = self.errors_detected = self.migrations = 0
+        self.lost_work = self.time_sum = self.progress_at_resume = self.attempt_overhead = self.saved_work = 0.0
+        self.prediction = self.reservation_at = self.resumed_at = self.checkpoint_interval = None
+        self.checkpoint_cost = 0.0
+        self.queue_key = None  # (the policy's key, job id) while in the wait queue
 
     @property
     def moldable(self) -> bool:
@@ -201,7 +204,8 @@ class Job:
             recovery: seconds spent before work resumes (R, reading the last checkpoint); only
                 paid when the job restarts from saved work.
         """
-        self._require(JobState.QUEUED, "start")
+        if self.state is not JobState.QUEUED:
+            self._require(JobState.QUEUED, "start")
         self.state = JobState.RUNNING
         if self.first_started_at is None:
             self.first_started_at = at
@@ -220,10 +224,12 @@ class Job:
 
     def finish(self, at: float) -> None:
         """RUNNING -> COMPLETED at time ``at``."""
-        self._require(JobState.RUNNING, "finish")
+        if self.state is not JobState.RUNNING:
+            self._require(JobState.RUNNING, "finish")
         self.state = JobState.COMPLETED
         self.finished_at = at
-        self._leave(at)
+        self.time_sum += at - self.started_at
+        self.allocation = self.end_event = None
 
     def fail_attempt(self, at: float) -> None:
         """RUNNING -> QUEUED: the attempt ended and the detector found a silent error.
@@ -233,11 +239,13 @@ class Job:
         References:
             RIGID §3.2, MOLDABLE §3.2 (errors detected at the end of each attempt; re-execution).
         """
-        self._require(JobState.RUNNING, "fail an attempt")
+        if self.state is not JobState.RUNNING:
+            self._require(JobState.RUNNING, "fail an attempt")
         self.errors_detected += 1
         self.saved_work = 0.0
         self.state = JobState.QUEUED
-        self._leave(at)
+        self.time_sum += at - self.started_at
+        self.allocation = self.end_event = None
 
     def kill(
         self, at: float, preventive_checkpoint: float | None = None, done: float | None = None, saved: float | None = None

@@ -18,9 +18,12 @@ repairs, preventive migrations, failures, attempt ends, arrivals, then the pass;
 the instant an attempt ends kills it. A policy with ``pass_after_each_end`` (RIGID Alg. 1: "whenever
 a job completes") also plans right after each attempt end, one end at a time.
 
-Mesa's simulator holds callbacks by weak reference, so every event is a bound method of the model;
-the model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks that
-every event was run or cancelled (or lay after the last job finished).
+Mesa's simulator holds callbacks by weak reference (a lambda would silently never run), so every
+event's callback is one of the model's handlers, kept alive by the model itself: a
+``functools.partial`` of a model method bound at construction (Mesa keeps a plain weak reference to
+it, which costs a tenth of the ``WeakMethod`` it makes for a bound method, on the path every attempt
+takes). The model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks
+that every event was run or cancelled (or lay after the last job finished).
 
 References:
     BGL-FAULT §6.1 (event-driven simulation: arrival, start, finish and failure events; failed jobs
@@ -34,6 +37,7 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from enum import IntEnum
+from functools import partial
 
 import mesa
 import numpy as np
@@ -130,14 +134,17 @@ class SimulationRecord:
         platform_kind: ``torus`` or ``cluster``.
     """
 
-    jobs: pd.DataFrame
-    attempts: pd.DataFrame
-    capacity: pd.DataFrame
-    failures: pd.DataFrame
+    jobs: pd.DataFrame | None
+    attempts: pd.DataFrame | None
+    capacity: pd.DataFrame | None
+    failures: pd.DataFrame | None
     capacity_total: int
     counters: dict[str, int]
     makespan: float = 0.0
     platform_kind: str = "torus"
+
+
+_NO_FAILURES = FailureLog.empty()  # shared, never changed
 
 
 def _build_platform(platform, table, needs_identities: bool):
@@ -233,16 +240,25 @@ class SchedulingModel(mesa.Model):
         self.downtime = downtime
         self.verification_time = float(verification_time)
         self.record_enabled = bool(record)
+        # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
+        self.check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
         self.record_fairness = (workload.kind == "online") if record_fairness is None else bool(record_fairness)
         self.workload_kind = workload.kind
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
+        # event callbacks the model keeps alive (Mesa holds them by weak reference)
+        self._handle_job_end = partial(SchedulingModel._on_job_end, self)
+        self._handle_pass = partial(SchedulingModel._on_schedule_pass, self)
+        self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
+        self._handle_failure = partial(SchedulingModel._on_failure, self)
+        self._handle_repair = partial(SchedulingModel._on_repair, self)
+        self._handle_preventive = partial(SchedulingModel._on_preventive_migration, self)
         capacity = self.platform.capacity
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
         self.scheduler = SchedulerAgent(self, policy)
         self.policy = policy
-        self.view = SchedulingView(self)
+        self.workload = workload
         self.jobs = [job.fresh_copy() for job in workload.jobs]
         if silent_errors is not None:
             counts = np.asarray(silent_errors)
@@ -252,26 +268,29 @@ class SchedulingModel(mesa.Model):
                 )
             for job, count in zip(self.jobs, counts.tolist(), strict=True):
                 job.silent_errors = count
-        self._job_by_id: dict[int, Job] = {}
-        for job in self.jobs:
-            if job.job_id in self._job_by_id:
-                raise ConfigurationError(f"duplicate job id {job.job_id} in {workload.source}")
-            if not job.moldable and (
-                job.partition_size > capacity or job.partition_size != self.platform.round_size(job.partition_size)
-            ):
-                what = f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
-                raise ConfigurationError(f"job {job.job_id} needs {job.partition_size} nodes, which {what} cannot give")
-            self._job_by_id[job.job_id] = job
+        self._job_by_id: dict[int, Job] = {job.job_id: job for job in self.jobs}
+        if len(self._job_by_id) != len(self.jobs):
+            seen: set[int] = set()
+            duplicate = next(job.job_id for job in self.jobs if job.job_id in seen or seen.add(job.job_id))
+            raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
+        if workload.times is None:
+            for size in {job.partition_size for job in self.jobs}:
+                if size > capacity or size != self.platform.round_size(size):
+                    job = next(job for job in self.jobs if job.partition_size == size)
+                    what = f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
+                    raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
+        self.view = SchedulingView(self)
         self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
         self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
         self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
         self.counters: Counter = Counter()
+        self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
         self.completed = 0
         self.makespan = 0.0
         self._pass_pending = False
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
-        self.datacollector = mesa.DataCollector(
+        self.datacollector = None if not self.record_enabled else mesa.DataCollector(
             model_reporters={
                 "time": "now",
                 "queued_jobs": lambda model: len(model.scheduler.queue),
@@ -283,7 +302,7 @@ class SchedulingModel(mesa.Model):
                 "job_kills": lambda model: model.counters["job_kills"],
                 "failures": lambda model: model.counters["failures"],
                 "preemptions": lambda model: model.counters["preemptions"],
-                "silent_errors": lambda model: model.counters["silent_errors"],
+                "silent_errors": lambda model: model._silent_errors,
             },
             tables={
                 "jobs": JOB_COLUMNS,
@@ -295,10 +314,11 @@ class SchedulingModel(mesa.Model):
         if isinstance(failures, SyntheticFailures):
             start, end = workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
-        self.failure_log = failures if failures is not None else FailureLog.empty()
+        self.failure_log = failures if failures is not None else _NO_FAILURES
         self.failure_log.check_fits(capacity)
         policy.attach(self)
         self._preventive_events: dict[int, object] = {}
+        self._preventive_migration = self.resilience.preventive == "migration"
         self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
         self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
         self.node_mtbf = math.inf
@@ -312,15 +332,16 @@ class SchedulingModel(mesa.Model):
         for job in self.jobs:
             arrivals[job.submitted_at].append(job)
         for at, jobs in arrivals.items():
-            self._schedule(self._on_arrivals, at, EventPriority.ARRIVAL, jobs)
+            self._schedule(self._handle_arrivals, at, EventPriority.ARRIVAL, jobs)
         for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
         ):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
-            self._schedule(self._on_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
-        self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
+            self._schedule(self._handle_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
+        if self.datacollector is not None:
+            self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
     # -- event plumbing -------------------------------------------------------------------
 
@@ -337,13 +358,20 @@ class SchedulingModel(mesa.Model):
         return int(np.count_nonzero(platform.down_until > -np.inf))
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
-        self.counters["events_scheduled"] += 1
+        self._scheduled += 1
         return self.simulator.schedule_event_absolute(handler, at, priority=priority, function_args=list(args))
+
+    def _sync_counters(self) -> None:
+        """Fold the hot-path counts into :attr:`counters`."""
+        self.counters["events_scheduled"] = self._scheduled
+        self.counters["events_run"] = self._run
+        self.counters["job_starts"] = self._starts
+        self.counters["silent_errors"] = self._silent_errors
 
     def _request_pass(self) -> None:
         if not self._pass_pending:
             self._pass_pending = True
-            self._schedule(self._on_schedule_pass, self.now, EventPriority.SCHEDULE)
+            self._schedule(self._handle_pass, self.now, EventPriority.SCHEDULE)
 
     def run(self) -> SimulationRecord:
         """Run until every job has completed (and the pass after the last end has run).
@@ -355,11 +383,14 @@ class SchedulingModel(mesa.Model):
             SimulationError: events ran out with jobs unfinished (a policy left jobs waiting with
                 nothing running), or an event was lost.
         """
-        while self.step_event():
-            pass
         events = self.simulator.event_list
-        if self.completed < len(self.jobs):
-            raise SimulationError(f"events ran out with {len(self.jobs) - self.completed} jobs unfinished")
+        run_next_event = self.simulator.run_next_event
+        total = len(self.jobs)
+        while (self.completed < total or self._pass_pending) and len(events) > 0:
+            run_next_event()
+        if self.completed < total:
+            raise SimulationError(f"events ran out with {total - self.completed} jobs unfinished")
+        self._sync_counters()
         self.counters["events_after_last_job"] = sum(1 for event in events._events if not event.CANCELED)
         accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
         if accounted != self.counters["events_scheduled"]:
@@ -374,7 +405,12 @@ class SchedulingModel(mesa.Model):
         ``self.steps`` and the DataCollector's model variables get one row per step (row 0 is the
         state before any event). ``running`` turns False at the first step that finds every job
         completed, so the finished state is the row ``mesa.batch_run`` reports last.
+
+        Raises:
+            SimulationError: the model was built with ``record=False`` (nothing to collect).
         """
+        if self.datacollector is None:
+            raise SimulationError("step() collects data: build the model with record=True")
         if not self._unfinished():
             self.running = False
             self.datacollector.collect(self)
@@ -386,6 +422,7 @@ class SchedulingModel(mesa.Model):
             self.simulator.run_next_event()
         if self._unfinished():
             self.simulator.time = horizon  # no event before the horizon: the clock moves on
+        self._sync_counters()
         self.datacollector.collect(self)
 
     def _unfinished(self) -> bool:
@@ -414,13 +451,18 @@ class SchedulingModel(mesa.Model):
         return False
 
     def record(self) -> SimulationRecord:
-        """The event record so far (see :class:`SimulationRecord`)."""
+        """The event record so far (see :class:`SimulationRecord`; tables are None with ``record=False``)."""
+        self._sync_counters()
         collector = self.datacollector
+
+        def table(name: str):
+            return collector.get_table_dataframe(name) if collector is not None else None
+
         return SimulationRecord(
-            jobs=collector.get_table_dataframe("jobs"),
-            attempts=collector.get_table_dataframe("attempts"),
-            capacity=collector.get_table_dataframe("capacity"),
-            failures=collector.get_table_dataframe("failures"),
+            jobs=table("jobs"),
+            attempts=table("attempts"),
+            capacity=table("capacity"),
+            failures=table("failures"),
             capacity_total=self.platform.capacity,
             counters=dict(self.counters),
             makespan=self.makespan,
@@ -430,14 +472,13 @@ class SchedulingModel(mesa.Model):
     # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
 
     def _on_arrivals(self, jobs: list[Job]) -> None:
-        self.counters["events_run"] += 1
+        self._run += 1
         predictor = self.runtime_predictor
-        enqueue = self.scheduler.enqueue
         for job in jobs:
             job.arrive()
             if predictor is not None:
                 job.prediction = min(predictor.predict(job), job.walltime)
-            enqueue(job)
+        self.scheduler.queue.extend(jobs)
         self._request_pass()
 
     def _add_attempt_row(self, job: Job, ended_at: float, outcome: str) -> None:
@@ -454,7 +495,7 @@ class SchedulingModel(mesa.Model):
         )
 
     def _on_job_end(self, job: Job) -> None:
-        self.counters["events_run"] += 1
+        self._run += 1
         now = self.simulator.time
         if self._preventive_events:
             self._cancel_preventive(job)
@@ -465,8 +506,8 @@ class SchedulingModel(mesa.Model):
             self._add_attempt_row(job, now, "silent_error" if failed else "completed")
         if failed:
             job.fail_attempt(now)
-            self.counters["silent_errors"] += 1
-            self.scheduler.enqueue(job)
+            self._silent_errors += 1
+            self.scheduler.queue.add(job)
         else:
             job.finish(now)
             self.completed += 1
@@ -512,7 +553,7 @@ class SchedulingModel(mesa.Model):
         return self.now + float(self.downtime)
 
     def _on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
-        self.counters["events_run"] += 1
+        self._run += 1
         self.counters["failures"] += 1
         now = self.now
         killed = None
@@ -543,7 +584,7 @@ class SchedulingModel(mesa.Model):
                 self._down_since[node] = now
             self.platform.take_down(node, until)
             if math.isfinite(until):
-                self._schedule(self._on_repair, until, EventPriority.REPAIR, node)
+                self._schedule(self._handle_repair, until, EventPriority.REPAIR, node)
         if self.record_enabled:
             self.datacollector.add_table_row(
                 "failures", {"time": now, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
@@ -551,26 +592,29 @@ class SchedulingModel(mesa.Model):
         self._request_pass()
 
     def _on_repair(self, node: int) -> None:
-        self.counters["events_run"] += 1
+        self._run += 1
         if self.platform.repair(node, self.now):
             self.node_agents[node].downtime += self.now - self._down_since[node]
             self._down_since[node] = np.nan
             self._request_pass()
 
     def _on_schedule_pass(self) -> None:
-        self.counters["events_run"] += 1
+        self._run += 1
         self._pass_pending = False
         self._pass()
 
     def _pass(self) -> None:
         """One scheduling pass: apply the policy's actions in order, then record the pass."""
         queue = self.scheduler.queue
-        previous_head = queue.head
-        promised_at = previous_head.reservation_at if previous_head is not None else None
-        for action in self.scheduler.plan(self.view):
+        if self.record_fairness:
+            previous_head = queue.head
+            promised_at = previous_head.reservation_at if previous_head is not None else None
+        start = self._start
+        self.scheduler.passes += 1
+        for action in self.policy.plan(self.view):
             kind = type(action)
             if kind is Start:
-                self._start(action.job, action.allocation, action.size, action.runtime)
+                start(action.job, action.allocation, action.size, action.runtime)
             elif kind is Repack:
                 self._migrate(action.moves)
             elif kind is Preempt:
@@ -581,10 +625,8 @@ class SchedulingModel(mesa.Model):
                 raise SimulationError(f"unknown action {action!r} from policy {self.policy.name}")
         if self.returned_jobs:
             self.returned_jobs = []
-        if self.policy.starts_head_when_it_fits and queue and self.platform.kind == "cluster":
-            head = queue.head
-            if head.partition_size <= self.platform.free:
-                raise SimulationError(f"the pass left job {head.job_id} waiting with {self.platform.free} nodes free")
+        if self.check_head and queue and self._head_fits(queue.head):
+            raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {self.platform.free_count()} nodes free")
         if not self.record_enabled:
             return
         row = {
@@ -601,6 +643,10 @@ class SchedulingModel(mesa.Model):
             row["previous_head"] = -1 if previous_head is None else previous_head.job_id
             row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
         self.datacollector.add_table_row("capacity", row)
+
+    def _head_fits(self, head: Job) -> bool:
+        """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
+        return head.partition_size <= self.platform.free
 
     def _could_start_without_lower(self, head: Job) -> bool:
         """Whether the head would fit now if no lower-priority (later-ranked) job were running (PV-EASY §3.1)."""
@@ -621,16 +667,19 @@ class SchedulingModel(mesa.Model):
         if size is not None:  # a moldable job's allocation for this attempt
             job.size = size
             job.runtime = runtime
-        self.platform.allocate(allocation, job.job_id)
-        now = self.simulator.time
-        end_at = self.progress.start(job, now, allocation, self.platform.size_of(allocation))
+        platform = self.platform
+        platform.allocate(allocation, job.job_id)
+        simulator = self.simulator
+        end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
         if self.verification_time:
             end_at += self.verification_time
         self.running_jobs[job.job_id] = job
-        self.started_this_step.append((job.job_id, allocation))
-        self.counters["job_starts"] += 1
-        job.end_event = self._schedule(self._on_job_end, end_at, EventPriority.JOB_END, job)
-        if self.resilience.preventive == "migration":
+        if self.datacollector is not None:
+            self.started_this_step.append((job.job_id, allocation))
+        self._starts += 1
+        self._scheduled += 1
+        job.end_event = simulator.schedule_event_absolute(self._handle_job_end, end_at, priority=EventPriority.JOB_END, function_args=[job])
+        if self._preventive_migration:
             self._plan_preventive(job)
 
     def _preempt(self, job: Job) -> None:
@@ -658,7 +707,7 @@ class SchedulingModel(mesa.Model):
             job.migrate(self.now, allocation, cost)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
-            job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
+            job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
             self._cancel_preventive(job)
             self._plan_preventive(job)
             self.counters["migrations"] += 1
@@ -715,7 +764,7 @@ class SchedulingModel(mesa.Model):
         if first_at <= end:
             at = max(self.now, first_at - self.resilience.migration_cost)
             self._preventive_events[job.job_id] = self._schedule(
-                self._on_preventive_migration, at, EventPriority.PREVENTIVE, job, doomed
+                self._handle_preventive, at, EventPriority.PREVENTIVE, job, doomed
             )
 
     def _foreseen_before(self, until: float) -> np.ndarray:
@@ -746,7 +795,7 @@ class SchedulingModel(mesa.Model):
         allocation is free, one that avoids the nodes failing during the move. A job moves at most
         once per instant, so two close failures cannot bounce it back and forth.
         """
-        self.counters["events_run"] += 1
+        self._run += 1
         self._preventive_events.pop(job.job_id, None)
         if job.state is not JobState.RUNNING or self._moved_at.get(job.job_id) == self.now:
             return
@@ -770,7 +819,7 @@ class SchedulingModel(mesa.Model):
         self._moved_at[job.job_id] = self.now
         job.end_event.cancel()
         self.counters["events_cancelled"] += 1
-        job.end_event = self._schedule(self._on_job_end, job.end_at(), EventPriority.JOB_END, job)
+        job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
         self.counters["preventive_migrations"] += 1
         self._plan_preventive(job)
         self._request_pass()

@@ -32,6 +32,19 @@ SUMMARY_LABELS = {
     "preventive_checkpoints": ("preventive checkpoints", "{:,}"),
     "preventive_migrations": ("preventive migrations", "{:,}"),
     "preventive_migrations_failed": ("preventive migrations impossible", "{:,}"),
+    "mbs": ("MBS (PV-EASY Eq. 1)", "{:,.3f}"),
+    "mwbs": ("MWBS (PV-EASY Eq. 2)", "{:,.3f}"),
+    "wasted_load": ("wasted load", "{:.4f}"),
+    "preemptions": ("preemptions", "{:,}"),
+    "blocked_jobs": ("blocked jobs (head once)", "{:,}"),
+    "delayed_jobs": ("delayed by lower-priority jobs", "{:,}"),
+    "violations": ("reservation violations", "{:,}"),
+    "silent_errors": ("silent errors detected", "{:,}"),
+    "scenarios": ("failure scenarios", "{:,}"),
+    "mean_makespan": ("mean makespan (s)", "{:,.1f}"),
+    "mean_lower_bound": ("mean lower bound (s)", "{:,.1f}"),
+    "mean_ratio": ("mean makespan / lower bound", "{:.4f}"),
+    "max_ratio": ("max makespan / lower bound", "{:.4f}"),
 }
 """Row labels and number formats of the printed summary."""
 
@@ -44,19 +57,22 @@ def format_summary(summary: dict) -> str:
 
 
 def write_results(out_dir: str | Path, result) -> dict[str, Path]:
-    """Write ``jobs.csv`` and ``summary.json`` into ``out_dir``.
+    """Write ``jobs.csv`` and ``summary.json`` (and ``scenarios.csv`` for a batch) into ``out_dir``.
+
+    Every file is rendered in memory first, so a failure while rendering writes nothing.
 
     Args:
         out_dir: the folder (created if missing).
         result: a :class:`~torus_sim.runner.RunResult`.
 
     Returns:
-        ``{"jobs": path, "summary": path}``.
+        ``{"jobs": path, "summary": path[, "scenarios": path]}``.
     """
     out_dir = Path(out_dir)
-    jobs_path = atomic_write(out_dir / "jobs.csv", lambda handle: result.jobs.to_csv(handle, index=False, float_format="%.17g"))
-    summary_path = atomic_write(
-        out_dir / "summary.json",
-        lambda handle: handle.write(json.dumps(result.manifest(), indent=2, sort_keys=True, default=str) + "\n"),
-    )
-    return {"jobs": jobs_path, "summary": summary_path}
+    texts = {
+        "jobs.csv": result.jobs.to_csv(index=False, float_format="%.17g"),
+        "summary.json": json.dumps(result.manifest(), indent=2, sort_keys=True, default=str) + "\n",
+    }
+    if not result.scenarios.empty:
+        texts["scenarios.csv"] = result.scenarios.to_csv(index=False, float_format="%.17g")
+    return {name.split(".")[0]: atomic_write(out_dir / name, lambda handle, text=text: handle.write(text)) for name, text in texts.items()}

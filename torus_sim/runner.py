@@ -1,228 +1,327 @@
-"""One simulation run from a configuration: inputs -> platform + policy -> engine -> metrics.
+"""One run from a scenario: inputs -> platform + policy -> engine -> metrics.
 
-:func:`run` is what the CLI, the benchmarks and Python users call::
+:func:`run` is what the CLI, the sweeps, the benchmarks and Python users call, whatever the
+platform, workload, failures and policy::
 
-    from torus_sim.runner import RunConfig, run
-    result = run(RunConfig(failures="synthetic:1000", load_scale=1.2, seed=3))
+    from torus_sim.runner import Scenario, run
+    result = run(Scenario(failures="synthetic:1000", load_scale=1.2, seed=3))
     result.summary["avg_bounded_slowdown"]
+
+An online workload (an SWF trace) is one simulation. A batch with silent errors drawn or read from a
+file runs once per failure scenario (``scenarios``): the summary holds the mean and maximum of the
+makespan over its lower bound (L(f) for rigid jobs, L'(J, f) for moldable ones) and the per-scenario
+table; scenario i of a drawn set runs with model seed i (so RANDOM priorities differ between
+scenarios and agree between heuristics), the scenarios of a file all with ``seed``.
+
+:class:`ConfiguredModel` is the same model built from a scenario's fields, for ``mesa.batch_run``
+and the browser view.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
-from dataclasses import asdict, dataclass, field
-from functools import partial
-from importlib.resources import files
-from pathlib import Path
+from dataclasses import dataclass, field
+from functools import lru_cache, partial
 
+import numpy as np
 import pandas as pd
 
 from failure_logs.events import FailureLog
+from failure_logs.silent import (
+    draw_scenarios,
+    error_rate_for_mean_probability,
+    failure_probabilities_by_area,
+    failure_probabilities_by_work,
+)
 from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
-from failure_logs.synthetic import DISTRIBUTIONS
 from predictors import PREDICTORS
+from predictors.runtime import make_runtime_predictor
 from torus_sim.errors import ConfigurationError
-from torus_sim.metrics import BSLD_FORMS, DEFAULT_GAMMA, job_table, summarize
-from torus_sim.model import DOWNTIME_MODES, SchedulingModel, SimulationRecord
+from torus_sim.metrics import summarize_record
+from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
+from torus_sim.model import SchedulingModel, SimulationRecord
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
 from torus_sim.platforms.torus import TorusPlatform
-from torus_sim.policies.fault_aware import PF_FORMS, BalancingPlacement, TieBreakPlacement
+from torus_sim.policies.base import Policy
+from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
+from torus_sim.policies.fault_aware import BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.resilience import ResiliencePolicy
+from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
+from torus_sim.progress import Preemption
+from torus_sim.scenario import BUNDLED_NASA_LOG, Scenario
 from torus_sim.topology import Torus
-from torus_sim.workload.jobs import Workload, jobs_from_swf
+from torus_sim.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
+from torus_sim.workload.jobs import SWF_RULES, Workload, jobs_from_swf
 from torus_sim.workload.swf import read_swf
 
 __all__ = [
-    "ConfiguredTorusModel",
     "BUNDLED_NASA_LOG",
     "DEFAULT_PREDICTOR",
-    "SCHEDULERS",
+    "ConfiguredModel",
     "RunConfig",
     "RunResult",
-    "build_scheduler",
+    "Scenario",
+    "build_model",
+    "build_policy",
     "load_workload",
+    "model_arguments",
     "run",
 ]
 
-SCHEDULERS = ("krevat", "balancing", "tiebreak")
-"""Krevat's FCFS + backfilling + migration with MFP placement (BGL-FAULT §5.1), and the balancing
-(§5.2.1) and tie-break (§5.2.2) schedulers, which keep Krevat's FCFS, backfilling and migration."""
+RunConfig = Scenario
+"""The name the Python API had before the scenario format (same class)."""
 
-DEFAULT_PREDICTOR = {"krevat": "null", "balancing": "oracle-confidence", "tiebreak": "oracle-accuracy"}
-"""The predictor each scheduler uses unless told otherwise (BGL-FAULT §4.1, §4.2)."""
-
-BUNDLED_NASA_LOG = Path(str(files("torus_sim") / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"))
-"""The bundled NASA iPSC/860 SWF log (see torus_sim/data/README.md for its attribution)."""
+DEFAULT_PREDICTOR = {"mfp": "null", "balancing": "oracle-confidence", "tiebreak": "oracle-accuracy"}
+"""The predictor each placement uses unless told otherwise (BGL-FAULT §4.1, §4.2)."""
 
 _TABLES: dict[tuple[int, int, int], PartitionTable] = {}
 
 
-def _table(torus: Torus) -> PartitionTable:
-    if torus.dims not in _TABLES:
-        _TABLES[torus.dims] = PartitionTable(torus)
-    return _TABLES[torus.dims]
+def partition_table(dims: tuple[int, int, int]) -> PartitionTable:
+    """The partition table of a torus, built once per process (about 0.3 s for 4x4x8)."""
+    if dims not in _TABLES:
+        _TABLES[dims] = PartitionTable(Torus(dims))
+    return _TABLES[dims]
 
 
-@dataclass
-class RunConfig:
-    """Everything that defines a run (and goes into its summary).
-
-    Attributes:
-        workload: SWF file (plain or gzip); the bundled NASA log by default.
-        failures: ``bundled``, ``none``, ``synthetic:N[:weibull]`` or a path
-            (see :mod:`failure_logs.sources`).
-        fit_failures: map a real failure log's span onto the workload's submit span.
-        lanl_system: LANL system number when ``failures`` is the LANL CSV.
-        downtime: ``transient``, ``log`` or seconds (see :data:`torus_sim.model.DOWNTIME_MODES`).
-        load_scale: c, multiplies runtimes and walltimes (BGL-FAULT §6.2).
-        backfill: Krevat's backfilling on.
-        migration: Krevat's migration on.
-        migration_cost: seconds per migrated job.
-        seed: the run's seed.
-        max_jobs: use only the first this many jobs (None: all).
-        torus_dims: the supernode torus.
-        gamma: Γ of bounded slowdown, seconds.
-        bsld_form: ``standard`` or ``printed`` (see :data:`torus_sim.metrics.BSLD_FORMS`).
-        scheduler: ``krevat``, ``balancing`` or ``tiebreak`` (see :data:`SCHEDULERS`).
-        predictor: ``null``, ``oracle-confidence``, ``oracle-accuracy`` or ``history``; the
-            scheduler's default (:data:`DEFAULT_PREDICTOR`) when None.
-        confidence: a of the oracle-confidence predictor, in [0, 1] (BGL-FAULT §4.1).
-        accuracy: a of the oracle-accuracy predictor, in [0, 1] (BGL-FAULT §4.2).
-        false_positive_rate: p_f+ of the oracle-accuracy predictor, in [0, 1] (0 in the paper).
-        pf_form: how the balancing scheduler combines supernode probabilities (``product`` or ``max``).
-        synthetic_model: distribution of ``synthetic:N`` failures when the spec names none:
-            ``exponential``, ``weibull`` or ``bursty`` (see :mod:`failure_logs.synthetic`).
-        checkpoint_interval: periodic checkpoints every this many seconds of work, ``young``,
-            ``daly``, or None (none, as BGL-FAULT); see :mod:`torus_sim.policies.resilience`.
-        checkpoint_cost: C, seconds per checkpoint.
-        recovery_time: R, seconds to restart from a checkpoint.
-        preventive: ``none``, ``checkpoint`` or ``migration`` before foreseen failures (CKPT-MIG).
-        preventive_migration_cost: M, seconds per preventive migration.
-        spares: supernodes held back for preventive migrations.
-        prediction_accuracy: probability that a failure is foreseen by the preventive actions.
-    """
-
-    workload: str = str(BUNDLED_NASA_LOG)
-    failures: str = "bundled"
-    fit_failures: bool = True
-    lanl_system: int = 20
-    downtime: str | float = "transient"
-    load_scale: float = 1.0
-    backfill: bool = True
-    migration: bool = True
-    migration_cost: float = 0.0
-    seed: int = 0
-    max_jobs: int | None = None
-    torus_dims: tuple[int, int, int] = (4, 4, 8)
-    gamma: float = DEFAULT_GAMMA
-    bsld_form: str = "standard"
-    scheduler: str = "krevat"
-    predictor: str | None = None
-    confidence: float = 0.1
-    accuracy: float = 0.1
-    false_positive_rate: float = 0.0
-    pf_form: str = "product"
-    synthetic_model: str = "exponential"
-    checkpoint_interval: float | str | None = None
-    checkpoint_cost: float = 0.0
-    recovery_time: float = 0.0
-    preventive: str = "none"
-    preventive_migration_cost: float = 0.0
-    spares: int = 0
-    prediction_accuracy: float = 1.0
-
-    def resilience(self) -> ResiliencePolicy:
-        """The run's :class:`~torus_sim.policies.resilience.ResiliencePolicy` (raises ConfigurationError if invalid)."""
-        return ResiliencePolicy(
-            checkpoint_interval=self.checkpoint_interval,
-            checkpoint_cost=self.checkpoint_cost,
-            recovery_time=self.recovery_time,
-            preventive=self.preventive,
-            migration_cost=self.preventive_migration_cost,
-            spares=self.spares,
-            prediction_accuracy=self.prediction_accuracy,
-        )
-
-    def validate(self) -> None:
-        """Raise ConfigurationError for a value out of its domain."""
-        if not (self.load_scale > 0 and math.isfinite(self.load_scale)):
-            raise ConfigurationError(f"load scale c must be a positive number, got {self.load_scale}")
-        if self.bsld_form not in BSLD_FORMS:
-            raise ConfigurationError(f"bsld_form must be one of {BSLD_FORMS}, got {self.bsld_form!r}")
-        if not self.gamma > 0:
-            raise ConfigurationError(f"gamma must be positive, got {self.gamma}")
-        if self.max_jobs is not None and self.max_jobs < 1:
-            raise ConfigurationError(f"max_jobs must be >= 1, got {self.max_jobs}")
-        if self.scheduler not in SCHEDULERS:
-            raise ConfigurationError(f"unknown scheduler {self.scheduler!r}; choose from {SCHEDULERS}")
-        if self.predictor is not None and self.predictor not in PREDICTORS:
-            raise ConfigurationError(f"unknown predictor {self.predictor!r}; choose from {PREDICTORS.names()}")
-        if self.scheduler == "krevat" and self.predictor not in (None, "null"):
-            raise ConfigurationError(
-                f"the krevat scheduler uses no predictor; got {self.predictor!r} (use balancing or tiebreak)"
-            )
-        for name in ("confidence", "accuracy", "false_positive_rate"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ConfigurationError(f"{name.replace('_', ' ')} must lie in [0, 1], got {value}")
-        self.resilience()
-        if self.synthetic_model not in DISTRIBUTIONS:
-            raise ConfigurationError(f"synthetic_model must be one of {DISTRIBUTIONS}, got {self.synthetic_model!r}")
-        if self.pf_form not in PF_FORMS:
-            raise ConfigurationError(f"pf_form must be one of {PF_FORMS}, got {self.pf_form!r}")
-        if isinstance(self.downtime, str) and self.downtime not in DOWNTIME_MODES:
-            raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds, got {self.downtime!r}")
+# -- policy ---------------------------------------------------------------------------------
 
 
-@dataclass
-class RunResult:
-    """A finished run.
-
-    Attributes:
-        config: the configuration.
-        summary: the summary metrics (see :func:`torus_sim.metrics.summarize`).
-        jobs: per-job results (see :func:`torus_sim.metrics.job_table`).
-        inputs: file paths and SHA-256 of the workload and failure log, cleaning counts.
-        record: the raw event record.
-    """
-
-    config: RunConfig
-    summary: dict
-    jobs: pd.DataFrame
-    inputs: dict
-    record: SimulationRecord = field(repr=False)
-
-    def manifest(self) -> dict:
-        """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data)."""
-        from torus_sim import __version__
-
-        return {"torus_sim_version": __version__, "config": asdict(self.config), "inputs": self.inputs, "summary": self.summary}
+def placement_name(scenario: Scenario) -> str:
+    """The placement after defaults: the policy's own for balancing and tie-break, else MFP."""
+    if scenario.placement is not None:
+        return scenario.placement
+    return scenario.policy if scenario.policy in ("balancing", "tiebreak") else "mfp"
 
 
-def load_workload(config: RunConfig, torus: Torus) -> Workload:
-    """Read and clean the configured SWF workload for the torus (BGL-FAULT §6.2)."""
-    trace = read_swf(config.workload)
-    return jobs_from_swf(trace, torus.size, partial(round_up_to_feasible_size, torus.dims), config.load_scale, config.max_jobs)
+def predictor_name(scenario: Scenario) -> str:
+    """The failure predictor after defaults (:data:`DEFAULT_PREDICTOR`)."""
+    return scenario.predictor or DEFAULT_PREDICTOR[placement_name(scenario)]
 
 
-def build_scheduler(config: RunConfig) -> KrevatScheduler:
-    """The configured scheduler with its placement and predictor (BGL-FAULT §5.1, §5.2)."""
-    predictor_name = config.predictor or DEFAULT_PREDICTOR[config.scheduler]
+def build_placement(scenario: Scenario):
+    """The placement policy with its failure predictor (BGL-FAULT §4, §5.2)."""
+    name = placement_name(scenario)
+    if name == "mfp":
+        return MfpPlacement()
     parameters = {
-        "oracle-confidence": {"confidence": config.confidence},
-        "oracle-accuracy": {"accuracy": config.accuracy, "false_positive_rate": config.false_positive_rate},
-    }.get(predictor_name, {})
-    predictor = PREDICTORS.make(predictor_name, **parameters)
-    if config.scheduler == "balancing":
-        placement = BalancingPlacement(predictor, config.pf_form)
-    elif config.scheduler == "tiebreak":
-        placement = TieBreakPlacement(predictor)
+        "oracle-confidence": {"confidence": scenario.confidence},
+        "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
+    }.get(predictor_name(scenario), {})
+    predictor = PREDICTORS.make(predictor_name(scenario), **parameters)
+    return BalancingPlacement(predictor, scenario.pf_form) if name == "balancing" else TieBreakPlacement(predictor)
+
+
+def build_policy(scenario: Scenario, tables: AllotmentTables | None = None, allocation: np.ndarray | None = None) -> Policy:
+    """The scenario's policy object.
+
+    Args:
+        scenario: the run.
+        tables: BATCH-LIST's allotment tables shared by the scenarios of a job set.
+        allocation: LPA / MINTIME / MINAREA's allocation shared likewise.
+
+    Returns:
+        A fresh policy (policies keep per-run state).
+
+    References:
+        BGL-FAULT §5; PV-EASY §4; RIGID §4; MOLDABLE §4.
+    """
+    name = scenario.policy
+    placement = build_placement(scenario)
+    explicit = placement if (scenario.placement is not None or name in ("balancing", "tiebreak")) else None
+    if name in ("krevat", "balancing", "tiebreak"):
+        return KrevatScheduler(placement, scenario.backfill, scenario.migration, scenario.migration_cost)
+    if name == "FCFS":
+        policy = FcfsPolicy()
+        policy.placement = explicit
+        return policy
+    if name in ("FCFS-EASY", "SJF-EASY"):
+        return EasyPolicy("sjf" if name == "SJF-EASY" else "fcfs", explicit)
+    if name == "conservative":
+        return ConservativePolicy(explicit)
+    if name == "PV-EASY":
+        return PvEasyPolicy(explicit)
+    if name.startswith("R-LIST-"):
+        policy = ListPolicy({"0": 0, "1": 1, "Q": -1}[name[-1]], scenario.priority)
+    elif name.startswith("R-SHELF"):
+        policy = ShelfPolicy(name.endswith("-B"), "FILL" in name, scenario.priority)
+    elif name == "BATCH":
+        policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon)
     else:
-        placement = MfpPlacement()
-    return KrevatScheduler(placement, backfill=config.backfill, migration=config.migration, migration_cost=config.migration_cost)
+        policy = AllocationListPolicy(name, scenario.priority, allocation)
+    policy.placement = explicit
+    return policy
+
+
+build_scheduler = build_policy
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchSet:
+    """A batch workload with what its runs share: the job set, its failure scenarios, caches.
+
+    Attributes:
+        workload: the jobs.
+        silent_errors: int ``(S, n)``, the failure scenarios (f_j per job), or None.
+        model_seeds: the model seed of each scenario.
+        tables: BATCH-LIST's tables (None until needed).
+        allocations: LPA / MINTIME / MINAREA allocations by name.
+    """
+
+    workload: Workload
+    silent_errors: np.ndarray | None
+    model_seeds: list[int]
+    tables: AllotmentTables | None = None
+    allocations: dict = field(default_factory=dict)
+
+
+def _nodes(scenario: Scenario, named: int | None) -> int:
+    if scenario.platform == "torus":
+        return int(np.prod(scenario.torus_dims))
+    nodes = scenario.nodes or named
+    if not nodes:
+        raise ConfigurationError("a cluster needs its number of nodes: give nodes (the workload names none)")
+    return nodes
+
+
+def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
+    """Read and clean an online (SWF) workload for the scenario's platform.
+
+    Args:
+        scenario: the run.
+        capacity: the platform's nodes (read from the scenario and the trace when None).
+
+    Returns:
+        The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.workload.jobs`).
+    """
+    trace = read_swf(scenario.workload_path)
+    named = trace.header_int("MaxProcs") or trace.header_int("MaxNodes")
+    capacity = capacity or _nodes(scenario, named)
+    round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if scenario.platform == "torus" else None
+    return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, SWF_RULES[scenario.rules])
+
+
+@lru_cache(maxsize=8)
+def _generated_set(workload: str, jobs: int | None, job_set: int, seed: int, nodes: int, processor_range, runtime_range, torus_dims):
+    """The job set of a generated batch (cached: the runs of a sweep share their sets)."""
+    if workload == "rigid":
+        count = jobs or 100
+        low, high = processor_range or (max(1, round(0.005 * nodes)), max(1, round(0.2 * nodes)))
+        rigid = generate_rigid_set(np.random.default_rng([seed, job_set, count]), count, (low, high), tuple(runtime_range))
+        round_size = partial(round_up_to_feasible_size, torus_dims) if torus_dims else None
+        source = f"RIGID §5.1 synthetic set {job_set} (n = {count}, seed {seed})"
+        return rigid_workload(rigid, source, None, round_size), rigid
+    from torus_sim.workload.speedup import SPEEDUP_MODELS, generate_speedup_model
+
+    name = workload.split(":", 1)[1]
+    if name not in SPEEDUP_MODELS:
+        raise ConfigurationError(f"unknown speedup model {name!r}; choose from {', '.join(SPEEDUP_MODELS)}")
+    count = jobs or 500
+    model = generate_speedup_model(name, count, np.random.default_rng([seed, job_set, count, SPEEDUP_MODELS.index(name)]))
+    source = f"MOLDABLE §5.1 synthetic set {job_set} ({name}, n = {count}, seed {seed})"
+    return moldable_workload(model.times(nodes), source), model
+
+
+def batch_set(scenario: Scenario) -> BatchSet:
+    """The batch workload of a scenario and its failure scenarios.
+
+    The job sets and scenarios of generated batches come from the seeds of the papers' experiments
+    (set i: ``[seed, i, n]``; its scenarios: ``[seed, i, n, round(q̄ 1e6), 1]`` for RIGID,
+    ``[seed, i, n, round(λ 1e12), 2]`` for MOLDABLE), so every heuristic sees the same ones.
+
+    Raises:
+        ConfigurationError: an unknown workload, a moldable workload on the torus, or jobs that do not fit.
+    """
+    from torus_sim.workload.refcode import read_failure_scenarios, read_rigid_jobs
+
+    workload = scenario.workload
+    torus = scenario.platform == "torus"
+    if workload.startswith(("moldable:", "table:")) and torus:
+        raise ConfigurationError("moldable jobs run on a cluster (any processor count); the torus offers only partition sizes")
+    silent = scenario.silent_spec
+    rigid = None
+    if workload.startswith("refcode:"):
+        header, rigid = read_rigid_jobs(workload.split(":", 1)[1])
+        nodes = _nodes(scenario, header.processors)
+        rigid.check_fits(nodes)
+        round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if torus else None
+        batch = rigid_workload(rigid, workload, header.processors, round_size)
+        rate = header.error_rate
+    elif workload == "steady-state":
+        from torus_sim.workload.synthetic import steady_state_workload
+
+        nodes = _nodes(scenario, None)
+        batch = steady_state_workload(scenario.jobs or 2000, nodes, np.random.default_rng([scenario.seed, scenario.job_set]))
+        rate = None
+    elif workload.startswith("table:"):
+        from torus_sim.workload.speedup import read_time_table
+
+        model = read_time_table(workload.split(":", 1)[1], scenario.monotonic)
+        nodes = min(_nodes(scenario, model.max_processors), model.max_processors)
+        batch = moldable_workload(model.times(nodes), workload)
+        rate = None
+    else:
+        nodes = _nodes(scenario, 10000 if workload == "rigid" else 7500)
+        batch, made = _generated_set(
+            workload,
+            scenario.jobs,
+            scenario.job_set,
+            scenario.seed,
+            nodes,
+            scenario.processor_range,
+            scenario.runtime_range,
+            scenario.torus_dims if torus else None,
+        )
+        if workload == "rigid":
+            rigid = made
+            made.check_fits(nodes)
+        rate = None
+    count = len(batch.jobs)
+    if silent == "none":
+        return BatchSet(batch, None, [scenario.seed])
+    if silent != "drawn":
+        scenarios = read_failure_scenarios(silent, count, scenario.scenarios if scenario.scenarios > 1 else None)
+        return BatchSet(batch, scenarios, [scenario.seed] * len(scenarios))
+    if batch.times is not None:
+        lam = scenario.error_rate if scenario.error_rate is not None else rate
+        if lam is None:
+            raise ConfigurationError("drawn silent errors on moldable jobs need the error rate λ (error_rate)")
+        work = batch.times[:, 0]  # w_j = t_j(1)
+        name = workload.split(":", 1)[1]
+        rng = np.random.default_rng([scenario.seed, scenario.job_set, count, round(lam * 1e12), 2])
+        probabilities = failure_probabilities_by_work(work, lam)
+        if workload.startswith("table:"):
+            rng = np.random.default_rng([scenario.seed, scenario.job_set, count, 2, hash(name) % 1000])
+    else:
+        areas = np.array([job.runtime * job.partition_size for job in batch.jobs]) if rigid is None else rigid.areas
+        if scenario.mean_failure_probability is not None:
+            lam = error_rate_for_mean_probability(areas, scenario.mean_failure_probability)
+            marker = round(scenario.mean_failure_probability * 1e6)
+        elif scenario.error_rate is not None or rate is not None:
+            lam = scenario.error_rate if scenario.error_rate is not None else rate
+            marker = round(lam * 1e12)
+        else:
+            raise ConfigurationError("drawn silent errors need q̄ (mean_failure_probability) or λ (error_rate)")
+        rng = np.random.default_rng([scenario.seed, scenario.job_set, count, marker, 1])
+        probabilities = failure_probabilities_by_area(areas, lam)
+    scenarios = draw_scenarios(probabilities, scenario.scenarios, rng)
+    return BatchSet(batch, scenarios, list(range(scenario.scenarios)))
+
+
+def load_failures(scenario: Scenario, capacity: int, workload: Workload):
+    """The fail-stop failures: a log, a synthetic request, or None; and the spans a real log leaves uncovered."""
+    spec = scenario.failure_spec
+    span = workload.span if scenario.fit_failures else None
+    failures = load_failure_source(spec, capacity, span, scenario.lanl_system, scenario.synthetic_model)
+    uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) and workload.kind == "online" else []
+    return failures, uncovered
 
 
 def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[float, float]]:
@@ -238,100 +337,265 @@ def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[flo
     return gaps
 
 
-def run(config: RunConfig) -> RunResult:
-    """Run one simulation.
+def build_platform(scenario: Scenario, nodes: int):
+    """The platform of a scenario: the torus (its partition table shared per process) or a node count."""
+    if scenario.platform == "torus":
+        torus = Torus(tuple(scenario.torus_dims))
+        return TorusPlatform(torus, partition_table(torus.dims))
+    return nodes
+
+
+def resilience_of(scenario: Scenario) -> ResiliencePolicy:
+    """The scenario's :class:`~torus_sim.policies.resilience.ResiliencePolicy`."""
+    return ResiliencePolicy(
+        checkpoint_interval=scenario.checkpoint_interval,
+        checkpoint_cost=scenario.checkpoint_cost,
+        recovery_time=scenario.recovery_time,
+        preventive=scenario.preventive,
+        migration_cost=scenario.preventive_migration_cost,
+        spares=scenario.spares,
+        prediction_accuracy=scenario.prediction_accuracy,
+    )
+
+
+def preemption_of(scenario: Scenario) -> Preemption:
+    """PV-EASY's preemption mode of the scenario."""
+    return Preemption(scenario.preemption, scenario.preemption_interval, scenario.time_cost, scenario.slowdown)
+
+
+def runtime_predictor_of(scenario: Scenario):
+    """A factory of the runtime predictor (taking the model's generator), or None."""
+    if scenario.runtime_predictor is None:
+        return None
+    return partial(make_runtime_predictor, scenario.runtime_predictor)
+
+
+def model_arguments(scenario: Scenario, inputs: dict, scenario_index: int = 0, record: bool = True) -> tuple[tuple, dict]:
+    """The arguments of :class:`~torus_sim.model.SchedulingModel` for one simulation of a scenario.
 
     Args:
-        config: the run's configuration.
+        scenario: the run.
+        inputs: what was read so far (workload, failures, batch set); filled in, for the manifest
+            and for the next simulation of the same run.
+        scenario_index: which silent-error scenario of a batch.
+        record: keep the per-job, per-pass tables.
 
     Returns:
-        The result: summary, per-job table, inputs and the event record.
-
-    Raises:
-        ConfigurationError: a parameter out of its domain.
-        WorkloadFormatError, FailureLogFormatError: a malformed input line.
-        FileNotFoundError: an input file is missing.
+        ``(positional arguments, keyword arguments)``.
     """
-    config.validate()
-    model = ConfiguredTorusModel(**{name: getattr(config, name) for name in config.__dataclass_fields__})
-    workload, failures, uncovered = model.workload, model.failure_source, model.uncovered
-    record = model.run()
+    if scenario.batch:
+        batch = inputs.get("batch") or batch_set(scenario)
+        inputs["batch"] = batch
+        workload = batch.workload
+        silent = batch.silent_errors[scenario_index] if batch.silent_errors is not None else None
+        seed = batch.model_seeds[scenario_index]
+        policy = build_policy(scenario, **_shared(scenario, batch))
+    else:
+        if scenario.silent_spec == "drawn":
+            raise ConfigurationError("drawn silent errors need a batch workload (rigid, moldable:<model>, refcode:, table:)")
+        workload = inputs.get("workload") or load_workload(scenario)
+        inputs["workload"] = workload
+        silent = None
+        seed = scenario.seed
+        policy = build_policy(scenario)
+    nodes = _nodes(scenario, workload.processors)
+    platform = build_platform(scenario, nodes)
+    if "failures" not in inputs:
+        capacity = platform if isinstance(platform, int) else platform.capacity
+        inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload)
+    keywords = {
+        "downtime": scenario.downtime,
+        "resilience": resilience_of(scenario),
+        "preemption": preemption_of(scenario),
+        "runtime_predictor": runtime_predictor_of(scenario),
+        "silent_errors": silent,
+        "verification_time": scenario.verification_time,
+        "seed": seed,
+        "record": record,
+        "record_fairness": scenario.fairness,
+    }
+    return (workload, policy, platform, inputs["failures"]), keywords
+
+
+def build_model(scenario: Scenario, inputs: dict | None = None, scenario_index: int = 0, record: bool = True) -> SchedulingModel:
+    """The engine for one simulation of a scenario (see :func:`model_arguments`)."""
+    arguments, keywords = model_arguments(scenario, {} if inputs is None else inputs, scenario_index, record)
+    return SchedulingModel(*arguments, **keywords)
+
+
+def _shared(scenario: Scenario, batch: BatchSet) -> dict:
+    """What the runs of one batch set share for this policy (BATCH's tables, a local allocation)."""
+    if scenario.policy == "BATCH":
+        if batch.tables is None:
+            batch.tables = AllotmentTables(batch.workload.times)
+        return {"tables": batch.tables}
+    if scenario.policy in ALLOCATIONS:
+        if scenario.policy not in batch.allocations:
+            batch.allocations[scenario.policy] = ALLOCATIONS[scenario.policy](batch.workload.times)
+        return {"allocation": batch.allocations[scenario.policy]}
+    return {}
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """A finished run.
+
+    Attributes:
+        config: the scenario.
+        summary: the summary metrics (see :func:`torus_sim.metrics.summarize_record`; a batch of
+            several scenarios: ``mean_ratio``, ``max_ratio``, ``mean_makespan``, ...).
+        jobs: per-job results (the first simulation's; empty for a batch of several scenarios).
+        inputs: file paths and SHA-256 of the inputs, cleaning counts.
+        record: the raw event record (the first simulation's).
+        scenarios: per silent-error scenario of a batch: makespan, lower bound, failures (else empty).
+    """
+
+    config: Scenario
+    summary: dict
+    jobs: pd.DataFrame
+    inputs: dict
+    record: SimulationRecord | None = field(repr=False, default=None)
+    scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    def manifest(self) -> dict:
+        """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data)."""
+        from torus_sim import __version__
+
+        return {"torus_sim_version": __version__, "config": self.config.model_dump(mode="json"), "inputs": self.inputs, "summary": self.summary}
+
+
+def lower_bounds(scenario: Scenario, batch: BatchSet, nodes: int) -> np.ndarray:
+    """The makespan lower bound of every failure scenario: L(f) (rigid, RIGID Eq. 5-6) or L'(J, f) (MOLDABLE §5.1)."""
+    failures = batch.silent_errors if batch.silent_errors is not None else np.zeros((1, len(batch.workload.jobs)), dtype=int)
+    if batch.workload.times is not None:
+        return moldable_lower_bound(batch.workload.times, failures)
+    jobs = batch.workload.jobs
+    runtimes = np.array([job.runtime for job in jobs])
+    sizes = np.array([job.partition_size for job in jobs])
+    return rigid_lower_bound(runtimes, sizes, failures, nodes, scenario.verification_time)
+
+
+def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -> dict:
+    workload = model.workload
     log = model.failure_log
-    inputs = {
+    failures = inputs.get("failures")
+    spec = scenario.failure_spec
+    return {
         "workload": {
             "path": workload.source,
             "sha256": workload.sha256,
             "jobs": len(workload.jobs),
+            "kind": workload.kind,
             "cleaning": dict(sorted(workload.cleaning.items())),
         },
+        "platform": {"kind": model.platform.kind, "nodes": model.platform.capacity},
         "failures": {
-            "spec": config.failures,
-            "path": str(BUNDLED_BGL_RAS)
-            if config.failures == "bundled"
-            else (config.failures if isinstance(failures, FailureLog) else None),
+            "spec": spec,
+            "path": str(BUNDLED_BGL_RAS) if spec == "bundled" else (spec if isinstance(failures, FailureLog) else None),
             "sha256": log.sha256,
             "source": log.source,
             "count": len(log),
             "reader_counts": dict(sorted(log.counts.items())),
-            "uncovered_span": uncovered,
+            "uncovered_span": inputs.get("uncovered", []),
         },
-        "predictor": config.predictor or DEFAULT_PREDICTOR[config.scheduler],
+        "silent_errors": scenario.silent_spec,
+        "policy": model.policy.name,
+        "predictor": predictor_name(scenario) if placement_name(scenario) != "mfp" else "null",
     }
-    summary = summarize(record, config.gamma, config.bsld_form)
-    return RunResult(
-        config=config, summary=summary, jobs=job_table(record.jobs, config.gamma, config.bsld_form), inputs=inputs, record=record
+
+
+def run(scenario: Scenario) -> RunResult:
+    """Run one scenario.
+
+    Args:
+        scenario: the run (a :class:`~torus_sim.scenario.Scenario`).
+
+    Returns:
+        The result: summary, per-job table, inputs, the event record, and the per-scenario table of a batch.
+
+    Raises:
+        ConfigurationError: a parameter out of its domain or a combination a policy does not support.
+        WorkloadFormatError, FailureLogFormatError, JobSetFormatError: a malformed input line.
+        FileNotFoundError: an input file is missing.
+    """
+    inputs: dict = {}
+    if not scenario.batch:
+        model = build_model(scenario, inputs)
+        _warn_uncovered(inputs)
+        record = model.run()
+        summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form)
+        from torus_sim.metrics.summary import job_table
+
+        return RunResult(scenario, summary, job_table(record.jobs, scenario.gamma, scenario.bsld_form), _inputs_manifest(scenario, inputs, model), record)
+    model = build_model(scenario, inputs, 0, record=True)
+    batch: BatchSet = inputs["batch"]
+    count = len(batch.model_seeds)
+    bounds = lower_bounds(scenario, batch, model.platform.capacity)
+    record = model.run()
+    makespans = [record.makespan]
+    for index in range(1, count):
+        makespans.append(build_model(scenario, inputs, index, record=False).run().makespan)
+    failures = batch.silent_errors.sum(axis=1) if batch.silent_errors is not None else np.zeros(1, dtype=int)
+    makespans = np.array(makespans)
+    ratios = makespans / bounds
+    table = pd.DataFrame({"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios})
+    summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form) if count == 1 else {}
+    summary.update(
+        {
+            "scenarios": count,
+            "mean_ratio": float(ratios.mean()),
+            "max_ratio": float(ratios.max()),
+            "mean_makespan": float(makespans.mean()),
+            "mean_lower_bound": float(bounds.mean()),
+            "mean_failures": float(failures.mean()),
+        }
     )
+    from torus_sim.metrics.summary import job_table
+
+    jobs = job_table(record.jobs, scenario.gamma, scenario.bsld_form)
+    return RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
 
 
-class ConfiguredTorusModel(SchedulingModel):
-    """The torus model built from :class:`RunConfig` fields, for ``mesa.batch_run``.
+def _warn_uncovered(inputs: dict) -> None:
+    uncovered = inputs.get("uncovered")
+    if uncovered:
+        failures = inputs["failures"]
+        warnings.warn(
+            f"failure log {failures.source} does not cover the workload's span: no failures in "
+            + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
+            + " (fit it onto the span, the default, or choose another log)",
+            stacklevel=3,
+        )
+
+
+class ConfiguredModel(SchedulingModel):
+    """The model built from scenario fields, the class to hand to ``mesa.batch_run`` (every platform).
 
     ``mesa.batch_run`` constructs a model from keyword arguments and steps it; this class takes the
-    fields of :class:`RunConfig` (``failures``, ``scheduler``, ``confidence``, ``seed``, ...) plus
-    ``step_seconds``. ``batch_run`` does not vary seeds between iterations: pass ``seed`` as a list
-    of values instead.
-
-    It is also what :func:`run` builds: reading the workload, resolving the failure source (with a
-    warning naming the spans a real log does not cover), building the scheduler and the resilience
-    policy happen here once.
+    fields of :class:`~torus_sim.scenario.Scenario` (``platform``, ``workload``, ``failures``,
+    ``policy``, ``confidence``, ``seed``, ...) plus ``step_seconds`` and, for a batch, which
+    silent-error scenario to run (``scenario_index``). ``batch_run`` does not vary seeds between
+    iterations: pass ``seed`` as a list of values instead.
 
     Args:
         step_seconds: simulated seconds per Mesa step (one DataCollector row each).
-        **fields: RunConfig fields.
+        scenario_index: the silent-error scenario of a batch to run.
+        **fields: Scenario fields.
 
     Raises:
         ConfigurationError: an unknown field or a value out of its domain.
     """
 
-    def __init__(self, step_seconds: float = 3600.0, **fields) -> None:
-        try:
-            config = RunConfig(**fields)
-        except TypeError as error:
-            raise ConfigurationError(f"unknown run parameter: {error}") from None
-        config.validate()
-        torus = Torus(tuple(config.torus_dims))
-        workload = load_workload(config, torus)
-        span = workload.span if config.fit_failures else None
-        failures = load_failure_source(config.failures, torus.size, span, config.lanl_system, config.synthetic_model)
-        uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) else []
-        if uncovered:
-            warnings.warn(
-                f"failure log {failures.source} does not cover the workload's span: no failures in "
-                + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
-                + " (fit it onto the span, the default, or choose another log)",
-                stacklevel=2,
-            )
-        super().__init__(
-            workload,
-            build_scheduler(config),
-            TorusPlatform(torus, _table(torus)),
-            failures,
-            downtime=config.downtime,
-            seed=config.seed,
-            step_seconds=step_seconds,
-            resilience=config.resilience(),
-        )
-        self.workload = workload  # the inputs, for the run's manifest
-        self.failure_source = failures
-        self.uncovered = uncovered
-        self.config = config
+    def __init__(self, step_seconds: float = 3600.0, scenario_index: int = 0, **fields) -> None:
+        self.scenario = Scenario.make(**fields)
+        self.inputs: dict = {}
+        arguments, keywords = model_arguments(self.scenario, self.inputs, scenario_index)
+        _warn_uncovered(self.inputs)
+        super().__init__(*arguments, step_seconds=step_seconds, **keywords)
+
+
+ConfiguredTorusModel = ConfiguredModel
+"""The name the batch-run class had before the one engine."""

@@ -18,6 +18,9 @@ class SchedulingView:
     """A read-only window on a :class:`~torus_sim.model.SchedulingModel` for its policy.
 
     Attributes:
+        queue: the wait queue (:class:`~torus_sim.wait_queue.WaitQueue`), in the policy's order; read only.
+        running: running jobs by job id; read only.
+        platform: the platform; read only (only the engine allocates, releases, fails and repairs).
         ended: for policies that plan after every attempt end (RIGID Alg. 1): ``(job, failed)`` of
             the attempt that just ended (``failed``: a silent error was found); None in other passes.
 
@@ -25,10 +28,13 @@ class SchedulingView:
         PV-EASY §4 (a scheduler sees the queue, the running jobs and their predictions); BGL-FAULT §5.
     """
 
-    __slots__ = ("_model", "ended")
+    __slots__ = ("_model", "ended", "platform", "queue", "running")
 
     def __init__(self, model) -> None:
         self._model = model
+        self.queue = model.scheduler.queue
+        self.running = model.running_jobs
+        self.platform = model.platform
         self.ended = None
 
     # -- state ------------------------------------------------------------------------------
@@ -37,21 +43,6 @@ class SchedulingView:
     def now(self) -> float:
         """Current simulated time, seconds."""
         return self._model.simulator.time
-
-    @property
-    def queue(self):
-        """The wait queue (:class:`~torus_sim.wait_queue.WaitQueue`), in the policy's order; read only."""
-        return self._model.scheduler.queue
-
-    @property
-    def running(self):
-        """Running jobs by job id (read only)."""
-        return self._model.running_jobs
-
-    @property
-    def platform(self):
-        """The platform (read only: only the engine allocates, releases, fails and repairs)."""
-        return self._model.platform
 
     @property
     def returned(self) -> list:
@@ -70,7 +61,7 @@ class SchedulingView:
 
     def free_count(self) -> int:
         """Nodes free now."""
-        return self._model.platform.free_count()
+        return self.platform.free_count()
 
     # -- predictions ---------------------------------------------------------------------------
 

@@ -22,17 +22,19 @@ class WaitQueue:
 
     Args:
         key: the sort key of a job (smaller first); keys must differ between jobs.
+        by_size: keep the per-partition-size lists (for backfilling on the torus); :meth:`of_size`
+            and :meth:`sizes` need them.
 
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
     """
 
-    def __init__(self, key=fcfs_key) -> None:
+    def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
         self._key = key
+        self._indexed = by_size
         self._order: list[tuple] = []  # (key, job id), ascending
         self._jobs: list[Job] = []  # the jobs, in the same order
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
-        self._keys: dict[int, object] = {}  # job id -> its key while queued
         self.demand = 0
 
     def __len__(self) -> int:
@@ -45,7 +47,7 @@ class WaitQueue:
         return self._jobs[index]
 
     def __contains__(self, job: Job) -> bool:
-        return job.job_id in self._keys
+        return job.queue_key is not None
 
     @property
     def head(self) -> Job | None:
@@ -59,18 +61,44 @@ class WaitQueue:
     def add(self, job: Job) -> None:
         """Insert a job at its position (arrival, or back after a kill, a silent error or a preemption).
 
+        The entry ``(key, job id)`` is kept on the job (``job.queue_key``) while it waits.
+
         Raises:
             SimulationError: the job is queued already.
         """
-        if job.job_id in self._keys:
+        if job.queue_key is not None:
             raise SimulationError(f"{job!r} is already in the wait queue")
-        entry = (self._key(job), job.job_id)
-        for order, jobs in ((self._order, self._jobs), self._by_size.setdefault(job.partition_size, ([], []))):
+        entry = job.queue_key = (self._key(job), job.job_id)
+        index = bisect_right(self._order, entry)
+        self._order.insert(index, entry)
+        self._jobs.insert(index, job)
+        if self._indexed:
+            order, jobs = self._by_size.setdefault(job.partition_size, ([], []))
             index = bisect_right(order, entry)
             order.insert(index, entry)
             jobs.insert(index, job)
-        self._keys[job.job_id] = entry[0]
         self.demand += job.partition_size
+
+    def extend(self, jobs) -> None:
+        """Insert several jobs (arrivals at one instant): one sort instead of one insertion each."""
+        jobs = list(jobs)
+        if len(jobs) < 8 or self._jobs:
+            for job in jobs:
+                self.add(job)
+            return
+        for job in jobs:
+            if job.queue_key is not None:
+                raise SimulationError(f"{job!r} is already in the wait queue")
+            job.queue_key = (self._key(job), job.job_id)
+            self.demand += job.partition_size
+        ordered = sorted(jobs, key=lambda job: job.queue_key)
+        self._order = [job.queue_key for job in ordered]
+        self._jobs = ordered
+        if self._indexed:
+            for job in ordered:
+                order, same = self._by_size.setdefault(job.partition_size, ([], []))
+                order.append(job.queue_key)
+                same.append(job)
 
     def remove(self, job: Job) -> None:
         """Take a job off the queue.
@@ -78,26 +106,42 @@ class WaitQueue:
         Raises:
             SimulationError: the job is not queued.
         """
-        key = self._keys.pop(job.job_id, None)
-        if key is None:
+        entry = job.queue_key
+        if entry is None:
             raise SimulationError(f"{job!r} is not in the wait queue")
-        entry = (key, job.job_id)
-        size_lists = self._by_size[job.partition_size]
-        for order, jobs in ((self._order, self._jobs), size_lists):
+        job.queue_key = None
+        order, jobs = self._order, self._jobs
+        index = bisect_left(order, entry)
+        if index == len(order) or jobs[index] is not job:
+            raise SimulationError(f"{job!r} is not in the wait queue")
+        del order[index]
+        del jobs[index]
+        if self._indexed:
+            order, jobs = self._by_size[job.partition_size]
             index = bisect_left(order, entry)
-            if index == len(order) or jobs[index] is not job:
-                raise SimulationError(f"{job!r} is not in the wait queue")
             del order[index]
             del jobs[index]
-        if not size_lists[1]:
-            del self._by_size[job.partition_size]
+            if not jobs:
+                del self._by_size[job.partition_size]
         self.demand -= job.partition_size
 
     def sizes(self) -> list[int]:
-        """Partition sizes of the waiting jobs, ascending."""
+        """Partition sizes of the waiting jobs, ascending.
+
+        Raises:
+            SimulationError: the queue keeps no per-size lists.
+        """
+        if not self._indexed:
+            raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
         return sorted(self._by_size)
 
     def of_size(self, size: int) -> list[Job]:
-        """Waiting jobs of one partition size, in order (the queue's own list: do not modify)."""
+        """Waiting jobs of one partition size, in order (the queue's own list: do not modify).
+
+        Raises:
+            SimulationError: the queue keeps no per-size lists.
+        """
+        if not self._indexed:
+            raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
         lists = self._by_size.get(size)
         return lists[1] if lists else []

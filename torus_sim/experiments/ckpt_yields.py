@@ -15,7 +15,7 @@ import pandas as pd
 from failure_logs.synthetic import generate_failures
 from torus_sim.analytic import ckpt_migration as analytic
 from torus_sim.metrics import summarize
-from torus_sim.model import TorusModel
+from torus_sim.model import SchedulingModel
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 from torus_sim.workload.synthetic import steady_state_workload
@@ -85,7 +85,7 @@ def compare_yields(
     rows = []
     baseline = None
     for name, (log, policy, throughput) in strategies.items():
-        summary = summarize(TorusModel(workload, log, downtime=downtime, resilience=policy, seed=seed).run())
+        summary = summarize(SchedulingModel(workload, None, None, log, downtime=downtime, resilience=policy, seed=seed).run())
         baseline = summary["omega_util"] if baseline is None else baseline
         simulated = summary["omega_util"] / baseline
         expected = throughput / nodes if throughput is not None else np.nan

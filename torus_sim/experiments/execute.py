@@ -1,13 +1,24 @@
-"""Running an experiment file's runs on any executor, one row per run."""
+"""Running a scenario file: its runs on any executor, then its tables and figures.
+
+Outputs (:func:`write_experiment`): ``results.csv`` (one row per run: every parameter and metric),
+``size_groups.csv`` (PV-EASY Figs. 2-3: MBS / MWBS of blocked jobs by size, online runs),
+``summary.csv`` (batch experiments with job sets: the expected and maximum ratios of RIGID /
+MOLDABLE, means over the sets), ``comparison.csv`` (ours beside the file's published values) and one
+PNG per figure.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
-from torus_sim.experiments.scenario import Experiment
-from torus_sim.experiments.sweep import run_configs
+from torus_sim.experiments.batch import expected_ratio_table
+from torus_sim.experiments.experiment import Experiment
+from torus_sim.experiments.sweep import run_configs, run_key, stored_tables
+from torus_sim.files import atomic_write
 
-__all__ = ["run_experiment"]
+__all__ = ["compare_with_paper", "experiment_tables", "run_experiment", "write_experiment"]
 
 
 def run_experiment(
@@ -19,7 +30,7 @@ def run_experiment(
     progress: bool = True,
     **overrides,
 ) -> pd.DataFrame:
-    """Run every point of an experiment (cases x grid x seeds).
+    """Run every point of an experiment (cases x grid x job sets x seeds).
 
     Args:
         experiment: the parsed file.
@@ -28,15 +39,101 @@ def run_experiment(
         results_dir: folder for per-run results; runs already stored there are skipped (resume).
         scheduler_address: a Dask scheduler instead of a local cluster.
         progress: show a progress bar.
-        **overrides: RunConfig fields replacing the file's for every run (e.g. ``max_jobs``).
+        **overrides: Scenario fields replacing the file's for every run (``max_jobs``, ``scenarios``).
 
     Returns:
         One row per run, in file order, with the varying parameters under their own names as the file
-        gives them (an integer failure count stays an integer in column ``failures``).
+        gives them (an integer failure count stays an integer in column ``failures``) and ``name`` for
+        named cases. ``table.attrs["tables"]`` holds the runs' extra tables (by key).
     """
     points = experiment.points()
-    configs = [experiment.config(point, **overrides) for point in points]
-    table = run_configs(configs, executor, workers, results_dir, scheduler_address, progress)
+    configs = [experiment.scenario(point, **overrides) for point in points]
+    collected: dict[str, dict] = {}
+    table = run_configs(
+        configs,
+        executor,
+        workers,
+        results_dir,
+        scheduler_address,
+        progress,
+        on_result=lambda record: collected.__setitem__(record["key"], record.get("tables", {})),
+    )
     for key in experiment.parameters:
-        table[key] = [point[key] for point in points]
+        if key != "name":
+            table[key] = [point.get(key) for point in points]
+    if any("name" in case for case in experiment.cases):
+        table.insert(0, "name", [point.get("name", "") for point in points])
+    keys = [run_key(config) for config in configs]
+    if results_dir is not None:
+        stored = stored_tables(results_dir, keys, "size_groups")
+        collected.update({key: {"size_groups": groups} for key, groups in zip(keys, stored, strict=True) if groups})
+    table.attrs["tables"] = collected
     return table
+
+
+def experiment_tables(experiment: Experiment, table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The derived tables of a finished experiment: size groups, summary and comparison (where they apply)."""
+    tables: dict[str, pd.DataFrame] = {}
+    extra = table.attrs.get("tables", {})
+    labels = [key for key in ("name", *experiment.parameters) if key in table]
+    groups = []
+    for _, row in table.iterrows():
+        for group in extra.get(row["key"], {}).get("size_groups", []):
+            groups.append({**{key: row[key] for key in labels}, **group})
+    if groups:
+        tables["size_groups"] = pd.DataFrame(groups)
+    if experiment.sets and "mean_ratio" in table:
+        by = [key for key in labels if key not in ("job_set", "seed")]
+        tables["summary"] = expected_ratio_table(table.rename(columns={"job_set": "set"}), by)
+    if experiment.paper:
+        tables["comparison"] = compare_with_paper(table, experiment.paper)
+    return tables
+
+
+def compare_with_paper(results: pd.DataFrame, paper: list[dict]) -> pd.DataFrame:
+    """Our value (mean over seeds and sets) beside the paper's, for every (case, metric) both have.
+
+    Args:
+        results: one row per run, with ``name``.
+        paper: ``{"case", "metric", "value"}`` entries.
+
+    Returns:
+        Columns case, metric, ours, paper, difference (relative, ours / paper - 1).
+    """
+    means = results.groupby("name").mean(numeric_only=True) if "name" in results else pd.DataFrame()
+    rows = []
+    for entry in paper:
+        name, metric, value = entry["case"], entry["metric"], entry["value"]
+        if name in means.index and metric in means.columns:
+            ours = float(means.loc[name, metric])
+            rows.append(
+                {"case": name, "metric": metric, "ours": ours, "paper": value, "difference": ours / value - 1 if value else float("nan")}
+            )
+    return pd.DataFrame(rows, columns=["case", "metric", "ours", "paper", "difference"])
+
+
+def write_experiment(experiment: Experiment, table: pd.DataFrame, out: str | Path, tables: dict | None = None) -> list[Path]:
+    """Write ``results.csv``, the derived tables and the figures of an experiment.
+
+    Args:
+        experiment: the parsed file.
+        table: its results (:func:`run_experiment`, or read back from ``results.csv``).
+        out: the results folder.
+        tables: derived tables (computed from ``table`` when None; read back for a replot).
+
+    Returns:
+        The paths written.
+    """
+    from torus_sim.figures import draw_figure
+
+    out = Path(out)
+    written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
+    tables = experiment_tables(experiment, table) if tables is None else tables
+    for name, frame in tables.items():
+        written.append(atomic_write(out / f"{name}.csv", lambda handle, frame=frame: frame.to_csv(handle, index=False, float_format="%.10g")))
+    for spec in experiment.figures:
+        source = table if spec.table == "results" else tables.get(spec.table)
+        if source is None or source.empty:
+            continue
+        written.append(draw_figure(source, spec, out / f"{spec.name}.png"))
+    return written

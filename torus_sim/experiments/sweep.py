@@ -9,10 +9,12 @@ executors:
   processes by default, or the scheduler at ``scheduler_address`` (``tcp://host:port``) for a real
   cluster. Dask is an optional extra: ``pip install ".[distributed]"``.
 
+Every platform, workload and policy runs the same way: a run is a :class:`~torus_sim.scenario.Scenario`.
 With ``results_dir``, each run's row is written atomically to ``results_dir/runs/<key>.json`` the
-moment it finishes, together with its manifest (configuration, seed, torus-sim version, input file
-hashes). The key is a hash of the run's full configuration, so running the same sweep again skips
-every run already stored: a sweep killed midway resumes with no lost and no duplicated row.
+moment it finishes, together with its manifest (scenario, seed, torus-sim version, input file
+hashes) and its extra tables (PV-EASY's size groups for an online run, the per-scenario makespans of
+a batch). The key is a hash of the run's full scenario, so running the same sweep again skips every
+run already stored: a sweep killed midway resumes with no lost and no duplicated row.
 """
 
 from __future__ import annotations
@@ -23,14 +25,14 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, replace
 from pathlib import Path
 
 import pandas as pd
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import atomic_write
-from torus_sim.runner import RunConfig, run
+from torus_sim.runner import run
+from torus_sim.scenario import Scenario
 
 __all__ = ["EXECUTORS", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
 
@@ -39,7 +41,7 @@ EXECUTORS = ("serial", "process", "dask")
 
 
 def grid_points(grid: dict[str, Sequence], seeds: Sequence[int] = (0,), cases: Sequence[dict] = ({},)) -> list[dict]:
-    """Every case x combination of grid values x seed, as dictionaries of RunConfig fields.
+    """Every case x combination of grid values x seed, as dictionaries of Scenario fields.
 
     Args:
         grid: parameter -> values; the last parameter varies fastest.
@@ -58,25 +60,35 @@ def grid_points(grid: dict[str, Sequence], seeds: Sequence[int] = (0,), cases: S
     return points
 
 
-def run_key(config: RunConfig) -> str:
-    """A stable identifier of a run: SHA-256 (16 hex digits) of its configuration as sorted JSON."""
-    canonical = json.dumps(asdict(config), sort_keys=True, default=list)
+def run_key(config: Scenario) -> str:
+    """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON."""
+    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def run_row(config: RunConfig) -> dict:
-    """Run one simulation and flatten it to a row with its manifest.
+def run_row(config: Scenario) -> dict:
+    """Run one scenario and flatten it to a row with its manifest and extra tables.
 
     Returns:
-        ``{"key", "row", "manifest"}``: the row has every RunConfig field, every summary metric and
-        ``wall_time`` (seconds); the manifest holds configuration, version and input hashes.
+        ``{"key", "row", "manifest", "tables"}``: the row has every Scenario field, every summary
+        metric and ``wall_time`` (seconds); the manifest holds scenario, version and input hashes;
+        ``tables`` holds ``size_groups`` (PV-EASY Figs. 2-3, online runs) and ``scenarios`` (the
+        per-scenario makespans of a batch), as lists of records.
     """
+    from torus_sim.metrics.online import job_table, size_group_table
+
     began = time.perf_counter()
     result = run(config)
-    row = {key: (list(value) if isinstance(value, tuple) else value) for key, value in asdict(config).items()}
+    row = {key: (list(value) if isinstance(value, tuple) else value) for key, value in config.model_dump().items()}
     row.update(result.summary)
     row["wall_time"] = time.perf_counter() - began
-    return {"key": run_key(config), "row": row, "manifest": result.manifest()}
+    tables = {}
+    if not config.batch and result.record is not None and not result.record.jobs.empty:
+        table = job_table(result.record.jobs, result.record.capacity)
+        tables["size_groups"] = size_group_table(table, result.record.capacity_total).to_dict("records")
+    if not result.scenarios.empty:
+        tables["scenarios"] = result.scenarios.to_dict("records")
+    return {"key": run_key(config), "row": row, "manifest": result.manifest(), "tables": tables}
 
 
 def _store(results_dir: Path | None, record: dict) -> None:
@@ -94,7 +106,7 @@ def _load_done(results_dir: Path | None) -> dict[str, dict]:
     return done
 
 
-def _execute(configs: list[RunConfig], executor: str, workers: int, scheduler_address: str | None) -> Iterable[dict]:
+def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_address: str | None) -> Iterable[dict]:
     """Yield each run's record as it finishes (in completion order)."""
     if executor == "serial":
         for config in configs:
@@ -127,7 +139,7 @@ def _execute(configs: list[RunConfig], executor: str, workers: int, scheduler_ad
 
 
 def run_configs(
-    configs: Sequence[RunConfig],
+    configs: Sequence[Scenario],
     executor: str = "serial",
     workers: int = 2,
     results_dir: str | Path | None = None,
@@ -138,7 +150,7 @@ def run_configs(
     """Run configurations on an executor, storing and resuming as :func:`sweep` describes.
 
     Args:
-        configs: the runs, in the order of the returned rows (repeats are run once).
+        configs: the runs (scenarios), in the order of the returned rows (repeats are run once).
         executor: ``serial``, ``process`` or ``dask``.
         workers: worker processes for ``process`` and a local Dask cluster.
         results_dir: folder for per-run results and manifests; runs already stored there are skipped.
@@ -156,8 +168,6 @@ def run_configs(
         raise ConfigurationError(f"unknown executor {executor!r}; choose from {EXECUTORS}")
     if workers < 1:
         raise ConfigurationError(f"workers must be >= 1, got {workers}")
-    for config in configs:
-        config.validate()
     results_path = Path(results_dir) if results_dir is not None else None
     done = _load_done(results_path)
     keys = [run_key(config) for config in configs]
@@ -182,8 +192,14 @@ def run_configs(
     return pd.DataFrame([{**done[key]["row"], "key": key} for key in keys])
 
 
+def stored_tables(results_dir: str | Path, keys: Sequence[str], name: str) -> list[list[dict]]:
+    """The extra table ``name`` of each stored run (an empty list where a run has none)."""
+    done = _load_done(Path(results_dir))
+    return [done.get(key, {}).get("tables", {}).get(name, []) for key in keys]
+
+
 def sweep(
-    base: RunConfig | dict | None = None,
+    base: Scenario | dict | None = None,
     grid: dict[str, Sequence] | None = None,
     seeds: Sequence[int] = (0,),
     executor: str = "serial",
@@ -197,7 +213,7 @@ def sweep(
     """Run a parameter sweep.
 
     Args:
-        base: the configuration every run starts from (RunConfig or its fields); defaults when None.
+        base: the scenario every run starts from (a Scenario or its fields); defaults when None.
         grid: parameter -> list of values; every combination is run.
         seeds: the seeds each combination runs with (``mesa.batch_run`` does not vary seeds: here
             the seed is a parameter).
@@ -210,15 +226,12 @@ def sweep(
         on_result: called with each new run's record as it is stored (for tests and live reports).
 
     Returns:
-        One row per run in grid order (cases, then grid values, then seeds): every RunConfig
+        One row per run in grid order (cases, then grid values, then seeds): every Scenario
         field, every summary metric, ``wall_time`` (seconds) and ``key``.
 
     Raises:
         ConfigurationError: an unknown executor or parameter, or a value out of its domain.
     """
-    base_config = base if isinstance(base, RunConfig) else RunConfig(**(base or {}))
-    try:
-        configs = [replace(base_config, **point) for point in grid_points(grid or {}, seeds, cases)]
-    except TypeError as error:
-        raise ConfigurationError(f"unknown run parameter in the sweep: {error}") from None
+    base_fields = base.model_dump() if isinstance(base, Scenario) else dict(base or {})
+    configs = [Scenario.make("sweep", **{**base_fields, **point}) for point in grid_points(grid or {}, seeds, cases)]
     return run_configs(configs, executor, workers, results_dir, scheduler_address, progress, on_result)

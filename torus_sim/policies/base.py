@@ -91,6 +91,7 @@ class Policy:
         starts_head_when_it_fits: the engine checks after each pass that the first waiting job
             does not fit (true of every policy that serves the head first).
         needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
+        queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.wait_queue.WaitQueue.of_size`).
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
@@ -109,6 +110,7 @@ class Policy:
     pass_after_each_end = False
     starts_head_when_it_fits = False
     needs_node_identities = False
+    queue_by_size = False
     placement = None
 
     def queue_key(self, job: Job):
@@ -135,10 +137,10 @@ class Policy:
             return f"{self.name} runs on {' and '.join(self.platforms)} platforms, not on a {platform.kind}"
         if workload.kind not in self.workloads:
             return f"{self.name} schedules {' and '.join(self.workloads)} workloads, not a {workload.kind} one"
-        kinds = {job.moldable for job in workload.jobs}
-        if True in kinds and not self.moldable:
+        moldable = workload.times is not None  # a moldable workload carries its jobs' time tables
+        if moldable and not self.moldable:
             return f"{self.name} schedules rigid jobs; this workload has moldable jobs (choose LPA, MINTIME, MINAREA or BATCH)"
-        if False in kinds and not self.rigid:
+        if not moldable and not self.rigid:
             return f"{self.name} chooses allocations for moldable jobs; this workload has rigid jobs"
         return None
 

@@ -63,6 +63,7 @@ class KrevatScheduler(Policy):
 
     name = "krevat"
     starts_head_when_it_fits = True
+    queue_by_size = True
 
     def __init__(
         self,

@@ -301,10 +301,8 @@ class AllocationListPolicy(ListPolicy):
         """p_j from the strategy, t_j(p_j) from the table."""
         times = model.workload.times
         chosen = ALLOCATIONS[self.algorithm](times) if self.allocation is None else self.allocation
-        runtimes = times[np.arange(times.shape[0]), chosen - 1]
-        for job, size, runtime in zip(model.jobs, chosen.tolist(), runtimes.tolist(), strict=True):
-            self._size[job.job_id] = size
-            self._runtime[job.job_id] = runtime
+        self._size = chosen.tolist()
+        self._runtime = times[np.arange(times.shape[0]), chosen - 1].tolist()
 
 
 class BatchListPolicy(PriorityPolicy):

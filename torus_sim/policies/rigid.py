@@ -85,7 +85,7 @@ def check_priority(priority: str) -> str:
 class PriorityPolicy(Policy):
     """Base of the batch heuristics: a priority rule over each job's (processors, time) for its attempts.
 
-    Subclasses set ``_size`` and ``_runtime`` (job id -> processors and seconds of the job's
+    Subclasses set ``_size`` and ``_runtime`` (by job rank: processors and seconds of the job's
     attempts) in :meth:`allocate`; rigid jobs keep their own.
 
     Args:
@@ -96,37 +96,39 @@ class PriorityPolicy(Policy):
 
     def __init__(self, priority: str = "LPT") -> None:
         self.priority = check_priority(priority)
-        self._keys: dict[int, float] = {}
-        self._size: dict[int, int] = {}
-        self._runtime: dict[int, float] = {}
+        self._keys: list[float] = []
+        self._size: list[int] = []
+        self._runtime: list[float] = []
 
     def allocate(self, model) -> None:
-        """Each job's processors and time (rigid: its own size and runtime)."""
-        for job in model.jobs:
-            self._size[job.job_id] = job.partition_size
-            self._runtime[job.job_id] = job.runtime
+        """Each job's processors and time (rigid: its own size and runtime), by rank."""
+        self._size = [job.partition_size for job in model.jobs]
+        self._runtime = [job.runtime for job in model.jobs]
 
     def attach(self, model) -> None:
-        """Fix every job's allocation and its priority key (RANDOM draws from the run's generator)."""
+        """Fix every job's allocation and its priority key (RANDOM draws from the run's generator).
+
+        Raises:
+            ConfigurationError: the jobs' ranks are not their positions 0..n-1.
+        """
         super().attach(model)
+        if any(job.rank != index for index, job in enumerate(model.jobs)):
+            raise ConfigurationError(f"{self.name} needs the jobs ranked 0..n-1 in workload order")
         self.allocate(model)
-        jobs = model.jobs
-        keys = priority_keys(
-            self.priority, [self._runtime[job.job_id] for job in jobs], [self._size[job.job_id] for job in jobs], model.rng
-        ).tolist()
-        self._keys = {job.job_id: key for job, key in zip(jobs, keys, strict=True)}
-        self._smallest = min(self._size.values()) if self._size else 0
+        self._keys = priority_keys(self.priority, self._runtime, self._size, model.rng).tolist()
+        self._smallest = min(self._size) if self._size else 0
+        self._moldable = model.workload.times is not None
 
     def queue_key(self, job):
         """(priority key, rank): the rule's order, ties to the lower job index."""
-        return (self._keys[job.job_id], job.rank)
+        return (self._keys[job.rank], job.rank)
 
     def _start(self, view, job, allocation=None, size=None, runtime=None):
-        size = self._size[job.job_id] if size is None else size
+        size = self._size[job.rank] if size is None else size
         if allocation is None:
             allocation = view.place(job, placement=self.placement, size=size)
         if job.moldable:
-            return Start(job, allocation, size, self._runtime[job.job_id] if runtime is None else runtime)
+            return Start(job, allocation, size, self._runtime[job.rank] if runtime is None else runtime)
         return Start(job, allocation)
 
     def _emit(self, view, picks):
@@ -186,12 +188,22 @@ class ListPolicy(PriorityPolicy):
             return ()
         sizes = self._size
         if platform.kind == "cluster":
+            if not platform.identities and not self._moldable:  # counts: the starts are sure, plan them at once
+                starts = []
+                for job in view.queue:
+                    need = sizes[job.rank]
+                    if need <= free:
+                        starts.append(Start(job, need))
+                        free -= need
+                        if free < smallest:
+                            break
+                return starts
             picks = []
             runtimes = self._runtime
             for job in view.queue:
-                need = sizes[job.job_id]
+                need = sizes[job.rank]
                 if need <= free:
-                    picks.append((job, need, runtimes[job.job_id]))
+                    picks.append((job, need, runtimes[job.rank]))
                     free -= need
                     if free < smallest:
                         break
@@ -203,7 +215,7 @@ class ListPolicy(PriorityPolicy):
         for job in view.queue.jobs():
             if view.free_count() < smallest:
                 return
-            if self._size[job.job_id] <= view.free_count():
+            if self._size[job.rank] <= view.free_count():
                 start = self._start(view, job)
                 if start.allocation is not None:
                     yield start
@@ -216,7 +228,7 @@ class ListPolicy(PriorityPolicy):
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
         for position, job in enumerate(queue):
-            need, duration = self._size[job.job_id], self._runtime[job.job_id] + verification
+            need, duration = self._size[job.rank], self._runtime[job.rank] + verification
             if position < depth:
                 start_at, where = profile.earliest(need, duration)
                 profile.reserve(start_at, duration, need, where)
@@ -263,7 +275,7 @@ class ShelfPolicy(PriorityPolicy):
         ended = view.ended
         if ended is not None and ended[1] and self.fill:
             job = ended[0]
-            if view.now + self._runtime[job.job_id] + view.verification_time <= self.shelf_end_at:
+            if view.now + self._runtime[job.rank] + view.verification_time <= self.shelf_end_at:
                 start = self._start(view, job)
                 if start.allocation is not None:
                     yield start
@@ -278,10 +290,10 @@ class ShelfPolicy(PriorityPolicy):
         self.shelves += 1
         self.shelf_end_at = -np.inf
         for job in view.queue.jobs():
-            start = self._start(view, job) if self._size[job.job_id] <= view.free_count() else None
+            start = self._start(view, job) if self._size[job.rank] <= view.free_count() else None
             if start is None or start.allocation is None:
                 if not self.backfill:
                     return
                 continue
-            self.shelf_end_at = max(self.shelf_end_at, now + self._runtime[job.job_id] + verification)
+            self.shelf_end_at = max(self.shelf_end_at, now + self._runtime[job.rank] + verification)
             yield start

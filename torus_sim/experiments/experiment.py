@@ -1,0 +1,265 @@
+"""Scenario files: a base scenario, a grid of runs, the figures to draw and the published values to compare.
+
+One format for every paper and every platform::
+
+    title = "BGL-FAULT Figs. 3-5: bounded slowdown and capacity vs number of failures"
+    reference = "BGL-FAULT §7.1, Figs. 3-5"
+    seeds = [0, 1]              # optional: every point runs with each seed (else the base seed)
+    sets = 30                   # optional, batch workloads: job sets 0..29 (``job_set``) for every point
+    output = "runs/fig3"        # optional: results folder (default torus-sim-results/<file stem>)
+
+    [platform]                  # the base scenario, in the sections of torus_sim.scenario
+    platform = "torus"
+    [workload]
+    workload = "../../../shared/data/swf/SDSC-SP2-1998-4.2-cln.swf.gz"
+    [policy]
+    policy = "balancing"
+
+    [grid]                      # every combination of these values is one run (flat field names)
+    failures = [0, 500, 1000]   # an integer N means "synthetic:N"
+    confidence = [0.0, 0.1, 0.9]
+
+    [[case]]                    # optional: fields that vary together, each crossed with the grid;
+    name = "EASY-Last"          # ``name`` labels the case in the results
+    policy = "FCFS-EASY"
+    runtime_predictor = "last"
+
+    [[figure]]                  # one PNG each: lines over a numeric x, grouped bars over a categorical one
+    name = "fig3"
+    x = "failures"
+    series = "confidence"
+    y = ["avg_bounded_slowdown"]
+    where = { load_scale = 1.0 }
+    table = "results"           # or "size_groups" (PV-EASY Figs. 2-3: blocked jobs by size)
+
+    [[paper]]                   # optional: published values, written beside ours to comparison.csv
+    case = "EASY"
+    metric = "blocked_jobs"
+    value = 3833
+
+Relative paths (a workload or failure log, ``refcode:`` and ``table:`` files) are resolved against
+the file's folder. Every key is checked: an unknown section or key, or a value of the wrong type, is
+an error naming the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.scenario import SECTIONS, Scenario, scenario_error
+
+__all__ = ["Experiment", "FigureSpec", "load_experiment"]
+
+FIELDS = {name for members in SECTIONS.values() for name in members} | {"scheduler"}
+TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "grid", "case", "figure", "paper", *SECTIONS}
+_PATH_FIELDS = ("workload", "failures", "silent_errors")
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure drawn from an experiment's results.
+
+    Attributes:
+        name: file stem of the PNG.
+        x: a column on the x axis (a grid parameter, ``name``, ``size_group``).
+        series: a column drawn as one line (bar) per value ("" for one).
+        y: metrics, one panel each (all in one panel without a series).
+        where: fixed values of other columns selecting the rows.
+        title: figure title.
+        x_label: x-axis label.
+        table: ``results`` (one row per run) or ``size_groups`` (one row per run and size group).
+    """
+
+    name: str
+    x: str
+    series: str
+    y: tuple[str, ...]
+    where: dict
+    title: str = ""
+    x_label: str = ""
+    table: str = "results"
+
+
+@dataclass
+class Experiment:
+    """A parsed scenario file.
+
+    Attributes:
+        path: the TOML file.
+        title, reference: what it reproduces.
+        base: the base scenario's fields (flat names).
+        grid: field -> values (the runs are their cartesian product).
+        cases: field sets that vary together (``name`` labels one); one empty case if none.
+        seeds: seeds every point runs with (empty: the base seed).
+        sets: job sets every point runs with (batch workloads; 0: none).
+        figures: the figures to draw.
+        paper: published values: ``{"case", "metric", "value"}`` each.
+        output: the results folder the file asks for ("" : the command's default).
+    """
+
+    path: Path
+    title: str
+    reference: str
+    base: dict
+    grid: dict[str, list]
+    figures: list[FigureSpec]
+    cases: list[dict] = field(default_factory=lambda: [{}])
+    seeds: list[int] = field(default_factory=list)
+    sets: int = 0
+    paper: list[dict] = field(default_factory=list)
+    output: str = ""
+
+    @property
+    def parameters(self) -> list[str]:
+        """Columns that vary between runs: case keys, grid keys, then job_set and seed."""
+        keys = list(dict.fromkeys(key for case in self.cases for key in case))
+        keys += [key for key in self.grid if key not in keys]
+        if self.sets:
+            keys.append("job_set")
+        return keys + (["seed"] if self.seeds and "seed" not in keys else [])
+
+    def points(self) -> list[dict]:
+        """Every case x grid combination x job set x seed, as dicts (the seed varies fastest)."""
+        names = list(self.grid)
+        combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
+        points = [{**case, **combo} for case in self.cases for combo in combos]
+        if self.sets:
+            points = [{**point, "job_set": index} for point in points for index in range(self.sets)]
+        return [{**point, "seed": seed} for point in points for seed in self.seeds] if self.seeds else points
+
+    def scenario(self, point: dict, **overrides) -> Scenario:
+        """The scenario of one point.
+
+        Args:
+            point: the point's values (a case's ``name`` is a label, not a field).
+            **overrides: fields that replace the file's (``max_jobs``, ``scenarios`` for a reduced run).
+
+        Returns:
+            The validated scenario (``failures`` given as an integer N becomes ``synthetic:N``).
+
+        Raises:
+            ConfigurationError: a value of the wrong type or out of its domain, naming the file and key.
+        """
+        values = {**self.base, **{key: value for key, value in point.items() if key != "name"}, **overrides}
+        if isinstance(values.get("failures"), int):
+            values["failures"] = f"synthetic:{values['failures']}"
+        return Scenario.make(str(self.path), **values)
+
+
+def _resolve(value, folder: Path):
+    """A path relative to the file's folder, for a field that names a file."""
+    if not isinstance(value, str) or value in ("none", "bundled", "rigid", "steady-state", "drawn"):
+        return value
+    if value.startswith(("synthetic:", "moldable:")):
+        return value
+    prefix = ""
+    for marker in ("refcode:", "table:"):
+        if value.startswith(marker):
+            prefix, value = marker, value[len(marker) :]
+    candidate = Path(value)
+    return prefix + str(candidate if candidate.is_absolute() else (folder / candidate).resolve())
+
+
+def _check_keys(path: Path, where: str, keys, allowed: set) -> None:
+    unknown = sorted(set(keys) - allowed)
+    if unknown:
+        raise ConfigurationError(f"{path}: unknown key(s) {unknown} in {where}; known: {sorted(allowed)}")
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """Read and check a scenario file.
+
+    Args:
+        path: the TOML file.
+
+    Returns:
+        The experiment.
+
+    Raises:
+        ConfigurationError: invalid TOML, an unknown section or key, a value of the wrong type (every
+            point is validated), an empty grid value list, or a figure naming an unknown column.
+        FileNotFoundError: the file does not exist.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise ConfigurationError(f"{path}: not a text (TOML) file") from None
+    _check_keys(path, "the file", data, TOP_LEVEL)
+    base: dict = {}
+    for section, members in SECTIONS.items():
+        values = data.get(section, {})
+        if not isinstance(values, dict):
+            raise ConfigurationError(f"{path}: [{section}] must be a table of keys, got {values!r}")
+        _check_keys(path, f"[{section}]", values, set(members) | ({"scheduler"} if section == "policy" else set()))
+        base.update(values)
+    grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
+    cases = [dict(case) for case in data.get("case", [])] or [{}]
+    _check_keys(path, "[grid]", grid, FIELDS)
+    for case in cases:
+        _check_keys(path, "a [[case]]", case, FIELDS | {"name"})
+    for key, values in grid.items():
+        if not values:
+            raise ConfigurationError(f"{path}: grid parameter {key!r} has no values")
+    for key in _PATH_FIELDS:
+        if key in base:
+            base[key] = _resolve(base[key], path.parent)
+        if key in grid:
+            grid[key] = [_resolve(value, path.parent) for value in grid[key]]
+        for case in cases:
+            if key in case:
+                case[key] = _resolve(case[key], path.parent)
+    seeds = data.get("seeds", [])
+    if not isinstance(seeds, list) or not all(isinstance(seed, int) for seed in seeds):
+        raise ConfigurationError(f"{path}: seeds must be a list of integers, got {seeds!r}")
+    sets = data.get("sets", 0)
+    if not isinstance(sets, int) or sets < 0:
+        raise ConfigurationError(f"{path}: sets must be an integer >= 0, got {sets!r}")
+    output = data.get("output", "")
+    if not isinstance(output, str):
+        raise ConfigurationError(f"{path}: output must be a folder name, got {output!r}")
+    names = [case.get("name") for case in cases if "name" in case]
+    if len(names) != len(set(names)):
+        raise ConfigurationError(f"{path}: two cases have the same name")
+    experiment = Experiment(
+        path, data.get("title", path.stem), data.get("reference", ""), base, grid, [], cases, seeds, sets, [], output
+    )
+    for point in experiment.points()[:1] + [{**case} for case in cases]:
+        try:
+            experiment.scenario(point)
+        except ValidationError as error:  # pragma: no cover - Scenario.make wraps these
+            raise scenario_error(error, str(path)) from None
+    columns = set(grid) | set(base) | {key for case in cases for key in case} | {"seed", "job_set", "size_group"}
+    for raw in data.get("figure", []):
+        if not {"name", "x", "y"} <= set(raw):
+            raise ConfigurationError(f"{path}: a [[figure]] needs name, x and y")
+        _check_keys(path, f"figure {raw['name']!r}", raw, {"name", "x", "series", "y", "where", "title", "x_label", "table"})
+        spec = FigureSpec(
+            name=raw["name"],
+            x=raw["x"],
+            series=raw.get("series", ""),
+            y=tuple(raw["y"]),
+            where={key: _resolve(value, path.parent) if key in _PATH_FIELDS else value for key, value in raw.get("where", {}).items()},
+            title=raw.get("title", ""),
+            x_label=raw.get("x_label", raw["x"]),
+            table=raw.get("table", "results"),
+        )
+        if spec.table not in ("results", "size_groups"):
+            raise ConfigurationError(f"{path}: figure {spec.name!r}: table must be results or size_groups")
+        for key in [spec.x, spec.series, *spec.where]:
+            if key and key not in columns:
+                raise ConfigurationError(f"{path}: figure {spec.name!r} names {key!r}, which is not a run parameter of this file")
+        experiment.figures.append(spec)
+    for raw in data.get("paper", []):
+        if set(raw) != {"case", "metric", "value"} or not isinstance(raw["value"], (int, float)):
+            raise ConfigurationError(f"{path}: a [[paper]] entry needs case, metric and a numeric value, got {raw!r}")
+        experiment.paper.append(dict(raw))
+    return experiment

@@ -1,0 +1,63 @@
+"""Every metric family of one simulation, computed from its record wherever the inputs exist.
+
+* BGL-FAULT (§3.4, §6.1): wait, response, bounded slowdown, ω_util / ω_unused / ω_lost, failures,
+  kills, lost work, migrations (:func:`torus_sim.metrics.summary.summarize`): always.
+* PV-EASY (§5.1, Tables 1-2, 4-11): MBS, MWBS, total / useful / wasted load, preemptions, MKT, RTW
+  (:func:`torus_sim.metrics.online.online_summary`): always; strict fairness (blocked and delayed
+  jobs) and reservation violations only when the pass record has the head's columns (fairness
+  recording, on by default for online workloads).
+* RIGID / MOLDABLE: the makespan (``makespan``: the last end, the first submission being 0) and the
+  silent errors found; the ratio to the lower bound needs the failure scenario and is computed by
+  the runner (:func:`torus_sim.runner.run`).
+"""
+
+from __future__ import annotations
+
+from torus_sim.metrics.online import job_table as online_job_table
+from torus_sim.metrics.online import online_summary
+from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
+
+__all__ = ["summarize_record"]
+
+_SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
+
+
+def summarize_record(record, workload=None, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> dict:
+    """The summary of one simulation: every metric family whose inputs the record holds.
+
+    Args:
+        record: a :class:`~torus_sim.model.SimulationRecord` (with its tables).
+        workload: the run's workload (unused today; kept for families that need the inputs).
+        gamma: Γ of BGL-FAULT's bounded slowdown, seconds.
+        form: BGL-FAULT's bounded-slowdown form (``standard`` or ``printed``).
+
+    Returns:
+        BGL-FAULT's keys (``avg_bounded_slowdown``, ``omega_util``, ...; ``makespan`` is the span T),
+        PV-EASY's (``mbs``, ``mwbs``, ``wasted_load``, ``delayed_jobs``, ``violations``, ...),
+        ``silent_errors`` and ``preemptions``.
+
+    References:
+        BGL-FAULT §3.4, §6.1; PV-EASY §5.1; RIGID §3.3; MOLDABLE §5.1.
+    """
+    summary = summarize(record, gamma, form)
+    if not record.jobs.empty:
+        table = online_job_table(record.jobs, record.capacity)
+        online = online_summary(table, record.capacity_total)
+        if "head_job" not in record.capacity:
+            for key in (
+                "blocked_jobs",
+                "delayed_jobs",
+                "mean_delay_min",
+                "max_delay_h",
+                "violations",
+                "mean_dtr_min",
+                "max_dtr_h",
+                "mean_si",
+                "max_si",
+                "violation_mean_parallelism",
+            ):
+                online.pop(key)
+        summary.update({key: value for key, value in online.items() if key not in _SHARED})
+    summary["silent_errors"] = int(record.counters.get("silent_errors", 0))
+    summary["preemptions"] = int(record.counters.get("preemptions", 0))
+    return summary

@@ -1,0 +1,308 @@
+"""One scenario format for every run: platform, workload, failures, policy, predictors, resilience, metrics.
+
+A :class:`Scenario` is one run's full configuration, validated by pydantic: a wrong type, a value
+out of its domain or an unknown key is refused with the key, what was expected and what came. It is
+what ``torus-sim run`` builds from its options or a file, what :func:`torus_sim.runner.run` takes,
+and what every grid point of a sweep is. Its fields have one flat namespace (so a grid names them
+directly); a scenario file groups them in sections::
+
+    [platform]        platform = "torus" | "cluster", torus_dims, nodes
+    [workload]        workload, load_scale, max_jobs, swf_rules, jobs, job_set, processor_range, runtime_range, monotonic
+    [failures]        failures, fit_failures, lanl_system, downtime, synthetic_model          (fail-stop)
+    [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
+    [policy]          policy, placement, backfill, migration, migration_cost, priority, epsilon,
+                      preemption, time_cost, preemption_interval, slowdown
+    [predictors]      predictor, confidence, accuracy, false_positive_rate, pf_form, runtime_predictor
+    [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
+                      preventive_migration_cost, spares, prediction_accuracy
+    [metrics]         gamma, bsld_form, fairness
+    seed = 0
+
+Workloads (``workload``): a path to an SWF file (plain or gzip); ``bundled`` (the bundled NASA
+iPSC/860 log); ``rigid`` (RIGID §5.1's synthetic set of ``jobs`` jobs, set ``job_set``);
+``moldable:<model>`` (MOLDABLE §5.1's set under a speedup model: roofline, communication, amdahl,
+mix-low-com, mix, power); ``table:<path>`` (your own t_j(p) table; ``monotonic`` checks it);
+``refcode:<path>`` (the reference code's rigid job file); ``steady-state`` (CKPT-MIG's job sizes,
+``jobs`` jobs, all at t = 0).
+
+Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``synthetic:N[:model]``,
+or a path to a BG/L RAS ``.log`` or the LANL ``.csv[.xz]``; the default is BGL-FAULT's set-up (the
+bundled BG/L RAS sample) for an online workload on the torus, none otherwise.
+
+Silent errors (``silent_errors``): ``none``; ``drawn`` (f_j geometric with q_j from the mean
+probability q̄ of RIGID §5.1 or the error rate λ of MOLDABLE §5.1, ``scenarios`` scenarios per run);
+or a path to a reference-code failure file (one scenario per line). The default is ``drawn`` when
+q̄ or λ is given, else ``none``.
+
+References:
+    BGL-FAULT §6; RIGID §5.1; MOLDABLE §5.1; PV-EASY §5.1; CKPT-MIG.
+"""
+
+from __future__ import annotations
+
+import math
+from importlib.resources import files
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from torus_sim.errors import ConfigurationError
+
+__all__ = [
+    "BATCH_POLICIES",
+    "BUNDLED_NASA_LOG",
+    "MOLDABLE_POLICIES",
+    "ONLINE_POLICIES",
+    "POLICIES",
+    "RIGID_POLICIES",
+    "SECTIONS",
+    "Scenario",
+    "scenario_error",
+]
+
+BUNDLED_NASA_LOG = Path(str(files("torus_sim") / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"))
+"""The bundled NASA iPSC/860 SWF log (see torus_sim/data/README.md for its attribution)."""
+
+ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "SJF-EASY", "conservative", "PV-EASY")
+"""Policies for jobs submitted over time (they run batches too): Krevat's (BGL-FAULT §5.1) with MFP,
+balancing or tie-break placement (§5.2), and the online policies of PV-EASY §5."""
+
+RIGID_POLICIES = ("R-LIST-0", "R-LIST-1", "R-LIST-Q", "R-SHELF-B", "R-SHELF-NB", "R-SHELFFILL-B", "R-SHELFFILL-NB")
+"""The seven rigid heuristics of RIGID §5.1."""
+
+MOLDABLE_POLICIES = ("LPA", "BATCH", "MINTIME", "MINAREA")
+"""The four moldable algorithms of MOLDABLE §5.1 (LPA = LPA-LIST, BATCH = BATCH-LIST)."""
+
+BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
+POLICIES = ONLINE_POLICIES + BATCH_POLICIES
+
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "platform": ("platform", "torus_dims", "nodes"),
+    "workload": ("workload", "load_scale", "max_jobs", "swf_rules", "jobs", "job_set", "processor_range", "runtime_range", "monotonic"),
+    "failures": ("failures", "fit_failures", "lanl_system", "downtime", "synthetic_model"),
+    "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
+    "policy": (
+        "policy",
+        "placement",
+        "backfill",
+        "migration",
+        "migration_cost",
+        "priority",
+        "epsilon",
+        "preemption",
+        "time_cost",
+        "preemption_interval",
+        "slowdown",
+    ),
+    "predictors": ("predictor", "confidence", "accuracy", "false_positive_rate", "pf_form", "runtime_predictor"),
+    "resilience": (
+        "checkpoint_interval",
+        "checkpoint_cost",
+        "recovery_time",
+        "preventive",
+        "preventive_migration_cost",
+        "spares",
+        "prediction_accuracy",
+    ),
+    "metrics": ("gamma", "bsld_form", "fairness"),
+    "run": ("seed",),
+}
+"""The sections of a scenario file and the fields each holds."""
+
+Seconds = float
+
+
+class Scenario(BaseModel):
+    """Everything that defines a run (and goes into its manifest); see the module docstring.
+
+    Raises:
+        ConfigurationError: from :meth:`make`, a value of the wrong type or out of its domain, or an
+            unknown field, named with what was expected.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False)
+
+    # [platform]
+    platform: Literal["torus", "cluster"] = Field("torus", description="the torus of supernodes or a cluster of P nodes")
+    torus_dims: tuple[int, int, int] = Field((4, 4, 8), description="supernodes along x, y, z")
+    nodes: int | None = Field(None, ge=1, description="P of a cluster (default: the workload's machine size)")
+    # [workload]
+    workload: str = Field("bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state")
+    load_scale: float = Field(1.0, gt=0, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
+    max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
+    swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)")
+    jobs: int | None = Field(None, ge=1, description="n of a generated batch (RIGID 100, MOLDABLE 500, steady state 2000)")
+    job_set: int = Field(0, ge=0, description="which generated job set (batch experiments run several)")
+    processor_range: tuple[int, int] | None = Field(None, description="p_j bounds of RIGID sets (default: 0.5% and 20% of P)")
+    runtime_range: tuple[float, float] = Field((100.0, 20_000.0), description="t_j bounds of RIGID sets, seconds")
+    monotonic: bool = Field(False, description="check a table: workload against the monotonic model")
+    # [failures]
+    failures: str | None = Field(None, description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path")
+    fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
+    lanl_system: int = Field(20, ge=1, description="LANL system number")
+    downtime: Literal["transient", "log"] | float = Field("transient", description="transient, log or seconds")
+    synthetic_model: Literal["exponential", "weibull", "bursty"] = Field("exponential", description="synthetic:N distribution")
+    # [silent_errors]
+    silent_errors: str | None = Field(None, description="none, drawn, or a reference-code failure file")
+    mean_failure_probability: float | None = Field(None, ge=0, lt=1, description="q̄ of RIGID §5.1")
+    error_rate: float | None = Field(None, ge=0, description="λ per second of work (MOLDABLE) or processor-second (RIGID)")
+    scenarios: int = Field(1, ge=1, description="silent-error scenarios per run of a batch")
+    verification_time: Seconds = Field(0.0, ge=0, description="V, seconds per attempt for the detector")
+    # [policy]
+    policy: str = Field("krevat", validation_alias=AliasChoices("policy", "scheduler"), description="scheduling policy")
+    placement: Literal["mfp", "balancing", "tiebreak"] | None = Field(None, description="placement (default: the policy's own)")
+    backfill: bool = Field(True, description="Krevat's backfilling")
+    migration: bool = Field(True, description="Krevat's migration")
+    migration_cost: Seconds = Field(0.0, ge=0, description="seconds per migrated job")
+    priority: Literal["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"] = Field("LPT", description="RIGID / MOLDABLE priority rule")
+    epsilon: float = Field(0.3, gt=0, description="ε of MT-ALLOTMENT (BATCH)")
+    preemption: Literal["kill", "checkpoint", "suspend"] = Field("kill", description="what a preempted job keeps (PV-EASY)")
+    time_cost: Seconds = Field(60.0, ge=0, description="PV-EASY TimeCost: seconds per checkpoint / restart / resume")
+    preemption_interval: Seconds = Field(3600.0, gt=0, description="PV-EASY checkpoint interval, seconds of work")
+    slowdown: float = Field(0.05, ge=0, description="PV-EASY virtualization slowdown (suspend mode)")
+    # [predictors]
+    predictor: Literal["null", "oracle-confidence", "oracle-accuracy", "history"] | None = Field(
+        None, description="failure predictor (default: the placement's)"
+    )
+    confidence: float = Field(0.1, ge=0, le=1, description="a of the oracle-confidence predictor (BGL-FAULT §4.1)")
+    accuracy: float = Field(0.1, ge=0, le=1, description="a of the oracle-accuracy predictor (BGL-FAULT §4.2)")
+    false_positive_rate: float = Field(0.0, ge=0, le=1, description="p_f+ of the oracle-accuracy predictor")
+    pf_form: Literal["product", "max"] = Field("product", description="balancing: P_f = 1 - prod(1 - p_n) or max p_n")
+    runtime_predictor: str | None = Field(None, description="estimate, last, exact, virtual:x (default: the walltime)")
+    # [resilience]
+    checkpoint_interval: Literal["young", "daly"] | float | None = Field(None, description="periodic checkpoints (CKPT-MIG)")
+    checkpoint_cost: Seconds = Field(0.0, ge=0, description="C, seconds per checkpoint")
+    recovery_time: Seconds = Field(0.0, ge=0, description="R, seconds to restart from a checkpoint")
+    preventive: Literal["none", "checkpoint", "migration"] = Field("none", description="action before a foreseen failure")
+    preventive_migration_cost: Seconds = Field(0.0, ge=0, description="M, seconds per preventive migration")
+    spares: int = Field(0, ge=0, description="nodes held back as migration targets")
+    prediction_accuracy: float = Field(1.0, ge=0, le=1, description="probability that a failure is foreseen")
+    # [metrics]
+    gamma: Seconds = Field(10.0, gt=0, description="Γ of bounded slowdown, seconds")
+    bsld_form: Literal["standard", "printed"] = Field("standard", description="bounded slowdown max/max or BGL-FAULT's max/min")
+    fairness: bool | None = Field(None, description="record the head's fairness each pass (default: for online workloads)")
+    # run
+    seed: int = Field(0, description="seed of the run's generator (a batch: the master seed of sets and scenarios)")
+
+    # -- checks --------------------------------------------------------------------------
+
+    @field_validator("torus_dims")
+    @classmethod
+    def _dims(cls, value):
+        if any(d < 1 for d in value):
+            raise ValueError(f"torus dimensions must be positive, got {value}")
+        return value
+
+    @field_validator("downtime")
+    @classmethod
+    def _downtime(cls, value):
+        if isinstance(value, float) and not (value >= 0 and math.isfinite(value)):
+            raise ValueError(f"downtime must be transient, log or seconds >= 0, got {value}")
+        return value
+
+    @field_validator("checkpoint_interval")
+    @classmethod
+    def _interval(cls, value):
+        if isinstance(value, float) and not value > 0:
+            raise ValueError(f"checkpoint interval must be positive seconds, young or daly, got {value}")
+        return value
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, value):
+        if value not in POLICIES:
+            raise ValueError(f"unknown policy {value!r}; choose from {', '.join(POLICIES)}")
+        return value
+
+    @field_validator("runtime_predictor")
+    @classmethod
+    def _runtime_predictor(cls, value):
+        if value is not None:
+            from predictors.runtime import make_runtime_predictor
+
+            try:
+                make_runtime_predictor(value, None)
+            except ConfigurationError as error:
+                raise ValueError(str(error)) from None
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        if self.policy == "krevat" and self.predictor not in (None, "null") and self.placement in (None, "mfp"):
+            raise ValueError(f"the krevat policy uses no predictor; got {self.predictor!r} (use balancing or tiebreak)")
+        if self.processor_range is not None and not 1 <= self.processor_range[0] <= self.processor_range[1]:
+            raise ValueError(f"processor_range must be 1 <= low <= high, got {self.processor_range}")
+        if not 0 < self.runtime_range[0] <= self.runtime_range[1]:
+            raise ValueError(f"runtime_range must be 0 < low <= high, got {self.runtime_range}")
+        if self.mean_failure_probability is not None and self.error_rate is not None:
+            raise ValueError("give the mean failure probability q̄ or the error rate λ, not both")
+        return self
+
+    # -- derived values ------------------------------------------------------------------
+
+    @classmethod
+    def make(cls, source: str = "", **fields) -> Scenario:
+        """A validated scenario, or a ConfigurationError naming the field(s) and what was expected.
+
+        Args:
+            source: where the fields come from (a file path), for the message.
+            **fields: the scenario's fields.
+        """
+        try:
+            return cls(**fields)
+        except ValidationError as error:
+            raise scenario_error(error, source) from None
+
+    def replace(self, **fields) -> Scenario:
+        """A validated copy with some fields changed."""
+        return Scenario.make(**{**self.model_dump(), **fields})
+
+    @property
+    def batch(self) -> bool:
+        """Whether the workload is a batch released at time 0 (a generated set, a job file or a table)."""
+        return self.workload == "rigid" or self.workload.startswith(("moldable:", "table:", "refcode:")) or self.workload == "steady-state"
+
+    @property
+    def workload_path(self) -> str:
+        """The SWF file of an online workload."""
+        return str(BUNDLED_NASA_LOG) if self.workload == "bundled" else self.workload
+
+    @property
+    def failure_spec(self) -> str:
+        """The fail-stop failure source after defaults (see the module docstring)."""
+        if self.failures is not None:
+            return self.failures
+        return "bundled" if self.platform == "torus" and not self.batch else "none"
+
+    @property
+    def silent_spec(self) -> str:
+        """The silent-error source after defaults: ``none``, ``drawn`` or a file."""
+        if self.silent_errors is not None:
+            return self.silent_errors
+        return "drawn" if self.mean_failure_probability is not None or self.error_rate is not None else "none"
+
+    @property
+    def rules(self) -> str:
+        """The SWF cleaning rules after defaults."""
+        return self.swf_rules or ("bgl-fault" if self.platform == "torus" else "pv-easy")
+
+    def section_of(self, field: str) -> str:
+        """The file section a field belongs to."""
+        return next(name for name, members in SECTIONS.items() if field in members)
+
+
+def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:
+    """A ConfigurationError naming every bad field, what was expected and what came."""
+    lines = []
+    for problem in error.errors():
+        where = ".".join(str(part) for part in problem["loc"]) or "scenario"
+        section = next((name for name, members in SECTIONS.items() if where.split(".")[0] in members), None)
+        place = f"[{section}] {where}" if section else where
+        if problem["type"] == "extra_forbidden":
+            known = sorted(name for members in SECTIONS.values() for name in members)
+            lines.append(f"unknown key {place!r}; known keys: {', '.join(known)}")
+        else:
+            lines.append(f"{place}: {problem['msg']} (got {problem.get('input')!r})")
+    prefix = f"{source}: " if source else ""
+    return ConfigurationError(prefix + "; ".join(lines))
