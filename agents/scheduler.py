@@ -22,7 +22,8 @@ class SchedulerAgent(mesa.Agent):
         policy: the scheduling policy.
 
     Attributes:
-        queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size.
+        queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
+            when the policy reads the per-size lists.
         passes: number of scheduling passes run.
 
     References:
@@ -32,7 +33,7 @@ class SchedulerAgent(mesa.Agent):
     def __init__(self, model: mesa.Model, policy: Policy) -> None:
         super().__init__(model)
         self.policy = policy
-        self.queue = WaitQueue(policy.queue_key, by_size=policy.queue_by_size)
+        self.queue = WaitQueue(policy.queue_key, by_size=policy.queue_by_size and model.platform.kind == "torus")
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:

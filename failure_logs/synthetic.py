@@ -189,12 +189,13 @@ class SyntheticFailures:
         distribution: ``"exponential"``, ``"weibull"`` (independent per supernode) or ``"bursty"``
             (clustered, :func:`generate_burst_failures`).
         weibull_shape: Weibull shape k.
+        span: ``(start, end)`` seconds to draw over; the workload's submit span when None.
 
     Raises:
         ConfigurationError: negative count or unknown distribution.
     """
 
-    def __init__(self, count: int, distribution: str = "exponential", weibull_shape: float = 0.7) -> None:
+    def __init__(self, count: int, distribution: str = "exponential", weibull_shape: float = 0.7, span=None) -> None:
         if count < 0:
             raise ConfigurationError(f"failure count must be >= 0, got {count}")
         if distribution not in DISTRIBUTIONS:
@@ -202,6 +203,7 @@ class SyntheticFailures:
         self.count = count
         self.distribution = distribution
         self.weibull_shape = weibull_shape
+        self.span = span  # (start, end) seconds; the model uses the workload's when None
 
     def __repr__(self) -> str:
         return f"SyntheticFailures({self.count}, {self.distribution!r})"

@@ -47,12 +47,12 @@ def test_torus_picture_outlines_exactly_the_supernodes_that_failed_during_the_st
     import numpy as np
 
     from failure_logs.events import FailureLog
-    from torus_sim.model import TorusModel
+    
 
-    from .conftest import make_workload
+    from .conftest import make_workload, torus_model
 
     later = make_workload([(1, 7200.0, 10.0, 10.0, 1)])  # arrives after the first step: the torus stays empty
-    model = TorusModel(later, FailureLog(np.array([1800.0]), np.array([37]), np.array([np.nan])))
+    model = torus_model(later, FailureLog(np.array([1800.0]), np.array([37]), np.array([np.nan])))
     model.step()
     assert model.failed_this_step == [37]
     figure = app.draw_torus(model)

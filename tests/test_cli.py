@@ -14,7 +14,7 @@ def test_run_writes_jobs_csv_and_summary_json_with_the_configuration_and_input_h
     printed = capsys.readouterr().out
     assert "average bounded slowdown" in printed and "capacity lost" in printed
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["config"]["max_jobs"] == 400 and summary["config"]["failures"] == "bundled"
+    assert summary["config"]["max_jobs"] == 400 and summary["inputs"]["failures"]["spec"] == "bundled"
     assert summary["inputs"]["workload"]["sha256"] == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
     assert summary["inputs"]["failures"]["count"] == 347
     assert summary["summary"]["jobs"] == 400
@@ -95,9 +95,9 @@ def test_registries_select_extensions_by_name_and_refuse_unknown_ones():
     [
         (
             ["--scheduler", "balancing", "--confidence", "0.9", "--pf-form", "max"],
-            {"scheduler": "balancing", "confidence": 0.9, "pf_form": "max"},
+            {"policy": "balancing", "confidence": 0.9, "pf_form": "max"},
         ),
-        (["--scheduler", "tiebreak", "--predictor", "history"], {"scheduler": "tiebreak", "predictor": "history"}),
+        (["--policy", "tiebreak", "--predictor", "history"], {"policy": "tiebreak", "predictor": "history"}),
         (["--no-backfill", "--load-scale", "1.2", "--downtime", "60"], {"backfill": False, "load_scale": 1.2, "downtime": 60.0}),
     ],
 )
@@ -111,9 +111,10 @@ def test_every_cli_flag_reaches_the_run_configuration(tmp_path, flags, expected)
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--scheduler", "balancing", "--confidence", "1.5"], "confidence must lie in [0, 1]"),
-        (["--scheduler", "tiebreak", "--accuracy", "-0.1"], "accuracy must lie in [0, 1]"),
-        (["--predictor", "history"], "the krevat scheduler uses no predictor"),
+        (["--scheduler", "balancing", "--confidence", "1.5"], "[predictors] confidence: Input should be less than or equal to 1"),
+        (["--scheduler", "tiebreak", "--accuracy", "-0.1"], "[predictors] accuracy: Input should be greater than or equal to 0"),
+        (["--predictor", "history"], "the krevat policy uses no predictor"),
+        (["--max-jobs", "lots"], "[workload] max_jobs: Input should be a valid integer"),
     ],
 )
 def test_bad_scheduler_parameters_are_refused_with_a_clear_error(tmp_path, capsys, flags, message):
@@ -129,3 +130,9 @@ def test_a_failure_log_that_does_not_cover_the_trace_warns_with_the_uncovered_sp
     with pytest.warns(UserWarning, match=r"does not cover the workload's span: no failures in \[0, 100\] s, \[200, \d+\] s"):
         result = run(RunConfig(max_jobs=300, failures=str(ras), fit_failures=False))
     assert result.inputs["failures"]["uncovered_span"][0] == (0.0, 100.0)
+
+
+def test_an_unknown_choice_exits_with_code_2_and_names_the_choices(capsys):
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--platform", "mesh"])
+    assert caught.value.code == 2 and "invalid choice: 'mesh' (choose from 'torus', 'cluster')" in capsys.readouterr().err

@@ -3,42 +3,28 @@ import pytest
 
 from torus_sim.cli import main
 from torus_sim.errors import ConfigurationError
-from torus_sim.experiments import load_experiment, run_experiment
+from torus_sim.experiments import FigureSpec, load_experiment, run_experiment
 from torus_sim.figures import draw_figure
+from torus_sim.scenario import SECTIONS
 
 
-def test_every_bundled_experiment_file_parses_and_names_known_parameters():
+def test_every_bundled_experiment_file_is_in_the_one_format_and_validates():
     from pathlib import Path
 
-    from torus_sim.flat.experiments import load_flat_experiment
-
     files = sorted((Path(__file__).resolve().parents[1] / "experiments").glob("**/*.toml"))
-    from torus_sim.online.experiments import load_online_experiment
-
-    flat = [path for path in files if path.parent.name in ("rigid", "moldable")]
-    online = [path for path in files if path.parent.name == "pv_easy"]
-    assert len(files) - len(flat) - len(online) >= 3 and len(flat) >= 6 and len(online) >= 4
-    for path in online:
-        experiment = load_online_experiment(path)
-        assert experiment.runs and experiment.figures and experiment.workload.name.startswith("CTC")
-        with pytest.raises(ConfigurationError, match="torus-sim online experiment"):
-            load_experiment(path)
-    for path in [path for path in files if path not in online]:
-        if path in flat:
-            experiment = load_flat_experiment(path)
-            assert experiment.points() and experiment.figures
-            with pytest.raises(ConfigurationError, match="torus-sim flat experiment"):
-                load_experiment(path)
-            continue
+    folders = {path.parent.name for path in files}
+    assert {"bgl_fault", "rigid", "moldable", "pv_easy", "cross", "ckpt_migration"} <= folders
+    for path in files:
         experiment = load_experiment(path)
-        assert experiment.points() and experiment.figures
-        experiment.config(experiment.points()[0]).validate()
+        assert experiment.points() and experiment.figures, path
+        for point in experiment.points()[:3] + experiment.points()[-3:]:
+            experiment.scenario(point)  # every key validated
 
 
 def test_an_experiment_runs_its_grid_and_draws_its_figures(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text(
-        'title = "tiny"\n[base]\nscheduler = "balancing"\nmax_jobs = 150\n[grid]\nfailures = [0, 30]\nconfidence = [0.0, 0.5]\n'
+        'title = "tiny"\n[policy]\npolicy = "balancing"\n[workload]\nmax_jobs = 150\n[grid]\nfailures = [0, 30]\nconfidence = [0.0, 0.5]\n'
         '[[figure]]\nname = "bsld"\nx = "failures"\nseries = "confidence"\ny = ["avg_bounded_slowdown"]\n'
         '[[figure]]\nname = "capacity"\nx = "failures"\ny = ["omega_util", "omega_unused", "omega_lost"]\nwhere = { confidence = 0.5 }\n'
     )
@@ -47,12 +33,12 @@ def test_an_experiment_runs_its_grid_and_draws_its_figures(tmp_path):
     table = pd.read_csv(out / "results.csv")
     assert len(table) == 4 and set(table["failures"]) == {0, 30} and set(table["confidence"]) == {0.0, 0.5}
     assert (out / "bsld.png").stat().st_size > 1000 and (out / "capacity.png").stat().st_size > 1000
-    assert main(["experiment", str(spec), "--out", str(out), "--replot"]) == 0
+    assert main(["sweep", str(spec), "--out", str(out), "--replot"]) == 0
 
 
 def test_process_workers_give_the_same_rows_as_serial(tmp_path):
     spec = tmp_path / "tiny.toml"
-    spec.write_text("[base]\nmax_jobs = 120\n[grid]\nfailures = [0, 20]\nseed = [0, 1]\n")
+    spec.write_text("[workload]\nmax_jobs = 120\n[grid]\nfailures = [0, 20]\nseed = [0, 1]\n")
     experiment = load_experiment(spec)
     serial = run_experiment(experiment, "serial", progress=False).drop(columns="wall_time")
     parallel = run_experiment(experiment, "process", workers=2, progress=False).drop(columns="wall_time")
@@ -62,22 +48,44 @@ def test_process_workers_give_the_same_rows_as_serial(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[grid]\nconfidance = [0.1]\n", "unknown run parameter 'confidance'"),
+        ("[grid]\nconfidance = [0.1]\n", r"unknown key\(s\) \['confidance'\] in \[grid\]"),
+        ("[predictors]\nconfidance = 0.1\n", r"unknown key\(s\) \['confidance'\] in \[predictors\]"),
+        ("[workload]\nconfidence = 0.1\n", r"unknown key\(s\) \['confidence'\] in \[workload\]"),
         ("[grid]\nfailures = []\n", "has no values"),
         ('[grid]\nfailures = [0]\n[[figure]]\nname = "f"\nx = "confidence"\ny = ["omega_util"]\n', "names 'confidence'"),
         ("[grid\n", "not valid TOML"),
+        ('[workload]\nmax_jobs = "lots"\n', r"\[workload\] max_jobs: Input should be a valid integer.*got 'lots'"),
+        ("[platform]\nplatform = 3\n", r"\[platform\] platform"),
+        ("[policy]\nbackfill = \"maybe\"\n", r"\[policy\] backfill"),
     ],
 )
-def test_bad_experiment_files_are_refused(tmp_path, text, message):
+def test_bad_experiment_files_are_refused_naming_the_file_and_the_key(tmp_path, text, message):
     spec = tmp_path / "bad.toml"
     spec.write_text(text)
-    with pytest.raises(ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError, match=message) as caught:
         load_experiment(spec)
+    assert str(spec) in str(caught.value)
+
+
+def test_a_bad_scenario_file_exits_with_code_2_and_a_sentence(tmp_path, capsys):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[workload]\nmax_jobs = "lots"\n')
+    assert main(["run", str(spec), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("torus-sim: error: ") and "max_jobs" in error and "Traceback" not in error
+    assert not (tmp_path / "out").exists()
+    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+
+
+def test_every_section_field_is_a_scenario_field_once():
+    names = [name for members in SECTIONS.values() for name in members]
+    assert len(names) == len(set(names))
+    from torus_sim.scenario import Scenario
+
+    assert set(names) == set(Scenario.model_fields)
 
 
 def test_draw_figure_refuses_an_empty_selection(tmp_path):
-    from torus_sim.experiments.scenario import FigureSpec
-
     table = pd.DataFrame({"failures": [0], "avg_bounded_slowdown": [1.0], "confidence": [0.1]})
     with pytest.raises(ValueError, match="no results match"):
         draw_figure(table, FigureSpec("f", "failures", "", ("avg_bounded_slowdown",), {"confidence": 0.9}), tmp_path / "f.png")
@@ -86,7 +94,7 @@ def test_draw_figure_refuses_an_empty_selection(tmp_path):
 def test_cases_vary_parameters_together_and_cross_the_grid(tmp_path):
     spec = tmp_path / "cases.toml"
     spec.write_text(
-        "[base]\nmax_jobs = 100\n[grid]\nconfidence = [0.0, 0.5]\n"
+        "[workload]\nmax_jobs = 100\n[grid]\nconfidence = [0.0, 0.5]\n"
         "[[case]]\nfailures = 10\nload_scale = 1.0\n[[case]]\nfailures = 20\nload_scale = 1.2\n"
     )
     experiment = load_experiment(spec)
@@ -96,4 +104,18 @@ def test_cases_vary_parameters_together_and_cross_the_grid(tmp_path):
         {"failures": 20, "load_scale": 1.2, "confidence": 0.0},
         {"failures": 20, "load_scale": 1.2, "confidence": 0.5},
     ]
-    assert experiment.config(experiment.points()[2]).failures == "synthetic:20"
+    assert experiment.scenario(experiment.points()[2]).failures == "synthetic:20"
+
+
+def test_a_scenario_file_without_a_grid_runs_with_torus_sim_run_and_options_win(tmp_path):
+    import json
+
+    spec = tmp_path / "one.toml"
+    spec.write_text('[platform]\nplatform = "cluster"\n[workload]\nmax_jobs = 200\n[policy]\npolicy = "FCFS-EASY"\n')
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "--max-jobs", "150", "--out", str(out)]) == 0
+    manifest = json.loads((out / "summary.json").read_text())
+    assert manifest["config"]["max_jobs"] == 150 and manifest["config"]["policy"] == "FCFS-EASY"
+    assert manifest["inputs"]["platform"] == {"kind": "cluster", "nodes": 128}
+    spec.write_text("[grid]\nseed = [0, 1]\n")
+    assert main(["run", str(spec), "--out", str(out)]) == 2

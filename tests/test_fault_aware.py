@@ -6,13 +6,13 @@ import pytest
 from failure_logs.events import FailureLog
 from predictors import HistoryPredictor, NullPredictor, OracleAccuracyPredictor, OracleConfidencePredictor
 from torus_sim.errors import ConfigurationError
-from torus_sim.model import TorusModel
+
 from torus_sim.partitions import PartitionTable
 from torus_sim.policies.fault_aware import BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.placement import MfpPlacement
 
-from .conftest import make_workload, ring
+from .conftest import make_workload, ring, torus_model
 
 
 def log_of(*rows):
@@ -137,11 +137,11 @@ def test_balancing_scheduler_avoids_a_partition_that_will_fail_and_saves_the_job
     # Ring of 4, a 2-job; supernode 0 fails at t=50. Krevat takes {0, 1} and loses 50 s; balancing takes {2, 3}.
     workload = make_workload([(1, 0, 100, 100, 2)], dims=(1, 1, 4))
     failures = FailureLog(np.array([50.0]), np.array([0]), np.array([np.nan]))
-    krevat = TorusModel(workload, failures, torus=ring(4)).run()
-    balancing = TorusModel(
+    krevat = torus_model(workload, failures, torus=ring(4)).run()
+    balancing = torus_model(
         workload, failures, KrevatScheduler(BalancingPlacement(OracleConfidencePredictor(0.1))), torus=ring(4)
     ).run()
-    tiebreak = TorusModel(
+    tiebreak = torus_model(
         workload, failures, KrevatScheduler(TieBreakPlacement(OracleAccuracyPredictor(1.0))), torus=ring(4)
     ).run()
     assert krevat.jobs[["started_at", "finished_at", "kills"]].values.tolist() == [[50, 150, 1]]
@@ -155,8 +155,8 @@ def test_null_predictor_makes_balancing_identical_to_krevat():
     dims = (2, 2, 4)
     from torus_sim.topology import Torus
 
-    krevat = TorusModel(make_workload(rows, dims), failures, torus=Torus(dims)).run()
-    balancing = TorusModel(
+    krevat = torus_model(make_workload(rows, dims), failures, torus=Torus(dims)).run()
+    balancing = torus_model(
         make_workload(rows, dims), failures, KrevatScheduler(BalancingPlacement(NullPredictor())), torus=Torus(dims)
     ).run()
     assert krevat.jobs.equals(balancing.jobs)

@@ -6,33 +6,42 @@ import numpy as np
 import pytest
 
 from torus_sim.errors import ConfigurationError, SimulationError
-from torus_sim.flat import FlatModel, RigidJobSet, run_moldable, run_rigid
-from torus_sim.flat.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
-from torus_sim.platforms import FlatPlatform, Platform, TorusPlatform
+from torus_sim.experiments.batch import run_moldable, run_rigid
+from torus_sim.workload.batch import RigidJobSet
+from torus_sim.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
+from torus_sim.platforms import ClusterPlatform, Platform, TorusPlatform
 from torus_sim.policies.moldable import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
-from torus_sim.policies.rigid import AvailabilityProfile, ListPolicy
+from torus_sim.policies.rigid import AvailabilityProfile
 
 # P = 3; LPT order A (10 s, 2 procs), B (9 s, 3 procs), C (8 s, 1 proc); C fails once.
 EASY_JOBS = RigidJobSet(np.array([10.0, 9.0, 8.0]), np.array([2, 3, 1]), ("A", "B", "C"))
 
 
 def trace(result) -> list[tuple]:
-    table = result.attempt_table.sort_values(["start_at", "job"])
-    return [(int(row.job), int(row.attempt), row.start_at, row.end_at, bool(row.failed)) for row in table.itertuples()]
+    table = result.attempt_table.sort_values(["started_at", "job_id"])
+    return [
+        (int(row.job_id), int(row.attempt), row.started_at, row.ended_at, row.outcome == "silent_error") for row in table.itertuples()
+    ]
 
 
 def test_both_platforms_speak_the_platform_protocol(bgl_table):
-    assert isinstance(FlatPlatform(8), Platform)
+    assert isinstance(ClusterPlatform(8), Platform) and isinstance(ClusterPlatform(8, identities=False), Platform)
     torus = TorusPlatform(table=bgl_table)
     assert isinstance(torus, Platform)
     partition = torus.find(32)
     torus.allocate(partition, job_id=1)
     assert torus.free_count() == 96 and torus.find(128) is None
-    flat = FlatPlatform(8)
+    flat = ClusterPlatform(8, identities=False)
     assert flat.find(9) is None and flat.find(8) == 8
     flat.allocate(5, job_id=1)
     with pytest.raises(SimulationError):
         flat.allocate(4, job_id=2)
+    cluster = ClusterPlatform(8)
+    assert cluster.find(9) is None and cluster.find(3).tolist() == [0, 1, 2]
+    cluster.allocate(cluster.find(5), job_id=1)
+    assert cluster.free_count() == 3 and cluster.job_on(4) == 1 and cluster.job_on(5) == -1
+    with pytest.raises(SimulationError):
+        cluster.allocate(cluster.free_nodes()[:1] - 1, job_id=2)
 
 
 def test_greedy_restarts_the_failed_job_at_once_in_the_free_processor():
@@ -87,7 +96,7 @@ def test_every_priority_rule_runs_every_attempt(rule):
     failures = rng.integers(0, 3, 12)
     result = run_rigid(jobs, 6, failures, "R-LIST-0", rule, seed=1, record_attempts=True)
     assert result.attempts == len(jobs) + failures.sum()
-    assert result.attempt_table.groupby("job").size().tolist() == (failures + 1).tolist()
+    assert result.attempt_table.groupby("job_id").size().tolist() == (failures + 1).tolist()
 
 
 def test_random_priority_is_seeded():
@@ -102,7 +111,8 @@ def test_random_priority_is_seeded():
 def test_availability_profile_finds_the_earliest_hole_and_cuts_reservations():
     profile = AvailabilityProfile(0.0, 1, [(10.0, 2), (5.0, 1)])
     assert (profile.dates, profile.free) == ([0.0, 5.0, 10.0], [1, 2, 4])
-    assert profile.earliest(2, 3.0) == 5.0 and profile.earliest(4, 1.0) == 10.0
+    assert profile.earliest(2, 3.0) == (5.0, None) and profile.earliest(4, 1.0) == (10.0, None)
+    assert profile.earliest(5, 1.0)[0] == float("inf")  # never that many free: no reservation
     profile.reserve(5.0, 7.0, 2)
     assert (profile.dates, profile.free) == ([0.0, 5.0, 10.0, 12.0], [1, 0, 2, 4])
     assert not profile.fits(0.0, 1, 6.0) and profile.fits(0.0, 1, 5.0)
@@ -116,7 +126,7 @@ def test_rigid_input_errors_are_clear():
     with pytest.raises(ConfigurationError, match="one count per job"):
         run_rigid(EASY_JOBS, 3, [0, 0])
     with pytest.raises(ConfigurationError, match=">= 0"):
-        FlatModel(3, [-1, 0, 0], ListPolicy([1, 1, 1], [1, 1, 1]))
+        run_rigid(EASY_JOBS, 3, [-1, 0, 0])
     with pytest.raises(ConfigurationError, match="unknown rigid heuristic"):
         run_rigid(EASY_JOBS, 3, [0, 0, 0], "R-LIST-2")
 
@@ -161,10 +171,10 @@ def test_batch_list_runs_batches_of_doubling_attempts():
     result = run_moldable(times, [3, 0, 1], "BATCH", record_attempts=True)
     table = result.attempt_table
     # job 0 fails 3 times: 1 attempt in batch 1, 2 in batch 2, its 4th (successful) one in batch 3
-    assert table.groupby("job").size().tolist() == [4, 1, 2]
-    batch_ends = sorted(table[table.job == 0].start_at)
-    assert batch_ends[1] >= table[(table.attempt == 1)].end_at.max()  # batch 2 waits for batch 1 to end
-    assert result.makespan == table.end_at.max()
+    assert table.groupby("job_id").size().tolist() == [4, 1, 2]
+    batch_ends = sorted(table[table.job_id == 0].started_at)
+    assert batch_ends[1] >= table[(table.attempt == 1)].ended_at.max()  # batch 2 waits for batch 1 to end
+    assert result.makespan == table.ended_at.max()
 
 
 def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area():
@@ -187,7 +197,7 @@ def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area
 
 def test_time_tables_are_read_and_bad_lines_named(tmp_path):
     from torus_sim.errors import JobSetFormatError
-    from torus_sim.flat.speedup import read_time_table
+    from torus_sim.workload.speedup import read_time_table
 
     path = tmp_path / "times.csv"
     path.write_text("# t(1..4) per job\n10, 6, 4.5, 4\n8 5 4 3.5\n")

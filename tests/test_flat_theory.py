@@ -15,8 +15,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.flat import RIGID_HEURISTICS, RigidJobSet, moldable_lower_bound, rigid_lower_bound, run_moldable, run_rigid
-from torus_sim.flat.speedup import AmdahlModel, CommunicationModel, MixModel, RooflineModel
+from torus_sim.experiments.batch import run_moldable, run_rigid
+from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
+from torus_sim.scenario import RIGID_POLICIES as RIGID_HEURISTICS
+from torus_sim.workload.batch import RigidJobSet
+from torus_sim.workload.speedup import AmdahlModel, CommunicationModel, MixModel, RooflineModel
 from torus_sim.policies.rigid import PRIORITY_RULES
 
 
@@ -31,14 +34,14 @@ def rigid_instances(draw):
 
 
 def check_schedule(table, total: int, failures: np.ndarray) -> None:
-    assert table.groupby("job").size().reindex(range(len(failures))).tolist() == (failures + 1).tolist()
-    dates = sorted(set(table.start_at))
+    assert table.groupby("job_id").size().reindex(range(len(failures))).tolist() == (failures + 1).tolist()
+    dates = sorted(set(table.started_at))
     for date in dates:
-        running = table[(table.start_at <= date) & (table.end_at > date)]
-        assert running.processors.sum() <= total
-    for _, attempts in table.sort_values("start_at").groupby("job"):
-        assert np.all(attempts.start_at.to_numpy()[1:] >= attempts.end_at.to_numpy()[:-1])
-        assert attempts.failed.tolist() == [True] * (len(attempts) - 1) + [False]
+        running = table[(table.started_at <= date) & (table.ended_at > date)]
+        assert running.nodes.sum() <= total
+    for _, attempts in table.sort_values("started_at").groupby("job_id"):
+        assert np.all(attempts.started_at.to_numpy()[1:] >= attempts.ended_at.to_numpy()[:-1])
+        assert (attempts.outcome == "silent_error").tolist() == [True] * (len(attempts) - 1) + [False]
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,13 +7,13 @@ from hypothesis import strategies as st
 from failure_logs.events import FailureLog
 from torus_sim.job import JobState
 from torus_sim.metrics import summarize
-from torus_sim.model import TorusModel
+
 from torus_sim.partitions import feasible_sizes
 from torus_sim.platforms import NO_JOB
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.topology import Torus
 
-from .conftest import make_workload
+from .conftest import make_workload, torus_model
 
 DIMS = (2, 2, 4)
 N = 16
@@ -38,7 +38,7 @@ def check_invariants(model):
     covered = np.zeros(N, dtype=int)
     for job_id, job in model.running_jobs.items():
         assert job.state is JobState.RUNNING
-        members = platform.members(job.partition)
+        members = platform.members(job.allocation)
         assert np.all(platform.job_at[members] == job_id)
         covered[members] += 1
     assert covered.max(initial=0) <= 1, "two jobs share a supernode"
@@ -67,7 +67,7 @@ def test_invariants_hold_after_every_event(job_rows, failure_rows, backfill, mig
         np.array([n for _, n, _ in failure_rows], dtype=np.int64),
         np.array([float(t + d) for t, _, d in failure_rows]),
     )
-    model = TorusModel(
+    model = torus_model(
         workload, log, KrevatScheduler(backfill=backfill, migration=migration), torus=Torus(DIMS), downtime=downtime
     )
     while model.step_event():

@@ -8,15 +8,15 @@ from torus_sim.wait_queue import WaitQueue
 def test_job_life_cycle_transitions_are_guarded_and_name_the_current_state():
     job = Job(7, submitted_at=0, runtime=100, walltime=120, size=4)
     with pytest.raises(JobStateError, match="job 7 cannot start: it is PENDING"):
-        job.start(0, partition=1)
+        job.start(0, allocation=1)
     job.arrive()
-    job.start(10, partition=1)
+    job.start(10, allocation=1)
     assert job.estimated_end(50) == 130 and job.remaining_runtime(50) == 60
     with pytest.raises(JobStateError, match="it is RUNNING"):
         job.arrive()
     assert job.kill(50) == 40 * 4
     assert job.state is JobState.QUEUED and job.kills == 1
-    job.start(60, partition=2)
+    job.start(60, allocation=2)
     job.migrate(80, partition=3, cost=5)
     # 20 s of work done by t = 80; the move costs 5 s before the remaining 80 s of work
     assert job.remaining_runtime(80) == 80 and job.end_at() == 165 and job.migrations == 1 and job.started_at == 60

@@ -6,20 +6,22 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SHARED_DATA
-from torus_sim.online import Preemption, load_online_workload, run_online
+from torus_sim.progress import Preemption
+from torus_sim.runner import Scenario, load_workload, run
 
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 
 
+def run_online(workload, policy: str, predictor: str = "estimate", nodes: int | None = None, **fields):
+    """One online replay on a cluster (PV-EASY's cleaning rules), as the scenario format runs it."""
+    predictor = None if predictor == "estimate" else predictor
+    return run(Scenario(platform="cluster", nodes=nodes, workload=str(workload), policy=policy, runtime_predictor=predictor, **fields))
+
+
 @pytest.fixture(scope="module")
-def ctc_slice():
+def results():
     if not CTC.exists():
         pytest.skip("CTC-SP2 trace not found")
-    return load_online_workload(CTC, processors=430, max_jobs=3000)
-
-
-@pytest.fixture(scope="module")
-def results(ctc_slice):
     runs = {
         "EASY": ("FCFS-EASY", "estimate"),
         "EASY-Last": ("FCFS-EASY", "last"),
@@ -27,7 +29,7 @@ def results(ctc_slice):
         "PV-EASY": ("PV-EASY", "last"),
         "FCFS": ("FCFS", "estimate"),
     }
-    return {name: run_online(ctc_slice, policy, predictor).summary for name, (policy, predictor) in runs.items()}
+    return {name: run_online(CTC, policy, predictor, nodes=430, max_jobs=3000).summary for name, (policy, predictor) in runs.items()}
 
 
 def test_pv_easy_is_strictly_fair_and_easy_is_not(results):
@@ -74,22 +76,18 @@ def swf(tmp_path, rows, header="; MaxProcs: 4\n"):
 
 def trace(result):
     table = result.jobs.set_index("job_id")
-    return {job: (row.first_start_at, row.end_at, int(row.preemptions)) for job, row in table.iterrows()}
+    return {job: (row.first_started_at, row.finished_at, int(row.preemptions)) for job, row in table.iterrows()}
 
 
 def test_easy_backfills_only_what_does_not_delay_the_head(tmp_path):
-    workload = load_online_workload(
-        swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
-    )
+    workload = swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
     result = run_online(workload, "FCFS-EASY", "estimate")
     # J2 ends by the head's shadow time (10) and is backfilled at 2; J3 (20 s) would delay J1 and waits
     assert trace(result) == {0: (0.0, 10.0, 0), 1: (10.0, 15.0, 0), 2: (2.0, 5.0, 0), 3: (15.0, 35.0, 0)}
 
 
 def test_pv_easy_ventures_a_job_then_preempts_it_for_the_head(tmp_path):
-    workload = load_online_workload(
-        swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
-    )
+    workload = swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
     result = run_online(workload, "PV-EASY", "estimate")
     # J3 is backfilled at 5 by step 4 (idle processor); at 10 it is the shadow load that keeps J1 out: killed
     assert trace(result) == {0: (0.0, 10.0, 0), 1: (10.0, 15.0, 0), 2: (2.0, 5.0, 0), 3: (5.0, 35.0, 1)}
@@ -99,7 +97,7 @@ def test_pv_easy_ventures_a_job_then_preempts_it_for_the_head(tmp_path):
 
 def test_strict_fairness_checker_catches_easys_heel_and_toe_and_pv_easy_preempts_instead(tmp_path):
     rows = [(0, 0, 5, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 6, 1, 8, 1)]
-    workload = load_online_workload(swf(tmp_path, rows))
+    workload = swf(tmp_path, rows)
     easy = run_online(workload, "FCFS-EASY", "estimate")
     # J0 ends at 5, early; J1 could start then but for J2 (backfilled under J0's estimate): it waits until 8
     assert trace(easy)[1] == (8.0, 13.0, 0)
@@ -110,7 +108,7 @@ def test_strict_fairness_checker_catches_easys_heel_and_toe_and_pv_easy_preempts
 
 def test_easy_last_reservation_violation_is_measured_from_the_reservation(tmp_path):
     rows = [(0, 0, 1, 1, 100, 7), (1, 2, 10, 3, 10, 1), (2, 3, 5, 4, 5, 2), (3, 4, 50, 1, 100, 7)]
-    workload = load_online_workload(swf(tmp_path, rows))
+    workload = swf(tmp_path, rows)
     result = run_online(workload, "FCFS-EASY", "last")
     # user 7's last job used 1% of its estimate: J3 is predicted 1 s, backfilled at 4, runs 50 s past J2's reservation (12)
     assert trace(result)[3] == (4.0, 54.0, 0) and trace(result)[2] == (54.0, 59.0, 0)
@@ -120,46 +118,61 @@ def test_easy_last_reservation_violation_is_measured_from_the_reservation(tmp_pa
 
 def test_swf_cleaning_for_online_replay_is_counted(tmp_path):
     rows = [(1, 10, 5, 2, 10, 1), (2, 5, 5, 8, 10, 1), (3, 7, 20, 1, 10, 1), (4, 8, 5, 1, -1, 1), (5, 9, -1, 1, 10, 1)]
-    workload = load_online_workload(swf(tmp_path, rows))
+    workload = load_workload(Scenario(platform="cluster", workload=str(swf(tmp_path, rows))))
     assert [job.job_id for job in workload.jobs] == [3, 4, 1]  # sorted by submit time
-    counts = workload.counts
-    assert counts["skipped_larger_than_machine"] == 1 and counts["skipped_unknown_runtime"] == 1
-    assert counts["requested_time_from_runtime"] == 1 and counts["cut_at_requested_time"] == 1
-    assert counts["resorted_submit_times"] == 1
+    counts = workload.cleaning
+    assert counts["skipped_too_large"] == 1 and counts["skipped_unknown_runtime"] == 1
+    assert counts["walltime_from_runtime"] == 1 and counts["cut_at_walltime"] == 1
+    assert counts["reordered"] == 2
     assert workload.jobs[0].runtime == 10.0  # cut at its requested time (the kill time)
+    assert workload.processors == 4
 
 
-def test_cli_online_run_and_experiment_write_their_files(tmp_path, capsys):
+def test_cli_runs_an_online_replay_and_a_scenario_file_with_named_cases(tmp_path, capsys):
     from torus_sim.cli import main
 
     path = swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
-    assert main(["online", "run", "--workload", str(path), "--policy", "PV-EASY", "--out", str(tmp_path / "run")]) == 0
+    arguments = ["run", "--platform", "cluster", "--workload", str(path), "--policy", "PV-EASY", "--out", str(tmp_path / "run")]
+    assert main(arguments) == 0
     assert (tmp_path / "run" / "jobs.csv").exists() and "preempted_jobs" in (tmp_path / "run" / "summary.json").read_text()
     spec = tmp_path / "exp.toml"
     spec.write_text(
-        f'kind = "online"\nworkload = "{path}"\nseeds = [0, 1]\n'
-        '[[run]]\nname = "EASY"\npolicy = "FCFS-EASY"\n[[run]]\nname = "PV-EASY"\npolicy = "PV-EASY"\npredictor = "virtual:20"\n'
+        f'seeds = [0, 1]\n[platform]\nplatform = "cluster"\n[workload]\nworkload = "{path}"\n'
+        '[[case]]\nname = "EASY"\npolicy = "FCFS-EASY"\n[[case]]\nname = "PV-EASY"\npolicy = "PV-EASY"\nruntime_predictor = "virtual:20"\n'
         '[[figure]]\nname = "bars"\nx = "name"\ny = ["mbs"]\n'
+        '[[paper]]\ncase = "EASY"\nmetric = "mbs"\nvalue = 2.0\n'
     )
     out = tmp_path / "exp"
-    assert main(["online", "experiment", str(spec), "--out", str(out), "--no-progress"]) == 0
+    assert main(["sweep", str(spec), "--out", str(out), "--no-progress"]) == 0
     results = pd.read_csv(out / "results.csv")
     assert len(results) == 4 and set(results.name) == {"EASY", "PV-EASY"}
-    assert (out / "bars.png").exists() and (out / "size_groups.csv").exists() and (out / "comparison.csv").exists()
-    assert main(["online", "run", "--workload", str(tmp_path / "missing.swf")]) == 2
-    spec.write_text('kind = "online"\n[[run]]\npolicy = "LIFO"\n')
-    assert main(["online", "experiment", str(spec)]) == 2
+    assert (out / "bars.png").exists() and (out / "size_groups.csv").exists()
+    assert pd.read_csv(out / "comparison.csv").values.tolist()[0][:2] == ["EASY", "mbs"]
+    assert main(["run", "--platform", "cluster", "--workload", str(tmp_path / "missing.swf")]) == 2
+    spec.write_text('[[case]]\npolicy = "LIFO"\n')
+    assert main(["sweep", str(spec)]) == 2
     assert "unknown policy" in capsys.readouterr().err
+    assert main(["online", "run"]) == 2
+    assert "torus-sim run --platform cluster" in capsys.readouterr().err
 
 
-def test_mesa_batch_run_steps_an_online_replay_to_the_same_end(ctc_slice):
+def test_mesa_batch_run_steps_an_online_replay_to_the_same_end():
     import mesa
 
-    from torus_sim.online.runs import ConfiguredOnlineModel
+    from torus_sim.runner import ConfiguredModel
 
+    if not CTC.exists():
+        pytest.skip("CTC-SP2 trace not found")
     rows = mesa.batch_run(
-        ConfiguredOnlineModel,
-        parameters={"workload": str(CTC), "processors": 430, "max_jobs": 300, "policy": ["FCFS-EASY", "PV-EASY"], "seed": [0]},
+        ConfiguredModel,
+        parameters={
+            "platform": "cluster",
+            "workload": str(CTC),
+            "nodes": 430,
+            "max_jobs": 300,
+            "policy": ["FCFS-EASY", "PV-EASY"],
+            "seed": [0],
+        },
         iterations=1,
         max_steps=100_000,
         number_processes=1,
@@ -170,6 +183,5 @@ def test_mesa_batch_run_steps_an_online_replay_to_the_same_end(ctc_slice):
         final = group.sort_values("Step").iloc[-1]
         assert final.completed_jobs == 300 and final.queued_jobs == 0 and final.running_jobs == 0
         assert group.sort_values("Step").time.is_monotonic_increasing
-        workload = load_online_workload(CTC, processors=430, max_jobs=300)
-        reference = run_online(workload, policy, "estimate")
+        reference = run_online(CTC, policy, "estimate", nodes=430, max_jobs=300)
         assert final.preemptions == sum(reference.jobs.preemptions)

@@ -7,7 +7,7 @@ import pytest
 
 from torus_sim.cli import main
 from torus_sim.errors import ConfigurationError, JobSetFormatError
-from torus_sim.flat import RigidJobSet
+from torus_sim.workload.batch import RigidJobSet
 from torus_sim.workload.refcode import (
     RefcodeHeader,
     read_failure_scenarios,
@@ -93,12 +93,20 @@ def test_batch_flag_is_not_a_rigid_heuristic():
 
 
 def test_cli_generates_then_replays_reference_files_with_full_precision(tmp_path, capsys):
-    assert main(["flat", "generate-rigid", str(tmp_path), "--jobs", "20", "--scenarios", "4", "--seed", "3"]) == 0
+    import pandas as pd
+
+    assert main(["generate-rigid", str(tmp_path), "--jobs", "20", "--scenarios", "4", "--seed", "3"]) == 0
     capsys.readouterr()
-    assert main(["flat", "rigid", str(tmp_path / "jobs.txt"), str(tmp_path / "failures.txt"), "--heuristic", "R-LIST-1"]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4
-    makespan, bound, failures = lines[0].split()
-    assert float(makespan) >= float(bound) and len(makespan.split(".")[-1]) > 6 and int(failures) >= 0
-    assert main(["flat", "rigid", str(tmp_path / "jobs.txt"), str(tmp_path / "failures.txt"), "--scenarios", "5"]) == 2
+    jobs, failures, out = tmp_path / "jobs.txt", tmp_path / "failures.txt", tmp_path / "out"
+    arguments = ["run", "--platform", "cluster", "--workload", f"refcode:{jobs}", "--silent-errors", str(failures), "--out", str(out)]
+    assert main([*arguments, "--policy", "R-LIST-1"]) == 0
+    table = pd.read_csv(out / "scenarios.csv")
+    assert len(table) == 4 and (table.makespan >= table.lower_bound).all() and (table.failures >= 0).all()
+    assert len(repr(table.makespan[0]).split(".")[-1]) > 6  # written at full precision
+    assert main([*arguments, "--scenarios", "5"]) == 2
     assert "5 scenarios needed" in capsys.readouterr().err
+
+
+def test_the_old_flat_command_names_its_new_form(capsys):
+    assert main(["flat", "rigid", "jobs.txt", "failures.txt"]) == 2
+    assert "torus-sim run --platform cluster --workload refcode:JOBS --silent-errors FAILURES" in capsys.readouterr().err

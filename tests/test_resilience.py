@@ -7,11 +7,11 @@ import pytest
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
-from torus_sim.model import TorusModel
+
 from torus_sim.policies.resilience import ResiliencePolicy, daly_period, young_period_seconds
 from torus_sim.topology import Torus
 
-from .conftest import make_workload, ring
+from .conftest import make_workload, ring, torus_model
 
 
 def failures(*rows):
@@ -27,7 +27,7 @@ def test_periodic_checkpointing_restarts_from_the_last_checkpoint_after_recovery
     # T = 30 s of work, C = 2, R = 5; failure at t = 70: two cycles of 32 s are done (60 s of work saved,
     # 66 s done), the restart at 70 pays R then the last 40 s of work with one more checkpoint: ends at 117.
     policy = ResiliencePolicy(checkpoint_interval=30.0, checkpoint_cost=2.0, recovery_time=5.0)
-    model = TorusModel(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), failures((70, 0)), torus=ring(4), resilience=policy)
+    model = torus_model(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), failures((70, 0)), torus=ring(4), resilience=policy)
     record = model.run()
     assert trace(record) == [(1, 70, 117, 1)]
     assert record.jobs["lost_work"].tolist() == [6 * 4]
@@ -35,13 +35,13 @@ def test_periodic_checkpointing_restarts_from_the_last_checkpoint_after_recovery
 
 def test_without_a_failure_checkpoints_only_cost_time():
     policy = ResiliencePolicy(checkpoint_interval=30.0, checkpoint_cost=2.0, recovery_time=5.0)
-    record = TorusModel(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), torus=ring(4), resilience=policy).run()
+    record = torus_model(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), torus=ring(4), resilience=policy).run()
     assert trace(record) == [(1, 0, 106, 0)]  # checkpoints after 30, 60, 90 s of work
 
 
 def test_preventive_checkpoint_loses_only_the_checkpoint_and_restarts_after_recovery():
     policy = ResiliencePolicy(checkpoint_cost=3.0, recovery_time=4.0, preventive="checkpoint")
-    model = TorusModel(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), failures((50, 2)), torus=ring(4), resilience=policy)
+    model = torus_model(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), failures((50, 2)), torus=ring(4), resilience=policy)
     record = model.run()
     assert trace(record) == [(1, 50, 50 + 4 + 53, 1)]
     assert record.jobs["lost_work"].tolist() == [3 * 4]
@@ -50,7 +50,7 @@ def test_preventive_checkpoint_loses_only_the_checkpoint_and_restarts_after_reco
 
 def test_unforeseen_failures_get_no_preventive_checkpoint():
     policy = ResiliencePolicy(checkpoint_cost=3.0, recovery_time=4.0, preventive="checkpoint", prediction_accuracy=0.0)
-    record = TorusModel(
+    record = torus_model(
         make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 4)), failures((50, 2)), torus=ring(4), resilience=policy
     ).run()
     assert trace(record) == [(1, 50, 150, 1)]  # all work lost, no checkpoint to recover
@@ -59,7 +59,7 @@ def test_unforeseen_failures_get_no_preventive_checkpoint():
 def test_preventive_migration_moves_the_job_before_the_failure():
     # Ring of 8: the job takes {0,1,2,3}; supernode 1 will fail at t = 50; M = 2: at 48 it moves away.
     policy = ResiliencePolicy(preventive="migration", migration_cost=2.0)
-    model = TorusModel(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
+    model = torus_model(make_workload([(1, 0, 100, 100, 4)], dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
     record = model.run()
     assert trace(record) == [(1, 0, 102, 0)]
     assert model.counters["preventive_migrations"] == 1 and model.counters["job_kills"] == 0
@@ -68,7 +68,7 @@ def test_preventive_migration_moves_the_job_before_the_failure():
 def test_preventive_migration_without_a_free_partition_falls_back_to_the_failure():
     policy = ResiliencePolicy(preventive="migration", migration_cost=2.0)
     rows = [(1, 0, 100, 100, 4), (2, 0, 200, 200, 4)]  # the ring is full
-    model = TorusModel(make_workload(rows, dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
+    model = torus_model(make_workload(rows, dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
     record = model.run()
     assert model.counters["preventive_migrations_failed"] == 1 and model.counters["job_kills"] == 1
     assert trace(record)[0] == (1, 50, 150, 1)
@@ -77,7 +77,7 @@ def test_preventive_migration_without_a_free_partition_falls_back_to_the_failure
 def test_spares_are_held_back_from_scheduling_and_serve_as_migration_targets():
     policy = ResiliencePolicy(preventive="migration", migration_cost=2.0, spares=4)
     rows = [(1, 0, 100, 100, 4), (2, 0, 10, 10, 4)]
-    model = TorusModel(make_workload(rows, dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
+    model = torus_model(make_workload(rows, dims=(1, 1, 8)), failures((50, 1)), torus=ring(8), resilience=policy)
     record = model.run()
     # job 2 cannot use the 4 spares: it waits for job 1; job 1 moves onto the spares at 48
     assert trace(record) == [(1, 0, 102, 0), (2, 102, 112, 0)]
@@ -98,7 +98,7 @@ def test_every_resilience_event_is_accounted_for_on_a_busy_run():
     policy = ResiliencePolicy(
         checkpoint_interval=20.0, checkpoint_cost=1.0, recovery_time=2.0, preventive="migration", migration_cost=1.0, spares=2
     )
-    model = TorusModel(
+    model = torus_model(
         make_workload(rows, dims=(1, 2, 8)),
         failures(*[(13.0 * k, (k * 3) % 16) for k in range(1, 30)]),
         torus=Torus((1, 2, 8)),
@@ -136,7 +136,7 @@ def test_spares_fill_the_top_z_plane_first_and_too_many_spares_for_the_jobs_are_
     assert platform.mfp() == 112  # a 4x4x7 box is left
     policy = ResiliencePolicy(preventive="migration", spares=8)
     with pytest.raises(ConfigurationError, match="8 spares leave no partition larger than 112 supernodes, but 1 jobs need more"):
-        TorusModel(make_workload([(1, 0, 10, 10, 128)]), resilience=policy)
+        torus_model(make_workload([(1, 0, 10, 10, 128)]), resilience=policy)
 
 
 def test_paper_simulated_yields_against_the_analytic_model():

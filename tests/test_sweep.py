@@ -29,7 +29,7 @@ def comparable(table: pd.DataFrame) -> pd.DataFrame:
 def test_sweep_returns_one_row_per_run_with_every_parameter_the_seed_and_every_metric(serial_rows):
     assert len(serial_rows) == 6
     assert serial_rows[["confidence", "seed"]].values.tolist() == [[0.0, 0], [0.0, 1], [0.5, 0], [0.5, 1], [0.9, 0], [0.9, 1]]
-    for column in ("avg_bounded_slowdown", "omega_util", "omega_lost", "job_kills", "wall_time", "scheduler", "max_jobs", "key"):
+    for column in ("avg_bounded_slowdown", "omega_util", "omega_lost", "job_kills", "wall_time", "policy", "max_jobs", "key"):
         assert column in serial_rows
     assert serial_rows["key"].is_unique
     # seeds matter: the synthetic failures differ
@@ -83,13 +83,13 @@ def test_top_level_run_and_sweep_work_from_python():
 def test_bad_sweeps_are_refused():
     with pytest.raises(ConfigurationError, match="unknown executor"):
         sweep(BASE, GRID, executor="slurm", progress=False)
-    with pytest.raises(ConfigurationError, match="unknown run parameter"):
+    with pytest.raises(ConfigurationError, match="unknown key 'confidance'"):
         sweep(BASE, {"confidance": [0.1]}, progress=False)
-    with pytest.raises(ConfigurationError, match=r"confidence must lie in \[0, 1\]"):
+    with pytest.raises(ConfigurationError, match=r"\[predictors\] confidence: Input should be less than or equal to 1"):
         sweep(BASE, {"confidence": [1.5]}, progress=False)
 
 
-def test_mesa_batch_run_over_the_torus_model_returns_a_row_per_step_ending_at_the_finished_run():
+def test_mesa_batch_run_over_the_one_model_returns_a_row_per_step_ending_at_the_finished_run():
     rows = pd.DataFrame(
         mesa.batch_run(
             ConfiguredTorusModel,
@@ -115,7 +115,7 @@ def test_mesa_batch_run_over_the_torus_model_returns_a_row_per_step_ending_at_th
 def test_sweep_and_figure_commands_resume_and_redraw(tmp_path, capsys):
     scenario = tmp_path / "tiny.toml"
     scenario.write_text(
-        'seeds = [0, 1]\n[base]\nmax_jobs = 120\nscheduler = "balancing"\n[grid]\nfailures = [0, 20]\n'
+        'seeds = [0, 1]\n[workload]\nmax_jobs = 120\n[policy]\npolicy = "balancing"\n[grid]\nfailures = [0, 20]\n'
         '[[figure]]\nname = "tiny_bsld"\nx = "failures"\nseries = "seed"\ny = ["avg_bounded_slowdown"]\n'
     )
     out = tmp_path / "out"
@@ -142,6 +142,33 @@ def test_dask_executor_reaches_a_running_cluster_by_its_scheduler_address(serial
 
 def test_a_scenario_file_names_its_output_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "s.toml").write_text('output = "my-results"\n[base]\nmax_jobs = 60\n[grid]\nseed = [0]\n')
+    (tmp_path / "s.toml").write_text('output = "my-results"\n[workload]\nmax_jobs = 60\n[grid]\nseed = [0]\n')
     assert main(["sweep", "s.toml", "--no-progress"]) == 0
     assert (tmp_path / "my-results" / "results.csv").exists()
+
+
+def test_mesa_batch_run_runs_the_one_model_on_every_platform_and_workload():
+    parameters = {
+        "platform": "cluster",
+        "workload": ["bundled", "rigid"],
+        "nodes": 128,
+        "jobs": 20,
+        "max_jobs": 120,
+        "mean_failure_probability": None,
+        "policy": "R-LIST-0",
+        "seed": [0],
+        "step_seconds": 86400.0,
+    }
+    rows = pd.DataFrame(mesa.batch_run(ConfiguredTorusModel, parameters, iterations=1, max_steps=10_000, number_processes=1, display_progress=False))
+    for workload, group in rows.groupby("workload"):
+        final = group.sort_values("Step").iloc[-1]
+        assert final["completed_jobs"] == (120 if workload == "bundled" else 20) and final["queued_jobs"] == 0
+    moldable = pd.DataFrame(
+        mesa.batch_run(
+            ConfiguredTorusModel,
+            {"platform": "cluster", "nodes": 64, "workload": "moldable:amdahl", "jobs": 10, "error_rate": 1e-6,
+             "scenarios": 3, "scenario_index": [0, 2], "policy": "BATCH", "step_seconds": 86400.0},
+            iterations=1, max_steps=10_000, number_processes=1, display_progress=False,
+        )
+    )
+    assert set(moldable.groupby("scenario_index").completed_jobs.max()) == {10}

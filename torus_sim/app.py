@@ -1,4 +1,4 @@
-"""Mesa browser visualization of the torus model (SolaraViz).
+"""Mesa browser visualization of the one model, on the torus or a cluster (SolaraViz).
 
 Start it with ``torus-sim viz`` or ``solara run torus_sim/app.py``. Each press of *Step* advances
 the model by ``step_seconds`` of simulated time (one hour by default) through the model's own
@@ -6,16 +6,17 @@ discrete-event clock; *Play* keeps stepping.
 
 What the page shows:
 
-* the 4x4x8 torus as 8 z-slices of 4x4 supernodes (two rows of four): free (light grey), busy (one colour per job),
-  down (black); supernodes that failed during the last step are outlined in red, the partitions of
-  the jobs started during the last step in blue (Mesa 3.3's space drawing flattens a 3-D grid, so
-  this is a custom matplotlib component);
+* the machine: the 4x4x8 torus as 8 z-slices of 4x4 supernodes (two rows of four), or a cluster as
+  a near-square grid of nodes; free (light grey), busy (one colour per job), down (black); nodes
+  that failed during the last step are outlined in red, the nodes of jobs started during the last
+  step in blue (Mesa 3.3's space drawing flattens a 3-D grid, so this is a custom matplotlib component);
 * the wait queue: the head job, its size and its reservation, and the next jobs;
 * live plots: utilization, queue length, average bounded slowdown of the jobs finished so far, job
-  kills by failures;
-* a Gantt-like chart of the most recent jobs (supernodes x time);
-* controls: workload (the bundled NASA log, and the SDSC / CTC logs when ``../shared/data`` is
-  present), failure source, scheduler, predictor, confidence / accuracy, load scale c, seed.
+  kills by failures and preemptions;
+* a Gantt-like chart of the most recent jobs (nodes x time);
+* controls: platform (the torus, or a cluster of the workload's size), workload (the bundled NASA
+  log, and the SDSC / CTC logs when ``../shared/data`` is present), failure source, policy,
+  predictor, confidence / accuracy, load scale c, seed.
 """
 
 from __future__ import annotations
@@ -32,9 +33,21 @@ from mesa.visualization import SolaraViz
 from mesa.visualization.utils import update_counter
 
 from torus_sim.metrics import bounded_slowdown
-from torus_sim.runner import BUNDLED_NASA_LOG, ConfiguredTorusModel
+from torus_sim.runner import BUNDLED_NASA_LOG, ConfiguredModel
+from torus_sim.scenario import ONLINE_POLICIES
 
-__all__ = ["VizTorusModel", "draw_live_plots", "draw_recent_jobs", "draw_torus", "model_params", "page", "queue_summary"]
+__all__ = [
+    "VizModel",
+    "VizTorusModel",
+    "draw_cluster",
+    "draw_live_plots",
+    "draw_machine",
+    "draw_recent_jobs",
+    "draw_torus",
+    "model_params",
+    "page",
+    "queue_summary",
+]
 
 FREE_COLOUR = (0.92, 0.92, 0.92)
 DOWN_COLOUR = (0.05, 0.05, 0.05)
@@ -54,15 +67,16 @@ def _available_workloads() -> dict[str, str]:
 WORKLOADS = _available_workloads()
 
 
-class VizTorusModel(ConfiguredTorusModel):
-    """The torus model with the parameters the page's controls set.
+class VizModel(ConfiguredModel):
+    """The model with the parameters the page's controls set.
 
     Args:
+        platform: ``torus`` (BG/L's 4x4x8 supernodes) or ``cluster`` (P nodes, the workload's size).
         workload: a label of :data:`WORKLOADS` or a path to an SWF file.
         failures: ``bundled``, ``none``, ``synthetic:N[:bursty]`` or a path.
-        scheduler: ``krevat``, ``balancing`` or ``tiebreak``.
-        predictor: ``default`` (the scheduler's own), ``oracle-confidence``, ``oracle-accuracy`` or
-            ``history``; ignored by ``krevat``.
+        policy: a name of :data:`~torus_sim.scenario.ONLINE_POLICIES` (``scheduler`` is accepted too).
+        predictor: ``default`` (the policy's own), ``oracle-confidence``, ``oracle-accuracy`` or
+            ``history``; ignored by policies that use none.
         confidence: a of the oracle-confidence predictor, in [0, 1].
         accuracy: a of the oracle-accuracy predictor, in [0, 1].
         load_scale: c.
@@ -75,22 +89,27 @@ class VizTorusModel(ConfiguredTorusModel):
 
     def __init__(
         self,
+        platform: str = "torus",
         workload: str = "NASA iPSC/860 (bundled)",
         failures: str = "bundled",
-        scheduler: str = "krevat",
+        policy: str = "krevat",
         predictor: str = "default",
         confidence: float = 0.1,
         accuracy: float = 0.1,
         load_scale: float = 1.0,
         seed: int = 0,
         step_seconds: float = 3600.0,
+        scheduler: str | None = None,
     ) -> None:
-        chosen = None if predictor == "default" or scheduler == "krevat" else predictor
+        policy = scheduler or policy
+        chosen = None if predictor == "default" or policy not in ("balancing", "tiebreak") else predictor
         super().__init__(
             step_seconds=step_seconds,
+            node_identities=True,
+            platform=platform,
             workload=WORKLOADS.get(workload, workload),
             failures=failures,
-            scheduler=scheduler,
+            policy=policy,
             predictor=chosen,
             confidence=float(confidence),
             accuracy=float(accuracy),
@@ -98,8 +117,77 @@ class VizTorusModel(ConfiguredTorusModel):
             seed=int(seed),
         )
 
+    @property
+    def config(self):
+        """The scenario (as the controls set it)."""
+        return self.scenario
 
-def draw_torus(model: ConfiguredTorusModel) -> Figure:
+
+VizTorusModel = VizModel
+"""The name the page's model had before it drew clusters too."""
+
+
+def _colours(model) -> np.ndarray:
+    platform = model.platform
+    job_at = platform.job_at
+    down = platform.down_until > -np.inf
+    colours = np.empty((platform.capacity, 3))
+    for index in range(platform.capacity):
+        if down[index]:
+            colours[index] = DOWN_COLOUR
+        elif job_at[index] >= 0:
+            colours[index] = JOB_COLOURS(int(job_at[index]) % 20)[:3]
+        else:
+            colours[index] = FREE_COLOUR
+    return colours
+
+
+def _started_nodes(model) -> set[int]:
+    job_at = model.platform.job_at
+    return {int(n) for _, allocation in model.started_this_step for n in model.platform.members(allocation) if job_at[n] >= 0}
+
+
+def draw_machine(model) -> Figure:
+    """The machine the model runs on: :func:`draw_torus` or :func:`draw_cluster`."""
+    return draw_torus(model) if model.platform.kind == "torus" else draw_cluster(model)
+
+
+def draw_cluster(model) -> Figure:
+    """A cluster as a near-square grid of nodes, coloured by state (node i at row i // columns).
+
+    Args:
+        model: a model on a cluster with node identities.
+
+    Returns:
+        A matplotlib figure (not attached to pyplot).
+    """
+    platform = model.platform
+    rows, columns = platform.layout()
+    colours = np.ones((rows * columns, 3))
+    colours[: platform.capacity] = _colours(model)
+    figure = Figure(figsize=(8, 8 * rows / columns + 0.8), dpi=80)
+    axis = figure.subplots()
+    axis.imshow(colours.reshape(rows, columns, 3), interpolation="nearest")
+    failed = set(model.failed_this_step)
+    for index in _started_nodes(model):
+        row, column = divmod(index, columns)
+        axis.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#1f4fff", linewidth=1.5))
+    for index in failed:
+        row, column = divmod(index, columns)
+        axis.add_patch(Rectangle((column - 0.45, row - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
+    axis.set_xticks([])
+    axis.set_yticks([])
+    down = int(np.count_nonzero(platform.down_until > -np.inf))
+    figure.suptitle(
+        f"cluster of {platform.capacity} nodes   t = {model.now / 3600:,.1f} h   busy {int(platform.busy.sum())}   down {down}\n"
+        f"failed this step {len(failed)} (red)   started this step {len(model.started_this_step)} (blue)",
+        fontsize=10,
+    )
+    figure.tight_layout()
+    return figure
+
+
+def draw_torus(model) -> Figure:
     """The torus as 8 z-slices of 4x4 supernodes, coloured by state.
 
     Args:
@@ -110,19 +198,10 @@ def draw_torus(model: ConfiguredTorusModel) -> Figure:
     """
     torus = model.platform.torus
     nx_, ny, nz = torus.dims
-    job_at = model.platform.job_at
     down = model.platform.down
-    colours = np.empty((torus.size, 3))
-    for index in range(torus.size):
-        if down[index]:
-            colours[index] = DOWN_COLOUR
-        elif job_at[index] >= 0:
-            colours[index] = JOB_COLOURS(int(job_at[index]) % 20)[:3]
-        else:
-            colours[index] = FREE_COLOUR
-    grid = colours.reshape(nx_, ny, nz, 3)
+    grid = _colours(model).reshape(nx_, ny, nz, 3)
     failed = set(model.failed_this_step)
-    placed = {int(n) for _, pid in model.started_this_step for n in model.platform.members(pid) if job_at[n] >= 0}
+    placed = _started_nodes(model)
     rows = 2 if nz % 2 == 0 and nz > 2 else 1
     figure = Figure(figsize=(2.0 * nz / rows, 2.3 * rows + 0.4), dpi=80)
     axes = np.atleast_1d(figure.subplots(rows, nz // rows)).ravel()
@@ -151,7 +230,7 @@ def draw_torus(model: ConfiguredTorusModel) -> Figure:
     return figure
 
 
-def _running_bounded_slowdown(model: ConfiguredTorusModel, times: np.ndarray) -> np.ndarray:
+def _running_bounded_slowdown(model, times: np.ndarray) -> np.ndarray:
     jobs = model.datacollector.get_table_dataframe("jobs")
     if jobs.empty:
         return np.full(len(times), np.nan)
@@ -162,8 +241,8 @@ def _running_bounded_slowdown(model: ConfiguredTorusModel, times: np.ndarray) ->
     return np.where(done > 0, cumulative[np.maximum(done - 1, 0)], np.nan)
 
 
-def draw_live_plots(model: ConfiguredTorusModel) -> Figure:
-    """Utilization, queue length, average bounded slowdown so far and job kills over time.
+def draw_live_plots(model) -> Figure:
+    """Utilization, queue length, average bounded slowdown so far, and job kills (or preemptions) over time.
 
     Args:
         model: a torus model that has collected at least its initial row.
@@ -179,7 +258,9 @@ def draw_live_plots(model: ConfiguredTorusModel) -> Figure:
         ("utilization", series["utilization"].to_numpy(), "busy / N"),
         ("queue length", series["queued_jobs"].to_numpy(), "jobs"),
         ("avg bounded slowdown", _running_bounded_slowdown(model, series["time"].to_numpy()), "finished jobs"),
-        ("job kills", series["job_kills"].to_numpy(), "kills by failures"),
+        ("job kills", series["job_kills"].to_numpy(), "kills by failures")
+        if series["preemptions"].iloc[-1] == 0
+        else ("preemptions", series["preemptions"].to_numpy(), "preemptions by the policy"),
     ]
     for axis, (title, values, label) in zip(axes, panels, strict=True):
         axis.plot(hours, values, color="#1f77b4")
@@ -192,7 +273,7 @@ def draw_live_plots(model: ConfiguredTorusModel) -> Figure:
     return figure
 
 
-def draw_recent_jobs(model: ConfiguredTorusModel, count: int = 20) -> Figure:
+def draw_recent_jobs(model, count: int = 20) -> Figure:
     """A Gantt-like chart of the most recently started jobs: one bar per job, its size as thickness.
 
     Args:
@@ -226,12 +307,12 @@ def draw_recent_jobs(model: ConfiguredTorusModel, count: int = 20) -> Figure:
 
 @solara.component
 def TorusView(model):
-    """The torus, redrawn after every step."""
+    """The machine (torus or cluster), redrawn after every step."""
     update_counter.get()
-    solara.FigureMatplotlib(draw_torus(model), format="png")
+    solara.FigureMatplotlib(draw_machine(model), format="png")
 
 
-def queue_summary(model: ConfiguredTorusModel) -> list[str]:
+def queue_summary(model) -> list[str]:
     """Markdown lines about the clock, the counts, the head job and its reservation, and the next jobs.
 
     Args:
@@ -242,7 +323,6 @@ def queue_summary(model: ConfiguredTorusModel) -> list[str]:
     """
     queue = model.scheduler.queue
     head = queue.head
-    reservation = model.scheduler.policy.reservation
     lines = [
         f"**t = {model.now / 3600:,.1f} h** · queued {len(queue)} · running {len(model.running_jobs)} · "
         f"completed {model.completed:,} / {len(model.jobs):,} · failures {model.counters['failures']} · "
@@ -251,11 +331,11 @@ def queue_summary(model: ConfiguredTorusModel) -> list[str]:
     if head is None:
         return [*lines, "The wait queue is empty."]
     reserved = "it starts at the next pass"
-    if reservation is not None and reservation[0] == head.job_id:
+    if head.reservation_at is not None:
         reserved = (
             "no reservation yet (waits for repairs)"
-            if not np.isfinite(reservation[1])
-            else f"reservation at t = {reservation[1] / 3600:,.2f} h"
+            if not np.isfinite(head.reservation_at)
+            else f"reservation at t = {head.reservation_at / 3600:,.2f} h"
         )
     lines.append(
         f"Head job **{head.job_id}**: size {head.size} (partition {head.partition_size}), walltime "
@@ -289,6 +369,7 @@ def RecentJobs(model):
 
 
 model_params = {
+    "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
     "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
     "failures": {
         "type": "Select",
@@ -296,7 +377,7 @@ model_params = {
         "values": ["bundled", "none", "synthetic:500", "synthetic:2000", "synthetic:1000:bursty", "synthetic:4000:bursty"],
         "label": "Failures",
     },
-    "scheduler": {"type": "Select", "value": "krevat", "values": ["krevat", "balancing", "tiebreak"], "label": "Scheduler"},
+    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES), "label": "Policy"},
     "predictor": {
         "type": "Select",
         "value": "default",
@@ -312,8 +393,8 @@ model_params = {
 """The page's controls (Mesa user parameters) and fixed parameters."""
 
 page = SolaraViz(
-    VizTorusModel(),
+    VizModel(),
     components=[(TorusView, 0), (QueueView, 0), (LivePlots, 0), (RecentJobs, 0)],
     model_params=model_params,
-    name="torus-sim: BlueGene/L torus with failures",
+    name="torus-sim: scheduling on failure-prone machines",
 )

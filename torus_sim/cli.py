@@ -276,9 +276,14 @@ def _summarize(args) -> int:
         print(f"torus-sim: error: no column {missing} in the results", file=sys.stderr)
         return 2
     summary = expected_ratio_table(table, args.by)
+    settings = [column for column in ("jobs", "nodes", "error_rate", "mean_failure_probability") if column in table]
+    counts = table.drop_duplicates([*args.by, *settings]).groupby(args.by, sort=False).size()
+    summary["settings"] = counts.reindex(
+        pd.MultiIndex.from_frame(summary[args.by]) if len(args.by) > 1 else summary[args.by[0]]
+    ).to_numpy()
     print(summary.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
     if args.out:
-        atomic_write(args.out, lambda handle: summary.to_csv(handle, index=False))
+        atomic_write(args.out, lambda handle: summary.to_csv(handle, index=False, float_format="%.6g"))
         print(f"wrote {args.out}")
     return 0
 

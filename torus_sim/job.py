@@ -194,13 +194,13 @@ class Job:
         self._require(JobState.PENDING, "arrive")
         self.state = JobState.QUEUED
 
-    def start(self, at: float, allocation, size: int, recovery: float = 0.0) -> None:
+    def start(self, at: float, allocation, size: int | None = None, recovery: float = 0.0) -> None:
         """QUEUED -> RUNNING on an allocation at time ``at`` (seconds).
 
         Args:
             at: start time, seconds.
             allocation: the platform's allocation handle.
-            size: nodes of the allocation.
+            size: nodes of the allocation (the job's partition size when None).
             recovery: seconds spent before work resumes (R, reading the last checkpoint); only
                 paid when the job restarts from saved work.
         """
@@ -211,7 +211,7 @@ class Job:
             self.first_started_at = at
         self.started_at = at
         self.allocation = allocation
-        self.allocated_size = size
+        self.allocated_size = self.partition_size if size is None else size
         self.attempts += 1
         self.resumed_at = at
         self.progress_at_resume = self.saved_work

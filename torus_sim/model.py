@@ -260,6 +260,8 @@ class SchedulingModel(mesa.Model):
         self.policy = policy
         self.workload = workload
         self.jobs = [job.fresh_copy() for job in workload.jobs]
+        for rank, job in enumerate(self.jobs):  # a workload lists its jobs in priority (FCFS / index) order
+            job.rank = rank
         if silent_errors is not None:
             counts = np.asarray(silent_errors)
             if counts.shape != (len(self.jobs),) or np.any(counts < 0):
@@ -312,7 +314,7 @@ class SchedulingModel(mesa.Model):
             },
         )
         if isinstance(failures, SyntheticFailures):
-            start, end = workload.span
+            start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else _NO_FAILURES
         self.failure_log.check_fits(capacity)
@@ -731,8 +733,9 @@ class SchedulingModel(mesa.Model):
             largest = self.platform.largest_free(self.platform.spare)
             too_big = [job for job in self.jobs if job.partition_size > largest]
             if too_big:
+                unit = "partition larger than {} supernodes" if self.platform.kind == "torus" else "job larger than {} nodes"
                 raise ConfigurationError(
-                    f"{policy.spares} spares leave no partition larger than {largest} nodes, but {len(too_big)} jobs "
+                    f"{policy.spares} spares leave no {unit.format(largest)}, but {len(too_big)} jobs "
                     f"need more (largest {max(job.partition_size for job in too_big)}): use fewer spares or drop those jobs"
                 )
         if policy.preventive != "none":

@@ -41,6 +41,7 @@ from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.model import SchedulingModel, SimulationRecord
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.base import Policy
 from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
@@ -258,7 +259,10 @@ def batch_set(scenario: Scenario) -> BatchSet:
         from torus_sim.workload.synthetic import steady_state_workload
 
         nodes = _nodes(scenario, None)
-        batch = steady_state_workload(scenario.jobs or 2000, nodes, np.random.default_rng([scenario.seed, scenario.job_set]))
+        largest = scenario.processor_range[1] if scenario.processor_range else None
+        batch = steady_state_workload(
+            scenario.jobs or 2000, nodes, np.random.default_rng([scenario.seed, scenario.job_set]), max_job_size=largest
+        )
         rate = None
     elif workload.startswith("table:"):
         from torus_sim.workload.speedup import read_time_table
@@ -315,11 +319,28 @@ def batch_set(scenario: Scenario) -> BatchSet:
     return BatchSet(batch, scenarios, list(range(scenario.scenarios)))
 
 
+def failure_horizon(workload: Workload, capacity: int) -> tuple[float, float]:
+    """The span synthetic failures are drawn over: the submissions, or for a batch 4 x its work / N (covers the run)."""
+    start, end = workload.span
+    if end > start:
+        return start, end
+    work = sum(job.runtime * job.partition_size for job in workload.jobs)
+    return start, start + max(4.0 * work / capacity, 1.0)
+
+
 def load_failures(scenario: Scenario, capacity: int, workload: Workload):
     """The fail-stop failures: a log, a synthetic request, or None; and the spans a real log leaves uncovered."""
+    from failure_logs.synthetic import SyntheticFailures
+
     spec = scenario.failure_spec
+    horizon = failure_horizon(workload, capacity)
+    if spec == "mtbf":
+        count = round(capacity * (horizon[1] - horizon[0]) / scenario.node_mtbf)
+        return SyntheticFailures(count, "exponential", span=horizon), []
     span = workload.span if scenario.fit_failures else None
     failures = load_failure_source(spec, capacity, span, scenario.lanl_system, scenario.synthetic_model)
+    if isinstance(failures, SyntheticFailures) and workload.kind == "batch":
+        failures.span = horizon
     uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) and workload.kind == "online" else []
     return failures, uncovered
 
@@ -337,17 +358,22 @@ def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[flo
     return gaps
 
 
-def build_platform(scenario: Scenario, nodes: int):
-    """The platform of a scenario: the torus (its partition table shared per process) or a node count."""
+def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False):
+    """The platform of a scenario: the torus (its partition table shared per process), or a cluster.
+
+    A cluster is a node count (the engine keeps node identities only when something in the run tells
+    nodes apart) unless ``node_identities`` asks for them (the browser view draws every node).
+    """
     if scenario.platform == "torus":
         torus = Torus(tuple(scenario.torus_dims))
         return TorusPlatform(torus, partition_table(torus.dims))
-    return nodes
+    return ClusterPlatform(nodes, identities=True) if node_identities else nodes
 
 
 def resilience_of(scenario: Scenario) -> ResiliencePolicy:
-    """The scenario's :class:`~torus_sim.policies.resilience.ResiliencePolicy`."""
+    """The scenario's :class:`~torus_sim.policies.resilience.ResiliencePolicy` (μ for Young's period: ``node_mtbf``)."""
     return ResiliencePolicy(
+        mtbf=scenario.node_mtbf,
         checkpoint_interval=scenario.checkpoint_interval,
         checkpoint_cost=scenario.checkpoint_cost,
         recovery_time=scenario.recovery_time,
@@ -370,7 +396,9 @@ def runtime_predictor_of(scenario: Scenario):
     return partial(make_runtime_predictor, scenario.runtime_predictor)
 
 
-def model_arguments(scenario: Scenario, inputs: dict, scenario_index: int = 0, record: bool = True) -> tuple[tuple, dict]:
+def model_arguments(
+    scenario: Scenario, inputs: dict, scenario_index: int = 0, record: bool = True, node_identities: bool = False
+) -> tuple[tuple, dict]:
     """The arguments of :class:`~torus_sim.model.SchedulingModel` for one simulation of a scenario.
 
     Args:
@@ -379,6 +407,7 @@ def model_arguments(scenario: Scenario, inputs: dict, scenario_index: int = 0, r
             and for the next simulation of the same run.
         scenario_index: which silent-error scenario of a batch.
         record: keep the per-job, per-pass tables.
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
 
     Returns:
         ``(positional arguments, keyword arguments)``.
@@ -399,7 +428,7 @@ def model_arguments(scenario: Scenario, inputs: dict, scenario_index: int = 0, r
         seed = scenario.seed
         policy = build_policy(scenario)
     nodes = _nodes(scenario, workload.processors)
-    platform = build_platform(scenario, nodes)
+    platform = build_platform(scenario, nodes, node_identities)
     if "failures" not in inputs:
         capacity = platform if isinstance(platform, int) else platform.capacity
         inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload)
@@ -583,16 +612,17 @@ class ConfiguredModel(SchedulingModel):
     Args:
         step_seconds: simulated seconds per Mesa step (one DataCollector row each).
         scenario_index: the silent-error scenario of a batch to run.
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
         **fields: Scenario fields.
 
     Raises:
         ConfigurationError: an unknown field or a value out of its domain.
     """
 
-    def __init__(self, step_seconds: float = 3600.0, scenario_index: int = 0, **fields) -> None:
+    def __init__(self, step_seconds: float = 3600.0, scenario_index: int = 0, node_identities: bool = False, **fields) -> None:
         self.scenario = Scenario.make(**fields)
         self.inputs: dict = {}
-        arguments, keywords = model_arguments(self.scenario, self.inputs, scenario_index)
+        arguments, keywords = model_arguments(self.scenario, self.inputs, scenario_index, node_identities=node_identities)
         _warn_uncovered(self.inputs)
         super().__init__(*arguments, step_seconds=step_seconds, **keywords)
 

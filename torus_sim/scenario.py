@@ -26,8 +26,11 @@ mix-low-com, mix, power); ``table:<path>`` (your own t_j(p) table; ``monotonic``
 ``jobs`` jobs, all at t = 0).
 
 Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``synthetic:N[:model]``,
-or a path to a BG/L RAS ``.log`` or the LANL ``.csv[.xz]``; the default is BGL-FAULT's set-up (the
-bundled BG/L RAS sample) for an online workload on the torus, none otherwise.
+``mtbf`` (exponential failures of every node with MTBF ``node_mtbf``, CKPT-MIG's model), or a path to
+a BG/L RAS ``.log`` or the LANL ``.csv[.xz]``; the default is BGL-FAULT's set-up (the bundled BG/L
+RAS sample) for an online workload on the torus, none otherwise. Synthetic failures span the
+workload's submissions; for a batch (all submitted at 0), four times its total work over the
+machine's size, which covers the run.
 
 Silent errors (``silent_errors``): ``none``; ``drawn`` (f_j geometric with q_j from the mean
 probability q̄ of RIGID §5.1 or the error rate λ of MOLDABLE §5.1, ``scenarios`` scenarios per run);
@@ -80,7 +83,7 @@ POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "torus_dims", "nodes"),
     "workload": ("workload", "load_scale", "max_jobs", "swf_rules", "jobs", "job_set", "processor_range", "runtime_range", "monotonic"),
-    "failures": ("failures", "fit_failures", "lanl_system", "downtime", "synthetic_model"),
+    "failures": ("failures", "fit_failures", "lanl_system", "downtime", "synthetic_model", "node_mtbf"),
     "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
     "policy": (
         "policy",
@@ -143,6 +146,7 @@ class Scenario(BaseModel):
     lanl_system: int = Field(20, ge=1, description="LANL system number")
     downtime: Literal["transient", "log"] | float = Field("transient", description="transient, log or seconds")
     synthetic_model: Literal["exponential", "weibull", "bursty"] = Field("exponential", description="synthetic:N distribution")
+    node_mtbf: float | None = Field(None, gt=0, description="μ per node, seconds: failures = mtbf draws exponential failures at this rate")
     # [silent_errors]
     silent_errors: str | None = Field(None, description="none, drawn, or a reference-code failure file")
     mean_failure_probability: float | None = Field(None, ge=0, lt=1, description="q̄ of RIGID §5.1")
@@ -237,6 +241,8 @@ class Scenario(BaseModel):
             raise ValueError(f"runtime_range must be 0 < low <= high, got {self.runtime_range}")
         if self.mean_failure_probability is not None and self.error_rate is not None:
             raise ValueError("give the mean failure probability q̄ or the error rate λ, not both")
+        if self.failures == "mtbf" and self.node_mtbf is None:
+            raise ValueError("failures = mtbf needs the per-node MTBF node_mtbf (seconds)")
         return self
 
     # -- derived values ------------------------------------------------------------------

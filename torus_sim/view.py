@@ -115,6 +115,18 @@ class SchedulingView:
                 return end_at, occupancy
         return math.inf, occupancy
 
+    def open_sizes(self) -> set[int] | None:
+        """Partition sizes with a free partition now (torus), None on a cluster (any size up to the free count fits).
+
+        A pass that only starts jobs can skip every job of a size not in this set: occupancy only
+        grows, so such a size stays closed for the rest of the pass.
+        """
+        platform = self.platform
+        if platform.kind != "torus":
+            return None
+        table = platform.table
+        return table.sizes_with_free(table.free_flags(platform.words()))
+
     def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None):
         """Where ``job`` can start now, as the policy's placement chooses, or None.
 

@@ -8,12 +8,15 @@ ratio (the mean over sets of the per-set mean of makespan / lower bound) and its
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
+from failure_logs.silent import error_rate_for_mean_probability
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["combine_results", "expected_ratio_table", "run_set"]
+__all__ = ["BatchRunResult", "combine_results", "expected_ratio_table", "run_moldable", "run_rigid", "run_set"]
 
 
 def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) -> list[dict]:
@@ -59,10 +62,6 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
             )
             summary = run(scenario).summary
             jobs = batch_set(scenario).workload.jobs
-            from failure_logs.silent import error_rate_for_mean_probability
-
-            import numpy as np
-
             rate = error_rate_for_mean_probability(np.array([job.runtime * job.size for job in jobs]), probability)
             rows.append(
                 _row(dict(jobs=count, processors=total, mean_failure_probability=probability, error_rate=rate, heuristic=heuristic, priority=priority), set_index, summary)
@@ -139,3 +138,128 @@ def combine_results(tables: list[pd.DataFrame]) -> pd.DataFrame:
         if column in table.columns
     ]
     return table.drop_duplicates(subset=keys).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class BatchRunResult:
+    """One failure scenario of a batch.
+
+    Attributes:
+        makespan: end of the last successful attempt, seconds (RIGID Eq. 1, MOLDABLE Eq. 1).
+        attempts: attempts run (n + Σ f_j without fail-stop failures).
+        events: engine events run.
+        attempt_table: the record's attempt table (job_id, attempt, started_at, ended_at, nodes,
+            outcome), or None when not recorded.
+    """
+
+    makespan: float
+    attempts: int
+    events: int
+    attempt_table: pd.DataFrame | None
+
+
+def _run_batch(workload, policy, processors: int, failures, verification_time: float, seed: int, record_attempts: bool) -> BatchRunResult:
+    from torus_sim.model import SchedulingModel
+    from torus_sim.platforms.cluster import ClusterPlatform
+
+    counts = np.asarray(failures)
+    if counts.shape != (len(workload.jobs),):
+        raise ConfigurationError(f"a failure scenario needs one count per job: {len(workload.jobs)} expected, got shape {counts.shape}")
+    model = SchedulingModel(
+        workload,
+        policy,
+        ClusterPlatform(processors, identities=False),
+        silent_errors=counts,
+        verification_time=verification_time,
+        seed=seed,
+        record=record_attempts,
+    )
+    record = model.run()
+    return BatchRunResult(record.makespan, int(record.counters["job_starts"]), int(record.counters["events_run"]), record.attempts)
+
+
+def run_rigid(
+    jobs,
+    processors: int,
+    failures,
+    heuristic: str = "R-LIST-0",
+    priority: str = "LPT",
+    verification_time: float = 0.0,
+    seed: int = 0,
+    record_attempts: bool = False,
+) -> BatchRunResult:
+    """Schedule a rigid job set under one failure scenario on P processors (a cluster without node failures).
+
+    Args:
+        jobs: the :class:`~torus_sim.workload.batch.RigidJobSet` (t_j seconds, p_j processors).
+        processors: P.
+        failures: int ``(n,)``, f_j.
+        heuristic: one of :data:`~torus_sim.scenario.RIGID_POLICIES`.
+        priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`.
+        verification_time: V seconds per attempt.
+        seed: the model's seed (RANDOM priority).
+        record_attempts: return the attempt table too.
+
+    Returns:
+        The scenario's :class:`BatchRunResult`.
+
+    Raises:
+        ConfigurationError: a job wider than P, a scenario of the wrong length, unknown names.
+
+    References:
+        RIGID §3-4.
+    """
+    from torus_sim.runner import build_policy
+    from torus_sim.scenario import RIGID_POLICIES, Scenario
+    from torus_sim.workload.batch import rigid_workload
+
+    if heuristic not in RIGID_POLICIES:
+        raise ConfigurationError(f"unknown rigid heuristic {heuristic!r}; choose from {', '.join(RIGID_POLICIES)}")
+    jobs.check_fits(processors)
+    policy = build_policy(Scenario.make(policy=heuristic, priority=priority, platform="cluster"))
+    return _run_batch(rigid_workload(jobs), policy, processors, failures, verification_time, seed, record_attempts)
+
+
+def run_moldable(
+    times: np.ndarray,
+    failures,
+    algorithm: str = "LPA",
+    priority: str = "LPT",
+    verification_time: float = 0.0,
+    seed: int = 0,
+    tables=None,
+    epsilon: float = 0.3,
+    record_attempts: bool = False,
+    allocation: np.ndarray | None = None,
+) -> BatchRunResult:
+    """Schedule a moldable job set under one failure scenario on P = ``times.shape[1]`` processors.
+
+    Args:
+        times: float ``(n, P)``, t_j(p) seconds (a speedup model's ``times(P)``).
+        failures: int ``(n,)``, f_j.
+        algorithm: LPA, BATCH, MINTIME or MINAREA.
+        priority: the LIST priority rule.
+        verification_time: V seconds per attempt.
+        seed: the model's seed.
+        tables: BATCH's shared :class:`~torus_sim.policies.moldable.AllotmentTables`.
+        epsilon: BATCH's ε.
+        record_attempts: return the attempt table too.
+        allocation: int ``(n,)``, a precomputed LPA / MINTIME / MINAREA allocation.
+
+    Returns:
+        The scenario's :class:`BatchRunResult`.
+
+    Raises:
+        ConfigurationError: an unknown algorithm or rule, a scenario of the wrong length.
+
+    References:
+        MOLDABLE §3-4.
+    """
+    from torus_sim.runner import build_policy
+    from torus_sim.scenario import MOLDABLE_POLICIES, Scenario
+    from torus_sim.workload.batch import moldable_workload
+
+    if algorithm not in MOLDABLE_POLICIES:
+        raise ConfigurationError(f"unknown moldable algorithm {algorithm!r}; choose from {', '.join(MOLDABLE_POLICIES)}")
+    policy = build_policy(Scenario.make(policy=algorithm, priority=priority, epsilon=epsilon, platform="cluster"), tables, allocation)
+    return _run_batch(moldable_workload(times), policy, times.shape[1], failures, verification_time, seed, record_attempts)

@@ -154,7 +154,7 @@ class Experiment:
 
 def _resolve(value, folder: Path):
     """A path relative to the file's folder, for a field that names a file."""
-    if not isinstance(value, str) or value in ("none", "bundled", "rigid", "steady-state", "drawn"):
+    if not isinstance(value, str) or value in ("none", "bundled", "rigid", "steady-state", "drawn", "mtbf"):
         return value
     if value.startswith(("synthetic:", "moldable:")):
         return value

@@ -1,4 +1,4 @@
-"""The protocol every platform implements, so that a policy never asks which machine it runs on."""
+"""The protocol every platform implements, so that the engine and the policies never ask which machine it is."""
 
 from __future__ import annotations
 
@@ -9,24 +9,31 @@ __all__ = ["Platform"]
 
 @runtime_checkable
 class Platform(Protocol):
-    """What a scheduling policy may ask of a machine, and the only way it changes one.
+    """What the engine and a policy may ask of a machine, and the only way the engine changes one.
 
     A platform owns the occupancy; it never decides anything. An *allocation* is the platform's
-    own handle for the resources a job holds: a partition id on the torus, a processor count on
-    the flat machine. A policy gets one from :meth:`find` and hands it back to :meth:`allocate`
-    and :meth:`release`.
+    own handle for the nodes a job holds: a partition id on the torus; node ids (or a node count,
+    when the cluster keeps no identities) on a cluster. A policy gets one from :meth:`find` (or the
+    view's placement) and hands it to the engine in a Start action.
 
     Implementations: :class:`~torus_sim.platforms.torus.TorusPlatform` (contiguous rectangular
-    partitions of supernodes) and :class:`~torus_sim.platforms.flat.FlatPlatform` (P identical
-    processors).
+    partitions of supernodes) and :class:`~torus_sim.platforms.cluster.ClusterPlatform` (P nodes).
 
     Hooks an implementation provides:
-        capacity: total processors (flat) or supernodes (torus).
-        free_count(): how many of them are free now.
-        find(size): an allocation of ``size`` that is free now, or None ("can this job start now?").
-        allocate(allocation, job_id): give it to a job; raises SimulationError when not free.
-        release(allocation, job_id): take it back; raises SimulationError when the job does not hold it.
+        kind: ``"torus"`` or ``"cluster"``.
+        capacity: total nodes (supernodes on the torus).
+        free_count(): nodes free now (neither busy, down nor spare).
+        round_size(size): the nodes a job of ``size`` occupies (a partition size on the torus).
+        find(size): an allocation of ``size`` free now, or None ("can this job start now, and where?").
+        size_of(allocation), members(allocation): its node count and node ids.
+        snapshot(): a planning copy of the occupancy (``fits``, ``vacate``, ``occupy``).
+        allocate(allocation, job_id), release(allocation, job_id): the engine's changes; raise
+            SimulationError when the nodes are not free / not held by that job.
+        job_on(node), take_down(node, until), repair(node, at), repairs_ahead(): fail-stop failures.
+        neighbours(node): the nodes a burst of failures spreads to.
     """
+
+    kind: str
 
     @property
     def capacity(self) -> int:  # noqa: D102
@@ -35,11 +42,23 @@ class Platform(Protocol):
     def free_count(self) -> int:  # noqa: D102
         ...
 
+    def round_size(self, size: int) -> int:  # noqa: D102
+        ...
+
     def find(self, size: int) -> object | None:  # noqa: D102
+        ...
+
+    def size_of(self, allocation) -> int:  # noqa: D102
+        ...
+
+    def snapshot(self):  # noqa: D102
         ...
 
     def allocate(self, allocation, job_id: int) -> None:  # noqa: D102
         ...
 
     def release(self, allocation, job_id: int) -> None:  # noqa: D102
+        ...
+
+    def repairs_ahead(self) -> list[tuple[float, int]]:  # noqa: D102
         ...

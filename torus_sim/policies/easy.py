@@ -123,8 +123,38 @@ class EasyPolicy(Policy):
         self.name = "SJF-EASY" if order == "sjf" else "FCFS-EASY"
 
     def plan(self, view):
-        """Start in order, then reserve for the head and backfill."""
+        """Start in order, then reserve for the head and backfill.
+
+        On the torus with FCFS candidates the pass is Krevat's torus planner without migration, fed
+        with the run's runtime predictions: the same EASY rules, with per-size candidate lists that
+        keep a pass short when failures make the queue long.
+        """
+        if self.order == "fcfs" and view.platform.kind == "torus":
+            planner = self._torus_planner()
+            actions = planner.plan_torus(
+                view.now,
+                view.queue,
+                list(view.running.values()),
+                view.platform,
+                view.predicted_end,
+                view.predicted_remaining,
+            )
+            if planner.reservation is not None:
+                actions.append(Reserve(planner._reserved_job, planner.reservation[1]))
+            return actions
         return easy_pass(self, view, self.order, self.placement)
+
+    def _torus_planner(self):
+        if getattr(self, "_planner", None) is None:
+            from torus_sim.policies.krevat import KrevatScheduler
+
+            self._planner = KrevatScheduler(self.placement, backfill=True, migration=False)
+        return self._planner
+
+    @property
+    def queue_by_size(self) -> bool:
+        """The torus planner reads the queue's per-size lists."""
+        return self.order == "fcfs"
 
 
 class ConservativePolicy(Policy):

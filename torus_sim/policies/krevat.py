@@ -81,6 +81,7 @@ class KrevatScheduler(Policy):
         self._failed_repack: tuple[bytes, int] | None = None
         self.repack_attempts = 0
         self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
+        self._remaining = None
 
     @property
     def needs_node_identities(self) -> bool:
@@ -103,9 +104,17 @@ class KrevatScheduler(Policy):
             return actions
         from torus_sim.policies.easy import easy_pass
 
-        return easy_pass(self, view, order="fcfs", estimate="walltime", placement=self.placement, backfill=self.backfill)
+        return easy_pass(self, view, order="fcfs", placement=self.placement, backfill=self.backfill)
 
-    def plan_torus(self, now: float, queue: WaitQueue, running: Sequence[Job], platform: TorusPlatform) -> list[Start | Repack]:
+    def plan_torus(
+        self,
+        now: float,
+        queue: WaitQueue,
+        running: Sequence[Job],
+        platform: TorusPlatform,
+        predicted_end=None,
+        predicted_remaining=None,
+    ) -> list[Start | Repack]:
         """Plan one scheduling pass on the torus.
 
         Args:
@@ -113,6 +122,9 @@ class KrevatScheduler(Policy):
             queue: the wait queue (FCFS order, indexed by size); read, never changed.
             running: jobs on partitions (``job.allocation`` is their partition id).
             platform: the torus; read, never changed.
+            predicted_end: when a running job is expected to end (its walltime's end when None,
+                as Krevat's scheduler); EASY passes the run's runtime predictions.
+            predicted_remaining: how long a waiting job is expected to run (its walltime when None).
 
         Returns:
             Actions in the order the engine must apply them.
@@ -121,7 +133,11 @@ class KrevatScheduler(Policy):
         blocked = platform.blocked()  # a fresh array: the pass plans on it
         down = platform.down
         allocation = {job: job.allocation for job in running}
-        expected_end = {job: job.estimated_end(now) for job in running}
+        if predicted_end is None:
+            expected_end = {job: job.estimated_end(now) for job in running}
+        else:
+            expected_end = {job: predicted_end(job) for job in running}
+        self._remaining = predicted_remaining
         actions: list[Start | Repack] = []
         started: set[int] = set()
         self.reservation = None
@@ -152,7 +168,7 @@ class KrevatScheduler(Policy):
             started.add(id(head))
             blocked[table.members[partition_id]] = True
             allocation[head] = partition_id
-            expected_end[head] = now + head.walltime
+            expected_end[head] = now + (head.walltime if predicted_remaining is None else predicted_remaining(head))
         return actions
 
     def _place(self, table: PartitionTable, job: Job, blocked: np.ndarray, now: float) -> int | None:
@@ -216,6 +232,12 @@ class KrevatScheduler(Policy):
         self.reservation = (head.job_id, reservation_at)
         self._reserved_job = head
         slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
+        remaining = self._remaining
+        if remaining is None:
+
+            def remaining(job):
+                return job.walltime
+
         head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
         words = table.pack(blocked)
         flags = table.free_flags(words)
@@ -240,7 +262,7 @@ class KrevatScheduler(Policy):
             jobs = queue.of_size(size)
             job = jobs[index]
             candidates = table.free_ids_from_flags(flags, size)
-            late = job.walltime > slack
+            late = remaining(job) > slack
             if late and size not in no_late_start:
                 keeps_head = ~table.overlaps(candidates, head_spots).all(axis=1)
                 if keeps_head.any():
@@ -249,7 +271,7 @@ class KrevatScheduler(Policy):
                     no_late_start.add(size)
             if late and size in no_late_start:
                 index += 1
-                while index < len(jobs) and jobs[index].walltime > slack:
+                while index < len(jobs) and remaining(jobs[index]) > slack:
                     index += 1
                 if index < len(jobs):
                     heapq.heappush(heap, (fcfs_key(jobs[index]), size, index))

@@ -67,18 +67,34 @@ class PvEasyPolicy(Policy):
         yield Reserve(head, reservation_at)
         now = view.now
         waiting = queue.jobs()[1:]
+        # on the torus, sizes with no free partition stay closed for the rest of the pass
+        open_sizes = view.open_sizes()
+        if open_sizes is not None:
+            waiting = [job for job in waiting if job.partition_size in open_sizes]
         # step 3: nearest predicted completion first, while predicted to end by the reservation
         remaining = view.predicted_remaining
         for job in sorted(waiting, key=lambda job: (remaining(job), job.rank)):
+            if open_sizes is not None and job.partition_size not in open_sizes:
+                continue
             if now + remaining(job) <= reservation_at:
                 allocation = view.place(job, placement=placement)
                 if allocation is not None:
                     yield Start(job, allocation)
+                    if open_sizes is not None:
+                        open_sizes = view.open_sizes()
+                        if not open_sizes:
+                            return
         # step 4: fill what is left in priority order
         if view.free_count() > 0:
             for job in queue.jobs()[1:]:
+                if open_sizes is not None and job.partition_size not in open_sizes:
+                    continue
                 allocation = view.place(job, placement=placement)
                 if allocation is not None:
                     yield Start(job, allocation)
                     if view.free_count() == 0:
                         break
+                    if open_sizes is not None:
+                        open_sizes = view.open_sizes()
+                        if not open_sizes:
+                            return

@@ -251,7 +251,8 @@ class ShelfPolicy(PriorityPolicy):
     When every job of the current shelf has ended, failed jobs are back in the queue and a new shelf
     is filled from the queue in priority order: with b = 0 it closes at the first job that does not
     fit (Next-Fit), with b = 1 every job that fits is added (First-Fit). R-SHELFFILL also restarts a
-    failed job at once when its new attempt ends no later than the shelf's end T_i.
+    failed job at once when its new attempt ends no later than the shelf's end T_i (a job killed by
+    a fail-stop failure too, beyond the paper's silent errors).
 
     Args:
         backfill: b (True: First-Fit, False: Next-Fit).
@@ -273,14 +274,17 @@ class ShelfPolicy(PriorityPolicy):
     def plan(self, view):
         """Refill the shelf (R-SHELFFILL) after a failed attempt; build a shelf once the last one is empty."""
         ended = view.ended
-        if ended is not None and ended[1] and self.fill:
-            job = ended[0]
-            if view.now + self._runtime[job.rank] + view.verification_time <= self.shelf_end_at:
-                start = self._start(view, job)
-                if start.allocation is not None:
-                    yield start
-                    return
-        if view.running or not view.queue:
+        failed = [ended[0]] if ended is not None and ended[1] else []
+        failed += view.returned  # attempts a fail-stop failure killed: the same refill rule
+        restarted = False
+        if self.fill:
+            for job in failed:
+                if view.now + self._runtime[job.rank] + view.verification_time <= self.shelf_end_at:
+                    start = self._start(view, job)
+                    if start.allocation is not None:
+                        restarted = True
+                        yield start
+        if restarted or view.running or not view.queue:
             return
         yield from self._new_shelf(view)
 
