@@ -17,18 +17,19 @@ import time
 
 import numpy as np
 
-from torus_sim.flat.bounds import moldable_lower_bound, rigid_lower_bound
-from torus_sim.flat.jobs import generate_rigid_set
-from torus_sim.flat.model import FlatModel
-from torus_sim.flat.runs import moldable_allocation, moldable_policy, rigid_policy
-from torus_sim.flat.scenarios import (
+from failure_logs.silent import (
     draw_scenarios,
     error_rate_for_mean_probability,
     failure_probabilities_by_area,
     failure_probabilities_by_work,
 )
-from torus_sim.flat.speedup import generate_speedup_model
-from torus_sim.policies.moldable import AllotmentTables
+from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
+from torus_sim.model import SchedulingModel
+from torus_sim.platforms.cluster import ClusterPlatform
+from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
+from torus_sim.policies.rigid import ListPolicy
+from torus_sim.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
+from torus_sim.workload.speedup import generate_speedup_model
 
 REFERENCE_SECONDS = {"rigid": (15.0, 30), "LPA": (1060.0, 30), "BATCH": (410.0, 10), "MINTIME": (180.0, 10)}
 """Published C++ reference-code times (seconds, job sets x 100 scenarios) quoted in issue 4."""
@@ -46,9 +47,13 @@ def rigid_experiment(sets: int = 30, scenarios: int = 100) -> None:
         rate = error_rate_for_mean_probability(jobs.areas, 0.3)
         failures = draw_scenarios(failure_probabilities_by_area(jobs.areas, rate), scenarios, rng)
         bounds = rigid_lower_bound(jobs.runtimes, jobs.processors, failures, 10000)
+        workload = rigid_workload(jobs)
         for scenario, bound in zip(failures, bounds, strict=True):
-            result = FlatModel(10000, scenario, rigid_policy("R-LIST-0", jobs, "LPT"), record_attempts=False).run()
-            events += result.events
+            model = SchedulingModel(
+                workload, ListPolicy(0, "LPT"), ClusterPlatform(10000, identities=False), silent_errors=scenario, record=False
+            )
+            result = model.run()
+            events += result.counters["events_run"]
             ratios.append(result.makespan / bound)
     elapsed = time.perf_counter() - began
     floor = engine_floor(events)
@@ -72,13 +77,18 @@ def moldable_experiment(algorithm: str, sets: int, scenarios: int = 100) -> None
         model = generate_speedup_model("mix", 500, rng)
         times = model.times(7500)
         tables = AllotmentTables(times) if algorithm == "BATCH" else None
-        allocation = None if algorithm == "BATCH" else moldable_allocation(algorithm, times)
+        allocation = None if algorithm == "BATCH" else ALLOCATIONS[algorithm](times)
         failures = draw_scenarios(failure_probabilities_by_work(model.work, 1e-7), scenarios, rng)
         bounds = moldable_lower_bound(times, failures)
+        workload = moldable_workload(times)
         for scenario, bound in zip(failures, bounds, strict=True):
-            policy = moldable_policy(algorithm, times, "LPT", tables, allocation)
-            result = FlatModel(7500, scenario, policy, record_attempts=False).run()
-            events += result.events
+            policy = (
+                BatchListPolicy(tables, "LPT") if algorithm == "BATCH" else AllocationListPolicy(algorithm, "LPT", allocation)
+            )
+            result = SchedulingModel(
+                workload, policy, ClusterPlatform(7500, identities=False), silent_errors=scenario, record=False
+            ).run()
+            events += result.counters["events_run"]
             ratios.append(result.makespan / bound)
     elapsed = time.perf_counter() - began
     floor = engine_floor(events)

@@ -16,15 +16,15 @@ CTC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CTC-SP2
 
 _CHILD = """
 import json, resource, sys, time
-from torus_sim.online import load_online_workload, OnlineModel
-from torus_sim.online.runs import make_online_policy
-from predictors.runtime import make_runtime_predictor
+from torus_sim.runner import Scenario, build_model
 began = time.perf_counter()
-workload = load_online_workload(sys.argv[1], 430)
+predictor = None if sys.argv[3] == "estimate" else sys.argv[3]
+scenario = Scenario(platform="cluster", nodes=430, workload=sys.argv[1], policy=sys.argv[2], runtime_predictor=predictor)
+inputs = {}
+model = build_model(scenario, inputs)
 loaded = time.perf_counter() - began
-model = OnlineModel(workload, make_online_policy(sys.argv[2]), lambda rng: make_runtime_predictor(sys.argv[3], rng))
 model.run()
-events = 2 * len(workload.jobs) + model.counters["passes"] + model.counters["preemptions"]
+events = model.counters["events_run"] + model.counters["events_cancelled"]
 print(json.dumps({"seconds": time.perf_counter() - began, "load_seconds": loaded, "events": events,
                   "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

@@ -43,10 +43,11 @@ from mesa.experimental.devs import DEVSimulator
 
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.metrics import summarize
-from torus_sim.model import TorusModel
+from torus_sim.model import SchedulingModel
 from torus_sim.partitions import PartitionTable, brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
+from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.runner import RunConfig, build_scheduler, load_workload
+from torus_sim.runner import Scenario, build_policy, load_workload
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 
 DEFAULT_SDSC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -78,16 +79,18 @@ def engine_floor(n_events: int) -> float:
 
 
 def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:
-    config = RunConfig(workload=str(workload_path), failures=f"synthetic:{failures}", max_jobs=max_jobs, seed=0)
-    workload = load_workload(config, BGL_SUPERNODE_TORUS)
+    config = Scenario(workload=str(workload_path), failures=f"synthetic:{failures}", max_jobs=max_jobs, seed=0)
+    workload = load_workload(config)
     table = PartitionTable(BGL_SUPERNODE_TORUS)
     began = time.perf_counter()
-    model = TorusModel(workload, SyntheticFailures(failures), KrevatScheduler(), seed=0, table=table)
+    model = SchedulingModel(workload, KrevatScheduler(), TorusPlatform(table=table), SyntheticFailures(failures), seed=0)
     record = model.run()
     wall = time.perf_counter() - began
-    balancing_config = RunConfig(workload=str(workload_path), scheduler="balancing", confidence=0.1)
+    balancing_config = Scenario(workload=str(workload_path), policy="balancing", confidence=0.1)
     began = time.perf_counter()
-    balancing = TorusModel(workload, SyntheticFailures(failures), build_scheduler(balancing_config), seed=0, table=table)
+    balancing = SchedulingModel(
+        workload, build_policy(balancing_config), TorusPlatform(table=table), SyntheticFailures(failures), seed=0
+    )
     balancing_summary = summarize(balancing.run())
     balancing_wall = time.perf_counter() - began
     events = model.counters["events_run"]

@@ -47,12 +47,12 @@ def test_torus_picture_outlines_exactly_the_supernodes_that_failed_during_the_st
     import numpy as np
 
     from failure_logs.events import FailureLog
-    
 
     from .conftest import make_workload, torus_model
 
     later = make_workload([(1, 7200.0, 10.0, 10.0, 1)])  # arrives after the first step: the torus stays empty
     model = torus_model(later, FailureLog(np.array([1800.0]), np.array([37]), np.array([np.nan])))
+    assert isinstance(model, app.VizModel.__mro__[2])  # the one model class
     model.step()
     assert model.failed_this_step == [37]
     figure = app.draw_torus(model)
@@ -83,12 +83,36 @@ def test_live_plots_and_recent_jobs_draw_from_the_record(stepped_model):
     assert app.draw_recent_jobs(stepped_model).axes[0].patches
 
 
-def test_controls_cover_workload_failures_scheduler_predictor_quality_load_and_seed():
-    assert {"workload", "failures", "scheduler", "predictor", "confidence", "accuracy", "load_scale", "seed"} <= set(
+def test_controls_cover_platform_workload_failures_policy_predictor_quality_load_and_seed():
+    assert {"platform", "workload", "failures", "policy", "predictor", "confidence", "accuracy", "load_scale", "seed"} <= set(
         app.model_params
     )
-    model = app.VizTorusModel(scheduler="balancing", predictor="history", confidence=0.5, load_scale=1.2, seed="3")
+    assert set(app.model_params["policy"]["values"]) >= {
+        "krevat",
+        "balancing",
+        "tiebreak",
+        "FCFS-EASY",
+        "PV-EASY",
+        "conservative",
+    }
+    model = app.VizModel(policy="balancing", predictor="history", confidence=0.5, load_scale=1.2, seed="3")
     assert model.config.predictor == "history" and model.config.seed == 3 and model.config.load_scale == 1.2
+
+
+def test_a_cluster_is_drawn_as_a_grid_of_nodes_with_failed_and_started_nodes_outlined():
+    model = app.VizModel(platform="cluster", policy="PV-EASY", failures="synthetic:400")
+    while not model.failed_this_step and model.running:
+        model.step()
+    figure = app.draw_machine(model)
+    assert model.platform.kind == "cluster" and model.platform.identities
+    rows, columns = model.platform.layout()
+    assert figure.axes[0].images[0].get_array().shape == (rows, columns, 3)
+    red = [patch for patch in figure.axes[0].patches if patch.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
+    assert len(red) == len(set(model.failed_this_step)) > 0
+    row, column = divmod(model.failed_this_step[0], columns)
+    assert (column - 0.45, row - 0.45) in [patch.get_xy() for patch in red]
+    assert app.queue_summary(model)[0].startswith("**t = ")
+    assert app.draw_live_plots(model).axes and app.draw_recent_jobs(model).axes
 
 
 def free_port() -> int:

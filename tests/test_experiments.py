@@ -56,7 +56,7 @@ def test_process_workers_give_the_same_rows_as_serial(tmp_path):
         ("[grid\n", "not valid TOML"),
         ('[workload]\nmax_jobs = "lots"\n', r"\[workload\] max_jobs: Input should be a valid integer.*got 'lots'"),
         ("[platform]\nplatform = 3\n", r"\[platform\] platform"),
-        ("[policy]\nbackfill = \"maybe\"\n", r"\[policy\] backfill"),
+        ('[policy]\nbackfill = "maybe"\n', r"\[policy\] backfill"),
     ],
 )
 def test_bad_experiment_files_are_refused_naming_the_file_and_the_key(tmp_path, text, message):

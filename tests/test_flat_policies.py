@@ -7,11 +7,11 @@ import pytest
 
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.experiments.batch import run_moldable, run_rigid
-from torus_sim.workload.batch import RigidJobSet
-from torus_sim.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
 from torus_sim.platforms import ClusterPlatform, Platform, TorusPlatform
 from torus_sim.policies.moldable import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
 from torus_sim.policies.rigid import AvailabilityProfile
+from torus_sim.workload.batch import RigidJobSet
+from torus_sim.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
 
 # P = 3; LPT order A (10 s, 2 procs), B (9 s, 3 procs), C (8 s, 1 proc); C fails once.
 EASY_JOBS = RigidJobSet(np.array([10.0, 9.0, 8.0]), np.array([2, 3, 1]), ("A", "B", "C"))
@@ -20,7 +20,8 @@ EASY_JOBS = RigidJobSet(np.array([10.0, 9.0, 8.0]), np.array([2, 3, 1]), ("A", "
 def trace(result) -> list[tuple]:
     table = result.attempt_table.sort_values(["started_at", "job_id"])
     return [
-        (int(row.job_id), int(row.attempt), row.started_at, row.ended_at, row.outcome == "silent_error") for row in table.itertuples()
+        (int(row.job_id), int(row.attempt), row.started_at, row.ended_at, row.outcome == "silent_error")
+        for row in table.itertuples()
     ]
 
 

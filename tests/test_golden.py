@@ -44,9 +44,9 @@ def same_summary(ours: dict, pinned: dict) -> None:
 
 
 def torus_run(**fields):
-    from torus_sim.runner import RunConfig, run
+    from torus_sim.runner import Scenario, run
 
-    result = run(RunConfig(**fields))
+    result = run(Scenario(**fields))
     jobs = result.jobs.sort_values("job_id")
     rows = ((int(r.job_id), float(r.started_at), float(r.finished_at), int(r.kills)) for r in jobs.itertuples())
     return result.summary, digest(rows)
@@ -89,33 +89,45 @@ ONLINE_KEYS = sorted(key for key in GOLDEN if key.startswith("ctc_"))
 @needs_shared
 @pytest.mark.parametrize("name", ONLINE_KEYS)
 def test_online_ctc_replays_are_unchanged(name):
-    from torus_sim.online import Preemption, load_online_workload, run_online
+    from torus_sim.runner import Scenario, run
 
     pinned = GOLDEN[name]
-    workload = load_online_workload(CTC, pinned["processors"], pinned["max_jobs"])
-    preemption = Preemption(pinned["preemption"], time_cost=pinned["time_cost"])
-    result = run_online(workload, pinned["policy"], pinned["predictor"], preemption, seed=pinned["seed"])
+    scenario = Scenario(
+        platform="cluster",
+        nodes=pinned["processors"],
+        workload=str(CTC),
+        max_jobs=pinned["max_jobs"],
+        policy=pinned["policy"],
+        runtime_predictor=None if pinned["predictor"] == "estimate" else pinned["predictor"],
+        preemption=pinned["preemption"],
+        time_cost=pinned["time_cost"],
+        seed=pinned["seed"],
+    )
+    result = run(scenario)
     same_summary(result.summary, pinned["summary"])
     table = result.jobs.sort_values("job_id")
-    rows = ((int(r.job_id), float(r.first_start_at), float(r.end_at), int(r.preemptions)) for r in table.itertuples())
+    rows = ((int(r.job_id), float(r.first_started_at), float(r.finished_at), int(r.preemptions)) for r in table.itertuples())
     assert digest(rows) == pinned["jobs_digest"]
 
 
 def test_rigid_reference_code_set_makespans_are_unchanged():
-    from torus_sim.flat.runs import run_rigid
-    from torus_sim.workload.refcode import read_failure_scenarios, read_rigid_jobs
+    from torus_sim.runner import Scenario, run
 
-    _, jobs = read_rigid_jobs(RIGID_FILES / "jobs.txt")
-    scenarios = read_failure_scenarios(RIGID_FILES / "failures.txt", len(jobs))
     for key, pinned in GOLDEN["rigid_refcode"].items():
         heuristic, priority = key.split("/")
-        makespans = [run_rigid(jobs, 10000, scenario, heuristic, priority, 0.0, 0).makespan for scenario in scenarios]
-        assert makespans == pinned, key
+        scenario = Scenario(
+            platform="cluster",
+            workload=f"refcode:{RIGID_FILES / 'jobs.txt'}",
+            silent_errors=str(RIGID_FILES / "failures.txt"),
+            policy=heuristic,
+            priority=priority,
+        )
+        assert run(scenario).scenarios.makespan.tolist() == pinned, key
 
 
 @pytest.mark.parametrize("kind", ["rigid", "moldable"])
 def test_reduced_rigid_and_moldable_sets_are_unchanged(kind):
-    from torus_sim.flat.experiments import run_set
+    from torus_sim.experiments.batch import run_set
 
     pinned = GOLDEN[f"{kind}_reduced"]
     rows = run_set(kind, pinned["grid"], pinned["scenarios"], pinned["seed"], pinned["set"])

@@ -7,7 +7,6 @@ from hypothesis import strategies as st
 from failure_logs.events import FailureLog
 from torus_sim.job import JobState
 from torus_sim.metrics import summarize
-
 from torus_sim.partitions import feasible_sizes
 from torus_sim.platforms import NO_JOB
 from torus_sim.policies.krevat import KrevatScheduler

@@ -17,7 +17,7 @@ def test_job_life_cycle_transitions_are_guarded_and_name_the_current_state():
     assert job.kill(50) == 40 * 4
     assert job.state is JobState.QUEUED and job.kills == 1
     job.start(60, allocation=2)
-    job.migrate(80, partition=3, cost=5)
+    job.migrate(80, allocation=3, cost=5)
     # 20 s of work done by t = 80; the move costs 5 s before the remaining 80 s of work
     assert job.remaining_runtime(80) == 80 and job.end_at() == 165 and job.migrations == 1 and job.started_at == 60
     job.finish(165)

@@ -15,7 +15,9 @@ CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 def run_online(workload, policy: str, predictor: str = "estimate", nodes: int | None = None, **fields):
     """One online replay on a cluster (PV-EASY's cleaning rules), as the scenario format runs it."""
     predictor = None if predictor == "estimate" else predictor
-    return run(Scenario(platform="cluster", nodes=nodes, workload=str(workload), policy=policy, runtime_predictor=predictor, **fields))
+    return run(
+        Scenario(platform="cluster", nodes=nodes, workload=str(workload), policy=policy, runtime_predictor=predictor, **fields)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,9 @@ def results():
         "PV-EASY": ("PV-EASY", "last"),
         "FCFS": ("FCFS", "estimate"),
     }
-    return {name: run_online(CTC, policy, predictor, nodes=430, max_jobs=3000).summary for name, (policy, predictor) in runs.items()}
+    return {
+        name: run_online(CTC, policy, predictor, nodes=430, max_jobs=3000).summary for name, (policy, predictor) in runs.items()
+    }
 
 
 def test_pv_easy_is_strictly_fair_and_easy_is_not(results):

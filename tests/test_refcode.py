@@ -98,7 +98,17 @@ def test_cli_generates_then_replays_reference_files_with_full_precision(tmp_path
     assert main(["generate-rigid", str(tmp_path), "--jobs", "20", "--scenarios", "4", "--seed", "3"]) == 0
     capsys.readouterr()
     jobs, failures, out = tmp_path / "jobs.txt", tmp_path / "failures.txt", tmp_path / "out"
-    arguments = ["run", "--platform", "cluster", "--workload", f"refcode:{jobs}", "--silent-errors", str(failures), "--out", str(out)]
+    arguments = [
+        "run",
+        "--platform",
+        "cluster",
+        "--workload",
+        f"refcode:{jobs}",
+        "--silent-errors",
+        str(failures),
+        "--out",
+        str(out),
+    ]
     assert main([*arguments, "--policy", "R-LIST-1"]) == 0
     table = pd.read_csv(out / "scenarios.csv")
     assert len(table) == 4 and (table.makespan >= table.lower_bound).all() and (table.failures >= 0).all()

@@ -7,7 +7,6 @@ import pytest
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
-
 from torus_sim.policies.resilience import ResiliencePolicy, daly_period, young_period_seconds
 from torus_sim.topology import Torus
 

@@ -159,16 +159,32 @@ def test_mesa_batch_run_runs_the_one_model_on_every_platform_and_workload():
         "seed": [0],
         "step_seconds": 86400.0,
     }
-    rows = pd.DataFrame(mesa.batch_run(ConfiguredTorusModel, parameters, iterations=1, max_steps=10_000, number_processes=1, display_progress=False))
+    rows = pd.DataFrame(
+        mesa.batch_run(
+            ConfiguredTorusModel, parameters, iterations=1, max_steps=10_000, number_processes=1, display_progress=False
+        )
+    )
     for workload, group in rows.groupby("workload"):
         final = group.sort_values("Step").iloc[-1]
         assert final["completed_jobs"] == (120 if workload == "bundled" else 20) and final["queued_jobs"] == 0
     moldable = pd.DataFrame(
         mesa.batch_run(
             ConfiguredTorusModel,
-            {"platform": "cluster", "nodes": 64, "workload": "moldable:amdahl", "jobs": 10, "error_rate": 1e-6,
-             "scenarios": 3, "scenario_index": [0, 2], "policy": "BATCH", "step_seconds": 86400.0},
-            iterations=1, max_steps=10_000, number_processes=1, display_progress=False,
+            {
+                "platform": "cluster",
+                "nodes": 64,
+                "workload": "moldable:amdahl",
+                "jobs": 10,
+                "error_rate": 1e-6,
+                "scenarios": 3,
+                "scenario_index": [0, 2],
+                "policy": "BATCH",
+                "step_seconds": 86400.0,
+            },
+            iterations=1,
+            max_steps=10_000,
+            number_processes=1,
+            display_progress=False,
         )
     )
     assert set(moldable.groupby("scenario_index").completed_jobs.max()) == {10}

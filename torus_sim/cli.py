@@ -55,7 +55,9 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
                 group.add_argument(_NEGATED[name], dest=name, action="store_false", default=argparse.SUPPRESS, help=help_text)
                 continue
             if name == "fairness":
-                group.add_argument("--fairness", dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text)
+                group.add_argument(
+                    "--fairness", dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text
+                )
                 continue
             if name == "monotonic":
                 group.add_argument("--monotonic", dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
@@ -77,34 +79,59 @@ def build_parser() -> argparse.ArgumentParser:
         prog="torus-sim", description="Job scheduling on failure-prone machines: the BlueGene/L torus and clusters."
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    run_parser = commands.add_parser("run", help="one run: any platform, workload, failures and policy (options or a scenario file)")
-    run_parser.add_argument("file", nargs="?", default=None, help="a scenario TOML file (without a grid); options replace its values")
+    run_parser = commands.add_parser(
+        "run", help="one run: any platform, workload, failures and policy (options or a scenario file)"
+    )
+    run_parser.add_argument(
+        "file", nargs="?", default=None, help="a scenario TOML file (without a grid); options replace its values"
+    )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json (and scenarios.csv)")
     _add_scenario_options(run_parser)
 
     for name in ("sweep", "experiment"):
         sweep_parser = commands.add_parser(
             name,
-            help="run a scenario file (a grid of runs x sets x seeds) and draw its figures" + (" (alias of sweep)" if name == "experiment" else ""),
+            help="run a scenario file (a grid of runs x sets x seeds) and draw its figures"
+            + (" (alias of sweep)" if name == "experiment" else ""),
             formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         sweep_parser.add_argument("file", help="scenario TOML file (see experiments/)")
-        sweep_parser.add_argument("--out", default=None, help="results folder (default: the file's output, or torus-sim-results/<file stem>)")
-        sweep_parser.add_argument("--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute")
-        sweep_parser.add_argument("--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)")
-        sweep_parser.add_argument("--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one")
-        sweep_parser.add_argument("--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)")
-        sweep_parser.add_argument("--sets", type=int, default=None, help="run only the first N job sets (reduced batch experiments)")
-        sweep_parser.add_argument("--scenarios", type=int, default=None, help="failure scenarios per batch run (reduced batch experiments)")
+        sweep_parser.add_argument(
+            "--out", default=None, help="results folder (default: the file's output, or torus-sim-results/<file stem>)"
+        )
+        sweep_parser.add_argument(
+            "--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute"
+        )
+        sweep_parser.add_argument(
+            "--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)"
+        )
+        sweep_parser.add_argument(
+            "--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one"
+        )
+        sweep_parser.add_argument(
+            "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
+        )
+        sweep_parser.add_argument(
+            "--sets", type=int, default=None, help="run only the first N job sets (reduced batch experiments)"
+        )
+        sweep_parser.add_argument(
+            "--scenarios", type=int, default=None, help="failure scenarios per batch run (reduced batch experiments)"
+        )
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
 
-    viz_parser = commands.add_parser("viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    viz_parser = commands.add_parser(
+        "viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     viz_parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     viz_parser.add_argument("--port", type=int, default=8765, help="port to serve on")
 
-    tables_parser = commands.add_parser("ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)")
-    tables_parser.add_argument("--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table")
+    tables_parser = commands.add_parser(
+        "ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)"
+    )
+    tables_parser.add_argument(
+        "--table", choices=["today", "2011", "2015", "yield", "capped", "all"], default="all", help="which table"
+    )
     compare_parser = commands.add_parser(
         "ckpt-compare", help="simulated vs analytic yields of periodic / preventive checkpointing and preventive migration"
     )
@@ -115,15 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
         "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
     figure_parser.add_argument("name", help="figure name as in a scenario file, e.g. fig3_bsld_vs_failures")
-    figure_parser.add_argument("--experiments", default="experiments", help="folder searched for the scenario file that defines the figure")
-    figure_parser.add_argument("--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)")
+    figure_parser.add_argument(
+        "--experiments", default="experiments", help="folder searched for the scenario file that defines the figure"
+    )
+    figure_parser.add_argument(
+        "--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)"
+    )
 
-    summarize = commands.add_parser("summarize", help="expected and maximum ratios over batch results.csv files (e.g. MOLDABLE Table 1 over every setting)")
+    summarize = commands.add_parser(
+        "summarize", help="expected and maximum ratios over batch results.csv files (e.g. MOLDABLE Table 1 over every setting)"
+    )
     summarize.add_argument("results", nargs="+", help="results.csv files of batch experiments")
     summarize.add_argument("--by", nargs="+", default=["policy", "workload"], help="columns to group on")
     summarize.add_argument("--out", default=None, help="write the summary to this CSV")
 
-    generate = commands.add_parser("generate-rigid", help="write a RIGID §5.1 job set and its failure scenarios in the reference code's formats")
+    generate = commands.add_parser(
+        "generate-rigid", help="write a RIGID §5.1 job set and its failure scenarios in the reference code's formats"
+    )
     generate.add_argument("out", help="folder for jobs.txt and failures.txt")
     generate.add_argument("--jobs", type=int, default=100)
     generate.add_argument("--processors", type=int, default=10000)
@@ -200,9 +235,13 @@ def _run(args) -> int:
     workload = result.inputs["workload"]
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
-    print(f"workload  {workload['path']}  ({workload['jobs']:,} jobs, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})")
+    print(
+        f"workload  {workload['path']}  ({workload['jobs']:,} jobs, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})"
+    )
     print(f"platform  {platform['kind']} of {platform['nodes']} nodes")
-    print(f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}")
+    print(
+        f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
+    )
     print(
         f"policy    {result.inputs['policy']} (predictor {result.inputs['predictor']}), backfill {'on' if scenario.backfill else 'off'}, "
         f"migration {'on' if scenario.migration else 'off'}; c = {scenario.load_scale}; seed {scenario.seed}"
@@ -226,7 +265,11 @@ def _sweep(args) -> int:
     out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
     if args.replot:
         table = pd.read_csv(out / "results.csv")
-        tables = {name: pd.read_csv(out / f"{name}.csv") for name in ("size_groups", "summary", "comparison") if (out / f"{name}.csv").exists()}
+        tables = {
+            name: pd.read_csv(out / f"{name}.csv")
+            for name in ("size_groups", "summary", "comparison")
+            if (out / f"{name}.csv").exists()
+        }
         for path in write_experiment(experiment, table, out, tables)[1:]:
             print(f"wrote {path}")
         return 0
@@ -234,7 +277,9 @@ def _sweep(args) -> int:
         experiment.sets = min(args.sets, experiment.sets) if experiment.sets else args.sets
     overrides = {key: getattr(args, key) for key in ("max_jobs", "scenarios") if getattr(args, key)}
     print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs on {args.executor}", file=sys.stderr)
-    table = run_experiment(experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides)
+    table = run_experiment(
+        experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
+    )
     for path in write_experiment(experiment, table, out):
         print(f"wrote {path}")
     return 0

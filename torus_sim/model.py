@@ -185,7 +185,9 @@ class SchedulingModel(mesa.Model):
         step_seconds: simulated seconds one :meth:`step` advances (``mesa.batch_run``, the browser view).
         record: keep the per-job, per-attempt, per-pass and per-failure tables (off for large batch
             experiments, which need the makespan only).
-        record_fairness: add the head's fairness columns to the pass table (default: for online workloads).
+        record_fairness: add the head's fairness columns to the pass table (default: for online workloads
+            on a cluster; on the torus the check costs a partition query per pass, about 15% of a run
+            with failures, so it is asked for).
         table: a prebuilt partition table for a torus (saves building one per run).
 
     Raises:
@@ -242,7 +244,9 @@ class SchedulingModel(mesa.Model):
         self.record_enabled = bool(record)
         # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
         self.check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
-        self.record_fairness = (workload.kind == "online") if record_fairness is None else bool(record_fairness)
+        if record_fairness is None:
+            record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
+        self.record_fairness = bool(record_fairness)
         self.workload_kind = workload.kind
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
@@ -279,7 +283,9 @@ class SchedulingModel(mesa.Model):
             for size in {job.partition_size for job in self.jobs}:
                 if size > capacity or size != self.platform.round_size(size):
                     job = next(job for job in self.jobs if job.partition_size == size)
-                    what = f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
+                    what = (
+                        f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
+                    )
                     raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         self.view = SchedulingView(self)
@@ -292,26 +298,32 @@ class SchedulingModel(mesa.Model):
         self.makespan = 0.0
         self._pass_pending = False
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
-        self.datacollector = None if not self.record_enabled else mesa.DataCollector(
-            model_reporters={
-                "time": "now",
-                "queued_jobs": lambda model: len(model.scheduler.queue),
-                "running_jobs": lambda model: len(model.running_jobs),
-                "completed_jobs": "completed",
-                "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
-                "utilization": lambda model: 1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity,
-                "down_nodes": lambda model: model.down_count(),
-                "job_kills": lambda model: model.counters["job_kills"],
-                "failures": lambda model: model.counters["failures"],
-                "preemptions": lambda model: model.counters["preemptions"],
-                "silent_errors": lambda model: model._silent_errors,
-            },
-            tables={
-                "jobs": JOB_COLUMNS,
-                "attempts": ATTEMPT_COLUMNS,
-                "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
-                "failures": FAILURE_COLUMNS,
-            },
+        self.datacollector = (
+            None
+            if not self.record_enabled
+            else mesa.DataCollector(
+                model_reporters={
+                    "time": "now",
+                    "queued_jobs": lambda model: len(model.scheduler.queue),
+                    "running_jobs": lambda model: len(model.running_jobs),
+                    "completed_jobs": "completed",
+                    "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
+                    "utilization": lambda model: (
+                        1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity
+                    ),
+                    "down_nodes": lambda model: model.down_count(),
+                    "job_kills": lambda model: model.counters["job_kills"],
+                    "failures": lambda model: model.counters["failures"],
+                    "preemptions": lambda model: model.counters["preemptions"],
+                    "silent_errors": lambda model: model._silent_errors,
+                },
+                tables={
+                    "jobs": JOB_COLUMNS,
+                    "attempts": ATTEMPT_COLUMNS,
+                    "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
+                    "failures": FAILURE_COLUMNS,
+                },
+            )
         )
         if isinstance(failures, SyntheticFailures):
             start, end = failures.span or workload.span
@@ -680,7 +692,9 @@ class SchedulingModel(mesa.Model):
             self.started_this_step.append((job.job_id, allocation))
         self._starts += 1
         self._scheduled += 1
-        job.end_event = simulator.schedule_event_absolute(self._handle_job_end, end_at, priority=EventPriority.JOB_END, function_args=[job])
+        job.end_event = simulator.schedule_event_absolute(
+            self._handle_job_end, end_at, priority=EventPriority.JOB_END, function_args=[job]
+        )
         if self._preventive_migration:
             self._plan_preventive(job)
 

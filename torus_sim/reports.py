@@ -75,4 +75,7 @@ def write_results(out_dir: str | Path, result) -> dict[str, Path]:
     }
     if not result.scenarios.empty:
         texts["scenarios.csv"] = result.scenarios.to_csv(index=False, float_format="%.17g")
-    return {name.split(".")[0]: atomic_write(out_dir / name, lambda handle, text=text: handle.write(text)) for name, text in texts.items()}
+    return {
+        name.split(".")[0]: atomic_write(out_dir / name, lambda handle, text=text: handle.write(text))
+        for name, text in texts.items()
+    }

@@ -210,7 +210,9 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
 
 
 @lru_cache(maxsize=8)
-def _generated_set(workload: str, jobs: int | None, job_set: int, seed: int, nodes: int, processor_range, runtime_range, torus_dims):
+def _generated_set(
+    workload: str, jobs: int | None, job_set: int, seed: int, nodes: int, processor_range, runtime_range, torus_dims
+):
     """The job set of a generated batch (cached: the runs of a sweep share their sets)."""
     if workload == "rigid":
         count = jobs or 100
@@ -218,7 +220,7 @@ def _generated_set(workload: str, jobs: int | None, job_set: int, seed: int, nod
         rigid = generate_rigid_set(np.random.default_rng([seed, job_set, count]), count, (low, high), tuple(runtime_range))
         round_size = partial(round_up_to_feasible_size, torus_dims) if torus_dims else None
         source = f"RIGID §5.1 synthetic set {job_set} (n = {count}, seed {seed})"
-        return rigid_workload(rigid, source, None, round_size), rigid
+        return rigid_workload(rigid, source, nodes, round_size), rigid
     from torus_sim.workload.speedup import SPEEDUP_MODELS, generate_speedup_model
 
     name = workload.split(":", 1)[1]
@@ -454,6 +456,8 @@ def build_model(scenario: Scenario, inputs: dict | None = None, scenario_index: 
 
 def _shared(scenario: Scenario, batch: BatchSet) -> dict:
     """What the runs of one batch set share for this policy (BATCH's tables, a local allocation)."""
+    if batch.workload.times is None:
+        return {}  # rigid jobs: nothing to share (a moldable policy refuses them with a sentence)
     if scenario.policy == "BATCH":
         if batch.tables is None:
             batch.tables = AllotmentTables(batch.workload.times)
@@ -493,7 +497,12 @@ class RunResult:
         """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data)."""
         from torus_sim import __version__
 
-        return {"torus_sim_version": __version__, "config": self.config.model_dump(mode="json"), "inputs": self.inputs, "summary": self.summary}
+        return {
+            "torus_sim_version": __version__,
+            "config": self.config.model_dump(mode="json"),
+            "inputs": self.inputs,
+            "summary": self.summary,
+        }
 
 
 def lower_bounds(scenario: Scenario, batch: BatchSet, nodes: int) -> np.ndarray:
@@ -558,7 +567,13 @@ def run(scenario: Scenario) -> RunResult:
         summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form)
         from torus_sim.metrics.summary import job_table
 
-        return RunResult(scenario, summary, job_table(record.jobs, scenario.gamma, scenario.bsld_form), _inputs_manifest(scenario, inputs, model), record)
+        return RunResult(
+            scenario,
+            summary,
+            job_table(record.jobs, scenario.gamma, scenario.bsld_form),
+            _inputs_manifest(scenario, inputs, model),
+            record,
+        )
     model = build_model(scenario, inputs, 0, record=True)
     batch: BatchSet = inputs["batch"]
     count = len(batch.model_seeds)
@@ -570,7 +585,9 @@ def run(scenario: Scenario) -> RunResult:
     failures = batch.silent_errors.sum(axis=1) if batch.silent_errors is not None else np.zeros(1, dtype=int)
     makespans = np.array(makespans)
     ratios = makespans / bounds
-    table = pd.DataFrame({"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios})
+    table = pd.DataFrame(
+        {"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios}
+    )
     summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form) if count == 1 else {}
     summary.update(
         {

@@ -82,7 +82,17 @@ POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "torus_dims", "nodes"),
-    "workload": ("workload", "load_scale", "max_jobs", "swf_rules", "jobs", "job_set", "processor_range", "runtime_range", "monotonic"),
+    "workload": (
+        "workload",
+        "load_scale",
+        "max_jobs",
+        "swf_rules",
+        "jobs",
+        "job_set",
+        "processor_range",
+        "runtime_range",
+        "monotonic",
+    ),
     "failures": ("failures", "fit_failures", "lanl_system", "downtime", "synthetic_model", "node_mtbf"),
     "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
     "policy": (
@@ -131,10 +141,14 @@ class Scenario(BaseModel):
     torus_dims: tuple[int, int, int] = Field((4, 4, 8), description="supernodes along x, y, z")
     nodes: int | None = Field(None, ge=1, description="P of a cluster (default: the workload's machine size)")
     # [workload]
-    workload: str = Field("bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state")
+    workload: str = Field(
+        "bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state"
+    )
     load_scale: float = Field(1.0, gt=0, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
-    swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)")
+    swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(
+        None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)"
+    )
     jobs: int | None = Field(None, ge=1, description="n of a generated batch (RIGID 100, MOLDABLE 500, steady state 2000)")
     job_set: int = Field(0, ge=0, description="which generated job set (batch experiments run several)")
     processor_range: tuple[int, int] | None = Field(None, description="p_j bounds of RIGID sets (default: 0.5% and 20% of P)")
@@ -146,7 +160,9 @@ class Scenario(BaseModel):
     lanl_system: int = Field(20, ge=1, description="LANL system number")
     downtime: Literal["transient", "log"] | float = Field("transient", description="transient, log or seconds")
     synthetic_model: Literal["exponential", "weibull", "bursty"] = Field("exponential", description="synthetic:N distribution")
-    node_mtbf: float | None = Field(None, gt=0, description="μ per node, seconds: failures = mtbf draws exponential failures at this rate")
+    node_mtbf: float | None = Field(
+        None, gt=0, description="μ per node, seconds: failures = mtbf draws exponential failures at this rate"
+    )
     # [silent_errors]
     silent_errors: str | None = Field(None, description="none, drawn, or a reference-code failure file")
     mean_failure_probability: float | None = Field(None, ge=0, lt=1, description="q̄ of RIGID §5.1")
@@ -159,7 +175,9 @@ class Scenario(BaseModel):
     backfill: bool = Field(True, description="Krevat's backfilling")
     migration: bool = Field(True, description="Krevat's migration")
     migration_cost: Seconds = Field(0.0, ge=0, description="seconds per migrated job")
-    priority: Literal["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"] = Field("LPT", description="RIGID / MOLDABLE priority rule")
+    priority: Literal["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"] = Field(
+        "LPT", description="RIGID / MOLDABLE priority rule"
+    )
     epsilon: float = Field(0.3, gt=0, description="ε of MT-ALLOTMENT (BATCH)")
     preemption: Literal["kill", "checkpoint", "suspend"] = Field("kill", description="what a preempted job keeps (PV-EASY)")
     time_cost: Seconds = Field(60.0, ge=0, description="PV-EASY TimeCost: seconds per checkpoint / restart / resume")
@@ -185,7 +203,9 @@ class Scenario(BaseModel):
     # [metrics]
     gamma: Seconds = Field(10.0, gt=0, description="Γ of bounded slowdown, seconds")
     bsld_form: Literal["standard", "printed"] = Field("standard", description="bounded slowdown max/max or BGL-FAULT's max/min")
-    fairness: bool | None = Field(None, description="record the head's fairness each pass (default: for online workloads)")
+    fairness: bool | None = Field(
+        None, description="record the head's fairness each pass (default: online workloads on a cluster; costs ~15% on the torus)"
+    )
     # run
     seed: int = Field(0, description="seed of the run's generator (a batch: the master seed of sets and scenarios)")
 
@@ -267,7 +287,11 @@ class Scenario(BaseModel):
     @property
     def batch(self) -> bool:
         """Whether the workload is a batch released at time 0 (a generated set, a job file or a table)."""
-        return self.workload == "rigid" or self.workload.startswith(("moldable:", "table:", "refcode:")) or self.workload == "steady-state"
+        return (
+            self.workload == "rigid"
+            or self.workload.startswith(("moldable:", "table:", "refcode:"))
+            or self.workload == "steady-state"
+        )
 
     @property
     def workload_path(self) -> str:

@@ -79,7 +79,7 @@ class SchedulingView:
         """A planning copy of the occupancy now (yours to change): counts on a cluster, supernodes on a torus."""
         return self._model.platform.snapshot()
 
-    def shadow(self, need: int, releasing, vacated=()) -> tuple[float, object]:
+    def shadow(self, need: int, releasing, vacated=(), together: bool = False) -> tuple[float, object]:
         """When ``need`` nodes fit, releasing running jobs at their predicted ends (EASY's shadow time).
 
         Args:
@@ -87,6 +87,9 @@ class SchedulingView:
             releasing: running jobs whose predicted ends free nodes, considered in order of
                 (predicted end, rank); down nodes with known repair times come back at those times.
             vacated: running jobs counted as free from now (PV-EASY's shadow load).
+            together: release every job that ends at the shadow instant before answering (the torus
+                planner's rule); False checks after each job, in (end, rank) order, as PV-EASY's
+                count-based code does (the occupancy then holds only the jobs needed).
 
         Returns:
             (shadow time in seconds, inf when never; the planning occupancy at that time).
@@ -106,11 +109,13 @@ class SchedulingView:
         repairs = self._model.platform.repairs_ahead()
         if repairs:
             releases = sorted(releases + [(max(at, now), 1, node, None) for at, node in repairs], key=lambda item: item[:3])
-        for end_at, _, which, job in releases:
+        for index, (end_at, _, which, job) in enumerate(releases):
             if job is None:
                 occupancy.vacate_node(which)
             else:
                 occupancy.vacate(job)
+            if together and index + 1 < len(releases) and releases[index + 1][0] == end_at:
+                continue
             if occupancy.fits(need):
                 return end_at, occupancy
         return math.inf, occupancy

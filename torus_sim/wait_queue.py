@@ -12,9 +12,13 @@ from bisect import bisect_left, bisect_right
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
-from torus_sim.policies.base import fcfs_key
 
 __all__ = ["WaitQueue", "fcfs_key"]
+
+
+def fcfs_key(job: Job) -> tuple[float, int]:
+    """FCFS order: arrival time, then job id (BGL-FAULT §5.1; PV-EASY: priority = submission order)."""
+    return (job.submitted_at, job.job_id)
 
 
 class WaitQueue:

@@ -64,7 +64,18 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
             jobs = batch_set(scenario).workload.jobs
             rate = error_rate_for_mean_probability(np.array([job.runtime * job.size for job in jobs]), probability)
             rows.append(
-                _row(dict(jobs=count, processors=total, mean_failure_probability=probability, error_rate=rate, heuristic=heuristic, priority=priority), set_index, summary)
+                _row(
+                    dict(
+                        jobs=count,
+                        processors=total,
+                        mean_failure_probability=probability,
+                        error_rate=rate,
+                        heuristic=heuristic,
+                        priority=priority,
+                    ),
+                    set_index,
+                    summary,
+                )
             )
         return rows
     if kind != "moldable":
@@ -86,7 +97,11 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
                 )
                 summary = run(scenario).summary
                 rows.append(
-                    _row(dict(jobs=count, processors=total, error_rate=rate, model=name, algorithm=algorithm, priority=priority), set_index, summary)
+                    _row(
+                        dict(jobs=count, processors=total, error_rate=rate, model=name, algorithm=algorithm, priority=priority),
+                        set_index,
+                        summary,
+                    )
                 )
     return rows
 
@@ -158,13 +173,17 @@ class BatchRunResult:
     attempt_table: pd.DataFrame | None
 
 
-def _run_batch(workload, policy, processors: int, failures, verification_time: float, seed: int, record_attempts: bool) -> BatchRunResult:
+def _run_batch(
+    workload, policy, processors: int, failures, verification_time: float, seed: int, record_attempts: bool
+) -> BatchRunResult:
     from torus_sim.model import SchedulingModel
     from torus_sim.platforms.cluster import ClusterPlatform
 
     counts = np.asarray(failures)
     if counts.shape != (len(workload.jobs),):
-        raise ConfigurationError(f"a failure scenario needs one count per job: {len(workload.jobs)} expected, got shape {counts.shape}")
+        raise ConfigurationError(
+            f"a failure scenario needs one count per job: {len(workload.jobs)} expected, got shape {counts.shape}"
+        )
     model = SchedulingModel(
         workload,
         policy,
@@ -175,7 +194,9 @@ def _run_batch(workload, policy, processors: int, failures, verification_time: f
         record=record_attempts,
     )
     record = model.run()
-    return BatchRunResult(record.makespan, int(record.counters["job_starts"]), int(record.counters["events_run"]), record.attempts)
+    return BatchRunResult(
+        record.makespan, int(record.counters["job_starts"]), int(record.counters["events_run"]), record.attempts
+    )
 
 
 def run_rigid(
@@ -261,5 +282,7 @@ def run_moldable(
 
     if algorithm not in MOLDABLE_POLICIES:
         raise ConfigurationError(f"unknown moldable algorithm {algorithm!r}; choose from {', '.join(MOLDABLE_POLICIES)}")
-    policy = build_policy(Scenario.make(policy=algorithm, priority=priority, epsilon=epsilon, platform="cluster"), tables, allocation)
+    policy = build_policy(
+        Scenario.make(policy=algorithm, priority=priority, epsilon=epsilon, platform="cluster"), tables, allocation
+    )
     return _run_batch(moldable_workload(times), policy, times.shape[1], failures, verification_time, seed, record_attempts)

@@ -77,9 +77,10 @@ def experiment_tables(experiment: Experiment, table: pd.DataFrame) -> dict[str, 
     extra = table.attrs.get("tables", {})
     labels = [key for key in ("name", *experiment.parameters) if key in table]
     groups = []
-    for _, row in table.iterrows():
-        for group in extra.get(row["key"], {}).get("size_groups", []):
-            groups.append({**{key: row[key] for key in labels}, **group})
+    if extra and "key" in table:
+        for _, row in table.iterrows():
+            for group in extra.get(row["key"], {}).get("size_groups", []):
+                groups.append({**{key: row[key] for key in labels}, **group})
     if groups:
         tables["size_groups"] = pd.DataFrame(groups)
     if experiment.sets and "mean_ratio" in table:
@@ -107,7 +108,13 @@ def compare_with_paper(results: pd.DataFrame, paper: list[dict]) -> pd.DataFrame
         if name in means.index and metric in means.columns:
             ours = float(means.loc[name, metric])
             rows.append(
-                {"case": name, "metric": metric, "ours": ours, "paper": value, "difference": ours / value - 1 if value else float("nan")}
+                {
+                    "case": name,
+                    "metric": metric,
+                    "ours": ours,
+                    "paper": value,
+                    "difference": ours / value - 1 if value else float("nan"),
+                }
             )
     return pd.DataFrame(rows, columns=["case", "metric", "ours", "paper", "difference"])
 
@@ -130,7 +137,9 @@ def write_experiment(experiment: Experiment, table: pd.DataFrame, out: str | Pat
     written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
     tables = experiment_tables(experiment, table) if tables is None else tables
     for name, frame in tables.items():
-        written.append(atomic_write(out / f"{name}.csv", lambda handle, frame=frame: frame.to_csv(handle, index=False, float_format="%.10g")))
+        written.append(
+            atomic_write(out / f"{name}.csv", lambda handle, frame=frame: frame.to_csv(handle, index=False, float_format="%.10g"))
+        )
     for spec in experiment.figures:
         source = table if spec.table == "results" else tables.get(spec.table)
         if source is None or source.empty:

@@ -247,7 +247,9 @@ def load_experiment(path: str | Path) -> Experiment:
             x=raw["x"],
             series=raw.get("series", ""),
             y=tuple(raw["y"]),
-            where={key: _resolve(value, path.parent) if key in _PATH_FIELDS else value for key, value in raw.get("where", {}).items()},
+            where={
+                key: _resolve(value, path.parent) if key in _PATH_FIELDS else value for key, value in raw.get("where", {}).items()
+            },
             title=raw.get("title", ""),
             x_label=raw.get("x_label", raw["x"]),
             table=raw.get("table", "results"),

@@ -183,7 +183,9 @@ def availability_profile(view, releases, placement=None):
     repairs = platform.repairs_ahead()
     if platform.kind == "cluster":
         return AvailabilityProfile(
-            now, platform.free_count(), [(end_at, job.allocated_size) for end_at, job in releases] + [(at, 1) for at, _ in repairs]
+            now,
+            platform.free_count(),
+            [(end_at, job.allocated_size) for end_at, job in releases] + [(at, 1) for at, _ in repairs],
         )
     members = platform.table.members
     return PartitionProfile(

@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.wait_queue import fcfs_key
 
 if TYPE_CHECKING:
     from torus_sim.job import Job
@@ -70,11 +71,6 @@ class Reserve(NamedTuple):
 
     job: Job
     at: float
-
-
-def fcfs_key(job: Job) -> tuple[float, int]:
-    """FCFS order: arrival time, then job id (BGL-FAULT §5.1; PV-EASY: priority = submission order)."""
-    return (job.submitted_at, job.job_id)
 
 
 class Policy:

@@ -10,6 +10,12 @@ policy's placement), and EASY's reservation is a partition: a job that would sti
 shadow time may start only where it leaves the head a free partition then, as Krevat's backfilling
 does (BGL-FAULT §5.1). On a cluster it is the count of free nodes, and the same rule is EASY's
 "extra nodes".
+
+Jobs that end at the same instant: on a cluster they are released one at a time in (predicted end,
+rank) order and the shadow time is the first release that frees enough nodes, the extra nodes being
+counted there, as PV-EASY's count-based code does (bit for bit the numbers of docs/pv_easy); on the
+torus every job ending at the shadow instant is released at once (Krevat's planner), which can leave
+more room for backfilling at that instant.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ def start_in_order(view, placement=None):
         yield Start(head, allocation)
 
 
-def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True):
+def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = False):
     """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
 
     A waiting job is backfilled when it fits now and either is predicted to end by the head's shadow
@@ -52,6 +58,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         order: ``fcfs`` or ``sjf`` (shortest predicted runtime first) for the backfill candidates.
         placement: the placement policy (MFP / lowest free ids when None).
         backfill: False gives plain FCFS.
+        together: jobs ending at the shadow instant all count free then (see :meth:`~torus_sim.view.SchedulingView.shadow`).
 
     Yields:
         :class:`Start` and :class:`Reserve` actions.
@@ -65,7 +72,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         return
     head = queue.head
     need = head.partition_size
-    shadow_at, occupancy = view.shadow(need, list(view.running.values()))
+    shadow_at, occupancy = view.shadow(need, list(view.running.values()), together=together)
     yield Reserve(head, shadow_at)
     candidates = queue.jobs()[1:]
     if order == "sjf":

@@ -132,8 +132,11 @@ class PriorityPolicy(Policy):
         return Start(job, allocation)
 
     def _emit(self, view, picks):
-        """Starts of ``(job, processors, seconds)`` picks made on counts: a list when the platform keeps
-        counts only, else placed one at a time on the live platform (a generator)."""
+        """Starts of ``(job, processors, seconds)`` picks made on counts.
+
+        A list when the platform keeps counts only, else placed one at a time on the live platform
+        (a generator).
+        """
         platform = view.platform
         if platform.kind == "cluster" and not platform.identities:
             return [Start(job, size, size, runtime) if job.moldable else Start(job, size) for job, size, runtime in picks]

@@ -133,5 +133,7 @@ def moldable_workload(times: np.ndarray, source: str = "moldable job set") -> Wo
     if times.ndim != 2 or not times.size:
         raise ConfigurationError(f"a moldable job set needs an (n, P) table of times, got shape {times.shape}")
     shortest = times.min(axis=1).tolist()
-    jobs = [Job(index, 0.0, shortest[index], shortest[index], 1, 1, rank=index, times=times[index]) for index in range(len(times))]
+    jobs = [
+        Job(index, 0.0, shortest[index], shortest[index], 1, 1, rank=index, times=times[index]) for index in range(len(times))
+    ]
     return Workload(jobs=jobs, source=source, kind="batch", processors=times.shape[1], times=times)
