@@ -31,6 +31,8 @@ class WaitQueue:
 
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
+        changes: insertions and removals so far (a policy that keeps its own index of the queue
+            checks with it that it has seen every change).
     """
 
     def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
@@ -40,6 +42,7 @@ class WaitQueue:
         self._jobs: list[Job] = []  # the jobs, in the same order
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self.demand = 0
+        self.changes = 0
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -82,6 +85,7 @@ class WaitQueue:
             order.insert(index, entry)
             jobs.insert(index, job)
         self.demand += job.partition_size
+        self.changes += 1
 
     def extend(self, jobs) -> None:
         """Insert several jobs (arrivals at one instant): one sort instead of one insertion each."""
@@ -95,6 +99,7 @@ class WaitQueue:
                 raise SimulationError(f"{job!r} is already in the wait queue")
             job.queue_key = (self._key(job), job.job_id)
             self.demand += job.partition_size
+        self.changes += len(jobs)
         ordered = sorted(jobs, key=lambda job: job.queue_key)
         self._order = [job.queue_key for job in ordered]
         self._jobs = ordered
@@ -128,6 +133,7 @@ class WaitQueue:
             if not jobs:
                 del self._by_size[job.partition_size]
         self.demand -= job.partition_size
+        self.changes += 1
 
     def sizes(self) -> list[int]:
         """Partition sizes of the waiting jobs, ascending.

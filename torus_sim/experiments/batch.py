@@ -43,67 +43,47 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
     from torus_sim.runner import batch_set, run
     from torus_sim.scenario import Scenario
 
-    rows = []
-    if kind == "rigid":
-        for count, total, probability, heuristic, priority in itertools.product(
-            grid["jobs"], grid["processors"], grid["mean_failure_probability"], grid["heuristic"], grid["priority"]
-        ):
-            scenario = Scenario.make(
-                platform="cluster",
-                nodes=total,
-                workload="rigid",
-                jobs=count,
-                job_set=set_index,
-                seed=seed,
-                mean_failure_probability=probability,
-                scenarios=scenarios,
-                policy=heuristic,
-                priority=priority,
-            )
-            summary = run(scenario).summary
-            jobs = batch_set(scenario).workload.jobs
-            rate = error_rate_for_mean_probability(np.array([job.runtime * job.size for job in jobs]), probability)
-            rows.append(
-                _row(
-                    dict(
-                        jobs=count,
-                        processors=total,
-                        mean_failure_probability=probability,
-                        error_rate=rate,
-                        heuristic=heuristic,
-                        priority=priority,
-                    ),
-                    set_index,
-                    summary,
-                )
-            )
-        return rows
-    if kind != "moldable":
+    if kind not in ("rigid", "moldable"):
         raise ConfigurationError(f"kind must be rigid or moldable, got {kind!r}")
-    for count, name in itertools.product(grid["jobs"], grid["model"]):
-        for total, rate in itertools.product(grid["processors"], grid["error_rate"]):
-            for algorithm, priority in itertools.product(grid["algorithm"], grid["priority"]):
-                scenario = Scenario.make(
-                    platform="cluster",
-                    nodes=total,
-                    workload=f"moldable:{name}",
-                    jobs=count,
-                    job_set=set_index,
-                    seed=seed,
-                    error_rate=rate,
-                    scenarios=scenarios,
-                    policy=algorithm,
-                    priority=priority,
-                )
-                summary = run(scenario).summary
-                rows.append(
-                    _row(
-                        dict(jobs=count, processors=total, error_rate=rate, model=name, algorithm=algorithm, priority=priority),
-                        set_index,
-                        summary,
-                    )
-                )
+    rows = []
+    for point in _set_points(kind, grid):
+        workload = "rigid" if kind == "rigid" else f"moldable:{point['model']}"
+        silent = (
+            {"mean_failure_probability": point["mean_failure_probability"]}
+            if kind == "rigid"
+            else {"error_rate": point["error_rate"]}
+        )
+        scenario = Scenario.make(
+            platform="cluster",
+            nodes=point["processors"],
+            workload=workload,
+            jobs=point["jobs"],
+            job_set=set_index,
+            seed=seed,
+            scenarios=scenarios,
+            policy=point["heuristic" if kind == "rigid" else "algorithm"],
+            priority=point["priority"],
+            **silent,
+        )
+        summary = run(scenario).summary
+        if kind == "rigid":  # the λ the mean probability q̄ stands for, as the papers report it
+            jobs = batch_set(scenario).workload.jobs
+            areas = np.array([job.runtime * job.size for job in jobs])
+            point = {**point, "error_rate": error_rate_for_mean_probability(areas, point["mean_failure_probability"])}
+        rows.append(_row(point, set_index, summary))
     return rows
+
+
+def _set_points(kind: str, grid: dict) -> list[dict]:
+    """The grid points of one set, in the order the papers' experiments ran them."""
+    if kind == "rigid":
+        names = ("jobs", "processors", "mean_failure_probability", "heuristic", "priority")
+        order = names
+    else:
+        names = ("jobs", "model", "processors", "error_rate", "algorithm", "priority")
+        order = ("jobs", "processors", "error_rate", "model", "algorithm", "priority")
+    points = [dict(zip(names, values, strict=True)) for values in itertools.product(*(grid[name] for name in names))]
+    return [{key: point[key] for key in order} for point in points]
 
 
 def _row(point: dict, set_index: int, summary: dict) -> dict:

@@ -25,6 +25,21 @@ import numpy as np
 __all__ = ["AvailabilityProfile", "PartitionProfile", "availability_profile"]
 
 
+def _window_indices(dates: list[float], values: list, start_at: float, end_at: float, clone) -> range:
+    """Split the steps at ``start_at`` and ``end_at``; the indices of the steps inside [start_at, end_at).
+
+    A new step copies its predecessor's value with ``clone``.
+    """
+    for date in (start_at, end_at):
+        index = bisect.bisect_right(dates, date) - 1
+        if dates[index] != date:
+            dates.insert(index + 1, date)
+            values.insert(index + 1, clone(values[index]))
+    first = bisect.bisect_left(dates, start_at)
+    last = bisect.bisect_left(dates, end_at)
+    return range(first, last)
+
+
 class AvailabilityProfile:
     """Free nodes over time from now on (counts): a step function the reservations are cut from.
 
@@ -75,16 +90,8 @@ class AvailabilityProfile:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at):
             return
-        end_at = start_at + duration
-        for date in (start_at, end_at):
-            index = bisect.bisect_right(self.dates, date) - 1
-            if self.dates[index] != date:
-                self.dates.insert(index + 1, date)
-                self.free.insert(index + 1, self.free[index])
-        index = bisect.bisect_left(self.dates, start_at)
-        while index < len(self.dates) and self.dates[index] < end_at:
+        for index in _window_indices(self.dates, self.free, start_at, start_at + duration, int):
             self.free[index] -= need
-            index += 1
 
 
 class PartitionProfile:
@@ -153,17 +160,9 @@ class PartitionProfile:
         """Take partition ``where`` over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at) or where is None:
             return
-        end_at = start_at + duration
-        for date in (start_at, end_at):
-            index = bisect.bisect_right(self.dates, date) - 1
-            if self.dates[index] != date:
-                self.dates.insert(index + 1, date)
-                self.blocked.insert(index + 1, self.blocked[index].copy())
         members = self.table.members[where]
-        index = bisect.bisect_left(self.dates, start_at)
-        while index < len(self.dates) and self.dates[index] < end_at:
+        for index in _window_indices(self.dates, self.blocked, start_at, start_at + duration, np.copy):
             self.blocked[index][members] = True
-            index += 1
 
 
 def availability_profile(view, releases, placement=None):

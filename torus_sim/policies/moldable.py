@@ -11,13 +11,12 @@ only partition sizes.
 
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.rigid import ListPolicy, PriorityPolicy, check_priority, priority_keys
+from torus_sim.policies.rigid import FitIndex, ListPolicy, PriorityPolicy, check_priority, priority_keys
 
 __all__ = [
     "ALLOCATIONS",
@@ -339,7 +338,7 @@ class BatchListPolicy(PriorityPolicy):
         self.epsilon = epsilon
         self.batches = 0
         self.attempts = 0
-        self.queue: list[tuple[float, int]] = []
+        self.queue = FitIndex()  # the batch's list: (processors of the current attempt, priority key, row)
         self.waiting: list[int] = []
 
     def attach(self, model) -> None:
@@ -367,6 +366,9 @@ class BatchListPolicy(PriorityPolicy):
         processors, runtime = self._current(row)
         return float(priority_keys(self.priority, [runtime], [processors])[0])
 
+    def _entry(self, row: int) -> tuple:
+        return (self._current(row)[0], self._key(row), row)
+
     def _new_batch(self, rows: list[int]) -> None:
         self.batches += 1
         attempts = 2 ** (self.batches - 1)
@@ -375,19 +377,18 @@ class BatchListPolicy(PriorityPolicy):
         for row, plan in zip(rows, allocation, strict=True):
             self._plan[row] = plan.tolist()
             self._attempt[row] = 0
-        self.queue = sorted((self._key(row), row) for row in rows)
+        self.queue.entries = sorted(self._entry(row) for row in rows)
 
     def _greedy(self, free: int, picks: list) -> int:
-        kept = []
-        for item in self.queue:
-            processors, runtime = self._current(item[1])
-            if processors <= free:
-                picks.append((self._jobs[item[1]], processors, runtime))
-                free -= processors
-            else:
-                kept.append(item)
-        self.queue = kept
-        return free
+        """LIST over the batch: start, by priority, every attempt that fits (the fit index's picks)."""
+        while True:
+            entry = self.queue.best(free)
+            if entry is None:
+                return free
+            self.queue.remove(entry)
+            processors, runtime = self._current(entry[2])
+            picks.append((self._jobs[entry[2]], processors, runtime))
+            free -= processors
 
     def plan(self, view):
         """Queue the failed job's next attempt (or keep it for the next batch), run LIST, open the next batch when done."""
@@ -398,13 +399,13 @@ class BatchListPolicy(PriorityPolicy):
             row = view.ended[0].rank
             self._attempt[row] += 1
             if self._attempt[row] < self.attempts:
-                bisect.insort(self.queue, (self._key(row), row))
+                self.queue.add(self._entry(row))
             else:
                 self.waiting.append(row)
         for job in view.returned:  # a fail-stop kill: the same attempt runs again
-            bisect.insort(self.queue, (self._key(job.rank), job.rank))
+            self.queue.add(self._entry(job.rank))
         free = self._greedy(view.free_count(), picks)
-        if not self.queue and not view.running and not picks and self.waiting:
+        if not self.queue.entries and not view.running and not picks and self.waiting:
             rows, self.waiting = sorted(self.waiting), []
             self._new_batch(rows)
             self._greedy(free, picks)

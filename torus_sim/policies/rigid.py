@@ -11,6 +11,9 @@ whole attempt (:class:`~torus_sim.policies.availability.PartitionProfile`).
 
 from __future__ import annotations
 
+import bisect
+import math
+
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
@@ -149,6 +152,38 @@ class PriorityPolicy(Policy):
                 yield start
 
 
+class FitIndex:
+    """Waiting jobs by the nodes they need, for greedy passes on a cluster.
+
+    A greedy pass starts, in priority order, every job that fits in the nodes still free. That is
+    the same as picking, again and again, the highest-priority job among those that fit: a job
+    passed over needed more than was free, and free nodes only shrink during the pass. Sorted by
+    need, the jobs that fit are a prefix, usually of a few jobs, so a pick costs O(log n + k) instead
+    of a scan of the whole queue (:meth:`ListPolicy._greedy_scan`, the plain reference it is tested
+    against).
+
+    Entries are ``(need, priority key, rank)``.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[tuple] = []
+
+    def add(self, entry: tuple) -> None:
+        """Index a waiting job."""
+        bisect.insort(self.entries, entry)
+
+    def remove(self, entry: tuple) -> None:
+        """Forget a job that starts."""
+        del self.entries[bisect.bisect_left(self.entries, entry)]
+
+    def best(self, free: int) -> tuple | None:
+        """The highest-priority entry needing at most ``free`` nodes, or None."""
+        fitting = bisect.bisect_right(self.entries, (free, math.inf, math.inf))
+        if not fitting:
+            return None
+        return min(self.entries[:fitting], key=lambda entry: (entry[1], entry[2]))
+
+
 class ListPolicy(PriorityPolicy):
     """R-LIST: list scheduling with m reservations, recomputed after every attempt end.
 
@@ -174,6 +209,8 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
+        self._index: FitIndex | None = None
+        self._seen = -1  # the queue's change count the index reflects
 
     def plan(self, view):
         """One pass: greedy (m = 0) or with reservations."""
@@ -189,29 +226,59 @@ class ListPolicy(PriorityPolicy):
         smallest = self._smallest
         if free < smallest:
             return ()
-        sizes = self._size
         if platform.kind == "cluster":
-            if not platform.identities and not self._moldable:  # counts: the starts are sure, plan them at once
-                starts = []
-                for job in view.queue:
-                    need = sizes[job.rank]
-                    if need <= free:
-                        starts.append(Start(job, need))
-                        free -= need
-                        if free < smallest:
-                            break
-                return starts
-            picks = []
-            runtimes = self._runtime
-            for job in view.queue:
-                need = sizes[job.rank]
-                if need <= free:
-                    picks.append((job, need, runtimes[job.rank]))
-                    free -= need
-                    if free < smallest:
-                        break
-            return self._emit(view, picks)
+            if not platform.identities:  # counts: the starts are sure, plan them at once
+                return self._greedy_indexed(view, free)
+            return self._emit(view, self._greedy_scan(view, free))
         return self._greedy_placed(view)
+
+    def _greedy_indexed(self, view, free: int) -> list:
+        """The greedy pass through the :class:`FitIndex` (the same starts as :meth:`_greedy_scan`)."""
+        queue = view.queue
+        sizes, keys = self._size, self._keys
+        changed = [view.ended[0]] if view.ended is not None and view.ended[1] else []
+        changed += view.returned
+        if self._index is None or queue.changes != self._seen + len(changed):
+            self._index = FitIndex()
+            self._index.entries = sorted((sizes[job.rank], keys[job.rank], job.rank) for job in queue)
+            self._jobs = {job.rank: job for job in queue}
+        else:
+            for job in changed:
+                self._index.add((sizes[job.rank], keys[job.rank], job.rank))
+                self._jobs[job.rank] = job
+        index, smallest, runtimes = self._index, self._smallest, self._runtime
+        starts = []
+        while free >= smallest:
+            entry = index.best(free)
+            if entry is None:
+                break
+            index.remove(entry)
+            job = self._jobs.pop(entry[2])
+            need = entry[0]
+            starts.append(Start(job, need, need, runtimes[job.rank]) if job.moldable else Start(job, need))
+            free -= need
+        self._seen = queue.changes + len(starts)  # the engine takes each started job off the queue
+        return starts
+
+    def _greedy_scan(self, view, free: int) -> list:
+        """The plain greedy pass: scan the queue in priority order, start every job that fits.
+
+        Returns:
+            ``(job, processors, seconds)`` picks.
+
+        References:
+            RIGID Alg. 1 (R-LIST with m = 0); MOLDABLE Alg. 1 (LIST).
+        """
+        sizes, smallest, runtimes = self._size, self._smallest, self._runtime
+        picks = []
+        for job in view.queue:
+            need = sizes[job.rank]
+            if need <= free:
+                picks.append((job, need, runtimes[job.rank]))
+                free -= need
+                if free < smallest:
+                    break
+        return picks
 
     def _greedy_placed(self, view):
         smallest = self._smallest
