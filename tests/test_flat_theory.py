@@ -98,34 +98,3 @@ def test_every_moldable_algorithm_respects_capacity_and_precedence(instance, alg
     result = run_moldable(times, failures, algorithm, record_attempts=True)
     check_schedule(result.attempt_table, times.shape[1], failures)
     assert result.makespan >= moldable_lower_bound(times, failures) * (1 - 1e-12)
-
-
-class PlainListPolicy:
-    """R-LIST-0 whose greedy pass scans the queue (the reference of the indexed pass)."""
-
-    @staticmethod
-    def make(priority):
-        from torus_sim.policies.base import Start
-        from torus_sim.policies.rigid import ListPolicy
-
-        class Plain(ListPolicy):
-            def _greedy_indexed(self, view, free):
-                return [Start(job, size) for job, size, _ in self._greedy_scan(view, free)]
-
-        return Plain(0, priority)
-
-
-@settings(max_examples=60, deadline=None)
-@given(rigid_instances(), st.sampled_from(PRIORITY_RULES))
-def test_the_indexed_greedy_pass_starts_exactly_what_the_plain_scan_starts(instance, priority):
-    from torus_sim.model import SchedulingModel
-    from torus_sim.platforms.cluster import ClusterPlatform
-    from torus_sim.policies.rigid import ListPolicy
-    from torus_sim.workload.batch import rigid_workload
-
-    jobs, total, failures = instance
-    runs = []
-    for policy in (ListPolicy(0, priority), PlainListPolicy.make(priority)):
-        model = SchedulingModel(rigid_workload(jobs), policy, ClusterPlatform(total, identities=False), silent_errors=failures, seed=3)
-        runs.append(model.run().attempts.values.tolist())
-    assert runs[0] == runs[1]

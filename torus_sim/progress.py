@@ -118,7 +118,7 @@ class CheckpointProgress:
 
     def start(self, job: Job, now: float, allocation, size: int) -> float:
         """Start the attempt; returns when it ends if nothing interrupts it, seconds."""
-        job.start(now, allocation, size, recovery=self.recovery_time)
+        job.start(now, allocation, size, self.recovery_time)
         if job.checkpoint_interval is None and not job.attempt_overhead:
             return now + (job.runtime - job.progress_at_resume)  # Job.end_at() without checkpoints or overhead
         return job.end_at()

@@ -9,6 +9,7 @@ queue, which matters when failures make the queue thousands of jobs long.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from operator import attrgetter
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
@@ -21,28 +22,42 @@ def fcfs_key(job: Job) -> tuple[float, int]:
     return (job.submitted_at, job.job_id)
 
 
+_queue_key = attrgetter("queue_key")
+
+
+def _position(order: list, jobs: list[Job], entry, job: Job) -> int:
+    """Where a queued job sits: its key's first position, then along any equal keys."""
+    index = bisect_left(order, entry)
+    end = len(order)
+    while index < end and jobs[index] is not job:
+        if order[index] != entry:
+            break
+        index += 1
+    if index == end or jobs[index] is not job:
+        raise SimulationError(f"{job!r} is not in the wait queue")
+    return index
+
+
 class WaitQueue:
     """Waiting jobs in priority order, with per-partition-size lists and the total demand.
 
     Args:
-        key: the sort key of a job (smaller first); keys must differ between jobs.
+        key: the sort key of a job (smaller first); keys must differ between jobs (FCFS's
+            ``(submitted_at, job_id)`` does), as ties between equal keys fall to insertion order.
         by_size: keep the per-partition-size lists (for backfilling on the torus); :meth:`of_size`
             and :meth:`sizes` need them.
 
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
-        changes: insertions and removals so far (a policy that keeps its own index of the queue
-            checks with it that it has seen every change).
     """
 
     def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
         self._key = key
         self._indexed = by_size
-        self._order: list[tuple] = []  # (key, job id), ascending
+        self._order: list = []  # the jobs' keys, ascending
         self._jobs: list[Job] = []  # the jobs, in the same order
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self.demand = 0
-        self.changes = 0
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -68,14 +83,14 @@ class WaitQueue:
     def add(self, job: Job) -> None:
         """Insert a job at its position (arrival, or back after a kill, a silent error or a preemption).
 
-        The entry ``(key, job id)`` is kept on the job (``job.queue_key``) while it waits.
+        The key is kept on the job (``job.queue_key``) while it waits.
 
         Raises:
             SimulationError: the job is queued already.
         """
         if job.queue_key is not None:
             raise SimulationError(f"{job!r} is already in the wait queue")
-        entry = job.queue_key = (self._key(job), job.job_id)
+        entry = job.queue_key = self._key(job)
         index = bisect_right(self._order, entry)
         self._order.insert(index, entry)
         self._jobs.insert(index, job)
@@ -85,7 +100,6 @@ class WaitQueue:
             order.insert(index, entry)
             jobs.insert(index, job)
         self.demand += job.partition_size
-        self.changes += 1
 
     def extend(self, jobs) -> None:
         """Insert several jobs (arrivals at one instant): one sort instead of one insertion each."""
@@ -97,10 +111,9 @@ class WaitQueue:
         for job in jobs:
             if job.queue_key is not None:
                 raise SimulationError(f"{job!r} is already in the wait queue")
-            job.queue_key = (self._key(job), job.job_id)
+            job.queue_key = self._key(job)
             self.demand += job.partition_size
-        self.changes += len(jobs)
-        ordered = sorted(jobs, key=lambda job: job.queue_key)
+        ordered = sorted(jobs, key=_queue_key)
         self._order = [job.queue_key for job in ordered]
         self._jobs = ordered
         if self._indexed:
@@ -120,20 +133,17 @@ class WaitQueue:
             raise SimulationError(f"{job!r} is not in the wait queue")
         job.queue_key = None
         order, jobs = self._order, self._jobs
-        index = bisect_left(order, entry)
-        if index == len(order) or jobs[index] is not job:
-            raise SimulationError(f"{job!r} is not in the wait queue")
+        index = _position(order, jobs, entry, job)
         del order[index]
         del jobs[index]
         if self._indexed:
             order, jobs = self._by_size[job.partition_size]
-            index = bisect_left(order, entry)
+            index = _position(order, jobs, entry, job)
             del order[index]
             del jobs[index]
             if not jobs:
                 del self._by_size[job.partition_size]
         self.demand -= job.partition_size
-        self.changes += 1
 
     def sizes(self) -> list[int]:
         """Partition sizes of the waiting jobs, ascending.

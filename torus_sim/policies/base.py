@@ -91,7 +91,8 @@ class Policy:
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
-        queue_key(job): the wait queue's order (FCFS by default); evaluated when a job is queued.
+        queue_key(job): the wait queue's order (FCFS by default), a key unique to the job (end it
+            with the job id or rank); evaluated when a job is queued.
         attach(model): called once when the model is built (the run's jobs, generator, failure
             log, platform); a policy that draws random numbers or precomputes keys does it here.
         observe_failure(at, node): a fail-stop failure happened (for predictors that learn).

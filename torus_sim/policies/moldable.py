@@ -11,12 +11,13 @@ only partition sizes.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.rigid import FitIndex, ListPolicy, PriorityPolicy, check_priority, priority_keys
+from torus_sim.policies.rigid import ListPolicy, PriorityPolicy, check_priority, priority_keys
 
 __all__ = [
     "ALLOCATIONS",
@@ -338,7 +339,7 @@ class BatchListPolicy(PriorityPolicy):
         self.epsilon = epsilon
         self.batches = 0
         self.attempts = 0
-        self.queue = FitIndex()  # the batch's list: (processors of the current attempt, priority key, row)
+        self.queue: list[tuple[float, int]] = []  # the batch's list: (priority key of the current attempt, row)
         self.waiting: list[int] = []
 
     def attach(self, model) -> None:
@@ -351,6 +352,7 @@ class BatchListPolicy(PriorityPolicy):
         self._attempt = [0] * count
         self._plan: dict[int, list[int]] = {}
         self._capacity = model.platform.capacity
+        self._moldable = True  # every start carries its attempt's processors and time
 
     def queue_key(self, job):
         """The engine's queue in job order (the batch keeps its own priority list)."""
@@ -366,9 +368,6 @@ class BatchListPolicy(PriorityPolicy):
         processors, runtime = self._current(row)
         return float(priority_keys(self.priority, [runtime], [processors])[0])
 
-    def _entry(self, row: int) -> tuple:
-        return (self._current(row)[0], self._key(row), row)
-
     def _new_batch(self, rows: list[int]) -> None:
         self.batches += 1
         attempts = 2 ** (self.batches - 1)
@@ -377,18 +376,20 @@ class BatchListPolicy(PriorityPolicy):
         for row, plan in zip(rows, allocation, strict=True):
             self._plan[row] = plan.tolist()
             self._attempt[row] = 0
-        self.queue.entries = sorted(self._entry(row) for row in rows)
+        self.queue = sorted((self._key(row), row) for row in rows)
 
     def _greedy(self, free: int, picks: list) -> int:
-        """LIST over the batch: start, by priority, every attempt that fits (the fit index's picks)."""
-        while True:
-            entry = self.queue.best(free)
-            if entry is None:
-                return free
-            self.queue.remove(entry)
-            processors, runtime = self._current(entry[2])
-            picks.append((self._jobs[entry[2]], processors, runtime))
-            free -= processors
+        """LIST over the batch: start, by priority, every attempt that fits; returns the processors left."""
+        kept = []
+        for item in self.queue:
+            processors, runtime = self._current(item[1])
+            if processors <= free:
+                picks.append((self._jobs[item[1]], processors, runtime))
+                free -= processors
+            else:
+                kept.append(item)
+        self.queue = kept
+        return free
 
     def plan(self, view):
         """Queue the failed job's next attempt (or keep it for the next batch), run LIST, open the next batch when done."""
@@ -399,13 +400,13 @@ class BatchListPolicy(PriorityPolicy):
             row = view.ended[0].rank
             self._attempt[row] += 1
             if self._attempt[row] < self.attempts:
-                self.queue.add(self._entry(row))
+                bisect.insort(self.queue, (self._key(row), row))
             else:
                 self.waiting.append(row)
         for job in view.returned:  # a fail-stop kill: the same attempt runs again
-            self.queue.add(self._entry(job.rank))
+            bisect.insort(self.queue, (self._key(job.rank), job.rank))
         free = self._greedy(view.free_count(), picks)
-        if not self.queue.entries and not view.running and not picks and self.waiting:
+        if not self.queue and not view.running and not picks and self.waiting:
             rows, self.waiting = sorted(self.waiting), []
             self._new_batch(rows)
             self._greedy(free, picks)

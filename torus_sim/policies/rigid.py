@@ -11,8 +11,7 @@ whole attempt (:class:`~torus_sim.policies.availability.PartitionProfile`).
 
 from __future__ import annotations
 
-import bisect
-import math
+from functools import partial
 
 import numpy as np
 
@@ -34,6 +33,10 @@ PRIORITY_RULES = ("LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM")
 
 RESERVATIONS = {"0": 0, "1": 1, "Q": -1}
 """R-LIST's m: 0 (greedy), 1 (EASY), Q (every queued job: conservative); -1 stands for |Q|."""
+
+_new_start = partial(tuple.__new__, Start)
+"""``Start`` from a 4-tuple without the named tuple's Python-level ``__new__`` (the greedy passes
+build one per attempt)."""
 
 
 def priority_keys(rule: str, runtimes, processors, rng: np.random.Generator | None = None) -> np.ndarray:
@@ -142,7 +145,9 @@ class PriorityPolicy(Policy):
         """
         platform = view.platform
         if platform.kind == "cluster" and not platform.identities:
-            return [Start(job, size, size, runtime) if job.moldable else Start(job, size) for job, size, runtime in picks]
+            if self._moldable:
+                return [_new_start((job, size, size, runtime)) for job, size, runtime in picks]
+            return [_new_start((job, size, None, None)) for job, size, _ in picks]
         return self._placed(view, picks)
 
     def _placed(self, view, picks):
@@ -150,38 +155,6 @@ class PriorityPolicy(Policy):
             start = self._start(view, job, size=size, runtime=runtime)
             if start.allocation is not None:
                 yield start
-
-
-class FitIndex:
-    """Waiting jobs by the nodes they need, for greedy passes on a cluster.
-
-    A greedy pass starts, in priority order, every job that fits in the nodes still free. That is
-    the same as picking, again and again, the highest-priority job among those that fit: a job
-    passed over needed more than was free, and free nodes only shrink during the pass. Sorted by
-    need, the jobs that fit are a prefix, usually of a few jobs, so a pick costs O(log n + k) instead
-    of a scan of the whole queue (:meth:`ListPolicy._greedy_scan`, the plain reference it is tested
-    against).
-
-    Entries are ``(need, priority key, rank)``.
-    """
-
-    def __init__(self) -> None:
-        self.entries: list[tuple] = []
-
-    def add(self, entry: tuple) -> None:
-        """Index a waiting job."""
-        bisect.insort(self.entries, entry)
-
-    def remove(self, entry: tuple) -> None:
-        """Forget a job that starts."""
-        del self.entries[bisect.bisect_left(self.entries, entry)]
-
-    def best(self, free: int) -> tuple | None:
-        """The highest-priority entry needing at most ``free`` nodes, or None."""
-        fitting = bisect.bisect_right(self.entries, (free, math.inf, math.inf))
-        if not fitting:
-            return None
-        return min(self.entries[:fitting], key=lambda entry: (entry[1], entry[2]))
 
 
 class ListPolicy(PriorityPolicy):
@@ -209,8 +182,6 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
-        self._index: FitIndex | None = None
-        self._seen = -1  # the queue's change count the index reflects
 
     def plan(self, view):
         """One pass: greedy (m = 0) or with reservations."""
@@ -222,43 +193,13 @@ class ListPolicy(PriorityPolicy):
 
     def _greedy(self, view):
         platform = view.platform
-        free = view.free_count()
+        free = platform.free_count()
         smallest = self._smallest
         if free < smallest:
             return ()
         if platform.kind == "cluster":
-            if not platform.identities:  # counts: the starts are sure, plan them at once
-                return self._greedy_indexed(view, free)
             return self._emit(view, self._greedy_scan(view, free))
         return self._greedy_placed(view)
-
-    def _greedy_indexed(self, view, free: int) -> list:
-        """The greedy pass through the :class:`FitIndex` (the same starts as :meth:`_greedy_scan`)."""
-        queue = view.queue
-        sizes, keys = self._size, self._keys
-        changed = [view.ended[0]] if view.ended is not None and view.ended[1] else []
-        changed += view.returned
-        if self._index is None or queue.changes != self._seen + len(changed):
-            self._index = FitIndex()
-            self._index.entries = sorted((sizes[job.rank], keys[job.rank], job.rank) for job in queue)
-            self._jobs = {job.rank: job for job in queue}
-        else:
-            for job in changed:
-                self._index.add((sizes[job.rank], keys[job.rank], job.rank))
-                self._jobs[job.rank] = job
-        index, smallest, runtimes = self._index, self._smallest, self._runtime
-        starts = []
-        while free >= smallest:
-            entry = index.best(free)
-            if entry is None:
-                break
-            index.remove(entry)
-            job = self._jobs.pop(entry[2])
-            need = entry[0]
-            starts.append(Start(job, need, need, runtimes[job.rank]) if job.moldable else Start(job, need))
-            free -= need
-        self._seen = queue.changes + len(starts)  # the engine takes each started job off the queue
-        return starts
 
     def _greedy_scan(self, view, free: int) -> list:
         """The plain greedy pass: scan the queue in priority order, start every job that fits.
