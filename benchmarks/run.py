@@ -26,7 +26,9 @@ Run from the repository root::
 5. Online replay (:mod:`benchmarks.online`): the full CTC-SP2 trace under FCFS-EASY and PV-EASY,
    wall time and peak memory (goal < 30 s each).
 
-Sections can be chosen: ``python -m benchmarks.run --only sweep``.
+Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
+chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
+run, and prints the ratios (:mod:`benchmarks.baseline`).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def partition_query() -> None:
 def dask_sweep_speedup() -> None:
     from torus_sim.experiments import sweep
 
-    base = {"max_jobs": 4000, "failures": "synthetic:100", "scheduler": "balancing"}
+    base = {"max_jobs": 4000, "failures": "synthetic:100", "policy": "balancing"}
     grid = {"confidence": [0.0, 0.1, 0.5, 0.9]}
     seeds = (0, 1, 2, 3)
     times = {}
@@ -184,8 +186,17 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="run only these sections",
     )
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one, with ratios")
     args = parser.parse_args(argv)
     sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online"]
+    if args.baseline is not None:
+        from benchmarks.baseline import compare
+
+        extra = ["--workload", str(args.workload.resolve()), "--failures", str(args.failures)] + (
+            ["--quick"] if args.quick else []
+        )
+        compare(args.baseline.resolve(), sections, extra)
+        return 0
     if "replay" in sections:
         if not args.workload.exists():
             print(f"workload not found: {args.workload}", file=sys.stderr)

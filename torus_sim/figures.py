@@ -73,6 +73,8 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
                 axis.plot(mean.index, mean.values, marker="o", label=METRIC_LABELS.get(name, name))
             axis.set_ylabel("Fraction of capacity" if all(name.startswith("omega") for name in spec.y) else "")
         axis.set_xlabel(spec.x_label or spec.x)
+        if getattr(spec, "log_y", False):
+            axis.set_yscale("log")
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     return _save(figure, title, 60 * len(panels), path)

@@ -31,6 +31,7 @@ One format for every paper and every platform::
     y = ["avg_bounded_slowdown"]
     where = { load_scale = 1.0 }
     table = "results"           # or "size_groups" (PV-EASY Figs. 2-3: blocked jobs by size)
+    log_y = false               # log-scale y axes
 
     [[paper]]                   # optional: published values, written beside ours to comparison.csv
     case = "EASY"
@@ -74,6 +75,7 @@ class FigureSpec:
         title: figure title.
         x_label: x-axis label.
         table: ``results`` (one row per run) or ``size_groups`` (one row per run and size group).
+        log_y: draw the y axes on a log scale.
     """
 
     name: str
@@ -84,6 +86,7 @@ class FigureSpec:
     title: str = ""
     x_label: str = ""
     table: str = "results"
+    log_y: bool = False
 
 
 @dataclass
@@ -241,7 +244,9 @@ def load_experiment(path: str | Path) -> Experiment:
     for raw in data.get("figure", []):
         if not {"name", "x", "y"} <= set(raw):
             raise ConfigurationError(f"{path}: a [[figure]] needs name, x and y")
-        _check_keys(path, f"figure {raw['name']!r}", raw, {"name", "x", "series", "y", "where", "title", "x_label", "table"})
+        _check_keys(
+            path, f"figure {raw['name']!r}", raw, {"name", "x", "series", "y", "where", "title", "x_label", "table", "log_y"}
+        )
         spec = FigureSpec(
             name=raw["name"],
             x=raw["x"],
@@ -253,6 +258,7 @@ def load_experiment(path: str | Path) -> Experiment:
             title=raw.get("title", ""),
             x_label=raw.get("x_label", raw["x"]),
             table=raw.get("table", "results"),
+            log_y=bool(raw.get("log_y", False)),
         )
         if spec.table not in ("results", "size_groups"):
             raise ConfigurationError(f"{path}: figure {spec.name!r}: table must be results or size_groups")
