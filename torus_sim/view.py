@@ -104,8 +104,8 @@ class SchedulingView:
         now = self.now
         if occupancy.fits(need):
             return now, occupancy
-        predicted_end = self.predicted_end
-        releases = sorted((predicted_end(job), 0, job.rank, job) for job in releasing)
+        predicted_end = self._model.progress.predicted_end
+        releases = sorted((predicted_end(job, now), 0, job.rank, job) for job in releasing)
         repairs = self._model.platform.repairs_ahead()
         if repairs:
             releases = sorted(releases + [(max(at, now), 1, node, None) for at, node in repairs], key=lambda item: item[:3])

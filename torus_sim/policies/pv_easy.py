@@ -73,17 +73,18 @@ class PvEasyPolicy(Policy):
             waiting = [job for job in waiting if job.partition_size in open_sizes]
         # step 3: nearest predicted completion first, while predicted to end by the reservation
         remaining = view.predicted_remaining
-        for job in sorted(waiting, key=lambda job: (remaining(job), job.rank)):
+        for predicted, _, job in sorted((remaining(job), job.rank, job) for job in waiting):
+            if now + predicted > reservation_at:
+                break  # and so are all after it (nearest first)
             if open_sizes is not None and job.partition_size not in open_sizes:
                 continue
-            if now + remaining(job) <= reservation_at:
-                allocation = view.place(job, placement=placement)
-                if allocation is not None:
-                    yield Start(job, allocation)
-                    if open_sizes is not None:
-                        open_sizes = view.open_sizes()
-                        if not open_sizes:
-                            return
+            allocation = view.place(job, placement=placement)
+            if allocation is not None:
+                yield Start(job, allocation)
+                if open_sizes is not None:
+                    open_sizes = view.open_sizes()
+                    if not open_sizes:
+                        return
         # step 4: fill what is left in priority order
         if view.free_count() > 0:
             for job in queue.jobs()[1:]:
