@@ -1,7 +1,12 @@
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import JobStateError
 from torus_sim.job import Job, JobState
+from torus_sim.progress import CheckpointProgress
 from torus_sim.wait_queue import WaitQueue
 
 
@@ -70,3 +75,30 @@ def test_a_preventive_checkpoint_before_a_predicted_failure_saves_the_work_up_to
     assert job.saved_work == 47
     job.start(60, 1, recovery=4.0)
     assert job.end_at() == 60 + 4 + 53
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    started=st.floats(0, 1e6),
+    overhead=st.sampled_from([0.0, 30.0]),
+    saved=st.floats(0, 500),
+    walltime=st.floats(600, 5e4),
+    prediction=st.one_of(st.none(), st.floats(1, 1e5)),
+    elapsed=st.floats(0, 1e5),
+)
+def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, overhead, saved, walltime, prediction, elapsed):
+    # CheckpointProgress.predicted_end inlines Job.estimated_end for jobs without checkpoint costs:
+    # the same number, bit for bit, as the job's own estimate (prediction first, walltime when past it)
+    job = Job(1, 0.0, 500.0, walltime, 4)
+    job.arrive()
+    job.saved_work = saved
+    job.start(started, allocation=4, size=4, recovery=overhead)
+    job.prediction = prediction
+    now = started + elapsed
+    if prediction is None or prediction >= walltime:
+        expected = job.estimated_end(now)
+    else:
+        expected = job.estimated_end(-math.inf, prediction)
+        if expected <= now:
+            expected = job.estimated_end(now)
+    assert CheckpointProgress().predicted_end(job, now) == expected

@@ -516,7 +516,7 @@ class SchedulingModel(mesa.Model):
             job.arrive()
             if predictor is not None:
                 job.prediction = min(predictor.predict(job), job.walltime)
-        self.scheduler.queue.extend(jobs)
+        self.queue.extend(jobs)
         self._request_pass()
 
     def _add_attempt_row(self, job: Job, ended_at: float, outcome: str) -> None:
@@ -643,7 +643,7 @@ class SchedulingModel(mesa.Model):
 
     def _pass(self) -> None:
         """One scheduling pass: apply the policy's actions in order, then record the pass."""
-        queue = self.scheduler.queue
+        queue = self.queue
         if self.record_fairness:
             previous_head = queue.head
             promised_at = previous_head.reservation_at if previous_head is not None else None

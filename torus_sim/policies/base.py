@@ -111,8 +111,8 @@ class Policy:
     placement = None
 
     def queue_key(self, job: Job):
-        """Sort key of a waiting job (smaller = served first): FCFS."""
-        return (job.submitted_at, job.job_id)
+        """Sort key of a waiting job (smaller = served first): FCFS (:func:`fcfs_key`)."""
+        return fcfs_key(job)
 
     def attach(self, model) -> None:
         """Receive the run (jobs, ``rng``, ``failure_log``, ``platform``) once, before any event."""
