@@ -300,7 +300,9 @@ class SchedulingModel(mesa.Model):
             duplicate = next(job.job_id for job in self.jobs if job.job_id in seen or seen.add(job.job_id))
             raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
         if workload.times is None:
-            for size in {job.partition_size for job in self.jobs}:
+            sizes = {job.partition_size for job in self.jobs}
+            unformable = self.platform.kind == "torus" or (sizes and max(sizes) > capacity)  # a cluster forms any size
+            for size in sizes if unformable else ():
                 if size > capacity or size != self.platform.round_size(size):
                     job = next(job for job in self.jobs if job.partition_size == size)
                     what = (

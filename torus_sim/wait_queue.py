@@ -133,9 +133,13 @@ class WaitQueue:
             raise SimulationError(f"{job!r} is not in the wait queue")
         job.queue_key = None
         order, jobs = self._order, self._jobs
-        index = _position(order, jobs, entry, job)
-        del order[index]
-        del jobs[index]
+        if jobs and jobs[0] is job:  # the head (the usual start): no search
+            del order[0]
+            del jobs[0]
+        else:
+            index = _position(order, jobs, entry, job)
+            del order[index]
+            del jobs[index]
         if self._indexed:
             order, jobs = self._by_size[job.partition_size]
             index = _position(order, jobs, entry, job)

@@ -118,7 +118,7 @@ class PriorityPolicy(Policy):
             ConfigurationError: the jobs' ranks are not their positions 0..n-1.
         """
         super().attach(model)
-        if any(job.rank != index for index, job in enumerate(model.jobs)):
+        if [job.rank for job in model.jobs] != list(range(len(model.jobs))):
             raise ConfigurationError(f"{self.name} needs the jobs ranked 0..n-1 in workload order")
         self.allocate(model)
         self._keys = priority_keys(self.priority, self._runtime, self._size, model.rng).tolist()
