@@ -29,9 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from failure_logs.events import FailureLog
+from failure_logs.events import MAX_EPOCH, FailureLog
 from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.files import file_sha256
+from torus_sim.files import file_sha256, input_lines
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
 __all__ = ["MidplaneMapping", "read_bgl_ras"]
@@ -108,35 +108,39 @@ def read_bgl_ras(
         ``not_failure_level``, ``unknown_location`` and ``unmapped_midplane``.
 
     Raises:
-        FailureLogFormatError: a line with fewer than 9 fields or a non-integer EpochSec.
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
+        FailureLogFormatError: a line with fewer than 9 fields, or an EpochSec that is not an
+            integer in 0..:data:`failure_logs.events.MAX_EPOCH`.
     """
     mapping = mapping or MidplaneMapping.default()
     counts: Counter = Counter()
     times, supernodes = [], []
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            counts["lines"] += 1
-            fields = line.split(maxsplit=9)
-            if len(fields) < 9:
-                raise FailureLogFormatError(path, line_no, f"expected at least 9 fields, found {len(fields)}")
-            try:
-                epoch = int(fields[1])
-            except ValueError:
-                raise FailureLogFormatError(path, line_no, f"EpochSec is not an integer: {fields[1]!r}") from None
-            if fields[8] not in levels:
-                counts["not_failure_level"] += 1
-                continue
-            midplane = mapping.midplane_of(fields[3])
-            if midplane is None:
-                counts["unknown_location"] += 1
-                continue
-            if midplane not in mapping.supernode_of:
-                counts["unmapped_midplane"] += 1
-                continue
-            times.append(float(epoch))
-            supernodes.append(mapping.supernode_of[midplane])
+    for line_no, line in enumerate(input_lines(path, "failure log"), start=1):
+        if not line.strip():
+            continue
+        counts["lines"] += 1
+        fields = line.split(maxsplit=9)
+        if len(fields) < 9:
+            raise FailureLogFormatError(path, line_no, f"expected at least 9 fields, found {len(fields)}")
+        try:
+            epoch = int(fields[1])
+        except ValueError:
+            raise FailureLogFormatError(path, line_no, f"EpochSec is not an integer: {fields[1]!r}") from None
+        if not 0 <= epoch <= MAX_EPOCH:
+            raise FailureLogFormatError(path, line_no, f"EpochSec {epoch} is outside 0..{MAX_EPOCH:.0e} (seconds since 1970)")
+        if fields[8] not in levels:
+            counts["not_failure_level"] += 1
+            continue
+        midplane = mapping.midplane_of(fields[3])
+        if midplane is None:
+            counts["unknown_location"] += 1
+            continue
+        if midplane not in mapping.supernode_of:
+            counts["unmapped_midplane"] += 1
+            continue
+        times.append(float(epoch))
+        supernodes.append(mapping.supernode_of[midplane])
     return FailureLog(
         failed_at=np.array(times, dtype=np.float64),
         supernodes=np.array(supernodes, dtype=np.int64),

@@ -14,7 +14,10 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["FailureLog"]
+__all__ = ["MAX_EPOCH", "FailureLog"]
+
+MAX_EPOCH = 1e11
+"""The latest time a failure-log reader accepts, seconds since 1970 (year 5138): a later one is no record's."""
 
 
 @dataclass

@@ -16,6 +16,8 @@ References:
 
 from __future__ import annotations
 
+import io
+import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -25,12 +27,15 @@ import pandas as pd
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.files import file_sha256
+from torus_sim.files import file_sha256, input_text
 
-__all__ = ["LANL_COLUMNS", "read_lanl"]
+__all__ = ["LANL_COLUMNS", "MAX_NODES", "read_lanl"]
 
 LANL_COLUMNS = ("System", "nodes", "nodenumz", "Prob Started", "Prob Fixed", "Down Time")
 """The columns the reader needs."""
+
+MAX_NODES = 10**7
+"""The largest node number or node count a failure record may give (no machine has more nodes)."""
 
 _TIME_FORMAT = "%m/%d/%Y %H:%M"
 
@@ -57,11 +62,21 @@ def read_lanl(
         failure time, i.e. zero downtime).
 
     Raises:
-        FailureLogFormatError: a missing column, or a row of the system with an unreadable
-            time or node number (naming the CSV line).
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
+        FailureLogFormatError: no header, a missing column, a line that is not CSV, or a row of
+            the system with an unreadable time or a node number that is not an integer in
+            0..:data:`MAX_NODES` (naming the CSV line).
         ConfigurationError: the system has no rows.
     """
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    text = input_text(path, "failure log")
+    try:
+        table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise FailureLogFormatError(path, 1, f"no header line (expected the columns {list(LANL_COLUMNS)})") from None
+    except pd.errors.ParserError as error:
+        line = re.search(r"line (\d+)", str(error))
+        raise FailureLogFormatError(path, int(line.group(1)) if line else 1, f"not a CSV table: {error}") from None
     missing = [column for column in LANL_COLUMNS if column not in table.columns]
     if missing:
         raise FailureLogFormatError(path, 1, f"missing columns {missing}")
@@ -78,6 +93,13 @@ def read_lanl(
         if bad.any():
             row = rows.iloc[int(np.argmax(bad))]
             raise FailureLogFormatError(path, int(row["line_no"]), f"unreadable {name!r}: {row[name]!r}")
+    for name, values, lowest in (("nodenumz", nodes, 0), ("nodes", system_nodes, 1)):
+        bad = ~((values >= lowest) & (values <= MAX_NODES) & (values % 1 == 0)).to_numpy()
+        if bad.any():
+            row = rows.iloc[int(np.argmax(bad))]
+            raise FailureLogFormatError(
+                path, int(row["line_no"]), f"{name!r} must be an integer in {lowest}..{MAX_NODES}: {row[name]!r}"
+            )
     epoch = pd.Timestamp("1970-01-01")
     failed_at = ((started - epoch).dt.total_seconds()).to_numpy(dtype=np.float64)
     repair_at = ((fixed - epoch).dt.total_seconds()).to_numpy(dtype=np.float64)

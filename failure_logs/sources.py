@@ -7,7 +7,8 @@ Specifications:
 * ``synthetic:N`` or ``synthetic:N:weibull`` (or ``:exponential``): N independent failures drawn
   by the model's generator over the workload's span (BGL-FAULT §6.2); ``synthetic:N:bursty``: N
   failures clustered in a fixed set of bursts (:func:`failure_logs.synthetic.generate_burst_failures`).
-* a path: a Loghub BG/L RAS log (``*.log``), or the LANL CSV (``*.csv``, ``*.csv.xz``, ``*.csv.gz``).
+* a path: a Loghub BG/L RAS log (``*.log``), the LANL CSV (``*.csv``, ``*.csv.xz``, ``*.csv.gz``), or a
+  Failure Trace Archive ``event_trace`` table (``*.tab``, ``*.tab.gz``, ``*.tab.xz``, ``*.tab.bz2``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from pathlib import Path
 
 from failure_logs.bgl_ras import read_bgl_ras
 from failure_logs.events import FailureLog
+from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
 from failure_logs.synthetic import SyntheticFailures
 from failure_logs.transform import fit_to_span
 from torus_sim.errors import ConfigurationError
+from torus_sim.files import require_file
 
 __all__ = ["BUNDLED_BGL_RAS", "load_failure_source"]
 
@@ -34,6 +37,9 @@ def load_failure_source(
     span: tuple[float, float] | None = None,
     lanl_system: int = 20,
     synthetic_model: str = "exponential",
+    fta_system: str | None = None,
+    fta_platform: int | None = None,
+    fta_nodes: int | None = None,
 ) -> FailureLog | SyntheticFailures | None:
     """Resolve a failure specification.
 
@@ -44,6 +50,10 @@ def load_failure_source(
             times when None.
         lanl_system: the LANL system to read.
         synthetic_model: the distribution of ``synthetic:N`` when the spec names none.
+        fta_system: an FTA table's system (``node_name`` prefix), all when None (see
+            :func:`failure_logs.fta.read_fta`).
+        fta_platform: an FTA table's ``platform_id``, all when None.
+        fta_nodes: the FTA system's node count (largest node number + 1 when None).
 
     Returns:
         A failure log, a synthetic-failure request, or None for ``none``.
@@ -51,6 +61,7 @@ def load_failure_source(
     Raises:
         ConfigurationError: a malformed ``synthetic:`` spec or an unknown file type.
         FileNotFoundError: the path does not exist.
+        InputFileError: the path is a directory, or a truncated or corrupt compressed file.
         FailureLogFormatError: a malformed line in the file.
     """
     if spec == "none":
@@ -64,15 +75,17 @@ def load_failure_source(
         if len(parts) > 3:
             raise ConfigurationError(f"expected synthetic:N[:exponential|weibull|bursty], got {spec!r}")
         return SyntheticFailures(count, parts[2] if len(parts) == 3 else synthetic_model)
-    path = BUNDLED_BGL_RAS if spec == "bundled" else Path(spec)
-    if not path.exists():
-        raise FileNotFoundError(f"failure log not found: {path}")
+    path = require_file(BUNDLED_BGL_RAS if spec == "bundled" else Path(spec), "failure log")
     name = path.name.lower()
     if name.endswith(".log"):
         log = read_bgl_ras(path)
     elif name.endswith((".csv", ".csv.xz", ".csv.gz")):
         log = read_lanl(path, system=lanl_system, n_supernodes=n_supernodes)
+    elif name.endswith((".tab", ".tab.gz", ".tab.xz", ".tab.bz2")):
+        log = read_fta(path, n_supernodes, system=fta_system, platform=fta_platform, nodes=fta_nodes)
     else:
-        raise ConfigurationError(f"unknown failure-log type for {path} (expected .log or .csv[.xz|.gz])")
+        raise ConfigurationError(
+            f"unknown failure-log type for {path} (expected a BG/L RAS .log, a LANL .csv[.xz|.gz] or an FTA .tab[.gz|.xz|.bz2])"
+        )
     log.check_fits(n_supernodes)
     return fit_to_span(log, *span) if span is not None else log

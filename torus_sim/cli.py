@@ -10,6 +10,7 @@ any executor and draws its figures.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import typing
@@ -20,7 +21,7 @@ from torus_sim.errors import TorusSimError
 __all__ = ["build_parser", "main"]
 
 _SHORT_HELP = {
-    "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log or LANL .csv[.xz]",
+    "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log, LANL .csv[.xz] or FTA .tab",
     "workload": "SWF file (plain or .gz), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
 }
 _NEGATED = {"backfill": "--no-backfill", "migration": "--no-migration", "fit_failures": "--no-fit-failures"}
@@ -206,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TorusSimError, FileNotFoundError, IsADirectoryError, PermissionError) as error:
         print(f"torus-sim: error: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of the output went away (``| head``): stop without a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 
@@ -358,7 +362,7 @@ _NEW_FORMS = {
     "flat generate-rigid": "torus-sim generate-rigid OUT --scenarios 1000",
     "flat experiment": "torus-sim sweep FILE --executor process --workers 2",
     "flat summarize": "torus-sim summarize RESULTS.csv... --by policy workload",
-    "online run": "torus-sim run --platform cluster --nodes 430 --workload CTC.swf.gz --policy PV-EASY --runtime-predictor last",
+    "online run": "torus-sim run --platform cluster --nodes 128 --policy PV-EASY --runtime-predictor last (the bundled NASA iPSC/860 log; --workload FILE.swf for yours)",
     "online experiment": "torus-sim sweep FILE --executor process --workers 2",
 }
 

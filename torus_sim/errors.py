@@ -7,6 +7,7 @@ from pathlib import Path
 __all__ = [
     "ConfigurationError",
     "FailureLogFormatError",
+    "InputFileError",
     "InputFormatError",
     "JobSetFormatError",
     "JobStateError",
@@ -24,7 +25,21 @@ class ConfigurationError(TorusSimError, ValueError):
     """A parameter is out of its domain (a negative load scale, an unknown scheduler name, ...)."""
 
 
-class InputFormatError(TorusSimError, ValueError):
+class InputFileError(TorusSimError, ValueError):
+    """An input file cannot be used as a whole: a directory, truncated or corrupt compression, no job.
+
+    Args:
+        path: the file.
+        reason: what is wrong, as a sentence a user can act on.
+    """
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class InputFormatError(InputFileError):
     """A line of an input file is malformed.
 
     Args:
@@ -36,10 +51,9 @@ class InputFormatError(TorusSimError, ValueError):
     kind = "input"
 
     def __init__(self, path: str | Path, line_no: int, reason: str) -> None:
-        self.path = str(path)
         self.line_no = line_no
-        self.reason = reason
-        super().__init__(f"{self.path}:{line_no}: malformed {self.kind} line: {reason}")
+        super().__init__(path, reason)
+        self.args = (f"{self.path}:{line_no}: malformed {self.kind} line: {reason}",)
 
 
 class WorkloadFormatError(InputFormatError):

@@ -340,7 +340,16 @@ def load_failures(scenario: Scenario, capacity: int, workload: Workload):
         count = round(capacity * (horizon[1] - horizon[0]) / scenario.node_mtbf)
         return SyntheticFailures(count, "exponential", span=horizon), []
     span = workload.span if scenario.fit_failures else None
-    failures = load_failure_source(spec, capacity, span, scenario.lanl_system, scenario.synthetic_model)
+    failures = load_failure_source(
+        spec,
+        capacity,
+        span,
+        scenario.lanl_system,
+        scenario.synthetic_model,
+        scenario.fta_system,
+        scenario.fta_platform,
+        scenario.fta_nodes,
+    )
     if isinstance(failures, SyntheticFailures) and workload.kind == "batch":
         failures.span = horizon
     uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) and workload.kind == "online" else []

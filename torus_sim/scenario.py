@@ -8,7 +8,8 @@ directly); a scenario file groups them in sections::
 
     [platform]        platform = "torus" | "cluster", torus_dims, nodes
     [workload]        workload, load_scale, max_jobs, swf_rules, jobs, job_set, processor_range, runtime_range, monotonic
-    [failures]        failures, fit_failures, lanl_system, downtime, synthetic_model          (fail-stop)
+    [failures]        failures, fit_failures, lanl_system, fta_system, fta_platform, fta_nodes,
+                      downtime, synthetic_model, node_mtbf                                   (fail-stop)
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
     [policy]          policy, placement, backfill, migration, migration_cost, priority, epsilon,
                       preemption, time_cost, preemption_interval, slowdown
@@ -27,7 +28,7 @@ mix-low-com, mix, power); ``table:<path>`` (your own t_j(p) table; ``monotonic``
 
 Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``synthetic:N[:model]``,
 ``mtbf`` (exponential failures of every node with MTBF ``node_mtbf``, CKPT-MIG's model), or a path to
-a BG/L RAS ``.log`` or the LANL ``.csv[.xz]``; the default is BGL-FAULT's set-up (the bundled BG/L
+a BG/L RAS ``.log``, the LANL ``.csv[.xz]`` or a Failure Trace Archive ``event_trace`` ``.tab``; the default is BGL-FAULT's set-up (the bundled BG/L
 RAS sample) for an online workload on the torus, none otherwise. Synthetic failures span the
 workload's submissions; for a batch (all submitted at 0), four times its total work over the
 machine's size, which covers the run.
@@ -93,7 +94,17 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "runtime_range",
         "monotonic",
     ),
-    "failures": ("failures", "fit_failures", "lanl_system", "downtime", "synthetic_model", "node_mtbf"),
+    "failures": (
+        "failures",
+        "fit_failures",
+        "lanl_system",
+        "fta_system",
+        "fta_platform",
+        "fta_nodes",
+        "downtime",
+        "synthetic_model",
+        "node_mtbf",
+    ),
     "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
     "policy": (
         "policy",
@@ -158,6 +169,9 @@ class Scenario(BaseModel):
     failures: str | None = Field(None, description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path")
     fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
     lanl_system: int = Field(20, ge=1, description="LANL system number")
+    fta_system: str | None = Field(None, description="FTA .tab: keep nodes named <system>.<node> (all when unset)")
+    fta_platform: int | None = Field(None, ge=0, description="FTA .tab: keep this platform_id (all when unset)")
+    fta_nodes: int | None = Field(None, ge=1, description="FTA .tab: the system's node count (default: largest node + 1)")
     downtime: Literal["transient", "log"] | float = Field("transient", description="transient, log or seconds")
     synthetic_model: Literal["exponential", "weibull", "bursty"] = Field("exponential", description="synthetic:N distribution")
     node_mtbf: float | None = Field(
@@ -217,6 +231,11 @@ class Scenario(BaseModel):
         if any(d < 1 for d in value):
             raise ValueError(f"torus dimensions must be positive, got {value}")
         return value
+
+    @field_validator("fta_system", mode="before")
+    @classmethod
+    def _fta_system(cls, value):
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value  # --fta-system 20
 
     @field_validator("downtime")
     @classmethod

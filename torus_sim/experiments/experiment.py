@@ -53,6 +53,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.files import require_file
 from torus_sim.scenario import SECTIONS, Scenario, scenario_error
 
 __all__ = ["Experiment", "FigureSpec", "load_experiment"]
@@ -188,10 +189,11 @@ def load_experiment(path: str | Path) -> Experiment:
         ConfigurationError: invalid TOML, an unknown section or key, a value of the wrong type (every
             point is validated), an empty grid value list, or a figure naming an unknown column.
         FileNotFoundError: the file does not exist.
+        InputFileError: the path is a directory.
     """
-    path = Path(path)
+    path = require_file(path, "scenario")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
     except UnicodeDecodeError:

@@ -33,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.errors import ConfigurationError, InputFileError
 from torus_sim.job import Job
 from torus_sim.workload.swf import SwfTrace
 
@@ -124,6 +124,7 @@ def jobs_from_swf(
     Raises:
         ConfigurationError: ``load_scale`` or ``capacity`` not positive.
         WorkloadFormatError: a malformed ``MaxNodes`` header.
+        InputFileError: no job is left after cleaning (the message gives the cleaning counts).
 
     References:
         BGL-FAULT §6.2 (logs, load scale c); PV-EASY §5.1 (requested time = kill time);
@@ -183,6 +184,11 @@ def jobs_from_swf(
                 partition_size=partition_size,
                 user_id=record.user_id,
             )
+        )
+    if not jobs:
+        counts = ", ".join(f"{key} {value}" for key, value in sorted(cleaning.items())) or "none"
+        raise InputFileError(
+            trace.path, f"no job left after cleaning ({len(trace.records)} job lines; cleaning: {counts}; capacity {capacity})"
         )
     jobs.sort(key=lambda job: (job.submitted_at, job.job_id))
     if max_jobs is not None:

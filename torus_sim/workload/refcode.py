@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, JobSetFormatError
-from torus_sim.files import atomic_write
+from torus_sim.files import atomic_write, input_text
 from torus_sim.workload.batch import RigidJobSet
+from torus_sim.workload.swf import MAX_SECONDS
 
 __all__ = [
     "PRIORITY_WORDS",
@@ -105,11 +106,14 @@ def read_rigid_jobs(path: str | Path) -> tuple[RefcodeHeader, RigidJobSet]:
         (header, job set).
 
     Raises:
-        JobSetFormatError: a malformed header or job line, a time <= 0, a processor count < 1 or
-            above P, a moldable (``mld``) line, or no job at all; the message names the file and line.
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
+        JobSetFormatError: a malformed header or job line, a time <= 0 or above
+            :data:`~torus_sim.workload.swf.MAX_SECONDS`, a processor count < 1 or above P, a moldable
+            (``mld``) line, or no job at all; the message names the file and line.
     """
     path = Path(path)
-    lines = path.read_text().splitlines()
+    lines = input_text(path, "job set").splitlines()
     if not lines or not lines[0].strip():
         raise JobSetFormatError(path, 1, "expected the header 'lambda P V priority batch naive shelf'")
     header = _header(path, lines[0])
@@ -126,8 +130,8 @@ def read_rigid_jobs(path: str | Path) -> tuple[RefcodeHeader, RigidJobSet]:
             raise JobSetFormatError(path, line_no, f"expected 'name rgd <t> <p>', got {line.strip()!r}")
         runtime = _number(path, line_no, fields[2], "execution time")
         count = _integer(path, line_no, fields[3], "processor count")
-        if not runtime > 0:
-            raise JobSetFormatError(path, line_no, f"execution time must be > 0, got {fields[2]}")
+        if not 0 < runtime <= MAX_SECONDS:
+            raise JobSetFormatError(path, line_no, f"execution time must be > 0 and at most {MAX_SECONDS:.0e} s, got {fields[2]}")
         if not 1 <= count <= header.processors:
             raise JobSetFormatError(path, line_no, f"processor count must be in 1..P = {header.processors}, got {count}")
         names.append(fields[0])
@@ -184,12 +188,15 @@ def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = 
         int64 ``(S, n)``.
 
     Raises:
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
         JobSetFormatError: a line with the wrong number of columns, a negative or non-integer count,
             or fewer lines than ``scenarios`` (the reference code would read zeros there).
     """
     path = Path(path)
     rows = []
-    for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+    text = input_text(path, "failure-scenario")
+    for line_no, line in enumerate(text.splitlines(), start=1):
         if scenarios is not None and len(rows) == scenarios:
             break
         fields = line.split()
@@ -203,9 +210,7 @@ def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = 
         rows.append(row)
     if not rows or (scenarios is not None and len(rows) < scenarios):
         wanted = scenarios if scenarios is not None else 1
-        raise JobSetFormatError(
-            path, len(path.read_text().splitlines()) + 1, f"{wanted} scenarios needed, the file has {len(rows)}"
-        )
+        raise JobSetFormatError(path, len(text.splitlines()) + 1, f"{wanted} scenarios needed, the file has {len(rows)}")
     return np.array(rows, dtype=np.int64)
 
 

@@ -300,6 +300,8 @@ def read_time_table(path, monotonic: bool = False) -> SpeedupModel:
         The model.
 
     Raises:
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
         JobSetFormatError: a non-number, a time <= 0, a line of another length than the first, no
             line at all, or (``monotonic``) a job that breaks the model; the message names the file
             and line.
@@ -310,10 +312,12 @@ def read_time_table(path, monotonic: bool = False) -> SpeedupModel:
     from pathlib import Path
 
     from torus_sim.errors import JobSetFormatError
+    from torus_sim.files import input_text
+    from torus_sim.workload.swf import MAX_SECONDS
 
     path = Path(path)
     rows, lines = [], []
-    for line_no, line in enumerate(path.read_text().splitlines(), start=1):
+    for line_no, line in enumerate(input_text(path, "time table").splitlines(), start=1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -323,8 +327,8 @@ def read_time_table(path, monotonic: bool = False) -> SpeedupModel:
             raise JobSetFormatError(path, line_no, f"times must be numbers: {text[:60]!r}") from None
         if rows and len(row) != len(rows[0]):
             raise JobSetFormatError(path, line_no, f"expected {len(rows[0])} times (one per processor count), got {len(row)}")
-        if not all(value > 0 and np.isfinite(value) for value in row):
-            raise JobSetFormatError(path, line_no, "times must be positive and finite")
+        if not all(0 < value <= MAX_SECONDS for value in row):  # also refuses NaN
+            raise JobSetFormatError(path, line_no, f"times must be positive and at most {MAX_SECONDS:.0e} s")
         rows.append(row)
         lines.append(line_no)
     if not rows:

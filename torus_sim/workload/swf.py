@@ -2,7 +2,7 @@
 
 An SWF file is a header of ``;``-comment lines (``; MaxNodes: 128``, ``; UnixStartTime: ...``)
 followed by one line per job with 18 whitespace-separated numeric fields; ``-1`` means unknown.
-Gzip-compressed files (``.gz``) are read transparently.
+Compressed files (gzip, xz, bzip2) are read transparently; a truncated or corrupt one is refused whole.
 
 A line that cannot be parsed (wrong field count, a field that is not a number) stops the read
 with a :class:`~torus_sim.errors.WorkloadFormatError` naming the file and line. Lines that parse
@@ -16,15 +16,14 @@ References:
 
 from __future__ import annotations
 
-import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from torus_sim.errors import WorkloadFormatError
-from torus_sim.files import file_sha256
+from torus_sim.files import file_sha256, input_lines
 
-__all__ = ["SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf"]
+__all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf"]
 
 SWF_FIELDS = (
     "job_id",
@@ -58,6 +57,13 @@ _FLOAT_FIELDS = {
     "requested_memory",
     "think_time",
 }
+
+
+MAX_SECONDS = 1e10
+"""The largest magnitude a time field may have, seconds (about 317 years): a larger value is no job's."""
+
+MAX_COUNT = 2**53
+"""The largest magnitude an integer field may have (above it a float no longer holds every integer)."""
 
 
 class SwfRecord(NamedTuple):
@@ -118,14 +124,6 @@ class SwfTrace:
             raise WorkloadFormatError(self.path, 0, f"header {key!r} is not an integer: {self.header[key]!r}") from None
 
 
-def _open_text(path: Path):
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, encoding="utf-8", errors="replace")
-
-
 def _parse_line(path: Path, line_no: int, text: str) -> SwfRecord:
     parts = text.split()
     if len(parts) != len(SWF_FIELDS):
@@ -139,8 +137,14 @@ def _parse_line(path: Path, line_no: int, text: str) -> SwfRecord:
         if number != number or number in (float("inf"), float("-inf")):
             raise WorkloadFormatError(path, line_no, f"field {name!r} is not finite: {raw!r}")
         if name in _FLOAT_FIELDS:
+            if abs(number) > MAX_SECONDS:
+                raise WorkloadFormatError(
+                    path, line_no, f"field {name!r} = {raw} s is beyond any job's (|value| <= {MAX_SECONDS:.0e} s, 317 years)"
+                )
             values.append(number)
         else:
+            if abs(number) > MAX_COUNT:
+                raise WorkloadFormatError(path, line_no, f"field {name!r} = {raw} is beyond any log's (|value| <= 2**53)")
             if not number.is_integer():
                 raise WorkloadFormatError(path, line_no, f"field {name!r} must be an integer: {raw!r}")
             values.append(int(number))
@@ -158,20 +162,23 @@ def read_swf(path: str | Path) -> SwfTrace:
 
     Raises:
         FileNotFoundError: no such file.
-        WorkloadFormatError: a job line without 18 numeric fields, naming file and line.
+        InputFileError: a directory, or a truncated or corrupt gzip (or xz, bzip2) file.
+        WorkloadFormatError: a job line without 18 numeric fields, a field that is not finite, or a
+            value no job can have (a time beyond :data:`MAX_SECONDS`), naming file and line.
     """
     path = Path(path)
-    trace = SwfTrace(path=path, sha256=file_sha256(path))
-    with _open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            text = line.strip()
-            if not text:
-                continue
-            if text.startswith(";"):
-                key, sep, value = text[1:].partition(":")
-                if sep:
-                    key, value = key.strip(), value.strip()
-                    trace.header[key] = f"{trace.header[key]}\n{value}" if key in trace.header else value
-                continue
-            trace.records.append(_parse_line(path, line_no, text))
+    lines = input_lines(path, "workload")
+    trace = SwfTrace(path=path, sha256="")
+    for line_no, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith(";"):
+            key, sep, value = text[1:].partition(":")
+            if sep:
+                key, value = key.strip(), value.strip()
+                trace.header[key] = f"{trace.header[key]}\n{value}" if key in trace.header else value
+            continue
+        trace.records.append(_parse_line(path, line_no, text))
+    trace.sha256 = file_sha256(path)
     return trace
