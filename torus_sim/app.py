@@ -381,7 +381,7 @@ model_params = {
     "predictor": {
         "type": "Select",
         "value": "default",
-        "values": ["default", "oracle-confidence", "oracle-accuracy", "history"],
+        "values": ["default", "oracle-confidence", "oracle-accuracy", "history", "recency"],
         "label": "Predictor",
     },
     "confidence": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Confidence a"},

@@ -198,7 +198,7 @@ class Scenario(BaseModel):
     preemption_interval: Seconds = Field(3600.0, gt=0, description="PV-EASY checkpoint interval, seconds of work")
     slowdown: float = Field(0.05, ge=0, description="PV-EASY virtualization slowdown (suspend mode)")
     # [predictors]
-    predictor: Literal["null", "oracle-confidence", "oracle-accuracy", "history"] | None = Field(
+    predictor: Literal["null", "oracle-confidence", "oracle-accuracy", "history", "recency"] | None = Field(
         None, description="failure predictor (default: the placement's)"
     )
     confidence: float = Field(0.1, ge=0, le=1, description="a of the oracle-confidence predictor (BGL-FAULT §4.1)")
