@@ -26,6 +26,7 @@ from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
 from torus_sim.errors import TorusSimError
 from torus_sim.experiments.experiment import load_experiment
+from torus_sim.formats.batsim import read_batsim_workload
 from torus_sim.workload.batch import generate_rigid_set
 from torus_sim.workload.jobs import jobs_from_swf
 from torus_sim.workload.refcode import (
@@ -87,6 +88,17 @@ priority = "LPT"
 priority = ["LPT", "SPT"]
 """
 
+BATSIM_WORKLOAD = """{
+  "nb_res": 16,
+  "jobs": [
+    {"id": 1, "subtime": 0, "walltime": 200, "res": 8, "profile": "p100"},
+    {"id": "2", "subtime": 10, "walltime": 60, "res": 16, "profile": "p50"},
+    {"id": "w0!3", "subtime": 20, "res": 4, "profile": "p50"}
+  ],
+  "profiles": {"p100": {"type": "delay", "delay": 100}, "p50": {"type": "delay", "delay": 50.5}}
+}
+"""
+
 # name -> (file suffix, the real sample's text, the reader)
 READERS = {
     "swf": (
@@ -105,6 +117,7 @@ READERS = {
     "refcode_failures": (".txt", lambda: _refcode_files()[1], lambda p: read_failure_scenarios(p, 12)),
     "time_table": (".txt", lambda: "# t(1) t(2) t(3) t(4)\n100 60 45 40\n80, 50, 40, 35\n300 150 100 75\n", read_time_table),
     "scenario": (".toml", lambda: SCENARIO, load_experiment),
+    "batsim_workload": (".json", lambda: BATSIM_WORKLOAD, lambda p: jobs_from_swf(read_batsim_workload(p), 16)),
 }
 
 

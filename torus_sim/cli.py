@@ -22,7 +22,7 @@ __all__ = ["build_parser", "main"]
 
 _SHORT_HELP = {
     "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log, LANL .csv[.xz] or FTA .tab",
-    "workload": "SWF file (plain or .gz), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
+    "workload": "SWF file (plain or .gz), Batsim JSON workload (.json), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
 }
 _NEGATED = {"backfill": "--no-backfill", "migration": "--no-migration", "fit_failures": "--no-fit-failures"}
 _ALIASES = {"policy": ["--scheduler"], "nodes": ["--processors"]}
@@ -87,6 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
         "file", nargs="?", default=None, help="a scenario TOML file (without a grid); options replace its values"
     )
     run_parser.add_argument("--out", default="torus-sim-results", help="folder for jobs.csv and summary.json (and scenarios.csv)")
+    formats = run_parser.add_argument_group("output formats (besides jobs.csv and summary.json)")
+    formats.add_argument(
+        "--batsim", action="store_true", help="also batsim_jobs.csv: Batsim's job record, one row per attempt (evalys reads it)"
+    )
+    formats.add_argument(
+        "--swf", action="store_true", help="also schedule.swf: the simulated schedule in SWF, one line per attempt"
+    )
+    formats.add_argument(
+        "--parquet", action="store_true", help="also every table as .parquet with the manifest in its metadata (needs pyarrow)"
+    )
+    run_parser.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="no progress bar (it shows only on a terminal, after 2 s)"
+    )
     _add_scenario_options(run_parser)
 
     for name in ("sweep", "experiment"):
@@ -120,6 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+        sweep_parser.add_argument(
+            "--parquet", action="store_true", help="also results.parquet (and each table) with the file's title in its metadata"
+        )
 
     viz_parser = commands.add_parser(
         "viz", help="open the browser visualization (Mesa SolaraViz)", formatter_class=argparse.ArgumentDefaultsHelpFormatter
@@ -218,7 +234,11 @@ def _scenario_from(args):
     from torus_sim.experiments import load_experiment
     from torus_sim.scenario import Scenario
 
-    given = {key: value for key, value in vars(args).items() if key not in ("command", "file", "out")}
+    given = {
+        key: value
+        for key, value in vars(args).items()
+        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "progress")
+    }
     if args.file is None:
         return Scenario.make("the command line", **given)
     experiment = load_experiment(args.file)
@@ -234,8 +254,8 @@ def _run(args) -> int:
 
     scenario = _scenario_from(args)
     began = time.perf_counter()
-    result = run(scenario)
-    paths = write_results(args.out, result)
+    result = run(scenario, progress=args.progress)
+    paths = write_results(args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet)
     workload = result.inputs["workload"]
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
@@ -284,7 +304,7 @@ def _sweep(args) -> int:
     table = run_experiment(
         experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
     )
-    for path in write_experiment(experiment, table, out):
+    for path in write_experiment(experiment, table, out, parquet=args.parquet):
         print(f"wrote {path}")
     return 0
 

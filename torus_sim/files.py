@@ -109,8 +109,8 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write(path: str | Path, write: Callable[[IO[str]], None]) -> Path:
-    """Write a text file so that it either appears whole or not at all.
+def atomic_write(path: str | Path, write: Callable[[IO], None], binary: bool = False) -> Path:
+    """Write a text (or binary) file so that it either appears whole or not at all.
 
     The content goes to a temporary file in the same folder, is flushed to disk, and is then
     renamed over ``path`` (an atomic rename on POSIX). If ``write`` raises, the temporary file
@@ -118,15 +118,17 @@ def atomic_write(path: str | Path, write: Callable[[IO[str]], None]) -> Path:
 
     Args:
         path: the destination.
-        write: called with the open text handle; writes the content.
+        write: called with the open handle (text, or bytes with ``binary``); writes the content.
+        binary: open the temporary file in binary mode.
 
     Returns:
         The destination path.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = {} if binary else {"newline": "", "encoding": "utf-8"}
     handle = tempfile.NamedTemporaryFile(
-        "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False, newline="", encoding="utf-8"
+        "wb" if binary else "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False, **text
     )
     try:
         with handle:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from enum import IntEnum
@@ -43,6 +44,7 @@ import mesa
 import numpy as np
 import pandas as pd
 from mesa.experimental.devs import DEVSimulator
+from procset import ProcSet
 
 from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
@@ -122,8 +124,13 @@ JOB_COLUMNS = [
 ]
 """One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s)."""
 
-ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome"]
-"""One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size."""
+ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome", "resources"]
+"""One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size;
+``resources`` the node (supernode) ids it held at its end as an interval set (``"0-3 7"``), empty
+where the platform keeps counts only."""
+
+MIGRATION_COLUMNS = ["job_id", "attempt", "time", "from_resources", "to_resources"]
+"""One row per migration of a running job (Krevat's repacking, CKPT-MIG's preventive migration)."""
 
 PASS_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
 """One row per scheduling pass, after it (BGL-FAULT §6.1's f(t) and q(t))."""
@@ -147,6 +154,7 @@ class SimulationRecord:
             when recorded).
         failures: one row per failure (:data:`FAILURE_COLUMNS`).
         capacity_total: N, nodes of the platform.
+        migrations: one row per migration (:data:`MIGRATION_COLUMNS`).
         counters: event and action counts (``events_scheduled``, ``migrations``, ...).
         makespan: end of the last completed job, seconds.
         platform_kind: ``torus`` or ``cluster``.
@@ -160,6 +168,7 @@ class SimulationRecord:
     counters: dict[str, int]
     makespan: float = 0.0
     platform_kind: str = "torus"
+    migrations: pd.DataFrame | None = None
 
 
 _NO_FAILURES = FailureLog.empty()  # shared, never changed
@@ -344,6 +353,7 @@ class SchedulingModel(mesa.Model):
                     "attempts": ATTEMPT_COLUMNS,
                     "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
                     "failures": FAILURE_COLUMNS,
+                    "migrations": MIGRATION_COLUMNS,
                 },
             )
         )
@@ -413,8 +423,13 @@ class SchedulingModel(mesa.Model):
             self._pass_pending = True
             self._schedule(self._handle_pass, self.now, EventPriority.SCHEDULE)
 
-    def run(self) -> SimulationRecord:
+    def run(self, progress: bool = False) -> SimulationRecord:
         """Run until every job has completed (and the pass after the last end has run).
+
+        Args:
+            progress: show a progress bar over the jobs (done / total, simulated day, events per
+                second, time left) on standard error; tqdm shows it only on a terminal and only
+                once the run has taken 2 s.
 
         Returns:
             The event record for the metrics.
@@ -426,6 +441,8 @@ class SchedulingModel(mesa.Model):
         events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
         total = len(self.jobs)
+        if progress:
+            self._run_with_progress()
         while (self.completed < total or self._pass_pending) and len(events) > 0:
             run_next_event()
         if self.completed < total:
@@ -437,6 +454,26 @@ class SchedulingModel(mesa.Model):
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
         self.running = False
         return self.record()
+
+    def _run_with_progress(self, chunk: int = 5000) -> None:
+        """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run)."""
+        from tqdm import tqdm
+
+        events = self.simulator.event_list
+        run_next_event = self.simulator.run_next_event
+        total = len(self.jobs)
+        began, done = time.perf_counter(), 0
+        with tqdm(total=total, unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+            while (self.completed < total or self._pass_pending) and len(events) > 0:
+                for _ in range(chunk):
+                    if not ((self.completed < total or self._pass_pending) and len(events) > 0):
+                        break
+                    run_next_event()
+                    done += 1
+                bar.update(self.completed - bar.n)
+                bar.set_postfix_str(
+                    f"day {self.now / 86400:,.1f}, {done / (time.perf_counter() - began):,.0f} events/s", refresh=False
+                )
 
     def step(self) -> None:
         """Advance ``step_seconds`` of simulated time, then collect the model reporters once.
@@ -507,6 +544,7 @@ class SchedulingModel(mesa.Model):
             counters=dict(self.counters),
             makespan=self.makespan,
             platform_kind=self.platform.kind,
+            migrations=table("migrations"),
         )
 
     # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
@@ -531,6 +569,26 @@ class SchedulingModel(mesa.Model):
                 "ended_at": ended_at,
                 "nodes": job.allocated_size,
                 "outcome": outcome,
+                "resources": self._resources(job.allocation),
+            },
+        )
+
+    def _resources(self, allocation) -> str:
+        """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
+        platform = self.platform
+        if platform.kind == "cluster" and not platform.identities:
+            return ""
+        return str(ProcSet(*platform.members(allocation).tolist()))
+
+    def _add_migration_row(self, job: Job, old, new) -> None:
+        self.datacollector.add_table_row(
+            "migrations",
+            {
+                "job_id": job.job_id,
+                "attempt": job.attempts,
+                "time": self.now,
+                "from_resources": self._resources(old),
+                "to_resources": self._resources(new),
             },
         )
 
@@ -743,6 +801,8 @@ class SchedulingModel(mesa.Model):
         for job, allocation in moves:
             if job.state is not JobState.RUNNING:
                 raise SimulationError(f"cannot migrate {job!r}")
+            if self.record_enabled:
+                self._add_migration_row(job, job.allocation, allocation)
             self.platform.allocate(allocation, job.job_id)
             job.migrate(self.now, allocation, cost)
             job.end_event.cancel()
@@ -854,6 +914,8 @@ class SchedulingModel(mesa.Model):
         if target is None:
             self.counters["preventive_migrations_failed"] += 1
             return
+        if self.record_enabled:
+            self._add_migration_row(job, job.allocation, target)
         self.platform.release(job.allocation, job.job_id)
         self.platform.allocate(target, job.job_id)
         job.migrate(self.now, target, cost)

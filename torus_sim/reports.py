@@ -11,7 +11,7 @@ from pathlib import Path
 
 from torus_sim.files import atomic_write
 
-__all__ = ["SUMMARY_LABELS", "format_summary", "write_results"]
+__all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "write_results"]
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
@@ -56,7 +56,43 @@ def format_summary(summary: dict) -> str:
     return "\n".join(f"{label:<{width}}  {value:>18}" for label, value in rows)
 
 
-def write_results(out_dir: str | Path, result) -> dict[str, Path]:
+def workload_name(result) -> str:
+    """The workload's name for exchange formats: its file name without ``.swf`` / ``.json`` / ``.gz``."""
+    name = Path(str(result.inputs["workload"]["path"])).name
+    for suffix in (".gz", ".xz", ".bz2", ".swf", ".json"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def swf_header(result) -> dict[str, str]:
+    """The header of the run's SWF schedule: simulator, machine, configuration, source trace."""
+    from torus_sim import __version__
+
+    inputs = result.inputs
+    platform, workload, failures = inputs["platform"], inputs["workload"], inputs["failures"]
+    header = {
+        "Computer": f"torus-sim {__version__} (simulated {platform['kind']} of {platform['nodes']} nodes)",
+        "Installation": "simulation, not a real machine",
+        "Conversion": "torus-sim run (one line per attempt: status 1 completed, 0 failed by a failure or silent error, 5 preempted)",
+        "MaxJobs": str(len(result.jobs)),
+        "MaxRecords": str(len(result.record.attempts)),
+        "MaxNodes": str(platform["nodes"]),
+        "MaxProcs": str(platform["nodes"]),
+    }
+    if workload.get("unix_start_time"):
+        header["UnixStartTime"] = str(workload["unix_start_time"])
+    config = result.config.model_dump(mode="json", exclude_defaults=True)
+    header["Note"] = "\n".join(
+        [
+            f"source trace {workload['path']} (sha256 {workload['sha256']})",
+            f"failures {failures['source'] or failures['spec']} ({failures['count']} fail-stop)",
+            f"policy {inputs['policy']}; configuration {json.dumps(config, sort_keys=True)}",
+        ]
+    )
+    return header
+
+
+def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool = False, parquet: bool = False) -> dict[str, Path]:
     """Write ``jobs.csv`` and ``summary.json`` (and ``scenarios.csv`` for a batch) into ``out_dir``.
 
     Every file is rendered in memory first, so a failure while rendering writes nothing.
@@ -64,18 +100,45 @@ def write_results(out_dir: str | Path, result) -> dict[str, Path]:
     Args:
         out_dir: the folder (created if missing).
         result: a :class:`~torus_sim.runner.RunResult`.
+        batsim: also write ``batsim_jobs.csv``, Batsim's job record (:func:`torus_sim.formats.batsim.batsim_jobs`).
+        swf: also write ``schedule.swf``, the schedule in SWF (:func:`torus_sim.formats.swf_schedule.schedule_swf`).
+        parquet: also write every table as ``.parquet`` with the manifest in its metadata (needs pyarrow).
 
     Returns:
-        ``{"jobs": path, "summary": path[, "scenarios": path]}``.
+        ``{"jobs": path, "summary": path[, "scenarios": path][, "batsim_jobs": path][, "schedule": path]}``
+        (Parquet files under ``<name>_parquet`` keys).
+
+    Raises:
+        ConfigurationError: ``parquet`` without pyarrow installed.
+        ValueError: ``batsim`` or ``swf`` for a run made without its attempt table.
     """
     out_dir = Path(out_dir)
-    texts = {
-        "jobs.csv": result.jobs.to_csv(index=False, float_format="%.17g"),
-        "summary.json": json.dumps(result.manifest(), indent=2, sort_keys=True, default=str) + "\n",
-    }
+    tables = {"jobs": result.jobs}
     if not result.scenarios.empty:
-        texts["scenarios.csv"] = result.scenarios.to_csv(index=False, float_format="%.17g")
-    return {
+        tables["scenarios"] = result.scenarios
+    if batsim:
+        from torus_sim.formats.batsim import batsim_jobs
+
+        tables["batsim_jobs"] = batsim_jobs(result.record, result.jobs, workload_name(result))
+    texts = {f"{name}.csv": table.to_csv(index=False, float_format="%.17g") for name, table in tables.items()}
+    texts["summary.json"] = json.dumps(result.manifest(), indent=2, sort_keys=True, default=str) + "\n"
+    if swf:
+        from torus_sim.formats.swf_schedule import schedule_swf
+
+        texts["schedule.swf"] = schedule_swf(result.record, result.jobs, swf_header(result))
+    blobs = {}
+    if parquet:
+        from torus_sim.formats.parquet import parquet_bytes
+
+        blobs = {f"{name}.parquet": parquet_bytes(table, result.manifest()) for name, table in tables.items()}
+    written = {
         name.split(".")[0]: atomic_write(out_dir / name, lambda handle, text=text: handle.write(text))
         for name, text in texts.items()
     }
+    written.update(
+        {
+            name.replace(".", "_"): atomic_write(out_dir / name, lambda handle, blob=blob: handle.write(blob), binary=True)
+            for name, blob in blobs.items()
+        }
+    )
+    return written

@@ -193,16 +193,24 @@ def _nodes(scenario: Scenario, named: int | None) -> int:
 
 
 def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
-    """Read and clean an online (SWF) workload for the scenario's platform.
+    """Read and clean an online workload (SWF, or a Batsim JSON workload) for the scenario's platform.
 
     Args:
         scenario: the run.
         capacity: the platform's nodes (read from the scenario and the trace when None).
 
     Returns:
-        The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.workload.jobs`).
+        The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.workload.jobs`);
+        a path ending in ``.json`` (``.json.gz``, ``.json.xz``) is read as a Batsim workload
+        (:func:`torus_sim.formats.batsim.read_batsim_workload`) and cleaned by the same rules.
     """
-    trace = read_swf(scenario.workload_path)
+    path = scenario.workload_path
+    if path.lower().endswith((".json", ".json.gz", ".json.xz", ".json.bz2")):
+        from torus_sim.formats.batsim import read_batsim_workload
+
+        trace = read_batsim_workload(path)
+    else:
+        trace = read_swf(path)
     named = trace.header_int("MaxProcs") or trace.header_int("MaxNodes")
     capacity = capacity or _nodes(scenario, named)
     round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if scenario.platform == "torus" else None
@@ -537,6 +545,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "jobs": len(workload.jobs),
             "kind": workload.kind,
             "cleaning": dict(sorted(workload.cleaning.items())),
+            "unix_start_time": workload.header.get("UnixStartTime") if workload.header else None,
         },
         "platform": {"kind": model.platform.kind, "nodes": model.platform.capacity},
         "failures": {
@@ -554,11 +563,13 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
     }
 
 
-def run(scenario: Scenario) -> RunResult:
+def run(scenario: Scenario, progress: bool = False) -> RunResult:
     """Run one scenario.
 
     Args:
         scenario: the run (a :class:`~torus_sim.scenario.Scenario`).
+        progress: show a progress bar over the jobs on a terminal (a run longer than 2 s; see
+            :meth:`torus_sim.model.SchedulingModel.run`).
 
     Returns:
         The result: summary, per-job table, inputs, the event record, and the per-scenario table of a batch.
@@ -572,7 +583,7 @@ def run(scenario: Scenario) -> RunResult:
     if not scenario.batch:
         model = build_model(scenario, inputs)
         _warn_uncovered(inputs)
-        record = model.run()
+        record = model.run(progress=progress)
         summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form)
         from torus_sim.metrics.summary import job_table
 

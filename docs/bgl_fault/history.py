@@ -19,11 +19,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
+from tables import markdown  # noqa: E402  (docs/bgl_fault/tables.py, beside this script)
 
 from failure_logs.sources import load_failure_source  # noqa: E402
 from predictors import PREDICTORS, HistoryPredictor  # noqa: E402
 from predictors.evaluation import WEEK, score_predictor, summarize_scores  # noqa: E402
-from tables import markdown  # noqa: E402  (docs/bgl_fault/tables.py, beside this script)
 from torus_sim.runner import load_workload  # noqa: E402
 from torus_sim.scenario import Scenario  # noqa: E402
 

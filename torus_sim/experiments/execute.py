@@ -119,7 +119,9 @@ def compare_with_paper(results: pd.DataFrame, paper: list[dict]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["case", "metric", "ours", "paper", "difference"])
 
 
-def write_experiment(experiment: Experiment, table: pd.DataFrame, out: str | Path, tables: dict | None = None) -> list[Path]:
+def write_experiment(
+    experiment: Experiment, table: pd.DataFrame, out: str | Path, tables: dict | None = None, parquet: bool = False
+) -> list[Path]:
     """Write ``results.csv``, the derived tables and the figures of an experiment.
 
     Args:
@@ -127,19 +129,32 @@ def write_experiment(experiment: Experiment, table: pd.DataFrame, out: str | Pat
         table: its results (:func:`run_experiment`, or read back from ``results.csv``).
         out: the results folder.
         tables: derived tables (computed from ``table`` when None; read back for a replot).
+        parquet: also write each table as ``.parquet``, the scenario file's path, title and
+            reference in its metadata (:mod:`torus_sim.formats.parquet`; needs pyarrow).
 
     Returns:
         The paths written.
+
+    Raises:
+        ConfigurationError: ``parquet`` without pyarrow installed.
     """
     from torus_sim.figures import draw_figure
 
     out = Path(out)
-    written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
     tables = experiment_tables(experiment, table) if tables is None else tables
+    blobs = {}
+    if parquet:
+        from torus_sim.formats.parquet import parquet_bytes
+
+        manifest = {"scenario_file": str(experiment.path), "title": experiment.title, "reference": experiment.reference}
+        blobs = {name: parquet_bytes(frame, manifest) for name, frame in {"results": table, **tables}.items()}
+    written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
     for name, frame in tables.items():
         written.append(
             atomic_write(out / f"{name}.csv", lambda handle, frame=frame: frame.to_csv(handle, index=False, float_format="%.10g"))
         )
+    for name, blob in blobs.items():
+        written.append(atomic_write(out / f"{name}.parquet", lambda handle, blob=blob: handle.write(blob), binary=True))
     for spec in experiment.figures:
         source = table if spec.table == "results" else tables.get(spec.table)
         if source is None or source.empty:
