@@ -55,8 +55,8 @@ def run_table() -> pd.DataFrame | None:
         return None
     table = pd.read_csv(path)
     columns = ["avg_bounded_slowdown", "avg_wait_time", "omega_util", "omega_lost", "job_kills"]
-    grouped = table.groupby(["load_scale", "name"], sort=False)[columns]
-    summary = grouped.mean()
+    grouped = table.groupby(["load_scale", "name"], sort=False)
+    summary = grouped[columns].mean()
     summary["bsld_seed_spread"] = grouped["avg_bounded_slowdown"].max() - grouped["avg_bounded_slowdown"].min()
     return summary.reset_index()
 
