@@ -25,6 +25,8 @@ Run from the repository root::
    BATCH and MINTIME on the mix model, against the published reference code's times.
 5. Online replay (:mod:`benchmarks.online`): the full CTC-SP2 trace under FCFS-EASY and PV-EASY,
    wall time and peak memory (goal < 30 s each).
+6. Scale (:mod:`benchmarks.scale`, only when asked: ``--only scale``, about 10 minutes): growing
+   prefixes of HPC2N on the torus and online, ms per job, peak memory, ratio to Mesa's no-op floor.
 
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
@@ -182,13 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online"],
+        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale"],
         action="append",
         help="run only these sections",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one, with ratios")
     args = parser.parse_args(argv)
     sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online"]
+    if args.baseline is not None and "scale" in sections:
+        from benchmarks.scale import scale_replays
+
+        scale_replays(args.quick, args.baseline.resolve())  # the other checkout has no scale section: its code runs here
+        sections = [section for section in sections if section != "scale"]
+        if not sections:
+            return 0
     if args.baseline is not None:
         from benchmarks.baseline import compare
 
@@ -219,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.online import ctc_replays
 
         ctc_replays()
+    if "scale" in sections:
+        from benchmarks.scale import scale_replays
+
+        scale_replays(args.quick)
     return 0
 
 

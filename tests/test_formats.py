@@ -267,3 +267,11 @@ def test_a_sweep_also_writes_its_tables_as_parquet(tmp_path, capsys):
         "title": "fuzz",
         "reference": "none",
     }
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.sets(st.integers(0, 300), max_size=80))
+def test_interval_text_is_procsets_text(ids):
+    from torus_sim.platforms.base import interval_text
+
+    assert interval_text(sorted(ids, reverse=True)) == str(ProcSet(*ids))

@@ -102,3 +102,24 @@ def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, ove
         if expected <= now:
             expected = job.estimated_end(now)
     assert CheckpointProgress().predicted_end(job, now) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    started=st.floats(0, 1e6),
+    overhead=st.sampled_from([0.0, 30.0]),
+    saved=st.floats(0, 500),
+    walltime=st.floats(600, 5e4),
+    elapsed=st.floats(0, 1e5),
+    interval=st.one_of(st.none(), st.floats(50, 5e3)),
+)
+def test_krevats_walltime_ends_are_the_jobs_own_estimates_bit_for_bit(started, overhead, saved, walltime, elapsed, interval):
+    from torus_sim.policies.krevat import walltime_ends
+
+    job = Job(1, 0.0, 500.0, walltime, 4)
+    job.arrive()
+    job.saved_work = saved
+    job.checkpoint_interval, job.checkpoint_cost = interval, 0.0 if interval is None else 20.0
+    job.start(started, allocation=4, size=4, recovery=overhead)
+    now = started + elapsed
+    assert walltime_ends([job], now)[job] == job.estimated_end(now)

@@ -122,3 +122,24 @@ def test_full_bgl_node_torus_answers_a_free_partition_query():
     assert all(node not in p.supernodes(BGL_NODE_TORUS) for p in halves)
     with pytest.raises(ConfigurationError):
         PartitionTable(BGL_NODE_TORUS)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dims=st.sampled_from([(4, 4, 8), (2, 2, 2), (1, 1, 5), (3, 2, 4)]),
+    occupancy=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_memoized_bitset_mfp_after_equals_the_group_by_group_reference(bgl_table, dims, occupancy, seed):
+    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    blocked = np.random.default_rng(seed).random(table.torus.size) < occupancy
+    words = table.pack(blocked)
+    for size in sorted(set(table.sizes.tolist())):
+        candidates = table.free_ids_of_size(words, size)
+        expected = table.mfp_after_by_groups(candidates, words)
+        np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)
+        np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)  # from the memo
+        flags = table.free_flags(words)
+        free = np.flatnonzero(flags)
+        np.testing.assert_array_equal(candidates, free[table.sizes[free] == size])
+        assert not candidates.flags.writeable and not flags.flags.writeable  # memoized answers cannot be changed

@@ -44,7 +44,6 @@ import mesa
 import numpy as np
 import pandas as pd
 from mesa.experimental.devs import DEVSimulator
-from procset import ProcSet
 
 from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
@@ -53,6 +52,7 @@ from failure_logs.synthetic import SyntheticFailures
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
+from torus_sim.platforms.base import interval_text
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start
@@ -364,6 +364,7 @@ class SchedulingModel(mesa.Model):
         self.failure_log.check_fits(capacity)
         policy.attach(self)
         self._preventive_events: dict[int, object] = {}
+        self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self._preventive_migration = self.resilience.preventive == "migration"
         self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
         self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
@@ -381,8 +382,12 @@ class SchedulingModel(mesa.Model):
             arrivals = defaultdict(list)
             for job in self.jobs:
                 arrivals[job.submitted_at].append(job)
-        for at, jobs in arrivals.items():
-            self._schedule(self._handle_arrivals, at, EventPriority.ARRIVAL, jobs)
+        # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
+        # pre-scheduled made every heap operation of the run pay for them (the order is the same:
+        # arrivals are the only events of their priority and have distinct times)
+        self._arrivals = sorted(arrivals.items(), key=lambda item: item[0])
+        self._next_arrival = 0
+        self._schedule_next_arrival()
         for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
         ):
@@ -549,7 +554,14 @@ class SchedulingModel(mesa.Model):
 
     # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
 
+    def _schedule_next_arrival(self) -> None:
+        if self._next_arrival < len(self._arrivals):
+            at, jobs = self._arrivals[self._next_arrival]
+            self._next_arrival += 1
+            self._schedule(self._handle_arrivals, at, EventPriority.ARRIVAL, jobs)
+
     def _on_arrivals(self, jobs: list[Job]) -> None:
+        self._schedule_next_arrival()
         self._run += 1
         predictor = self.runtime_predictor
         for job in jobs:
@@ -576,9 +588,12 @@ class SchedulingModel(mesa.Model):
     def _resources(self, allocation) -> str:
         """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
         platform = self.platform
-        if platform.kind == "cluster" and not platform.identities:
-            return ""
-        return str(ProcSet(*platform.members(allocation).tolist()))
+        if platform.kind == "torus":  # a partition id: its text once per run
+            text = self._partition_text.get(allocation)
+            if text is None:
+                text = self._partition_text[allocation] = interval_text(platform.members(allocation))
+            return text
+        return interval_text(platform.members(allocation)) if platform.identities else ""
 
     def _add_migration_row(self, job: Job, old, new) -> None:
         self.datacollector.add_table_row(

@@ -30,10 +30,10 @@ import math
 from pathlib import Path
 
 import pandas as pd
-from procset import ProcSet
 
 from torus_sim.errors import InputFileError, WorkloadFormatError
 from torus_sim.files import file_sha256, input_text
+from torus_sim.platforms.base import interval_text
 from torus_sim.workload.swf import MAX_SECONDS, SwfRecord, SwfTrace
 
 __all__ = ["BATSIM_COLUMNS", "FINAL_STATES", "batsim_jobs", "read_batsim_workload"]
@@ -111,7 +111,7 @@ def _assign_ids(segments: pd.DataFrame, capacity: int) -> list[str]:
         else:
             taken = [heapq.heappop(free) for _ in range(int(nodes[index]))]
             held[index] = taken
-            resources[index] = str(ProcSet(*taken))
+            resources[index] = interval_text(taken)
     return resources
 
 

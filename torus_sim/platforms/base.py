@@ -4,7 +4,30 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Platform"]
+import numpy as np
+
+__all__ = ["Platform", "interval_text"]
+
+
+def interval_text(ids) -> str:
+    """Node ids as Batsim's interval-set text: ``[0, 1, 2, 3, 7, 9, 10]`` -> ``"0-3 7 9-10"``.
+
+    The format of ``procset.ProcSet``'s ``str`` (Batsim's ``allocated_resources``), computed with numpy:
+    building a ProcSet one id at a time cost a third of a torus run's recording.
+
+    Args:
+        ids: node ids, int ``(n,)``, any order, no repeats.
+
+    Returns:
+        Maximal runs of consecutive ids, ascending, ``a-b`` or ``a`` each, separated by spaces ("" for none).
+    """
+    ids = np.sort(np.asarray(ids, dtype=np.int64))
+    if not ids.size:
+        return ""
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts = ids[np.concatenate(([0], breaks + 1))].tolist()
+    ends = ids[np.concatenate((breaks, [ids.size - 1]))].tolist()
+    return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))
 
 
 @runtime_checkable

@@ -42,7 +42,34 @@ from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
 
-__all__ = ["KrevatScheduler", "Repack", "Start"]
+__all__ = ["KrevatScheduler", "Repack", "Start", "walltime_ends"]
+
+
+def walltime_ends(running: Sequence[Job], now: float) -> dict[Job, float]:
+    """When each running job is expected to end, from its walltime: ``Job.estimated_end(now)``, bit for bit.
+
+    Jobs without periodic checkpoints (all of BGL-FAULT's) take the inline form of the same
+    arithmetic, ``max(now, resumed_at + overhead + (walltime - progress at resume))``: one pass
+    asks it of every running job, and the method call with its checks was 7% of a torus replay.
+
+    Args:
+        running: running jobs.
+        now: current time, seconds.
+
+    Returns:
+        job -> expected end, seconds (never before ``now``).
+
+    References:
+        BGL-FAULT §3.2 (t_f = t_e + t_s), §5.1 (Krevat's reservation from the walltimes).
+    """
+    ends = {}
+    for job in running:
+        if job.checkpoint_interval is None:
+            end = job.resumed_at + job.attempt_overhead + (job.walltime - job.progress_at_resume)
+            ends[job] = end if end > now else now
+        else:
+            ends[job] = job.estimated_end(now)
+    return ends
 
 
 class KrevatScheduler(Policy):
@@ -134,7 +161,7 @@ class KrevatScheduler(Policy):
         down = platform.down
         allocation = {job: job.allocation for job in running}
         if predicted_end is None:
-            expected_end = {job: job.estimated_end(now) for job in running}
+            expected_end = walltime_ends(running, now)
         else:
             expected_end = {job: predicted_end(job) for job in running}
         self._remaining = predicted_remaining
