@@ -525,12 +525,13 @@ class PartitionTable:
     def _overlap_bits(self) -> np.ndarray:
         """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share a supernode.
 
-        Built on first use, 2,048 rows at a time (about 11 MiB and under a second on the 4x4x8 torus).
+        Built on first use, 128 rows at a time (11 MiB and about a second on the 4x4x8 torus; the
+        uint64 intermediate of a block is rows x P x 8 bytes, 10 MiB here).
         """
         if self._overlap is None:
             count = len(self.partitions)
             every = np.arange(count)
-            rows = [_pack_bits(self.overlaps(every[start : start + 2048], every)) for start in range(0, count, 2048)]
+            rows = [_pack_bits(self.overlaps(every[start : start + 128], every)) for start in range(0, count, 128)]
             self._overlap = np.concatenate(rows)
         return self._overlap
 
