@@ -23,6 +23,13 @@ PREFIXES = (25_000, 50_000, 100_000, None)
 
 _CHILD = """
 import json, resource, sys, time
+def peak_mib():
+    # VmHWM: this process's own peak (ru_maxrss survives exec and can be the forking parent's)
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 from torus_sim.runner import Scenario, build_model
 platform, jobs = sys.argv[2], None if sys.argv[3] == "all" else int(sys.argv[3])
 fields = dict(workload=sys.argv[1], max_jobs=jobs, failures="none")
@@ -32,7 +39,7 @@ model = build_model(Scenario(**fields), {}, record=True)
 began = time.perf_counter()
 model.run()
 print(json.dumps({"seconds": time.perf_counter() - began, "jobs": len(model.jobs), "events": model.counters["events_run"],
-                  "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "max_rss_mib": peak_mib()}))
 """
 
 
