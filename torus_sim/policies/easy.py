@@ -79,7 +79,18 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         remaining = view.predicted_remaining
         candidates = sorted(candidates, key=lambda job: (remaining(job), job.rank))
     now = view.now
-    for job in candidates:
+    # smallest[i]: the smallest job from candidate i on; the scan stops when fewer nodes are free
+    # (a job larger than the free count cannot be placed: the same starts, without asking)
+    smallest = [job.partition_size for job in candidates]
+    for index in range(len(smallest) - 2, -1, -1):
+        if smallest[index + 1] < smallest[index]:
+            smallest[index] = smallest[index + 1]
+    free = view.free_count()
+    for index, job in enumerate(candidates):
+        if free < smallest[index]:
+            break
+        if job.partition_size > free:
+            continue
         if now + view.predicted_remaining(job) <= shadow_at:
             allocation = view.place(job, placement=placement)
             if allocation is None:
@@ -91,7 +102,8 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
                 continue
             yield Start(job, allocation)
             occupancy.occupy(allocation)
-        if view.free_count() == 0:
+        free = view.free_count()
+        if free == 0:
             break
 
 
