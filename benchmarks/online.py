@@ -12,18 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.child import CHILD_PRELUDE
+
 CTC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 
-_CHILD = """
-import json, resource, sys, time
-def peak_mib():
-    # VmHWM: this process's own peak (ru_maxrss survives exec and can be the forking parent's)
-    try:
-        with open("/proc/self/status") as status:
-            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-from torus_sim.runner import Scenario, build_model
+_CHILD = (
+    CHILD_PRELUDE
+    + """
 began = time.perf_counter()
 predictor = None if sys.argv[3] == "estimate" else sys.argv[3]
 scenario = Scenario(platform="cluster", nodes=430, workload=sys.argv[1], policy=sys.argv[2], runtime_predictor=predictor)
@@ -35,6 +30,7 @@ events = model.counters["events_run"] + model.counters["events_cancelled"]
 print(json.dumps({"seconds": time.perf_counter() - began, "load_seconds": loaded, "events": events,
                   "max_rss_mib": peak_mib()}))
 """
+)
 
 
 def ctc_replays() -> None:

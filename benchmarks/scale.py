@@ -18,19 +18,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from benchmarks.child import CHILD_PRELUDE
+
 HPC2N = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
 PREFIXES = (25_000, 50_000, 100_000, None)
 
-_CHILD = """
-import json, resource, sys, time
-def peak_mib():
-    # VmHWM: this process's own peak (ru_maxrss survives exec and can be the forking parent's)
-    try:
-        with open("/proc/self/status") as status:
-            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
-    except (OSError, StopIteration):
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-from torus_sim.runner import Scenario, build_model
+_CHILD = (
+    CHILD_PRELUDE
+    + """
 platform, jobs = sys.argv[2], None if sys.argv[3] == "all" else int(sys.argv[3])
 fields = dict(workload=sys.argv[1], max_jobs=jobs, failures="none")
 if platform == "cluster":
@@ -41,6 +36,7 @@ model.run()
 print(json.dumps({"seconds": time.perf_counter() - began, "jobs": len(model.jobs), "events": model.counters["events_run"],
                   "max_rss_mib": peak_mib()}))
 """
+)
 
 
 def _replay(root: Path | None, platform: str, prefix: int | None) -> dict:

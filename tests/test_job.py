@@ -77,15 +77,17 @@ def test_a_preventive_checkpoint_before_a_predicted_failure_saves_the_work_up_to
     assert job.end_at() == 60 + 4 + 53
 
 
+RUNNING_JOB = {  # a started job: start time, restart overhead, saved work, walltime, time since start (seconds)
+    "started": st.floats(0, 1e6),
+    "overhead": st.sampled_from([0.0, 30.0]),
+    "saved": st.floats(0, 500),
+    "walltime": st.floats(600, 5e4),
+    "elapsed": st.floats(0, 1e5),
+}
+
+
 @settings(max_examples=200, deadline=None)
-@given(
-    started=st.floats(0, 1e6),
-    overhead=st.sampled_from([0.0, 30.0]),
-    saved=st.floats(0, 500),
-    walltime=st.floats(600, 5e4),
-    prediction=st.one_of(st.none(), st.floats(1, 1e5)),
-    elapsed=st.floats(0, 1e5),
-)
+@given(**RUNNING_JOB, prediction=st.one_of(st.none(), st.floats(1, 1e5)))
 def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, overhead, saved, walltime, prediction, elapsed):
     # CheckpointProgress.predicted_end inlines Job.estimated_end for jobs without checkpoint costs:
     # the same number, bit for bit, as the job's own estimate (prediction first, walltime when past it)
@@ -105,14 +107,7 @@ def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, ove
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    started=st.floats(0, 1e6),
-    overhead=st.sampled_from([0.0, 30.0]),
-    saved=st.floats(0, 500),
-    walltime=st.floats(600, 5e4),
-    elapsed=st.floats(0, 1e5),
-    interval=st.one_of(st.none(), st.floats(50, 5e3)),
-)
+@given(**RUNNING_JOB, interval=st.one_of(st.none(), st.floats(50, 5e3)))
 def test_krevats_walltime_ends_are_the_jobs_own_estimates_bit_for_bit(started, overhead, saved, walltime, elapsed, interval):
     from torus_sim.policies.krevat import walltime_ends
 

@@ -464,14 +464,12 @@ class SchedulingModel(mesa.Model):
         """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run)."""
         from tqdm import tqdm
 
-        events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
-        total = len(self.jobs)
         began, done = time.perf_counter(), 0
-        with tqdm(total=total, unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
-            while (self.completed < total or self._pass_pending) and len(events) > 0:
+        with tqdm(total=len(self.jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+            while self._unfinished():
                 for _ in range(chunk):
-                    if not ((self.completed < total or self._pass_pending) and len(events) > 0):
+                    if not self._unfinished():
                         break
                     run_next_event()
                     done += 1

@@ -289,6 +289,15 @@ def mfp_by_box_sums(torus: Torus, blocked: np.ndarray) -> int:
     return 0
 
 
+def _remember(memo: dict, limit: int, key, answer: np.ndarray) -> np.ndarray:
+    """Store a computed answer read-only in a bounded memo (emptied when it holds ``limit``) and return it."""
+    answer.setflags(write=False)
+    if len(memo) >= limit:
+        memo.clear()
+    memo[key] = answer
+    return answer
+
+
 def _pack_bits(flags: np.ndarray) -> np.ndarray:
     """Bool ``(..., n)`` -> uint64 ``(..., ceil(n / 64))``, bit i of word i // 64 for flag i (little-endian)."""
     flags = np.asarray(flags, dtype=bool)
@@ -383,11 +392,8 @@ class PartitionTable:
         known = self._free_ids_memo.get(key)
         if known is None:
             start, end = self._size_range.get(size, (0, 0))
-            known = np.flatnonzero(self._free_flags(words, start, end)) + start if start < end else np.empty(0, dtype=np.int64)
-            known.setflags(write=False)
-            if len(self._free_ids_memo) >= FREE_IDS_MEMO_SIZE:
-                self._free_ids_memo.clear()
-            self._free_ids_memo[key] = known
+            found = np.flatnonzero(self._free_flags(words, start, end)) + start if start < end else np.empty(0, dtype=np.int64)
+            known = _remember(self._free_ids_memo, FREE_IDS_MEMO_SIZE, key, found)
         return known
 
     def _free_flags(self, words: np.ndarray, start: int = 0, end: int | None = None) -> np.ndarray:
@@ -405,11 +411,7 @@ class PartitionTable:
         key = words.tobytes()
         known = self._free_flags_memo.get(key)
         if known is None:
-            known = self._free_flags(words)
-            known.setflags(write=False)
-            if len(self._free_flags_memo) >= FREE_FLAGS_MEMO_SIZE:
-                self._free_flags_memo.clear()
-            self._free_flags_memo[key] = known
+            known = _remember(self._free_flags_memo, FREE_FLAGS_MEMO_SIZE, key, self._free_flags(words))
         return known
 
     def sizes_with_free(self, flags: np.ndarray) -> set[int]:
@@ -496,10 +498,7 @@ class PartitionTable:
         key = (words.tobytes(), candidate_ids.tobytes())
         known = self._mfp_after_memo.get(key)
         if known is None:
-            if len(self._mfp_after_memo) >= MFP_AFTER_MEMO_SIZE:
-                self._mfp_after_memo.clear()
-            known = self._mfp_after_memo[key] = self._mfp_after(candidate_ids, words)
-            known.setflags(write=False)
+            known = _remember(self._mfp_after_memo, MFP_AFTER_MEMO_SIZE, key, self._mfp_after(candidate_ids, words))
         return known
 
     def _mfp_after(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:

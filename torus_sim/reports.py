@@ -57,7 +57,14 @@ def format_summary(summary: dict) -> str:
 
 
 def workload_name(result) -> str:
-    """The workload's name for exchange formats: its file name without ``.swf`` / ``.json`` / ``.gz``."""
+    """The workload's name for exchange formats (Batsim's ``workload_name``).
+
+    Args:
+        result: a :class:`~torus_sim.runner.RunResult`.
+
+    Returns:
+        The workload file's name without ``.gz`` / ``.xz`` / ``.bz2`` and ``.swf`` / ``.json``.
+    """
     name = Path(str(result.inputs["workload"]["path"])).name
     for suffix in (".gz", ".xz", ".bz2", ".swf", ".json"):
         name = name.removesuffix(suffix)
@@ -65,7 +72,16 @@ def workload_name(result) -> str:
 
 
 def swf_header(result) -> dict[str, str]:
-    """The header of the run's SWF schedule: simulator, machine, configuration, source trace."""
+    """The header of the run's SWF schedule (SWF 2.2 header comments).
+
+    Args:
+        result: a :class:`~torus_sim.runner.RunResult`.
+
+    Returns:
+        ``Computer``, ``Installation``, ``Conversion``, ``MaxNodes``, ``MaxProcs``, ``UnixStartTime`` (when the
+        source trace has one) and ``Note`` (source trace with SHA-256, failures, configuration), as
+        :func:`torus_sim.formats.swf_schedule.schedule_swf` takes them.
+    """
     from torus_sim import __version__
 
     inputs = result.inputs
@@ -74,8 +90,6 @@ def swf_header(result) -> dict[str, str]:
         "Computer": f"torus-sim {__version__} (simulated {platform['kind']} of {platform['nodes']} nodes)",
         "Installation": "simulation, not a real machine",
         "Conversion": "torus-sim run (one line per attempt: status 1 completed, 0 failed by a failure or silent error, 5 preempted)",
-        "MaxJobs": str(len(result.jobs)),
-        "MaxRecords": str(len(result.record.attempts)),
         "MaxNodes": str(platform["nodes"]),
         "MaxProcs": str(platform["nodes"]),
     }

@@ -43,7 +43,8 @@ def schedule_swf(record, jobs: pd.DataFrame, header: dict[str, str]) -> str:
             ``MaxProcs``, ``UnixStartTime``, ``Note``, ...); a value with newlines gives one line each.
 
     Returns:
-        The file's text (header, then one line per attempt).
+        The file's text: ``Version``, ``MaxJobs`` and ``MaxRecords`` (counted here), the given header,
+        then one line per attempt.
 
     Raises:
         ValueError: the record holds no attempt table (a run made with ``record=False``).
@@ -67,7 +68,7 @@ def schedule_swf(record, jobs: pd.DataFrame, header: dict[str, str]) -> str:
             "attempt": attempts["attempt"],
         }
     ).sort_values(["submit", "job", "attempt"], kind="stable")
-    lines = ["; Version: 2.2"]
+    lines = ["; Version: 2.2", f"; MaxJobs: {table['job'].nunique()}", f"; MaxRecords: {len(table)}"]
     for key, value in header.items():
         lines.extend(f"; {key}: {part}" for part in str(value).splitlines())
     for row in table.itertuples(index=False):
