@@ -50,7 +50,7 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group(f"[{section}]")
         for name in members:
             info = Scenario.model_fields[name]
-            help_text = _SHORT_HELP.get(name, info.description or "")
+            help_text = _SHORT_HELP.get(name, info.description or "").replace("%", "%%")  # argparse formats help with %
             default = info.default
             if name in _NEGATED:
                 group.add_argument(_NEGATED[name], dest=name, action="store_false", default=argparse.SUPPRESS, help=help_text)
@@ -70,7 +70,7 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
             origin = typing.get_origin(info.annotation)
             if origin is typing.Literal:
                 choices = list(typing.get_args(info.annotation))
-            shown = f" (default: {default})" if default is not None else ""
+            shown = f" (default: {default})".replace("%", "%%") if default is not None else ""
             group.add_argument(*flags, dest=name, type=kind, choices=choices, default=argparse.SUPPRESS, help=help_text + shown)
 
 
@@ -196,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         0 on success, 2 on bad input or configuration (with the reason on stderr, never a traceback).
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("flat", "online"):  # removed commands: whatever follows, even --help, gets the new form
+        return _removed(argparse.Namespace(command=argv[0], rest=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -208,8 +211,6 @@ def main(argv: list[str] | None = None) -> int:
             return _summarize(args)
         if args.command == "generate-rigid":
             return _generate(args)
-        if args.command in ("flat", "online"):
-            return _removed(args)
         if args.command == "viz":
             return _viz(args)
         if args.command == "ckpt-tables":
@@ -388,9 +389,12 @@ _NEW_FORMS = {
 
 
 def _removed(args) -> int:
-    sub = args.rest[0] if args.rest else ""
+    sub = args.rest[0] if args.rest and not args.rest[0].startswith("-") else ""
     new = _NEW_FORMS.get(f"{args.command} {sub}", "torus-sim run --help / torus-sim sweep --help")
-    print(f"torus-sim {args.command} {sub} was replaced by the one engine's commands; use: {new}", file=sys.stderr)
+    print(
+        f"torus-sim {' '.join([args.command, sub]).strip()} was replaced by the one engine's commands; use: {new}",
+        file=sys.stderr,
+    )
     return 2
 
 
