@@ -151,7 +151,7 @@ def build_policy(scenario: Scenario, tables: AllotmentTables | None = None, allo
     elif name.startswith("R-SHELF"):
         policy = ShelfPolicy(name.endswith("-B"), "FILL" in name, scenario.priority)
     elif name == "BATCH":
-        policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon)
+        policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon, scenario.allotment, scenario.area_slack)
     else:
         policy = AllocationListPolicy(name, scenario.priority, allocation)
     policy.placement = explicit

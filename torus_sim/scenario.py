@@ -12,7 +12,7 @@ directly); a scenario file groups them in sections::
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
     [policy]          policy, placement, backfill, migration, migration_cost, priority, epsilon,
-                      preemption, time_cost, preemption_interval, slowdown
+                      allotment, area_slack, preemption, time_cost, preemption_interval, slowdown
     [predictors]      predictor, confidence, accuracy, false_positive_rate, pf_form, runtime_predictor
     [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
                       preventive_migration_cost, spares, prediction_accuracy
@@ -114,6 +114,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "migration_cost",
         "priority",
         "epsilon",
+        "allotment",
+        "area_slack",
         "preemption",
         "time_cost",
         "preemption_interval",
@@ -193,6 +195,12 @@ class Scenario(BaseModel):
         "LPT", description="RIGID / MOLDABLE priority rule"
     )
     epsilon: float = Field(0.3, gt=0, description="ε of MT-ALLOTMENT (BATCH)")
+    allotment: Literal["steps", "exact"] = Field(
+        "steps", description="BATCH's MT-ALLOTMENT: steps (the simulator behind MOLDABLE Table 1) or exact (tight bisection)"
+    )
+    area_slack: float = Field(
+        1.1, gt=0, description="BATCH: factor on the area in MT-ALLOTMENT's test (1.1 behind Table 1; 1 = tight)"
+    )
     preemption: Literal["kill", "checkpoint", "suspend"] = Field("kill", description="what a preempted job keeps (PV-EASY)")
     time_cost: Seconds = Field(60.0, ge=0, description="PV-EASY TimeCost: seconds per checkpoint / restart / resume")
     preemption_interval: Seconds = Field(3600.0, gt=0, description="PV-EASY checkpoint interval, seconds of work")

@@ -232,6 +232,8 @@ def run_moldable(
     epsilon: float = 0.3,
     record_attempts: bool = False,
     allocation: np.ndarray | None = None,
+    allotment: str = "steps",
+    area_slack: float = 1.1,
 ) -> BatchRunResult:
     """Schedule a moldable job set under one failure scenario on P = ``times.shape[1]`` processors.
 
@@ -246,6 +248,9 @@ def run_moldable(
         epsilon: BATCH's ε.
         record_attempts: return the attempt table too.
         allocation: int ``(n,)``, a precomputed LPA / MINTIME / MINAREA allocation.
+        allotment: BATCH's MT-ALLOTMENT, ``steps`` or ``exact`` (see
+            :class:`~torus_sim.policies.moldable.BatchListPolicy`).
+        area_slack: BATCH's factor on the area in MT-ALLOTMENT's test.
 
     Returns:
         The scenario's :class:`BatchRunResult`.
@@ -263,6 +268,10 @@ def run_moldable(
     if algorithm not in MOLDABLE_POLICIES:
         raise ConfigurationError(f"unknown moldable algorithm {algorithm!r}; choose from {', '.join(MOLDABLE_POLICIES)}")
     policy = build_policy(
-        Scenario.make(policy=algorithm, priority=priority, epsilon=epsilon, platform="cluster"), tables, allocation
+        Scenario.make(
+            policy=algorithm, priority=priority, epsilon=epsilon, allotment=allotment, area_slack=area_slack, platform="cluster"
+        ),
+        tables,
+        allocation,
     )
     return _run_batch(moldable_workload(times), policy, times.shape[1], failures, verification_time, seed, record_attempts)

@@ -29,6 +29,7 @@ __all__ = [
     "minarea_allocation",
     "mintime_allocation",
     "mt_allotment",
+    "mt_allotment_steps",
 ]
 
 
@@ -130,7 +131,13 @@ class AllotmentTables:
 
 
 def mt_allotment(
-    tables: AllotmentTables, jobs, attempts: int, processors: int, epsilon: float = 0.3, tolerance: float = 1e-5
+    tables: AllotmentTables,
+    jobs,
+    attempts: int,
+    processors: int,
+    epsilon: float = 0.3,
+    tolerance: float = 1e-5,
+    area_slack: float = 1.0,
 ) -> np.ndarray:
     """MT-ALLOTMENT for a batch: an allocation of every attempt of every chain that nearly minimizes L.
 
@@ -148,6 +155,8 @@ def mt_allotment(
         processors: P.
         epsilon: ε of the rounding (0.3 in MOLDABLE §5.1).
         tolerance: relative precision of the binary search on X.
+        area_slack: X is feasible when ``area_slack`` x the least total area is at most P X (1: the
+            test of Lemma 3; :func:`mt_allotment_steps` says why the authors' simulator used 1.1).
 
     Returns:
         int64 ``(k, g)``: the processors of each attempt, in chain order (longer attempts first).
@@ -158,27 +167,29 @@ def mt_allotment(
     References:
         MOLDABLE §4.4, Lemma 3 and footnote 6; Lepère, Trystram and Woeginger's MT-ALLOTMENT ([29] there).
     """
-    if attempts < 1 or not epsilon > 0:
-        raise ConfigurationError(f"MT-ALLOTMENT needs g >= 1 and ε > 0, got g = {attempts}, ε = {epsilon}")
+    if attempts < 1 or not epsilon > 0 or not area_slack > 0:
+        raise ConfigurationError(
+            f"MT-ALLOTMENT needs g >= 1, ε > 0 and area_slack > 0, got g = {attempts}, ε = {epsilon}, area_slack = {area_slack}"
+        )
     jobs = np.asarray(jobs, dtype=np.int64)
-    key = (jobs.tobytes(), attempts, processors, epsilon)
+    key = ("exact", jobs.tobytes(), attempts, processors, epsilon, tolerance, area_slack)
     if key in tables.cache:
         return tables.cache[key]
     times = tables.times[jobs]
     shortest = times.min(axis=1)
     least = tables.prefix_area[jobs, -1]
-    low = max(attempts * shortest.max(), attempts * least.sum() / processors)
+    low = max(attempts * shortest.max(), area_slack * attempts * least.sum() / processors)
     # all attempts on a least-area allocation: feasible by construction
     least_area_time = tables.times[jobs, tables.prefix_processors[jobs, -1] - 1]
-    high = max(low, attempts * least_area_time.max(), attempts * least.sum() / processors) * (1 + 1e-12)
+    high = max(low, attempts * least_area_time.max(), area_slack * attempts * least.sum() / processors) * (1 + 1e-12)
     best = _chains_within(tables, jobs, attempts, high, epsilon)
-    if not best[0] <= processors * high:
+    if not area_slack * best[0] <= processors * high:
         best = _chains_within(tables, jobs, attempts, high * 2, epsilon)
         high *= 2
     while high - low > tolerance * high:
         middle = 0.5 * (low + high)
         found = _chains_within(tables, jobs, attempts, middle, epsilon)
-        if found[0] <= processors * middle:
+        if area_slack * found[0] <= processors * middle:
             high, best = middle, found
         else:
             low = middle
@@ -266,6 +277,106 @@ def _chains_within_linear(tables: AllotmentTables, jobs: np.ndarray, attempts: i
     return float(total.sum()), _order_chain(tables, jobs, allocation)
 
 
+def mt_allotment_steps(
+    tables: AllotmentTables,
+    jobs,
+    attempts: int,
+    processors: int,
+    epsilon: float = 0.3,
+    area_slack: float = 1.1,
+    stop_ratio: float = 1.03,
+) -> np.ndarray:
+    """MT-ALLOTMENT as the simulator behind MOLDABLE Table 1 runs it: time steps, area slack, coarse bisection.
+
+    For a bound X, time is counted in steps Z = εX/g and budgets k = 1 .. ⌊X/Z⌋ + g. Per chain and
+    budget, the dynamic program gives the least sum over its g attempts of ``area_slack`` x p t(p) / (Z P),
+    each attempt within a whole number (>= 1) of steps (t(p) <= its steps x Z). X is achievable at the
+    least k whose sum over chains is below k, i.e. ``area_slack`` x Σ area < P k Z with every chain within
+    k Z; it returns min(k Z, X) and the allocation at k. A bisection starts from X = every attempt on one
+    processor (max(g max t(1), g Σ t(1) / P)) and X_low = 0, sets X_high to the achieved min(k Z, X) or
+    X_low to X, and stops when X_high / X_low <= ``stop_ratio``. The allocation is the last achievable
+    one. Among equal areas an attempt takes the shortest allocation; among equal chain sums the earlier
+    attempts take the least budget.
+
+    With ``area_slack`` = 1 and exact bounds this is the test of :func:`mt_allotment`; the slack makes
+    LIST's work easier: with Σ area = P X exactly the widths of n jobs of length about X cannot all
+    run side by side and LIST needs a second round, about 2X (docs/moldable/README.md, "BATCH").
+
+    Args:
+        tables: the job set's :class:`AllotmentTables`.
+        jobs: int ``(k,)``, the pending jobs (rows of ``tables``).
+        attempts: g, attempts per chain (2^{k-1} in batch k).
+        processors: P.
+        epsilon: ε, the step Z = εX/g (0.3 in MOLDABLE §5.1).
+        area_slack: the factor on every attempt's area in the test (1.1 in the authors' simulator).
+        stop_ratio: the bisection stops when X_high / X_low is at most this (1.03 there).
+
+    Returns:
+        int64 ``(k, g)``: the processors of each attempt, in chain order.
+
+    Raises:
+        ConfigurationError: g < 1, ε <= 0, area_slack <= 0 or stop_ratio <= 1.
+
+    References:
+        MOLDABLE §4.4, Lemma 3 and footnote 6; the slack, the steps and the stop ratio are those of the
+        authors' simulator (moldableBatch.cpp, ``isAchievable`` / ``assignProcsBatch``), not printed in
+        the paper.
+    """
+    if attempts < 1 or not epsilon > 0 or not area_slack > 0 or not stop_ratio > 1:
+        raise ConfigurationError(
+            "MT-ALLOTMENT (steps) needs g >= 1, ε > 0, area_slack > 0 and stop_ratio > 1, got "
+            f"g = {attempts}, ε = {epsilon}, area_slack = {area_slack}, stop_ratio = {stop_ratio}"
+        )
+    jobs = np.asarray(jobs, dtype=np.int64)
+    key = ("steps", jobs.tobytes(), attempts, processors, epsilon, area_slack, stop_ratio)
+    if key in tables.cache:
+        return tables.cache[key]
+    one_processor = tables.times[jobs, 0]
+    high = max(attempts * one_processor.max(), attempts * one_processor.sum() / processors)
+    found = _steps_achievable(tables, jobs, attempts, processors, high, epsilon, area_slack)
+    while found is None:  # only when area_slack >= 1 + ε: widen until achievable
+        high *= 2
+        found = _steps_achievable(tables, jobs, attempts, processors, high, epsilon, area_slack)
+    high, allocation = found
+    low = 0.0
+    while low == 0.0 or high / low > stop_ratio:
+        middle = 0.5 * (low + high)
+        found = _steps_achievable(tables, jobs, attempts, processors, middle, epsilon, area_slack)
+        if found is None:
+            low = middle
+        else:
+            high, allocation = found
+    tables.cache[key] = allocation
+    return allocation
+
+
+def _steps_achievable(tables, jobs: np.ndarray, attempts: int, processors: int, bound: float, epsilon: float, slack: float):
+    """(min(k Z, X), allocation (k, g)) at the least budget k that passes the test of :func:`mt_allotment_steps`, or None."""
+    step = epsilon * bound / attempts
+    budget = int(np.floor(bound / step)) + attempts
+    thresholds = np.broadcast_to(np.arange(budget + 1) * step, (len(jobs), budget + 1))
+    single, chosen = tables.least_area(jobs, thresholds)
+    single = single * (slack / (step * processors))
+    best, picks = single, []
+    for _ in range(attempts - 1):
+        best, pick = _min_plus(best, single)  # pick = the budget of the earlier attempts, the least among ties
+        picks.append(pick)
+    score = best.sum(axis=0)
+    passing = np.flatnonzero(score[1:] < np.arange(1, budget + 1))
+    if len(passing) == 0:
+        return None
+    steps = int(passing[0]) + 1
+    rows = np.arange(len(jobs))
+    left = np.full(len(jobs), steps)
+    allocation = np.zeros((len(jobs), attempts), dtype=np.int64)
+    for index, pick in zip(range(attempts - 1, 0, -1), reversed(picks), strict=True):
+        earlier = pick[rows, left]
+        allocation[:, index] = chosen[rows, left - earlier]
+        left = earlier
+    allocation[:, 0] = chosen[rows, left]
+    return min(steps * step, bound), allocation
+
+
 class AllocationListPolicy(ListPolicy):
     """LIST on a local allocation: LPA-LIST, MINTIME, MINAREA (MOLDABLE §4.2, §5.1).
 
@@ -308,7 +419,9 @@ class AllocationListPolicy(ListPolicy):
 class BatchListPolicy(PriorityPolicy):
     """BATCH-LIST: batches of doubling attempts, each allocated by MT-ALLOTMENT and run by LIST.
 
-    Batch k gives every pending job up to g_k = 2^{k-1} attempts, allocated by :func:`mt_allotment`;
+    Batch k gives every pending job up to g_k = 2^{k-1} attempts, allocated by MT-ALLOTMENT
+    (:func:`mt_allotment_steps` by default, as the simulator behind MOLDABLE Table 1; :func:`mt_allotment`
+    with ``allotment="exact"``);
     LIST (greedy, by priority) runs them, a failed job re-entering the list with its next attempt's
     allocation. A job still failing after g_k attempts waits for batch k + 1, which starts when
     batch k has nothing left running or queued. The batch's own list (by the priority of each job's
@@ -320,9 +433,13 @@ class BatchListPolicy(PriorityPolicy):
         priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`, applied to the
             current attempt's (t, p).
         epsilon: ε of MT-ALLOTMENT.
+        allotment: ``steps`` (:func:`mt_allotment_steps`: time steps εX/g, bisection to X_high / X_low
+            <= 1.03) or ``exact`` (:func:`mt_allotment`: exact when g = 1, bisection to 1e-5).
+        area_slack: the factor on the area in MT-ALLOTMENT's test, 1.1 in the authors' simulator;
+            ``allotment="exact", area_slack=1`` is the tight variant (this project's default before 0.3).
 
     Raises:
-        ConfigurationError: an unknown rule.
+        ConfigurationError: an unknown rule or allotment.
 
     References:
         MOLDABLE §4.4 (BATCH-LIST), Lemma 5, Theorem 8.
@@ -333,10 +450,21 @@ class BatchListPolicy(PriorityPolicy):
     rigid = False
     name = "BATCH"
 
-    def __init__(self, tables: AllotmentTables | None = None, priority: str = "LPT", epsilon: float = 0.3) -> None:
+    def __init__(
+        self,
+        tables: AllotmentTables | None = None,
+        priority: str = "LPT",
+        epsilon: float = 0.3,
+        allotment: str = "steps",
+        area_slack: float = 1.1,
+    ) -> None:
         super().__init__(check_priority(priority))
+        if allotment not in ("steps", "exact"):
+            raise ConfigurationError(f"BATCH's allotment is steps or exact, got {allotment!r}")
         self.tables = tables
         self.epsilon = epsilon
+        self.allotment = allotment
+        self.area_slack = area_slack
         self.batches = 0
         self.attempts = 0
         self.queue: list[tuple[float, int]] = []  # the batch's list: (priority key of the current attempt, row)
@@ -371,7 +499,10 @@ class BatchListPolicy(PriorityPolicy):
     def _new_batch(self, rows: list[int]) -> None:
         self.batches += 1
         attempts = 2 ** (self.batches - 1)
-        allocation = mt_allotment(self.tables, rows, attempts, self._capacity, self.epsilon)
+        if self.allotment == "steps":
+            allocation = mt_allotment_steps(self.tables, rows, attempts, self._capacity, self.epsilon, self.area_slack)
+        else:
+            allocation = mt_allotment(self.tables, rows, attempts, self._capacity, self.epsilon, area_slack=self.area_slack)
         self.attempts = attempts
         for row, plan in zip(rows, allocation, strict=True):
             self._plan[row] = plan.tolist()
