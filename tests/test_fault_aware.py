@@ -159,3 +159,44 @@ def test_null_predictor_makes_balancing_identical_to_krevat():
         make_workload(rows, dims), failures, KrevatScheduler(BalancingPlacement(NullPredictor())), torus=Torus(dims)
     ).run()
     assert krevat.jobs.equals(balancing.jobs)
+
+
+@pytest.mark.parametrize(
+    ("candidates", "all_alarmed", "expected", "counts"),
+    [
+        ("best-mfp", "random", [{4, 5}, {1, 2}], (1, 1, 1, 1)),  # both best boxes ring: a random one of them
+        ("best-mfp", "mfp", [{4, 5}, {1, 2}], (1, 1, 1, 0)),  # ... or Krevat's own
+        ("all", "random", [{5, 6}], (1, 1, 0, 1)),  # alarm first: the quiet box keeping the largest MFP (4)
+    ],
+)
+def test_tiebreak_readings_and_their_counts(candidates, all_alarmed, expected, counts):
+    # Ring of 8 with supernode 3 busy, a 2-job. {4,5} and {1,2} leave MFP 5, {5,6} leaves 4, {6,7} and {7,0} 3.
+    # Supernodes 4 and 1 will fail and the predictor (a = 1) says so: both MFP-best boxes ring.
+    table = PartitionTable(ring(8))
+    blocked = np.zeros(8, dtype=bool)
+    blocked[3] = True
+    words = table.pack(blocked)
+    job = make_workload([(1, 0, 100, 100, 2)], dims=(1, 1, 8)).jobs[0]
+    candidates_ids = table.free_ids_of_size(words, 2)
+    placement = TieBreakPlacement(OracleAccuracyPredictor(1.0), candidates, all_alarmed)
+    placement.attach(log_of((50, 4), (50, 1)), np.random.default_rng(0), 8)
+    krevat = MfpPlacement().choose(table, job, candidates_ids, words, 0.0)
+    chosen = placement.choose(table, job, candidates_ids, words, 0.0)
+    assert set(table.members[chosen].tolist()) in expected
+    if all_alarmed == "mfp":
+        assert chosen == krevat
+    diagnostics = placement.diagnostics
+    assert (diagnostics["tie_placements"], diagnostics["tie_ties"], diagnostics["tie_alarmed"]) == (1, 1, 1)
+    assert (diagnostics["tie_all_alarmed"], diagnostics["tie_changed"]) == (counts[2], int(chosen != krevat))
+    with pytest.raises(ConfigurationError, match="tie-break candidates"):
+        TieBreakPlacement(OracleAccuracyPredictor(1.0), "some")
+
+
+def test_tiebreak_counts_reach_the_run_summary():
+    from torus_sim.runner import run
+    from torus_sim.scenario import Scenario
+
+    summary = run(Scenario.make(policy="tiebreak", accuracy=1.0, max_jobs=300, failures="synthetic:400", seed=1)).summary
+    assert summary["tie_placements"] >= summary["tie_alarmed"] >= summary["tie_all_alarmed"]
+    assert summary["tie_placements"] >= summary["tie_ties"] > 0 and summary["tie_changed"] <= summary["tie_alarmed"]
+    assert "tie_placements" not in run(Scenario.make(policy="krevat", max_jobs=50)).summary

@@ -422,6 +422,10 @@ class SchedulingModel(mesa.Model):
         self.counters["events_run"] = self._run
         self.counters["job_starts"] = self._starts
         self.counters["silent_errors"] = self._silent_errors
+        diagnostics = getattr(getattr(self.policy, "placement", None), "diagnostics", None)
+        if diagnostics:  # a placement's own counts (the tie-break's, BGL-FAULT §5.2.2); set, not added
+            for key, value in diagnostics.items():
+                self.counters[key] = value
 
     def _request_pass(self) -> None:
         if not self._pass_pending:

@@ -114,7 +114,9 @@ def build_placement(scenario: Scenario):
         "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
     }.get(predictor_name(scenario), {})
     predictor = PREDICTORS.make(predictor_name(scenario), **parameters)
-    return BalancingPlacement(predictor, scenario.pf_form) if name == "balancing" else TieBreakPlacement(predictor)
+    if name == "balancing":
+        return BalancingPlacement(predictor, scenario.pf_form)
+    return TieBreakPlacement(predictor, scenario.tie_candidates, scenario.tie_all_alarmed)
 
 
 def build_policy(scenario: Scenario, tables: AllotmentTables | None = None, allocation: np.ndarray | None = None) -> Policy:

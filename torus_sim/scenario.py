@@ -13,7 +13,8 @@ directly); a scenario file groups them in sections::
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
     [policy]          policy, placement, backfill, migration, migration_cost, priority, epsilon,
                       allotment, area_slack, preemption, time_cost, preemption_interval, slowdown
-    [predictors]      predictor, confidence, accuracy, false_positive_rate, pf_form, runtime_predictor
+    [predictors]      predictor, confidence, accuracy, false_positive_rate, pf_form, tie_candidates,
+                      tie_all_alarmed, runtime_predictor
     [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
                       preventive_migration_cost, spares, prediction_accuracy
     [metrics]         gamma, bsld_form, fairness
@@ -121,7 +122,16 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "preemption_interval",
         "slowdown",
     ),
-    "predictors": ("predictor", "confidence", "accuracy", "false_positive_rate", "pf_form", "runtime_predictor"),
+    "predictors": (
+        "predictor",
+        "confidence",
+        "accuracy",
+        "false_positive_rate",
+        "pf_form",
+        "tie_candidates",
+        "tie_all_alarmed",
+        "runtime_predictor",
+    ),
     "resilience": (
         "checkpoint_interval",
         "checkpoint_cost",
@@ -213,6 +223,12 @@ class Scenario(BaseModel):
     accuracy: float = Field(0.1, ge=0, le=1, description="a of the oracle-accuracy predictor (BGL-FAULT §4.2)")
     false_positive_rate: float = Field(0.0, ge=0, le=1, description="p_f+ of the oracle-accuracy predictor")
     pf_form: Literal["product", "max"] = Field("product", description="balancing: P_f = 1 - prod(1 - p_n) or max p_n")
+    tie_candidates: Literal["best-mfp", "all"] = Field(
+        "best-mfp", description="tie-break: the partitions the alarm decides among (best-mfp: MFP first; all: alarm first)"
+    )
+    tie_all_alarmed: Literal["random", "mfp"] = Field(
+        "random", description="tie-break when every candidate rings: a random one, or the MFP choice"
+    )
     runtime_predictor: str | None = Field(None, description="estimate, last, exact, virtual:x (default: the walltime)")
     # [resilience]
     checkpoint_interval: Literal["young", "daly"] | float | None = Field(None, description="periodic checkpoints (CKPT-MIG)")

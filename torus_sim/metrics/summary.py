@@ -124,7 +124,8 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         seconds, ratio), ``max_bounded_slowdown``, ``makespan`` (= T, seconds), ``omega_util``,
         ``omega_unused``, ``omega_lost``, ``failures``, ``job_kills``, ``jobs_killed``,
         ``lost_work`` (supernode-seconds), ``migrations``, ``repacks``, ``preventive_checkpoints``,
-        ``preventive_migrations``, ``preventive_migrations_failed``. ω_util is the yield of
+        ``preventive_migrations``, ``preventive_migrations_failed``; with the tie-break placement also its
+        counts (:data:`~torus_sim.policies.fault_aware.TIE_DIAGNOSTICS`). ω_util is the yield of
         CKPT-MIG: useful work over capacity.
 
     References:
@@ -153,4 +154,5 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         "preventive_checkpoints": int(counters.get("preventive_checkpoints", 0)),
         "preventive_migrations": int(counters.get("preventive_migrations", 0)),
         "preventive_migrations_failed": int(counters.get("preventive_migrations_failed", 0)),
+        **{key: int(value) for key, value in sorted(counters.items()) if key.startswith("tie_")},
     }

@@ -15,7 +15,7 @@ from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.policies.placement import PLACEMENTS, PlacementPolicy
 
-__all__ = ["PF_FORMS", "BalancingPlacement", "TieBreakPlacement"]
+__all__ = ["PF_FORMS", "TIE_ALL_ALARMED", "TIE_CANDIDATES", "TIE_DIAGNOSTICS", "BalancingPlacement", "TieBreakPlacement"]
 
 PF_FORMS = ("product", "max")
 """How supernode probabilities combine into P_f: ``product`` = 1 - prod(1 - p_n) (BGL-FAULT
@@ -97,40 +97,91 @@ class BalancingPlacement(PlacementPolicy):
         return np.sort(free_nodes[order])
 
 
+TIE_CANDIDATES = ("best-mfp", "all")
+"""Which partitions the tie-break alarm decides among: ``best-mfp`` (those leaving the largest MFP;
+"a tie ... with same MFP", BGL-FAULT §5.2.2, Fig. 2(c-d)) or ``all`` (every free partition of the
+job's size; "two partitions of the same size", §4.2 and §7.3), the MFP then choosing among the
+partitions without an alarm."""
+
+TIE_ALL_ALARMED = ("random", "mfp")
+"""What the tie-break does when every candidate rings: ``random`` ("an arbitrary choice", §4.2)
+or ``mfp`` (Krevat's choice, as if there were no predictor)."""
+
+TIE_DIAGNOSTICS = ("tie_placements", "tie_ties", "tie_alarmed", "tie_all_alarmed", "tie_changed")
+"""The tie-break's counts: placements it decided (starts and the targets of a migration's repack),
+those with more than one candidate to decide among, those where a candidate rang, where every
+candidate rang, and where its choice differs from Krevat's MFP choice in the same state."""
+
+
 class TieBreakPlacement(PlacementPolicy):
     """BGL-FAULT's tie-break heuristic: among the best-MFP partitions, prefer one not predicted to fail.
 
     The candidates that leave the largest MFP tie; among them the lowest-id partition with no
     alarm on any of its supernodes wins. If every tied candidate is predicted to fail, one of
     them is chosen at random with the run's generator (BGL-FAULT: "an arbitrary choice").
+    The two other readings of the text are options: ``candidates="all"`` asks the alarm about every
+    free partition of the job's size and lets the MFP choose among the quiet ones;
+    ``all_alarmed="mfp"`` keeps Krevat's choice when every candidate rings.
 
     Args:
         predictor: gives boolean alarms (the oracle-accuracy predictor in the paper).
+        candidates: one of :data:`TIE_CANDIDATES`.
+        all_alarmed: one of :data:`TIE_ALL_ALARMED`.
+
+    Attributes:
+        diagnostics: the counts of :data:`TIE_DIAGNOSTICS` (torus placements with one or more candidates).
+
+    Raises:
+        ConfigurationError: an unknown reading.
 
     References:
-        BGL-FAULT §5.2.2, §4.2.
+        BGL-FAULT §5.2.2, §4.2, §7.3.
     """
 
     name = "tiebreak"
 
-    def __init__(self, predictor: FailurePredictor) -> None:
+    def __init__(self, predictor: FailurePredictor, candidates: str = "best-mfp", all_alarmed: str = "random") -> None:
+        if candidates not in TIE_CANDIDATES or all_alarmed not in TIE_ALL_ALARMED:
+            raise ConfigurationError(
+                f"tie-break candidates must be one of {TIE_CANDIDATES} and all_alarmed one of {TIE_ALL_ALARMED}, "
+                f"got {candidates!r} and {all_alarmed!r}"
+            )
         self.predictor = predictor
+        self.candidates = candidates
+        self.all_alarmed = all_alarmed
         self.rng: np.random.Generator | None = None
+        self.diagnostics = dict.fromkeys(TIE_DIAGNOSTICS, 0)
 
     def attach(self, log, rng, n_supernodes):  # noqa: D102
         super().attach(log, rng, n_supernodes)
         self.rng = rng
 
     def choose(self, table, job, candidate_ids, words, now):  # noqa: D102
+        counts = self.diagnostics
+        counts["tie_placements"] += 1
         mfp_after = table.mfp_after(candidate_ids, words) if len(candidate_ids) > 1 else np.zeros(1, dtype=np.int64)
-        tied = candidate_ids[mfp_after == mfp_after.max()]
+        best = mfp_after == mfp_after.max()
+        krevat = int(candidate_ids[int(np.argmax(mfp_after))])
+        pool = best if self.candidates == "best-mfp" else np.ones(len(candidate_ids), dtype=bool)
+        if pool.sum() > 1:
+            counts["tie_ties"] += 1
         alarms = self.predictor.supernode_alarms(now, job.walltime)
         if not alarms.any():
-            return int(tied[0])
-        doomed = table.hits(tied, table.pack(alarms))
-        if not doomed.all():
-            return int(tied[~doomed][0])
-        return int(tied[self.rng.integers(len(tied))])
+            return krevat
+        doomed = table.hits(candidate_ids, table.pack(alarms)) & pool
+        if doomed.any():
+            counts["tie_alarmed"] += 1
+        quiet = pool & ~doomed
+        if quiet.any():
+            chosen = _lowest_id_of_best(candidate_ids, mfp_after, quiet)
+        else:
+            counts["tie_all_alarmed"] += 1
+            if self.all_alarmed == "mfp":
+                return krevat
+            tied = candidate_ids[pool]
+            chosen = int(tied[self.rng.integers(len(tied))])
+        counts["tie_changed"] += chosen != krevat
+        return chosen
 
     def choose_nodes(self, free_nodes, job, now):
         """On a cluster every choice ties on the MFP: the lowest free nodes with no alarm, if enough.

@@ -467,7 +467,9 @@ class BatchListPolicy(PriorityPolicy):
         self.area_slack = area_slack
         self.batches = 0
         self.attempts = 0
-        self.queue: list[tuple[float, int]] = []  # the batch's list: (priority key of the current attempt, row)
+        self.queue: list[tuple[float, int, int, float]] = []  # the batch's list: see _item
+        self._processors = np.zeros(0, dtype=np.int64)  # the entries' processors, in list order
+        self._smallest = 0  # the fewest processors an entry of the list needs
         self.waiting: list[int] = []
 
     def attach(self, model) -> None:
@@ -490,11 +492,22 @@ class BatchListPolicy(PriorityPolicy):
         processors = self._plan[row][self._attempt[row]]
         return processors, float(self.tables.times[row, processors - 1])
 
-    def _key(self, row: int) -> float:
-        if self._random is not None:
-            return float(self._random[row])
+    def _item(self, row: int) -> tuple[float, int, int, float]:
+        """The batch list's entry of a job's current attempt: (priority key, row, processors, time)."""
         processors, runtime = self._current(row)
-        return float(priority_keys(self.priority, [runtime], [processors])[0])
+        key = (
+            float(self._random[row])
+            if self._random is not None
+            else float(priority_keys(self.priority, [runtime], [processors])[0])
+        )
+        return key, row, processors, runtime
+
+    def _enqueue(self, row: int) -> None:
+        item = self._item(row)
+        index = bisect.bisect(self.queue, item)
+        self.queue.insert(index, item)
+        self._processors = np.insert(self._processors, index, item[2])
+        self._smallest = min(self._smallest, item[2]) if len(self.queue) > 1 else item[2]
 
     def _new_batch(self, rows: list[int]) -> None:
         self.batches += 1
@@ -507,19 +520,34 @@ class BatchListPolicy(PriorityPolicy):
         for row, plan in zip(rows, allocation, strict=True):
             self._plan[row] = plan.tolist()
             self._attempt[row] = 0
-        self.queue = sorted((self._key(row), row) for row in rows)
+        self.queue = sorted(self._item(row) for row in rows)
+        self._processors = np.array([item[2] for item in self.queue], dtype=np.int64)
+        self._smallest = int(self._processors.min()) if len(rows) else 0
 
     def _greedy(self, free: int, picks: list) -> int:
-        """LIST over the batch: start, by priority, every attempt that fits; returns the processors left."""
-        kept = []
-        for item in self.queue:
-            processors, runtime = self._current(item[1])
-            if processors <= free:
-                picks.append((self._jobs[item[1]], processors, runtime))
-                free -= processors
-            else:
-                kept.append(item)
-        self.queue = kept
+        """LIST over the batch: start, by priority, every attempt that fits; returns the processors left.
+
+        Only entries that fit the free processors at the start can fit later in the pass (free only
+        shrinks), so one vectorized test finds them, in list order; a pass with fewer free processors
+        than any entry needs is O(1).
+        """
+        if not self.queue or free < self._smallest:
+            return free
+        queue, processors = self.queue, self._processors
+        taken = []
+        for index in np.flatnonzero(processors <= free).tolist():
+            item = queue[index]
+            if item[2] <= free:
+                picks.append((self._jobs[item[1]], item[2], item[3]))
+                free -= item[2]
+                taken.append(index)
+                if free < self._smallest:
+                    break
+        if taken:
+            for index in reversed(taken):
+                del queue[index]
+            self._processors = processors = np.delete(processors, taken)
+            self._smallest = int(processors.min()) if len(processors) else 0
         return free
 
     def plan(self, view):
@@ -531,11 +559,11 @@ class BatchListPolicy(PriorityPolicy):
             row = view.ended[0].rank
             self._attempt[row] += 1
             if self._attempt[row] < self.attempts:
-                bisect.insort(self.queue, (self._key(row), row))
+                self._enqueue(row)
             else:
                 self.waiting.append(row)
         for job in view.returned:  # a fail-stop kill: the same attempt runs again
-            bisect.insort(self.queue, (self._key(job.rank), job.rank))
+            self._enqueue(job.rank)
         free = self._greedy(view.free_count(), picks)
         if not self.queue and not view.running and not picks and self.waiting:
             rows, self.waiting = sorted(self.waiting), []
