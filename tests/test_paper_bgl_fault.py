@@ -166,3 +166,27 @@ def test_paper_tiebreak_gains_less_useful_work_than_balancing():
 def test_paper_zero_confidence_and_zero_accuracy_are_krevats_scheduler():
     # BGL-FAULT Fig. 3 caption: "a = 0.0 (no prediction)".
     assert mean_summary(PER_1000, "balancing", 0.0) == mean_summary(PER_1000, "tiebreak", 0.0) == mean_summary(PER_1000)
+
+
+def test_tiebreak_diagnostics_say_how_rarely_the_alarm_decides():
+    # BGL-FAULT §7.3 reports 60-70% lower bounded slowdown on SDSC; ours is far less (docs/bgl_fault).
+    # The counts say why: ties among MFP-best partitions are common, but an alarm touches a candidate
+    # in few placements and changes Krevat's choice in fewer still (measured: 12,668 placements, 9,189
+    # ties, 2,248 alarmed, 844 changed). Asking the alarm about every partition of the size first
+    # (tie_candidates = "all") changes more choices and leaves fewer placements where all candidates ring.
+    counts = {}
+    for candidates in ("best-mfp", "all"):
+        config = RunConfig(
+            workload=str(SDSC),
+            max_jobs=JOBS,
+            failures=f"synthetic:{PER_1000}",
+            scheduler="tiebreak",
+            accuracy=1.0,
+            tie_candidates=candidates,
+        )
+        counts[candidates] = {key: value for key, value in run(config).summary.items() if key.startswith("tie_")}
+    best = counts["best-mfp"]
+    assert best["tie_placements"] >= JOBS and best["tie_ties"] > 0.5 * best["tie_placements"]
+    assert best["tie_changed"] <= best["tie_alarmed"] < 0.25 * best["tie_placements"]
+    assert best["tie_changed"] < 0.1 * best["tie_placements"]
+    assert counts["all"]["tie_changed"] > best["tie_changed"] and counts["all"]["tie_all_alarmed"] < best["tie_all_alarmed"]

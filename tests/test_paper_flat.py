@@ -15,6 +15,7 @@ MODELS = ["roofline", "communication", "amdahl", "mix-low-com", "mix", "power"]
 # MOLDABLE Table 1, expected ratios (LPT)
 PAPER_LPA = dict(zip(MODELS, [1.057, 1.312, 1.961, 1.896, 1.867, 1.861], strict=True))
 PAPER_MINTIME = dict(zip(MODELS, [1.057, 2.044, 15.567, 2.810, 2.704, 20.386], strict=True))
+PAPER_BATCH = dict(zip(MODELS, [1.158, 1.434, 1.529, 1.548, 1.571, 1.549], strict=True))
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +78,14 @@ def test_moldable_lpa_expected_ratio_is_near_table_1(moldable, model):
     assert moldable.loc["LPA", model] == pytest.approx(PAPER_LPA[model], rel=0.12)
 
 
+@pytest.mark.parametrize("model", MODELS)
+def test_moldable_batch_expected_ratio_is_near_table_1(moldable, model):
+    # MT-ALLOTMENT as the authors' simulator runs it (steps, area slack 1.1): full runs within 5% of
+    # Table 1 on every model (docs/moldable); 2 x 8 reduced runs within 8%. The tight variant
+    # (allotment = exact, area_slack = 1) was 39% above on communication.
+    assert moldable.loc["BATCH", model] == pytest.approx(PAPER_BATCH[model], rel=0.08)
+
+
 @pytest.mark.parametrize("model", ["roofline", "communication", "amdahl", "power"])
 def test_moldable_mintime_expected_ratio_is_near_table_1(moldable, model):
     assert moldable.loc["MINTIME", model] == pytest.approx(PAPER_MINTIME[model], rel=0.12)
@@ -87,8 +96,11 @@ def test_moldable_orderings_of_table_1(moldable):
     assert moldable.loc["LPA", "roofline"] == pytest.approx(moldable.loc["MINTIME", "roofline"], rel=1e-9)
     for model in ["amdahl", "power"]:
         assert max(moldable.loc["LPA", model], moldable.loc["BATCH", model]) < moldable.loc["MINTIME", model] / 4
-    # BATCH beats LPA on the mix and power models
-    for model in ["mix-low-com", "mix", "power"]:
+    # "LPA performs the best for the roofline and communication models while BATCH performs the best
+    # for the other models" (MOLDABLE App. D, Fig. 5)
+    for model in ["roofline", "communication"]:
+        assert moldable.loc["LPA", model] < moldable.loc["BATCH", model]
+    for model in ["amdahl", "mix-low-com", "mix", "power"]:
         assert moldable.loc["BATCH", model] < moldable.loc["LPA", model]
     # MINAREA is the worst everywhere but power
     for model in ["roofline", "communication", "amdahl", "mix-low-com", "mix"]:
