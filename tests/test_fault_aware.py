@@ -23,6 +23,16 @@ def attached(predictor, log, n=8, seed=0):
     return predictor
 
 
+def ring_of_8_with_supernode_3_busy():
+    """(table, packed busy supernodes, a 2-supernode job, the free 2-boxes): {4,5} and {1,2} leave MFP 5, {5,6} 4."""
+    table = PartitionTable(ring(8))
+    blocked = np.zeros(8, dtype=bool)
+    blocked[3] = True
+    words = table.pack(blocked)
+    job = make_workload([(1, 0, 100, 100, 2)], dims=(1, 1, 8)).jobs[0]
+    return table, words, job, table.free_ids_of_size(words, 2)
+
+
 def test_confidence_predictor_gives_a_to_supernodes_failing_in_the_window_and_zero_elsewhere():
     predictor = attached(OracleConfidencePredictor(confidence=0.3), log_of((100, 2), (250, 5)))
     assert predictor.supernode_probabilities(50, 100).tolist() == [0, 0, 0.3, 0, 0, 0, 0, 0]
@@ -103,12 +113,7 @@ def test_balancing_trades_one_supernode_of_mfp_for_stability_only_when_p_f_excee
     # Ring of 8 with supernode 3 busy: a 2-job in {4,5} or {1,2} leaves MFP 5 (L_MFP = 2); in {5,6} it leaves 4
     # (L_MFP = 3). Supernodes 4 and 1 will fail, so the MFP-best boxes have P_f = a and E_loss = 2 + 2a,
     # against 3 for the stable {5,6}.
-    table = PartitionTable(ring(8))
-    blocked = np.zeros(8, dtype=bool)
-    blocked[3] = True
-    words = table.pack(blocked)
-    job = make_workload([(1, 0, 100, 100, 2)], dims=(1, 1, 8)).jobs[0]
-    candidates = table.free_ids_of_size(words, 2)
+    table, words, job, candidates = ring_of_8_with_supernode_3_busy()
     placement = BalancingPlacement(attached(OracleConfidencePredictor(confidence), log_of((50, 4), (50, 1)), n=8))
     chosen = set(table.members[placement.choose(table, job, candidates, words, 0.0)].tolist())
     assert chosen == expected or (expected == {4, 5} and chosen == {1, 2})
@@ -172,12 +177,7 @@ def test_null_predictor_makes_balancing_identical_to_krevat():
 def test_tiebreak_readings_and_their_counts(candidates, all_alarmed, expected, counts):
     # Ring of 8 with supernode 3 busy, a 2-job. {4,5} and {1,2} leave MFP 5, {5,6} leaves 4, {6,7} and {7,0} 3.
     # Supernodes 4 and 1 will fail and the predictor (a = 1) says so: both MFP-best boxes ring.
-    table = PartitionTable(ring(8))
-    blocked = np.zeros(8, dtype=bool)
-    blocked[3] = True
-    words = table.pack(blocked)
-    job = make_workload([(1, 0, 100, 100, 2)], dims=(1, 1, 8)).jobs[0]
-    candidates_ids = table.free_ids_of_size(words, 2)
+    table, words, job, candidates_ids = ring_of_8_with_supernode_3_busy()
     placement = TieBreakPlacement(OracleAccuracyPredictor(1.0), candidates, all_alarmed)
     placement.attach(log_of((50, 4), (50, 1)), np.random.default_rng(0), 8)
     krevat = MfpPlacement().choose(table, job, candidates_ids, words, 0.0)

@@ -86,15 +86,22 @@ RUNNING_JOB = {  # a started job: start time, restart overhead, saved work, wall
 }
 
 
+def running_job(started, overhead, saved, walltime, interval=None, cost=0.0) -> Job:
+    """A 4-node job of 500 s run time started at ``started`` with ``saved`` work and a restart ``overhead`` (seconds)."""
+    job = Job(1, 0.0, 500.0, walltime, 4)
+    job.arrive()
+    job.saved_work = saved
+    job.checkpoint_interval, job.checkpoint_cost = interval, cost
+    job.start(started, allocation=4, size=4, recovery=overhead)
+    return job
+
+
 @settings(max_examples=200, deadline=None)
 @given(**RUNNING_JOB, prediction=st.one_of(st.none(), st.floats(1, 1e5)))
 def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, overhead, saved, walltime, prediction, elapsed):
     # CheckpointProgress.predicted_end inlines Job.estimated_end for jobs without checkpoint costs:
     # the same number, bit for bit, as the job's own estimate (prediction first, walltime when past it)
-    job = Job(1, 0.0, 500.0, walltime, 4)
-    job.arrive()
-    job.saved_work = saved
-    job.start(started, allocation=4, size=4, recovery=overhead)
+    job = running_job(started, overhead, saved, walltime)
     job.prediction = prediction
     now = started + elapsed
     if prediction is None or prediction >= walltime:
@@ -111,10 +118,6 @@ def test_predicted_end_without_checkpoints_is_the_jobs_own_estimate(started, ove
 def test_krevats_walltime_ends_are_the_jobs_own_estimates_bit_for_bit(started, overhead, saved, walltime, elapsed, interval):
     from torus_sim.policies.krevat import walltime_ends
 
-    job = Job(1, 0.0, 500.0, walltime, 4)
-    job.arrive()
-    job.saved_work = saved
-    job.checkpoint_interval, job.checkpoint_cost = interval, 0.0 if interval is None else 20.0
-    job.start(started, allocation=4, size=4, recovery=overhead)
+    job = running_job(started, overhead, saved, walltime, interval, 0.0 if interval is None else 20.0)
     now = started + elapsed
     assert walltime_ends([job], now)[job] == job.estimated_end(now)

@@ -168,7 +168,8 @@ class TieBreakPlacement(PlacementPolicy):
         alarms = self.predictor.supernode_alarms(now, job.walltime)
         if not alarms.any():
             return krevat
-        doomed = table.hits(candidate_ids, table.pack(alarms)) & pool
+        doomed = np.zeros(len(candidate_ids), dtype=bool)
+        doomed[pool] = table.hits(candidate_ids[pool], table.pack(alarms))  # only the candidates in play
         if doomed.any():
             counts["tie_alarmed"] += 1
         quiet = pool & ~doomed
