@@ -133,3 +133,15 @@ def test_reduced_rigid_and_moldable_sets_are_unchanged(kind):
     rows = run_set(kind, pinned["grid"], pinned["scenarios"], pinned["seed"], pinned["set"])
     keys = list(pinned["rows"][0])
     assert [{key: row[key] for key in keys} for row in rows] == pinned["rows"]
+
+
+def test_the_tight_batch_allotment_still_gives_the_values_pinned_before_0_3():
+    from torus_sim.experiments.batch import run_set
+
+    pinned = GOLDEN["moldable_reduced"]
+    grid = {**pinned["grid"], "algorithm": ["BATCH"]}
+    rows = run_set(
+        "moldable", grid, pinned["scenarios"], pinned["seed"], pinned["set"], {"allotment": "exact", "area_slack": 1.0}
+    )
+    expected = GOLDEN["moldable_reduced_tight_batch"]["rows"]
+    assert [{key: row[key] for key in expected[0]} for row in rows] == expected

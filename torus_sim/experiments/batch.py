@@ -19,7 +19,7 @@ from torus_sim.errors import ConfigurationError
 __all__ = ["BatchRunResult", "combine_results", "expected_ratio_table", "run_moldable", "run_rigid", "run_set"]
 
 
-def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) -> list[dict]:
+def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int, fields: dict | None = None) -> list[dict]:
     """Every grid point of one job set, as the papers' experiments run them (one row per point).
 
     Args:
@@ -29,6 +29,7 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
         scenarios: failure scenarios per set.
         seed: the experiment's master seed.
         set_index: which job set.
+        fields: other scenario fields for every point (e.g. ``{"allotment": "exact", "area_slack": 1.0}``).
 
     Returns:
         One dict per point: its values, ``set``, ``mean_ratio``, ``max_ratio``, ``mean_makespan``,
@@ -64,6 +65,7 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int) ->
             policy=point["heuristic" if kind == "rigid" else "algorithm"],
             priority=point["priority"],
             **silent,
+            **(fields or {}),
         )
         summary = run(scenario).summary
         if kind == "rigid":  # the λ the mean probability q̄ stands for, as the papers report it
