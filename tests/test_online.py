@@ -106,6 +106,8 @@ def test_strict_fairness_checker_catches_easys_heel_and_toe_and_pv_easy_preempts
     # J0 ends at 5, early; J1 could start then but for J2 (backfilled under J0's estimate): it waits until 8
     assert trace(easy)[1] == (8.0, 13.0, 0)
     assert easy.summary["delayed_jobs"] == 1 and easy.summary["mean_delay_min"] == pytest.approx(3 / 60)
+    other = run_online(workload, "FCFS-EASY", "estimate", fairness_reading="shadow")  # J2 was backfilled past J1: both readings
+    assert other.summary["delayed_jobs"] == 1 and other.summary["mean_delay_min"] == pytest.approx(3 / 60)
     pv = run_online(workload, "PV-EASY", "estimate")
     assert trace(pv)[1] == (5.0, 10.0, 0) and trace(pv)[2][2] == 1 and pv.summary["delayed_jobs"] == 0
 
@@ -117,7 +119,51 @@ def test_easy_last_reservation_violation_is_measured_from_the_reservation(tmp_pa
     # user 7's last job used 1% of its estimate: J3 is predicted 1 s, backfilled at 4, runs 50 s past J2's reservation (12)
     assert trace(result)[3] == (4.0, 54.0, 0) and trace(result)[2] == (54.0, 59.0, 0)
     assert result.summary["violations"] == 1 and result.summary["mean_dtr_min"] == pytest.approx(42 / 60)
+    other = run_online(workload, "FCFS-EASY", "last", fairness_reading="shadow")  # J3 was backfilled past J2: both readings
+    assert other.summary["violations"] == 1 and other.summary["mean_dtr_min"] == pytest.approx(42 / 60)
     assert run_online(workload, "FCFS-EASY", "estimate").summary["violations"] == 0
+
+
+def test_fairness_readings_differ_on_a_job_backfilled_past_an_earlier_head(tmp_path):
+    # P = 4. X (1 node, 30 s) is backfilled at 3 on H1's extra node; H1 starts at 10 (A ends) and runs
+    # to 15; H2 (4 nodes) is then the head and waits for X until 33, though it would fit at 15 without X
+    rows = [(0, 0, 10, 3, 10, 1), (1, 1, 5, 3, 5, 1), (2, 2, 5, 4, 5, 1), (3, 3, 30, 1, 30, 1)]
+    workload = swf(tmp_path, rows)
+    shadow = run_online(workload, "FCFS-EASY", "estimate", fairness_reading="shadow")
+    assert trace(shadow)[2] == (33.0, 38.0, 0) and trace(shadow)[3] == (3.0, 33.0, 0)
+    # shadow load (every lower-priority job): H1 and H2 blocked; H2 delayed 33 - 15 = 18 s by X
+    assert shadow.summary["blocked_jobs"] == 2 and shadow.summary["delayed_jobs"] == 1
+    assert shadow.summary["mean_delay_min"] == pytest.approx(18 / 60)
+    # backfilled past it: X passed H1, not H2; H2 had no job behind it, so only H1 is blocked
+    backfilled = run_online(workload, "FCFS-EASY", "estimate", fairness_reading="backfilled")
+    assert backfilled.summary["blocked_jobs"] == 1 and backfilled.summary["delayed_jobs"] == 0
+    # a delay counts only above min_delay
+    assert run_online(workload, "FCFS-EASY", "estimate", fairness_reading="shadow", min_delay=17).summary["delayed_jobs"] == 1
+    assert run_online(workload, "FCFS-EASY", "estimate", fairness_reading="shadow", min_delay=18).summary["delayed_jobs"] == 0
+
+
+def test_violation_readings_count_only_jobs_backfilled_past_the_head(tmp_path):
+    # P = 4, EASY-Last. User 7's last job used 20% of its estimate, so X is predicted 20 s (to 24)
+    # and is backfilled at 4 on H1's extra node; it runs 50 s. H1 runs 11-16. H2's reservation is 24
+    # (X's predicted end); at J5's arrival (30) H2 still waits for X, which ends at 54
+    rows = [
+        (0, 0, 2, 1, 10, 7),
+        (1, 1, 10, 3, 10, 1),
+        (2, 2, 5, 3, 5, 1),
+        (3, 3, 5, 4, 5, 2),
+        (4, 4, 50, 1, 100, 7),
+        (5, 30, 1, 4, 1, 3),
+    ]
+    workload = swf(tmp_path, rows)
+    shadow = run_online(workload, "FCFS-EASY", "last", fairness_reading="shadow")
+    assert trace(shadow)[3] == (54.0, 59.0, 0) and trace(shadow)[4] == (4.0, 54.0, 0)
+    # shadow load: X (lower than H2) holds the node H2 needs past its reservation: DTR 54 - 24 = 30 s
+    assert shadow.summary["violations"] == 1 and shadow.summary["mean_dtr_min"] == pytest.approx(30 / 60)
+    assert shadow.summary["delayed_jobs"] == 1 and shadow.summary["mean_delay_min"] == pytest.approx(38 / 60)
+    # backfilled past it: X was backfilled past H1, so H2 is neither delayed nor violated
+    backfilled = run_online(workload, "FCFS-EASY", "last", fairness_reading="backfilled")
+    assert backfilled.summary["violations"] == 0 and backfilled.summary["delayed_jobs"] == 0
+    assert backfilled.summary["blocked_jobs"] == 2 and shadow.summary["blocked_jobs"] == 3
 
 
 def test_swf_cleaning_for_online_replay_is_counted(tmp_path):

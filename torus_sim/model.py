@@ -135,9 +135,21 @@ MIGRATION_COLUMNS = ["job_id", "attempt", "time", "from_resources", "to_resource
 PASS_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
 """One row per scheduling pass, after it (BGL-FAULT §6.1's f(t) and q(t))."""
 
-FAIRNESS_COLUMNS = ["head_job", "head_ready", "previous_head", "previous_reservation_at"]
-"""With fairness recording: the first waiting job after the pass, whether it would fit if no
-lower-priority job were running, and the head before the pass with its reservation (PV-EASY §3)."""
+FAIRNESS_COLUMNS = [
+    "head_job",
+    "head_ready",
+    "previous_head",
+    "previous_reservation_at",
+    "head_passed",
+    "head_ready_backfilled",
+    "head_ready_underestimated",
+]
+"""With fairness recording, after each pass: the first waiting job (``head_job``, -1 if none);
+``head_ready``: it would fit if no lower-priority job were running (the shadow load, PV-EASY §4.1);
+the head before the pass and its reservation (``previous_head``, ``previous_reservation_at``);
+``head_passed``: running jobs backfilled past it while it was the head; ``head_ready_backfilled``:
+it would fit without those; ``head_ready_underestimated``: it would fit without those of them
+predicted, at their start, to end by ``previous_reservation_at`` (PV-EASY §3.2, Fig. 1c)."""
 
 FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
 """One row per fail-stop failure."""
@@ -274,6 +286,8 @@ class SchedulingModel(mesa.Model):
         if record_fairness is None:
             record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
         self.record_fairness = bool(record_fairness)
+        # fairness recording: job id -> (id of the head it was backfilled past, its predicted end at start)
+        self._passed_head: dict[int, tuple[int, float]] = {}
         self.workload_kind = workload.kind
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
@@ -721,7 +735,8 @@ class SchedulingModel(mesa.Model):
     def _pass(self) -> None:
         """One scheduling pass: apply the policy's actions in order, then record the pass."""
         queue = self.queue
-        if self.record_fairness:
+        record_fairness = self.record_fairness
+        if record_fairness:
             previous_head = queue.head
             promised_at = previous_head.reservation_at if previous_head is not None else None
         start = self._start
@@ -729,7 +744,12 @@ class SchedulingModel(mesa.Model):
         for action in self.policy.plan(self.view):
             kind = type(action)
             if kind is Start:
-                start(*action)
+                if record_fairness and action.job is not queue.head:
+                    head_id = queue.head.job_id
+                    start(*action)
+                    self._passed_head[action.job.job_id] = (head_id, self.progress.predicted_end(action.job, self.now))
+                else:
+                    start(*action)
             elif kind is Repack:
                 self._migrate(action.moves)
             elif kind is Preempt:
@@ -751,27 +771,45 @@ class SchedulingModel(mesa.Model):
             "running_jobs": len(self.running_jobs),
             "queued_jobs": len(queue),
         }
-        if self.record_fairness:
-            head = queue.head
-            row["head_job"] = -1 if head is None else head.job_id
-            row["head_ready"] = head is not None and self._could_start_without_lower(head)
-            row["previous_head"] = -1 if previous_head is None else previous_head.job_id
-            row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
+        if record_fairness:
+            self._fairness_columns(row, queue.head, previous_head, promised_at)
         self.datacollector.add_table_row("capacity", row)
+
+    def _fairness_columns(self, row: dict, head: Job | None, previous_head: Job | None, promised_at: float | None) -> None:
+        """Fill a pass row's :data:`FAIRNESS_COLUMNS` (PV-EASY §3.1-3.2, §4.1)."""
+        row["head_job"] = -1 if head is None else head.job_id
+        row["previous_head"] = -1 if previous_head is None else previous_head.job_id
+        row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
+        if head is None:
+            row["head_ready"] = row["head_ready_backfilled"] = row["head_ready_underestimated"] = False
+            row["head_passed"] = 0
+            return
+        running = self.running_jobs.values()
+        lower = [job for job in running if job.rank > head.rank]
+        passed_head = self._passed_head
+        head_id = head.job_id
+        passed = [job for job in lower if passed_head.get(job.job_id, (-1,))[0] == head_id]
+        row["head_ready"] = self._could_start_without(head, lower)
+        row["head_passed"] = len(passed)
+        row["head_ready_backfilled"] = self._could_start_without(head, passed)
+        if previous_head is head and promised_at is not None:
+            under = [job for job in passed if passed_head[job.job_id][1] <= promised_at]
+            row["head_ready_underestimated"] = self._could_start_without(head, under)
+        else:
+            row["head_ready_underestimated"] = False
 
     def _head_fits(self, head: Job) -> bool:
         """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
         return head.partition_size <= self.platform.free
 
-    def _could_start_without_lower(self, head: Job) -> bool:
-        """Whether the head would fit now if no lower-priority (later-ranked) job were running (PV-EASY §3.1)."""
-        lower = [job for job in self.running_jobs.values() if job.rank > head.rank]
+    def _could_start_without(self, head: Job, blockers: list[Job]) -> bool:
+        """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1)."""
         if self.platform.kind == "cluster":
-            return self.platform.free + sum(job.allocated_size for job in lower) >= head.partition_size
-        if not lower:
+            return self.platform.free + sum(job.allocated_size for job in blockers) >= head.partition_size
+        if not blockers:
             return False
         occupancy = self.platform.snapshot()
-        for job in lower:
+        for job in blockers:
             occupancy.vacate(job)
         return occupancy.fits(head.partition_size)
 

@@ -586,7 +586,9 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         model = build_model(scenario, inputs)
         _warn_uncovered(inputs)
         record = model.run(progress=progress)
-        summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form)
+        summary = summarize_record(
+            record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
+        )
         from torus_sim.metrics.summary import job_table
 
         return RunResult(
@@ -610,7 +612,13 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     table = pd.DataFrame(
         {"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios}
     )
-    summary = summarize_record(record, model.workload, scenario.gamma, scenario.bsld_form) if count == 1 else {}
+    summary = (
+        summarize_record(
+            record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
+        )
+        if count == 1
+        else {}
+    )
     summary.update(
         {
             "scenarios": count,

@@ -53,6 +53,7 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
 
 __all__ = [
     "BATCH_POLICIES",
@@ -141,7 +142,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "spares",
         "prediction_accuracy",
     ),
-    "metrics": ("gamma", "bsld_form", "fairness"),
+    "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay"),
     "run": ("seed",),
 }
 """The sections of a scenario file and the fields each holds."""
@@ -244,6 +245,11 @@ class Scenario(BaseModel):
     fairness: bool | None = Field(
         None, description="record the head's fairness each pass (default: online workloads on a cluster; costs ~15% on the torus)"
     )
+    fairness_reading: Literal["backfilled", "shadow"] = Field(
+        DEFAULT_FAIRNESS_READING,
+        description="who delays a blocked job (PV-EASY Tables 1-2): the jobs backfilled past it, or every lower-priority job",
+    )
+    min_delay: Seconds = Field(0.0, ge=0, description="count a delay or a delay from reservation only above this, seconds")
     # run
     seed: int = Field(0, description="seed of the run's generator (a batch: the master seed of sets and scenarios)")
 

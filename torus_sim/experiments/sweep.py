@@ -84,7 +84,7 @@ def run_row(config: Scenario) -> dict:
     row["wall_time"] = time.perf_counter() - began
     tables = {}
     if not config.batch and result.record is not None and not result.record.jobs.empty:
-        table = job_table(result.record.jobs, result.record.capacity)
+        table = job_table(result.record.jobs, result.record.capacity, config.fairness_reading)
         tables["size_groups"] = size_group_table(table, result.record.capacity_total).to_dict("records")
     if not result.scenarios.empty:
         tables["scenarios"] = result.scenarios.to_dict("records")

@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
+from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, online_summary
 from torus_sim.metrics.online import job_table as online_job_table
-from torus_sim.metrics.online import online_summary
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
 __all__ = ["summarize_record"]
@@ -22,7 +22,14 @@ __all__ = ["summarize_record"]
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
 
 
-def summarize_record(record, workload=None, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> dict:
+def summarize_record(
+    record,
+    workload=None,
+    gamma: float = DEFAULT_GAMMA,
+    form: str = "standard",
+    fairness_reading: str = DEFAULT_FAIRNESS_READING,
+    min_delay: float = 0.0,
+) -> dict:
     """The summary of one simulation: every metric family whose inputs the record holds.
 
     Args:
@@ -30,6 +37,9 @@ def summarize_record(record, workload=None, gamma: float = DEFAULT_GAMMA, form: 
         workload: the run's workload (unused today; kept for families that need the inputs).
         gamma: Γ of BGL-FAULT's bounded slowdown, seconds.
         form: BGL-FAULT's bounded-slowdown form (``standard`` or ``printed``).
+        fairness_reading: PV-EASY's reading of strict fairness and violations
+            (:func:`torus_sim.metrics.online.fairness_table`).
+        min_delay: the least delay counted in Tables 1-2, seconds.
 
     Returns:
         BGL-FAULT's keys (``avg_bounded_slowdown``, ``omega_util``, ...; ``makespan`` is the span T),
@@ -41,8 +51,8 @@ def summarize_record(record, workload=None, gamma: float = DEFAULT_GAMMA, form: 
     """
     summary = summarize(record, gamma, form)
     if not record.jobs.empty:
-        table = online_job_table(record.jobs, record.capacity)
-        online = online_summary(table, record.capacity_total)
+        table = online_job_table(record.jobs, record.capacity, fairness_reading)
+        online = online_summary(table, record.capacity_total, min_delay)
         if "head_job" not in record.capacity:
             for key in (
                 "blocked_jobs",

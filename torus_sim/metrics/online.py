@@ -9,7 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["SIZE_FRACTIONS", "bounded_slowdown", "fairness_table", "job_table", "online_summary", "size_group_table"]
+__all__ = [
+    "FAIRNESS_READINGS",
+    "SIZE_FRACTIONS",
+    "bounded_slowdown",
+    "fairness_table",
+    "job_table",
+    "online_summary",
+    "size_group_table",
+]
 
 THRESHOLD = 10.0
 """Bounded-slowdown threshold, seconds (PV-EASY Eq. 1)."""
@@ -21,42 +29,74 @@ def bounded_slowdown(wait: np.ndarray, runtime: np.ndarray, threshold: float = T
     return (wait + floor) / floor
 
 
-def fairness_table(passes: pd.DataFrame) -> pd.DataFrame:
-    """Per job that was ever the blocked head: its fair start and the reservation a backfill violated.
+FAIRNESS_READINGS = ("backfilled", "shadow")
+"""The readings of PV-EASY's strict fairness and reservation violation (see :func:`fairness_table`)."""
+
+DEFAULT_FAIRNESS_READING = "shadow"
+"""The reading the summaries use unless told (see docs/pv_easy for what each gives on CTC)."""
+
+
+def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
+    """Per blocked job: its fair start and the reservation a backfill violated, under one reading.
+
+    PV-EASY does not print how Tables 1-2 count; the two readings that fit its text:
+
+    * ``backfilled``: the jobs that delay a blocked job are those EASY backfilled past it
+      while it was the first waiting job, i.e. against its reservation (§3.1, "a job can be backfilled
+      if it would not delay the [...] reservation of the first blocked job"; Fig. 1c). A job is
+      blocked when it was the first waiting job with another job waiting behind it or backfilled past
+      it (a reservation that constrained a backfill). Its reservation is violated when, at a pass at
+      or after it, the job is still waiting and would fit without the jobs backfilled past it that
+      were predicted, at their start, to end by it: the underestimated backfilled jobs of §3.2 (the
+      "benign" case of higher-priority jobs running past their predictions is not counted).
+    * ``shadow``: every running job of lower priority than the blocked job counts (the shadow load of
+      §4.1, which SLP preempts); a job is blocked when it was ever the first waiting job; its
+      reservation is violated when the lower-priority jobs hold the nodes it needs at or after it.
 
     Args:
         passes: the record's pass table with :data:`torus_sim.model.FAIRNESS_COLUMNS`, in time order.
+        reading: ``backfilled`` or ``shadow``.
 
     Returns:
-        Indexed by job id: ``fair_start_at`` (the first pass after which it was the head and would
-        have fit had no lower-priority job been running; NaN if never) and ``violated_at`` (the
-        reservation it held as head before a pass after which that moment had come, it was still the
-        head, and lower-priority jobs held the nodes it needed; NaN if never).
+        Indexed by the id of every blocked job: ``fair_start_at`` (the first pass after which it was
+        the head and would have fit without those jobs; NaN if never) and ``violated_at`` (the
+        reservation it held as head before the first pass that found it violated; NaN if never).
+
+    Raises:
+        ValueError: an unknown reading.
 
     References:
-        PV-EASY §3.1 (strict fairness), §3.2 (reservation violation; the "benign" case of
-        higher-priority jobs running past their predictions is not counted).
+        PV-EASY §3.1 (strict fairness, Table 1), §3.2 (reservation violation, Fig. 1, Table 2), §4.1.
     """
+    if reading not in FAIRNESS_READINGS:
+        raise ValueError(f"unknown fairness reading {reading!r}; expected one of {', '.join(FAIRNESS_READINGS)}")
     heads = passes[passes["head_job"] >= 0]
-    ready = heads[heads["head_ready"].astype(bool)]
-    fair = ready.groupby("head_job")["time"].first()
-    violating = ready[
-        (ready["head_job"] == ready["previous_head"])
-        & ready["previous_reservation_at"].notna()
-        & (ready["time"] >= ready["previous_reservation_at"])
+    if reading == "shadow":
+        blocked = pd.Index(heads["head_job"].unique())
+        ready_column, violation_column = "head_ready", "head_ready"
+    else:
+        behind = heads[(heads["queued_jobs"] > 1) | (heads["head_passed"] > 0)]
+        blocked = pd.Index(behind["head_job"].unique())
+        ready_column, violation_column = "head_ready_backfilled", "head_ready_underestimated"
+    fair = heads[heads[ready_column].astype(bool)].groupby("head_job")["time"].first()
+    late = heads[
+        heads[violation_column].astype(bool)
+        & (heads["head_job"] == heads["previous_head"])
+        & heads["previous_reservation_at"].notna()
+        & (heads["time"] >= heads["previous_reservation_at"])
     ]
-    violated = violating.groupby("head_job")["previous_reservation_at"].first()
-    blocked = pd.Index(heads["head_job"].unique())
+    violated = late.groupby("head_job")["previous_reservation_at"].first()
     return pd.DataFrame({"fair_start_at": fair.reindex(blocked), "violated_at": violated.reindex(blocked)})
 
 
-def job_table(jobs: pd.DataFrame, passes: pd.DataFrame | None = None) -> pd.DataFrame:
+def job_table(jobs: pd.DataFrame, passes: pd.DataFrame | None = None, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
     """One row per job of a replay, in submission order, with PV-EASY's columns.
 
     Args:
         jobs: the record's job table.
         passes: the record's pass table with the head's columns (fairness columns are NaN / False
             without it).
+        reading: the fairness reading (:func:`fairness_table`).
 
     Returns:
         The job columns plus ``blocked`` (once the blocked head), ``fair_start_at``, ``violated_at``,
@@ -64,7 +104,7 @@ def job_table(jobs: pd.DataFrame, passes: pd.DataFrame | None = None) -> pd.Data
     """
     frame = jobs.sort_values(["submitted_at", "job_id"], kind="stable").reset_index(drop=True)
     if passes is not None and "head_job" in passes:
-        fairness = fairness_table(passes)
+        fairness = fairness_table(passes, reading)
         frame["blocked"] = frame["job_id"].isin(fairness.index)
         frame["fair_start_at"] = frame["job_id"].map(fairness["fair_start_at"]).astype(float)
         frame["violated_at"] = frame["job_id"].map(fairness["violated_at"]).astype(float)
@@ -77,12 +117,14 @@ def job_table(jobs: pd.DataFrame, passes: pd.DataFrame | None = None) -> pd.Data
     return frame
 
 
-def online_summary(table: pd.DataFrame, processors: int) -> dict:
+def online_summary(table: pd.DataFrame, processors: int, min_delay: float = 0.0) -> dict:
     """The summary metrics of a replay.
 
     Args:
         table: the replay's :func:`job_table`.
         processors: P.
+        min_delay: a delay (Table 1) or delay from the reservation (Table 2) counts only above this,
+            seconds (0: every positive one).
 
     Returns:
         dict with ``mbs``, ``mwbs`` (Eq. 1-2, Γ = 10 s); ``mean_wait`` (s); ``total_load`` and
@@ -90,9 +132,9 @@ def online_summary(table: pd.DataFrame, processors: int) -> dict:
         waste is running time beyond each job's runtime: lost work and overheads); ``useful_load``;
         ``preempted_jobs``, ``preempted_rate``, ``mkt`` (mean preemptions of a preempted job),
         ``mean_rtw`` (Eq. 3 over preempted jobs); ``blocked_jobs``, ``delayed_jobs`` (blocked jobs
-        that could have started earlier but for lower-priority jobs: strict-fairness violations),
-        ``mean_delay_min``, ``max_delay_h``; ``violations`` (jobs whose reservation was violated by
-        backfilled lower-priority jobs), ``mean_dtr_min``, ``max_dtr_h``, ``mean_si``, ``max_si``,
+        that could have started earlier but for lower-priority jobs, under the table's fairness
+        reading: strict-fairness violations), ``mean_delay_min``, ``max_delay_h``; ``violations``
+        (jobs whose reservation was violated by backfilled lower-priority jobs), ``mean_dtr_min``, ``max_dtr_h``, ``mean_si``, ``max_si``,
         ``violation_mean_parallelism``.
 
     References:
@@ -107,8 +149,10 @@ def online_summary(table: pd.DataFrame, processors: int) -> dict:
     rtw = (preempted.time_sum - preempted.runtime) / preempted.runtime.where(preempted.runtime > 0)
     blocked = table[table.blocked]
     delay = (blocked.first_started_at - blocked.fair_start_at).where(blocked.fair_start_at.notna())
-    delayed = delay[delay > 0]
+    delayed = delay[delay > min_delay]
     violated = table[table.violated_at.notna()]
+    if min_delay > 0:
+        violated = violated[violated.first_started_at - violated.violated_at > min_delay]
     dtr = violated.first_started_at - violated.violated_at
     promised = bounded_slowdown((violated.violated_at - violated.submitted_at).to_numpy() + 0.0, violated.runtime.to_numpy())
     actual = bounded_slowdown((violated.first_started_at - violated.submitted_at).to_numpy() + 0.0, violated.runtime.to_numpy())
