@@ -32,7 +32,7 @@ def bounded_slowdown(wait: np.ndarray, runtime: np.ndarray, threshold: float = T
 FAIRNESS_READINGS = ("backfilled", "shadow")
 """The readings of PV-EASY's strict fairness and reservation violation (see :func:`fairness_table`)."""
 
-DEFAULT_FAIRNESS_READING = "shadow"
+DEFAULT_FAIRNESS_READING = "backfilled"
 """The reading the summaries use unless told (see docs/pv_easy for what each gives on CTC)."""
 
 
