@@ -140,3 +140,39 @@ def test_bad_allotment_parameters_are_refused():
             mt_allotment_steps(tables, [0], **{"attempts": 1, "processors": 2, **arguments})
     with pytest.raises(ConfigurationError, match="allotment: Input should be 'steps' or 'exact'"):
         run_moldable(np.array([[4.0, 2.0]]), [0], "BATCH", allotment="tight")
+
+
+def plain_min_plus(left, right):
+    """out[j, b] = min over c <= b of left[j, c] + right[j, b - c], first minimizing c: loop by loop."""
+    out = np.full(left.shape, np.inf)
+    picks = np.zeros(left.shape, dtype=np.int64)
+    for job in range(left.shape[0]):
+        for budget in range(left.shape[1]):
+            best, pick = np.inf, 0
+            for spent in range(budget + 1):
+                value = left[job, spent] + right[job, budget - spent]
+                if value < best:
+                    best, pick = value, spent
+            out[job, budget], picks[job, budget] = best, pick
+    return out, picks
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 7), st.integers(1, 9), st.integers(1, 60), st.integers(0, 2**32 - 1))
+def test_min_plus_in_blocks_equals_the_plain_loop(jobs, width, cells, seed):
+    import torus_sim.policies.moldable as moldable
+
+    rng = np.random.default_rng(seed)
+    left = rng.integers(0, 4, (jobs, width)).astype(float)  # small integers: many ties
+    right = rng.integers(0, 4, (jobs, width)).astype(float)
+    left[rng.random(left.shape) < 0.2] = np.inf
+    saved = moldable.MIN_PLUS_CELLS
+    moldable.MIN_PLUS_CELLS = cells  # blocks of one job or a few, as late batches get
+    try:
+        out, picks = moldable._min_plus(left, right)
+    finally:
+        moldable.MIN_PLUS_CELLS = saved
+    expected, expected_picks = plain_min_plus(left, right)
+    assert np.array_equal(out, expected)
+    finite = np.isfinite(expected)
+    assert np.array_equal(picks[finite], expected_picks[finite])

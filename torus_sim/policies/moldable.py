@@ -207,13 +207,31 @@ def _single_attempt_tables(tables: AllotmentTables, jobs: np.ndarray, attempts: 
     return budget, single, chosen
 
 
+MIN_PLUS_CELLS = 1 << 22
+"""Cells (jobs x (K+1)^2) of one block of :func:`_min_plus`: about 32 MiB per temporary array."""
+
+
 def _min_plus(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per job, out[b] = min over c <= b of left[c] + right[b - c], and the minimizing c; arrays (k, K+1)."""
-    spent = np.arange(left.shape[1])
+    """Per job, out[b] = min over c <= b of left[c] + right[b - c], and the minimizing c; arrays (k, K+1).
+
+    The jobs are taken in blocks of at most :data:`MIN_PLUS_CELLS` cells, so memory stays bounded
+    when K grows with g (BATCH-LIST's late batches, g = 2^{k-1}); each job's row is the same as in one block.
+    """
+    width = left.shape[1]
+    spent = np.arange(width)
     gap = spent[:, None] - spent[None, :]
-    combined = left[:, None, :] + np.where(gap >= 0, right[:, np.clip(gap, 0, left.shape[1] - 1)], np.inf)
-    pick = np.argmin(combined, axis=2)
-    return np.take_along_axis(combined, pick[:, :, None], axis=2)[:, :, 0], pick
+    valid = gap >= 0
+    index = np.clip(gap, 0, width - 1)
+    block = max(1, MIN_PLUS_CELLS // (width * width))
+    out = np.empty(left.shape, dtype=np.result_type(left, right))
+    picks = np.empty(left.shape, dtype=np.int64)
+    for first in range(0, left.shape[0], block):
+        rows = slice(first, first + block)
+        combined = left[rows, None, :] + np.where(valid, right[rows][:, index], np.inf)
+        pick = np.argmin(combined, axis=2)
+        out[rows] = np.take_along_axis(combined, pick[:, :, None], axis=2)[:, :, 0]
+        picks[rows] = pick
+    return out, picks
 
 
 def _order_chain(tables: AllotmentTables, jobs: np.ndarray, allocation: np.ndarray) -> np.ndarray:
