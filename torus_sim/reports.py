@@ -36,7 +36,7 @@ SUMMARY_LABELS = {
     "mwbs": ("MWBS (PV-EASY Eq. 2)", "{:,.3f}"),
     "wasted_load": ("wasted load", "{:.4f}"),
     "preemptions": ("preemptions", "{:,}"),
-    "blocked_jobs": ("blocked jobs (head once)", "{:,}"),
+    "blocked_jobs": ("blocked jobs (PV-EASY Table 1)", "{:,}"),
     "delayed_jobs": ("delayed by lower-priority jobs", "{:,}"),
     "violations": ("reservation violations", "{:,}"),
     "silent_errors": ("silent errors detected", "{:,}"),
