@@ -586,9 +586,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         model = build_model(scenario, inputs)
         _warn_uncovered(inputs)
         record = model.run(progress=progress)
-        summary = summarize_record(
-            record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
-        )
+        summary = _summary(scenario, model, record)
         from torus_sim.metrics.summary import job_table
 
         return RunResult(
@@ -612,13 +610,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     table = pd.DataFrame(
         {"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios}
     )
-    summary = (
-        summarize_record(
-            record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
-        )
-        if count == 1
-        else {}
-    )
+    summary = _summary(scenario, model, record) if count == 1 else {}
     summary.update(
         {
             "scenarios": count,
@@ -633,6 +625,13 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
 
     jobs = job_table(record.jobs, scenario.gamma, scenario.bsld_form)
     return RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
+
+
+def _summary(scenario: Scenario, model: SchedulingModel, record: SimulationRecord) -> dict:
+    """The run's summary with the scenario's metric settings (Γ, slowdown form, fairness reading, min delay)."""
+    return summarize_record(
+        record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
+    )
 
 
 def _warn_uncovered(inputs: dict) -> None:

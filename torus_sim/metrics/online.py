@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "DEFAULT_FAIRNESS_READING",
     "FAIRNESS_READINGS",
     "SIZE_FRACTIONS",
     "bounded_slowdown",
@@ -124,7 +125,7 @@ def online_summary(table: pd.DataFrame, processors: int, min_delay: float = 0.0)
         table: the replay's :func:`job_table`.
         processors: P.
         min_delay: a delay (Table 1) or delay from the reservation (Table 2) counts only above this,
-            seconds (0: every positive one).
+            seconds (0: every positive delay and every violation found).
 
     Returns:
         dict with ``mbs``, ``mwbs`` (Eq. 1-2, Γ = 10 s); ``mean_wait`` (s); ``total_load`` and
