@@ -188,3 +188,31 @@ def test_mesa_batch_run_runs_the_one_model_on_every_platform_and_workload():
         )
     )
     assert set(moldable.groupby("scenario_index").completed_jobs.max()) == {10}
+
+
+def test_a_finished_run_frees_its_models_so_a_serial_sweep_does_not_grow():
+    # Mesa 3.3.1 holds every model as a key of Agent._ids (mesa#3179); a serial sweep of BATCH runs grew
+    # by ~80 MB a run until the engine dropped that key.
+    import gc
+    import weakref
+
+    from torus_sim.model import SchedulingModel
+
+    gc.collect()
+    before = {id(o) for o in gc.get_objects() if isinstance(o, SchedulingModel)}
+    result = torus_sim.run(
+        torus_sim.Scenario(
+            platform="cluster", nodes=50, workload="moldable:amdahl", jobs=20, error_rate=1e-7, scenarios=3, policy="BATCH"
+        )
+    )
+    assert result.summary["scenarios"] == 3
+    gc.collect()
+    alive = [o for o in gc.get_objects() if isinstance(o, SchedulingModel) and id(o) not in before]
+    assert len(alive) <= 1  # the result's record may keep the first scenario's model; the others are gone
+    model = torus_sim.runner.build_model(torus_sim.Scenario(max_jobs=20, failures="none"))
+    watch = weakref.ref(model)
+    model.run()
+    assert model not in mesa.Agent._ids
+    del model
+    gc.collect()
+    assert watch() is None

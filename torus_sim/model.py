@@ -302,6 +302,9 @@ class SchedulingModel(mesa.Model):
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
         self.scheduler = SchedulerAgent(self, policy)
+        # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
+        # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
+        mesa.Agent._ids.pop(self, None)
         self.queue = self.scheduler.queue  # the wait queue (the scheduler agent's)
         self.policy = policy
         self.workload = workload
