@@ -143,3 +143,34 @@ def test_the_memoized_bitset_mfp_after_equals_the_group_by_group_reference(bgl_t
         free = np.flatnonzero(flags)
         np.testing.assert_array_equal(candidates, free[table.sizes[free] == size])
         assert not candidates.flags.writeable and not flags.flags.writeable  # memoized answers cannot be changed
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    down_share=st.floats(0.0, 0.3),
+    seed=st.integers(0, 2**32 - 1),
+    repacks=st.integers(1, 6),
+)
+def test_krevat_repacks_from_its_trie_equal_placing_every_job_again(bgl_table, down_share, seed, repacks):
+    # The trie replays known (prefix, size) steps; it must give the partitions a fresh placement gives,
+    # whether it hits, misses, or is emptied, for related size sequences (one job more or fewer).
+    from types import SimpleNamespace
+
+    import torus_sim.policies.krevat as krevat
+
+    rng = np.random.default_rng(seed)
+    down = rng.random(bgl_table.torus.size) < down_share
+    sizes = list(rng.choice([1, 2, 4, 8, 16, 32], size=rng.integers(1, 30)))
+    remembering, plain = krevat.KrevatScheduler(), krevat.KrevatScheduler()
+    for _ in range(repacks):
+        jobs = [SimpleNamespace(partition_size=int(size)) for size in [sizes[0], *sorted(sizes[1:], reverse=True)]]
+        expected = plain._place_in_order(bgl_table, jobs, down.copy(), 0.0)
+        assert remembering._place_in_order_memo(bgl_table, jobs, down, 0.0) == expected
+        assert remembering._place_in_order_memo(bgl_table, jobs, down, 0.0) == expected  # all from the trie
+        if rng.random() < 0.5 and len(sizes) > 1:
+            sizes.pop(int(rng.integers(1, len(sizes))))
+        else:
+            sizes.append(int(rng.choice([1, 2, 4, 8])))
+        if rng.random() < 0.2:
+            remembering._repack_trie.clear()
+            remembering._repack_roots.clear()

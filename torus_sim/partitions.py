@@ -353,7 +353,9 @@ class PartitionTable:
         self._mfp_after_memo: dict[tuple[bytes, bytes], np.ndarray] = {}
         self._free_ids_memo: dict[tuple[bytes, int], np.ndarray] = {}
         self._free_flags_memo: dict[bytes, np.ndarray] = {}
-        self._overlap: np.ndarray | None = None  # see _overlap_bits
+        self._disjoint: np.ndarray | None = None  # see _disjoint_bits
+        self._free_bits_memo: dict[bytes, np.ndarray] = {}
+        self._bit_buffer = np.zeros(-(-len(partitions) // 64) * 64, dtype=bool)  # padded flags, packed in place
 
     def pack(self, flags: np.ndarray) -> np.ndarray:
         """Pack boolean supernode flags into uint64 words.
@@ -502,15 +504,14 @@ class PartitionTable:
         return known
 
     def _mfp_after(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
-        """The answer from bitsets: free partitions & not overlapping the candidate, first set bit.
+        """The answer from bitsets: free partitions & disjoint from the candidate, first set bit.
 
         Partition ids run by descending size, so the lowest id left in a candidate's row is a
         largest free partition disjoint from it. One row of ``ceil(P / 64)`` words per candidate.
         """
         if not len(candidate_ids):
             return np.zeros(0, dtype=np.int64)
-        free_bits = _pack_bits(self.free_flags(words))
-        rows = free_bits & ~self._overlap_bits()[candidate_ids]
+        rows = self._free_bits(words) & self._disjoint_bits()[candidate_ids]
         nonzero = rows != 0
         found = nonzero.any(axis=1)
         word_index = nonzero.argmax(axis=1)
@@ -521,18 +522,29 @@ class PartitionTable:
         partition = np.minimum(word_index * 64 + bit, len(self.partitions) - 1)
         return np.where(found, self.sizes[partition], 0).astype(np.int64)
 
-    def _overlap_bits(self) -> np.ndarray:
-        """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share a supernode.
+    def _free_bits(self, words: np.ndarray) -> np.ndarray:
+        """uint64 ``(ceil(P / 64),)``: :meth:`free_flags` packed, bit p for partition p (memoized like it)."""
+        key = words.tobytes()
+        known = self._free_bits_memo.get(key)
+        if known is None:
+            buffer = self._bit_buffer
+            buffer[: len(self.partitions)] = self.free_flags(words)
+            packed = np.packbits(buffer, bitorder="little").view(np.uint64)
+            known = _remember(self._free_bits_memo, FREE_FLAGS_MEMO_SIZE, key, packed)
+        return known
+
+    def _disjoint_bits(self) -> np.ndarray:
+        """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share no supernode.
 
         Built on first use, 128 rows at a time (11 MiB and about a second on the 4x4x8 torus; the
-        uint64 intermediate of a block is rows x P x 8 bytes, 10 MiB here).
+        uint64 intermediate of a block is rows x P x 8 bytes, 10 MiB here). Padding bits are clear.
         """
-        if self._overlap is None:
+        if self._disjoint is None:
             count = len(self.partitions)
             every = np.arange(count)
-            rows = [_pack_bits(self.overlaps(every[start : start + 128], every)) for start in range(0, count, 128)]
-            self._overlap = np.concatenate(rows)
-        return self._overlap
+            rows = [_pack_bits(~self.overlaps(every[start : start + 128], every)) for start in range(0, count, 128)]
+            self._disjoint = np.concatenate(rows)
+        return self._disjoint
 
     def mfp_after_by_groups(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
         """:meth:`mfp_after` the plain way, the reference the bitset answer is tested against.

@@ -42,7 +42,10 @@ from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
 
-__all__ = ["KrevatScheduler", "Repack", "Start", "walltime_ends"]
+__all__ = ["REPACK_TRIE_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
+
+REPACK_TRIE_SIZE = 200_000
+"""Repack placements :class:`KrevatScheduler` remembers (emptied when full; about 40 MiB at most)."""
 
 
 def walltime_ends(running: Sequence[Job], now: float) -> dict[Job, float]:
@@ -109,6 +112,8 @@ class KrevatScheduler(Policy):
         self.repack_attempts = 0
         self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
         self._remaining = None
+        self._repack_trie: dict[tuple[int, int], tuple[int, int]] = {}  # see _place_in_order_memo
+        self._repack_roots: dict[bytes, int] = {}
 
     @property
     def needs_node_identities(self) -> bool:
@@ -219,18 +224,63 @@ class KrevatScheduler(Policy):
         if key == self._failed_repack:
             return None
         self.repack_attempts += 1
-        scratch = down.copy()
         order = [head] + sorted(allocation, key=lambda job: (-job.partition_size, job.submitted_at, job.job_id))
-        placed = {}
-        for job in order:
+        if self.placement.occupancy_only:
+            placed = self._place_in_order_memo(table, order, down, now)
+        else:
+            placed = self._place_in_order(table, order, down.copy(), now)
+        if placed is None:
+            self._failed_repack = key
+            return None
+        moves = tuple((job, new_id) for job, new_id in zip(order[1:], placed[1:], strict=True) if new_id != allocation[job])
+        return moves, placed[0]
+
+    def _place_in_order(self, table, jobs, scratch, now) -> list[int] | None:
+        """Place jobs one after the other on ``scratch`` (blocked supernodes, changed in place); None if one does not fit."""
+        placed = []
+        for job in jobs:
             partition_id = self._place(table, job, scratch, now)
             if partition_id is None:
-                self._failed_repack = key
                 return None
-            placed[job] = partition_id
+            placed.append(partition_id)
             scratch[table.members[partition_id]] = True
-        moves = tuple((job, placed[job]) for job in order[1:] if placed[job] != allocation[job])
-        return moves, placed[head]
+        return placed
+
+    def _place_in_order_memo(self, table, jobs, down, now) -> list[int] | None:
+        """:meth:`_place_in_order` from ``down``, for a placement whose choice depends only on the occupancy.
+
+        Then the partitions a repack gives depend only on the down supernodes and the sequence of
+        sizes, and repacks of one pass after another share long prefixes (sizes descend; the small
+        jobs change most): a trie of (prefix, size) -> (longer prefix, partition id, -1 for none)
+        replays a known prefix without a placement, and places the rest on the occupancy it leads to.
+        """
+        trie = self._repack_trie
+        if len(trie) > REPACK_TRIE_SIZE:
+            trie.clear()
+            self._repack_roots.clear()
+        root = down.tobytes()
+        node = self._repack_roots.get(root)
+        if node is None:
+            node = self._repack_roots[root] = len(self._repack_roots) + len(trie) + 1
+        placed: list[int] = []
+        scratch = None
+        for job in jobs:
+            step = (node, job.partition_size)
+            known = trie.get(step)
+            if known is None:
+                if scratch is None:
+                    scratch = down.copy()
+                    for partition_id in placed:
+                        scratch[table.members[partition_id]] = True
+                partition_id = self._place(table, job, scratch, now)
+                known = trie[step] = (len(self._repack_roots) + len(trie) + 1, -1 if partition_id is None else partition_id)
+                if partition_id is not None:
+                    scratch[table.members[partition_id]] = True
+            node, partition_id = known
+            if partition_id < 0:
+                return None
+            placed.append(partition_id)
+        return placed
 
     def _reservation(self, table, head, blocked, allocation, expected_end, repairs, now):
         """Earliest expected time the head fits, and the occupancy expected then."""

@@ -28,6 +28,8 @@ class PlacementPolicy:
 
     name = "base"
     predictor = None
+    occupancy_only = False
+    """True when :meth:`choose` depends only on ``candidate_ids`` and ``words`` (a scheduler may then reuse a choice)."""
 
     def attach(self, log, rng: np.random.Generator, n_supernodes: int) -> None:
         """Receive the run's failure log, generator and platform size (passed on to a predictor)."""
@@ -80,6 +82,7 @@ class MfpPlacement(PlacementPolicy):
     """
 
     name = "mfp"
+    occupancy_only = True
 
     def choose(self, table: PartitionTable, job: Job, candidate_ids: np.ndarray, words: np.ndarray, now: float) -> int:  # noqa: D102
         if len(candidate_ids) == 1:
