@@ -174,3 +174,35 @@ def test_krevat_repacks_from_its_trie_equal_placing_every_job_again(bgl_table, d
         if rng.random() < 0.2:
             remembering._repack_trie.clear()
             remembering._repack_roots.clear()
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), jobs=st.integers(0, 40), head_size=st.sampled_from([1, 2, 4, 8, 16, 32, 64, 128]))
+def test_krevat_reservation_from_latest_member_releases_equals_releasing_instant_by_instant(bgl_table, seed, jobs, head_size):
+    from types import SimpleNamespace
+
+    from torus_sim.policies.krevat import KrevatScheduler
+
+    rng = np.random.default_rng(seed)
+    now = 1000.0
+    blocked = rng.random(bgl_table.torus.size) < 0.05  # spares / down with no known repair: never released
+    repairs = []
+    for supernode in np.flatnonzero(~blocked)[: int(rng.integers(0, 4))]:
+        blocked[supernode] = True
+        repairs.append((float(rng.choice([now - 5, now + 50, now + 300, now + 300])), int(supernode)))
+    allocation, expected_end = {}, {}
+    for index in range(jobs):
+        candidates = bgl_table.free_ids_of_size(bgl_table.pack(blocked), int(rng.choice([1, 2, 4, 8, 16])))
+        if not len(candidates):
+            continue
+        job = index  # the allocation maps jobs (any hashable) to partition ids
+        allocation[job] = int(candidates[rng.integers(len(candidates))])
+        expected_end[job] = now + float(rng.choice([0, 10, 50, 300, 300, 1e4]))
+        blocked[bgl_table.members[allocation[job]]] = True
+    head = SimpleNamespace(partition_size=head_size)
+    scheduler = KrevatScheduler()
+    arguments = (bgl_table, head, blocked, allocation, expected_end, sorted(repairs), now)
+    at, shadow = scheduler._reservation(*arguments)
+    expected_at, expected_shadow = scheduler._reservation_by_steps(*arguments)
+    assert at == expected_at
+    np.testing.assert_array_equal(shadow, expected_shadow)

@@ -355,6 +355,7 @@ class PartitionTable:
         self._free_flags_memo: dict[bytes, np.ndarray] = {}
         self._disjoint: np.ndarray | None = None  # see _disjoint_bits
         self._free_bits_memo: dict[bytes, np.ndarray] = {}
+        self._members_of_size: dict[int, np.ndarray] = {}
         self._bit_buffer = np.zeros(-(-len(partitions) // 64) * 64, dtype=bool)  # padded flags, packed in place
 
     def pack(self, flags: np.ndarray) -> np.ndarray:
@@ -366,8 +367,10 @@ class PartitionTable:
         Returns:
             uint64 array of shape ``(..., K)``.
         """
-        flags = np.asarray(flags, dtype=bool)
         width = self.words * 64
+        if flags.shape == (width,) and flags.dtype == bool:  # one occupancy of a torus of K * 64 supernodes
+            return np.packbits(flags, bitorder="little").view(np.uint64)
+        flags = np.asarray(flags, dtype=bool)
         if flags.shape[-1] != width:
             pad = [(0, 0)] * (flags.ndim - 1) + [(0, width - flags.shape[-1])]
             flags = np.pad(flags, pad)
@@ -450,6 +453,19 @@ class PartitionTable:
             ValueError: the partitions are not all of one size.
         """
         return np.stack([self.members[i] for i in ids])
+
+    def member_matrix_of_size(self, size: int) -> np.ndarray:
+        """Supernodes of every partition of one size, int64 ``(count, size)`` in id order, read-only (built once).
+
+        Raises:
+            KeyError: no partition has that size.
+        """
+        known = self._members_of_size.get(size)
+        if known is None:
+            start, end = self._size_range[size]
+            known = self._members_of_size[size] = self.member_matrix(np.arange(start, end))
+            known.setflags(write=False)
+        return known
 
     def hits(self, ids: np.ndarray, words: np.ndarray) -> np.ndarray:
         """Bool ``(len(ids),)``: which partitions contain a supernode set in the packed ``words``."""

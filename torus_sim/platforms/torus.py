@@ -97,7 +97,14 @@ class TorusPlatform:
         self.partition_at = np.full(torus.size, -1, dtype=np.int64)
         self.down_until = np.full(torus.size, -np.inf)
         self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
+        self._changed()
+
+    def _changed(self) -> None:
+        """Forget what is derived from the occupancy (every change goes through a method that calls this)."""
         self._words: np.ndarray | None = None
+        self._blocked: np.ndarray | None = None
+        self._free: int | None = None
+        self._repairs: list[tuple[float, int]] | None = None
 
     @property
     def capacity(self) -> int:
@@ -119,8 +126,10 @@ class TorusPlatform:
         return self.down_until > -np.inf
 
     def blocked(self) -> np.ndarray:
-        """Bool ``(N,)``: busy, down or spare, i.e. not available to a newly scheduled job."""
-        return self.busy | self.down | self.spare
+        """Bool ``(N,)``, a fresh copy: busy, down or spare, i.e. not available to a newly scheduled job."""
+        if self._blocked is None:
+            self._blocked = self.busy | self.down | self.spare
+        return self._blocked.copy()
 
     def reserve_spares(self, count: int) -> np.ndarray:
         """Hold back ``count`` supernodes as spares for preventive migration, from the top z-plane down.
@@ -147,7 +156,7 @@ class TorusPlatform:
         order = np.lexsort((coordinates[:, 1], coordinates[:, 0], -coordinates[:, 2]))  # z descending, then x, y
         self.spare[:] = False
         self.spare[order[:count]] = True
-        self._words = None
+        self._changed()
         return np.flatnonzero(self.spare)
 
     def words(self) -> np.ndarray:
@@ -158,7 +167,9 @@ class TorusPlatform:
 
     def free_count(self) -> int:
         """Supernodes neither busy nor down (BGL-FAULT §6.1's f(t))."""
-        return int(self.capacity - np.count_nonzero(self.blocked()))
+        if self._free is None:
+            self._free = int(self.capacity - np.count_nonzero(self.blocked()))
+        return self._free
 
     def mfp(self) -> int:
         """Size of the maximal free partition now (BGL-FAULT §5.1)."""
@@ -209,11 +220,11 @@ class TorusPlatform:
             SimulationError: a supernode of the partition is busy or down.
         """
         members = self.table.members[partition_id]
-        if np.any(self.job_at[members] != NO_JOB) or np.any(self.down_until[members] > -np.inf):
+        if (self.job_at[members] != NO_JOB).any() or (self.down_until[members] > -np.inf).any():
             raise SimulationError(f"partition {self.partition(partition_id)} is not free for job {job_id}")
         self.job_at[members] = job_id
         self.partition_at[members] = partition_id
-        self._words = None
+        self._changed()
 
     def release(self, partition_id: int, job_id: int) -> None:
         """Take a partition back from the job that holds it.
@@ -222,11 +233,11 @@ class TorusPlatform:
             SimulationError: the partition is not held by that job.
         """
         members = self.table.members[partition_id]
-        if np.any(self.job_at[members] != job_id):
+        if (self.job_at[members] != job_id).any():
             raise SimulationError(f"partition {self.partition(partition_id)} is not held by job {job_id}")
         self.job_at[members] = NO_JOB
         self.partition_at[members] = -1
-        self._words = None
+        self._changed()
 
     def job_on(self, supernode: int) -> int:
         """Id of the job running on a supernode, ``NO_JOB`` if none."""
@@ -241,7 +252,7 @@ class TorusPlatform:
         if self.job_at[supernode] != NO_JOB:
             raise SimulationError(f"supernode {supernode} still runs job {self.job_at[supernode]}")
         self.down_until[supernode] = max(self.down_until[supernode], until)
-        self._words = None
+        self._changed()
 
     def repair(self, supernode: int, at: float) -> bool:
         """Bring a supernode back if its downtime has ended by ``at``.
@@ -252,10 +263,12 @@ class TorusPlatform:
         if self.down_until[supernode] > at:
             return False
         self.down_until[supernode] = -np.inf
-        self._words = None
+        self._changed()
         return True
 
     def repairs_ahead(self) -> list[tuple[float, int]]:
         """``(repair time, supernode)`` of every down supernode with a known repair time, by time."""
-        down = np.flatnonzero((self.down_until > -np.inf) & (self.down_until < np.inf))
-        return sorted((float(self.down_until[n]), int(n)) for n in down)
+        if self._repairs is None:
+            down = np.flatnonzero((self.down_until > -np.inf) & (self.down_until < np.inf))
+            self._repairs = sorted((float(self.down_until[n]), int(n)) for n in down)
+        return list(self._repairs)

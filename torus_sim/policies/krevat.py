@@ -283,7 +283,34 @@ class KrevatScheduler(Policy):
         return placed
 
     def _reservation(self, table, head, blocked, allocation, expected_end, repairs, now):
-        """Earliest expected time the head fits, and the occupancy expected then."""
+        """Earliest expected time the head fits, and the occupancy expected then.
+
+        Releases come at the running jobs' expected ends and the known repair times (never before
+        ``now``); all releases of one instant count together. A partition of the head's size is free
+        from the latest release among its supernodes, so the reservation is the least of those
+        latest releases over the partitions (:meth:`_reservation_by_steps` is the plain reference:
+        release one instant after another until a partition is free).
+        """
+        release = np.where(blocked, math.inf, -math.inf)
+        for job, partition_id in allocation.items():
+            release[table.members[partition_id]] = expected_end[job]
+        for repair_at, supernode in repairs:
+            release[supernode] = max(repair_at, now)
+        times = release[release > -math.inf]
+        if not len(times):
+            return math.inf, blocked.copy()
+        earliest = release[table.member_matrix_of_size(head.partition_size)].max(axis=1).min()
+        if earliest == -math.inf:
+            earliest = times.min()  # a partition is free already: the first release, as the plain loop gives
+        shadow = blocked.copy()
+        if earliest == math.inf:
+            shadow[release < math.inf] = False
+            return math.inf, shadow
+        shadow[release <= earliest] = False
+        return float(earliest), shadow
+
+    def _reservation_by_steps(self, table, head, blocked, allocation, expected_end, repairs, now):
+        """:meth:`_reservation` the plain way: release one instant after another until the head fits."""
         releases: dict[float, list[np.ndarray]] = {}
         for job, partition_id in allocation.items():
             releases.setdefault(expected_end[job], []).append(table.members[partition_id])
