@@ -5,6 +5,8 @@ torus (Krevat, backfilling and migration, no failures) and online on its 240-pro
 (FCFS-EASY), each in its own process, and prints milliseconds per job, peak memory (max RSS) and the
 ratio to Mesa's bare DEVS loop running the same number of no-op events, measured in the same run.
 Targets: cost per job flat within 1.5x from 25k to 200k jobs; the whole log on the torus under 60 s.
+Last, a synthetic 450,000-job log of many small jobs on 8,192 processors (:func:`synthetic_log`) online
+under FCFS-EASY: goal under 60 s and 1 GiB.
 
 Run from the repository root: ``python -m benchmarks.run --only scale`` (``--quick``: 25k and 50k only;
 ``--baseline PATH``: another checkout's code replays each prefix too, in the same run, with the ratio).
@@ -22,6 +24,8 @@ from benchmarks.child import CHILD_PRELUDE
 
 HPC2N = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
 PREFIXES = (25_000, 50_000, 100_000, None)
+LARGE_LOG_JOBS = 450_000
+LARGE_LOG_PROCESSORS = 8192
 
 _CHILD = (
     CHILD_PRELUDE
@@ -30,22 +34,23 @@ platform, jobs = sys.argv[2], None if sys.argv[3] == "all" else int(sys.argv[3])
 fields = dict(workload=sys.argv[1], max_jobs=jobs, failures="none")
 if platform == "cluster":
     fields.update(platform="cluster", policy="FCFS-EASY")
+read_began = time.perf_counter()
 model = build_model(Scenario(**fields), {}, record=True)
 began = time.perf_counter()
 model.run()
-print(json.dumps({"seconds": time.perf_counter() - began, "jobs": len(model.jobs), "events": model.counters["events_run"],
-                  "max_rss_mib": peak_mib()}))
+print(json.dumps({"seconds": time.perf_counter() - began, "read_seconds": began - read_began, "jobs": len(model.jobs),
+                  "events": model.counters["events_run"], "max_rss_mib": peak_mib()}))
 """
 )
 
 
-def _replay(root: Path | None, platform: str, prefix: int | None) -> dict:
-    """One prefix in a fresh process, with this checkout's code or ``root``'s."""
+def _replay(root: Path | None, platform: str, prefix: int | None, log: Path = HPC2N) -> dict:
+    """One prefix of ``log`` in a fresh process, with this checkout's code or ``root``'s."""
     env = dict(os.environ)
     if root is not None:
         env["PYTHONPATH"] = str(root)
     output = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(HPC2N), platform, "all" if prefix is None else str(prefix)],
+        [sys.executable, "-c", _CHILD, str(log), platform, "all" if prefix is None else str(prefix)],
         capture_output=True,
         text=True,
         check=True,
@@ -53,6 +58,64 @@ def _replay(root: Path | None, platform: str, prefix: int | None) -> dict:
         env=env,
     )
     return json.loads(output.stdout.strip().splitlines()[-1])
+
+
+def synthetic_log(path: Path, jobs: int = LARGE_LOG_JOBS, processors: int = LARGE_LOG_PROCESSORS, load: float = 0.85) -> Path:
+    """Write an SWF log of many small jobs on a large cluster, the shape of the PWA's largest logs.
+
+    Sizes: 60% of the jobs take 1-8 processors, 35% 16-512, 5% 1024-``processors`` (log-uniform
+    within each class); runtimes log-uniform over 10 s - 10 h; requested times 1-5x the runtime;
+    Poisson arrivals at the rate that offers ``load`` of the machine. Seed 0: the same file every time.
+
+    Args:
+        path: the file to write (plain SWF text).
+        jobs: number of jobs.
+        processors: MaxProcs of the log.
+        load: offered load (work per second / processors).
+
+    Returns:
+        ``path``.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    top = np.log2(processors)
+    size_class = rng.choice(3, size=jobs, p=[0.60, 0.35, 0.05])
+    exponent = np.choose(size_class, [rng.uniform(0, 3, jobs), rng.uniform(4, 9, jobs), rng.uniform(10, top, jobs)])
+    sizes = np.minimum(np.round(2**exponent), processors).astype(np.int64)
+    runtimes = np.round(np.exp(rng.uniform(np.log(10), np.log(36_000), jobs)))
+    requested = np.ceil(runtimes * rng.uniform(1, 5, jobs))
+    mean_gap = float(np.mean(sizes * runtimes)) / (load * processors)
+    submits = np.floor(np.cumsum(rng.exponential(mean_gap, jobs)))
+    ids = np.arange(1, jobs + 1)
+    minus = np.full(jobs, -1)
+    columns = [ids, submits, minus, runtimes, sizes, minus, minus, sizes, requested, minus, np.ones(jobs, dtype=np.int64)]
+    columns += [np.ones(jobs, dtype=np.int64)] * 5 + [minus, minus]
+    table = np.column_stack(columns).astype(np.int64)
+    header = f"; Version: 2.2\n; Computer: synthetic (torus-sim benchmarks.scale)\n; MaxJobs: {jobs}\n; MaxRecords: {jobs}\n"
+    header += f"; MaxNodes: {processors}\n; MaxProcs: {processors}\n"
+    with open(path, "w") as handle:
+        handle.write(header)
+        np.savetxt(handle, table, fmt="%d")
+    return path
+
+
+def large_log_replay() -> None:
+    """Replay the synthetic 450k-job log online (FCFS-EASY on 8,192 processors): time, memory, floor ratio."""
+    import tempfile
+
+    from benchmarks.run import engine_floor
+
+    with tempfile.TemporaryDirectory() as folder:
+        log = synthetic_log(Path(folder) / "synthetic-450k.swf")
+        found = _replay(None, "cluster", None, log)
+    floor = engine_floor(found["events"])
+    print(
+        f"Synthetic {found['jobs']:,}-job log on {LARGE_LOG_PROCESSORS:,} processors, FCFS-EASY: run {found['seconds']:.1f} s "
+        f"(+ reading {found['read_seconds']:.1f} s), {found['seconds'] / found['jobs'] * 1e3:.3f} ms/job, "
+        f"{found['max_rss_mib']:.0f} MiB peak; {found['events']:,} events, Mesa no-op floor {floor:.1f} s "
+        f"({found['seconds'] / floor:.1f}x); goal < 60 s and < 1 GiB"
+    )
 
 
 def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
@@ -88,3 +151,5 @@ def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
                     f"  {'':>8}  baseline {before['seconds']:7.1f} s  {before['seconds'] / before['jobs'] * 1e3:6.3f} ms/job  "
                     f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x"
                 )
+    if not quick:
+        large_log_replay()
