@@ -287,7 +287,8 @@ class SchedulingModel(mesa.Model):
             record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
         self.record_fairness = bool(record_fairness)
         # fairness recording: job id -> (id of the head it was backfilled past, its predicted end at start)
-        self._passed_head: dict[int, tuple[int, float]] = {}
+        self._passed_head: dict[int, tuple[int, float]] = {}  # job id -> (head it last passed, predicted end)
+        self._passed_by_head: dict[int, dict[int, Job]] = {}  # head id -> jobs started past it (some since re-passed)
         self.workload_kind = workload.kind
         self.simulator = DEVSimulator()
         self.simulator.setup(self)
@@ -751,6 +752,7 @@ class SchedulingModel(mesa.Model):
                     head_id = queue.head.job_id
                     start(*action)
                     self._passed_head[action.job.job_id] = (head_id, self.progress.predicted_end(action.job, self.now))
+                    self._passed_by_head.setdefault(head_id, {})[action.job.job_id] = action.job
                 else:
                     start(*action)
             elif kind is Repack:
@@ -787,12 +789,20 @@ class SchedulingModel(mesa.Model):
             row["head_ready"] = row["head_ready_backfilled"] = row["head_ready_underestimated"] = False
             row["head_passed"] = 0
             return
-        running = self.running_jobs.values()
-        lower = [job for job in running if job.rank > head.rank]
+        running = self.running_jobs
+        rank = head.rank
+        if self.platform.kind == "cluster":  # _could_start_without's sum, without building the list
+            lower_size = sum(job.allocated_size for job in running.values() if job.rank > rank)
+            row["head_ready"] = self.platform.free + lower_size >= head.partition_size
+        else:
+            row["head_ready"] = self._could_start_without(head, [job for job in running.values() if job.rank > rank])
         passed_head = self._passed_head
         head_id = head.job_id
-        passed = [job for job in lower if passed_head.get(job.job_id, (-1,))[0] == head_id]
-        row["head_ready"] = self._could_start_without(head, lower)
+        passed = [
+            job
+            for job_id, job in self._passed_by_head.get(head_id, {}).items()
+            if job_id in running and job.rank > rank and passed_head[job_id][0] == head_id
+        ]
         row["head_passed"] = len(passed)
         row["head_ready_backfilled"] = self._could_start_without(head, passed)
         if previous_head is head and promised_at is not None:
