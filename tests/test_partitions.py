@@ -206,3 +206,17 @@ def test_krevat_reservation_from_latest_member_releases_equals_releasing_instant
     expected_at, expected_shadow = scheduler._reservation_by_steps(*arguments)
     assert at == expected_at
     np.testing.assert_array_equal(shadow, expected_shadow)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]), seed=st.integers(0, 2**32 - 1))
+def test_disjoint_from_any_equals_the_pairwise_overlap_reference(bgl_table, dims, seed):
+    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    rng = np.random.default_rng(seed)
+    count = len(table.partitions)
+    ids = rng.choice(count, size=int(rng.integers(1, min(count, 200) + 1)), replace=False)
+    others = rng.choice(count, size=int(rng.integers(1, min(count, 200) + 1)), replace=False)
+    np.testing.assert_array_equal(table.disjoint_from_any(ids, others), ~table.overlaps(ids, others).all(axis=1))
+    words = table.pack(rng.random(table.torus.size) < rng.random())
+    expected = {size for size in set(table.sizes.tolist()) if len(table.free_ids_of_size(words, size))}
+    assert table.open_sizes(words) == expected == table.open_sizes(words)  # the second from the memo

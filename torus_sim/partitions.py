@@ -353,6 +353,7 @@ class PartitionTable:
         self._mfp_after_memo: dict[tuple[bytes, bytes], np.ndarray] = {}
         self._free_ids_memo: dict[tuple[bytes, int], np.ndarray] = {}
         self._free_flags_memo: dict[bytes, np.ndarray] = {}
+        self._open_sizes_memo: dict[bytes, frozenset[int]] = {}
         self._disjoint: np.ndarray | None = None  # see _disjoint_bits
         self._free_bits_memo: dict[bytes, np.ndarray] = {}
         self._members_of_size: dict[int, np.ndarray] = {}
@@ -431,6 +432,16 @@ class PartitionTable:
         counts = np.add.reduceat(flags, self._group_starts)
         return set(self._group_sizes[counts > 0].tolist())
 
+    def open_sizes(self, words: np.ndarray) -> frozenset[int]:
+        """:meth:`sizes_with_free` of :meth:`free_flags` of packed blocked supernodes, memoized like them."""
+        key = words.tobytes()
+        known = self._open_sizes_memo.get(key)
+        if known is None:
+            if len(self._open_sizes_memo) >= FREE_FLAGS_MEMO_SIZE:
+                self._open_sizes_memo.clear()
+            known = self._open_sizes_memo[key] = frozenset(self.sizes_with_free(self.free_flags(words)))
+        return known
+
     def free_ids_from_flags(self, flags: np.ndarray, size: int) -> np.ndarray:
         """Ids of the free partitions of one size, from :meth:`free_flags` output."""
         start, end = self._size_range.get(size, (0, 0))
@@ -490,6 +501,19 @@ class PartitionTable:
         for k in range(1, self.words):
             hits |= columns[k][ids_a][:, None] & columns[k][ids_b][None, :]
         return hits != 0
+
+    def disjoint_from_any(self, ids: np.ndarray, others: np.ndarray) -> np.ndarray:
+        """Bool ``(len(ids),)``: which partitions share no supernode with at least one of ``others``.
+
+        The same as ``~overlaps(ids, others).all(axis=1)`` (tested), from the disjointness bitsets: one row
+        of ``ceil(P / 64)`` words per partition instead of ``len(others)`` pairs (a third of the time in
+        Krevat's backfilling on HPC2N).
+        """
+        buffer = self._bit_buffer
+        buffer[:] = False
+        buffer[others] = True
+        wanted = np.packbits(buffer, bitorder="little").view(np.uint64)
+        return (self._disjoint_bits()[ids] & wanted).any(axis=1)
 
     def mfp_after(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
         """MFP that would remain after placing a job in each candidate partition.

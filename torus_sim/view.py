@@ -130,7 +130,7 @@ class SchedulingView:
         if platform.kind != "torus":
             return None
         table = platform.table
-        return table.sizes_with_free(table.free_flags(platform.words()))
+        return set(table.open_sizes(platform.words()))
 
     def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None):
         """Where ``job`` can start now, as the policy's placement chooses, or None.

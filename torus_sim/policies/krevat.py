@@ -345,7 +345,7 @@ class KrevatScheduler(Policy):
         head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
         words = table.pack(blocked)
         flags = table.free_flags(words)
-        open_sizes = table.sizes_with_free(flags)
+        open_sizes = table.open_sizes(words)
         starts = []
         heap = []
         for size in queue.sizes():
@@ -368,7 +368,7 @@ class KrevatScheduler(Policy):
             candidates = table.free_ids_from_flags(flags, size)
             late = remaining(job) > slack
             if late and size not in no_late_start:
-                keeps_head = ~table.overlaps(candidates, head_spots).all(axis=1)
+                keeps_head = table.disjoint_from_any(candidates, head_spots)
                 if keeps_head.any():
                     candidates = candidates[keeps_head]
                 else:
@@ -386,7 +386,7 @@ class KrevatScheduler(Policy):
             blocked[members] = True
             words = table.pack(blocked)
             flags = table.free_flags(words)
-            open_sizes = table.sizes_with_free(flags)
+            open_sizes = table.open_sizes(words)
             if late:
                 shadow[members] = True
                 head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
