@@ -798,11 +798,16 @@ class SchedulingModel(mesa.Model):
             row["head_ready"] = self._could_start_without(head, [job for job in running.values() if job.rank > rank])
         passed_head = self._passed_head
         head_id = head.job_id
-        passed = [
-            job
-            for job_id, job in self._passed_by_head.get(head_id, {}).items()
-            if job_id in running and job.rank > rank and passed_head[job_id][0] == head_id
-        ]
+        by_head = self._passed_by_head.get(head_id)
+        passed = []
+        if by_head:
+            passed = [
+                job
+                for job_id, job in by_head.items()
+                if job_id in running and job.rank > rank and passed_head[job_id][0] == head_id
+            ]
+            if len(passed) < len(by_head):  # the others can only count again by passing this head again (re-added then)
+                self._passed_by_head[head_id] = {job.job_id: job for job in passed}
         row["head_passed"] = len(passed)
         row["head_ready_backfilled"] = self._could_start_without(head, passed)
         if previous_head is head and promised_at is not None:
