@@ -113,7 +113,7 @@ class KrevatScheduler(Policy):
         self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
         self._remaining = None
         self._repack_trie: dict[tuple[int, int], tuple[int, int]] = {}  # see _place_in_order_memo
-        self._repack_roots: dict[bytes, int] = {}
+        self._repack_roots: dict[tuple, int] = {}
 
     @property
     def needs_node_identities(self) -> bool:
@@ -258,7 +258,7 @@ class KrevatScheduler(Policy):
         if len(trie) > REPACK_TRIE_SIZE:
             trie.clear()
             self._repack_roots.clear()
-        root = down.tobytes()
+        root = (table.torus.dims, down.tobytes())  # a policy may serve tori of other shapes in turn
         node = self._repack_roots.get(root)
         if node is None:
             node = self._repack_roots[root] = len(self._repack_roots) + len(trie) + 1
