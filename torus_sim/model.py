@@ -36,6 +36,7 @@ import heapq
 import math
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
@@ -286,7 +287,6 @@ class SchedulingModel(mesa.Model):
         if record_fairness is None:
             record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
         self.record_fairness = bool(record_fairness)
-        # fairness recording: job id -> (id of the head it was backfilled past, its predicted end at start)
         self._passed_head: dict[int, tuple[int, float]] = {}  # job id -> (head it last passed, predicted end)
         self._passed_by_head: dict[int, dict[int, Job]] = {}  # head id -> jobs started past it (some since re-passed)
         self.workload_kind = workload.kind
@@ -791,11 +791,7 @@ class SchedulingModel(mesa.Model):
             return
         running = self.running_jobs
         rank = head.rank
-        if self.platform.kind == "cluster":  # _could_start_without's sum, without building the list
-            lower_size = sum(job.allocated_size for job in running.values() if job.rank > rank)
-            row["head_ready"] = self.platform.free + lower_size >= head.partition_size
-        else:
-            row["head_ready"] = self._could_start_without(head, [job for job in running.values() if job.rank > rank])
+        row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         passed_head = self._passed_head
         head_id = head.job_id
         by_head = self._passed_by_head.get(head_id)
@@ -820,10 +816,15 @@ class SchedulingModel(mesa.Model):
         """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
         return head.partition_size <= self.platform.free
 
-    def _could_start_without(self, head: Job, blockers: list[Job]) -> bool:
-        """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1)."""
+    def _could_start_without(self, head: Job, blockers: Iterable[Job]) -> bool:
+        """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1).
+
+        ``blockers`` may be a generator: a cluster only sums their sizes (a pass asks this of every
+        running job, so no list is built there).
+        """
         if self.platform.kind == "cluster":
             return self.platform.free + sum(job.allocated_size for job in blockers) >= head.partition_size
+        blockers = list(blockers)
         if not blockers:
             return False
         occupancy = self.platform.snapshot()

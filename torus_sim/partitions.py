@@ -289,9 +289,10 @@ def mfp_by_box_sums(torus: Torus, blocked: np.ndarray) -> int:
     return 0
 
 
-def _remember(memo: dict, limit: int, key, answer: np.ndarray) -> np.ndarray:
-    """Store a computed answer read-only in a bounded memo (emptied when it holds ``limit``) and return it."""
-    answer.setflags(write=False)
+def _remember(memo: dict, limit: int, key, answer):
+    """Store a computed answer in a bounded memo (emptied when it holds ``limit``) and return it; arrays read-only."""
+    if isinstance(answer, np.ndarray):
+        answer.setflags(write=False)
     if len(memo) >= limit:
         memo.clear()
     memo[key] = answer
@@ -433,13 +434,23 @@ class PartitionTable:
         return set(self._group_sizes[counts > 0].tolist())
 
     def open_sizes(self, words: np.ndarray) -> frozenset[int]:
-        """:meth:`sizes_with_free` of :meth:`free_flags` of packed blocked supernodes, memoized like them."""
+        """The partition sizes with at least one free partition (:meth:`sizes_with_free` of :meth:`free_flags`).
+
+        Args:
+            words: packed blocked supernodes, uint64 ``(K,)``.
+
+        Returns:
+            A frozenset of sizes (supernodes), memoized by occupancy up to :data:`FREE_FLAGS_MEMO_SIZE` answers.
+
+        References:
+            BGL-FAULT Appendix 9 (free partitions by size); used by Krevat's backfilling (§5.1).
+        """
         key = words.tobytes()
         known = self._open_sizes_memo.get(key)
         if known is None:
-            if len(self._open_sizes_memo) >= FREE_FLAGS_MEMO_SIZE:
-                self._open_sizes_memo.clear()
-            known = self._open_sizes_memo[key] = frozenset(self.sizes_with_free(self.free_flags(words)))
+            known = _remember(
+                self._open_sizes_memo, FREE_FLAGS_MEMO_SIZE, key, frozenset(self.sizes_with_free(self.free_flags(words)))
+            )
         return known
 
     def free_ids_from_flags(self, flags: np.ndarray, size: int) -> np.ndarray:
@@ -466,7 +477,13 @@ class PartitionTable:
         return np.stack([self.members[i] for i in ids])
 
     def member_matrix_of_size(self, size: int) -> np.ndarray:
-        """Supernodes of every partition of one size, int64 ``(count, size)`` in id order, read-only (built once).
+        """Supernodes of every partition of one size, in id order (built once per size).
+
+        Args:
+            size: partition size, supernodes.
+
+        Returns:
+            int64 ``(count, size)``, read-only: row i lists the supernodes of partition ``ids_of_size(size)[i]``.
 
         Raises:
             KeyError: no partition has that size.
@@ -503,11 +520,21 @@ class PartitionTable:
         return hits != 0
 
     def disjoint_from_any(self, ids: np.ndarray, others: np.ndarray) -> np.ndarray:
-        """Bool ``(len(ids),)``: which partitions share no supernode with at least one of ``others``.
+        """Which partitions share no supernode with at least one of ``others``.
 
         The same as ``~overlaps(ids, others).all(axis=1)`` (tested), from the disjointness bitsets: one row
         of ``ceil(P / 64)`` words per partition instead of ``len(others)`` pairs (a third of the time in
         Krevat's backfilling on HPC2N).
+
+        Args:
+            ids: partition ids, int ``(A,)``.
+            others: partition ids, int ``(B,)``.
+
+        Returns:
+            bool ``(A,)``: True where partition ``ids[i]`` is disjoint from some ``others[j]`` (False when B = 0).
+
+        References:
+            BGL-FAULT §5.1 (a backfilled job must leave the head a partition at its reservation).
         """
         buffer = self._bit_buffer
         buffer[:] = False
