@@ -1,6 +1,9 @@
 import gzip
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError, WorkloadFormatError
 from torus_sim.partitions import round_up_to_feasible_size
@@ -126,3 +129,73 @@ def test_out_of_order_submit_times_are_sorted_and_counted(tmp_path):
     workload = jobs_from_swf(read_swf(write(tmp_path, HEADER + lines)), 128, bgl_round)
     assert [job.job_id for job in workload.jobs] == [2, 1, 3]
     assert workload.cleaning["reordered"] == 1
+
+
+# -- the column-wise reader and cleaning against their line-at-a-time references ----------------
+
+_TOKENS = ["0", "1", "-1", "7", "128", "3600", "2.5", "1e3", "-0", "+4", "1e11", "9007199254740993", "nan", "inf", "x", "0x10"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.lists(st.sampled_from(_TOKENS[:8]), min_size=18, max_size=18),  # valid lines
+            st.lists(st.sampled_from(_TOKENS), min_size=16, max_size=19),  # maybe not
+        ),
+        max_size=12,
+    )
+)
+def test_reading_at_once_gives_the_line_by_line_table_or_the_same_error(tmp_path, lines):
+    from torus_sim.workload.swf import _parse_line
+
+    text = HEADER + "".join(" ".join(tokens) + "\n" for tokens in lines)
+    path = write(tmp_path, text)
+    numbered = [(HEADER.count("\n") + index + 1, " ".join(tokens)) for index, tokens in enumerate(lines)]
+    try:
+        expected = [_parse_line(path, line_no, line) for line_no, line in numbered]
+    except WorkloadFormatError as error:
+        with pytest.raises(WorkloadFormatError) as raised:
+            read_swf(path)
+        assert str(raised.value) == str(error)
+        return
+    assert read_swf(path).records == expected
+
+
+_FIELD = st.sampled_from([-1, 0, 1, 2, 3, 5, 8, 100, 127, 128, 129, 300, 1000])
+_TIME = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 10.0, 59.5, 60.0, 3600.0, 7200.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.integers(1, 40), _TIME, _TIME, _FIELD, _FIELD, _TIME, st.integers(-1, 5)), max_size=30),
+    max_nodes=st.sampled_from([None, 64, 128, 500]),
+    capacity=st.sampled_from([64, 128, 300]),
+    rules=st.sampled_from(["bgl-fault", "pv-easy"]),
+    rounded=st.booleans(),
+    load_scale=st.sampled_from([1.0, 0.7, 1.3]),
+    max_jobs=st.sampled_from([None, 1, 5]),
+)
+def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity, rules, rounded, load_scale, max_jobs):
+    from torus_sim.errors import InputFileError
+    from torus_sim.workload.jobs import SWF_RULES, _jobs_by_lines
+    from torus_sim.workload.swf import SwfRecord, SwfTrace
+
+    records = [
+        SwfRecord(job, submit, -1.0, run, alloc, -1.0, -1.0, requested, wall, -1.0, 1, user, -1, -1, -1, -1, -1, -1.0)
+        for job, submit, run, alloc, requested, wall, user in rows
+    ]
+    header = {} if max_nodes is None else {"MaxNodes": str(max_nodes)}
+    trace = SwfTrace.from_records(Path("t.swf"), "", header, records)
+    round_size = (lambda size: 1 << (size - 1).bit_length()) if rounded else None  # noqa: E731 (a stand-in rounding)
+    expected, cleaning = _jobs_by_lines(trace, capacity, round_size, load_scale, SWF_RULES[rules])
+    expected = sorted(expected, key=lambda row: (row[1], row[0]))[:max_jobs]
+    try:
+        workload = jobs_from_swf(trace, capacity, round_size, load_scale, max_jobs, SWF_RULES[rules])
+    except InputFileError:
+        assert not expected
+        return
+    found = [(j.job_id, j.submitted_at, j.runtime, j.walltime, j.size, j.partition_size, j.user_id) for j in workload.jobs]
+    assert found == expected
+    assert [job.rank for job in workload.jobs] == list(range(len(found)))
+    assert workload.cleaning == cleaning

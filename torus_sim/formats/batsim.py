@@ -198,7 +198,8 @@ def read_batsim_workload(path: str | Path) -> SwfTrace:
     profiles = data.get("profiles", {})
     if not isinstance(data["jobs"], list) or not isinstance(profiles, dict):
         raise InputFileError(path, "'jobs' must be a list and 'profiles' an object")
-    trace = SwfTrace(path=path, sha256=file_sha256(path), header={"MaxNodes": str(int(nb_res)), "MaxProcs": str(int(nb_res))})
+    header = {"MaxNodes": str(int(nb_res)), "MaxProcs": str(int(nb_res))}
+    records: list[SwfRecord] = []
     renamed = 0
     for position, job in enumerate(data["jobs"], start=1):
         where = f"job {position}"
@@ -230,16 +231,16 @@ def read_batsim_workload(path: str | Path) -> SwfTrace:
         if not float(processors).is_integer():
             raise InputFileError(path, f"{where}: res must be an integer, got {job['res']!r}")
         processors = int(processors)
-        trace.records.append(
+        records.append(
             SwfRecord(
                 job_id, submit, -1.0, runtime, processors, -1.0, -1.0, processors, walltime, -1.0, 1, -1, -1, -1, -1, -1, -1, -1.0
             )
         )
     if renamed:
-        trace.header["Note"] = f"{renamed} Batsim job ids that are not integers were numbered by position"
-    if len({record.job_id for record in trace.records}) != len(trace.records):
+        header["Note"] = f"{renamed} Batsim job ids that are not integers were numbered by position"
+    if len({record.job_id for record in records}) != len(records):
         raise InputFileError(path, "job ids repeat (after numbering non-integer ids by position)")
-    return trace
+    return SwfTrace.from_records(path, file_sha256(path), header, records)
 
 
 def _number(path: Path, value, name: str, where: str) -> float:
