@@ -231,7 +231,7 @@ def draw_torus(model) -> Figure:
 
 
 def _running_bounded_slowdown(model, times: np.ndarray) -> np.ndarray:
-    jobs = model.datacollector.get_table_dataframe("jobs")
+    jobs = model.table("jobs")
     if jobs.empty:
         return np.full(len(times), np.nan)
     jobs = jobs.sort_values("finished_at")
@@ -285,7 +285,7 @@ def draw_recent_jobs(model, count: int = 20) -> Figure:
     """
     figure = Figure(figsize=(10, 2.6), dpi=80)
     axis = figure.subplots()
-    finished = model.datacollector.get_table_dataframe("jobs")
+    finished = model.table("jobs")
     bars = [(row.job_id, row.started_at, row.finished_at, row.size) for row in finished.itertuples()]
     bars += [(job.job_id, job.started_at, model.now, job.size) for job in model.running_jobs.values()]
     bars = sorted(bars, key=lambda bar: bar[1])[-count:]

@@ -35,7 +35,8 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import Counter, defaultdict
+from array import array
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import IntEnum
@@ -59,9 +60,10 @@ from torus_sim.platforms.torus import NO_JOB, TorusPlatform
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.progress import Preemption, make_progress
+from torus_sim.rank_sums import RankSums
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.view import SchedulingView
-from torus_sim.workload.jobs import Workload
+from torus_sim.workload.jobs import JobColumns, Workload
 
 __all__ = ["DOWNTIME_MODES", "EventPriority", "SchedulingModel", "SimulationRecord"]
 
@@ -151,6 +153,35 @@ the head before the pass and its reservation (``previous_head``, ``previous_rese
 ``head_passed``: running jobs backfilled past it while it was the head; ``head_ready_backfilled``:
 it would fit without those; ``head_ready_underestimated``: it would fit without those of them
 predicted, at their start, to end by ``previous_reservation_at`` (PV-EASY §3.2, Fig. 1c)."""
+
+COLUMN_TYPES = {
+    "capacity": {
+        "time": "d",
+        "free": "q",
+        "queued_demand": "q",
+        "running_jobs": "q",
+        "queued_jobs": "q",
+        "head_job": "q",
+        "head_ready": "?",
+        "previous_head": "q",
+        "previous_reservation_at": "d",
+        "head_passed": "q",
+        "head_ready_backfilled": "?",
+        "head_ready_underestimated": "?",
+    },
+    "jobs": {
+        **dict.fromkeys(JOB_COLUMNS, "d"),
+        **dict.fromkeys(
+            ["job_id", "user_id", "size", "partition_size", "attempts", "kills", "preemptions", "silent_errors", "migrations"],
+            "q",
+        ),
+    },
+    "attempts": {"job_id": "q", "attempt": "q", "started_at": "d", "ended_at": "d", "nodes": "q"},
+}
+"""Columns the record holds in typed arrays (``d`` float64, ``q`` int64, ``?`` bool), by table; the
+others (strings, and the small failure and migration tables) are Python lists. A 450k-job log makes
+~900k passes and 450k job rows: as Python objects they were ~0.5 GB, and the same again while pandas
+converted them at the end of the run."""
 
 FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
 """One row per fail-stop failure."""
@@ -310,17 +341,22 @@ class SchedulingModel(mesa.Model):
         self.policy = policy
         self.workload = workload
         # a workload lists its jobs in priority (FCFS / index) order: that is their rank
-        if silent_errors is None:
-            self.jobs = [job.fresh_copy(rank) for rank, job in enumerate(workload.jobs)]
-        else:
+        counts = None
+        if silent_errors is not None:
             counts = np.asarray(silent_errors)
             if counts.shape != (len(workload.jobs),) or np.any(counts < 0):
                 raise ConfigurationError(
                     f"silent errors: one count >= 0 per job expected ({len(workload.jobs)}), got shape {counts.shape}"
                 )
-            self.jobs = [
-                job.fresh_copy(rank, count) for rank, (job, count) in enumerate(zip(workload.jobs, counts.tolist(), strict=True))
-            ]
+            counts = counts.tolist()
+        if isinstance(workload.jobs, JobColumns):  # an SWF log: the run's jobs made from its columns
+            self.jobs = workload.jobs.build()
+            for job, count in zip(self.jobs, counts or [], strict=False):
+                job.silent_errors = count
+        elif counts is None:
+            self.jobs = [job.fresh_copy(rank) for rank, job in enumerate(workload.jobs)]
+        else:
+            self.jobs = [job.fresh_copy(rank, count) for rank, (job, count) in enumerate(zip(workload.jobs, counts, strict=True))]
         self._job_by_id: dict[int, Job] = {job.job_id: job for job in self.jobs}
         if len(self._job_by_id) != len(self.jobs):
             seen: set[int] = set()
@@ -337,6 +373,9 @@ class SchedulingModel(mesa.Model):
                     )
                     raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
+        # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
+        fairness_on_counts = self.record_fairness and self.platform.kind == "cluster"
+        self._running_ranks = RankSums(len(self.jobs)) if fairness_on_counts else None
         self.view = SchedulingView(self)
         self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
         self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
@@ -375,6 +414,12 @@ class SchedulingModel(mesa.Model):
                 },
             )
         )
+        if self.datacollector is not None:  # typed columns (Mesa's add_table_row appends to any container)
+            for name, types in COLUMN_TYPES.items():
+                table = self.datacollector.tables[name]
+                for column in table:
+                    if column in types:
+                        table[column] = array("b" if types[column] == "?" else types[column])
         if isinstance(failures, SyntheticFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
@@ -393,17 +438,18 @@ class SchedulingModel(mesa.Model):
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)
         self.runtime_predictor = runtime_predictor
-        submits = [job.submitted_at for job in self.jobs]
-        if submits and min(submits) == max(submits):  # a batch released at once
-            arrivals = {submits[0]: self.jobs}
-        else:
-            arrivals = defaultdict(list)
-            for job in self.jobs:
-                arrivals[job.submitted_at].append(job)
+        # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
+        # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
+        submits = np.fromiter((job.submitted_at for job in self.jobs), dtype=float, count=len(self.jobs))
+        in_order = bool(np.all(submits[1:] >= submits[:-1]))
+        self._arrival_order = None if in_order else np.argsort(submits, kind="stable")
+        ordered = submits if in_order else submits[self._arrival_order]
+        self._arrival_bounds = (
+            np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else np.zeros(1, int)
+        )
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
-        self._arrivals = sorted(arrivals.items(), key=lambda item: item[0])
         self._next_arrival = 0
         self._schedule_next_arrival()
         for index, (failed_at, node, repair_at) in enumerate(
@@ -555,11 +601,7 @@ class SchedulingModel(mesa.Model):
     def record(self) -> SimulationRecord:
         """The event record so far (see :class:`SimulationRecord`; tables are None with ``record=False``)."""
         self._sync_counters()
-        collector = self.datacollector
-
-        def table(name: str):
-            return collector.get_table_dataframe(name) if collector is not None else None
-
+        table = self.table if self.datacollector is not None else lambda name: None
         return SimulationRecord(
             jobs=table("jobs"),
             attempts=table("attempts"),
@@ -572,13 +614,40 @@ class SchedulingModel(mesa.Model):
             migrations=table("migrations"),
         )
 
+    def table(self, name: str) -> pd.DataFrame:
+        """One table of the event record so far as a DataFrame (``jobs``, ``attempts``, ``capacity``, ``failures``, ``migrations``).
+
+        Raises:
+            SimulationError: the model was built with ``record=False``.
+            KeyError: no table of that name.
+        """
+        if self.datacollector is None:
+            raise SimulationError("no record: the model was built with record=False")
+        columns = self.datacollector.tables[name]
+        types = COLUMN_TYPES.get(name, {})
+        # views of the typed arrays, copied once by pandas (a copy first would double the peak)
+        return pd.DataFrame(
+            {
+                column: np.frombuffer(values, dtype=types[column].replace("?", "b")).astype(types[column], copy=False)
+                if column in types
+                else values
+                for column, values in columns.items()
+            },
+            copy=True,
+        )
+
     # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
 
     def _schedule_next_arrival(self) -> None:
-        if self._next_arrival < len(self._arrivals):
-            at, jobs = self._arrivals[self._next_arrival]
+        group = self._next_arrival
+        if group + 1 < len(self._arrival_bounds):
+            start, stop = self._arrival_bounds[group].item(), self._arrival_bounds[group + 1].item()
+            if self._arrival_order is None:
+                jobs = self.jobs[start:stop]
+            else:
+                jobs = [self.jobs[position] for position in self._arrival_order[start:stop].tolist()]
             self._next_arrival += 1
-            self._schedule(self._handle_arrivals, at, EventPriority.ARRIVAL, jobs)
+            self._schedule(self._handle_arrivals, jobs[0].submitted_at, EventPriority.ARRIVAL, jobs)
 
     def _on_arrivals(self, jobs: list[Job]) -> None:
         self._schedule_next_arrival()
@@ -633,7 +702,7 @@ class SchedulingModel(mesa.Model):
         if self._preventive_events:
             self._cancel_preventive(job)
         self.platform.release(job.allocation, job.job_id)
-        del self.running_jobs[job.job_id]
+        self._stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
         if self.record_enabled:
             self._add_attempt_row(job, now, "silent_error" if failed else "completed")
@@ -643,6 +712,7 @@ class SchedulingModel(mesa.Model):
             self.queue.add(job)
         else:
             job.finish(now)
+            self._passed_head.pop(job.job_id, None)  # a completed job never counts again (a killed one may)
             self.completed += 1
             self.makespan = now
             if self.runtime_predictor is not None:
@@ -692,7 +762,7 @@ class SchedulingModel(mesa.Model):
         killed = None
         job_id = self.platform.job_on(node)
         if job_id != NO_JOB:
-            job = self.running_jobs.pop(job_id)
+            job = self._stop_running(job_id)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             self._cancel_preventive(job)
@@ -791,7 +861,10 @@ class SchedulingModel(mesa.Model):
             return
         running = self.running_jobs
         rank = head.rank
-        row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
+        if self._running_ranks is not None:  # the same sum as below, from the tree
+            row["head_ready"] = self.platform.free + self._running_ranks.above(rank) >= head.partition_size
+        else:
+            row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         passed_head = self._passed_head
         head_id = head.job_id
         by_head = self._passed_by_head.get(head_id)
@@ -846,6 +919,8 @@ class SchedulingModel(mesa.Model):
         if self.verification_time:
             end_at += self.verification_time
         self.running_jobs[job.job_id] = job
+        if self._running_ranks is not None:
+            self._running_ranks.add(job.rank, job.allocated_size)
         if self.datacollector is not None:
             self.started_this_step.append((job.job_id, allocation))
         self._starts += 1
@@ -854,8 +929,15 @@ class SchedulingModel(mesa.Model):
         if self._preventive_migration:
             self._plan_preventive(job)
 
+    def _stop_running(self, job_id: int) -> Job | None:
+        """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
+        job = self.running_jobs.pop(job_id, None)
+        if job is not None and self._running_ranks is not None:
+            self._running_ranks.add(job.rank, -job.allocated_size)
+        return job
+
     def _preempt(self, job: Job) -> None:
-        if self.running_jobs.pop(job.job_id, None) is None:
+        if self._stop_running(job.job_id) is None:
             raise SimulationError(f"job {job.job_id} is not running")
         job.end_event.cancel()
         self.counters["events_cancelled"] += 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,7 +39,7 @@ from torus_sim.errors import ConfigurationError, InputFileError
 from torus_sim.job import Job
 from torus_sim.workload.swf import SwfTrace
 
-__all__ = ["SWF_RULES", "SwfRules", "WORKLOAD_KINDS", "Workload", "jobs_from_swf"]
+__all__ = ["SWF_RULES", "JobColumns", "SwfRules", "WORKLOAD_KINDS", "Workload", "jobs_from_swf"]
 
 WORKLOAD_KINDS = ("online", "batch")
 """``online``: jobs submitted over time (SWF traces); ``batch``: every job released at time 0."""
@@ -67,12 +67,58 @@ SWF_RULES = {
 """The rule sets: BGL-FAULT §6.2's (the torus default) and PV-EASY §5.1's (the cluster default)."""
 
 
+class JobColumns(Sequence):
+    """The jobs of an SWF workload as columns; each :class:`~torus_sim.job.Job` is made when asked for.
+
+    A workload is a template that every run copies (a sweep runs it many times): holding it as
+    seven numpy columns instead of n ``Job`` objects keeps a 450k-job log at ~25 MB instead of
+    ~270 MB, and a run makes its jobs once (:meth:`build`) instead of making templates and copying
+    them. It reads as a list of PENDING jobs (``len``, indexing, slicing, iteration), each access
+    making a new ``Job``: change a run's jobs, not these.
+
+    Args:
+        job_id, size, partition_size, user_id: int ``(n,)``.
+        submitted_at, runtime, walltime: float ``(n,)``, seconds (load-scaled).
+        Rows are in priority order: row i is the job of rank i.
+    """
+
+    _FIELDS = ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id")
+
+    def __init__(self, job_id, submitted_at, runtime, walltime, size, partition_size, user_id) -> None:
+        columns = (job_id, submitted_at, runtime, walltime, size, partition_size, user_id)
+        kinds = (np.int64, float, float, float, np.int64, np.int64, np.int64)
+        self._columns = tuple(np.asarray(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True))
+        if len({len(column) for column in self._columns}) > 1:
+            raise ValueError("job columns of different lengths")
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self)))]
+        position = range(len(self))[index]  # IndexError out of range; negative indices count from the end
+        return Job(*(column[position].item() for column in self._columns), position)
+
+    def build(self) -> list[Job]:
+        """Every job, new and PENDING, with its rank (its row)."""
+        rows = zip(*(column.tolist() for column in self._columns), strict=True)
+        return [
+            Job(job_id, submitted_at, runtime, walltime, size, partition_size, user_id, rank)
+            for rank, (job_id, submitted_at, runtime, walltime, size, partition_size, user_id) in enumerate(rows)
+        ]
+
+    def __iter__(self):
+        return iter(self.build())
+
+
 @dataclass
 class Workload:
     """The jobs of one run and where they came from.
 
     Attributes:
-        jobs: jobs in priority order (online: submit time, then job id; batch: job index).
+        jobs: jobs in priority order (online: submit time, then job id; batch: job index): a list,
+            or the :class:`JobColumns` of an SWF log.
         source: path of the trace, or a description.
         sha256: hash of the source file ("" for generated workloads).
         load_scale: the c applied to runtimes and walltimes.
@@ -83,7 +129,7 @@ class Workload:
         times: moldable batches: float ``(n, P)``, t_j(p) for p = 1..P (row i is job i's ``times``).
     """
 
-    jobs: list[Job]
+    jobs: list[Job] | JobColumns
     source: str
     sha256: str = ""
     load_scale: float = 1.0
@@ -198,20 +244,15 @@ def jobs_from_swf(
     order = np.lexsort((job_ids, submitted))  # stable: by submit time, then job id, then line
     if max_jobs is not None:
         order = order[:max_jobs]
-    columns = zip(
-        job_ids[order].astype(np.int64).tolist(),
-        submitted[order].tolist(),
-        (runtime[order] * load_scale).tolist(),
-        (walltime[order] * load_scale).tolist(),
-        size[order].tolist(),
-        partition_size[order].tolist(),
-        trace.column("user_id")[rows][order].astype(np.int64).tolist(),
-        strict=True,
+    jobs = JobColumns(
+        job_ids[order],
+        submitted[order],
+        runtime[order] * load_scale,
+        walltime[order] * load_scale,
+        size[order],
+        partition_size[order],
+        trace.column("user_id")[rows][order],
     )
-    jobs = [
-        Job(job_id, submitted_at, runtime, walltime, size, partition_size, user_id, rank)
-        for rank, (job_id, submitted_at, runtime, walltime, size, partition_size, user_id) in enumerate(columns)
-    ]
     return Workload(
         jobs=jobs,
         source=str(trace.path),

@@ -1,0 +1,91 @@
+"""The engine's compact bookkeeping against the plain forms it replaces (issue 17: a 450k-job log in < 1 GiB).
+
+Each test fails on a broken version: the Fenwick sums against brute force, the tree-read fairness
+column against the sum over running jobs, the typed record tables against their dtypes (and a run
+that goes on after a mid-run read), arrivals out of submit order, and the column-held SWF workload
+against the jobs it stands for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.job import Job
+from torus_sim.model import SchedulingModel
+from torus_sim.policies.easy import EasyPolicy
+from torus_sim.rank_sums import RankSums
+from torus_sim.runner import BUNDLED_NASA_LOG, Scenario, build_model
+from torus_sim.workload.jobs import JobColumns, Workload
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    count=st.integers(1, 40),
+    steps=st.lists(st.tuples(st.integers(0, 39), st.integers(-5, 9), st.integers(-2, 41)), max_size=60),
+)
+def test_rank_sums_equal_brute_force_sums_above_a_rank(count, steps):
+    sums = RankSums(count)
+    amounts = [0] * count
+    for rank, amount, query in steps:
+        rank %= count
+        sums.add(rank, amount)
+        amounts[rank] += amount
+        assert sums.above(query) == sum(amounts[max(query + 1, 0) :])
+        assert sums.total == sum(amounts)
+
+
+def _nasa_model(**fields) -> SchedulingModel:
+    scenario = Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=1500, **fields)
+    return build_model(scenario, {}, record=True)
+
+
+def test_head_ready_from_the_tree_equals_the_sum_over_running_jobs_with_kills():
+    fast = _nasa_model(failures="synthetic:300", seed=3, downtime="300")
+    plain = _nasa_model(failures="synthetic:300", seed=3, downtime="300")
+    assert fast._running_ranks is not None and fast.record_fairness
+    plain._running_ranks = None  # the sum over every running job of lower priority
+    fast_record, plain_record = fast.run(), plain.run()
+    assert fast_record.counters["job_kills"] > 0  # jobs left the running set by a kill too
+    assert fast_record.capacity["head_ready"].any() and not fast_record.capacity["head_ready"].all()
+    pd.testing.assert_frame_equal(fast_record.capacity, plain_record.capacity)
+
+
+def test_record_tables_are_typed_and_a_run_goes_on_after_a_mid_run_read():
+    model = _nasa_model()
+    for _ in range(400):
+        model.step_event()
+    early = model.table("capacity"), model.table("jobs"), model.table("attempts")  # kept alive across the rest
+    record = model.run()
+    assert len(record.capacity) > len(early[0]) > 0 and len(record.jobs) == 1500
+    assert record.capacity["head_ready"].dtype == bool and record.capacity["time"].dtype == np.float64
+    assert record.capacity["free"].dtype == np.int64 and record.jobs["attempts"].dtype == np.int64
+    assert record.attempts["outcome"].dtype == object and set(record.attempts["outcome"]) == {"completed"}
+    pd.testing.assert_frame_equal(record.capacity.iloc[: len(early[0])], early[0])
+
+
+def _job(job_id: int, submitted_at: float, size: int = 1) -> Job:
+    return Job(job_id, submitted_at, runtime=10.0, walltime=10.0, size=size)
+
+
+def test_arrivals_out_of_submit_order_arrive_by_time_then_rank():
+    # listed (rank order) 10, 0, 10, 5: arrivals at 0 (job 2), 5 (job 4), 10 (jobs 1 then 3)
+    jobs = [_job(1, 10.0), _job(2, 0.0), _job(3, 10.0), _job(4, 5.0)]
+    model = SchedulingModel(Workload(jobs=jobs, source="hand-made"), EasyPolicy(), 1, failures=None)
+    record = model.run()
+    started = record.jobs.set_index("job_id")["started_at"].to_dict()
+    assert started == {2: 0.0, 4: 10.0, 1: 20.0, 3: 30.0}
+
+
+def test_job_columns_read_as_the_list_of_jobs_they_stand_for():
+    columns = JobColumns([7, 3, 9], [0.0, 1.5, 1.5], [10.0, 20.0, 30.0], [12.0, 20.0, 40.0], [1, 2, 4], [1, 2, 4], [5, -1, 6])
+    built = columns.build()
+    described = [(j.job_id, j.submitted_at, j.runtime, j.walltime, j.size, j.partition_size, j.user_id, j.rank) for j in built]
+    assert described == [(7, 0.0, 10.0, 12.0, 1, 1, 5, 0), (3, 1.5, 20.0, 20.0, 2, 2, -1, 1), (9, 1.5, 30.0, 40.0, 4, 4, 6, 2)]
+    assert len(columns) == 3 and columns[-1].job_id == 9 and columns[1].rank == 1
+    assert [job.job_id for job in columns[1:]] == [3, 9] and [job.job_id for job in columns] == [7, 3, 9]
+    assert all(job.state.name == "PENDING" for job in built) and columns.build()[0] is not built[0]
+    workload = Workload(jobs=columns, source="columns")
+    assert workload.span == (0.0, 1.5)
