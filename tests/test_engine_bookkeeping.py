@@ -89,3 +89,40 @@ def test_job_columns_read_as_the_list_of_jobs_they_stand_for():
     assert all(job.state.name == "PENDING" for job in built) and columns.build()[0] is not built[0]
     workload = Workload(jobs=columns, source="columns")
     assert workload.span == (0.0, 1.5)
+
+
+_TIMES = st.sampled_from([0.0, 5.0, 10.0, 10.0, 20.0, 35.0, 50.0, 100.0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    jobs=st.lists(
+        st.tuples(_TIMES, st.sampled_from([0.0, 2.0]), st.sampled_from([0.0, 4.0]), _TIMES, st.one_of(st.none(), _TIMES)),
+        min_size=1,
+        max_size=12,
+    ),
+    nows=st.lists(_TIMES, min_size=1, max_size=4),
+    dropped=st.sets(st.integers(0, 11)),
+)
+def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, dropped):
+    from torus_sim.job import JobState
+    from torus_sim.progress import CheckpointProgress
+    from torus_sim.running_ends import RunningEnds
+
+    progress, kept, running = CheckpointProgress(), RunningEnds(), []
+    for rank, (resumed, overhead, done, walltime, prediction) in enumerate(jobs):
+        job = Job(rank + 1, 0.0, runtime=walltime + 1.0, walltime=walltime + 1.0, size=1, rank=len(jobs) - rank)
+        job.state, job.resumed_at, job.attempt_overhead, job.progress_at_resume = JobState.RUNNING, resumed, overhead, done
+        job.prediction = prediction
+        kept.add(job)
+        running.append(job)
+    for index in sorted(dropped):
+        if index < len(running):
+            kept.discard(running[index])
+    running = [job for index, job in enumerate(running) if index not in dropped]
+    for now in sorted(nows):  # passes at later and later times (a prediction that runs out is re-keyed once)
+        expected = [
+            (end, job) for end, _, _, job in sorted((progress.predicted_end(job, now), 0, job.rank, job) for job in running)
+        ]
+        assert list(kept.releases(now)) == expected
+    assert len(kept) == len(running)

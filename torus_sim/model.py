@@ -59,8 +59,9 @@ from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start
 from torus_sim.policies.resilience import ResiliencePolicy
-from torus_sim.progress import Preemption, make_progress
+from torus_sim.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.rank_sums import RankSums
+from torus_sim.running_ends import RunningEnds
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.view import SchedulingView
 from torus_sim.workload.jobs import JobColumns, Workload
@@ -435,6 +436,10 @@ class SchedulingModel(mesa.Model):
         if self.resilience.active:
             self._setup_resilience(workload)
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        # the running jobs in order of predicted end, kept between passes where that end is fixed for an
+        # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
+        fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
+        self.running_ends = RunningEnds() if fixed_ends and self.platform.kind == "cluster" else None
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)
         self.runtime_predictor = runtime_predictor
@@ -921,6 +926,8 @@ class SchedulingModel(mesa.Model):
         self.running_jobs[job.job_id] = job
         if self._running_ranks is not None:
             self._running_ranks.add(job.rank, job.allocated_size)
+        if self.running_ends is not None:
+            self.running_ends.add(job)
         if self.datacollector is not None:
             self.started_this_step.append((job.job_id, allocation))
         self._starts += 1
@@ -934,6 +941,8 @@ class SchedulingModel(mesa.Model):
         job = self.running_jobs.pop(job_id, None)
         if job is not None and self._running_ranks is not None:
             self._running_ranks.add(job.rank, -job.allocated_size)
+        if job is not None and self.running_ends is not None:
+            self.running_ends.discard(job)
         return job
 
     def _preempt(self, job: Job) -> None:
@@ -960,7 +969,11 @@ class SchedulingModel(mesa.Model):
             if self.record_enabled:
                 self._add_migration_row(job, job.allocation, allocation)
             self.platform.allocate(allocation, job.job_id)
+            if self.running_ends is not None:
+                self.running_ends.discard(job)
             job.migrate(self.now, allocation, cost)
+            if self.running_ends is not None:
+                self.running_ends.add(job)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)

@@ -85,7 +85,9 @@ class SchedulingView:
         Args:
             need: the blocked job's partition size.
             releasing: running jobs whose predicted ends free nodes, considered in order of
-                (predicted end, rank); down nodes with known repair times come back at those times.
+                (predicted end, rank); None: every running job (read from the engine's kept order,
+                :class:`~torus_sim.running_ends.RunningEnds`, where it keeps one). Down nodes
+                with known repair times come back at those times.
             vacated: running jobs counted as free from now (PV-EASY's shadow load).
             together: release every job that ends at the shadow instant before answering (the torus
                 planner's rule); False checks after each job, in (end, rank) order, as PV-EASY's
@@ -104,9 +106,18 @@ class SchedulingView:
         now = self.now
         if occupancy.fits(need):
             return now, occupancy
+        repairs = self._model.platform.repairs_ahead()
+        kept = self._model.running_ends
+        if releasing is None and kept is not None and not repairs and not together:
+            for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
+                occupancy.vacate(job)
+                if occupancy.fits(need):
+                    return end_at, occupancy
+            return math.inf, occupancy
+        if releasing is None:
+            releasing = self.running.values()
         predicted_end = self._model.progress.predicted_end
         releases = sorted((predicted_end(job, now), 0, job.rank, job) for job in releasing)
-        repairs = self._model.platform.repairs_ahead()
         if repairs:
             releases = sorted(releases + [(max(at, now), 1, node, None) for at, node in repairs], key=lambda item: item[:3])
         for index, (end_at, _, which, job) in enumerate(releases):

@@ -72,8 +72,11 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         return
     head = queue.head
     need = head.partition_size
-    shadow_at, occupancy = view.shadow(need, list(view.running.values()), together=together)
+    shadow_at, occupancy = view.shadow(need, None, together=together)
     yield Reserve(head, shadow_at)
+    free = view.free_count()
+    if free == 0:  # nothing fits (the scan below would stop at its first job)
+        return
     candidates = queue.jobs()[1:]
     if order == "sjf":
         remaining = view.predicted_remaining
@@ -85,7 +88,6 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     for index in range(len(smallest) - 2, -1, -1):
         if smallest[index + 1] < smallest[index]:
             smallest[index] = smallest[index + 1]
-    free = view.free_count()
     for index, job in enumerate(candidates):
         if free < smallest[index]:
             break
