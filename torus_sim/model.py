@@ -421,6 +421,7 @@ class SchedulingModel(mesa.Model):
                 for column in table:
                     if column in types:
                         table[column] = array("b" if types[column] == "?" else types[column])
+        self._pass_table = self.datacollector.tables["capacity"] if self.datacollector is not None else {}
         if isinstance(failures, SyntheticFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
@@ -449,9 +450,8 @@ class SchedulingModel(mesa.Model):
         in_order = bool(np.all(submits[1:] >= submits[:-1]))
         self._arrival_order = None if in_order else np.argsort(submits, kind="stable")
         ordered = submits if in_order else submits[self._arrival_order]
-        self._arrival_bounds = (
-            np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else np.zeros(1, int)
-        )
+        bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
+        self._arrival_bounds = array("q", bounds)  # Python ints when indexed
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
@@ -646,7 +646,7 @@ class SchedulingModel(mesa.Model):
     def _schedule_next_arrival(self) -> None:
         group = self._next_arrival
         if group + 1 < len(self._arrival_bounds):
-            start, stop = self._arrival_bounds[group].item(), self._arrival_bounds[group + 1].item()
+            start, stop = self._arrival_bounds[group], self._arrival_bounds[group + 1]
             if self._arrival_order is None:
                 jobs = self.jobs[start:stop]
             else:
@@ -853,7 +853,8 @@ class SchedulingModel(mesa.Model):
         }
         if record_fairness:
             self._fairness_columns(row, queue.head, previous_head, promised_at)
-        self.datacollector.add_table_row("capacity", row)
+        for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
+            values.append(row[column])
 
     def _fairness_columns(self, row: dict, head: Job | None, previous_head: Job | None, promised_at: float | None) -> None:
         """Fill a pass row's :data:`FAIRNESS_COLUMNS` (PV-EASY §3.1-3.2, §4.1)."""

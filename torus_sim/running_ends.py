@@ -68,6 +68,10 @@ class RunningEnds:
         The same sequence as sorting ``(progress.predicted_end(job, now), rank)`` over the running jobs.
         """
         order = self._order
+        if not order or order[0][0] > now:  # the usual pass: nothing due yet, the kept order as it is
+            for key, _, job, _ in order:
+                yield key, job
+            return
         due = order.bisect_right((now, math.inf))  # entries keyed at or before now
         passed = [entry for entry in order.islice(0, due) if entry[3] is not None]
         for entry in passed:  # a prediction that has run out: expected at the walltime from now on
