@@ -100,14 +100,19 @@ def synthetic_log(path: Path, jobs: int = LARGE_LOG_JOBS, processors: int = LARG
     return path
 
 
-def large_log_replay() -> None:
-    """Replay the synthetic 450k-job log online (FCFS-EASY on 8,192 processors): time, memory, floor ratio."""
+def large_log_replay(baseline: Path | None = None) -> None:
+    """Replay the synthetic 450k-job log online (FCFS-EASY on 8,192 processors): time, memory, floor ratio.
+
+    Args:
+        baseline: another checkout whose code replays the same log first, in the same run.
+    """
     import tempfile
 
     from benchmarks.run import engine_floor
 
     with tempfile.TemporaryDirectory() as folder:
         log = synthetic_log(Path(folder) / "synthetic-450k.swf")
+        before = _replay(baseline, "cluster", None, log) if baseline is not None else None
         found = _replay(None, "cluster", None, log)
     floor = engine_floor(found["events"])
     print(
@@ -116,6 +121,12 @@ def large_log_replay() -> None:
         f"{found['max_rss_mib']:.0f} MiB peak; {found['events']:,} events, Mesa no-op floor {floor:.1f} s "
         f"({found['seconds'] / floor:.1f}x); goal < 60 s and < 1 GiB"
     )
+    if before is not None:
+        print(
+            f"  baseline: run {before['seconds']:.1f} s (+ reading {before['read_seconds']:.1f} s), {before['max_rss_mib']:.0f} MiB "
+            f"peak -> run this / baseline = {found['seconds'] / before['seconds']:.2f}x, "
+            f"read + run {(found['seconds'] + found['read_seconds']) / (before['seconds'] + before['read_seconds']):.2f}x"
+        )
 
 
 def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
@@ -152,4 +163,4 @@ def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
                     f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x"
                 )
     if not quick:
-        large_log_replay()
+        large_log_replay(baseline)

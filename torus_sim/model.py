@@ -352,7 +352,7 @@ class SchedulingModel(mesa.Model):
             counts = counts.tolist()
         if isinstance(workload.jobs, JobColumns):  # an SWF log: the run's jobs made from its columns
             self.jobs = workload.jobs.build()
-            for job, count in zip(self.jobs, counts or [], strict=False):
+            for job, count in zip(self.jobs, counts, strict=True) if counts is not None else ():
                 job.silent_errors = count
         elif counts is None:
             self.jobs = [job.fresh_copy(rank) for rank, job in enumerate(workload.jobs)]
