@@ -439,8 +439,10 @@ class SchedulingModel(mesa.Model):
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
+        # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
         fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
-        self.running_ends = RunningEnds() if fixed_ends and self.platform.kind == "cluster" else None
+        self._ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
+        self._running_ends: RunningEnds | None = None
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)
         self.runtime_predictor = runtime_predictor
@@ -927,8 +929,8 @@ class SchedulingModel(mesa.Model):
         self.running_jobs[job.job_id] = job
         if self._running_ranks is not None:
             self._running_ranks.add(job.rank, job.allocated_size)
-        if self.running_ends is not None:
-            self.running_ends.add(job)
+        if self._running_ends is not None:
+            self._running_ends.add(job)
         if self.datacollector is not None:
             self.started_this_step.append((job.job_id, allocation))
         self._starts += 1
@@ -937,13 +939,26 @@ class SchedulingModel(mesa.Model):
         if self._preventive_migration:
             self._plan_preventive(job)
 
+    def running_ends(self) -> RunningEnds | None:
+        """The running jobs kept in order of predicted end (:class:`~torus_sim.running_ends.RunningEnds`), or None.
+
+        None where a running job's predicted end can change during its attempt (the torus, periodic
+        checkpoints, PV-EASY's checkpoint / suspend modes, preventive moves): sort at each pass there.
+        Made from the running jobs at the first call, then kept up to date at every start and stop.
+        """
+        if self._running_ends is None and self._ends_can_be_kept:
+            self._running_ends = RunningEnds()
+            for job in self.running_jobs.values():
+                self._running_ends.add(job)
+        return self._running_ends
+
     def _stop_running(self, job_id: int) -> Job | None:
         """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
         job = self.running_jobs.pop(job_id, None)
         if job is not None and self._running_ranks is not None:
             self._running_ranks.add(job.rank, -job.allocated_size)
-        if job is not None and self.running_ends is not None:
-            self.running_ends.discard(job)
+        if job is not None and self._running_ends is not None:
+            self._running_ends.discard(job)
         return job
 
     def _preempt(self, job: Job) -> None:
@@ -970,11 +985,11 @@ class SchedulingModel(mesa.Model):
             if self.record_enabled:
                 self._add_migration_row(job, job.allocation, allocation)
             self.platform.allocate(allocation, job.job_id)
-            if self.running_ends is not None:
-                self.running_ends.discard(job)
+            if self._running_ends is not None:
+                self._running_ends.discard(job)
             job.migrate(self.now, allocation, cost)
-            if self.running_ends is not None:
-                self.running_ends.add(job)
+            if self._running_ends is not None:
+                self._running_ends.add(job)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)

@@ -107,8 +107,8 @@ class SchedulingView:
         if occupancy.fits(need):
             return now, occupancy
         repairs = self._model.platform.repairs_ahead()
-        kept = self._model.running_ends
-        if releasing is None and kept is not None and not repairs and not together:
+        kept = self._model.running_ends() if releasing is None and not repairs and not together else None
+        if kept is not None:
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
                 occupancy.vacate(job)
                 if occupancy.fits(need):
