@@ -18,11 +18,11 @@ repairs, preventive migrations, failures, attempt ends, arrivals, then the pass;
 the instant an attempt ends kills it. A policy with ``pass_after_each_end`` (RIGID Alg. 1: "whenever
 a job completes") also plans right after each attempt end, one end at a time.
 
-Mesa's simulator holds callbacks by weak reference (a lambda would silently never run), so every
-event's callback is one of the model's handlers, kept alive by the model itself: a
-``functools.partial`` of a model method bound at construction (Mesa keeps a plain weak reference to
-it, which costs a tenth of the ``WeakMethod`` it makes for a bound method, on the path every attempt
-takes). The model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks
+Every event's callback is one of the model's handlers, a ``functools.partial`` of a model method
+bound at construction and kept alive by the model (Mesa's own events hold callbacks by weak
+reference, so a lambda would silently never run); the events are :class:`~torus_sim.events.EngineEvent`
+s on an :class:`~torus_sim.events.EngineSimulator`, Mesa's DEVS simulator with a lighter event.
+The model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks
 that every event was run or cancelled (or lay after the last job finished).
 
 References:
@@ -45,13 +45,13 @@ from functools import partial
 import mesa
 import numpy as np
 import pandas as pd
-from mesa.experimental.devs import DEVSimulator
 
 from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.events import EngineSimulator
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.base import interval_text
@@ -77,7 +77,7 @@ fixed downtime."""
 class EventPriority(IntEnum):
     """Order of events at the same instant (lower runs first).
 
-    Mesa's ``SimulationEvent`` reads ``priority.value``; this enum has the levels the model needs.
+    Events carry the level as a plain int (:class:`~torus_sim.events.EngineEvent`).
     """
 
     REPAIR = 1
@@ -88,21 +88,7 @@ class EventPriority(IntEnum):
     SCHEDULE = 6
 
 
-class _EventLevel:
-    """An :class:`EventPriority` as Mesa's ``SimulationEvent`` reads it (``priority.value``).
-
-    Mesa reads ``priority.value`` once per event; on an Enum member that is a descriptor call
-    (~0.2 µs on Python 3.11), so the model hands Mesa these plain-attribute stand-ins.
-    """
-
-    __slots__ = ("name", "value")
-
-    def __init__(self, level: EventPriority) -> None:
-        self.name = level.name
-        self.value = int(level)
-
-
-_LEVELS = {level: _EventLevel(level) for level in EventPriority}
+_LEVELS = {level: int(level) for level in EventPriority}  # the plain ints events carry
 _JOB_END = _LEVELS[EventPriority.JOB_END]
 
 
@@ -322,9 +308,9 @@ class SchedulingModel(mesa.Model):
         self._passed_head: dict[int, tuple[int, float]] = {}  # job id -> (head it last passed, predicted end)
         self._passed_by_head: dict[int, dict[int, Job]] = {}  # head id -> jobs started past it (some since re-passed)
         self.workload_kind = workload.kind
-        self.simulator = DEVSimulator()
+        self.simulator = EngineSimulator()
         self.simulator.setup(self)
-        # event callbacks the model keeps alive (Mesa holds them by weak reference)
+        # event callbacks, made once and kept by the model (the events hold them; see torus_sim/events.py)
         self._handle_job_end = partial(SchedulingModel._on_job_end, self)
         self._handle_pass = partial(SchedulingModel._on_schedule_pass, self)
         self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
@@ -485,7 +471,7 @@ class SchedulingModel(mesa.Model):
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
         self._scheduled += 1
-        return self.simulator.schedule_event_absolute(handler, at, priority=_LEVELS[priority], function_args=list(args))
+        return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))
 
     def _sync_counters(self) -> None:
         """Fold the hot-path counts into :attr:`counters`."""
@@ -643,7 +629,7 @@ class SchedulingModel(mesa.Model):
             copy=True,
         )
 
-    # -- event handlers (bound methods: Mesa holds them by weak reference) ---------------
+    # -- event handlers ------------------------------------------------------------------
 
     def _schedule_next_arrival(self) -> None:
         group = self._next_arrival
@@ -935,7 +921,7 @@ class SchedulingModel(mesa.Model):
             self.started_this_step.append((job.job_id, allocation))
         self._starts += 1
         self._scheduled += 1
-        job.end_event = simulator.schedule_event_absolute(self._handle_job_end, end_at, _JOB_END, [job])
+        job.end_event = simulator.schedule(self._handle_job_end, end_at, _JOB_END, [job])
         if self._preventive_migration:
             self._plan_preventive(job)
 

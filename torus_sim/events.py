@@ -1,0 +1,95 @@
+"""The engine's clock and event list: Mesa's ``DEVSimulator`` with a lighter event for the model's handlers.
+
+A run schedules and pops one or more events per attempt (its end, the pass after it, arrivals,
+failures), so the per-event cost of Mesa 3.3's ``SimulationEvent`` is a large share of a small run:
+its constructor checks the callback, wraps it in a weak reference and reads ``priority.value``, and
+its ``__lt__`` builds two tuples at every heap comparison (about log n per push and per pop).
+:class:`EngineEvent` is a ``SimulationEvent`` (same fields, same total order on time, priority and
+unique id, ids drawn from Mesa's own counter) that builds its sort key once and holds its callback
+directly: the model keeps every handler alive anyway (a ``functools.partial`` made at construction),
+so nothing is gained by the weak reference there. :class:`EngineSimulator` schedules and runs these
+without Mesa's per-event time-unit check (the model only schedules float seconds) and in the same
+order as Mesa would: the event sequence of a run is unchanged (tests/test_events.py; the golden
+replays).
+
+References:
+    Mesa 3.3 ``mesa.experimental.devs`` (``DEVSimulator``, ``EventList``, ``SimulationEvent``).
+"""
+
+from __future__ import annotations
+
+from heapq import heappop, heappush
+
+from mesa.experimental.devs import DEVSimulator
+from mesa.experimental.devs.eventlist import SimulationEvent
+
+__all__ = ["EngineEvent", "EngineSimulator"]
+
+_NO_KWARGS: dict = {}  # shared, never written (cancel() replaces it)
+
+
+class EngineEvent(SimulationEvent):
+    """One scheduled call of a model handler at a simulated time.
+
+    Args:
+        time: when, seconds (float).
+        function: the callable, held by a strong reference (the model keeps it alive too).
+        priority: the same-instant order, lower first (an int, Mesa's ``priority.value``).
+        function_args: positional arguments of the call (the list is kept, not copied).
+
+    Ordered like Mesa's events, by ``(time, priority, unique_id)``, and comparable with them.
+    """
+
+    def __init__(self, time: float, function, priority: int, function_args: list) -> None:
+        # SimulationEvent.__init__ is not called: it would wrap the callback in a weak reference
+        self.time = time
+        self.priority = priority
+        self._canceled = False
+        self.fn = function
+        self.unique_id = unique_id = next(SimulationEvent._ids)
+        self.function_args = function_args
+        self.function_kwargs = _NO_KWARGS
+        self._key = (time, priority, unique_id)
+
+    def execute(self) -> None:
+        """Call the handler unless the event was cancelled."""
+        if not self._canceled:
+            self.fn(*self.function_args)
+
+    def __lt__(self, other) -> bool:
+        try:
+            return self._key < other._key
+        except AttributeError:  # one of Mesa's own events
+            return self._key < (other.time, other.priority, other.unique_id)
+
+
+class EngineSimulator(DEVSimulator):
+    """Mesa's continuous-time ``DEVSimulator`` that also schedules :class:`EngineEvent` s.
+
+    Mesa's own ``schedule_event_*`` calls keep working on it (their events interleave by the same order).
+    """
+
+    def schedule(self, function, time: float, priority: int, function_args: list) -> EngineEvent:
+        """Schedule ``function(*function_args)`` at ``time`` (seconds).
+
+        Returns:
+            The event (``cancel()`` it to drop it).
+
+        Raises:
+            ValueError: ``time`` is before the simulator's current time.
+        """
+        if time < self.time:
+            raise ValueError(f"trying to schedule an event in the past ({time} < {self.time})")
+        event = EngineEvent(time, function, priority, function_args)
+        heappush(self.event_list._events, event)
+        return event
+
+    def run_next_event(self) -> None:
+        """Run the earliest live event (cancelled ones are dropped on the way); nothing when none is left."""
+        events = self.event_list._events
+        while events:
+            event = heappop(events)
+            if not event._canceled:
+                self.time = event.time
+                event.execute()
+                return
