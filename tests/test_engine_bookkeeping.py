@@ -8,13 +8,15 @@ against the jobs it stands for.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torus_sim.job import Job
-from torus_sim.model import SchedulingModel
+from torus_sim.model import SchedulingModel, _arrival_groups
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.rank_sums import RankSums
 from torus_sim.runner import BUNDLED_NASA_LOG, Scenario, build_model
@@ -77,6 +79,20 @@ def test_arrivals_out_of_submit_order_arrive_by_time_then_rank():
     record = model.run()
     started = record.jobs.set_index("job_id")["started_at"].to_dict()
     assert started == {2: 0.0, 4: 10.0, 1: 20.0, 3: 30.0}
+
+
+@settings(max_examples=200, deadline=None)
+@given(submits=st.lists(st.sampled_from([0.0, 0.0, 3.0, 7.5, 9.0]), max_size=30))
+def test_arrival_groups_are_the_jobs_by_submit_time_then_rank(submits):
+    """The grouping (with its one-instant fast path) against a plain sort and group-by."""
+    jobs = [_job(index + 1, at) for index, at in enumerate(submits)]
+    order, bounds = _arrival_groups(jobs)
+    positions = list(range(len(jobs))) if order is None else order.tolist()
+    groups = [[jobs[position].job_id for position in positions[bounds[g] : bounds[g + 1]]] for g in range(len(bounds) - 1)]
+    by_time = sorted(enumerate(submits), key=lambda item: (item[1], item[0]))
+    expected = [[index + 1 for index, _ in group] for _, group in itertools.groupby(by_time, key=lambda item: item[1])]
+    assert groups == expected
+    assert bounds[0] == 0 and bounds[-1] == len(jobs)
 
 
 def test_job_columns_read_as_the_list_of_jobs_they_stand_for():

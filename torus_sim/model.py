@@ -219,6 +219,26 @@ def _build_platform(platform, table, needs_identities: bool):
     raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
 
 
+def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
+    """The jobs grouped by submit time: ``(order, bounds)``.
+
+    ``order`` is None when the jobs are in submit order already, else the stable argsort of their
+    submit times (int ``(n,)``); group g is positions ``bounds[g]:bounds[g + 1]`` of that order
+    (``array('q')``, ``len`` = groups + 1). A batch (one submit time) is one group without array work:
+    a RIGID run of 100 jobs spent a sixth of its set-up in the numpy calls.
+    """
+    if jobs:
+        first = jobs[0].submitted_at
+        if all(job.submitted_at == first for job in jobs):
+            return None, array("q", (0, len(jobs)))
+    submits = np.fromiter((job.submitted_at for job in jobs), dtype=float, count=len(jobs))
+    in_order = bool(np.all(submits[1:] >= submits[:-1]))
+    order = None if in_order else np.argsort(submits, kind="stable")
+    ordered = submits if in_order else submits[order]
+    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
+    return order, array("q", bounds)  # Python ints when indexed
+
+
 class SchedulingModel(mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
@@ -434,12 +454,7 @@ class SchedulingModel(mesa.Model):
         self.runtime_predictor = runtime_predictor
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        submits = np.fromiter((job.submitted_at for job in self.jobs), dtype=float, count=len(self.jobs))
-        in_order = bool(np.all(submits[1:] >= submits[:-1]))
-        self._arrival_order = None if in_order else np.argsort(submits, kind="stable")
-        ordered = submits if in_order else submits[self._arrival_order]
-        bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
-        self._arrival_bounds = array("q", bounds)  # Python ints when indexed
+        self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs)
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
