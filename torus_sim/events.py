@@ -72,6 +72,12 @@ class EngineSimulator(DEVSimulator):
     def schedule(self, function, time: float, priority: int, function_args: list) -> EngineEvent:
         """Schedule ``function(*function_args)`` at ``time`` (seconds).
 
+        Args:
+            function: the callable (kept by a strong reference until the event runs or is cancelled).
+            time: when, seconds on the simulator's clock (a float; not checked for its unit).
+            priority: the same-instant order, lower first (an int).
+            function_args: positional arguments of the call (kept, not copied).
+
         Returns:
             The event (``cancel()`` it to drop it).
 

@@ -45,7 +45,12 @@ class RunningEnds:
         return len(self._order)
 
     def add(self, job: Job) -> None:
-        """A RUNNING job's attempt began (or moved: its resume time changed)."""
+        """A RUNNING job's attempt began (or moved: its resume time changed).
+
+        Args:
+            job: the running job; its ``resumed_at``, ``attempt_overhead``, ``progress_at_resume``,
+                ``walltime`` and ``prediction`` (seconds) fix its entry until :meth:`discard`.
+        """
         started = job.resumed_at + job.attempt_overhead
         by_walltime = started + (job.walltime - job.progress_at_resume)
         prediction = job.prediction
@@ -66,6 +71,13 @@ class RunningEnds:
         """``(predicted end, job)`` of every running job, in (predicted end, rank) order, ends clipped to ``now``.
 
         The same sequence as sorting ``(progress.predicted_end(job, now), rank)`` over the running jobs.
+
+        Args:
+            now: the pass's time, seconds; never earlier than a previous call's (entries whose
+                prediction has run out are re-keyed to their walltime end, once).
+
+        Yields:
+            ``(end, job)``: the predicted end in seconds (``now`` for ends at or before it) and the job.
         """
         order = self._order
         if not order or order[0][0] > now:  # the usual pass: nothing due yet, the kept order as it is
