@@ -139,6 +139,9 @@ def test_the_memoized_bitset_mfp_after_equals_the_group_by_group_reference(bgl_t
         expected = table.mfp_after_by_groups(candidates, words)
         np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)
         np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)  # from the memo
+        if len(candidates):
+            assert table._mfp_choice(candidates, words) == int(np.argmax(expected))
+            assert table.mfp_choice(candidates, words) == int(np.argmax(expected)) == table.mfp_choice(candidates, words)
         flags = table.free_flags(words)
         free = np.flatnonzero(flags)
         np.testing.assert_array_equal(candidates, free[table.sizes[free] == size])
@@ -206,6 +209,23 @@ def test_krevat_reservation_from_latest_member_releases_equals_releasing_instant
     expected_at, expected_shadow = scheduler._reservation_by_steps(*arguments)
     assert at == expected_at
     np.testing.assert_array_equal(shadow, expected_shadow)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]),
+    occupancy=st.floats(0.0, 1.0),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_mfp_choice_is_the_first_best_of_the_reference_for_any_candidate_set(bgl_table, dims, occupancy, seed):
+    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    rng = np.random.default_rng(seed)
+    words = table.pack(rng.random(table.torus.size) < occupancy)
+    count = len(table.partitions)
+    candidates = np.sort(rng.choice(count, size=int(rng.integers(1, min(count, 300) + 1)), replace=False))
+    candidates = rng.permutation(candidates) if rng.random() < 0.5 else candidates  # any order, any sizes
+    expected = table.mfp_after_by_groups(candidates, words)
+    assert table._mfp_choice(candidates, words) == int(np.argmax(expected))
 
 
 @settings(max_examples=60, deadline=None)

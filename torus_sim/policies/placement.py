@@ -87,8 +87,7 @@ class MfpPlacement(PlacementPolicy):
     def choose(self, table: PartitionTable, job: Job, candidate_ids: np.ndarray, words: np.ndarray, now: float) -> int:  # noqa: D102
         if len(candidate_ids) == 1:
             return int(candidate_ids[0])
-        remaining = table.mfp_after(candidate_ids, words)
-        return int(candidate_ids[int(np.argmax(remaining))])
+        return int(candidate_ids[table.mfp_choice(candidate_ids, words)])
 
 
 MFP = MfpPlacement()
