@@ -209,6 +209,9 @@ def test_krevat_reservation_from_latest_member_releases_equals_releasing_instant
     expected_at, expected_shadow = scheduler._reservation_by_steps(*arguments)
     assert at == expected_at
     np.testing.assert_array_equal(shadow, expected_shadow)
+    again_at, again_shadow = scheduler._reservation(*arguments)  # the reservation time from the memo
+    assert again_at == expected_at and len(scheduler._earliest_memo) <= 1
+    np.testing.assert_array_equal(again_shadow, expected_shadow)
 
 
 @settings(max_examples=80, deadline=None)

