@@ -243,3 +243,37 @@ def test_disjoint_from_any_equals_the_pairwise_overlap_reference(bgl_table, dims
     words = table.pack(rng.random(table.torus.size) < rng.random())
     expected = {size for size in set(table.sizes.tolist()) if len(table.free_ids_of_size(words, size))}
     assert table.open_sizes(words) == expected == table.open_sizes(words)  # the second from the memo
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]),
+    occupancy=st.floats(0.0, 0.6),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_mfp_place_in_order_on_kept_free_bits_equals_packing_each_occupancy_again(bgl_table, dims, occupancy, seed):
+    # The MFP placement keeps the free partitions' bits up to date (free & disjoint_row) instead of
+    # packing each occupancy and counting its free partitions again: the same partitions, the same stop.
+    from types import SimpleNamespace
+
+    from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
+
+    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    rng = np.random.default_rng(seed)
+    blocked = rng.random(table.torus.size) < occupancy
+    words = table.pack(blocked)
+    sizes = rng.choice(sorted(set(table.sizes.tolist())), size=int(rng.integers(1, 25)))
+    jobs = [SimpleNamespace(partition_size=int(size)) for size in sizes]
+    placement = MfpPlacement()
+    fast = placement.place_in_order(table, jobs, words, 0.0)
+    assert fast == PlacementPolicy.place_in_order(placement, table, jobs, words, 0.0)
+    scratch = blocked.copy()
+    for job, partition_id in zip(jobs, fast, strict=False):
+        free = table.free_bits(table.pack(scratch))
+        candidates = table.free_ids_of_size(table.pack(scratch), job.partition_size)
+        np.testing.assert_array_equal(table.free_ids_in(free, job.partition_size), candidates)
+        assert partition_id == int(candidates[int(np.argmax(table.mfp_after_by_groups(candidates, table.pack(scratch))))])
+        scratch[table.members[partition_id]] = True
+        np.testing.assert_array_equal(free & table.disjoint_row(partition_id), table.free_bits(table.pack(scratch)))
+    if len(fast) < len(jobs):
+        assert not len(table.free_ids_of_size(table.pack(scratch), jobs[len(fast)].partition_size))

@@ -646,7 +646,18 @@ class PartitionTable:
         return known
 
     def _mfp_choice(self, candidate_ids: np.ndarray, words: np.ndarray) -> int:
-        free = self._free_bits(words)
+        return self.mfp_choice_in(candidate_ids, self._free_bits(words))
+
+    def mfp_choice_in(self, candidate_ids: np.ndarray, free: np.ndarray) -> int:
+        """:meth:`mfp_choice` from the free partitions' bits (:meth:`free_bits`), without a memo.
+
+        Args:
+            candidate_ids: partition ids, int64 ``(C,)``, C >= 1.
+            free: uint64 ``(ceil(P / 64),)``, bit p set where partition p is free.
+
+        Returns:
+            The position in ``candidate_ids`` of the first candidate with the largest MFP after placement.
+        """
         columns = self._disjoint_columns()
         for k in np.flatnonzero(free).tolist():
             column = columns[k][candidate_ids]
@@ -672,21 +683,42 @@ class PartitionTable:
             return first
         return 0
 
+    def free_ids_in(self, free: np.ndarray, size: int) -> np.ndarray:
+        """Ids of the free partitions of one size, ascending, from the free partitions' bits.
+
+        Args:
+            free: uint64 ``(ceil(P / 64),)`` (:meth:`free_bits`, or bits kept up to date with :meth:`disjoint_row`).
+            size: partition size, supernodes.
+
+        Returns:
+            int64 ids; empty when none is free or the size has no shape.
+        """
+        start, end = self._size_range.get(size, (0, 0))
+        if start == end:
+            return np.empty(0, dtype=np.int64)
+        low = start // 8
+        flags = np.unpackbits(free.view(np.uint8)[low : -(-end // 8)], bitorder="little")
+        return np.flatnonzero(flags[start - 8 * low : end - 8 * low]) + start
+
+    def free_bits(self, words: np.ndarray) -> np.ndarray:
+        """uint64 ``(ceil(P / 64),)``, read-only: bit p set where partition p is free under the packed occupancy.
+
+        After a job takes partition q, the bits of the new occupancy are ``free_bits & disjoint_row(q)``.
+        Memoized like :meth:`free_flags`.
+        """
+        return self._free_bits(words)
+
+    def disjoint_row(self, partition_id: int) -> np.ndarray:
+        """uint64 ``(ceil(P / 64),)``: bit q set where partition q shares no supernode with ``partition_id``."""
+        return self._disjoint_bits()[partition_id]
+
     def _disjoint_columns(self) -> np.ndarray:
         """uint64 ``(ceil(P / 64), P)``: :meth:`_disjoint_bits` transposed, word k of every partition contiguous.
 
-        Built on first use from the same blocks (11 MiB on the 4x4x8 torus), without keeping the rows.
+        Made on first use (another 11 MiB on the 4x4x8 torus: the rows serve :meth:`disjoint_row`).
         """
         if self._disjoint_cols is None:
-            if self._disjoint is not None:
-                self._disjoint_cols = np.ascontiguousarray(self._disjoint.T)
-            else:
-                count = len(self.partitions)
-                every = np.arange(count)
-                columns = np.empty((-(-count // 64), count), dtype=np.uint64)
-                for start in range(0, count, 128):
-                    columns[:, start : start + 128] = _pack_bits(~self.overlaps(every[start : start + 128], every)).T
-                self._disjoint_cols = columns
+            self._disjoint_cols = np.ascontiguousarray(self._disjoint_bits().T)
         return self._disjoint_cols
 
     def _disjoint_bits(self) -> np.ndarray:

@@ -267,19 +267,21 @@ class KrevatScheduler(Policy):
         if node is None:
             node = self._repack_roots[root] = len(self._repack_roots) + len(trie) + 1
         placed: list[int] = []
-        scratch = None
-        for job in jobs:
-            step = (node, job.partition_size)
-            known = trie.get(step)
-            if known is None:
-                if scratch is None:
-                    scratch = down.copy()
-                    for partition_id in placed:
-                        scratch[table.members[partition_id]] = True
-                partition_id = self._place(table, job, scratch, now)
-                known = trie[step] = (len(self._repack_roots) + len(trie) + 1, -1 if partition_id is None else partition_id)
-                if partition_id is not None:
+        for index, job in enumerate(jobs):
+            known = trie.get((node, job.partition_size))
+            if known is None:  # a new prefix: this job and the rest are placed and remembered
+                scratch = down.copy()
+                for partition_id in placed:
                     scratch[table.members[partition_id]] = True
+                rest = self.placement.place_in_order(table, jobs[index:], table.pack(scratch), now)
+                for later, partition_id in zip(jobs[index:], [*rest, -1], strict=False):  # up to the one that does not fit
+                    child = len(self._repack_roots) + len(trie) + 1
+                    trie[(node, later.partition_size)] = (child, partition_id)
+                    node = child
+                    if partition_id < 0:
+                        return None
+                    placed.append(partition_id)
+                return placed
             node, partition_id = known
             if partition_id < 0:
                 return None
