@@ -220,7 +220,7 @@ class TorusPlatform:
             SimulationError: a supernode of the partition is busy or down.
         """
         members = self.table.members[partition_id]
-        if (self.job_at[members] != NO_JOB).any() or (self.down_until[members] > -np.inf).any():
+        if np.count_nonzero(self.job_at[members] != NO_JOB) or np.count_nonzero(self.down_until[members] > -np.inf):  # C-level, no ufunc.reduce
             raise SimulationError(f"partition {self.partition(partition_id)} is not free for job {job_id}")
         self.job_at[members] = job_id
         self.partition_at[members] = partition_id
@@ -233,7 +233,7 @@ class TorusPlatform:
             SimulationError: the partition is not held by that job.
         """
         members = self.table.members[partition_id]
-        if (self.job_at[members] != job_id).any():
+        if np.count_nonzero(self.job_at[members] != job_id):
             raise SimulationError(f"partition {self.partition(partition_id)} is not held by job {job_id}")
         self.job_at[members] = NO_JOB
         self.partition_at[members] = -1
