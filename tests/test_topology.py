@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 from torus_sim.errors import ConfigurationError
@@ -41,3 +42,22 @@ def test_coordinate_outside_the_torus_raises():
 def test_bad_dimensions_are_refused(dims):
     with pytest.raises(ConfigurationError):
         Torus(dims)
+
+
+def test_torus_platform_refuses_a_busy_or_down_partition_and_a_release_by_another_job(bgl_table):
+    from torus_sim.errors import SimulationError
+    from torus_sim.platforms.torus import TorusPlatform
+
+    platform = TorusPlatform(table=bgl_table)
+    box = bgl_table.free_ids_of_size(bgl_table.pack(platform.blocked()), 8)
+    first, overlapping = int(box[0]), next(int(p) for p in box[1:] if bgl_table.overlaps([int(box[0])], [int(p)])[0, 0])
+    platform.allocate(first, 1)
+    with pytest.raises(SimulationError, match="not free for job 2"):
+        platform.allocate(overlapping, 2)  # one supernode busy
+    with pytest.raises(SimulationError, match="not held by job 2"):
+        platform.release(first, 2)
+    platform.release(first, 1)
+    platform.take_down(int(bgl_table.members[overlapping][-1]), 100.0)
+    with pytest.raises(SimulationError, match="not free for job 3"):
+        platform.allocate(overlapping, 3)  # one supernode down
+    assert not np.count_nonzero(platform.job_at != -1)  # the refused allocations left nothing behind
