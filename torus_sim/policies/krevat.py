@@ -165,23 +165,21 @@ class KrevatScheduler(Policy):
         Returns:
             Actions in the order the engine must apply them.
         """
+        self._remaining = predicted_remaining
+        self.reservation = None
+        if not len(queue):
+            return []
         table = platform.table
         blocked = platform.blocked()  # a fresh array: the pass plans on it
-        down = platform.down
         allocation = {job: job.allocation for job in running}
-        if predicted_end is None:
-            expected_end = walltime_ends(running, now)
-        else:
-            expected_end = {job: predicted_end(job) for job in running}
-        self._remaining = predicted_remaining
+        changes: list[tuple[Job, float | None]] = []  # this pass's starts (job, end) and moves (job, None), in order
         actions: list[Start | Repack] = []
         started: set[int] = set()
-        self.reservation = None
 
         for head in queue:
             partition_id = self._place(table, head, blocked, now)
             if partition_id is None and self.migration:
-                repack = self._repack(table, head, allocation, blocked, down, now)
+                repack = self._repack(table, head, allocation, blocked, platform, now)
                 if repack is not None:
                     moves, partition_id = repack
                     actions.append(Repack(moves))
@@ -190,10 +188,11 @@ class KrevatScheduler(Policy):
                     for job, new_id in moves:
                         blocked[table.members[new_id]] = True
                         allocation[job] = new_id
-                        expected_end[job] += self.migration_cost
+                        changes.append((job, None))
             if partition_id is None:
                 if self.backfill and len(queue) > len(started) + 1:
                     started.add(id(head))
+                    expected_end = self._expected_ends(running, now, predicted_end, changes)
                     actions.extend(
                         self._backfill(
                             table, queue, head, started, blocked, allocation, expected_end, platform.repairs_ahead(), now
@@ -204,8 +203,22 @@ class KrevatScheduler(Policy):
             started.add(id(head))
             blocked[table.members[partition_id]] = True
             allocation[head] = partition_id
-            expected_end[head] = now + (head.walltime if predicted_remaining is None else predicted_remaining(head))
+            changes.append((head, now + (head.walltime if predicted_remaining is None else predicted_remaining(head))))
         return actions
+
+    def _expected_ends(self, running, now, predicted_end, changes) -> dict[Job, float]:
+        """When each job on the torus is expected to end, asked only by a pass that backfills.
+
+        The running jobs' ends (walltimes, or ``predicted_end``), then this pass's ``changes`` in order: a
+        start sets its job's end, a move adds the migration cost (the arithmetic of updating as they happen).
+        """
+        expected_end = walltime_ends(running, now) if predicted_end is None else {job: predicted_end(job) for job in running}
+        for job, end in changes:
+            if end is None:
+                expected_end[job] += self.migration_cost
+            else:
+                expected_end[job] = end
+        return expected_end
 
     def _place(self, table: PartitionTable, job: Job, blocked: np.ndarray, now: float) -> int | None:
         words = table.pack(blocked)
@@ -214,7 +227,7 @@ class KrevatScheduler(Policy):
             return None
         return self.placement.choose(table, job, candidates, words, now)
 
-    def _repack(self, table, head, allocation, blocked, down, now):
+    def _repack(self, table, head, allocation, blocked, platform, now):
         """Place the head and then every running job, largest first, on a torus of only down supernodes.
 
         A repack that failed is not tried again until the occupancy or the head changes: whether all
@@ -228,6 +241,7 @@ class KrevatScheduler(Policy):
         if key == self._failed_repack:
             return None
         self.repack_attempts += 1
+        down = platform.down
         order = [head] + sorted(allocation, key=lambda job: (-job.partition_size, job.submitted_at, job.job_id))
         if self.placement.occupancy_only:
             placed = self._place_in_order_memo(table, order, down, now)
