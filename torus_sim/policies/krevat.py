@@ -318,8 +318,7 @@ class KrevatScheduler(Policy):
             release[table.members[partition_id]] = expected_end[job]
         for repair_at, supernode in repairs:
             release[supernode] = max(repair_at, now)
-        times = release[release > -math.inf]
-        if not len(times):
+        if not np.count_nonzero(blocked):  # nothing to release (a repair's supernode is blocked too)
             return math.inf, blocked.copy()
         key = (head.partition_size, release.tobytes())
         earliest = self._earliest_memo.get(key)
@@ -328,7 +327,9 @@ class KrevatScheduler(Policy):
                 self._earliest_memo.clear()
             earliest = self._earliest_memo[key] = release[table.member_columns_of_size(key[0])].max(axis=0).min()
         if earliest == -math.inf:
-            earliest = times.min()  # a partition is free already: the first release, as the plain loop gives
+            earliest = release[
+                release > -math.inf
+            ].min()  # a partition is free already: the first release, as the plain loop gives
         shadow = blocked.copy()
         if earliest == math.inf:
             shadow[release < math.inf] = False
