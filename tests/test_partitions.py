@@ -131,7 +131,7 @@ def test_full_bgl_node_torus_answers_a_free_partition_query():
     seed=st.integers(0, 2**32 - 1),
 )
 def test_the_memoized_bitset_mfp_after_equals_the_group_by_group_reference(bgl_table, dims, occupancy, seed):
-    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    table = _table_for(bgl_table, dims)
     blocked = np.random.default_rng(seed).random(table.torus.size) < occupancy
     words = table.pack(blocked)
     for size in sorted(set(table.sizes.tolist())):
@@ -214,15 +214,21 @@ def test_krevat_reservation_from_latest_member_releases_equals_releasing_instant
     np.testing.assert_array_equal(again_shadow, expected_shadow)
 
 
+THREE_TORI = st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)])  # BG/L's, an uneven one, a ring
+
+
+def _table_for(bgl_table, dims):
+    return bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+
+
 @settings(max_examples=80, deadline=None)
 @given(
-    dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]),
+    dims=THREE_TORI,
     occupancy=st.floats(0.0, 1.0),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_mfp_choice_is_the_first_best_of_the_reference_for_any_candidate_set(bgl_table, dims, occupancy, seed):
-    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
-    rng = np.random.default_rng(seed)
+    table, rng = _table_for(bgl_table, dims), np.random.default_rng(seed)
     words = table.pack(rng.random(table.torus.size) < occupancy)
     count = len(table.partitions)
     candidates = np.sort(rng.choice(count, size=int(rng.integers(1, min(count, 300) + 1)), replace=False))
@@ -232,10 +238,9 @@ def test_mfp_choice_is_the_first_best_of_the_reference_for_any_candidate_set(bgl
 
 
 @settings(max_examples=60, deadline=None)
-@given(dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]), seed=st.integers(0, 2**32 - 1))
+@given(dims=THREE_TORI, seed=st.integers(0, 2**32 - 1))
 def test_disjoint_from_any_equals_the_pairwise_overlap_reference(bgl_table, dims, seed):
-    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
-    rng = np.random.default_rng(seed)
+    table, rng = _table_for(bgl_table, dims), np.random.default_rng(seed)
     count = len(table.partitions)
     ids = rng.choice(count, size=int(rng.integers(1, min(count, 200) + 1)), replace=False)
     others = rng.choice(count, size=int(rng.integers(1, min(count, 200) + 1)), replace=False)
@@ -247,7 +252,7 @@ def test_disjoint_from_any_equals_the_pairwise_overlap_reference(bgl_table, dims
 
 @settings(max_examples=60, deadline=None)
 @given(
-    dims=st.sampled_from([(4, 4, 8), (2, 3, 4), (1, 1, 6)]),
+    dims=THREE_TORI,
     occupancy=st.floats(0.0, 0.6),
     seed=st.integers(0, 2**32 - 1),
 )
@@ -258,8 +263,7 @@ def test_mfp_place_in_order_on_kept_free_bits_equals_packing_each_occupancy_agai
 
     from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 
-    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
-    rng = np.random.default_rng(seed)
+    table, rng = _table_for(bgl_table, dims), np.random.default_rng(seed)
     blocked = rng.random(table.torus.size) < occupancy
     words = table.pack(blocked)
     sizes = rng.choice(sorted(set(table.sizes.tolist())), size=int(rng.integers(1, 25)))
