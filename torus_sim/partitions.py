@@ -656,7 +656,14 @@ class PartitionTable:
             free: uint64 ``(ceil(P / 64),)``, bit p set where partition p is free.
 
         Returns:
-            The position in ``candidate_ids`` of the first candidate with the largest MFP after placement.
+            The position in ``candidate_ids`` of the first candidate with the largest MFP after placement
+            (0 when no candidate leaves a free partition).
+
+        Raises:
+            IndexError: a candidate id outside ``0 .. P - 1``.
+
+        References:
+            BGL-FAULT §5.1 (MFP heuristic, Fig. 1).
         """
         columns = self._disjoint_columns()
         for k in np.flatnonzero(free).tolist():
@@ -691,7 +698,10 @@ class PartitionTable:
             size: partition size, supernodes.
 
         Returns:
-            int64 ids; empty when none is free or the size has no shape.
+            int64 ids; empty when none is free or the size has no shape (never raises).
+
+        References:
+            BGL-FAULT Appendix 9 (free partitions of size s).
         """
         start, end = self._size_range.get(size, (0, 0))
         if start == end:
@@ -705,11 +715,24 @@ class PartitionTable:
 
         After a job takes partition q, the bits of the new occupancy are ``free_bits & disjoint_row(q)``.
         Memoized like :meth:`free_flags`.
+
+        Args:
+            words: packed blocked supernodes, uint64 ``(K,)``.
+
+        References:
+            BGL-FAULT Appendix 9 (free partitions), as bits.
         """
         return self._free_bits(words)
 
     def disjoint_row(self, partition_id: int) -> np.ndarray:
-        """uint64 ``(ceil(P / 64),)``: bit q set where partition q shares no supernode with ``partition_id``."""
+        """uint64 ``(ceil(P / 64),)``, a read-only view: bit q set where partition q shares no supernode with ``partition_id``.
+
+        Args:
+            partition_id: a partition id, ``0 .. P - 1`` (builds the disjointness bitsets on first use, ~1 s).
+
+        Raises:
+            IndexError: an id outside the table.
+        """
         return self._disjoint_bits()[partition_id]
 
     def _disjoint_columns(self) -> np.ndarray:
@@ -732,6 +755,7 @@ class PartitionTable:
             every = np.arange(count)
             rows = [_pack_bits(~self.overlaps(every[start : start + 128], every)) for start in range(0, count, 128)]
             self._disjoint = np.concatenate(rows)
+            self._disjoint.setflags(write=False)  # disjoint_row hands out views
         return self._disjoint
 
     def mfp_after_by_groups(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:

@@ -220,9 +220,8 @@ class TorusPlatform:
             SimulationError: a supernode of the partition is busy or down.
         """
         members = self.table.members[partition_id]
-        if np.count_nonzero(self.job_at[members] != NO_JOB) or np.count_nonzero(
-            self.down_until[members] > -np.inf
-        ):  # C-level, no ufunc.reduce
+        busy = np.count_nonzero(self.job_at[members] != NO_JOB)  # count_nonzero: C-level, no ufunc reduction
+        if busy or np.count_nonzero(self.down_until[members] > -np.inf):
             raise SimulationError(f"partition {self.partition(partition_id)} is not free for job {job_id}")
         self.job_at[members] = job_id
         self.partition_at[members] = partition_id

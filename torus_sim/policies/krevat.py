@@ -246,26 +246,16 @@ class KrevatScheduler(Policy):
         if self.placement.occupancy_only:
             placed = self._place_in_order_memo(table, order, down, now)
         else:
-            placed = self._place_in_order(table, order, down.copy(), now)
+            placed = self.placement.place_in_order(table, order, table.pack(down), now)
+            placed = placed if len(placed) == len(order) else None
         if placed is None:
             self._failed_repack = key
             return None
         moves = tuple((job, new_id) for job, new_id in zip(order[1:], placed[1:], strict=True) if new_id != allocation[job])
         return moves, placed[0]
 
-    def _place_in_order(self, table, jobs, scratch, now) -> list[int] | None:
-        """Place jobs one after the other on ``scratch`` (blocked supernodes, changed in place); None if one does not fit."""
-        placed = []
-        for job in jobs:
-            partition_id = self._place(table, job, scratch, now)
-            if partition_id is None:
-                return None
-            placed.append(partition_id)
-            scratch[table.members[partition_id]] = True
-        return placed
-
     def _place_in_order_memo(self, table, jobs, down, now) -> list[int] | None:
-        """:meth:`_place_in_order` from ``down``, for a placement whose choice depends only on the occupancy.
+        """The placement's ``place_in_order`` from ``down``, for a placement whose choice depends only on the occupancy.
 
         Then the partitions a repack gives depend only on the down supernodes and the sequence of
         sizes, and repacks of one pass after another share long prefixes (sizes descend; the small
@@ -326,10 +316,8 @@ class KrevatScheduler(Policy):
             if len(self._earliest_memo) >= RESERVATION_MEMO_SIZE:
                 self._earliest_memo.clear()
             earliest = self._earliest_memo[key] = release[table.member_columns_of_size(key[0])].max(axis=0).min()
-        if earliest == -math.inf:
-            earliest = release[
-                release > -math.inf
-            ].min()  # a partition is free already: the first release, as the plain loop gives
+        if earliest == -math.inf:  # a partition is free already: the first release, as the plain loop gives
+            earliest = release[release > -math.inf].min()
         shadow = blocked.copy()
         if earliest == math.inf:
             shadow[release < math.inf] = False
