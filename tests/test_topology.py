@@ -61,3 +61,27 @@ def test_torus_platform_refuses_a_busy_or_down_partition_and_a_release_by_anothe
     with pytest.raises(SimulationError, match="not free for job 3"):
         platform.allocate(overlapping, 3)  # one supernode down
     assert not np.count_nonzero(platform.job_at != -1)  # the refused allocations left nothing behind
+
+
+def test_torus_repairs_ahead_follow_failures_and_repairs_not_allocations(bgl_table):
+    """The cached repair list is rebuilt on a downtime change only, and is then the plain sort of the down supernodes."""
+    from torus_sim.platforms.torus import TorusPlatform
+
+    platform = TorusPlatform(table=bgl_table)
+    assert platform.repairs_ahead() == []
+    platform.take_down(5, 300.0)
+    platform.take_down(9, 100.0)
+    platform.take_down(7, np.inf)  # unknown repair time: not a known repair
+    assert platform.repairs_ahead() == [(100.0, 9), (300.0, 5)]
+    box = int(bgl_table.free_ids_of_size(bgl_table.pack(platform.blocked()), 4)[0])
+    platform.allocate(box, 1)
+    platform.release(box, 1)
+    assert platform.repairs_ahead() == [(100.0, 9), (300.0, 5)]
+    platform.take_down(9, 400.0)  # a later failure extends the downtime
+    assert platform.repairs_ahead() == [(300.0, 5), (400.0, 9)]
+    assert not platform.repair(9, 399.0)
+    assert platform.repair(5, 300.0)
+    assert platform.repairs_ahead() == [(400.0, 9)]
+    listed = platform.repairs_ahead()
+    listed.clear()  # a copy: the caller may change it
+    assert platform.repairs_ahead() == [(400.0, 9)]

@@ -97,14 +97,19 @@ class TorusPlatform:
         self.partition_at = np.full(torus.size, -1, dtype=np.int64)
         self.down_until = np.full(torus.size, -np.inf)
         self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
-        self._changed()
+        self._changed(downtimes=True)
 
-    def _changed(self) -> None:
-        """Forget what is derived from the occupancy (every change goes through a method that calls this)."""
+    def _changed(self, downtimes: bool = False) -> None:
+        """Forget what is derived from the occupancy (every change goes through a method that calls this).
+
+        Args:
+            downtimes: the downtimes changed too (a failure or a repair), not only which jobs run where.
+        """
         self._words: np.ndarray | None = None
         self._blocked: np.ndarray | None = None
         self._free: int | None = None
-        self._repairs: list[tuple[float, int]] | None = None
+        if downtimes:
+            self._repairs: list[tuple[float, int]] | None = None
 
     @property
     def capacity(self) -> int:
@@ -253,7 +258,7 @@ class TorusPlatform:
         if self.job_at[supernode] != NO_JOB:
             raise SimulationError(f"supernode {supernode} still runs job {self.job_at[supernode]}")
         self.down_until[supernode] = max(self.down_until[supernode], until)
-        self._changed()
+        self._changed(downtimes=True)
 
     def repair(self, supernode: int, at: float) -> bool:
         """Bring a supernode back if its downtime has ended by ``at``.
@@ -264,7 +269,7 @@ class TorusPlatform:
         if self.down_until[supernode] > at:
             return False
         self.down_until[supernode] = -np.inf
-        self._changed()
+        self._changed(downtimes=True)
         return True
 
     def repairs_ahead(self) -> list[tuple[float, int]]:
