@@ -42,13 +42,10 @@ from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
 
-__all__ = ["REPACK_TRIE_SIZE", "RESERVATION_MEMO_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
+__all__ = ["REPACK_TRIE_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
 
 REPACK_TRIE_SIZE = 200_000
 """Repack placements :class:`KrevatScheduler` remembers (emptied when full; about 40 MiB at most)."""
-
-RESERVATION_MEMO_SIZE = 16_384
-"""Reservation times :class:`KrevatScheduler` remembers by (head size, release times) (emptied when full; 5 MiB at most)."""
 
 
 def walltime_ends(running: Sequence[Job], now: float) -> dict[Job, float]:
@@ -117,7 +114,6 @@ class KrevatScheduler(Policy):
         self._remaining = None
         self._repack_trie: dict[tuple[int, int], tuple[int, int]] = {}  # see _place_in_order_memo
         self._repack_roots: dict[tuple, int] = {}
-        self._earliest_memo: dict[tuple[int, bytes], float] = {}  # see _reservation
 
     @property
     def needs_node_identities(self) -> bool:
@@ -296,34 +292,38 @@ class KrevatScheduler(Policy):
         """Earliest expected time the head fits, and the occupancy expected then.
 
         Releases come at the running jobs' expected ends and the known repair times (never before
-        ``now``); all releases of one instant count together. A partition of the head's size is free
-        from the latest release among its supernodes, so the reservation is the least of those
-        latest releases over the partitions (:meth:`_reservation_by_steps` is the plain reference:
-        release one instant after another until a partition is free). That least is memoized by (head
-        size, release times): 43% of the reservations of an HPC2N replay repeat one exactly (passes
-        after arrivals alone).
+        ``now``); all releases of one instant count together. The occupancy is a Python int (bit i =
+        supernode i); the releases of each instant are OR-ed into one mask and taken off it in time order
+        until a partition of the head's size is free (:meth:`PartitionTable.has_free`, memoized by
+        occupancy: the occupancies expected later repeat from pass to pass). :meth:`_reservation_by_steps`
+        is the plain reference on boolean arrays.
+
+        Returns:
+            (reservation time, seconds, math.inf when no known release frees a partition of the head's
+            size; occupied supernodes expected then, as an int: every release up to that time taken off).
         """
-        release = np.where(blocked, math.inf, -math.inf)
+        occupied = table.occupied_of(table.pack(blocked))
+        if not occupied:  # nothing to release (a repair's supernode is blocked too)
+            return math.inf, occupied
+        masks = table.mask_ints
+        releases: dict[float, int] = {}
         for job, partition_id in allocation.items():
-            release[table.members[partition_id]] = expected_end[job]
+            at = expected_end[job]
+            releases[at] = releases.get(at, 0) | masks[partition_id]
         for repair_at, supernode in repairs:
-            release[supernode] = max(repair_at, now)
-        if not np.count_nonzero(blocked):  # nothing to release (a repair's supernode is blocked too)
-            return math.inf, blocked.copy()
-        key = (head.partition_size, release.tobytes())
-        earliest = self._earliest_memo.get(key)
-        if earliest is None:
-            if len(self._earliest_memo) >= RESERVATION_MEMO_SIZE:
-                self._earliest_memo.clear()
-            earliest = self._earliest_memo[key] = release[table.member_columns_of_size(key[0])].max(axis=0).min()
-        if earliest == -math.inf:  # a partition is free already: the first release, as the plain loop gives
-            earliest = release[release > -math.inf].min()
-        shadow = blocked.copy()
-        if earliest == math.inf:
-            shadow[release < math.inf] = False
-            return math.inf, shadow
-        shadow[release <= earliest] = False
-        return float(earliest), shadow
+            at = max(repair_at, now)
+            releases[at] = releases.get(at, 0) | (1 << supernode)
+        size = head.partition_size
+        if table.has_free(occupied, size):  # a partition is free already: the first release, as the plain loop gives
+            if not releases:
+                return math.inf, occupied
+            first = min(releases)
+            return first, occupied & ~releases[first]
+        for at in sorted(releases):
+            occupied &= ~releases[at]
+            if table.has_free(occupied, size):
+                return at, occupied
+        return math.inf, occupied
 
     def _reservation_by_steps(self, table, head, blocked, allocation, expected_end, repairs, now):
         """:meth:`_reservation` the plain way: release one instant after another until the head fits."""
@@ -349,6 +349,7 @@ class KrevatScheduler(Policy):
         The earliest remaining job of every size is merged in FCFS order with a heap.
         """
         reservation_at, shadow = self._reservation(table, head, blocked, allocation, expected_end, repairs, now)
+        masks = table.mask_ints
         self.reservation = (head.job_id, reservation_at)
         self._reserved_job = head
         slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
@@ -358,9 +359,8 @@ class KrevatScheduler(Policy):
             def remaining(job):
                 return job.walltime
 
-        head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
+        head_spots = table.free_ids_of_size(table.words_of(shadow), head.partition_size)
         words = table.pack(blocked)
-        flags = table.free_flags(words)
         open_sizes = table.open_sizes(words)
         starts = []
         heap = []
@@ -381,7 +381,7 @@ class KrevatScheduler(Policy):
                 continue  # no free partition of this size for the rest of the pass
             jobs = queue.of_size(size)
             job = jobs[index]
-            candidates = table.free_ids_from_flags(flags, size)
+            candidates = table.free_ids_of_size(words, size)
             late = remaining(job) > slack
             if late and size not in no_late_start:
                 keeps_head = table.disjoint_from_any(candidates, head_spots)
@@ -401,11 +401,10 @@ class KrevatScheduler(Policy):
             members = table.members[partition_id]
             blocked[members] = True
             words = table.pack(blocked)
-            flags = table.free_flags(words)
             open_sizes = table.open_sizes(words)
             if late:
-                shadow[members] = True
-                head_spots = table.free_ids_of_size(table.pack(shadow), head.partition_size)
+                shadow |= masks[partition_id]
+                head_spots = table.free_ids_of_size(table.words_of(shadow), head.partition_size)
             if index + 1 < len(jobs):
                 heapq.heappush(heap, (fcfs_key(jobs[index + 1]), size, index + 1))
             if not open_sizes:
