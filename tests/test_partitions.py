@@ -206,12 +206,13 @@ def test_krevat_reservation_on_int_occupancy_equals_releasing_instant_by_instant
         blocked[bgl_table.members[allocation[job]]] = True
     head = SimpleNamespace(partition_size=head_size)
     scheduler = KrevatScheduler()
-    arguments = (bgl_table, head, blocked, allocation, expected_end, sorted(repairs), now)
-    at, shadow = scheduler._reservation(*arguments)
-    expected_at, expected_shadow = scheduler._reservation_by_steps(*arguments)
+    arguments = (allocation, expected_end, sorted(repairs), now)
+    occupied = bgl_table.occupied_of(bgl_table.pack(blocked))
+    at, shadow = scheduler._reservation(bgl_table, head, occupied, *arguments)
+    expected_at, expected_shadow = scheduler._reservation_by_steps(bgl_table, head, blocked, *arguments)
     assert at == expected_at
     np.testing.assert_array_equal(bgl_table.words_of(shadow), bgl_table.pack(expected_shadow))
-    again_at, again_shadow = scheduler._reservation(*arguments)  # every has_free answer from the table's memo
+    again_at, again_shadow = scheduler._reservation(bgl_table, head, occupied, *arguments)  # has_free from the memo
     assert again_at == expected_at and again_shadow == shadow
 
 

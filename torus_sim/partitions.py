@@ -361,12 +361,11 @@ class PartitionTable:
         for start, end in zip(starts, ends, strict=True):
             self._size_range[int(self.sizes[start])] = (int(start), int(end))
         self._mfp_after_memo: dict[tuple[bytes, bytes], np.ndarray] = {}
-        self._free_ids_memo: dict[tuple[bytes, int], np.ndarray] = {}
+        self._free_ids_memo: dict[tuple[int, int], np.ndarray] = {}
         self._disjoint_memo: dict[tuple[bytes, bytes], np.ndarray] = {}
-        self._has_free_memo: dict[tuple[int, int], bool] = {}
         self._mask_ints: list[int] | None = None  # see mask_ints
         self._free_flags_memo: dict[bytes, np.ndarray] = {}
-        self._open_sizes_memo: dict[bytes, frozenset[int]] = {}
+        self._open_sizes_memo: dict[int, frozenset[int]] = {}
         self._disjoint: np.ndarray | None = None  # see _disjoint_bits
         self._disjoint_cols: np.ndarray | None = None  # see _disjoint_columns
         self._mfp_choice_memo: dict[tuple[bytes, bytes], int] = {}
@@ -425,19 +424,12 @@ class PartitionTable:
             size: partition size, supernodes (False when the size has no shape).
 
         Returns:
-            True when some partition of that size holds no taken supernode. Memoized by (occupancy, size), up to
-            :data:`FREE_IDS_MEMO_SIZE` answers.
+            True when some partition of that size holds no taken supernode (from :meth:`free_ids_under`'s memo).
 
         References:
             BGL-FAULT Appendix 9 (the partition finder).
         """
-        key = (occupied, size)
-        known = self._has_free_memo.get(key)
-        if known is None:
-            start, end = self._size_range.get(size, (0, 0))
-            found = start < end and bool(self._free_flags(self.words_of(occupied), start, end).any())
-            known = _remember(self._has_free_memo, FREE_IDS_MEMO_SIZE, key, found)
-        return known
+        return len(self.free_ids_under(occupied, size)) > 0
 
     def ids_of_size(self, size: int) -> range:
         """The partition ids of one size (empty when the size has no shape)."""
@@ -445,21 +437,39 @@ class PartitionTable:
         return range(start, end)
 
     def free_ids_of_size(self, words: np.ndarray, size: int) -> np.ndarray:
-        """Ids of the free partitions of one size.
+        """Ids of the free partitions of one size (:meth:`free_ids_under` of the packed occupancy).
 
         Args:
             words: packed blocked supernodes, uint64 array of shape ``(K,)``.
             size: partition size.
 
         Returns:
+            Ascending int64 ids, read-only.
+        """
+        return self.free_ids_under(int.from_bytes(words.tobytes(), "little"), size)
+
+    def free_ids_under(self, occupied: int, size: int) -> np.ndarray:
+        """Ids of the free partitions of one size when the supernodes set in ``occupied`` are taken.
+
+        Args:
+            occupied: taken supernodes as an int (bit i = supernode i; :meth:`occupied_of`).
+            size: partition size, supernodes (none when the size has no shape).
+
+        Returns:
             Ascending int64 ids, read-only (answers are memoized by occupancy and size, up to
             :data:`FREE_IDS_MEMO_SIZE`: 75% of an HPC2N replay's questions repeat one exactly).
+
+        References:
+            BGL-FAULT Appendix 9 (the partition finder).
         """
-        key = (words.tobytes(), size)
+        key = (occupied, size)
         known = self._free_ids_memo.get(key)
         if known is None:
             start, end = self._size_range.get(size, (0, 0))
-            found = np.flatnonzero(self._free_flags(words, start, end)) + start if start < end else np.empty(0, dtype=np.int64)
+            if start < end:
+                found = np.flatnonzero(self._free_flags(self.words_of(occupied), start, end)) + start
+            else:
+                found = np.empty(0, dtype=np.int64)
             known = _remember(self._free_ids_memo, FREE_IDS_MEMO_SIZE, key, found)
         return known
 
@@ -494,10 +504,21 @@ class PartitionTable:
         return set(self._group_sizes[counts > 0].tolist())
 
     def open_sizes(self, words: np.ndarray) -> frozenset[int]:
-        """The partition sizes with at least one free partition (:meth:`sizes_with_free` of :meth:`free_flags`).
+        """The partition sizes with at least one free partition (:meth:`open_sizes_under` of the packed occupancy).
 
         Args:
             words: packed blocked supernodes, uint64 ``(K,)``.
+
+        Returns:
+            A frozenset of sizes (supernodes).
+        """
+        return self.open_sizes_under(int.from_bytes(words.tobytes(), "little"))
+
+    def open_sizes_under(self, occupied: int) -> frozenset[int]:
+        """The partition sizes with at least one free partition when the supernodes set in ``occupied`` are taken.
+
+        Args:
+            occupied: taken supernodes as an int (bit i = supernode i; :meth:`occupied_of`).
 
         Returns:
             A frozenset of sizes (supernodes), memoized by occupancy up to :data:`FREE_FLAGS_MEMO_SIZE` answers.
@@ -505,12 +526,10 @@ class PartitionTable:
         References:
             BGL-FAULT Appendix 9 (free partitions by size); used by Krevat's backfilling (§5.1).
         """
-        key = words.tobytes()
-        known = self._open_sizes_memo.get(key)
+        known = self._open_sizes_memo.get(occupied)
         if known is None:
-            known = _remember(
-                self._open_sizes_memo, FREE_FLAGS_MEMO_SIZE, key, frozenset(self.sizes_with_free(self.free_flags(words)))
-            )
+            flags = self.free_flags(self.words_of(occupied))
+            known = _remember(self._open_sizes_memo, FREE_FLAGS_MEMO_SIZE, occupied, frozenset(self.sizes_with_free(flags)))
         return known
 
     def free_ids_from_flags(self, flags: np.ndarray, size: int) -> np.ndarray:
@@ -725,7 +744,7 @@ class PartitionTable:
                     bits &= (1 << (end - 64 * k)) - 1
                 if bits:
                     hit = (columns[k][candidate_ids[:first]] & np.uint64(bits)) != 0
-                    if hit.any():
+                    if np.count_nonzero(hit):
                         first = int(np.argmax(hit))
                 k += 1
             return first

@@ -106,6 +106,7 @@ class TorusPlatform:
             downtimes: the downtimes changed too (a failure or a repair), not only which jobs run where.
         """
         self._words: np.ndarray | None = None
+        self._occupied: int | None = None
         self._blocked: np.ndarray | None = None
         self._free: int | None = None
         if downtimes:
@@ -169,6 +170,12 @@ class TorusPlatform:
         if self._words is None:
             self._words = self.table.pack(self.blocked())
         return self._words
+
+    def occupied(self) -> int:
+        """The blocked supernodes as a Python int, bit i = supernode i (:meth:`PartitionTable.occupied_of`; cached until the next change)."""
+        if self._occupied is None:
+            self._occupied = self.table.occupied_of(self.words())
+        return self._occupied
 
     def free_count(self) -> int:
         """Supernodes neither busy nor down (BGL-FAULT §6.1's f(t))."""

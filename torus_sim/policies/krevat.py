@@ -108,7 +108,7 @@ class KrevatScheduler(Policy):
         self.backfill = backfill
         self.migration = migration
         self.migration_cost = float(migration_cost)
-        self._failed_repack: tuple[bytes, int] | None = None
+        self._failed_repack: tuple[int, int] | None = None
         self.repack_attempts = 0
         self.reservation: tuple[int, float] | None = None  # (head job id, reserved start) of the last pass
         self._remaining = None
@@ -166,23 +166,24 @@ class KrevatScheduler(Policy):
         if not len(queue):
             return []
         table = platform.table
-        blocked = platform.blocked()  # a fresh array: the pass plans on it
+        masks = table.mask_ints
+        occupied = platform.occupied()  # busy, down and spare supernodes as an int: the pass plans on it
         allocation = {job: job.allocation for job in running}
         changes: list[tuple[Job, float | None]] = []  # this pass's starts (job, end) and moves (job, None), in order
         actions: list[Start | Repack] = []
         started: set[int] = set()
 
         for head in queue:
-            partition_id = self._place(table, head, blocked, now)
+            partition_id = self._place(table, head, occupied, now)
             if partition_id is None and self.migration:
-                repack = self._repack(table, head, allocation, blocked, platform, now)
+                repack = self._repack(table, head, allocation, occupied, platform, now)
                 if repack is not None:
                     moves, partition_id = repack
                     actions.append(Repack(moves))
                     for job, _ in moves:
-                        blocked[table.members[allocation[job]]] = False
+                        occupied &= ~masks[allocation[job]]
                     for job, new_id in moves:
-                        blocked[table.members[new_id]] = True
+                        occupied |= masks[new_id]
                         allocation[job] = new_id
                         changes.append((job, None))
             if partition_id is None:
@@ -191,13 +192,13 @@ class KrevatScheduler(Policy):
                     expected_end = self._expected_ends(running, now, predicted_end, changes)
                     actions.extend(
                         self._backfill(
-                            table, queue, head, started, blocked, allocation, expected_end, platform.repairs_ahead(), now
+                            table, queue, head, started, occupied, allocation, expected_end, platform.repairs_ahead(), now
                         )
                     )
                 break
             actions.append(Start(head, partition_id))
             started.add(id(head))
-            blocked[table.members[partition_id]] = True
+            occupied |= masks[partition_id]
             allocation[head] = partition_id
             changes.append((head, now + (head.walltime if predicted_remaining is None else predicted_remaining(head))))
         return actions
@@ -216,24 +217,23 @@ class KrevatScheduler(Policy):
                 expected_end[job] = end
         return expected_end
 
-    def _place(self, table: PartitionTable, job: Job, blocked: np.ndarray, now: float) -> int | None:
-        words = table.pack(blocked)
-        candidates = table.free_ids_of_size(words, job.partition_size)
+    def _place(self, table: PartitionTable, job: Job, occupied: int, now: float) -> int | None:
+        candidates = table.free_ids_under(occupied, job.partition_size)
         if not len(candidates):
             return None
-        return self.placement.choose(table, job, candidates, words, now)
+        return self.placement.choose(table, job, candidates, table.words_of(occupied), now)
 
-    def _repack(self, table, head, allocation, blocked, platform, now):
+    def _repack(self, table, head, allocation, occupied, platform, now):
         """Place the head and then every running job, largest first, on a torus of only down supernodes.
 
         A repack that failed is not tried again until the occupancy or the head changes: whether all
         jobs fit depends almost only on their sizes and the down supernodes, and each try costs one
         placement per running job.
         """
-        free = len(blocked) - int(np.count_nonzero(blocked))
+        free = table.torus.size - occupied.bit_count()
         if free < head.partition_size:
             return None  # not fragmentation: not enough free supernodes
-        key = (table.pack(blocked).tobytes(), head.job_id)
+        key = (occupied, head.job_id)
         if key == self._failed_repack:
             return None
         self.repack_attempts += 1
@@ -288,7 +288,7 @@ class KrevatScheduler(Policy):
             placed.append(partition_id)
         return placed
 
-    def _reservation(self, table, head, blocked, allocation, expected_end, repairs, now):
+    def _reservation(self, table, head, occupied, allocation, expected_end, repairs, now):
         """Earliest expected time the head fits, and the occupancy expected then.
 
         Releases come at the running jobs' expected ends and the known repair times (never before
@@ -298,11 +298,19 @@ class KrevatScheduler(Policy):
         occupancy: the occupancies expected later repeat from pass to pass). :meth:`_reservation_by_steps`
         is the plain reference on boolean arrays.
 
+        Args:
+            table: the torus's partition table.
+            head: the blocked head (its ``partition_size``).
+            occupied: blocked supernodes now, as an int (bit i = supernode i).
+            allocation: running job -> partition id.
+            expected_end: running job -> expected end, seconds.
+            repairs: ``(repair time, supernode)`` of the down supernodes with a known repair, by time.
+            now: current time, seconds.
+
         Returns:
             (reservation time, seconds, math.inf when no known release frees a partition of the head's
             size; occupied supernodes expected then, as an int: every release up to that time taken off).
         """
-        occupied = table.occupied_of(table.pack(blocked))
         if not occupied:  # nothing to release (a repair's supernode is blocked too)
             return math.inf, occupied
         masks = table.mask_ints
@@ -340,7 +348,7 @@ class KrevatScheduler(Policy):
                 return at, shadow
         return math.inf, shadow
 
-    def _backfill(self, table, queue, head, skip, blocked, allocation, expected_end, repairs, now):
+    def _backfill(self, table, queue, head, skip, occupied, allocation, expected_end, repairs, now):
         """EASY backfilling behind a blocked head, one candidate per partition size at a time.
 
         Within a pass the blocked supernodes and the head's expected occupancy only grow, so a
@@ -348,7 +356,7 @@ class KrevatScheduler(Policy):
         leaves the head a spot stays so: later jobs of such sizes are skipped without a look.
         The earliest remaining job of every size is merged in FCFS order with a heap.
         """
-        reservation_at, shadow = self._reservation(table, head, blocked, allocation, expected_end, repairs, now)
+        reservation_at, shadow = self._reservation(table, head, occupied, allocation, expected_end, repairs, now)
         masks = table.mask_ints
         self.reservation = (head.job_id, reservation_at)
         self._reserved_job = head
@@ -359,14 +367,11 @@ class KrevatScheduler(Policy):
             def remaining(job):
                 return job.walltime
 
-        head_spots = table.free_ids_of_size(table.words_of(shadow), head.partition_size)
-        words = table.pack(blocked)
-        open_sizes = table.open_sizes(words)
+        head_spots = table.free_ids_under(shadow, head.partition_size)
+        open_sizes = table.open_sizes_under(occupied)
         starts = []
         heap = []
-        for size in queue.sizes():
-            if size not in open_sizes:
-                continue
+        for size in open_sizes.intersection(queue.sizes()):
             jobs = queue.of_size(size)
             index = 0
             while index < len(jobs) and id(jobs[index]) in skip:
@@ -381,11 +386,11 @@ class KrevatScheduler(Policy):
                 continue  # no free partition of this size for the rest of the pass
             jobs = queue.of_size(size)
             job = jobs[index]
-            candidates = table.free_ids_of_size(words, size)
+            candidates = table.free_ids_under(occupied, size)
             late = remaining(job) > slack
             if late and size not in no_late_start:
                 keeps_head = table.disjoint_from_any(candidates, head_spots)
-                if keeps_head.any():
+                if np.count_nonzero(keeps_head):
                     candidates = candidates[keeps_head]
                 else:
                     no_late_start.add(size)
@@ -396,15 +401,13 @@ class KrevatScheduler(Policy):
                 if index < len(jobs):
                     heapq.heappush(heap, (fcfs_key(jobs[index]), size, index))
                 continue
-            partition_id = self.placement.choose(table, job, candidates, words, now)
+            partition_id = self.placement.choose(table, job, candidates, table.words_of(occupied), now)
             starts.append(Start(job, partition_id))
-            members = table.members[partition_id]
-            blocked[members] = True
-            words = table.pack(blocked)
-            open_sizes = table.open_sizes(words)
+            occupied |= masks[partition_id]
+            open_sizes = table.open_sizes_under(occupied)
             if late:
                 shadow |= masks[partition_id]
-                head_spots = table.free_ids_of_size(table.words_of(shadow), head.partition_size)
+                head_spots = table.free_ids_under(shadow, head.partition_size)
             if index + 1 < len(jobs):
                 heapq.heappush(heap, (fcfs_key(jobs[index + 1]), size, index + 1))
             if not open_sizes:
