@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
@@ -85,3 +87,35 @@ def test_torus_repairs_ahead_follow_failures_and_repairs_not_allocations(bgl_tab
     listed = platform.repairs_ahead()
     listed.clear()  # a copy: the caller may change it
     assert platform.repairs_ahead() == [(400.0, 9)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), spares=st.sampled_from([0, 0, 4, 16]))
+def test_torus_occupancy_int_follows_allocations_releases_failures_repairs_and_spares(bgl_table, seed, spares):
+    """TorusPlatform.occupied (kept by |, &~) is always the packed busy | down | spare array; free_count its complement."""
+    from torus_sim.platforms.torus import TorusPlatform
+
+    rng = np.random.default_rng(seed)
+    platform = TorusPlatform(table=bgl_table)
+    platform.reserve_spares(spares)
+    running: dict[int, int] = {}
+    for step in range(60):
+        action = rng.integers(4)
+        if action == 0:
+            ids = bgl_table.free_ids_of_size(bgl_table.pack(platform.busy | platform.down), int(rng.choice([1, 2, 4, 8])))
+            if len(ids):
+                running[step] = int(rng.choice(ids))  # may lie on spares: a migration's target
+                platform.allocate(running[step], step)
+        elif action == 1 and running:
+            job_id = int(rng.choice(list(running)))
+            platform.release(running.pop(job_id), job_id)
+        elif action == 2:
+            node = int(rng.integers(bgl_table.torus.size))
+            if platform.job_on(node) == -1:
+                platform.take_down(node, float(rng.choice([50.0, np.inf])))
+        else:
+            platform.repair(int(rng.integers(bgl_table.torus.size)), float(rng.choice([0.0, 100.0])))
+        blocked = platform.busy | platform.down | platform.spare
+        assert platform.occupied() == bgl_table.occupied_of(bgl_table.pack(blocked))
+        np.testing.assert_array_equal(platform.blocked(), blocked)
+        assert platform.free_count() == bgl_table.torus.size - int(np.count_nonzero(blocked))

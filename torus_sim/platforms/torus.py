@@ -97,6 +97,7 @@ class TorusPlatform:
         self.partition_at = np.full(torus.size, -1, dtype=np.int64)
         self.down_until = np.full(torus.size, -np.inf)
         self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
+        self._busy_bits = self._down_bits = self._spare_bits = 0  # the same three sets as ints, bit i = supernode i
         self._changed(downtimes=True)
 
     def _changed(self, downtimes: bool = False) -> None:
@@ -106,9 +107,7 @@ class TorusPlatform:
             downtimes: the downtimes changed too (a failure or a repair), not only which jobs run where.
         """
         self._words: np.ndarray | None = None
-        self._occupied: int | None = None
         self._blocked: np.ndarray | None = None
-        self._free: int | None = None
         if downtimes:
             self._repairs: list[tuple[float, int]] | None = None
 
@@ -162,6 +161,7 @@ class TorusPlatform:
         order = np.lexsort((coordinates[:, 1], coordinates[:, 0], -coordinates[:, 2]))  # z descending, then x, y
         self.spare[:] = False
         self.spare[order[:count]] = True
+        self._spare_bits = self.table.occupied_of(self.table.pack(self.spare))
         self._changed()
         return np.flatnonzero(self.spare)
 
@@ -172,16 +172,16 @@ class TorusPlatform:
         return self._words
 
     def occupied(self) -> int:
-        """The blocked supernodes as a Python int, bit i = supernode i (:meth:`PartitionTable.occupied_of`; cached until the next change)."""
-        if self._occupied is None:
-            self._occupied = self.table.occupied_of(self.words())
-        return self._occupied
+        """The blocked supernodes (busy, down or spare) as a Python int, bit i = supernode i.
+
+        The same supernodes as :meth:`blocked` (:meth:`PartitionTable.occupied_of` of its packed form), kept up to
+        date by every allocation, release, failure and repair with one ``|`` or ``&~`` each.
+        """
+        return self._busy_bits | self._down_bits | self._spare_bits
 
     def free_count(self) -> int:
-        """Supernodes neither busy nor down (BGL-FAULT §6.1's f(t))."""
-        if self._free is None:
-            self._free = int(self.capacity - np.count_nonzero(self.blocked()))
-        return self._free
+        """Supernodes neither busy nor down nor spare (BGL-FAULT §6.1's f(t))."""
+        return self.capacity - (self._busy_bits | self._down_bits | self._spare_bits).bit_count()
 
     def mfp(self) -> int:
         """Size of the maximal free partition now (BGL-FAULT §5.1)."""
@@ -231,12 +231,13 @@ class TorusPlatform:
         Raises:
             SimulationError: a supernode of the partition is busy or down.
         """
-        members = self.table.members[partition_id]
-        busy = np.count_nonzero(self.job_at[members] != NO_JOB)  # count_nonzero: C-level, no ufunc reduction
-        if busy or np.count_nonzero(self.down_until[members] > -np.inf):
+        mask = self.table.mask_ints[partition_id]
+        if mask & (self._busy_bits | self._down_bits):
             raise SimulationError(f"partition {self.partition(partition_id)} is not free for job {job_id}")
+        members = self.table.members[partition_id]
         self.job_at[members] = job_id
         self.partition_at[members] = partition_id
+        self._busy_bits |= mask
         self._changed()
 
     def release(self, partition_id: int, job_id: int) -> None:
@@ -250,6 +251,7 @@ class TorusPlatform:
             raise SimulationError(f"partition {self.partition(partition_id)} is not held by job {job_id}")
         self.job_at[members] = NO_JOB
         self.partition_at[members] = -1
+        self._busy_bits &= ~self.table.mask_ints[partition_id]
         self._changed()
 
     def job_on(self, supernode: int) -> int:
@@ -265,6 +267,8 @@ class TorusPlatform:
         if self.job_at[supernode] != NO_JOB:
             raise SimulationError(f"supernode {supernode} still runs job {self.job_at[supernode]}")
         self.down_until[supernode] = max(self.down_until[supernode], until)
+        if self.down_until[supernode] > -np.inf:
+            self._down_bits |= 1 << int(supernode)
         self._changed(downtimes=True)
 
     def repair(self, supernode: int, at: float) -> bool:
@@ -276,6 +280,7 @@ class TorusPlatform:
         if self.down_until[supernode] > at:
             return False
         self.down_until[supernode] = -np.inf
+        self._down_bits &= ~(1 << int(supernode))
         self._changed(downtimes=True)
         return True
 
