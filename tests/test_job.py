@@ -1,5 +1,6 @@
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,6 +51,32 @@ def test_wait_queue_keeps_fcfs_order_by_size_and_the_total_demand():
     assert [job.job_id for job in queue] == [2, 4, 1] and queue.demand == 7
     with pytest.raises(Exception, match="not in the wait queue"):
         queue.remove(jobs[2])
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_wait_queue_least_walltime_per_size_follows_adds_bulk_adds_and_removes(seed):
+    """least_walltime(s) is the plain minimum over of_size(s) (inf when none waits) after every change."""
+    rng = np.random.default_rng(seed)
+    queue = WaitQueue()
+    walltimes = [float(w) for w in rng.choice([10.0, 50.0, 50.0, 300.0, 3600.0], size=40)]
+    jobs = [
+        Job(i, float(rng.integers(0, 20)), runtime=1, walltime=walltimes[i], size=int(rng.choice([1, 2, 4]))) for i in range(40)
+    ]
+    waiting: list[Job] = []
+    first = jobs[:10]
+    queue.extend(first)  # the bulk path: the queue is empty and 8 jobs or more come at once
+    waiting.extend(first)
+    for job in jobs[10:]:
+        if waiting and rng.random() < 0.4:
+            leaving = waiting.pop(int(rng.integers(len(waiting))))
+            queue.remove(leaving)
+        queue.add(job)
+        waiting.append(job)
+        for size in (1, 2, 4, 8):
+            same = [waiting_job.walltime for waiting_job in waiting if waiting_job.partition_size == size]
+            assert queue.least_walltime(size) == (min(same) if same else math.inf)
+            assert sorted(job.walltime for job in queue.of_size(size)) == sorted(same)
 
 
 def test_periodic_checkpoints_bound_the_lost_work_and_add_their_cost_to_the_run():

@@ -8,7 +8,8 @@ queue, which matters when failures make the queue thousands of jobs long.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+import math
+from bisect import bisect_left, bisect_right, insort
 from operator import attrgetter
 
 from torus_sim.errors import SimulationError
@@ -57,6 +58,7 @@ class WaitQueue:
         self._order: list = []  # the jobs' keys, ascending
         self._jobs: list[Job] = []  # the jobs, in the same order
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
+        self._walltimes: dict[int, list[float]] = {}  # per size, the waiting jobs' walltimes, ascending
         self.demand = 0
 
     def __len__(self) -> int:
@@ -99,6 +101,7 @@ class WaitQueue:
             index = bisect_right(order, entry)
             order.insert(index, entry)
             jobs.insert(index, job)
+            insort(self._walltimes.setdefault(job.partition_size, []), job.walltime)
         self.demand += job.partition_size
 
     def extend(self, jobs) -> None:
@@ -121,6 +124,9 @@ class WaitQueue:
                 order, same = self._by_size.setdefault(job.partition_size, ([], []))
                 order.append(job.queue_key)
                 same.append(job)
+                self._walltimes.setdefault(job.partition_size, []).append(job.walltime)
+            for walltimes in self._walltimes.values():
+                walltimes.sort()
 
     def remove(self, job: Job) -> None:
         """Take a job off the queue.
@@ -145,8 +151,11 @@ class WaitQueue:
             index = _position(order, jobs, entry, job)
             del order[index]
             del jobs[index]
+            walltimes = self._walltimes[job.partition_size]
+            del walltimes[bisect_left(walltimes, job.walltime)]
             if not jobs:
                 del self._by_size[job.partition_size]
+                del self._walltimes[job.partition_size]
         self.demand -= job.partition_size
 
     def sizes(self) -> list[int]:
@@ -158,6 +167,21 @@ class WaitQueue:
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
         return sorted(self._by_size)
+
+    def least_walltime(self, size: int) -> float:
+        """The shortest walltime among the waiting jobs of one partition size (seconds; inf when none waits).
+
+        Krevat's backfilling asks it before looking for a job of that size that ends before the head's
+        reservation: when even the shortest does not, none does (kept sorted per size, one ``insort`` per
+        entry and one deletion per exit).
+
+        Raises:
+            SimulationError: the queue keeps no per-size lists.
+        """
+        if not self._indexed:
+            raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
+        walltimes = self._walltimes.get(size)
+        return walltimes[0] if walltimes else math.inf
 
     def of_size(self, size: int) -> list[Job]:
         """Waiting jobs of one partition size, in order (the queue's own list: do not modify).

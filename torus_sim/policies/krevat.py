@@ -362,7 +362,8 @@ class KrevatScheduler(Policy):
         self._reserved_job = head
         slack = reservation_at - now  # a job with walltime <= slack ends before the reservation
         remaining = self._remaining
-        if remaining is None:
+        by_walltime = remaining is None
+        if by_walltime:
 
             def remaining(job):
                 return job.walltime
@@ -395,6 +396,8 @@ class KrevatScheduler(Policy):
                 else:
                     no_late_start.add(size)
             if late and size in no_late_start:
+                if by_walltime and queue.least_walltime(size) > slack:
+                    continue  # every job of this size ends after the reservation
                 index += 1
                 while index < len(jobs) and remaining(jobs[index]) > slack:
                     index += 1
