@@ -8,7 +8,8 @@ Run from the repository root::
 1. Replay of the SDSC-SP2 log (59,715 lines; 54,044 usable jobs) with 4,000 synthetic failures,
    backfilling and migration on: wall time, events per second, peak memory (max RSS). Baseline
    measured in the same run: the same number of no-op events through Mesa's DEVSimulator, i.e.
-   the engine's floor; the ratio says how much the scheduling costs on top of it.
+   the engine's floor (the median of three measurements); the ratio says how much the scheduling
+   costs on top of it (target, issue 17: under 2x).
    Targets (issue 2): under 20 s on one core, under 1 GiB. The same replay with the balancing
    scheduler (confidence 0.1), which scores E_loss over every candidate partition, is timed next
    to it: target under 2x Krevat's time (issue 3).
@@ -99,13 +100,17 @@ def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:
     balancing_wall = time.perf_counter() - began
     events = model.counters["events_run"]
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    floor = engine_floor(events)
+    floors = sorted(engine_floor(events) for _ in range(3))  # one measurement varies by +-20% in a long process
+    floor = floors[1]
     summary = summarize(record)
     print(f"replay: {workload_path.name}, {len(workload.jobs):,} jobs, {failures} synthetic failures, backfill + migration")
     print(f"  wall time            {wall:8.2f} s   (target < 20 s: {wall / 20:.2f}x of target)")
     print(f"  events run           {events:8,d}     ({events / wall:,.0f} events/s)")
     print(f"  peak memory (RSS)    {peak_mib:8.0f} MiB (target < 1024 MiB: {peak_mib / 1024:.2f}x of target)")
-    print(f"  baseline: Mesa DEVS, same number of no-op events: {floor:.2f} s -> replay / baseline = {wall / floor:.1f}x")
+    print(
+        f"  baseline: Mesa DEVS, same number of no-op events: {floor:.2f} s (median of {', '.join(f'{t:.2f}' for t in floors)}) "
+        f"-> replay / baseline = {wall / floor:.2f}x (target < 2x)"
+    )
     print(
         f"  balancing scheduler (a = 0.1), same replay: {balancing_wall:.2f} s -> balancing / Krevat = {balancing_wall / wall:.2f}x "
         f"(target < 2x); avg bounded slowdown {balancing_summary['avg_bounded_slowdown']:.1f}, ω_util {balancing_summary['omega_util']:.3f}"

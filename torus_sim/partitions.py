@@ -500,8 +500,7 @@ class PartitionTable:
         Returns:
             A set of sizes.
         """
-        counts = np.add.reduceat(flags, self._group_starts)
-        return set(self._group_sizes[counts > 0].tolist())
+        return set(self._group_sizes[np.logical_or.reduceat(flags, self._group_starts)].tolist())
 
     def open_sizes(self, words: np.ndarray) -> frozenset[int]:
         """The partition sizes with at least one free partition (:meth:`open_sizes_under` of the packed occupancy).
