@@ -31,7 +31,6 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.topology import Torus
 
 __all__ = [
-    "FREE_FLAGS_MEMO_SIZE",
     "DISJOINT_MEMO_SIZE",
     "FREE_FLAGS_MEMO_SIZE",
     "FREE_IDS_MEMO_SIZE",
@@ -399,17 +398,39 @@ class PartitionTable:
 
         An occupancy as one int (:meth:`occupied_of`) takes a partition with one ``|``, and is its own
         memo key: Krevat's reservation releases running jobs onto it one instant after another.
+
+        Returns:
+            A list of P non-negative ints below ``2 ** (64 * K)`` (the same bits as :attr:`masks`).
+
+        References:
+            BGL-FAULT §3.3 and Appendix 9 (partitions as sets of supernodes).
         """
         if self._mask_ints is None:
-            self._mask_ints = [int.from_bytes(mask.tobytes(), "little") for mask in self.masks]
+            self._mask_ints = [self.occupied_of(mask) for mask in self.masks]
         return self._mask_ints
 
     def occupied_of(self, words: np.ndarray) -> int:
-        """A packed occupancy (uint64 ``(K,)``, :meth:`pack`) as a Python int, bit i = supernode i."""
+        """A packed occupancy as a Python int, bit i = supernode i.
+
+        Args:
+            words: uint64 ``(K,)`` (:meth:`pack`), or any uint64 array of K words (a row of :attr:`masks`).
+
+        Returns:
+            A non-negative int below ``2 ** (64 * K)``; :meth:`words_of` gives the words back.
+
+        References:
+            BGL-FAULT Appendix 9 (occupancies as bitmasks).
+        """
         return int.from_bytes(words.tobytes(), "little")
 
     def words_of(self, occupied: int) -> np.ndarray:
-        """:meth:`occupied_of` inverted: uint64 ``(K,)``, the words :meth:`pack` gives for the same supernodes.
+        """:meth:`occupied_of` inverted: the words :meth:`pack` gives for the same supernodes.
+
+        Args:
+            occupied: taken supernodes as an int (bit i = supernode i).
+
+        Returns:
+            uint64 ``(K,)``, read-only (a view of the int's bytes).
 
         Raises:
             OverflowError: ``occupied`` has a bit at or past ``64 * K`` (or is negative).
@@ -446,7 +467,7 @@ class PartitionTable:
         Returns:
             Ascending int64 ids, read-only.
         """
-        return self.free_ids_under(int.from_bytes(words.tobytes(), "little"), size)
+        return self.free_ids_under(self.occupied_of(words), size)
 
     def free_ids_under(self, occupied: int, size: int) -> np.ndarray:
         """Ids of the free partitions of one size when the supernodes set in ``occupied`` are taken.
@@ -511,7 +532,7 @@ class PartitionTable:
         Returns:
             A frozenset of sizes (supernodes).
         """
-        return self.open_sizes_under(int.from_bytes(words.tobytes(), "little"))
+        return self.open_sizes_under(self.occupied_of(words))
 
     def open_sizes_under(self, occupied: int) -> frozenset[int]:
         """The partition sizes with at least one free partition when the supernodes set in ``occupied`` are taken.
@@ -530,11 +551,6 @@ class PartitionTable:
             flags = self.free_flags(self.words_of(occupied))
             known = _remember(self._open_sizes_memo, FREE_FLAGS_MEMO_SIZE, occupied, frozenset(self.sizes_with_free(flags)))
         return known
-
-    def free_ids_from_flags(self, flags: np.ndarray, size: int) -> np.ndarray:
-        """Ids of the free partitions of one size, from :meth:`free_flags` output."""
-        start, end = self._size_range.get(size, (0, 0))
-        return np.flatnonzero(flags[start:end]) + start
 
     def free_ids(self, words: np.ndarray) -> np.ndarray:
         """Ids of every free partition, ascending (so by descending size)."""

@@ -175,8 +175,17 @@ class WaitQueue:
         reservation: when even the shortest does not, none does (kept sorted per size, one ``insort`` per
         entry and one deletion per exit).
 
+        Args:
+            size: partition size, supernodes (nodes).
+
+        Returns:
+            Seconds, the requested time of the shortest job of that size; ``math.inf`` when none waits.
+
         Raises:
             SimulationError: the queue keeps no per-size lists.
+
+        References:
+            BGL-FAULT §5.1 (backfilling: a job that ends before the reservation may start).
         """
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")

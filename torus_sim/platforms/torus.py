@@ -176,6 +176,12 @@ class TorusPlatform:
 
         The same supernodes as :meth:`blocked` (:meth:`PartitionTable.occupied_of` of its packed form), kept up to
         date by every allocation, release, failure and repair with one ``|`` or ``&~`` each.
+
+        Returns:
+            A non-negative int below ``2 ** N``.
+
+        References:
+            BGL-FAULT §3.3 (busy and failing nodes); Krevat's pass plans on it (§5.1).
         """
         return self._busy_bits | self._down_bits | self._spare_bits
 
