@@ -37,7 +37,7 @@ REFERENCE_SECONDS = {"rigid": (15.0, 30), "LPA": (1060.0, 30), "BATCH": (410.0, 
 
 def rigid_experiment(sets: int = 30, scenarios: int = 100) -> None:
     """Time RIGID's synthetic experiment with R-LIST-0 / LPT and print it against the reference and the engine floor."""
-    from benchmarks.run import engine_floor
+    from benchmarks.floor import engine_floor
 
     began = time.perf_counter()
     events, ratios = 0, []
@@ -68,7 +68,7 @@ def rigid_experiment(sets: int = 30, scenarios: int = 100) -> None:
 
 def moldable_experiment(algorithm: str, sets: int, scenarios: int = 100) -> None:
     """Time one MOLDABLE algorithm on the mix model (P = 7500, n = 500, λ = 1e-7)."""
-    from benchmarks.run import engine_floor
+    from benchmarks.floor import engine_floor
 
     began = time.perf_counter()
     events, ratios = 0, []

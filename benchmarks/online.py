@@ -35,7 +35,7 @@ print(json.dumps({"seconds": time.perf_counter() - began, "load_seconds": loaded
 
 def ctc_replays() -> None:
     """Time the full CTC replay under FCFS-EASY (estimates) and PV-EASY (Last Model), P = 430."""
-    from benchmarks.run import engine_floor
+    from benchmarks.floor import engine_floor
 
     if not CTC.exists():
         print(f"CTC trace not found at {CTC}", file=sys.stderr)

@@ -44,8 +44,8 @@ import timeit
 from pathlib import Path
 
 import numpy as np
-from mesa.experimental.devs import DEVSimulator
 
+from benchmarks.floor import engine_floor
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.metrics import summarize
 from torus_sim.model import SchedulingModel
@@ -56,31 +56,6 @@ from torus_sim.runner import Scenario, build_policy, load_workload
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 
 DEFAULT_SDSC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
-
-
-class _NoOp:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def handle(self) -> None:
-        self.calls += 1
-
-
-def engine_floor(n_events: int) -> float:
-    """Seconds Mesa's DEVSimulator takes to run ``n_events`` no-op events."""
-    import mesa
-
-    model = mesa.Model(seed=0)
-    simulator = DEVSimulator()
-    simulator.setup(model)
-    sink = _NoOp()
-    began = time.perf_counter()
-    for at in np.random.default_rng(0).uniform(0, 1e8, n_events):
-        simulator.schedule_event_absolute(sink.handle, float(at))
-    simulator.run_until(1e8)
-    elapsed = time.perf_counter() - began
-    assert sink.calls == n_events
-    return elapsed
 
 
 def replay(workload_path: Path, failures: int, max_jobs: int | None) -> None:

@@ -108,7 +108,7 @@ def large_log_replay(baseline: Path | None = None) -> None:
     """
     import tempfile
 
-    from benchmarks.run import engine_floor
+    from benchmarks.floor import engine_floor
 
     with tempfile.TemporaryDirectory() as folder:
         log = synthetic_log(Path(folder) / "synthetic-450k.swf")
@@ -137,7 +137,7 @@ def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
         baseline: another checkout (say, before an optimization) whose code replays each prefix too,
             right before this one's, with the ratio of the two times.
     """
-    from benchmarks.run import engine_floor
+    from benchmarks.floor import engine_floor
 
     if not HPC2N.exists():
         print(f"HPC2N trace not found at {HPC2N}", file=sys.stderr)

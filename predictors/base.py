@@ -13,7 +13,7 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.registry import Registry
 
-__all__ = ["PREDICTORS", "FailurePredictor", "NullPredictor", "check_fraction", "check_window"]
+__all__ = ["PREDICTORS", "PREDICTOR_ENTRY_POINTS", "FailurePredictor", "NullPredictor", "check_fraction", "check_window"]
 
 
 class FailurePredictor:
@@ -122,6 +122,10 @@ class NullPredictor(FailurePredictor):
         return np.zeros(len(supernodes), dtype=np.float64)
 
 
-PREDICTORS: Registry[FailurePredictor] = Registry("predictor")
-"""Predictors by name: ``PREDICTORS.register(name, factory)``, ``PREDICTORS.make(name, **kwargs)``."""
+PREDICTOR_ENTRY_POINTS = "torus_sim.predictors"
+"""The entry-point group installed packages add their failure predictors to."""
+
+PREDICTORS: Registry[FailurePredictor] = Registry("failure predictor", PREDICTOR_ENTRY_POINTS, FailurePredictor)
+"""Failure predictors by name: ``PREDICTORS.register(name, factory)``, ``PREDICTORS.build(name, params, offered)``;
+installed plug-ins under the ``torus_sim.predictors`` entry points; import paths ``package.module:Class``."""
 PREDICTORS.register("null", NullPredictor)

@@ -3,7 +3,8 @@
 A predictor is asked once per job at submission (:meth:`RuntimePredictor.predict`) and told every
 job end (:meth:`RuntimePredictor.observe_end`). Predictions never exceed the requested time (the
 kill time). New predictors subclass :class:`RuntimePredictor` and register in
-:data:`RUNTIME_PREDICTORS` (``make_runtime_predictor`` parses ``name[:argument]``).
+:data:`RUNTIME_PREDICTORS` or under the ``torus_sim.runtime_predictors`` entry points
+(``make_runtime_predictor`` parses ``name[:argument]`` and import paths).
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.registry import Registry
 
 __all__ = [
     "RUNTIME_PREDICTORS",
+    "RUNTIME_PREDICTOR_ENTRY_POINTS",
     "EstimatePredictor",
     "ExactPredictor",
     "LastModelPredictor",
@@ -24,14 +27,27 @@ __all__ = [
 
 
 class RuntimePredictor:
-    """Base class. Override ``predict(job)``; override ``observe_end(job)`` to learn from ends."""
+    """Base class of runtime predictors: what the scheduler believes a job's runtime is.
+
+    Override:
+        predict(job) -> seconds: asked once per job, when it is submitted (the engine caps the
+            answer at the job's walltime, the kill time).
+        observe_end(job): told every completed job (its ``runtime``, ``walltime``, ``user_id``), to learn.
+
+    A plug-in's constructor may name ``rng`` to get the run's generator (one per run).
+
+    References:
+        PV-EASY §3.2 (runtime predictions for backfilling).
+    """
 
     name = "base"
 
-    def predict(self, job) -> float:  # noqa: D102
+    def predict(self, job) -> float:
+        """The predicted runtime of ``job`` (a :class:`~torus_sim.job.Job`), seconds >= 0."""
         raise NotImplementedError
 
-    def observe_end(self, job) -> None:  # noqa: D102
+    def observe_end(self, job) -> None:
+        """A job completed (nothing to learn by default)."""
         return None
 
 
@@ -107,26 +123,75 @@ class VirtualPredictor(RuntimePredictor):
         return min(job.walltime, max(job.runtime * (1.0 + error), 0.0))
 
 
-RUNTIME_PREDICTORS = ("estimate", "last", "virtual", "exact")
-"""Names :func:`make_runtime_predictor` knows (``virtual:x`` takes the error in percent)."""
+RUNTIME_PREDICTOR_ENTRY_POINTS = "torus_sim.runtime_predictors"
+"""The entry-point group installed packages add their runtime predictors to."""
+
+RUNTIME_PREDICTORS: Registry[RuntimePredictor] = Registry("runtime predictor", RUNTIME_PREDICTOR_ENTRY_POINTS, RuntimePredictor)
+"""Runtime predictors by name (``estimate``, ``last``, ``exact``, ``virtual`` taking ``percent``), installed
+plug-ins under the ``torus_sim.runtime_predictors`` entry points, and import paths ``package.module:Class``."""
 
 
-def make_runtime_predictor(spec: str, rng: np.random.Generator) -> RuntimePredictor:
-    """Build a predictor from ``estimate``, ``last``, ``exact`` or ``virtual:x``.
+def _virtual(rng: np.random.Generator, percent: float = 10.0) -> VirtualPredictor:
+    return VirtualPredictor(percent, rng)
+
+
+RUNTIME_PREDICTORS.register("estimate", EstimatePredictor)
+RUNTIME_PREDICTORS.register("last", LastModelPredictor)
+RUNTIME_PREDICTORS.register("exact", ExactPredictor)
+RUNTIME_PREDICTORS.register("virtual", _virtual)
+
+
+def split_runtime_spec(spec: str) -> tuple[str, str]:
+    """``(name, argument)`` of ``name[:argument]`` (``virtual:10``); an import path stays whole.
 
     Raises:
-        ConfigurationError: unknown name or a bad argument.
+        ConfigurationError: a built-in name that takes no argument was given one.
     """
     name, _, argument = spec.partition(":")
-    if name == "estimate":
-        return EstimatePredictor()
-    if name == "last":
-        return LastModelPredictor()
-    if name == "exact":
-        return ExactPredictor()
-    if name == "virtual":
-        try:
-            return VirtualPredictor(float(argument or 10), rng)
-        except ValueError:
-            raise ConfigurationError(f"virtual predictor takes a percentage, got {argument!r}") from None
-    raise ConfigurationError(f"unknown runtime predictor {spec!r}; choose from estimate, last, exact, virtual:x")
+    if name in RUNTIME_PREDICTORS.builtin_names():
+        if argument and name != "virtual":
+            raise ConfigurationError(f"runtime predictor {name!r} takes no argument, got {spec!r}")
+        return name, argument
+    return spec, ""
+
+
+def make_runtime_predictor(spec, rng: np.random.Generator | None, params: dict | None = None) -> RuntimePredictor:
+    """Build a runtime predictor: a built-in name, an installed plug-in's, an import path, or a class.
+
+    Built-in names are ``estimate``, ``last``, ``exact`` and ``virtual:x``; a plug-in is an installed
+    package's ``torus_sim.runtime_predictors`` entry point or an import path ``package.module:Class``;
+    from Python, a class or a factory.
+
+    Args:
+        spec: the predictor.
+        rng: the run's generator, offered to a constructor that names ``rng``.
+        params: constructor parameters (checked against the signature).
+
+    Returns:
+        A fresh predictor.
+
+    Raises:
+        ConfigurationError: unknown name, a bad argument or parameter.
+
+    References:
+        PV-EASY §3.2, §5.2.2.
+    """
+    params = dict(params or {})
+    if isinstance(spec, str):
+        spec, argument = split_runtime_spec(spec)
+        if argument:
+            try:
+                params["percent"] = float(argument)
+            except ValueError:
+                raise ConfigurationError(f"virtual predictor takes a percentage, got {argument!r}") from None
+        if spec not in RUNTIME_PREDICTORS:
+            try:
+                RUNTIME_PREDICTORS.resolve(spec)
+            except ConfigurationError as error:
+                if ":" not in spec:
+                    raise ConfigurationError(
+                        f"unknown runtime predictor {spec!r}; choose from estimate, last, exact, virtual:x, "
+                        "an installed plug-in or an import path package.module:Class"
+                    ) from None
+                raise error from None
+    return RUNTIME_PREDICTORS.build(spec, params, {"rng": rng})

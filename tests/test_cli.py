@@ -86,7 +86,7 @@ def test_registries_select_extensions_by_name_and_refuse_unknown_ones():
     predictor = PREDICTORS.make("null")
     assert isinstance(predictor, NullPredictor)
     assert predictor.partition_failure_probability([1, 2, 3], start=0.0, window=100.0) == 0.0
-    with pytest.raises(ConfigurationError, match="unknown predictor 'oracle'"):
+    with pytest.raises(ConfigurationError, match="unknown failure predictor 'oracle'"):
         PREDICTORS.make("oracle")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from torus_sim.flat.experiments import run_set
+from torus_sim.experiments.batch import run_set
 
 MODELS = ["roofline", "communication", "amdahl", "mix-low-com", "mix", "power"]
 # MOLDABLE Table 1, expected ratios (LPT)

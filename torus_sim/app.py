@@ -368,6 +368,13 @@ def RecentJobs(model):
     solara.FigureMatplotlib(draw_recent_jobs(model), format="png")
 
 
+def installed_policies() -> list[str]:
+    """Installed plug-ins' policy names (``torus_sim.policies`` entry points), for the policy menu."""
+    from torus_sim.policies.catalog import POLICIES
+
+    return sorted(POLICIES.iter_plugins())
+
+
 model_params = {
     "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
     "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
@@ -377,7 +384,7 @@ model_params = {
         "values": ["bundled", "none", "synthetic:500", "synthetic:2000", "synthetic:1000:bursty", "synthetic:4000:bursty"],
         "label": "Failures",
     },
-    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES), "label": "Policy"},
+    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
     "predictor": {
         "type": "Select",
         "value": "default",

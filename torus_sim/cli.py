@@ -38,6 +38,30 @@ def _value(text: str):
     return text
 
 
+def _parameter(text: str) -> tuple[str, object]:
+    """``key=value`` of ``--policy-param``: the value read as a TOML value (``3``, ``0.5``, ``true``, ``"x"``, ``[1, 2]``), else as text."""
+    import tomllib
+
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise argparse.ArgumentTypeError(f"expected key=value with a Python name as key, got {text!r}")
+    try:
+        return key, tomllib.loads(f"value = {value.strip()}")["value"]
+    except tomllib.TOMLDecodeError:
+        return key, value
+
+
+class _ParameterAction(argparse.Action):
+    """Collect repeated ``--x-param key=value`` into one dict."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        current = dict(getattr(namespace, self.dest, None) or {})
+        key, value = values
+        current[key] = value
+        setattr(namespace, self.dest, current)
+
+
 def _tuple(text: str):
     return [_value(part) for part in text.replace("x", ",").split(",")]
 
@@ -58,6 +82,18 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
             if name == "fairness":
                 group.add_argument(
                     "--fairness", dest=name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=help_text
+                )
+                continue
+            if name.endswith("_params"):
+                flag = "--" + name[: -len("s")].replace("_", "-")
+                group.add_argument(
+                    flag,
+                    dest=name,
+                    type=_parameter,
+                    action=_ParameterAction,
+                    metavar="KEY=VALUE",
+                    default=argparse.SUPPRESS,
+                    help=help_text + " (repeat for each; the value read as TOML, else as text)",
                 )
                 continue
             if name == "monotonic":
@@ -243,6 +279,8 @@ def _scenario_from(args):
     if args.file is None:
         return Scenario.make("the command line", **given)
     experiment = load_experiment(args.file)
+    for name in [key for key in given if key.endswith("_params")]:  # --x-param adds to the file's table
+        given[name] = {**experiment.base.get(name, {}), **given[name]}
     if len(experiment.points()) > 1:
         raise TorusSimError(f"{args.file} has a grid of {len(experiment.points())} runs: run it with torus-sim sweep {args.file}")
     point = experiment.points()[0] if experiment.points() else {}
@@ -268,9 +306,13 @@ def _run(args) -> int:
         f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
     )
     print(
-        f"policy    {result.inputs['policy']} (predictor {result.inputs['predictor']}), backfill {'on' if scenario.backfill else 'off'}, "
+        f"policy    {_policy_line(result.inputs)} (predictor {result.inputs['predictor']}), backfill {'on' if scenario.backfill else 'off'}, "
         f"migration {'on' if scenario.migration else 'off'}; c = {scenario.load_scale}; seed {scenario.seed}"
     )
+    for kind in ("placement", "predictor", "runtime_predictor"):
+        info = result.inputs["extensions"].get(kind)
+        if info and info["origin"] != "built-in":
+            print(f"{kind.replace('_', ' '):9s} {_describe(info)}")
     print()
     print(format_summary(result.summary))
     if not result.scenarios.empty and len(result.scenarios) > 1:
@@ -279,6 +321,18 @@ def _run(args) -> int:
     print()
     print(f"wrote {', '.join(str(path) for path in paths.values())} ({time.perf_counter() - began:.1f} s)")
     return 0
+
+
+def _describe(info: dict) -> str:
+    from torus_sim.registry import PluginInfo
+
+    return PluginInfo(**info).describe()
+
+
+def _policy_line(inputs: dict) -> str:
+    """The policy as it ran: its name, and for a plug-in where it came from (package, version, import path, source hash)."""
+    info = inputs["extensions"]["policy"]
+    return _describe(info) if info["origin"] != "built-in" else inputs["policy"]
 
 
 def _sweep(args) -> int:

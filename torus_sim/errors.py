@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "PolicyError",
     "ConfigurationError",
     "FailureLogFormatError",
     "InputFileError",
@@ -80,3 +81,22 @@ class JobStateError(TorusSimError, RuntimeError):
 
 class SimulationError(TorusSimError, RuntimeError):
     """The engine reached a state that breaks an invariant (a bug, never bad input)."""
+
+
+class PolicyError(SimulationError):
+    """A policy raised, returned an action the engine refuses, or made no progress; the run stops there.
+
+    The engine checks every action before applying it, so the state is the one after the last action
+    it accepted (never half-changed); nothing is written.
+
+    Args:
+        policy: the policy's name.
+        at: simulated time, seconds.
+        job: the job id concerned, or None.
+        reason: what was wrong.
+    """
+
+    def __init__(self, policy: str, at: float, job: int | None, reason: str) -> None:
+        self.policy, self.at, self.job, self.reason = policy, at, job, reason
+        about = f", job {job}" if job is not None else ""
+        super().__init__(f"policy {policy!r} at t = {at:,.1f} s{about}: {reason}")

@@ -50,7 +50,7 @@ from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import SyntheticFailures
-from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
 from torus_sim.events import EngineSimulator
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
@@ -245,6 +245,15 @@ def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
     return order, array("q", bounds)  # Python ints when indexed
 
 
+def _raised(error: Exception) -> str:
+    """What a policy raised, as the end of a sentence (with the innermost frame of the policy's code)."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+    return f"raised {type(error).__name__}: {error}{where}"
+
+
 class SchedulingModel(mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
@@ -398,6 +407,10 @@ class SchedulingModel(mesa.Model):
         self.completed = 0
         self.makespan = 0.0
         self._pass_pending = False
+        self.pause_at_passes = False  # True: a pass opens and waits for a caller (apply_action, close_pass)
+        self.pass_open = False
+        self._pass_head: Job | None = None  # the head and its promise when the open pass began (fairness)
+        self._pass_promise: float | None = None
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self.datacollector = (
             None
@@ -818,39 +831,106 @@ class SchedulingModel(mesa.Model):
     def _on_schedule_pass(self) -> None:
         self._run += 1
         self._pass_pending = False
+        if self.pause_at_passes:  # a caller applies this pass's actions itself (torus_sim.rl)
+            self.open_pass()
+            self.pass_open = True
+            return
         self._pass()
 
     def _pass(self) -> None:
-        """One scheduling pass: apply the policy's actions in order, then record the pass."""
-        queue = self.queue
-        record_fairness = self.record_fairness
-        if record_fairness:
-            previous_head = queue.head
-            promised_at = previous_head.reservation_at if previous_head is not None else None
-        start = self._start
+        """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass."""
+        self.open_pass()
+        try:
+            plan = self.policy.plan(self.view)
+            actions = iter(plan)
+        except PolicyError:
+            raise
+        except Exception as error:  # noqa: BLE001 - whatever a policy raises ends the run with a sentence
+            raise self._policy_error(None, _raised(error)) from error
+        limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
+        count = 0
+        apply = self.apply_action
+        while True:
+            try:
+                action = next(actions)
+            except StopIteration:
+                break
+            except PolicyError:
+                raise
+            except Exception as error:  # noqa: BLE001
+                raise self._policy_error(None, _raised(error)) from error
+            count += 1
+            if count > limit:
+                raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+            apply(action)
+        self.close_pass()
+
+    def open_pass(self) -> None:
+        """Begin a scheduling pass (the engine's, or a caller's that applies actions itself, as the Gymnasium environment does)."""
+        if self.record_fairness:
+            self._pass_head = head = self.queue.head
+            self._pass_promise = head.reservation_at if head is not None else None
         self.scheduler.passes += 1
-        for action in self.policy.plan(self.view):
-            kind = type(action)
-            if kind is Start:
-                if record_fairness and action.job is not queue.head:
-                    head_id = queue.head.job_id
-                    start(*action)
-                    self._passed_head[action.job.job_id] = (head_id, self.progress.predicted_end(action.job, self.now))
-                    self._passed_by_head.setdefault(head_id, {})[action.job.job_id] = action.job
-                else:
-                    start(*action)
-            elif kind is Repack:
-                self._migrate(action.moves)
-            elif kind is Preempt:
-                self._preempt(action.job)
-            elif kind is Reserve:
-                action.job.reservation_at = action.at
+
+    def apply_action(self, action) -> None:
+        """Check one action of the open pass and apply it.
+
+        Args:
+            action: :class:`~torus_sim.policies.base.Start`, :class:`~torus_sim.policies.base.Preempt`,
+                :class:`~torus_sim.policies.base.Repack` or :class:`~torus_sim.policies.base.Reserve`.
+
+        Raises:
+            PolicyError: the action is not one of those, or refers to a job or an allocation that does not
+                allow it (:meth:`action_refusal`); nothing was changed.
+        """
+        kind = type(action)
+        if kind is Start:
+            job = action.job
+            reason = self._start_refusal(action)
+            if reason is not None:
+                raise self._policy_error(getattr(job, "job_id", None), reason)
+            if self.platform.kind == "cluster" and self.platform.identities and type(action.allocation) is not np.ndarray:
+                action = action._replace(allocation=np.asarray(action.allocation, dtype=np.int64))
+            queue = self.queue
+            if self.record_fairness and job is not queue.head:
+                head_id = queue.head.job_id
+                self._start(*action)
+                self._passed_head[job.job_id] = (head_id, self.progress.predicted_end(job, self.now))
+                self._passed_by_head.setdefault(head_id, {})[job.job_id] = job
             else:
-                raise SimulationError(f"unknown action {action!r} from policy {self.policy.name}")
+                self._start(*action)
+            return
+        reason = self.action_refusal(action)
+        if reason is not None:
+            raise self._policy_error(reason[0], reason[1])
+        if kind is Repack:
+            self._migrate(tuple((job, np.asarray(new, dtype=np.int64) if self._node_ids() else new) for job, new in action.moves))
+        elif kind is Preempt:
+            self._preempt(action.job)
+        else:
+            action.job.reservation_at = float(action.at)
+
+    def close_pass(self) -> None:
+        """End the open pass: check that it made progress where it must, then record it.
+
+        Raises:
+            SimulationError: a policy that serves the head first left it waiting though it fits.
+            PolicyError: nothing runs and the first waiting job fits, yet the pass started nothing
+                (the run would stall: no event would ever start it).
+        """
+        queue = self.queue
+        self.pass_open = False
         if self.returned_jobs:
             self.returned_jobs = []
         if self.check_head and queue and self._head_fits(queue.head):
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {self.platform.free_count()} nodes free")
+        if queue and not self.running_jobs and self._stalls(queue.head):
+            head = queue.head
+            raise self._policy_error(
+                head.job_id,
+                f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {self.platform.free_count()} free), "
+                "yet the pass started nothing: no event would ever start it",
+            )
         if not self.record_enabled:
             return
         row = {
@@ -860,10 +940,123 @@ class SchedulingModel(mesa.Model):
             "running_jobs": len(self.running_jobs),
             "queued_jobs": len(queue),
         }
-        if record_fairness:
-            self._fairness_columns(row, queue.head, previous_head, promised_at)
+        if self.record_fairness:
+            self._fairness_columns(row, queue.head, self._pass_head, self._pass_promise)
         for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
             values.append(row[column])
+
+    def _stalls(self, head: Job) -> bool:
+        """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
+        if head.times is not None:
+            return False  # a moldable job's size is the policy's choice
+        platform = self.platform
+        if platform.kind == "cluster":
+            return head.partition_size <= platform.free
+        return platform.find(head.partition_size) is not None
+
+    def _node_ids(self) -> bool:
+        platform = self.platform
+        return platform.kind == "cluster" and platform.identities
+
+    def _policy_error(self, job_id, reason: str) -> PolicyError:
+        return PolicyError(getattr(self.policy, "name", type(self.policy).__name__), self.now, job_id, reason)
+
+    def _start_refusal(self, action: Start) -> str | None:
+        """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""
+        job = action.job
+        if type(job) is not Job:
+            return f"Start names {job!r}, not a job of this run"
+        if job.state is not JobState.QUEUED or job not in self.queue:
+            return f"Start of job {job.job_id}, which is not waiting (it is {job.state.value})"
+        size = action.size
+        if size is None:
+            size = job.partition_size
+        elif job.times is None:
+            if size != job.partition_size:
+                return f"Start gives rigid job {job.job_id} {size} nodes; it occupies {job.partition_size}"
+        elif not (isinstance(size, (int, np.integer)) and 1 <= size <= len(job.times)):
+            return f"Start gives moldable job {job.job_id} {size!r} processors; it runs on 1..{len(job.times)}"
+        elif action.runtime is None or not (action.runtime > 0 and math.isfinite(action.runtime)):
+            return f"Start of moldable job {job.job_id} needs its runtime t_j(p) > 0 for p = {size}, got {action.runtime!r}"
+        # spares are not refused: a Krevat repack may start a job where a repacked job held spares
+        # (CKPT-MIG with spares); the platform's allocate allows it too
+        return self.platform.allocation_refusal(action.allocation, size, spares=True)
+
+    def action_refusal(self, action) -> tuple[int | None, str] | None:
+        """Why a Preempt, Repack or Reserve cannot be applied: ``(job id or None, sentence)``, or None when it can.
+
+        A preempted job must be running; a repack must move distinct running jobs onto allocations of their
+        sizes that are free once all the moved jobs' old allocations are released, and disjoint; a reservation
+        is for a waiting job, at a time not before now.
+        """
+        kind = type(action)
+        if kind is Preempt:
+            job = action.job
+            if type(job) is not Job or self.running_jobs.get(job.job_id) is not job:
+                return getattr(job, "job_id", None), f"Preempt of {job!r}, which is not running"
+            return None
+        if kind is Reserve:
+            job = action.job
+            if type(job) is not Job or job.state is not JobState.QUEUED:
+                return getattr(job, "job_id", None), f"Reserve for {job!r}, which is not waiting"
+            try:
+                at = float(action.at)
+            except (TypeError, ValueError):
+                return job.job_id, f"Reserve at {action.at!r}, not a time in seconds"
+            if math.isnan(at) or at < self.now - 1e-6:
+                return job.job_id, f"Reserve at {at} s, before now ({self.now} s)"
+            return None
+        if kind is Repack:
+            return self._repack_refusal(action.moves)
+        return None, f"returned {action!r}, which is not an action (Start, Preempt, Repack or Reserve)"
+
+    def _repack_refusal(self, moves) -> tuple[int | None, str] | None:
+        try:
+            moves = [(job, new) for job, new in moves]
+        except (TypeError, ValueError):
+            return None, f"Repack moves must be (job, allocation) pairs, got {moves!r}"
+        seen = set()
+        for job, _ in moves:
+            if type(job) is not Job or self.running_jobs.get(job.job_id) is not job:
+                return getattr(job, "job_id", None), f"Repack moves {job!r}, which is not running"
+            if job.job_id in seen:
+                return job.job_id, "Repack moves the job twice"
+            seen.add(job.job_id)
+        platform = self.platform
+        if platform.kind == "torus":
+            freed = 0
+            for job, _ in moves:
+                freed |= platform.held_bits(job.allocation)
+            taken = 0
+            for job, new in moves:
+                reason = platform.allocation_refusal(new, job.allocated_size, spares=True, freed=freed)
+                if reason is not None:
+                    return job.job_id, f"Repack: {reason}"
+                bits = platform.held_bits(new)
+                if bits & taken:
+                    return job.job_id, "Repack puts two jobs on the same supernodes"
+                taken |= bits
+            return None
+        if platform.identities:
+            freed = (
+                np.concatenate([np.asarray(job.allocation, dtype=np.int64) for job, _ in moves])
+                if moves
+                else np.zeros(0, np.int64)
+            )
+            taken: set = set()
+            for job, new in moves:
+                reason = platform.allocation_refusal(new, job.allocated_size, spares=True, freed=freed)
+                if reason is not None:
+                    return job.job_id, f"Repack: {reason}"
+                nodes = set(np.asarray(new).tolist())
+                if nodes & taken:
+                    return job.job_id, "Repack puts two jobs on the same nodes"
+                taken |= nodes
+            return None
+        for job, new in moves:
+            if new != job.allocated_size:
+                return job.job_id, f"Repack: allocation of {new!r} nodes, the job occupies {job.allocated_size}"
+        return None
 
     def _fairness_columns(self, row: dict, head: Job | None, previous_head: Job | None, promised_at: float | None) -> None:
         """Fill a pass row's :data:`FAIRNESS_COLUMNS` (PV-EASY §3.1-3.2, §4.1)."""

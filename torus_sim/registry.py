@@ -1,45 +1,409 @@
-"""Selection of extension points by name (placement policies, predictors, ...)."""
+"""Selection of extension points by name: built-ins, installed packages' entry points, import paths.
+
+One :class:`Registry` per kind of extension (scheduling policies, placements, failure predictors,
+runtime predictors). A scenario names an extension in one of three ways, tried in this order:
+
+1. a built-in name (``krevat``, ``mfp``, ``history``, ...), registered by the module that defines it;
+2. the name of an entry point of an installed package, in the registry's group
+   (``torus_sim.policies``, ``torus_sim.placements``, ``torus_sim.predictors``,
+   ``torus_sim.runtime_predictors``): ``[project.entry-points."torus_sim.policies"] my-sjf = "pkg.mod:MySjf"``;
+3. an import path ``package.module:Attribute`` (a class or a factory).
+
+From Python a class, a factory or an instance may be given directly.
+
+A factory's constructor parameters come from the scenario's ``*_params`` table (``[policy.params]``,
+``--policy-param key=value``) and are checked against its signature before the call: an unknown
+name, a missing required one or a value of the wrong type (by the annotation, through pydantic) is a
+sentence naming it. Besides those, the engine offers some objects by parameter name (a policy's
+``placement``, a placement's ``predictor``, a runtime predictor's ``rng``, the ``scenario``): a
+factory gets one only when its signature names it.
+
+References:
+    pluggy / pytest (plug-ins found through ``importlib.metadata`` entry points under one group);
+    Python Packaging User Guide, "Entry points specification".
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Generic, TypeVar
+import hashlib
+import importlib
+import inspect
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import metadata
+from typing import Any, Generic, TypeVar
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["Registry"]
+__all__ = ["PluginInfo", "Registry", "bind_parameters", "call_with_parameters", "import_object", "is_import_path", "object_path"]
 
 T = TypeVar("T")
 
+BUILT_IN = "built-in"
+ENTRY_POINT = "entry point"
+IMPORT_PATH = "import path"
+PYTHON_OBJECT = "python object"
 
-class Registry(Generic[T]):
-    """Factories of one kind of extension, by name.
 
-    Args:
-        kind: what the registry holds, for error messages ("placement", "predictor").
+@dataclass(frozen=True)
+class PluginInfo:
+    """Where an extension came from, for the run's manifest and header.
+
+    Attributes:
+        kind: the registry's kind ("policy", "placement", ...).
+        name: as the scenario gave it (a name or an import path).
+        origin: ``built-in``, ``entry point``, ``import path`` or ``python object``.
+        import_path: ``module:qualname`` of the class or factory.
+        package: the installed distribution that provides it (None when not installed as one).
+        version: that distribution's version.
+        source_sha256: SHA-256 of the file that defines it (None when it has no source file).
     """
 
-    def __init__(self, kind: str) -> None:
+    kind: str
+    name: str
+    origin: str
+    import_path: str
+    package: str | None = None
+    version: str | None = None
+    source_sha256: str | None = None
+
+    @property
+    def plugin(self) -> bool:
+        """Whether this is not one of torus-sim's own."""
+        return self.origin != BUILT_IN
+
+    def describe(self) -> str:
+        """One line for a run's header: ``name (plug-in pkg 1.0, pkg.mod:Class, source sha256 1a2b...)``."""
+        if not self.plugin:
+            return self.name
+        package = f"{self.package} {self.version}, " if self.package else ""
+        digest = f", source sha256 {self.source_sha256[:12]}" if self.source_sha256 else ""
+        shown = self.name if self.name != self.import_path else "plug-in"
+        return f"{shown} ({'plug-in ' if shown != 'plug-in' else ''}{package}{self.import_path}{digest}, by {self.origin})"
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return asdict(self)
+
+
+def is_import_path(spec: str) -> bool:
+    """Whether ``spec`` reads as ``package.module:Attribute`` (a colon after a dotted module name)."""
+    module, sep, attribute = spec.partition(":")
+    return (
+        bool(sep)
+        and bool(attribute)
+        and all(part.isidentifier() for part in module.split("."))
+        and all(part.isidentifier() for part in attribute.split("."))
+    )
+
+
+def import_object(spec: str, kind: str = "extension"):
+    """The object an import path ``package.module:Attribute`` names.
+
+    Args:
+        spec: the import path (the attribute may be dotted: ``mod:Outer.Inner``).
+        kind: what it is for, for messages.
+
+    Returns:
+        The object.
+
+    Raises:
+        ConfigurationError: the module cannot be imported (with Python's reason) or has no such attribute.
+    """
+    module_name, _, attribute = spec.partition(":")
+    try:
+        obj = importlib.import_module(module_name)
+    except Exception as error:  # noqa: BLE001 - any import failure of user code becomes one sentence
+        raise ConfigurationError(
+            f"cannot import {kind} {spec!r}: importing {module_name!r} failed: {type(error).__name__}: {error}"
+        ) from None
+    for part in attribute.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigurationError(f"cannot import {kind} {spec!r}: {module_name!r} has no attribute {attribute!r}") from None
+    return obj
+
+
+def object_path(obj) -> str:
+    """``module:qualname`` of a class or function (of an instance: of its class)."""
+    target = obj if inspect.isclass(obj) or inspect.isroutine(obj) else type(obj)
+    return f"{getattr(target, '__module__', '?')}:{getattr(target, '__qualname__', type(target).__name__)}"
+
+
+@lru_cache(maxsize=256)
+def _file_sha256(path: str) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return None
+
+
+def _source_sha256(obj) -> str | None:
+    try:
+        path = inspect.getsourcefile(obj if inspect.isclass(obj) or inspect.isroutine(obj) else type(obj))
+    except TypeError:
+        return None
+    return _file_sha256(path) if path else None
+
+
+def _distribution_of(obj) -> tuple[str | None, str | None]:
+    """(distribution name, version) that provides the module of ``obj``, or (None, None)."""
+    top = object_path(obj).split(":")[0].split(".")[0]
+    names = metadata.packages_distributions().get(top, [])
+    for name in names:
+        try:
+            return name, metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None, None
+
+
+def _type_hints(factory) -> dict:
+    target = factory.__init__ if inspect.isclass(factory) else factory
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated is simply not checked
+        return {}
+
+
+def bind_parameters(factory: Callable, params: dict, offered: dict, what: str) -> dict:
+    """The keyword arguments to call ``factory`` with: the user's ``params`` checked against its signature, plus offered objects it names.
+
+    Args:
+        factory: a class or a function.
+        params: the user's parameters (names -> values).
+        offered: objects the engine offers by parameter name (given only when the signature names them
+            and ``params`` does not).
+        what: e.g. ``policy 'pkg.mod:MySjf'``, for messages.
+
+    Returns:
+        Keyword arguments (values converted to the annotated types where pydantic can).
+
+    Raises:
+        ConfigurationError: an unknown parameter, a missing required one, or a value of the wrong type.
+    """
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):
+        return dict(params)
+    arguments = dict(params)
+    parameters = signature.parameters
+    open_keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    named = {name: p for name, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY)}
+    unknown = [name for name in params if name not in named and not open_keywords]
+    if unknown:
+        takes = ", ".join(name for name in named if name not in offered) or "none"
+        raise ConfigurationError(f"{what} has no parameter {unknown[0]!r} (its parameters: {takes})")
+    hints = _type_hints(factory)
+    for name, value in params.items():
+        if name in hints and hints[name] is not Any:
+            arguments[name] = _checked(value, hints[name], name, what)
+    for name in named:
+        if name in offered and name not in arguments:
+            arguments[name] = offered[name]
+    missing = [name for name, p in named.items() if p.default is inspect.Parameter.empty and name not in arguments]
+    if missing:
+        raise ConfigurationError(f"{what} needs parameter {missing[0]!r} (give it in its params table or with --*-param)")
+    return arguments
+
+
+def call_with_parameters(factory: Callable, params: dict, offered: dict, what: str):
+    """Call ``factory`` with :func:`bind_parameters`'s arguments.
+
+    Returns:
+        What the factory returns.
+
+    Raises:
+        ConfigurationError: see :func:`bind_parameters`; or the factory raised (its message kept).
+    """
+    arguments = bind_parameters(factory, params, offered, what)
+    try:
+        return factory(**arguments)
+    except ConfigurationError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a plug-in's constructor failing becomes one sentence
+        raise ConfigurationError(f"{what} could not be built: {type(error).__name__}: {error}") from None
+
+
+def _checked(value, annotation, name: str, what: str):
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        adapter = TypeAdapter(annotation)
+    except Exception:  # noqa: BLE001 - an annotation pydantic cannot check is not checked
+        return value
+    try:
+        return adapter.validate_python(value)
+    except ValidationError as error:
+        problem = error.errors()[0]["msg"] if error.errors() else str(error)
+        raise ConfigurationError(f"{what}: parameter {name!r} = {value!r}: {problem}") from None
+
+
+class Registry(Generic[T]):
+    """Factories of one kind of extension, by name: built-ins, entry points, import paths.
+
+    Args:
+        kind: what the registry holds, for messages ("policy", "placement", ...).
+        group: the entry-point group installed packages add to (``torus_sim.policies``), or None.
+        base: the class every extension must be an instance of (checked after the factory runs), or None.
+    """
+
+    def __init__(self, kind: str, group: str | None = None, base: type | None = None) -> None:
         self.kind = kind
+        self.group = group
+        self.base = base
         self._factories: dict[str, Callable[..., T]] = {}
+
+    # -- registration --------------------------------------------------------------------
 
     def register(self, name: str, factory: Callable[..., T]) -> None:
         """Make ``factory`` selectable as ``name`` (replacing an earlier one of that name)."""
         self._factories[name] = factory
 
+    def builtin_names(self) -> list[str]:
+        """Names registered in code (the built-ins and any registered at run time), in registration order."""
+        return list(self._factories)
+
+    def entry_points(self) -> dict[str, metadata.EntryPoint]:
+        """The installed packages' entry points of this registry's group, by name (none loaded)."""
+        if self.group is None:
+            return {}
+        return {point.name: point for point in metadata.entry_points(group=self.group)}
+
+    def names(self) -> list[str]:
+        """Every selectable name: the built-ins, then the installed plug-ins', sorted within each."""
+        builtin = sorted(self._factories)
+        return builtin + sorted(name for name in self.entry_points() if name not in self._factories)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._factories or name in self.entry_points()
+
+    # -- look-up -------------------------------------------------------------------------
+
+    def resolve(self, spec) -> tuple[Callable[..., T] | T, PluginInfo]:
+        """The factory (or instance) that ``spec`` names and where it came from.
+
+        Args:
+            spec: a built-in name, an entry-point name, an import path ``package.module:Attribute``, or
+                (from Python) a class, a factory or an instance.
+
+        Raises:
+            ConfigurationError: nothing of that name, or an import path that does not import.
+        """
+        if not isinstance(spec, str):
+            package, version = _distribution_of(spec)
+            return spec, PluginInfo(
+                self.kind, object_path(spec), PYTHON_OBJECT, object_path(spec), package, version, _source_sha256(spec)
+            )
+        if spec in self._factories:
+            factory = self._factories[spec]
+            return factory, PluginInfo(self.kind, spec, BUILT_IN, object_path(factory))
+        points = self.entry_points()
+        if spec in points:
+            point = points[spec]
+            try:
+                factory = point.load()
+            except Exception as error:  # noqa: BLE001 - a broken plug-in becomes one sentence
+                raise ConfigurationError(
+                    f"cannot load {self.kind} {spec!r} (entry point {point.value!r} of group {self.group}): {type(error).__name__}: {error}"
+                ) from None
+            dist = getattr(point, "dist", None)
+            return factory, PluginInfo(
+                self.kind,
+                spec,
+                ENTRY_POINT,
+                point.value,
+                dist.name if dist else None,
+                dist.version if dist else None,
+                _source_sha256(factory),
+            )
+        if is_import_path(spec):
+            factory = import_object(spec, self.kind)
+            package, version = _distribution_of(factory)
+            return factory, PluginInfo(self.kind, spec, IMPORT_PATH, spec, package, version, _source_sha256(factory))
+        raise ConfigurationError(self.unknown_message(spec))
+
+    def unknown_message(self, spec: str) -> str:
+        """The sentence for a name nothing answers to."""
+        plugins = sorted(name for name in self.entry_points() if name not in self._factories)
+        installed = f"; installed plug-ins: {', '.join(plugins)}" if plugins else ""
+        return (
+            f"unknown {self.kind} {spec!r}; choose from {', '.join(sorted(self._factories))}{installed}, "
+            "or give an import path package.module:Class"
+        )
+
+    def check(self, spec, params: dict | None = None, offered: Iterable[str] = ()) -> None:
+        """Raise ConfigurationError when ``spec`` names nothing or ``params`` do not suit its constructor.
+
+        Args:
+            spec: see :meth:`resolve` (a plug-in is imported, not built).
+            params: the user's constructor parameters, checked by name and annotated type.
+            offered: names of the objects the engine will offer (see :meth:`build`).
+        """
+        factory, info = self.resolve(spec)
+        if self.base is not None and isinstance(factory, self.base):
+            if params:
+                raise ConfigurationError(
+                    f"{self.kind} {info.name!r} was given as an instance: it takes no parameters (got {sorted(params)})"
+                )
+            return
+        if self.base is not None and inspect.isclass(factory) and not issubclass(factory, self.base):
+            raise ConfigurationError(
+                f"{self.kind} {info.name!r} is not a {self.base.__name__}: "
+                f"{object_path(factory)} must subclass {self.base.__module__}.{self.base.__name__}"
+            )
+        if callable(factory):
+            bind_parameters(factory, params or {}, dict.fromkeys(offered), f"{self.kind} {info.name!r}")
+
+    def build(self, spec, params: dict | None = None, offered: dict | None = None) -> T:
+        """A fresh extension from ``spec`` with ``params`` checked against its signature.
+
+        Args:
+            spec: see :meth:`resolve`.
+            params: the user's constructor parameters.
+            offered: objects the engine offers by parameter name (see the module docstring).
+
+        Returns:
+            The extension (an instance given from Python is returned as it is).
+
+        Raises:
+            ConfigurationError: see :meth:`resolve` and :func:`call_with_parameters`; or the result is not
+                an instance of the registry's base class.
+        """
+        factory, info = self.resolve(spec)
+        what = f"{self.kind} {info.name!r}"
+        if self.base is not None and isinstance(factory, self.base):
+            if params:
+                raise ConfigurationError(f"{what} was given as an instance: it takes no parameters (got {sorted(params)})")
+            return factory
+        if not callable(factory):
+            raise ConfigurationError(f"{what} is neither a class nor a factory (got {type(factory).__name__})")
+        if self.base is not None and inspect.isclass(factory) and not issubclass(factory, self.base):
+            raise ConfigurationError(
+                f"{what} is not a {self.base.__name__}: {object_path(factory)} must subclass {self.base.__module__}.{self.base.__name__}"
+            )
+        made = call_with_parameters(factory, params or {}, offered or {}, what)
+        if self.base is not None and not isinstance(made, self.base):
+            raise ConfigurationError(f"{what} made a {type(made).__name__}, not a {self.base.__name__}")
+        return made
+
     def make(self, name: str, **kwargs) -> T:
-        """Build the extension registered as ``name`` with ``kwargs``.
+        """Build the extension registered as ``name`` with ``kwargs`` (no signature filtering).
 
         Raises:
             ConfigurationError: no extension has that name.
         """
-        if name not in self._factories:
-            raise ConfigurationError(f"unknown {self.kind} {name!r}; choose from {sorted(self._factories)}")
-        return self._factories[name](**kwargs)
+        factory, _ = self.resolve(name)
+        return factory(**kwargs)
 
-    def names(self) -> list[str]:
-        """Registered names, sorted."""
-        return sorted(self._factories)
+    def info(self, spec) -> PluginInfo:
+        """Where ``spec`` comes from (see :class:`PluginInfo`)."""
+        return self.resolve(spec)[1]
 
-    def __contains__(self, name: str) -> bool:
-        return name in self._factories
+    def iter_plugins(self) -> Iterable[str]:
+        """Names of installed plug-ins (entry points) not shadowed by a built-in."""
+        return (name for name in self.entry_points() if name not in self._factories)

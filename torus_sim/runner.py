@@ -37,21 +37,19 @@ from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
 from predictors import PREDICTORS
 from predictors.runtime import make_runtime_predictor
 from torus_sim.errors import ConfigurationError
+from torus_sim.extensions import extension_manifest
 from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.model import SchedulingModel, SimulationRecord
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.policies import fault_aware as _fault_aware  # noqa: F401  (registers balancing and tiebreak placements)
 from torus_sim.policies.base import Policy
-from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
-from torus_sim.policies.fault_aware import BalancingPlacement, TieBreakPlacement
-from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
-from torus_sim.policies.placement import MfpPlacement
-from torus_sim.policies.pv_easy import PvEasyPolicy
+from torus_sim.policies.catalog import DEFAULT_PLACEMENT, POLICIES
+from torus_sim.policies.moldable import ALLOCATIONS, AllotmentTables
+from torus_sim.policies.placement import PLACEMENTS, MfpPlacement
 from torus_sim.policies.resilience import ResiliencePolicy
-from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
 from torus_sim.progress import Preemption
 from torus_sim.scenario import BUNDLED_NASA_LOG, Scenario
 from torus_sim.topology import Torus
@@ -77,7 +75,7 @@ RunConfig = Scenario
 """The name the Python API had before the scenario format (same class)."""
 
 DEFAULT_PREDICTOR = {"mfp": "null", "balancing": "oracle-confidence", "tiebreak": "oracle-accuracy"}
-"""The predictor each placement uses unless told otherwise (BGL-FAULT §4.1, §4.2)."""
+"""The predictor each placement uses unless told otherwise (BGL-FAULT §4.1, §4.2); ``null`` for a plug-in placement."""
 
 _TABLES: dict[tuple[int, int, int], PartitionTable] = {}
 
@@ -92,71 +90,101 @@ def partition_table(dims: tuple[int, int, int]) -> PartitionTable:
 # -- policy ---------------------------------------------------------------------------------
 
 
-def placement_name(scenario: Scenario) -> str:
-    """The placement after defaults: the policy's own for balancing and tie-break, else MFP."""
+def placement_name(scenario: Scenario):
+    """The placement after defaults: the policy's own for balancing and tie-break, else MFP (a name or a plug-in)."""
     if scenario.placement is not None:
         return scenario.placement
-    return scenario.policy if scenario.policy in ("balancing", "tiebreak") else "mfp"
+    policy = scenario.policy
+    return DEFAULT_PLACEMENT.get(policy, "mfp") if isinstance(policy, str) else "mfp"
 
 
-def predictor_name(scenario: Scenario) -> str:
-    """The failure predictor after defaults (:data:`DEFAULT_PREDICTOR`)."""
-    return scenario.predictor or DEFAULT_PREDICTOR[placement_name(scenario)]
+def predictor_name(scenario: Scenario):
+    """The failure predictor after defaults (:data:`DEFAULT_PREDICTOR`; ``null`` for a plug-in placement)."""
+    if scenario.predictor is not None:
+        return scenario.predictor
+    placement = placement_name(scenario)
+    return DEFAULT_PREDICTOR.get(placement, "null") if isinstance(placement, str) else "null"
+
+
+def build_predictor(scenario: Scenario):
+    """The failure predictor of the scenario's placement, from :data:`predictors.PREDICTORS`.
+
+    The oracles take their accuracy and confidence from the scenario's fields; ``predictor_params``
+    go to the predictor's constructor (checked against its signature).
+
+    References:
+        BGL-FAULT §4.1, §4.2.
+    """
+    parameters = (
+        {
+            "oracle-confidence": {"confidence": scenario.confidence},
+            "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
+        }.get(predictor_name(scenario), {})
+        if isinstance(predictor_name(scenario), str)
+        else {}
+    )
+    return PREDICTORS.build(predictor_name(scenario), {**parameters, **scenario.predictor_params}, {"scenario": scenario})
 
 
 def build_placement(scenario: Scenario):
-    """The placement policy with its failure predictor (BGL-FAULT §4, §5.2)."""
+    """The placement policy with its failure predictor, from :data:`~torus_sim.policies.placement.PLACEMENTS`.
+
+    A placement's constructor gets ``placement_params`` and, where its signature names them,
+    ``predictor`` (the scenario's failure predictor) and ``scenario``.
+
+    References:
+        BGL-FAULT §4, §5.2.
+    """
     name = placement_name(scenario)
-    if name == "mfp":
+    if name == "mfp" and not scenario.placement_params:
         return MfpPlacement()
-    parameters = {
-        "oracle-confidence": {"confidence": scenario.confidence},
-        "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
-    }.get(predictor_name(scenario), {})
-    predictor = PREDICTORS.make(predictor_name(scenario), **parameters)
-    if name == "balancing":
-        return BalancingPlacement(predictor, scenario.pf_form)
-    return TieBreakPlacement(predictor, scenario.tie_candidates, scenario.tie_all_alarmed)
+    offered = {"scenario": scenario}
+    factory, _ = PLACEMENTS.resolve(name)
+    if _names_parameter(factory, "predictor"):
+        offered["predictor"] = build_predictor(scenario)
+    return PLACEMENTS.build(name, scenario.placement_params, offered)
+
+
+def _names_parameter(factory, parameter: str) -> bool:
+    import inspect
+
+    try:
+        return parameter in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def build_policy(scenario: Scenario, tables: AllotmentTables | None = None, allocation: np.ndarray | None = None) -> Policy:
-    """The scenario's policy object.
+    """The scenario's policy object, from the policy registry (:data:`~torus_sim.policies.catalog.POLICIES`).
 
     Args:
-        scenario: the run.
+        scenario: the run (its ``policy`` a built-in name, an installed plug-in's entry-point name, an
+            import path ``package.module:Class``, or from Python a class, a factory or an instance).
         tables: BATCH-LIST's allotment tables shared by the scenarios of a job set.
         allocation: LPA / MINTIME / MINAREA's allocation shared likewise.
 
     Returns:
-        A fresh policy (policies keep per-run state).
+        A fresh policy (policies keep per-run state); an instance given from Python as it is.
+
+    Raises:
+        ConfigurationError: an unknown policy, an import that fails, a class that is not a
+            :class:`~torus_sim.policies.base.Policy`, or a parameter its constructor does not take or of the wrong type.
 
     References:
         BGL-FAULT §5; PV-EASY §4; RIGID §4; MOLDABLE §4.
     """
-    name = scenario.policy
-    placement = build_placement(scenario)
-    explicit = placement if (scenario.placement is not None or name in ("balancing", "tiebreak")) else None
-    if name in ("krevat", "balancing", "tiebreak"):
-        return KrevatScheduler(placement, scenario.backfill, scenario.migration, scenario.migration_cost)
-    if name == "FCFS":
-        policy = FcfsPolicy()
-        policy.placement = explicit
-        return policy
-    if name in ("FCFS-EASY", "SJF-EASY"):
-        return EasyPolicy("sjf" if name == "SJF-EASY" else "fcfs", explicit)
-    if name == "conservative":
-        return ConservativePolicy(explicit)
-    if name == "PV-EASY":
-        return PvEasyPolicy(explicit)
-    if name.startswith("R-LIST-"):
-        policy = ListPolicy({"0": 0, "1": 1, "Q": -1}[name[-1]], scenario.priority)
-    elif name.startswith("R-SHELF"):
-        policy = ShelfPolicy(name.endswith("-B"), "FILL" in name, scenario.priority)
-    elif name == "BATCH":
-        policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon, scenario.allotment, scenario.area_slack)
-    else:
-        policy = AllocationListPolicy(name, scenario.priority, allocation)
-    policy.placement = explicit
+    explicit = scenario.placement is not None or (isinstance(scenario.policy, str) and scenario.policy in DEFAULT_PLACEMENT)
+    offered = {
+        "scenario": scenario,
+        "placement": build_placement(scenario) if explicit else None,
+        "tables": tables,
+        "allocation": allocation,
+    }
+    policy = POLICIES.build(scenario.policy, scenario.policy_params, offered)
+    if not isinstance(scenario.policy, str) or scenario.policy not in POLICIES.builtin_names():
+        info = POLICIES.info(scenario.policy)
+        if type(policy).name == Policy.name and "name" not in vars(policy):
+            policy.name = info.import_path.rpartition(":")[2] if info.origin != "entry point" else info.name
     return policy
 
 
@@ -414,7 +442,7 @@ def runtime_predictor_of(scenario: Scenario):
     """A factory of the runtime predictor (taking the model's generator), or None."""
     if scenario.runtime_predictor is None:
         return None
-    return partial(make_runtime_predictor, scenario.runtime_predictor)
+    return partial(make_runtime_predictor, scenario.runtime_predictor, params=scenario.runtime_predictor_params)
 
 
 def model_arguments(
@@ -561,8 +589,26 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         },
         "silent_errors": scenario.silent_spec,
         "policy": model.policy.name,
-        "predictor": predictor_name(scenario) if placement_name(scenario) != "mfp" else "null",
+        "predictor": _label(predictor_name(scenario)) if _uses_predictor(model.policy) else "null",
+        "extensions": extension_manifest(
+            scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
+        ),
     }
+
+
+def _label(value) -> str:
+    """A name as given, or the import path of an object given from Python."""
+    from torus_sim.registry import object_path
+
+    return value if isinstance(value, str) else object_path(value)
+
+
+def _uses_predictor(policy: Policy) -> bool:
+    """Whether the run's placement asks a failure predictor (not the null one)."""
+    from predictors.base import NullPredictor
+
+    predictor = getattr(getattr(policy, "placement", None), "predictor", None)
+    return predictor is not None and not isinstance(predictor, NullPredictor)
 
 
 def run(scenario: Scenario, progress: bool = False) -> RunResult:

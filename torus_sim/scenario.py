@@ -48,9 +48,18 @@ from __future__ import annotations
 import math
 from importlib.resources import files
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
@@ -60,7 +69,7 @@ __all__ = [
     "BUNDLED_NASA_LOG",
     "MOLDABLE_POLICIES",
     "ONLINE_POLICIES",
-    "POLICIES",
+    "BUILTIN_POLICIES",
     "RIGID_POLICIES",
     "SECTIONS",
     "Scenario",
@@ -81,7 +90,8 @@ MOLDABLE_POLICIES = ("LPA", "BATCH", "MINTIME", "MINAREA")
 """The four moldable algorithms of MOLDABLE §5.1 (LPA = LPA-LIST, BATCH = BATCH-LIST)."""
 
 BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
-POLICIES = ONLINE_POLICIES + BATCH_POLICIES
+BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
+"""Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "torus_dims", "nodes"),
@@ -122,6 +132,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "time_cost",
         "preemption_interval",
         "slowdown",
+        "policy_params",
+        "placement_params",
     ),
     "predictors": (
         "predictor",
@@ -132,6 +144,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "tie_candidates",
         "tie_all_alarmed",
         "runtime_predictor",
+        "predictor_params",
+        "runtime_predictor_params",
     ),
     "resilience": (
         "checkpoint_interval",
@@ -197,8 +211,18 @@ class Scenario(BaseModel):
     scenarios: int = Field(1, ge=1, description="silent-error scenarios per run of a batch")
     verification_time: Seconds = Field(0.0, ge=0, description="V, seconds per attempt for the detector")
     # [policy]
-    policy: str = Field("krevat", validation_alias=AliasChoices("policy", "scheduler"), description="scheduling policy")
-    placement: Literal["mfp", "balancing", "tiebreak"] | None = Field(None, description="placement (default: the policy's own)")
+    policy: Any = Field(
+        "krevat",
+        validation_alias=AliasChoices("policy", "scheduler"),
+        description="scheduling policy: a built-in or installed plug-in's name, or an import path package.module:Class",
+    )
+    policy_params: dict[str, Any] = Field(
+        default_factory=dict, description="the policy's constructor parameters ([policy.params], --policy-param key=value)"
+    )
+    placement: Any = Field(
+        None, description="placement: mfp, balancing, tiebreak, a plug-in's name or an import path (default: the policy's own)"
+    )
+    placement_params: dict[str, Any] = Field(default_factory=dict, description="the placement's constructor parameters")
     backfill: bool = Field(True, description="Krevat's backfilling")
     migration: bool = Field(True, description="Krevat's migration")
     migration_cost: Seconds = Field(0.0, ge=0, description="seconds per migrated job")
@@ -217,9 +241,11 @@ class Scenario(BaseModel):
     preemption_interval: Seconds = Field(3600.0, gt=0, description="PV-EASY checkpoint interval, seconds of work")
     slowdown: float = Field(0.05, ge=0, description="PV-EASY virtualization slowdown (suspend mode)")
     # [predictors]
-    predictor: Literal["null", "oracle-confidence", "oracle-accuracy", "history", "recency"] | None = Field(
-        None, description="failure predictor (default: the placement's)"
+    predictor: Any = Field(
+        None,
+        description="failure predictor: null, oracle-confidence, oracle-accuracy, history, recency, a plug-in or an import path (default: the placement's)",
     )
+    predictor_params: dict[str, Any] = Field(default_factory=dict, description="the failure predictor's constructor parameters")
     confidence: float = Field(0.1, ge=0, le=1, description="a of the oracle-confidence predictor (BGL-FAULT §4.1)")
     accuracy: float = Field(0.1, ge=0, le=1, description="a of the oracle-accuracy predictor (BGL-FAULT §4.2)")
     false_positive_rate: float = Field(0.0, ge=0, le=1, description="p_f+ of the oracle-accuracy predictor")
@@ -230,7 +256,12 @@ class Scenario(BaseModel):
     tie_all_alarmed: Literal["random", "mfp"] = Field(
         "random", description="tie-break when every candidate rings: a random one, or the MFP choice"
     )
-    runtime_predictor: str | None = Field(None, description="estimate, last, exact, virtual:x (default: the walltime)")
+    runtime_predictor: Any = Field(
+        None, description="estimate, last, exact, virtual:x, a plug-in or an import path (default: the walltime)"
+    )
+    runtime_predictor_params: dict[str, Any] = Field(
+        default_factory=dict, description="the runtime predictor's constructor parameters"
+    )
     # [resilience]
     checkpoint_interval: Literal["young", "daly"] | float | None = Field(None, description="periodic checkpoints (CKPT-MIG)")
     checkpoint_cost: Seconds = Field(0.0, ge=0, description="C, seconds per checkpoint")
@@ -281,28 +312,48 @@ class Scenario(BaseModel):
             raise ValueError(f"checkpoint interval must be positive seconds, young or daly, got {value}")
         return value
 
-    @field_validator("policy")
+    @field_validator("policy", "placement", "predictor", "runtime_predictor")
     @classmethod
-    def _policy(cls, value):
-        if value not in POLICIES:
-            raise ValueError(f"unknown policy {value!r}; choose from {', '.join(POLICIES)}")
-        return value
+    def _extension(cls, value, info):
+        if value is None:
+            if info.field_name == "policy":
+                raise ValueError("a policy is needed")
+            return value
+        if isinstance(value, str):
+            if not value:
+                raise ValueError(f"{info.field_name} is empty")
+            return value
+        if isinstance(value, (int, float, bool, list, tuple, dict)):
+            raise ValueError(f"{info.field_name} must be a name or an import path package.module:Class, got {value!r}")
+        return value  # from Python: a class, a factory or an instance (checked with its parameters below)
 
-    @field_validator("runtime_predictor")
-    @classmethod
-    def _runtime_predictor(cls, value):
-        if value is not None:
-            from predictors.runtime import make_runtime_predictor
+    @field_serializer("policy", "placement", "predictor", "runtime_predictor", when_used="json")
+    def _extension_json(self, value):
+        if value is None or isinstance(value, str):
+            return value
+        from torus_sim.registry import object_path
 
-            try:
-                make_runtime_predictor(value, None)
-            except ConfigurationError as error:
-                raise ValueError(str(error)) from None
-        return value
+        return object_path(value)
+
+    @model_validator(mode="after")
+    def _extensions_exist(self):
+        """Every extension named exists (plug-ins imported) and takes the parameters given."""
+        from torus_sim.extensions import check_scenario_extensions
+
+        try:
+            check_scenario_extensions(self)
+        except ConfigurationError as error:
+            raise ValueError(str(error)) from None
+        return self
 
     @model_validator(mode="after")
     def _consistent(self):
-        if self.policy == "krevat" and self.predictor not in (None, "null") and self.placement in (None, "mfp"):
+        if (
+            isinstance(self.policy, str)
+            and self.policy == "krevat"
+            and self.predictor not in (None, "null")
+            and self.placement in (None, "mfp")
+        ):
             raise ValueError(f"the krevat policy uses no predictor; got {self.predictor!r} (use balancing or tiebreak)")
         if self.processor_range is not None and not 1 <= self.processor_range[0] <= self.processor_range[1]:
             raise ValueError(f"processor_range must be 1 <= low <= high, got {self.processor_range}")
@@ -378,6 +429,9 @@ def scenario_error(error: ValidationError, source: str = "") -> ConfigurationErr
         where = ".".join(str(part) for part in problem["loc"]) or "scenario"
         section = next((name for name, members in SECTIONS.items() if where.split(".")[0] in members), None)
         place = f"[{section}] {where}" if section else where
+        if not problem["loc"] and problem["type"] == "value_error":  # a check across fields: its sentence alone
+            lines.append(problem["msg"].removeprefix("Value error, "))
+            continue
         if problem["type"] == "extra_forbidden":
             known = sorted(name for members in SECTIONS.values() for name in members)
             lines.append(f"unknown key {place!r}; known keys: {', '.join(known)}")

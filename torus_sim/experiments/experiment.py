@@ -204,6 +204,10 @@ def load_experiment(path: str | Path) -> Experiment:
         values = data.get(section, {})
         if not isinstance(values, dict):
             raise ConfigurationError(f"{path}: [{section}] must be a table of keys, got {values!r}")
+        values = dict(values)
+        nested = {"policy": ("params", "policy_params"), "predictors": ("params", "predictor_params")}.get(section)
+        if nested and nested[0] in values:  # [policy.params] is the policy's constructor parameters
+            values[nested[1]] = {**values.get(nested[1], {}), **values.pop(nested[0])}
         _check_keys(path, f"[{section}]", values, set(members) | ({"scheduler"} if section == "policy" else set()))
         base.update(values)
     grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}

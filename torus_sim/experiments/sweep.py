@@ -62,8 +62,32 @@ def grid_points(grid: dict[str, Sequence], seeds: Sequence[int] = (0,), cases: S
 
 def run_key(config: Scenario) -> str:
     """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON."""
-    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, default=list)
+    fields = config.model_dump(mode="json")
+    for name in PARAMS_FIELDS:  # empty parameter tables leave the key of a run as it was before they existed
+        if not fields.get(name):
+            fields.pop(name, None)
+    canonical = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+PARAMS_FIELDS = ("policy_params", "placement_params", "predictor_params", "runtime_predictor_params")
+"""The scenario's constructor-parameter tables (one column each in a results table, as JSON, when given)."""
+
+
+def scenario_row(config: Scenario) -> dict:
+    """A scenario's fields as one table row: tuples as lists, plug-in objects as import paths, parameter tables as JSON."""
+    from torus_sim.registry import object_path
+
+    row = {}
+    for key, value in config.model_dump().items():
+        if key in PARAMS_FIELDS:
+            if value:
+                row[key] = json.dumps(value, sort_keys=True, default=str)
+            continue
+        if key in ("policy", "placement", "predictor", "runtime_predictor") and value is not None and not isinstance(value, str):
+            value = object_path(value)
+        row[key] = list(value) if isinstance(value, tuple) else value
+    return row
 
 
 def run_row(config: Scenario) -> dict:
@@ -79,7 +103,7 @@ def run_row(config: Scenario) -> dict:
 
     began = time.perf_counter()
     result = run(config)
-    row = {key: (list(value) if isinstance(value, tuple) else value) for key, value in config.model_dump().items()}
+    row = scenario_row(config)
     row.update(result.summary)
     row["wall_time"] = time.perf_counter() - began
     tables = {}

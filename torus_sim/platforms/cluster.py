@@ -179,6 +179,55 @@ class ClusterPlatform:
 
     # -- changes (the engine's) ------------------------------------------------------------
 
+    def allocation_refusal(self, allocation, size: int, spares: bool = False, freed=None) -> str | None:
+        """Why ``allocation`` cannot be given to a job of ``size`` nodes now, or None when it can.
+
+        The engine asks this of every allocation a policy returns, before changing anything.
+
+        Args:
+            allocation: what the policy returned: node ids, int ``(size,)`` (a cluster with node
+                identities) or a node count (without).
+            size: the nodes the job occupies.
+            spares: spare nodes count as free (a migration may land on them).
+            freed: node ids counted free although busy (a repack releases them first), or None.
+
+        Returns:
+            A sentence, or None.
+
+        References:
+            RIGID §3.1, PV-EASY §3 (a job holds its nodes alone).
+        """
+        if not self.identities:
+            if isinstance(allocation, bool) or not isinstance(allocation, (int, np.integer)):
+                return f"allocation {allocation!r} is not a node count (this cluster does not tell nodes apart)"
+            if allocation != size:
+                return f"allocation of {allocation} nodes, the job occupies {size}"
+            if size > self.free + (0 if freed is None else int(freed)):
+                return f"{size} nodes asked, {self.free} free"
+            return None
+        try:
+            nodes = np.asarray(allocation)
+        except Exception:  # noqa: BLE001 - anything that is not an array of ids is refused below
+            nodes = None
+        if nodes is None or nodes.ndim != 1 or not (nodes.dtype.kind in "iu" or len(nodes) == 0):
+            return f"allocation {allocation!r} is not a list of node ids"
+        if len(nodes) != size:
+            return f"allocation of {len(nodes)} nodes, the job occupies {size}"
+        if len(nodes) and (nodes.min() < 0 or nodes.max() >= self._capacity):
+            return f"node ids must lie in 0..{self._capacity - 1}, got {nodes.tolist()}"
+        if len(np.unique(nodes)) != len(nodes):
+            return f"allocation names a node twice: {nodes.tolist()}"
+        if np.any(self.down_until[nodes] > -np.inf):
+            return f"nodes {nodes[self.down_until[nodes] > -np.inf].tolist()} are down"
+        busy = self.job_at[nodes] != NO_JOB
+        if freed is not None and len(freed):
+            busy &= ~np.isin(nodes, freed)
+        if np.any(busy):
+            return f"nodes {nodes[busy].tolist()} are busy"
+        if not spares and np.any(self.spare[nodes]):
+            return f"nodes {nodes[self.spare[nodes]].tolist()} are spares (held back for migrations)"
+        return None
+
     def allocate(self, allocation, job_id: int) -> None:
         """Give nodes to a job (spares only to a migrating job: the policies never see them free).
 

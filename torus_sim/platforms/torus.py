@@ -231,6 +231,45 @@ class TorusPlatform:
         """Supernode indices of a partition id, int64 ``(size,)``."""
         return self.table.members[partition_id]
 
+    def allocation_refusal(self, allocation, size: int, spares: bool = False, freed: int = 0) -> str | None:
+        """Why ``allocation`` cannot be given to a job of ``size`` supernodes now, or None when it can.
+
+        The engine asks this of every allocation a policy returns, before changing anything.
+
+        Args:
+            allocation: what the policy returned (a partition id is expected).
+            size: the supernodes the job occupies.
+            spares: spare supernodes count as free (a migration may land on them).
+            freed: supernodes (bit i = supernode i) counted free although busy (a repack releases them first).
+
+        Returns:
+            A sentence, or None.
+
+        References:
+            BGL-FAULT §3.3 (a job runs on a free, contiguous, rectangular partition of its size).
+        """
+        if isinstance(allocation, bool) or not isinstance(allocation, (int, np.integer)):
+            return f"allocation {allocation!r} is not a partition id (an int from the partition table)"
+        count = len(self.table.members)
+        if not 0 <= allocation < count:
+            return f"partition id {allocation} does not exist (this torus has ids 0..{count - 1})"
+        partition_id = int(allocation)
+        members = len(self.table.members[partition_id])
+        if members != size:
+            return f"partition {self.partition(partition_id)} has {members} supernodes, the job occupies {size}"
+        mask = self.table.mask_ints[partition_id]
+        if mask & self._down_bits:
+            return f"partition {self.partition(partition_id)} holds a down supernode"
+        if mask & self._busy_bits & ~freed:
+            return f"partition {self.partition(partition_id)} is not free (a job runs on part of it)"
+        if not spares and mask & self._spare_bits:
+            return f"partition {self.partition(partition_id)} holds a spare supernode (held back for migrations)"
+        return None
+
+    def held_bits(self, allocation) -> int:
+        """The supernodes of a held partition as an int (bit i = supernode i)."""
+        return self.table.mask_ints[int(allocation)]
+
     def allocate(self, partition_id: int, job_id: int) -> None:
         """Give a free partition to a job.
 

@@ -22,91 +22,11 @@ from __future__ import annotations
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import availability_profile
+from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
+from torus_sim.policies.krevat import KrevatScheduler
 
 __all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "easy_pass", "start_in_order"]
-
-
-def start_in_order(view, placement=None):
-    """Start waiting jobs in priority order while the first one fits (the FCFS part of every policy here).
-
-    Yields:
-        :class:`Start` actions; the engine applies each before the next head is looked at.
-
-    References:
-        PV-EASY §4 ("schedule jobs according to their priorities, until the idle resource is not
-        sufficient for the highest priority job"); BGL-FAULT §5.1.
-    """
-    queue = view.queue
-    while queue:
-        head = queue.head
-        allocation = view.place(head, placement=placement)
-        if allocation is None:
-            return
-        yield Start(head, allocation)
-
-
-def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = False):
-    """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
-
-    A waiting job is backfilled when it fits now and either is predicted to end by the head's shadow
-    time, or leaves the head its nodes (a partition on the torus) at the shadow time.
-
-    Args:
-        policy: the calling policy (for its name in messages).
-        view: the engine's view.
-        order: ``fcfs`` or ``sjf`` (shortest predicted runtime first) for the backfill candidates.
-        placement: the placement policy (MFP / lowest free ids when None).
-        backfill: False gives plain FCFS.
-        together: jobs ending at the shadow instant all count free then (see :meth:`~torus_sim.view.SchedulingView.shadow`).
-
-    Yields:
-        :class:`Start` and :class:`Reserve` actions.
-
-    References:
-        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §3, §5.2.2; BGL-FAULT §5.1.
-    """
-    yield from start_in_order(view, placement)
-    queue = view.queue
-    if not queue or not backfill:
-        return
-    head = queue.head
-    need = head.partition_size
-    shadow_at, occupancy = view.shadow(need, None, together=together)
-    yield Reserve(head, shadow_at)
-    free = view.free_count()
-    if free == 0:  # nothing fits (the scan below would stop at its first job)
-        return
-    candidates = queue.jobs()[1:]
-    if order == "sjf":
-        remaining = view.predicted_remaining
-        candidates = sorted(candidates, key=lambda job: (remaining(job), job.rank))
-    now = view.now
-    # smallest[i]: the smallest job from candidate i on; the scan stops when fewer nodes are free
-    # (a job larger than the free count cannot be placed: the same starts, without asking)
-    smallest = [job.partition_size for job in candidates]
-    for index in range(len(smallest) - 2, -1, -1):
-        if smallest[index + 1] < smallest[index]:
-            smallest[index] = smallest[index + 1]
-    for index, job in enumerate(candidates):
-        if free < smallest[index]:
-            break
-        if job.partition_size > free:
-            continue
-        if now + view.predicted_remaining(job) <= shadow_at:
-            allocation = view.place(job, placement=placement)
-            if allocation is None:
-                continue
-            yield Start(job, allocation)
-        else:
-            allocation = view.place(job, keep_room=(occupancy, need), placement=placement)
-            if allocation is None:
-                continue
-            yield Start(job, allocation)
-            occupancy.occupy(allocation)
-        free = view.free_count()
-        if free == 0:
-            break
 
 
 class FcfsPolicy(Policy):
@@ -167,8 +87,6 @@ class EasyPolicy(Policy):
 
     def _torus_planner(self):
         if getattr(self, "_planner", None) is None:
-            from torus_sim.policies.krevat import KrevatScheduler
-
             self._planner = KrevatScheduler(self.placement, backfill=True, migration=False)
         return self._planner
 

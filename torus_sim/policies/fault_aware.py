@@ -197,5 +197,17 @@ class TieBreakPlacement(PlacementPolicy):
         return np.sort(self.rng.choice(free_nodes, size=job.partition_size, replace=False))
 
 
-PLACEMENTS.register("balancing", BalancingPlacement)
-PLACEMENTS.register("tiebreak", TieBreakPlacement)
+def _balancing(predictor: FailurePredictor, scenario=None) -> BalancingPlacement:
+    """The balancing placement with the scenario's P_f form (BGL-FAULT §5.2.1)."""
+    return BalancingPlacement(predictor, scenario.pf_form if scenario is not None else "product")
+
+
+def _tiebreak(predictor: FailurePredictor, scenario=None) -> TieBreakPlacement:
+    """The tie-break placement with the scenario's candidate and all-alarmed rules (BGL-FAULT §5.2.2)."""
+    if scenario is None:
+        return TieBreakPlacement(predictor)
+    return TieBreakPlacement(predictor, scenario.tie_candidates, scenario.tie_all_alarmed)
+
+
+PLACEMENTS.register("balancing", _balancing)
+PLACEMENTS.register("tiebreak", _tiebreak)

@@ -38,6 +38,7 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.policies.backfilling import easy_pass
 from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 from torus_sim.wait_queue import WaitQueue, fcfs_key
@@ -134,8 +135,6 @@ class KrevatScheduler(Policy):
             if self.reservation is not None:
                 actions.append(Reserve(self._reserved_job, self.reservation[1]))
             return actions
-        from torus_sim.policies.easy import easy_pass
-
         return easy_pass(self, view, order="fcfs", placement=self.placement, backfill=self.backfill)
 
     def plan_torus(

@@ -14,7 +14,7 @@ from torus_sim.job import Job
 from torus_sim.partitions import PartitionTable
 from torus_sim.registry import Registry
 
-__all__ = ["MFP", "PLACEMENTS", "MfpPlacement", "PlacementPolicy"]
+__all__ = ["MFP", "PLACEMENTS", "PLACEMENT_ENTRY_POINTS", "MfpPlacement", "PlacementPolicy"]
 
 
 class PlacementPolicy:
@@ -136,6 +136,10 @@ class MfpPlacement(PlacementPolicy):
 MFP = MfpPlacement()
 """The MFP heuristic (stateless), the placement of policies that name none."""
 
-PLACEMENTS: Registry[PlacementPolicy] = Registry("placement")
-"""Placement policies by name: ``PLACEMENTS.register(name, factory)``, ``PLACEMENTS.make(name)``."""
+PLACEMENT_ENTRY_POINTS = "torus_sim.placements"
+"""The entry-point group installed packages add their placement policies to."""
+
+PLACEMENTS: Registry[PlacementPolicy] = Registry("placement", PLACEMENT_ENTRY_POINTS, PlacementPolicy)
+"""Placement policies by name: ``PLACEMENTS.register(name, factory)``, ``PLACEMENTS.build(name, params, offered)``;
+installed plug-ins under the ``torus_sim.placements`` entry points; import paths ``package.module:Class``."""
 PLACEMENTS.register("mfp", MfpPlacement)

@@ -1,0 +1,15 @@
+"""Worked examples of torus-sim plug-ins (see docs/policies/README.md in torus-sim).
+
+Key components:
+    FirstFitSjfEasy: shortest-job-first with EASY backfilling and first-fit placement (torus and cluster).
+    PluginFcfsEasy: FCFS-EASY written against the public API only; its job record equals the built-in's.
+    AvoidFlagged: a fault-aware placement that keeps jobs off nodes a failure predictor flags.
+    UserMedianRatio: a runtime predictor from the median accuracy of a user's last jobs.
+"""
+
+from torus_sim_examples.avoid_flagged import AvoidFlagged
+from torus_sim_examples.fcfs_easy import PluginFcfsEasy
+from torus_sim_examples.sjf_easy import FirstFit, FirstFitSjfEasy
+from torus_sim_examples.user_median import UserMedianRatio
+
+__all__ = ["AvoidFlagged", "FirstFit", "FirstFitSjfEasy", "PluginFcfsEasy", "UserMedianRatio"]

@@ -1,0 +1,140 @@
+"""The Gymnasium environment: the contract (check_env), the engine under it (head-always = FCFS), seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+gymnasium = pytest.importorskip("gymnasium")
+
+from gymnasium.utils.env_checker import check_env  # noqa: E402
+
+from torus_sim.model import SchedulingModel  # noqa: E402
+from torus_sim.policies.easy import FcfsPolicy  # noqa: E402
+from torus_sim.rl import ENV_ID, SchedulingEnv  # noqa: E402
+from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce  # noqa: E402
+from torus_sim.runner import build_platform, load_failures  # noqa: E402
+
+from .conftest import SHARED_DATA  # noqa: E402
+
+SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
+
+PLATFORMS = {
+    "cluster": {"platform": "cluster", "nodes": 128},
+    "cluster+synthetic": {"platform": "cluster", "nodes": 128, "failures": "synthetic:30"},
+    "torus+bgl": {"platform": "torus", "failures": "bundled"},
+    "torus-mfp-choices": {"platform": "torus", "failures": "none"},
+}
+
+
+def test_the_environment_passes_gymnasiums_checker_on_both_platforms():
+    check_env(SchedulingEnv({"platform": "cluster", "nodes": 128}, window=40, queue_slots=6), skip_render_check=True)
+    check_env(SchedulingEnv({"platform": "torus"}, window=40, queue_slots=6, placements=3), skip_render_check=True)
+
+
+def test_it_is_registered_with_gymnasium():
+    env = gymnasium.make(ENV_ID, scenario={"platform": "cluster", "nodes": 128}, window=20, queue_slots=4)
+    observation, info = env.reset(seed=1)
+    assert env.observation_space.contains(observation)
+    assert info["action_mask"][-1] == 1
+
+
+def _fcfs_record(env: SchedulingEnv):
+    """The built-in FCFS policy on the same window, failures and model seed as the environment's episode."""
+    model = env.model
+    failures = (
+        load_failures(env.scenario, env._capacity, model.workload)[0]
+        if env._failures_per_window
+        else env._failures_in(model.workload.span)
+    )
+    reference = SchedulingModel(
+        model.workload, FcfsPolicy(), build_platform(env.scenario, env._capacity), failures, seed=env.model_seed
+    )
+    return reference.run()
+
+
+@pytest.mark.parametrize("name", list(PLATFORMS))
+def test_an_agent_that_always_picks_the_head_job_is_the_fcfs_policy(name):
+    env = SchedulingEnv(PLATFORMS[name], window=400, queue_slots=8, placements=3 if name == "torus-mfp-choices" else 1)
+    options = None
+    if name == "torus+bgl":  # a window that meets the BG/L RAS sample's burst of failures (fitted onto NASA's span)
+        submits = [env.workload.jobs[i].submitted_at for i in range(len(env.workload.jobs))]
+        options = {"start": int(np.searchsorted(submits, 2.70e6)) - 50}
+    observation, info = env.reset(seed=4, options=options)
+    done = False
+    while not done:
+        observation, reward, terminated, truncated, info = env.step(0)
+        done = terminated or truncated
+    assert terminated and info["completed"] == 400
+    ours = env.model.record().jobs.sort_values("job_id").reset_index(drop=True)
+    theirs = _fcfs_record(env).jobs.sort_values("job_id").reset_index(drop=True)
+    assert ours.equals(theirs)
+    if "failures" in PLATFORMS[name] and PLATFORMS[name]["failures"] != "none":
+        assert env.model.counters["failures"] > 0
+
+
+def test_seeded_episodes_are_reproducible_and_seeds_differ():
+    def episode(seed):
+        env = SchedulingEnv({"platform": "cluster", "nodes": 128, "failures": "synthetic:20"}, window=60, queue_slots=6)
+        observation, info = env.reset(seed=seed)
+        observations, rewards = [observation], []
+        rng = np.random.default_rng(seed)
+        done = False
+        while not done:
+            valid = np.flatnonzero(info["action_mask"])
+            observation, reward, terminated, truncated, info = env.step(int(rng.choice(valid)))
+            observations.append(observation)
+            rewards.append(reward)
+            done = terminated or truncated
+        return info["window_start"], np.array(observations), np.array(rewards)
+
+    first, again, other = episode(7), episode(7), episode(8)
+    assert first[0] == again[0] and np.array_equal(first[1], again[1]) and np.array_equal(first[2], again[2])
+    assert first[0] != other[0]
+
+
+def test_the_return_is_minus_the_mean_bounded_slowdown_of_the_window():
+    env = SchedulingEnv({"platform": "cluster", "nodes": 128}, window=80, queue_slots=8)
+    [mean_bsld] = evaluate(env, fcfs_agent, [500])
+    jobs = env.model.record().jobs
+    bsld = np.maximum((jobs["finished_at"] - jobs["submitted_at"]) / np.maximum(jobs["runtime"], 10.0), 1.0)
+    assert mean_bsld == pytest.approx(float(bsld.mean()), rel=1e-12)
+
+
+@pytest.mark.skipif(not SDSC.exists(), reason=f"needs SDSC-SP2 under {SHARED_DATA}")
+def test_sjf_and_a_briefly_trained_learner_run_and_sjf_beats_fcfs_on_a_busy_window():
+    env = SchedulingEnv({"platform": "cluster", "workload": str(SDSC)}, window=100, queue_slots=16, start_range=(0.0, 0.5))
+    starts = [2000, 5000, 8000]
+    fcfs = np.mean(evaluate(env, fcfs_agent, starts))
+    sjf = np.mean(evaluate(env, sjf_agent, starts))
+    assert sjf < fcfs
+    agent = LinearSoftmaxAgent.for_env(env, seed=0)
+    before = agent.weights.copy()
+    history = train_reinforce(env, agent, epochs=2, episodes_per_epoch=2)
+    assert len(history) == 2 and not np.array_equal(before, agent.weights)
+    learned = evaluate(env, lambda o, m, e: agent.act(o, m, e), starts)
+    assert all(np.isfinite(learned))
+
+
+def test_bad_arguments_are_sentences():
+    from torus_sim.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="reward must be one of"):
+        SchedulingEnv({"platform": "cluster", "nodes": 128}, reward="speed")
+    with pytest.raises(ConfigurationError, match="not a batch"):
+        SchedulingEnv({"platform": "cluster", "workload": "rigid"})
+    with pytest.raises(ConfigurationError, match="fewer than a window"):
+        SchedulingEnv({"platform": "cluster", "nodes": 128}, window=10**7)
+    env = SchedulingEnv({"platform": "cluster", "nodes": 128}, window=10)
+    with pytest.raises(ConfigurationError, match="call reset"):
+        env.step(0)
+
+
+@pytest.mark.skipif(not (SDSC.exists() and LANL.exists()), reason=f"needs SDSC-SP2 and LANL under {SHARED_DATA}")
+def test_a_real_failure_log_gives_each_window_the_failures_of_its_own_period():
+    env = SchedulingEnv({"platform": "cluster", "workload": str(SDSC), "failures": str(LANL)}, window=200, queue_slots=8)
+    env.reset(seed=0, options={"start": 30000})
+    log = env.model.failure_log
+    span = env.model.workload.span
+    assert len(log) > 0 and log.failed_at.min() >= span[0]

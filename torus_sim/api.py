@@ -1,0 +1,67 @@
+"""The stable surface for your own scheduler: everything a plug-in policy, placement or predictor may use.
+
+A plug-in imports from here and nowhere else in torus-sim; the built-in policies are written
+against the same names. What is listed in ``__all__`` keeps its meaning across minor releases.
+
+Key components:
+    Policy: base class of scheduling policies; override :meth:`~Policy.plan` (and optionally
+        ``queue_key``, ``attach``, ``observe_failure``, ``why_unsupported``).
+    SchedulingView: what a policy reads at each pass: ``now``, ``queue``, ``running``, ``platform``,
+        ``free_count()``, ``place(job)``, ``shadow(need, None)``, ``predicted_end(job)``,
+        ``predicted_remaining(job)``, ``snapshot()``, ``open_sizes()``, ``rng``.
+    Start, Preempt, Repack, Reserve: the actions a policy returns; the engine checks each before
+        applying it (:class:`PolicyError` otherwise).
+    start_in_order, easy_pass: the FCFS and EASY passes the built-ins are made of, to reuse.
+    PlacementPolicy: which free partition (torus) or nodes (cluster) a job gets; override ``choose`` /
+        ``choose_nodes``.
+    FailurePredictor: failure probability per node over a window; override ``supernode_probabilities``.
+    RuntimePredictor: what the scheduler believes a job's runtime is; override ``predict`` (and
+        ``observe_end`` to learn).
+    POLICIES, PLACEMENTS, PREDICTORS, RUNTIME_PREDICTORS: the registries (built-ins, installed
+        plug-ins' entry points, import paths).
+
+What the engine checks (docs/policies/README.md has the whole contract):
+    * Start: the job is waiting; the allocation is a partition id of the job's size (torus) or
+      distinct node ids / a node count of its size (cluster), free now (no job on it), not down.
+    * Preempt: the job is running. Repack: distinct running jobs onto allocations of their sizes,
+      free once all their old allocations are released, disjoint. Reserve: a waiting job, not before now.
+    * A pass that returns more than 4 x (waiting + running) + 64 actions, or leaves the first waiting
+      job waiting although it fits and nothing runs, ends the run; so does any exception the policy raises.
+
+References:
+    BGL-FAULT §5 (Krevat's plan -> [Start | Repack]); PV-EASY §4; RIGID §4; MOLDABLE §4.
+"""
+
+from predictors.base import PREDICTORS, FailurePredictor
+from predictors.runtime import RUNTIME_PREDICTORS, RuntimePredictor
+from torus_sim.errors import ConfigurationError, PolicyError
+from torus_sim.job import Job, JobState
+from torus_sim.policies.backfilling import easy_pass, start_in_order
+from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
+from torus_sim.policies.catalog import POLICIES
+from torus_sim.policies.placement import MFP, PLACEMENTS, PlacementPolicy
+from torus_sim.view import SchedulingView
+
+__all__ = [
+    "MFP",
+    "PLACEMENTS",
+    "POLICIES",
+    "PREDICTORS",
+    "RUNTIME_PREDICTORS",
+    "ConfigurationError",
+    "FailurePredictor",
+    "Job",
+    "JobState",
+    "PlacementPolicy",
+    "Policy",
+    "PolicyError",
+    "Preempt",
+    "Repack",
+    "Reserve",
+    "RuntimePredictor",
+    "SchedulingView",
+    "Start",
+    "easy_pass",
+    "fcfs_key",
+    "start_in_order",
+]

@@ -1,0 +1,105 @@
+"""The scheduling policies by name: the built-ins registered here, plug-ins from entry points or import paths.
+
+:data:`POLICIES` is the one registry the runner asks (``POLICIES.build(name, params, offered)``).
+A built-in's factory reads its settings from the scenario (``backfill``, ``priority``, ...); a
+plug-in's constructor gets its ``[policy.params]`` and, where its signature names them, the
+objects the engine offers: ``placement`` (the placement the scenario chose, or None for the
+policy's default) and ``scenario`` (the whole run's configuration, read only).
+
+References:
+    BGL-FAULT §5 (Krevat, balancing, tie-break); PV-EASY §4 (FCFS, EASY, conservative, PV-EASY);
+    RIGID §4 (R-LIST, R-SHELF); MOLDABLE §4 (LPA, MINTIME, MINAREA, BATCH).
+"""
+
+from __future__ import annotations
+
+from torus_sim.policies.base import Policy
+from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
+from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.policies.moldable import AllocationListPolicy, BatchListPolicy
+from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.pv_easy import PvEasyPolicy
+from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
+from torus_sim.registry import Registry
+
+__all__ = ["DEFAULT_PLACEMENT", "POLICIES", "POLICY_ENTRY_POINTS"]
+
+POLICY_ENTRY_POINTS = "torus_sim.policies"
+"""The entry-point group installed packages add their policies to."""
+
+POLICIES: Registry[Policy] = Registry("policy", POLICY_ENTRY_POINTS, Policy)
+"""Scheduling policies by name (built-ins below, installed plug-ins, import paths)."""
+
+DEFAULT_PLACEMENT = {"balancing": "balancing", "tiebreak": "tiebreak"}
+"""Policies whose own placement is not MFP (BGL-FAULT §5.2): the placement they use unless told otherwise."""
+
+
+def _krevat(scenario, placement=None) -> Policy:
+    return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
+
+
+def _fcfs(placement=None) -> Policy:
+    policy = FcfsPolicy()
+    policy.placement = placement
+    return policy
+
+
+def _easy(order: str):
+    def factory(placement=None) -> Policy:
+        return EasyPolicy(order, placement)
+
+    return factory
+
+
+def _list(m: int):
+    def factory(scenario, placement=None) -> Policy:
+        policy = ListPolicy(m, scenario.priority)
+        policy.placement = placement
+        return policy
+
+    return factory
+
+
+def _shelf(blocking: bool, fill: bool):
+    def factory(scenario, placement=None) -> Policy:
+        policy = ShelfPolicy(blocking, fill, scenario.priority)
+        policy.placement = placement
+        return policy
+
+    return factory
+
+
+def _batch(scenario, placement=None, tables=None) -> Policy:
+    policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon, scenario.allotment, scenario.area_slack)
+    policy.placement = placement
+    return policy
+
+
+def _allocation_list(name: str):
+    def factory(scenario, placement=None, allocation=None) -> Policy:
+        policy = AllocationListPolicy(name, scenario.priority, allocation)
+        policy.placement = placement
+        return policy
+
+    return factory
+
+
+for _name in ("krevat", "balancing", "tiebreak"):
+    POLICIES.register(_name, _krevat)
+POLICIES.register("FCFS", _fcfs)
+POLICIES.register("FCFS-EASY", _easy("fcfs"))
+POLICIES.register("SJF-EASY", _easy("sjf"))
+POLICIES.register("conservative", lambda placement=None: ConservativePolicy(placement))
+POLICIES.register("PV-EASY", lambda placement=None: PvEasyPolicy(placement))
+for _suffix, _m in (("0", 0), ("1", 1), ("Q", -1)):
+    POLICIES.register(f"R-LIST-{_suffix}", _list(_m))
+for _name, _blocking, _fill in (
+    ("R-SHELF-B", True, False),
+    ("R-SHELF-NB", False, False),
+    ("R-SHELFFILL-B", True, True),
+    ("R-SHELFFILL-NB", False, True),
+):
+    POLICIES.register(_name, _shelf(_blocking, _fill))
+POLICIES.register("BATCH", _batch)
+for _name in ("LPA", "MINTIME", "MINAREA"):
+    POLICIES.register(_name, _allocation_list(_name))

@@ -1,0 +1,449 @@
+"""A Gymnasium environment over the engine: a learning agent picks which waiting job starts next.
+
+There is no second simulator: :class:`SchedulingEnv` builds the same
+:class:`~torus_sim.model.SchedulingModel` a run builds (platform, workload window, failures), sets
+it to pause at every scheduling pass (``pause_at_passes``), and applies the agent's choices as the
+pass's actions through the engine's own checks (:meth:`~torus_sim.model.SchedulingModel.apply_action`).
+
+Decision points: a pass where at least one of the first K waiting jobs can be placed now. The agent
+sees the observation below and answers with an action in ``Discrete(K * M + 1)``: ``slot * M + m``
+starts the waiting job in queue slot ``slot`` (FCFS order) on its m-th best allocation (m = 0: the
+platform's default placement, MFP on the torus; m > 0 on the torus: the m-th partition by largest
+free partition left, then id); ``K * M`` waits for the next event. A choice that names an empty slot,
+a job that does not fit, or a missing allocation is a wait. After a start the agent is asked again
+at the same instant while something still fits. Waiting while nothing runs would stall the machine
+(no event would come): the environment then starts the first waiting job itself, as FCFS would
+(``info["forced_starts"]``). ``info["action_mask"]`` marks the actions that start a job.
+
+Observation (float32 in [0, 1], shape ``(K * 6 + 5 + S,)``): per slot, [present, size / capacity,
+log-scaled walltime, time waited (1 - exp(-waited / 4 h)), fits now, predicted failure risk of its
+default placement over its walltime (P_f = 1 - prod(1 - p_n), BGL-FAULT §5.2.1, from the scenario's
+failure predictor: ``history`` by default, which learns from past failures only, so nothing leaks
+the future)]; then [free nodes, down nodes, waiting beyond K / (K + waiting), time into the window,
+largest free partition] as fractions; then S values: on the torus, the fraction of the partitions of
+each feasible size that are free (S = number of sizes), on a cluster S = 0.
+
+Reward: ``bsld`` (default): minus the bounded slowdowns of the jobs that completed since the last
+decision, divided by the window's job count (an episode's return is minus its mean bounded slowdown);
+``utilization``: the work (size x runtime) of the jobs that completed since the last decision over
+capacity x the window's submission span (BGL-FAULT §6.1's ω_util, credited as jobs complete).
+
+Episodes: a window of ``window`` consecutive jobs of the scenario's workload (an SWF log), starting
+at a job drawn uniformly from the fraction ``start_range`` of the log (RLScheduler's sampling; keep
+two disjoint ranges for training and held-back evaluation). Failures follow the scenario: none, a real
+log fitted onto the whole workload's span once (each window meets the failures of its own period),
+or ``synthetic:N`` (N failures drawn over each window's span with the episode's generator).
+
+References:
+    Zhang et al., "RLScheduler: an automated HPC batch job scheduler using reinforcement learning",
+    SC'20 (windows of SWF logs, job-slot observations); Fan et al., "DRAS", IPDPS'21; BGL-FAULT §5.1-5.2, §6.
+"""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from failure_logs.events import FailureLog
+from torus_sim.errors import ConfigurationError
+from torus_sim.job import JobState
+from torus_sim.model import SchedulingModel
+from torus_sim.policies.base import Policy, Start
+from torus_sim.policies.placement import MFP
+from torus_sim.scenario import Scenario
+from torus_sim.workload.jobs import Workload
+
+__all__ = ["JOB_FEATURES", "REWARDS", "SchedulingEnv"]
+
+JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
+"""The features of each queue slot in the observation, in order."""
+
+REWARDS = ("bsld", "utilization")
+"""The reward forms :class:`SchedulingEnv` offers."""
+
+_WAIT_SCALE = 4 * 3600.0
+_GLOBAL_FEATURES = 5
+
+
+class _AgentSeat(Policy):
+    """The policy seat the agent takes: the engine pauses at its passes; ``plan`` is never asked.
+
+    It feeds the failure predictor of the risk feature with the failures as they happen.
+    """
+
+    name = "agent"
+
+    def __init__(self, predictor) -> None:
+        self.predictor = predictor
+
+    def attach(self, model) -> None:
+        """Attach the risk predictor to the run's failure log and generator."""
+        if self.predictor is not None:
+            self.predictor.attach(model.failure_log, model.rng, model.platform.capacity)
+
+    def observe_failure(self, at: float, node: int) -> None:
+        """Pass a failure on to the risk predictor."""
+        if self.predictor is not None:
+            self.predictor.observe_failure(at, node)
+
+    def plan(self, view):  # pragma: no cover - the engine pauses instead of asking
+        """Never called: the environment applies the agent's actions."""
+        raise RuntimeError("the agent's passes are driven by SchedulingEnv.step")
+
+
+class SchedulingEnv(gym.Env):
+    """Pick the next job to start on a torus or a cluster, over windows of a real SWF log, with failures.
+
+    Args:
+        scenario: the run's configuration (a :class:`~torus_sim.scenario.Scenario` or its fields as a
+            dict): platform, SWF workload, failures, ``gamma`` of the bounded slowdown. Its policy is
+            ignored (the agent is the policy).
+        window: jobs per episode, >= 1.
+        queue_slots: K, the waiting jobs the agent sees and chooses among, >= 1.
+        placements: M, allocations offered per job (M > 1 only on the torus), >= 1.
+        reward: ``bsld`` or ``utilization`` (:data:`REWARDS`).
+        start_range: ``(low, high)``, fractions of the log where a window may start, 0 <= low < high <= 1.
+        max_decisions: an episode is truncated after this many decisions (default 50 x window).
+
+    Raises:
+        ConfigurationError: a bad argument, a batch workload, or a window larger than the log.
+
+    References:
+        See the module docstring.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        scenario: Scenario | dict | None = None,
+        window: int = 256,
+        queue_slots: int = 16,
+        placements: int = 1,
+        reward: str = "bsld",
+        start_range: tuple[float, float] = (0.0, 1.0),
+        max_decisions: int | None = None,
+    ) -> None:
+        from torus_sim.runner import build_platform, load_failures, load_workload
+
+        if isinstance(scenario, dict) or scenario is None:
+            scenario = Scenario.make("SchedulingEnv", **(scenario or {}))
+        if scenario.batch:
+            raise ConfigurationError("SchedulingEnv replays windows of an online workload (an SWF log), not a batch")
+        if reward not in REWARDS:
+            raise ConfigurationError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if window < 1 or queue_slots < 1 or placements < 1:
+            raise ConfigurationError(
+                f"window, queue_slots and placements must be >= 1, got {window}, {queue_slots}, {placements}"
+            )
+        low, high = start_range
+        if not 0.0 <= low < high <= 1.0:
+            raise ConfigurationError(f"start_range must satisfy 0 <= low < high <= 1, got {start_range}")
+        self.scenario = scenario
+        self.workload = load_workload(scenario)
+        jobs = self.workload.jobs
+        if len(jobs) < window:
+            raise ConfigurationError(f"the workload has {len(jobs)} jobs, fewer than a window of {window}")
+        self.window = window
+        self.queue_slots = queue_slots
+        self.placements = placements if scenario.platform == "torus" else 1
+        self.reward_form = reward
+        self.max_decisions = max_decisions or 50 * window
+        last_start = len(jobs) - window
+        self._starts = (
+            int(math.floor(low * last_start)),
+            max(int(math.floor(low * last_start)) + 1, int(math.ceil(high * last_start))),
+        )
+        platform = build_platform(scenario, scenario.nodes or self.workload.processors or 1)
+        self._capacity = platform if isinstance(platform, int) else platform.capacity
+        spec = scenario.failure_spec
+        self._failures_per_window = spec.startswith("synthetic:") or spec == "mtbf"
+        self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
+        self._sizes = self._feasible_sizes(platform)
+        self._max_walltime = max(float(np.max([job.walltime for job in (jobs[i] for i in range(len(jobs)))])), 1.0)
+        size = queue_slots * len(JOB_FEATURES) + _GLOBAL_FEATURES + len(self._sizes)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+        self.action_space = spaces.Discrete(queue_slots * self.placements + 1)
+        self.model: SchedulingModel | None = None
+
+    # -- gymnasium API ---------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Start an episode on a new window.
+
+        Args:
+            seed: seeds the environment's generator (window start, the model's seed).
+            options: ``{"start": i}`` starts the window at job i of the log instead of drawing it.
+
+        Returns:
+            ``(observation, info)``; info has ``action_mask``, ``window_start``, ``time``.
+        """
+        super().reset(seed=seed)
+        if options and "start" in options:
+            start = int(options["start"])
+            if not 0 <= start <= len(self.workload.jobs) - self.window:
+                raise ConfigurationError(f"window start {start} outside 0..{len(self.workload.jobs) - self.window}")
+        else:
+            start = int(self.np_random.integers(*self._starts))
+        self.window_start = start
+        self.model_seed = int(self.np_random.integers(2**31 - 1))
+        self.model = self._build_model(start, self.model_seed)
+        self._finished = 0
+        self._pending = list(self.model.jobs)
+        self._decisions = 0
+        self._forced = 0
+        self._span = self.model.workload.span
+        self._advance()
+        return self._observe(), self._info()
+
+    def step(self, action):
+        """Apply the agent's choice, then run the engine to the next decision point.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``: terminated when every job of the
+            window has completed; truncated after ``max_decisions``.
+        """
+        model = self.model
+        if model is None:
+            raise ConfigurationError("call reset() before step()")
+        action = int(action)
+        if not 0 <= action < self.action_space.n:
+            raise ConfigurationError(f"action {action} outside 0..{self.action_space.n - 1}")
+        self._decisions += 1
+        started = False
+        if model.pass_open and action < self.action_space.n - 1:
+            slot, choice = divmod(action, self.placements)
+            queue = model.queue
+            if slot < len(queue):
+                job = queue[slot]
+                allocation = self._allocation(job, choice)
+                if allocation is not None:
+                    model.apply_action(Start(job, allocation))
+                    started = True
+        if model.pass_open and not started:
+            self._wait()
+        self._advance()
+        reward = self._reward()
+        terminated = not self._unfinished()
+        truncated = not terminated and self._decisions >= self.max_decisions
+        return self._observe(), reward, terminated, truncated, self._info()
+
+    # -- engine ----------------------------------------------------------------------------
+
+    def _build_model(self, start: int, seed: int) -> SchedulingModel:
+        from torus_sim.runner import build_platform, build_predictor, load_failures, preemption_of, resilience_of
+
+        scenario = self.scenario
+        jobs = [self.workload.jobs[i] for i in range(start, start + self.window)]
+        workload = Workload(
+            jobs,
+            f"{self.workload.source} jobs {start}..{start + self.window - 1}",
+            self.workload.sha256,
+            self.workload.load_scale,
+            header=self.workload.header,
+            kind="online",
+            processors=self.workload.processors,
+        )
+        platform = build_platform(scenario, self._capacity)
+        if self._failures_per_window:
+            failures = load_failures(scenario, self._capacity, workload)[0]
+        else:
+            failures = self._failures_in(workload.span)
+        predictor = None
+        if failures is not None:
+            name = scenario.predictor if scenario.predictor is not None else "history"
+            predictor = build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
+        model = SchedulingModel(
+            workload,
+            _AgentSeat(predictor),
+            platform,
+            failures,
+            downtime=scenario.downtime,
+            resilience=resilience_of(scenario),
+            preemption=preemption_of(scenario),
+            seed=seed,
+            record=True,
+        )
+        model.pause_at_passes = True
+        return model
+
+    def _failures_in(self, span: tuple[float, float]):
+        """The real log's failures from the window's first submission on (its own period), or None."""
+        log = self._failures
+        if not isinstance(log, FailureLog):
+            return log
+        keep = log.failed_at >= span[0]
+        return FailureLog(log.failed_at[keep], log.supernodes[keep], log.repair_at[keep], log.source, log.sha256, log.counts)
+
+    def _unfinished(self) -> bool:
+        model = self.model
+        return model.completed < len(model.jobs)
+
+    def _advance(self) -> None:
+        """Run events until a decision point (an open pass where a visible job fits) or the end."""
+        model = self.model
+        while True:
+            if model.pass_open:
+                if self._choices_exist():
+                    return
+                self._close()
+            if not model.step_event():
+                return
+
+    def _wait(self) -> None:
+        """The agent waits: close the pass, unless nothing runs and the head fits (then start it, as FCFS)."""
+        model = self.model
+        queue = model.queue
+        if queue and not model.running_jobs:
+            allocation = model.view.place(queue.head)
+            if allocation is not None:
+                model.apply_action(Start(queue.head, allocation))
+                self._forced += 1
+                return
+        self._close()
+
+    def _close(self) -> None:
+        model = self.model
+        if model.queue and not model.running_jobs:
+            allocation = model.view.place(model.queue.head)
+            if allocation is not None:  # never leave the machine stalled
+                model.apply_action(Start(model.queue.head, allocation))
+                self._forced += 1
+                if self._choices_exist():
+                    return
+        model.close_pass()
+
+    def _choices_exist(self) -> bool:
+        return bool(self._mask()[:-1].any())
+
+    def _allocation(self, job, choice: int):
+        view = self.model.view
+        if choice == 0:
+            return view.place(job)
+        candidates = self._ranked_partitions(job)
+        return int(candidates[choice]) if choice < len(candidates) else None
+
+    def _ranked_partitions(self, job) -> np.ndarray:
+        """Free partitions of the job's size on the torus, MFP's choice first, then by largest free partition left."""
+        platform = self.model.platform
+        table = platform.table
+        words = platform.words()
+        candidates = table.free_ids_of_size(words, job.partition_size)
+        if len(candidates) <= 1:
+            return candidates
+        first = MFP.choose(table, job, candidates, words, self.model.now)
+        blocked = platform.blocked()
+        scores = []
+        for partition_id in candidates[: 4 * self.placements]:
+            trial = blocked.copy()
+            trial[table.members[partition_id]] = True
+            scores.append((-table.mfp(table.pack(trial)), int(partition_id)))
+        ordered = [first] + [pid for _, pid in sorted(scores) if pid != first]
+        return np.asarray(ordered[: self.placements], dtype=np.int64)
+
+    # -- observation, mask, reward ------------------------------------------------------------
+
+    def _mask(self) -> np.ndarray:
+        model = self.model
+        mask = np.zeros(self.action_space.n, dtype=np.int8)
+        mask[-1] = 1
+        if not model.pass_open:
+            return mask
+        free = model.platform.free_count()
+        open_sizes = model.view.open_sizes()
+        for slot, job in enumerate(model.queue.jobs()[: self.queue_slots]):
+            if job.partition_size > free or (open_sizes is not None and job.partition_size not in open_sizes):
+                continue
+            if self.placements == 1:
+                mask[slot] = 1
+            else:
+                mask[slot * self.placements : slot * self.placements + len(self._ranked_partitions(job))] = 1
+        return mask
+
+    def _observe(self) -> np.ndarray:
+        model = self.model
+        now = model.now
+        capacity = self._capacity
+        features = np.zeros((self.queue_slots, len(JOB_FEATURES)), dtype=np.float64)
+        mask = self._mask()
+        queue = model.queue.jobs()
+        predictor = model.policy.predictor
+        for slot, job in enumerate(queue[: self.queue_slots]):
+            fits = bool(mask[slot * self.placements])
+            risk = 0.0
+            if fits and predictor is not None:
+                allocation = model.view.place(job)
+                nodes = model.platform.members(allocation)
+                risk = predictor.partition_failure_probability(nodes, now, job.walltime)
+            features[slot] = (
+                1.0,
+                job.partition_size / capacity,
+                math.log1p(job.walltime) / math.log1p(self._max_walltime),
+                1.0 - math.exp(-max(now - job.submitted_at, 0.0) / _WAIT_SCALE),
+                float(fits),
+                risk,
+            )
+        platform = model.platform
+        waiting = len(queue)
+        beyond = max(waiting - self.queue_slots, 0)
+        span = max(self._span[1] - self._span[0], 1.0)
+        largest = platform.mfp() if platform.kind == "torus" else platform.free_count()
+        glob = [
+            platform.free_count() / capacity,
+            model.down_count() / capacity,
+            beyond / (beyond + self.queue_slots),
+            min(max((now - model.jobs[0].submitted_at) / span, 0.0), 1.0),
+            largest / capacity,
+        ]
+        sizes = []
+        if platform.kind == "torus":
+            table = platform.table
+            words = platform.words()
+            for size, total in self._sizes:
+                sizes.append(len(table.free_ids_of_size(words, size)) / total)
+        observation = np.concatenate([features.ravel(), glob, sizes]).astype(np.float32)
+        return np.clip(observation, 0.0, 1.0)
+
+    def _info(self) -> dict:
+        model = self.model
+        return {
+            "action_mask": self._mask(),
+            "window_start": self.window_start,
+            "time": model.now,
+            "completed": model.completed,
+            "waiting": len(model.queue),
+            "decisions": self._decisions,
+            "forced_starts": self._forced,
+        }
+
+    def _reward(self) -> float:
+        """Minus the completed jobs' bounded slowdowns / window (``bsld``), or their work / (capacity x window span)."""
+        gamma = self.scenario.gamma
+        total = 0.0
+        still = []
+        utilization = self.reward_form == "utilization"
+        for job in self._pending:
+            if job.state is JobState.COMPLETED:
+                if utilization:
+                    total += job.size * job.runtime
+                else:
+                    total += max((job.finished_at - job.submitted_at) / max(job.runtime, gamma), 1.0)
+            else:
+                still.append(job)
+        self._pending = still
+        if utilization:
+            return total / (self._capacity * max(self._span[1] - self._span[0], 1.0))
+        return -total / self.window
+
+    @staticmethod
+    def _feasible_sizes(platform) -> list[tuple[int, int]]:
+        if isinstance(platform, int) or platform.kind != "torus":
+            return []
+        from torus_sim.partitions import feasible_sizes
+
+        table = platform.table
+        empty = table.pack(np.zeros(platform.capacity, dtype=bool))
+        return [(size, len(table.free_ids_of_size(empty, size))) for size in feasible_sizes(platform.torus.dims)]
