@@ -28,6 +28,9 @@ Run from the repository root::
    wall time and peak memory (goal < 30 s each).
 6. Scale (:mod:`benchmarks.scale`, only when asked: ``--only scale``, about 10 minutes): growing
    prefixes of HPC2N on the torus and online, ms per job, peak memory, ratio to Mesa's no-op floor.
+7. Plug-ins (:mod:`benchmarks.plugins`): the plug-in FCFS-EASY against the built-in on the whole
+   CTC-SP2 log (goal: within 1.2x), and the Gymnasium environment's time per decision against the
+   built-in FCFS's time per pass on SDSC-SP2 windows (goal: under 2x).
 
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
@@ -164,18 +167,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale"],
+        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins"],
         action="append",
         help="run only these sections",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one, with ratios")
     args = parser.parse_args(argv)
-    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online"]
+    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online", "plugins"]
     if args.baseline is not None and "scale" in sections:
         from benchmarks.scale import scale_replays
 
         scale_replays(args.quick, args.baseline.resolve())  # the other checkout has no scale section: its code runs here
         sections = [section for section in sections if section != "scale"]
+        if not sections:
+            return 0
+    if args.baseline is not None and "plugins" in sections:
+        from benchmarks.plugins import environment_decisions, plugin_vs_builtin
+
+        plugin_vs_builtin(1 if args.quick else 3)  # its baselines (the built-in, FCFS) run beside it already
+        environment_decisions(1 if args.quick else 4)
+        sections = [section for section in sections if section != "plugins"]
         if not sections:
             return 0
     if args.baseline is not None:
@@ -212,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.scale import scale_replays
 
         scale_replays(args.quick)
+    if "plugins" in sections:
+        from benchmarks.plugins import environment_decisions, plugin_vs_builtin
+
+        plugin_vs_builtin(1 if args.quick else 3)
+        environment_decisions(1 if args.quick else 4)
     return 0
 
 

@@ -21,7 +21,10 @@ from torus_sim.runner import Scenario, run
 
 from .conftest import SHARED_DATA
 
-examples = pytest.importorskip("torus_sim_examples", reason="install ./examples (the README's test command does)")
+try:
+    import torus_sim_examples as examples
+except ImportError as error:  # the README's test command installs it
+    raise ImportError("tests/test_plugins.py needs the examples package: pip install ./examples") from error
 
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
@@ -421,6 +424,25 @@ def test_plugins_run_in_mesa_batch_run():
     )
     finished = {row["policy"]: row for row in rows if row["Step"] == max(r["Step"] for r in rows if r["policy"] == row["policy"])}
     assert set(finished) == {"example-sjf-easy", "FCFS"}
+
+
+def test_the_readme_plugin_runs_as_written_in_any_directory(tmp_path):
+    """The README's "Your own scheduler" block, run by bash in an empty folder with the installed command."""
+    import re
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    if shutil.which("torus-sim") is None:
+        pytest.skip("the torus-sim command is not on PATH (install the package)")
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    block = re.search(r"```bash\n(cat > my_sjf.py <<'PY'\n.*?)```", readme, re.S).group(1)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "ShortestFirst (plug-in my_sjf:ShortestFirst" in done.stdout
+    for folder in ("my-sjf", "my-sjf-cluster"):
+        manifest = json.loads((tmp_path / "runs" / folder / "summary.json").read_text())
+        assert manifest["inputs"]["extensions"]["policy"]["origin"] == "import path"
 
 
 def test_the_browser_menu_lists_installed_plugins():

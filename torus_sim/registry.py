@@ -75,13 +75,13 @@ class PluginInfo:
         return self.origin != BUILT_IN
 
     def describe(self) -> str:
-        """One line for a run's header: ``name (plug-in pkg 1.0, pkg.mod:Class, source sha256 1a2b...)``."""
+        """One line for a run's header: ``name (plug-in pkg 1.0, pkg.mod:Class, source sha256 1a2b..., by entry point)``."""
         if not self.plugin:
             return self.name
+        label = self.name if self.origin == ENTRY_POINT else self.import_path.rpartition(":")[2]
         package = f"{self.package} {self.version}, " if self.package else ""
         digest = f", source sha256 {self.source_sha256[:12]}" if self.source_sha256 else ""
-        shown = self.name if self.name != self.import_path else "plug-in"
-        return f"{shown} ({'plug-in ' if shown != 'plug-in' else ''}{package}{self.import_path}{digest}, by {self.origin})"
+        return f"{label} (plug-in {package}{self.import_path}{digest}, by {self.origin})"
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""

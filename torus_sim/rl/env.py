@@ -49,7 +49,6 @@ from gymnasium import spaces
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
-from torus_sim.job import JobState
 from torus_sim.model import SchedulingModel
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
@@ -168,6 +167,8 @@ class SchedulingEnv(gym.Env):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
         self.action_space = spaces.Discrete(queue_slots * self.placements + 1)
         self.model: SchedulingModel | None = None
+        self._mask_key: tuple | None = None
+        self._mask_value: np.ndarray | None = None
 
     # -- gymnasium API ---------------------------------------------------------------------
 
@@ -191,8 +192,8 @@ class SchedulingEnv(gym.Env):
         self.window_start = start
         self.model_seed = int(self.np_random.integers(2**31 - 1))
         self.model = self._build_model(start, self.model_seed)
-        self._finished = 0
-        self._pending = list(self.model.jobs)
+        self._rows_seen = 0
+        self._mask_key = None
         self._decisions = 0
         self._forced = 0
         self._span = self.model.workload.span
@@ -266,6 +267,7 @@ class SchedulingEnv(gym.Env):
             preemption=preemption_of(scenario),
             seed=seed,
             record=True,
+            record_fairness=False,
         )
         model.pause_at_passes = True
         return model
@@ -347,6 +349,16 @@ class SchedulingEnv(gym.Env):
     # -- observation, mask, reward ------------------------------------------------------------
 
     def _mask(self) -> np.ndarray:
+        """The actions that start a job now (and the wait), cached until the engine moves."""
+        model = self.model
+        key = (model._run, model._starts, model.pass_open)
+        if key == self._mask_key:
+            return self._mask_value
+        mask = self._compute_mask()
+        self._mask_key, self._mask_value = key, mask
+        return mask
+
+    def _compute_mask(self) -> np.ndarray:
         model = self.model
         mask = np.zeros(self.action_space.n, dtype=np.int8)
         mask[-1] = 1
@@ -354,7 +366,7 @@ class SchedulingEnv(gym.Env):
             return mask
         free = model.platform.free_count()
         open_sizes = model.view.open_sizes()
-        for slot, job in enumerate(model.queue.jobs()[: self.queue_slots]):
+        for slot, job in enumerate(model.queue[: self.queue_slots]):
             if job.partition_size > free or (open_sizes is not None and job.partition_size not in open_sizes):
                 continue
             if self.placements == 1:
@@ -367,45 +379,48 @@ class SchedulingEnv(gym.Env):
         model = self.model
         now = model.now
         capacity = self._capacity
-        features = np.zeros((self.queue_slots, len(JOB_FEATURES)), dtype=np.float64)
+        slots = self.queue_slots
+        queue = model.queue
+        jobs = queue[:slots]
         mask = self._mask()
-        queue = model.queue.jobs()
         predictor = model.policy.predictor
-        for slot, job in enumerate(queue[: self.queue_slots]):
-            fits = bool(mask[slot * self.placements])
+        log_max = math.log1p(self._max_walltime)
+        exp, log1p = math.exp, math.log1p
+        values: list[float] = []
+        for slot, job in enumerate(jobs):  # plain floats: 16 slots cost less than numpy's per-call overhead
+            fits = mask[slot * self.placements] == 1
             risk = 0.0
             if fits and predictor is not None:
-                allocation = model.view.place(job)
-                nodes = model.platform.members(allocation)
+                nodes = model.platform.members(model.view.place(job))
                 risk = predictor.partition_failure_probability(nodes, now, job.walltime)
-            features[slot] = (
+            waited = now - job.submitted_at
+            values += (
                 1.0,
-                job.partition_size / capacity,
-                math.log1p(job.walltime) / math.log1p(self._max_walltime),
-                1.0 - math.exp(-max(now - job.submitted_at, 0.0) / _WAIT_SCALE),
-                float(fits),
+                min(job.partition_size / capacity, 1.0),
+                min(log1p(job.walltime) / log_max, 1.0),
+                1.0 - exp(-waited / _WAIT_SCALE) if waited > 0 else 0.0,
+                1.0 if fits else 0.0,
                 risk,
             )
+        values += [0.0] * ((slots - len(jobs)) * len(JOB_FEATURES))
         platform = model.platform
-        waiting = len(queue)
-        beyond = max(waiting - self.queue_slots, 0)
+        beyond = max(len(queue) - slots, 0)
         span = max(self._span[1] - self._span[0], 1.0)
-        largest = platform.mfp() if platform.kind == "torus" else platform.free_count()
+        free = platform.free_count()
+        largest = platform.mfp() if platform.kind == "torus" else free
         glob = [
-            platform.free_count() / capacity,
+            free / capacity,
             model.down_count() / capacity,
-            beyond / (beyond + self.queue_slots),
-            min(max((now - model.jobs[0].submitted_at) / span, 0.0), 1.0),
+            beyond / (beyond + slots),
+            min(max((now - self._span[0]) / span, 0.0), 1.0),
             largest / capacity,
         ]
-        sizes = []
+        values += glob
         if platform.kind == "torus":
             table = platform.table
             words = platform.words()
-            for size, total in self._sizes:
-                sizes.append(len(table.free_ids_of_size(words, size)) / total)
-        observation = np.concatenate([features.ravel(), glob, sizes]).astype(np.float32)
-        return np.clip(observation, 0.0, 1.0)
+            values += [len(table.free_ids_of_size(words, size)) / total for size, total in self._sizes]
+        return np.array(values, dtype=np.float32)
 
     def _info(self) -> dict:
         model = self.model
@@ -420,23 +435,24 @@ class SchedulingEnv(gym.Env):
         }
 
     def _reward(self) -> float:
-        """Minus the completed jobs' bounded slowdowns / window (``bsld``), or their work / (capacity x window span)."""
-        gamma = self.scenario.gamma
-        total = 0.0
-        still = []
-        utilization = self.reward_form == "utilization"
-        for job in self._pending:
-            if job.state is JobState.COMPLETED:
-                if utilization:
-                    total += job.size * job.runtime
-                else:
-                    total += max((job.finished_at - job.submitted_at) / max(job.runtime, gamma), 1.0)
-            else:
-                still.append(job)
-        self._pending = still
-        if utilization:
-            return total / (self._capacity * max(self._span[1] - self._span[0], 1.0))
-        return -total / self.window
+        """Minus the completed jobs' bounded slowdowns / window (``bsld``), or their work / (capacity x window span).
+
+        Read from the rows the engine appended to its jobs table since the last decision (one per completed job).
+        """
+        table = self.model.datacollector.tables["jobs"]
+        first, last = self._rows_seen, len(table["job_id"])
+        self._rows_seen = last
+        if first == last:
+            return 0.0
+        runtime = np.asarray(table["runtime"][first:last], dtype=np.float64)
+        if self.reward_form == "utilization":
+            size = np.asarray(table["size"][first:last], dtype=np.float64)
+            return float(np.dot(size, runtime)) / (self._capacity * max(self._span[1] - self._span[0], 1.0))
+        response = np.asarray(table["finished_at"][first:last], dtype=np.float64) - np.asarray(
+            table["submitted_at"][first:last], dtype=np.float64
+        )
+        bsld = np.maximum(response / np.maximum(runtime, self.scenario.gamma), 1.0)
+        return -math.fsum(bsld.tolist()) / self.window
 
     @staticmethod
     def _feasible_sizes(platform) -> list[tuple[int, int]]:

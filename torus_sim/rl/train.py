@@ -1,0 +1,158 @@
+"""Train a small policy-gradient scheduler and compare it with FCFS and SJF on held-back windows.
+
+Run it (a few minutes on 2 cores)::
+
+    python -m torus_sim.rl.train --out rl-results
+
+It trains :class:`~torus_sim.rl.agents.LinearSoftmaxAgent` with REINFORCE on windows drawn from the
+first 70% of the log and evaluates the greedy agent, FCFS and SJF on windows from the last 30%
+(never seen in training); it writes ``training.csv`` (mean bounded slowdown per epoch),
+``learning_curve.csv`` (the greedy agent on 8 fixed training windows as it learns), ``heldout.csv`` (per window and agent), ``weights.json`` and ``rl_training.png``. The default
+workload is the bundled NASA iPSC/860 log on its 128-node cluster at load scale c = 1.5 (BGL-FAULT
+§6.2's c: runtimes x 1.5, so that the queue builds up and the order matters).
+
+References:
+    Zhang et al., RLScheduler, SC'20 (train on sampled windows, test on held-back ones); Williams 1992.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["main", "train_and_compare"]
+
+
+def train_and_compare(
+    scenario: dict,
+    out: Path,
+    epochs: int = 300,
+    episodes_per_epoch: int = 8,
+    window: int = 256,
+    heldout_windows: int = 20,
+    seed: int = 0,
+    quiet: bool = False,
+) -> dict:
+    """Train on the first 70% of the log, evaluate on the last 30%, write tables and the figure.
+
+    Args:
+        scenario: the environment's scenario fields (a cluster and an SWF workload).
+        out: folder for the outputs (created).
+        epochs: REINFORCE steps.
+        episodes_per_epoch: episodes per step.
+        window: jobs per episode.
+        heldout_windows: evaluation windows, evenly spread over the held-back part.
+        seed: seeds the training episodes and the agent.
+        quiet: no progress lines.
+
+    Returns:
+        ``{"fcfs": mean bsld, "sjf": ..., "learned": ..., "seconds": training time}`` over the held-back windows.
+    """
+    import pandas as pd
+
+    from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce
+    from torus_sim.rl.env import SchedulingEnv
+
+    out.mkdir(parents=True, exist_ok=True)
+    train_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.0, 0.7))
+    test_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.7, 1.0))
+    last = len(test_env.workload.jobs) - window
+    starts = np.linspace(int(0.7 * last) + 1, last, heldout_windows).astype(int).tolist()
+    agent = LinearSoftmaxAgent.for_env(train_env, seed=seed)
+    # a fixed set of training-range windows on which the greedy agent is scored as it learns
+    probe = np.linspace(0, int(0.7 * last), 8).astype(int).tolist()
+    curve = [(0, float(np.mean(evaluate(train_env, lambda o, m, e: agent.act(o, m, e), probe))))]
+    every = max(epochs // 15, 1)
+
+    def report(epoch: int, value: float) -> None:
+        if (epoch + 1) % every == 0 or epoch == epochs - 1:
+            curve.append((epoch + 1, float(np.mean(evaluate(train_env, lambda o, m, e: agent.act(o, m, e), probe)))))
+            if not quiet:
+                print(f"epoch {epoch + 1:4d}: greedy agent on 8 training windows {curve[-1][1]:8.2f}", file=sys.stderr)
+
+    began = time.perf_counter()
+    history = train_reinforce(train_env, agent, epochs, episodes_per_epoch, seed=seed, on_epoch=report)
+    seconds = time.perf_counter() - began
+    probe_fcfs = float(np.mean(evaluate(train_env, fcfs_agent, probe)))
+    probe_sjf = float(np.mean(evaluate(train_env, sjf_agent, probe)))
+    results = {
+        "FCFS": evaluate(test_env, fcfs_agent, starts),
+        "SJF": evaluate(test_env, sjf_agent, starts),
+        "learned": evaluate(test_env, lambda o, m, e: agent.act(o, m, e), starts),
+    }
+    pd.DataFrame({"epoch": range(len(history)), "mean_bounded_slowdown": history}).to_csv(out / "training.csv", index=False)
+    pd.DataFrame(curve, columns=["epoch", "greedy_mean_bounded_slowdown"]).to_csv(out / "learning_curve.csv", index=False)
+    heldout = pd.DataFrame({"window_start": starts, **results})
+    heldout.to_csv(out / "heldout.csv", index=False)
+    (out / "weights.json").write_text(json.dumps({"weights": agent.weights.tolist(), "scenario": scenario}, indent=1))
+    _figure(curve, (probe_fcfs, probe_sjf), results, out / "rl_training.png", scenario, window)
+    summary = {name: float(np.mean(values)) for name, values in results.items()}
+    summary["seconds"] = seconds
+    return summary
+
+
+def _figure(curve: list, references: tuple, results: dict, path: Path, scenario: dict, window: int) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    epochs, values = zip(*curve, strict=True)
+    left.plot(epochs, values, marker="o", color="tab:blue", label="learned (greedy)")
+    left.axhline(references[0], color="tab:gray", linestyle="--", label="FCFS")
+    left.axhline(references[1], color="tab:orange", linestyle="--", label="SJF")
+    left.set_xlabel("epoch (8 sampled training windows each)")
+    left.set_ylabel("mean bounded slowdown, 8 fixed training windows")
+    left.set_yscale("log")
+    left.legend()
+    left.set_title("REINFORCE, linear softmax over job slots")
+    names = list(results)
+    means = [float(np.mean(results[name])) for name in names]
+    bars = right.bar(names, means, color=["tab:gray", "tab:orange", "tab:blue"])
+    right.bar_label(bars, fmt="%.1f")
+    right.set_ylabel("mean bounded slowdown (held-back windows)")
+    right.set_title(f"{len(next(iter(results.values())))} held-back windows of {window} jobs")
+    workload = scenario.get("workload", "bundled")
+    workload = "NASA iPSC/860 (bundled)" if workload == "bundled" else Path(workload).name
+    figure.suptitle(f"{workload}, {scenario.get('nodes', '')}-node cluster, c = {scenario.get('load_scale', 1.0)}", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: train, compare, print the held-back means."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", default="bundled", help="SWF log (default: the bundled NASA iPSC/860 log)")
+    parser.add_argument("--nodes", type=int, default=128, help="cluster nodes P")
+    parser.add_argument("--load-scale", type=float, default=1.5, help="c: runtimes x c (BGL-FAULT §6.2)")
+    parser.add_argument("--epochs", type=int, default=300)
+    parser.add_argument("--window", type=int, default=256)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("rl-results"))
+    args = parser.parse_args(argv)
+    from torus_sim.errors import TorusSimError
+
+    scenario = {"platform": "cluster", "nodes": args.nodes, "workload": args.workload, "load_scale": args.load_scale}
+    try:
+        summary = train_and_compare(scenario, args.out, args.epochs, window=args.window, seed=args.seed)
+    except (TorusSimError, FileNotFoundError) as error:
+        print(f"torus_sim.rl.train: error: {error}", file=sys.stderr)
+        return 2
+    print(f"trained {args.epochs} epochs in {summary['seconds']:.0f} s")
+    print(
+        "mean bounded slowdown on held-back windows: "
+        + ", ".join(f"{name} {summary[name]:.2f}" for name in ("FCFS", "SJF", "learned"))
+    )
+    print(f"wrote {args.out / 'rl_training.png'}, training.csv, heldout.csv, weights.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
