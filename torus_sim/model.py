@@ -408,6 +408,7 @@ class SchedulingModel(mesa.Model):
         self.makespan = 0.0
         self._pass_pending = False
         self.pause_at_passes = False  # True: a pass opens and waits for a caller (apply_action, close_pass)
+        self._node_id_allocations = self.platform.kind == "cluster" and self.platform.identities
         self.pass_open = False
         self._pass_head: Job | None = None  # the head and its promise when the open pass began (fairness)
         self._pass_promise: float | None = None
@@ -839,30 +840,24 @@ class SchedulingModel(mesa.Model):
 
     def _pass(self) -> None:
         """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass."""
-        self.open_pass()
+        if self.record_fairness:  # open_pass, inline (a pass is the engine's most frequent event)
+            self._pass_head = head = self.queue.head
+            self._pass_promise = head.reservation_at if head is not None else None
+        self.scheduler.passes += 1
+        count = 0
+        apply = self.apply_action
         try:
-            plan = self.policy.plan(self.view)
-            actions = iter(plan)
+            for action in self.policy.plan(self.view):
+                count += 1
+                if count > 64:  # waiting + running is the same all pass long (a start or a preemption moves a job between them)
+                    limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
+                    if count > limit:
+                        raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+                apply(action)
         except PolicyError:
             raise
         except Exception as error:  # noqa: BLE001 - whatever a policy raises ends the run with a sentence
             raise self._policy_error(None, _raised(error)) from error
-        limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
-        count = 0
-        apply = self.apply_action
-        while True:
-            try:
-                action = next(actions)
-            except StopIteration:
-                break
-            except PolicyError:
-                raise
-            except Exception as error:  # noqa: BLE001
-                raise self._policy_error(None, _raised(error)) from error
-            count += 1
-            if count > limit:
-                raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
-            apply(action)
         self.close_pass()
 
     def open_pass(self) -> None:
@@ -886,10 +881,13 @@ class SchedulingModel(mesa.Model):
         kind = type(action)
         if kind is Start:
             job = action.job
-            reason = self._start_refusal(action)
+            if type(job) is Job and job.queue_key is not None and action.size is None:  # waiting (in the queue)
+                reason = self.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
+            else:
+                reason = self._start_refusal(action)
             if reason is not None:
                 raise self._policy_error(getattr(job, "job_id", None), reason)
-            if self.platform.kind == "cluster" and self.platform.identities and type(action.allocation) is not np.ndarray:
+            if self._node_id_allocations and type(action.allocation) is not np.ndarray:
                 action = action._replace(allocation=np.asarray(action.allocation, dtype=np.int64))
             queue = self.queue
             if self.record_fairness and job is not queue.head:
@@ -900,6 +898,12 @@ class SchedulingModel(mesa.Model):
             else:
                 self._start(*action)
             return
+        if kind is Reserve:
+            job = action.job
+            at = action.at
+            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= self.simulator.time - 1e-6:
+                job.reservation_at = at  # the common case, checked
+                return
         reason = self.action_refusal(action)
         if reason is not None:
             raise self._policy_error(reason[0], reason[1])
