@@ -428,7 +428,7 @@ class SchedulingModel(mesa.Model):
                     ),
                     "down_nodes": lambda model: model.down_count(),
                     "job_kills": lambda model: model.counters["job_kills"],
-                    "failures": lambda model: model.counters["failures"],
+                    "failures_so_far": lambda model: model.counters["failures"],  # not "failures": batch_run rows keep that parameter
                     "preemptions": lambda model: model.counters["preemptions"],
                     "silent_errors": lambda model: model._silent_errors,
                 },

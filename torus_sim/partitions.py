@@ -32,6 +32,7 @@ from torus_sim.topology import Torus
 
 __all__ = [
     "DISJOINT_MEMO_SIZE",
+    "MAX_PARTITIONS",
     "FREE_FLAGS_MEMO_SIZE",
     "FREE_IDS_MEMO_SIZE",
     "MFP_AFTER_MEMO_SIZE",
@@ -186,6 +187,10 @@ def round_up_to_feasible_size(dims: tuple[int, int, int], size: int) -> int:
     return sizes[int(np.searchsorted(sizes, size))]
 
 
+MAX_PARTITIONS = 200_000
+"""The most partitions a :class:`PartitionTable` tabulates (a memory guard: the 4x4x8 torus has 9,633)."""
+
+
 def partition_count(dims: tuple[int, int, int]) -> int:
     """Number of distinct partitions of every size on a torus (9,633 on the 4x4x8 torus).
 
@@ -335,7 +340,8 @@ class PartitionTable:
         BGL-FAULT Appendix 9 (the finder), §5.1 (MFP).
     """
 
-    def __init__(self, torus: Torus, max_partitions: int = 200_000) -> None:
+    def __init__(self, torus: Torus, max_partitions: int | None = None) -> None:
+        max_partitions = MAX_PARTITIONS if max_partitions is None else max_partitions
         self.torus = torus
         sizes = feasible_sizes(torus.dims)
         if partition_count(torus.dims) > max_partitions:

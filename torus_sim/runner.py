@@ -51,7 +51,7 @@ from torus_sim.policies.moldable import ALLOCATIONS, AllotmentTables
 from torus_sim.policies.placement import PLACEMENTS, MfpPlacement
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.progress import Preemption
-from torus_sim.scenario import BUNDLED_NASA_LOG, Scenario
+from torus_sim.scenario import BUNDLED_NASA_LOG, MAX_NODES, Scenario
 from torus_sim.topology import Torus
 from torus_sim.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
 from torus_sim.workload.jobs import SWF_RULES, Workload, jobs_from_swf
@@ -219,6 +219,11 @@ def _nodes(scenario: Scenario, named: int | None) -> int:
     nodes = scenario.nodes or named
     if not nodes:
         raise ConfigurationError("a cluster needs its number of nodes: give nodes (the workload names none)")
+    if nodes > MAX_NODES:
+        raise ConfigurationError(
+            f"the workload names a machine of {nodes:,} processors (its MaxProcs / nb_res); at most {MAX_NODES:,} are "
+            "simulated: give nodes"
+        )
     return nodes
 
 
@@ -342,7 +347,7 @@ def batch_set(scenario: Scenario) -> BatchSet:
         rng = np.random.default_rng([scenario.seed, scenario.job_set, count, round(lam * 1e12), 2])
         probabilities = failure_probabilities_by_work(work, lam)
         if workload.startswith("table:"):
-            rng = np.random.default_rng([scenario.seed, scenario.job_set, count, 2, hash(name) % 1000])
+            rng = np.random.default_rng([scenario.seed, scenario.job_set, count, 2, stable_hash(name) % 1000])
     else:
         areas = np.array([job.runtime * job.partition_size for job in batch.jobs]) if rigid is None else rigid.areas
         if scenario.mean_failure_probability is not None:
@@ -376,6 +381,7 @@ def load_failures(scenario: Scenario, capacity: int, workload: Workload):
     horizon = failure_horizon(workload, capacity)
     if spec == "mtbf":
         count = round(capacity * (horizon[1] - horizon[0]) / scenario.node_mtbf)
+        _check_synthetic_count(count, capacity, horizon, f"failures = mtbf with node_mtbf {scenario.node_mtbf:g} s")
         return SyntheticFailures(count, "exponential", span=horizon), []
     span = workload.span if scenario.fit_failures else None
     failures = load_failure_source(
@@ -388,10 +394,34 @@ def load_failures(scenario: Scenario, capacity: int, workload: Workload):
         scenario.fta_platform,
         scenario.fta_nodes,
     )
+    if isinstance(failures, SyntheticFailures):
+        _check_synthetic_count(failures.count, capacity, horizon if workload.kind == "batch" else workload.span, spec)
     if isinstance(failures, SyntheticFailures) and workload.kind == "batch":
         failures.span = horizon
     uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) and workload.kind == "online" else []
     return failures, uncovered
+
+
+MAX_SYNTHETIC_FAILURES = 1_000_000
+"""The most synthetic failures one run draws, whatever the span (a run of 10^6 failures takes minutes)."""
+
+
+def _check_synthetic_count(count: int, capacity: int, span: tuple[float, float], spec: str) -> None:
+    """Refuse more synthetic failures than one per node per hour of the span, or than :data:`MAX_SYNTHETIC_FAILURES`."""
+    hours = max((span[1] - span[0]) / 3600.0, 1.0)
+    limit = min(MAX_SYNTHETIC_FAILURES, max(1000, int(capacity * hours)))
+    if count > limit:
+        raise ConfigurationError(
+            f"{spec} asks {count:,} failures; at most {limit:,} are drawn here (one per node per hour of the "
+            f"{hours:,.0f}-hour span on {capacity:,} nodes, and never more than {MAX_SYNTHETIC_FAILURES:,})"
+        )
+
+
+def stable_hash(text: str) -> int:
+    """A hash of ``text`` that is the same in every process (Python's ``hash`` of a string is salted per process)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[float, float]]:

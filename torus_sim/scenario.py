@@ -70,6 +70,7 @@ __all__ = [
     "MOLDABLE_POLICIES",
     "ONLINE_POLICIES",
     "BUILTIN_POLICIES",
+    "MAX_NODES",
     "RIGID_POLICIES",
     "SECTIONS",
     "Scenario",
@@ -163,6 +164,9 @@ SECTIONS: dict[str, tuple[str, ...]] = {
 
 Seconds = float
 
+MAX_NODES = 2**22
+"""The largest platform accepted (4,194,304 nodes or processors: its per-node arrays stay near 100 MB)."""
+
 
 class Scenario(BaseModel):
     """Everything that defines a run (and goes into its manifest); see the module docstring.
@@ -172,12 +176,16 @@ class Scenario(BaseModel):
             unknown field, named with what was expected.
     """
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False, allow_inf_nan=False
+    )
 
     # [platform]
     platform: Literal["torus", "cluster"] = Field("torus", description="the torus of supernodes or a cluster of P nodes")
     torus_dims: tuple[int, int, int] = Field((4, 4, 8), description="supernodes along x, y, z")
-    nodes: int | None = Field(None, ge=1, description="P of a cluster (default: the workload's machine size)")
+    nodes: int | None = Field(
+        None, ge=1, le=MAX_NODES, description="P of a cluster (default: the workload's machine size), at most 4,194,304"
+    )
     # [workload]
     workload: str = Field(
         "bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state"
@@ -282,7 +290,9 @@ class Scenario(BaseModel):
     )
     min_delay: Seconds = Field(0.0, ge=0, description="count a delay or a delay from reservation only above this, seconds")
     # run
-    seed: int = Field(0, description="seed of the run's generator (a batch: the master seed of sets and scenarios)")
+    seed: int = Field(
+        0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
+    )
 
     # -- checks --------------------------------------------------------------------------
 
@@ -291,6 +301,13 @@ class Scenario(BaseModel):
     def _dims(cls, value):
         if any(d < 1 for d in value):
             raise ValueError(f"torus dimensions must be positive, got {value}")
+        from torus_sim.partitions import MAX_PARTITIONS, partition_count
+
+        count = partition_count(value)  # a product over the dimensions: checked before anything is built
+        if count > MAX_PARTITIONS:
+            raise ValueError(
+                f"a {'x'.join(map(str, value))} torus has {count:,} partitions; the partition table holds at most {MAX_PARTITIONS:,}"
+            )
         return value
 
     @field_validator("fta_system", mode="before")

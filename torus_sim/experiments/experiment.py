@@ -196,6 +196,8 @@ def load_experiment(path: str | Path) -> Experiment:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise ConfigurationError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigurationError(f"{path}: not valid TOML: nested too deeply") from None
     except UnicodeDecodeError:
         raise ConfigurationError(f"{path}: not a text (TOML) file") from None
     _check_keys(path, "the file", data, TOP_LEVEL)

@@ -192,6 +192,10 @@ def read_batsim_workload(path: str | Path) -> SwfTrace:
         data = json.loads(input_text(path, "workload"))
     except json.JSONDecodeError as error:
         raise WorkloadFormatError(path, error.lineno, f"not a Batsim JSON workload: {error.msg}") from None
+    except RecursionError:
+        raise InputFileError(path, "not a Batsim JSON workload: nested too deeply") from None
+    except ValueError as error:  # e.g. an integer beyond Python's digit limit
+        raise InputFileError(path, f"not a Batsim JSON workload: {error}") from None
     if not isinstance(data, dict) or "jobs" not in data or "nb_res" not in data:
         raise InputFileError(path, "a Batsim workload is a JSON object with 'nb_res', 'jobs' and 'profiles'")
     nb_res = _number(path, data["nb_res"], "nb_res", "the workload")
@@ -245,6 +249,6 @@ def read_batsim_workload(path: str | Path) -> SwfTrace:
 
 def _number(path: Path, value, name: str, where: str) -> float:
     """A JSON number in [0, MAX_SECONDS] (times and counts alike), or an InputFileError naming the job."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or not 0 <= value <= MAX_SECONDS:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_SECONDS or not math.isfinite(value):
         raise InputFileError(path, f"{where}: {name} must be a number in 0..{MAX_SECONDS:.0e}, got {value!r}")
     return float(value)

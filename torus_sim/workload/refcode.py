@@ -176,6 +176,10 @@ def _integer(path: Path, line_no: int, text: str, what: str) -> int:
         raise JobSetFormatError(path, line_no, f"{what} is not an integer: {text!r}") from None
 
 
+MAX_FAILURE_COUNT = 1_000_000
+"""The most silent errors one job may have in a scenario file (each costs a re-execution; q = 0.99 gives ~100)."""
+
+
 def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = None) -> np.ndarray:
     """Read a failure file: one scenario per line, one failure count per job.
 
@@ -207,6 +211,8 @@ def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = 
         row = [_integer(path, line_no, value, "failure count") for value in fields]
         if min(row) < 0:
             raise JobSetFormatError(path, line_no, f"failure counts must be >= 0, got {min(row)}")
+        if max(row) > MAX_FAILURE_COUNT:
+            raise JobSetFormatError(path, line_no, f"failure counts must be at most {MAX_FAILURE_COUNT:,} (re-executions of one job), got {max(row)}")
         rows.append(row)
     if not rows or (scenarios is not None and len(rows) < scenarios):
         wanted = scenarios if scenarios is not None else 1

@@ -1,0 +1,186 @@
+"""Issue 30's rows, one test each: hostile or mistaken input is one sentence, exit code 2, nothing written.
+
+Each case failed (a traceback, a hang or a wrong number) before the change that made it pass.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from torus_sim.cli import main
+
+
+def refused(capsys, tmp_path, *arguments, command="run"):
+    """Run the CLI; return its one-line error (asserting exit 2, one line, no traceback, no output folder)."""
+    out = tmp_path / "out"
+    code = main([command, *arguments, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("torus-sim: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not out.exists()
+    return err
+
+
+# -- row 1: synthetic failures bounded by the span and the platform -----------------------------
+
+
+@pytest.mark.parametrize("count", ["999999999999", "1000000"])
+def test_row1_a_huge_synthetic_failure_count_is_refused_at_once(capsys, tmp_path, count):
+    began = time.perf_counter()
+    err = refused(capsys, tmp_path, "--failures", f"synthetic:{count}", "--max-jobs", "500")
+    assert time.perf_counter() - began < 20
+    assert f"synthetic:{count} asks {int(count):,} failures; at most" in err and "one per node per hour" in err
+
+
+# -- row 2: a negative seed ---------------------------------------------------------------------
+
+
+def test_row2_a_negative_seed_is_refused(capsys, tmp_path):
+    assert "seed: Input should be greater than or equal to 0 (got -1)" in refused(capsys, tmp_path, "--seed", "-1")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("[run]\nseed = -1\n")
+    assert "[run] seed: Input should be greater than or equal to 0" in refused(capsys, tmp_path, str(scenario))
+
+
+# -- row 4: deep nesting -------------------------------------------------------------------------
+
+
+def test_row4_deeply_nested_toml_and_json_are_refused(capsys, tmp_path):
+    toml = tmp_path / "deep.toml"
+    toml.write_text("a = " + "[" * 100_000)
+    assert "not valid TOML" in refused(capsys, tmp_path, str(toml))
+    workload = tmp_path / "deep.json"
+    workload.write_text("[" * 200_000)
+    assert "deep.json" in refused(capsys, tmp_path, "--platform", "cluster", "--nodes", "4", "--workload", str(workload))
+
+
+# -- row 5: Batsim nb_res beyond any machine -------------------------------------------------------
+
+
+@pytest.mark.parametrize("digits", [400, 5000])
+def test_row5_a_batsim_nb_res_of_many_digits_is_refused(capsys, tmp_path, digits):
+    workload = tmp_path / "huge.json"
+    workload.write_text('{"nb_res": ' + "9" * digits + ', "jobs": [], "profiles": {}}')
+    err = refused(capsys, tmp_path, "--platform", "cluster", "--workload", str(workload))
+    assert "huge.json" in err
+
+
+# -- row 6: platform sizes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("nodes", ["10000000000", "1e20"])
+def test_row6_a_cluster_beyond_the_largest_is_refused(capsys, tmp_path, nodes):
+    err = refused(capsys, tmp_path, "--platform", "cluster", "--nodes", nodes, "--failures", "synthetic:10")
+    assert "[platform] nodes:" in err and ("less than or equal to 4194304" in err or "exceeded maximum size" in err)
+
+
+def test_row6_an_swf_header_maxprocs_of_23_digits_is_refused(capsys, tmp_path):
+    log = tmp_path / "big.swf"
+    log.write_text("; MaxProcs: " + "9" * 23 + "\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    err = refused(capsys, tmp_path, "--platform", "cluster", "--workload", str(log))
+    assert "at most 4,194,304 are simulated: give nodes" in err
+
+
+# -- row 7: silent-error counts ------------------------------------------------------------------------
+
+
+def test_row7_silent_error_counts_of_23_digits_are_refused(capsys, tmp_path):
+    jobs, failures = tmp_path / "jobs.txt", tmp_path / "failures.txt"
+    assert main(["generate-rigid", str(tmp_path), "--jobs", "5", "--scenarios", "2"]) == 0
+    capsys.readouterr()
+    failures.write_text(" ".join(["1"] * 4 + ["9" * 23]) + "\n")
+    err = refused(
+        capsys, tmp_path, "--platform", "cluster", "--workload", f"refcode:{jobs}", "--silent-errors", str(failures), "--policy", "R-LIST-0"
+    )
+    assert "failures.txt:1: " in err and "at most 1,000,000" in err
+
+
+# -- row 11: a torus too large is refused before anything is built ---------------------------------------
+
+
+def test_row11_a_huge_torus_is_refused_at_once(capsys, tmp_path):
+    began = time.perf_counter()
+    err = refused(capsys, tmp_path, "--torus-dims", "1000x1000x1000")
+    assert time.perf_counter() - began < 5
+    assert "a 1000x1000x1000 torus has" in err and "at most 200,000" in err
+
+
+# -- row 16: infinities and empty sweeps ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [("--verification-time", "inf"), ("--gamma", "inf"), ("--time-cost", "inf"), ("--slowdown", "inf"), ("--load-scale", "nan")],
+)
+def test_row16_infinite_or_nan_parameters_are_refused(capsys, tmp_path, option, value):
+    err = refused(capsys, tmp_path, option, value)
+    assert "Input should be a finite number" in err
+
+
+# -- row 17: drawn silent errors on a table: workload are the same in every process ---------------------------
+
+
+def test_row17_a_table_workload_with_drawn_silent_errors_is_the_same_in_two_processes(tmp_path):
+    table = tmp_path / "times.txt"
+    table.write_text("\n".join(" ".join(str(1000.0 / p * (1 + 0.05 * j)) for p in range(1, 9)) for j in range(12)) + "\n")
+    outputs = []
+    for salt in ("1", "2"):
+        out = tmp_path / f"out{salt}"
+        done = subprocess.run(
+            [sys.executable, "-m", "torus_sim.cli", "run", "--platform", "cluster", "--nodes", "8", "--workload", f"table:{table}",
+             "--error-rate", "0.0005", "--scenarios", "5", "--policy", "LPA", "--out", str(out)],
+            env={**os.environ, "PYTHONHASHSEED": salt},
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append((out / "scenarios.csv").read_bytes())
+    assert outputs[0] == outputs[1]
+
+
+def test_row17_no_string_hash_seeds_anywhere():
+    root = Path(__file__).parents[1]
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("torus_sim", "failure_logs", "predictors", "agents")
+        for path in (root / folder).rglob("*.py")
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if " hash(" in line or "(hash(" in line or "[hash(" in line
+    ]
+    assert not offenders
+
+
+# -- row 24: the batch_run counter of failures no longer hides the parameter ------------------------------------
+
+
+def test_row24_batch_run_rows_keep_the_failures_parameter():
+    import mesa
+
+    from torus_sim.runner import ConfiguredModel
+
+    rows = mesa.batch_run(
+        ConfiguredModel,
+        {"max_jobs": 40, "failures": "synthetic:5", "seed": [0], "step_seconds": 86400.0},
+        iterations=1,
+        max_steps=200,
+        number_processes=1,
+        display_progress=False,
+    )
+    assert {row["failures"] for row in rows} == {"synthetic:5"}
+    assert rows[-1]["failures_so_far"] >= 0
+
+
+def test_row24_the_default_output_folder_is_ignored_by_git():
+    ignored = (Path(__file__).parents[1] / ".gitignore").read_text().splitlines()
+    assert "torus-sim-results/" in ignored
+
+
+def json_roundtrip(path: Path) -> dict:
+    return json.loads(path.read_text())
