@@ -84,7 +84,7 @@ def test_expected_ratio_is_the_mean_over_sets_and_maximum_the_max():
         ('[grid]\npolicy = ["R-LIST-7"]\n', "unknown policy"),
         ('[workload]\nworkload = "moldable:amdhal"\n[platform]\nplatform = "cluster"\n', ""),
         ('[grid]\nalgorithm = ["LPA"]\n', "unknown key"),
-        ("sets = -1\n", "sets must be"),
+        ("sets = -1\n", "sets: Input should be greater than or equal to 0"),
         ('[[figure]]\nname = "x"\nx = "model"\ny = ["mean_ratio"]\n', "not a run parameter"),
         ('[silent_errors]\nscenarios = "lots"\n', "scenarios"),
         ('[workload]\nmax_jobs = "lots"\n', r"\[workload\] max_jobs.*valid integer"),

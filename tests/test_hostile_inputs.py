@@ -184,3 +184,61 @@ def test_row24_the_default_output_folder_is_ignored_by_git():
 
 def json_roundtrip(path: Path) -> dict:
     return json.loads(path.read_text())
+
+
+# -- row 3: sweep files of the wrong shape ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("grid = 5", "grid: expected a table of keys, got 5"),
+        ("case = 5", "case: expected a list"),
+        ('case = ["a"]', "case.0: expected a table of keys, got 'a'"),
+        ("figure = [1]", "figure.0: expected a table of keys, got 1"),
+        ("paper = 5", "paper: expected a list"),
+        ("paper = [5]", "paper.0: expected a table of keys, got 5"),
+        ('[[figure]]\nname = "f"\nx = "seed"\ny = 5', "figure.0.y: expected a list"),
+        ('[[figure]]\nname = "f"\nx = "seed"\ny = ["jobs"]\nwhere = "x"', "figure.0.where: expected a table of keys, got 'x'"),
+        ('seeds = "0"', "seeds: expected a list"),
+        ("max_runs = 0", "max_runs: Input should be greater than or equal to 1"),
+    ],
+)
+def test_row3_a_sweep_file_of_the_wrong_shape_is_one_sentence(capsys, tmp_path, body, expected):
+    file = tmp_path / "bad.toml"
+    file.write_text(body + "\n")
+    err = refused(capsys, tmp_path, str(file), command="sweep")
+    assert f"{file}: " in err and expected in err, err
+
+
+# -- row 12: a huge grid is refused before it is built --------------------------------------------------------
+
+
+def test_row12_a_grid_of_a_million_runs_is_refused_at_once_unless_allowed(capsys, tmp_path):
+    import resource
+
+    file = tmp_path / "huge.toml"
+    values = ", ".join(str(value) for value in range(1000))
+    file.write_text(f"[workload]\nmax_jobs = 10\n[grid]\nseed = [{values}]\nconfidence = [{', '.join(str(v / 1000) for v in range(1000))}]\n")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    began = time.perf_counter()
+    err = refused(capsys, tmp_path, str(file), command="sweep")
+    assert time.perf_counter() - began < 10
+    assert "the sweep has 1,000,000 runs, more than 10,000; set max_runs = 1000000 in the file or pass --yes" in err
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no million points in memory
+    from torus_sim.experiments import load_experiment
+
+    experiment = load_experiment(file)
+    experiment.max_runs = 10**6
+    experiment.check_size()  # allowed by the file's max_runs
+
+
+@pytest.mark.parametrize("option, value", [("--sets", "-1"), ("--max-jobs", "0"), ("--scenarios", "0")])
+def test_row16_sweep_counts_must_be_positive(capsys, tmp_path, option, value):
+    file = tmp_path / "ok.toml"
+    file.write_text("[workload]\nmax_jobs = 10\n")
+    with pytest.raises(SystemExit) as caught:
+        main(["sweep", str(file), option, value, "--out", str(tmp_path / "out")])
+    assert caught.value.code == 2
+    assert "expected an integer >= 1" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

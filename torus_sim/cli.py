@@ -62,6 +62,17 @@ class _ParameterAction(argparse.Action):
         setattr(namespace, self.dest, current)
 
 
+def _positive(text: str) -> int:
+    """An integer >= 1 (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
 def _tuple(text: str):
     return [_value(part) for part in text.replace("x", ",").split(",")]
 
@@ -159,13 +170,16 @@ def build_parser() -> argparse.ArgumentParser:
             "--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one"
         )
         sweep_parser.add_argument(
-            "--max-jobs", type=int, default=None, help="use only the first N jobs of each workload (reduced runs)"
+            "--max-jobs", type=_positive, default=None, help="use only the first N jobs of each workload (reduced runs)"
         )
         sweep_parser.add_argument(
-            "--sets", type=int, default=None, help="run only the first N job sets (reduced batch experiments)"
+            "--sets", type=_positive, default=None, help="run only the first N job sets (reduced batch experiments)"
         )
         sweep_parser.add_argument(
-            "--scenarios", type=int, default=None, help="failure scenarios per batch run (reduced batch experiments)"
+            "--scenarios", type=_positive, default=None, help="failure scenarios per batch run (reduced batch experiments)"
+        )
+        sweep_parser.add_argument(
+            "--yes", action="store_true", help="run a sweep larger than its max_runs (default limit 10,000 runs)"
         )
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
@@ -281,9 +295,9 @@ def _scenario_from(args):
     experiment = load_experiment(args.file)
     for name in [key for key in given if key.endswith("_params")]:  # --x-param adds to the file's table
         given[name] = {**experiment.base.get(name, {}), **given[name]}
-    if len(experiment.points()) > 1:
-        raise TorusSimError(f"{args.file} has a grid of {len(experiment.points())} runs: run it with torus-sim sweep {args.file}")
-    point = experiment.points()[0] if experiment.points() else {}
+    if experiment.run_count() > 1:
+        raise TorusSimError(f"{args.file} has a grid of {experiment.run_count():,} runs: run it with torus-sim sweep {args.file}")
+    point = next(experiment.iter_points(), {})
     return experiment.scenario(point, **given)
 
 
@@ -354,8 +368,9 @@ def _sweep(args) -> int:
         return 0
     if args.sets is not None:
         experiment.sets = min(args.sets, experiment.sets) if experiment.sets else args.sets
+    experiment.check_size(args.yes)
     overrides = {key: getattr(args, key) for key in ("max_jobs", "scenarios") if getattr(args, key)}
-    print(f"{experiment.title} ({experiment.reference}): {len(experiment.points())} runs on {args.executor}", file=sys.stderr)
+    print(f"{experiment.title} ({experiment.reference}): {experiment.run_count():,} runs on {args.executor}", file=sys.stderr)
     table = run_experiment(
         experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
     )

@@ -50,16 +50,21 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
 from torus_sim.scenario import SECTIONS, Scenario, scenario_error
 
-__all__ = ["Experiment", "FigureSpec", "load_experiment"]
+__all__ = ["DEFAULT_MAX_RUNS", "Experiment", "FigureSpec", "load_experiment"]
+
+DEFAULT_MAX_RUNS = 10_000
+"""A sweep of more runs than this is refused unless its file sets ``max_runs`` or the command says ``--yes``."""
 
 FIELDS = {name for members in SECTIONS.values() for name in members} | {"scheduler"}
-TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "grid", "case", "figure", "paper", *SECTIONS}
+TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "max_runs", "grid", "case", "figure", "paper", *SECTIONS}
 _PATH_FIELDS = ("workload", "failures", "silent_errors")
 
 
@@ -105,6 +110,7 @@ class Experiment:
         figures: the figures to draw.
         paper: published values: ``{"case", "metric", "value"}`` each.
         output: the results folder the file asks for ("" : the command's default).
+        max_runs: the most runs the file allows (None: :data:`DEFAULT_MAX_RUNS`).
     """
 
     path: Path
@@ -118,6 +124,7 @@ class Experiment:
     sets: int = 0
     paper: list[dict] = field(default_factory=list)
     output: str = ""
+    max_runs: int | None = None
 
     @property
     def parameters(self) -> list[str]:
@@ -130,12 +137,39 @@ class Experiment:
 
     def points(self) -> list[dict]:
         """Every case x grid combination x job set x seed, as dicts (the seed varies fastest)."""
+        return list(self.iter_points())
+
+    def iter_points(self):
+        """The points of :meth:`points`, one at a time (a huge grid is never held whole to look at its first)."""
         names = list(self.grid)
-        combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*(self.grid[name] for name in names))]
-        points = [{**case, **combo} for case in self.cases for combo in combos]
-        if self.sets:
-            points = [{**point, "job_set": index} for point in points for index in range(self.sets)]
-        return [{**point, "seed": seed} for point in points for seed in self.seeds] if self.seeds else points
+        for case in self.cases:
+            for values in itertools.product(*(self.grid[name] for name in names)):
+                point = {**case, **dict(zip(names, values, strict=True))}
+                for index in range(self.sets) if self.sets else [None]:
+                    with_set = point if index is None else {**point, "job_set": index}
+                    for seed in self.seeds or [None]:
+                        yield with_set if seed is None else {**with_set, "seed": seed}
+
+    def run_count(self) -> int:
+        """How many runs :meth:`points` gives, counted without making them."""
+        count = len(self.cases) * max(self.sets, 1) * max(len(self.seeds), 1)
+        for values in self.grid.values():
+            count *= len(values)
+        return count
+
+    def check_size(self, allow_more: bool = False) -> None:
+        """Refuse a sweep of more runs than its ``max_runs`` (default :data:`DEFAULT_MAX_RUNS`) unless ``allow_more``.
+
+        Raises:
+            ConfigurationError: naming the count and how to allow it.
+        """
+        limit = self.max_runs or DEFAULT_MAX_RUNS
+        count = self.run_count()
+        if count > limit and not allow_more:
+            raise ConfigurationError(
+                f"{self.path}: the sweep has {count:,} runs, more than {limit:,}; set max_runs = {count} in the file "
+                "or pass --yes to run them all"
+            )
 
     def scenario(self, point: dict, **overrides) -> Scenario:
         """The scenario of one point.
@@ -154,6 +188,74 @@ class Experiment:
         if isinstance(values.get("failures"), int):
             values["failures"] = f"synthetic:{values['failures']}"
         return Scenario.make(str(self.path), **values)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _FigureShape(_Strict):
+    """A ``[[figure]]`` entry's shape (its columns are checked against the runs' parameters afterwards)."""
+
+    name: str
+    x: str
+    y: list[str] = Field(min_length=1)
+    series: str = ""
+    where: dict[str, Any] = Field(default_factory=dict)
+    title: str = ""
+    x_label: str | None = None
+    table: Literal["results", "size_groups"] = "results"
+    log_y: bool = False
+
+
+class _PaperShape(_Strict):
+    """A ``[[paper]]`` entry: a published value."""
+
+    case: str
+    metric: str
+    value: int | float
+
+
+class _SweepFileShape(_Strict):
+    """The top level of a scenario file: what each key holds (the sections' fields are the scenario's to check)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)  # sections; unknown keys are named by _check_keys
+
+    title: str = ""
+    reference: str = ""
+    seeds: list[int] = Field(default_factory=list)
+    sets: int = Field(0, ge=0)
+    output: str = ""
+    max_runs: int | None = Field(None, ge=1)
+    grid: dict[str, Any] = Field(default_factory=dict)
+    case: list[dict[str, Any]] = Field(default_factory=list)
+    figure: list[_FigureShape] = Field(default_factory=list)
+    paper: list[_PaperShape] = Field(default_factory=list)
+
+
+_EXPECTED = {
+    "dict_type": "a table of keys",
+    "model_type": "a table of keys",
+    "list_type": "a list (an array of tables [[...]] for case, figure and paper)",
+    "string_type": "text",
+    "int_type": "an integer",
+    "bool_type": "true or false",
+}
+
+
+def _check_shape(path: Path, data: dict) -> None:
+    """Refuse a file whose top-level keys hold the wrong kind of value, naming the file, the key and the form expected."""
+    try:
+        _SweepFileShape.model_validate(data)
+    except ValidationError as error:
+        problems = []
+        for problem in error.errors():
+            where = ".".join(str(part) for part in problem["loc"])
+            if problem["type"] in _EXPECTED:
+                problems.append(f"{where}: expected {_EXPECTED[problem['type']]}, got {problem.get('input')!r}")
+            else:
+                problems.append(f"{where}: {problem['msg']} (got {problem.get('input')!r})")
+        raise ConfigurationError(f"{path}: " + "; ".join(problems)) from None
 
 
 def _resolve(value, folder: Path):
@@ -201,6 +303,7 @@ def load_experiment(path: str | Path) -> Experiment:
     except UnicodeDecodeError:
         raise ConfigurationError(f"{path}: not a text (TOML) file") from None
     _check_keys(path, "the file", data, TOP_LEVEL)
+    _check_shape(path, data)
     base: dict = {}
     for section, members in SECTIONS.items():
         values = data.get(section, {})
@@ -243,7 +346,8 @@ def load_experiment(path: str | Path) -> Experiment:
     experiment = Experiment(
         path, data.get("title", path.stem), data.get("reference", ""), base, grid, [], cases, seeds, sets, [], output
     )
-    for point in experiment.points()[:1] + [{**case} for case in cases]:
+    experiment.max_runs = data.get("max_runs")
+    for point in [next(experiment.iter_points(), {})] + [{**case} for case in cases]:
         try:
             experiment.scenario(point)
         except ValidationError as error:  # pragma: no cover - Scenario.make wraps these
