@@ -242,3 +242,93 @@ def test_row16_sweep_counts_must_be_positive(capsys, tmp_path, option, value):
     assert caught.value.code == 2
     assert "expected an integer >= 1" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+# -- row 8: the output folder is checked before the simulation ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["file", "under-file", "dev-null", "root", "empty", "proc"])
+def test_row8_an_output_folder_that_cannot_be_written_is_refused_before_simulating(capsys, tmp_path, monkeypatch, kind):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "FILE").write_text("x")
+    out = {"file": "FILE", "under-file": "FILE/sub", "dev-null": "/dev/null", "root": "/", "empty": "", "proc": "/proc/x"}[kind]
+    began = time.perf_counter()
+    code = main(["run", "--workload", "bundled", "--out", out])  # the whole bundled log: seconds if it ran
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert time.perf_counter() - began < 3
+    assert "output folder" in err or "cannot write there" in err
+    assert (tmp_path / "FILE").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
+
+
+def test_row8_a_result_name_that_is_a_folder_is_refused_before_simulating(capsys, tmp_path):
+    (tmp_path / "out" / "summary.json").mkdir(parents=True)
+    code = main(["run", "--max-jobs", "50", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "would replace a folder" in err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["summary.json"]
+
+
+# -- row 9: a truncated run record is run again --------------------------------------------------------------
+
+
+def test_row9_a_truncated_run_record_is_treated_as_not_done(capsys, tmp_path):
+    file = tmp_path / "two.toml"
+    file.write_text('[workload]\nmax_jobs = 30\n[failures]\nfailures = "none"\n[grid]\nseed = [0, 1]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
+    records = sorted((out / "runs").glob("*.json"))
+    first = records[0].read_text()
+    records[0].write_text(first[: len(first) // 2])
+    capsys.readouterr()
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
+    assert f"{records[0]} is truncated or not a run record: running it again" in capsys.readouterr().err
+    assert json_roundtrip(records[0])["key"] == records[0].stem
+
+
+# -- row 10: no Dask scheduler at the address ----------------------------------------------------------------------
+
+
+def test_row10_a_dask_address_where_nothing_answers_is_one_sentence(capsys, tmp_path):
+    pytest.importorskip("dask.distributed")
+    file = tmp_path / "one.toml"
+    file.write_text("[workload]\nmax_jobs = 10\n")
+    began = time.perf_counter()
+    code = main(["sweep", str(file), "--executor", "dask", "--scheduler-address", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no Dask scheduler answers at tcp://127.0.0.1:1" in err and "Traceback" not in err, err
+    assert time.perf_counter() - began < 25
+
+
+# -- row 15: a run's folder appears whole --------------------------------------------------------------------------
+
+
+def test_row15_results_appear_whole_and_the_manifest_comes_last(tmp_path, monkeypatch):
+    from torus_sim import files
+    from torus_sim.reports import write_results
+    from torus_sim.runner import Scenario, run
+
+    result = run(Scenario(max_jobs=30, failures="none"))
+    written = []
+    original = Path.write_bytes
+
+    def killed_after_jobs(self, data):
+        written.append(self.name)
+        if self.name == "summary.json":
+            raise KeyboardInterrupt  # the run is killed between jobs.csv and summary.json
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", killed_after_jobs)
+    with pytest.raises(KeyboardInterrupt):
+        write_results(tmp_path / "new", result)
+    assert written == ["jobs.csv", "summary.json"] and not (tmp_path / "new").exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # the staging folder is gone too
+    monkeypatch.setattr(Path, "write_bytes", original)
+    paths = write_results(tmp_path / "new", result)
+    assert set(paths) == {"jobs", "summary"}
+    # into an existing folder: the old manifest goes first, the new one comes last
+    order = []
+    real = files.atomic_write
+    monkeypatch.setattr(files, "atomic_write", lambda path, write, binary=False: order.append(Path(path).name) or real(path, write, binary))
+    write_results(tmp_path / "new", result)
+    assert order == ["jobs.csv", "summary.json"]

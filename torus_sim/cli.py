@@ -305,7 +305,10 @@ def _run(args) -> int:
     from torus_sim.reports import format_summary, write_results
     from torus_sim.runner import run
 
+    from torus_sim.files import check_output_folder
+
     scenario = _scenario_from(args)
+    check_output_folder(args.out)  # before the simulation, not after it
     began = time.perf_counter()
     result = run(scenario, progress=args.progress)
     paths = write_results(args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet)
@@ -354,8 +357,11 @@ def _sweep(args) -> int:
 
     from torus_sim.experiments import load_experiment, run_experiment, write_experiment
 
+    from torus_sim.files import check_output_folder
+
     experiment = load_experiment(args.file)
     out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
+    check_output_folder(out, ("results.csv",))
     if args.replot:
         table = pd.read_csv(out / "results.csv")
         tables = {

@@ -7,6 +7,7 @@ import gzip
 import hashlib
 import lzma
 import os
+import shutil
 import tempfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -15,7 +16,7 @@ from typing import IO
 
 from torus_sim.errors import InputFileError
 
-__all__ = ["atomic_write", "file_sha256", "input_lines", "input_text", "require_file"]
+__all__ = ["RESULT_NAMES", "atomic_write", "check_output_folder", "file_sha256", "input_lines", "input_text", "require_file", "write_folder"]
 
 _COMPRESSIONS = (  # (magic bytes, name, opener)
     (b"\x1f\x8b", "gzip", gzip.open),
@@ -143,3 +144,78 @@ def atomic_write(path: str | Path, write: Callable[[IO], None], binary: bool = F
         Path(handle.name).unlink(missing_ok=True)
         raise
     return path
+
+
+RESULT_NAMES = ("jobs.csv", "summary.json", "scenarios.csv", "batsim_jobs.csv", "schedule.swf")
+"""The files a run may write into its output folder."""
+
+
+def check_output_folder(path: str | Path, names: tuple[str, ...] = RESULT_NAMES) -> Path:
+    """Refuse an output folder that cannot take a run's results, before anything is simulated.
+
+    Args:
+        path: the folder (created later, with its parents, if missing).
+        names: the files the run will write there; none may be a folder.
+
+    Returns:
+        The folder as a Path.
+
+    Raises:
+        InputFileError: an empty path, the file-system root, a path that is (or lies under) a file or a
+            device, a result name that is a folder, or a place where nothing can be created.
+    """
+    text = str(path)
+    if not text.strip():
+        raise InputFileError(text, "the output folder is empty: give --out a folder")
+    folder = Path(text).expanduser()
+    if folder.resolve() == Path(folder.resolve().anchor):
+        raise InputFileError(folder, "the output folder is the file-system root: give --out a folder of its own")
+    if folder.exists() and not folder.is_dir():
+        raise InputFileError(folder, "the output folder is a file (or a device), not a folder")
+    ancestor = folder
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputFileError(folder, f"the output folder lies under {ancestor}, which is a file")
+    for name in names:
+        if (folder / name).is_dir():
+            raise InputFileError(folder / name, "a result file of this name would replace a folder")
+    try:
+        probe = tempfile.mkdtemp(dir=ancestor, prefix=".torus-sim-probe-")
+        os.rmdir(probe)
+    except OSError as error:
+        raise InputFileError(folder, f"cannot write there: {error.strerror or error}") from None
+    return folder
+
+
+def write_folder(folder: str | Path, files: dict[str, bytes], last: str | None = None) -> dict[str, Path]:
+    """Write a set of files into ``folder`` so that a reader never finds a mix of two runs.
+
+    A new folder is written whole in a hidden sibling and renamed into place in one step. Into an
+    existing folder, ``last`` (the manifest) is removed first and put back last, each file replaced
+    atomically: a run killed in between leaves a folder without its manifest (read it as absent).
+
+    Args:
+        folder: the destination folder.
+        files: file name -> content.
+        last: the name written last (the manifest), if any.
+
+    Returns:
+        file name -> path written.
+    """
+    folder = Path(folder)
+    order = [name for name in files if name != last] + ([last] if last in files else [])
+    if not folder.exists():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
+        try:
+            for name in order:
+                (staging / name).write_bytes(files[name])
+            os.rename(staging, folder)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return {name: folder / name for name in order}
+    if last is not None and (folder / last).exists():
+        (folder / last).unlink()
+    return {name: atomic_write(folder / name, lambda handle, data=files[name]: handle.write(data), binary=True) for name in order}

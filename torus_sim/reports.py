@@ -1,7 +1,8 @@
 """Writing a run's results: per-job CSV, summary JSON, and the printed summary table.
 
-Every file is written with :func:`torus_sim.files.atomic_write`: it appears whole or not at all,
-so an interrupted run never leaves a half-written result.
+A run's files are written with :func:`torus_sim.files.write_folder`: a new folder appears whole (written
+aside and renamed into place), and in an existing one the manifest comes last, so an interrupted run
+never leaves a half-written result.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from torus_sim.files import atomic_write
+from torus_sim.files import write_folder
 
 __all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "write_results"]
 
@@ -125,6 +126,9 @@ def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool =
     Raises:
         ConfigurationError: ``parquet`` without pyarrow installed.
         ValueError: ``batsim`` or ``swf`` for a run made without its attempt table.
+
+    A new folder appears whole (written aside, renamed into place); in an existing one the manifest
+    ``summary.json`` is written last (:func:`torus_sim.files.write_folder`).
     """
     out_dir = Path(out_dir)
     tables = {"jobs": result.jobs}
@@ -145,14 +149,8 @@ def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool =
         from torus_sim.formats.parquet import parquet_bytes
 
         blobs = {f"{name}.parquet": parquet_bytes(table, result.manifest()) for name, table in tables.items()}
-    written = {
-        name.split(".")[0]: atomic_write(out_dir / name, lambda handle, text=text: handle.write(text))
-        for name, text in texts.items()
-    }
-    written.update(
-        {
-            name.replace(".", "_"): atomic_write(out_dir / name, lambda handle, blob=blob: handle.write(blob), binary=True)
-            for name, blob in blobs.items()
-        }
-    )
+    contents = {name: text.encode("utf-8") for name, text in texts.items()} | blobs
+    paths = write_folder(out_dir, contents, last="summary.json")  # the manifest last: a folder without it is no result
+    written = {name.split(".")[0]: paths[name] for name in texts}
+    written.update({name.replace(".", "_"): paths[name] for name in blobs})
     return written

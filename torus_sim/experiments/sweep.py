@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -125,8 +126,11 @@ def _load_done(results_dir: Path | None) -> dict[str, dict]:
     done = {}
     if results_dir is not None and (results_dir / "runs").is_dir():
         for path in sorted((results_dir / "runs").glob("*.json")):
-            record = json.loads(path.read_text())
-            done[record["key"]] = record
+            try:
+                record = json.loads(path.read_text())
+                done[record["key"]] = record
+            except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError):
+                print(f"torus-sim: {path} is truncated or not a run record: running it again", file=sys.stderr)
     return done
 
 
@@ -145,10 +149,13 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
             from dask.distributed import Client, LocalCluster
             from dask.distributed import as_completed as dask_completed
         except ImportError as error:
-            raise ConfigurationError('the dask executor needs Dask: pip install ".[distributed]"') from error
+            raise ConfigurationError("the dask executor needs Dask: pip install 'torus-sim[distributed]'") from error
         cluster = None
         if scheduler_address:
-            client = Client(scheduler_address)
+            try:
+                client = Client(scheduler_address, timeout="10s")
+            except (OSError, TimeoutError) as error:
+                raise ConfigurationError(f"no Dask scheduler answers at {scheduler_address} ({type(error).__name__}: {error})") from None
         else:
             cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
             client = Client(cluster)
