@@ -332,3 +332,77 @@ def test_row15_results_appear_whole_and_the_manifest_comes_last(tmp_path, monkey
     monkeypatch.setattr(files, "atomic_write", lambda path, write, binary=False: order.append(Path(path).name) or real(path, write, binary))
     write_results(tmp_path / "new", result)
     assert order == ["jobs.csv", "summary.json"]
+
+
+# -- row 19: the README's Dask snippet, saved to a file and run with python ------------------------------------------
+
+
+def test_row19_the_readme_dask_snippet_runs_as_written(tmp_path):
+    import re
+
+    pytest.importorskip("dask.distributed")
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    snippet = re.search(r"```python\n(import torus_sim\n\nif __name__ == \"__main__\":\n.*?)```", readme, re.S).group(1)
+    (tmp_path / "sweep_script.py").write_text(snippet)
+    done = subprocess.run([sys.executable, "sweep_script.py"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "confidence" in done.stdout and len(list((tmp_path / "runs" / "conf" / "runs").glob("*.json"))) == 18
+
+
+# -- row 20: the figure command on a fresh clone, never over tracked files --------------------------------------------
+
+
+def test_row20_figure_from_the_shipped_results_writes_where_it_is_told(capsys, tmp_path, monkeypatch):
+    root = Path(__file__).parents[1]
+    monkeypatch.chdir(root)
+    shipped = root / "docs" / "bgl_fault" / "failures_sdsc" / "fig3_bsld_vs_failures.png"
+    before = shipped.read_bytes()
+    out = tmp_path / "figures"
+    assert main(["figure", "fig3_bsld_vs_failures", "--results", "docs/bgl_fault/failures_sdsc", "--out", str(out)]) == 0
+    assert (out / "fig3_bsld_vs_failures.png").exists() and shipped.read_bytes() == before
+
+
+# -- row 21: the Gantt script without evalys ----------------------------------------------------------------------------
+
+
+def test_row21_the_gantt_script_says_which_package_it_needs(tmp_path):
+    blocker = tmp_path / "evalys"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('evalys is not installed')\n")
+    script = Path(__file__).parents[1] / "docs" / "exchange" / "gantt.py"
+    done = subprocess.run(
+        [sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode != 0 and "pip install evalys" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- row 23: help texts, progress bars off a terminal, resume keyed by what runs ------------------------------------------
+
+
+def test_row23_help_texts_show_each_default_once(capsys):
+    for command in (["sweep", "--help"], ["figure", "--help"]):
+        with pytest.raises(SystemExit):
+            main(command)
+        text = capsys.readouterr().out
+        assert "(default: True)" not in text and "(default: None)" not in text and ") (default:" not in text
+
+
+def test_row23_a_sweep_written_to_a_file_shows_no_progress_bar(tmp_path):
+    file = tmp_path / "one.toml"
+    file.write_text('[workload]\nmax_jobs = 20\n[failures]\nfailures = "none"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "torus_sim.cli", "sweep", str(file), "--out", str(tmp_path / "out")], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "run/s" not in done.stderr and "it/s" not in done.stderr and "\r" not in done.stderr
+
+
+def test_row23_an_online_sweep_resumes_whatever_its_batch_only_options(capsys, tmp_path):
+    file = tmp_path / "online.toml"
+    file.write_text('[workload]\nmax_jobs = 30\n[failures]\nfailures = "none"\n[grid]\nseed = [0, 1, 2]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress", "--scenarios", "5"]) == 0
+    stored = {path.name: path.stat().st_mtime_ns for path in (out / "runs").glob("*.json")}
+    assert len(stored) == 3
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
+    assert {path.name: path.stat().st_mtime_ns for path in (out / "runs").glob("*.json")} == stored  # nothing re-ran

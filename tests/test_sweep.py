@@ -122,7 +122,7 @@ def test_sweep_and_figure_commands_resume_and_redraw(tmp_path, capsys):
     assert main(["sweep", str(scenario), "--out", str(out), "--no-progress"]) == 0
     assert len(pd.read_csv(out / "results.csv")) == 4 and len(list((out / "runs").glob("*.json"))) == 4
     (out / "tiny_bsld.png").unlink()
-    assert main(["figure", "tiny_bsld", "--experiments", str(tmp_path), "--results", str(out)]) == 0
+    assert main(["figure", "tiny_bsld", "--experiments", str(tmp_path), "--results", str(out), "--out", str(out)]) == 0
     assert (out / "tiny_bsld.png").exists()
     assert main(["figure", "no_such_figure", "--experiments", str(tmp_path)]) == 2
     assert "defines a figure named 'no_such_figure'" in capsys.readouterr().err

@@ -154,17 +154,16 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help="run a scenario file (a grid of runs x sets x seeds) and draw its figures"
             + (" (alias of sweep)" if name == "experiment" else ""),
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
         sweep_parser.add_argument("file", help="scenario TOML file (see experiments/)")
         sweep_parser.add_argument(
             "--out", default=None, help="results folder (default: the file's output, or torus-sim-results/<file stem>)"
         )
         sweep_parser.add_argument(
-            "--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute"
+            "--executor", choices=["serial", "process", "dask"], default="serial", help="where the runs execute (default: serial)"
         )
         sweep_parser.add_argument(
-            "--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster)"
+            "--workers", type=int, default=2, help="worker processes (process executor, local Dask cluster; default: 2)"
         )
         sweep_parser.add_argument(
             "--scheduler-address", default=None, help="Dask scheduler tcp://host:port (a real cluster) instead of a local one"
@@ -206,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_parser.add_argument("--seed", type=int, default=1, help="seed")
 
     figure_parser = commands.add_parser(
-        "figure", help="redraw one paper figure from stored sweep results", formatter_class=argparse.ArgumentDefaultsHelpFormatter
+        "figure", help="redraw one paper figure from stored sweep results"
     )
     figure_parser.add_argument("name", help="figure name as in a scenario file, e.g. fig3_bsld_vs_failures")
     figure_parser.add_argument(
@@ -214,6 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     figure_parser.add_argument(
         "--results", default=None, help="folder holding results.csv (default: torus-sim-results/<file stem>)"
+    )
+    figure_parser.add_argument(
+        "--out", default="torus-sim-results/figures", help="folder for the PNG (default: torus-sim-results/figures)"
     )
 
     summarize = commands.add_parser(
@@ -403,7 +405,9 @@ def _figure(args) -> int:
                 if not source.exists():
                     print(f"torus-sim: error: no results at {source}; run: torus-sim sweep {path}", file=sys.stderr)
                     return 2
-                print(f"wrote {draw_figure(pd.read_csv(source), spec, folder / f'{spec.name}.png')}")
+                target = Path(args.out)
+                target.mkdir(parents=True, exist_ok=True)
+                print(f"wrote {draw_figure(pd.read_csv(source), spec, target / f'{spec.name}.png')}")
                 return 0
     print(f"torus-sim: error: no scenario file under {args.experiments} defines a figure named {args.name!r}", file=sys.stderr)
     return 2

@@ -17,7 +17,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from evalys.jobset import JobSet  # noqa: E402
+
+try:
+    from evalys.jobset import JobSet
+except ImportError:  # not a dependency of torus-sim itself
+    raise SystemExit("docs/exchange/gantt.py draws with evalys, which is not installed: pip install evalys") from None
 
 from torus_sim.cli import main  # noqa: E402
 

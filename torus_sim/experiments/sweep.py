@@ -62,8 +62,15 @@ def grid_points(grid: dict[str, Sequence], seeds: Sequence[int] = (0,), cases: S
 
 
 def run_key(config: Scenario) -> str:
-    """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON."""
+    """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON.
+
+    Fields that cannot change what runs are left out: the silent-error scenario count and the job set
+    of an online workload, and empty parameter tables; so a sweep resumed with other reduction options
+    finds the runs it already has.
+    """
     fields = config.model_dump(mode="json")
+    if not config.batch:  # what cannot apply to an online run does not make it another run (resume keeps it)
+        fields.update(scenarios=1, job_set=0)
     for name in PARAMS_FIELDS:  # empty parameter tables leave the key of a run as it was before they existed
         if not fields.get(name):
             fields.pop(name, None)
@@ -157,7 +164,13 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
             except (OSError, TimeoutError) as error:
                 raise ConfigurationError(f"no Dask scheduler answers at {scheduler_address} ({type(error).__name__}: {error})") from None
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            try:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+            except Exception as error:  # noqa: BLE001 - a worker that cannot start: say the usual cause
+                raise ConfigurationError(
+                    f"a local Dask cluster could not start its workers ({type(error).__name__}: {error}); in a script, call the "
+                    'sweep under if __name__ == "__main__": (the workers import the script again)'
+                ) from None
             client = Client(cluster)
         try:
             futures = [client.submit(run_row, config, pure=False) for config in configs]
@@ -208,7 +221,7 @@ def run_configs(
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="run", desc="sweep")
+        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="run", desc="sweep", disable=None)  # terminals only
     try:
         for record in _execute(todo, executor, workers, scheduler_address):
             _store(results_path, record)
