@@ -97,7 +97,16 @@ def test_row7_silent_error_counts_of_23_digits_are_refused(capsys, tmp_path):
     capsys.readouterr()
     failures.write_text(" ".join(["1"] * 4 + ["9" * 23]) + "\n")
     err = refused(
-        capsys, tmp_path, "--platform", "cluster", "--workload", f"refcode:{jobs}", "--silent-errors", str(failures), "--policy", "R-LIST-0"
+        capsys,
+        tmp_path,
+        "--platform",
+        "cluster",
+        "--workload",
+        f"refcode:{jobs}",
+        "--silent-errors",
+        str(failures),
+        "--policy",
+        "R-LIST-0",
     )
     assert "failures.txt:1: " in err and "at most 1,000,000" in err
 
@@ -134,8 +143,26 @@ def test_row17_a_table_workload_with_drawn_silent_errors_is_the_same_in_two_proc
     for salt in ("1", "2"):
         out = tmp_path / f"out{salt}"
         done = subprocess.run(
-            [sys.executable, "-m", "torus_sim.cli", "run", "--platform", "cluster", "--nodes", "8", "--workload", f"table:{table}",
-             "--error-rate", "0.0005", "--scenarios", "5", "--policy", "LPA", "--out", str(out)],
+            [
+                sys.executable,
+                "-m",
+                "torus_sim.cli",
+                "run",
+                "--platform",
+                "cluster",
+                "--nodes",
+                "8",
+                "--workload",
+                f"table:{table}",
+                "--error-rate",
+                "0.0005",
+                "--scenarios",
+                "5",
+                "--policy",
+                "LPA",
+                "--out",
+                str(out),
+            ],
             env={**os.environ, "PYTHONHASHSEED": salt},
             capture_output=True,
             text=True,
@@ -219,7 +246,9 @@ def test_row12_a_grid_of_a_million_runs_is_refused_at_once_unless_allowed(capsys
 
     file = tmp_path / "huge.toml"
     values = ", ".join(str(value) for value in range(1000))
-    file.write_text(f"[workload]\nmax_jobs = 10\n[grid]\nseed = [{values}]\nconfidence = [{', '.join(str(v / 1000) for v in range(1000))}]\n")
+    file.write_text(
+        f"[workload]\nmax_jobs = 10\n[grid]\nseed = [{values}]\nconfidence = [{', '.join(str(v / 1000) for v in range(1000))}]\n"
+    )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     began = time.perf_counter()
     err = refused(capsys, tmp_path, str(file), command="sweep")
@@ -294,7 +323,9 @@ def test_row10_a_dask_address_where_nothing_answers_is_one_sentence(capsys, tmp_
     file = tmp_path / "one.toml"
     file.write_text("[workload]\nmax_jobs = 10\n")
     began = time.perf_counter()
-    code = main(["sweep", str(file), "--executor", "dask", "--scheduler-address", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")])
+    code = main(
+        ["sweep", str(file), "--executor", "dask", "--scheduler-address", "tcp://127.0.0.1:1", "--out", str(tmp_path / "o")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "no Dask scheduler answers at tcp://127.0.0.1:1" in err and "Traceback" not in err, err
     assert time.perf_counter() - began < 25
@@ -329,7 +360,9 @@ def test_row15_results_appear_whole_and_the_manifest_comes_last(tmp_path, monkey
     # into an existing folder: the old manifest goes first, the new one comes last
     order = []
     real = files.atomic_write
-    monkeypatch.setattr(files, "atomic_write", lambda path, write, binary=False: order.append(Path(path).name) or real(path, write, binary))
+    monkeypatch.setattr(
+        files, "atomic_write", lambda path, write, binary=False: order.append(Path(path).name) or real(path, write, binary)
+    )
     write_results(tmp_path / "new", result)
     assert order == ["jobs.csv", "summary.json"]
 
@@ -371,7 +404,11 @@ def test_row21_the_gantt_script_says_which_package_it_needs(tmp_path):
     (blocker / "__init__.py").write_text("raise ImportError('evalys is not installed')\n")
     script = Path(__file__).parents[1] / "docs" / "exchange" / "gantt.py"
     done = subprocess.run(
-        [sys.executable, str(script)], env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120
+        [sys.executable, str(script)],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode != 0 and "pip install evalys" in done.stderr and "Traceback" not in done.stderr
 
@@ -391,7 +428,9 @@ def test_row23_a_sweep_written_to_a_file_shows_no_progress_bar(tmp_path):
     file = tmp_path / "one.toml"
     file.write_text('[workload]\nmax_jobs = 20\n[failures]\nfailures = "none"\n')
     done = subprocess.run(
-        [sys.executable, "-m", "torus_sim.cli", "sweep", str(file), "--out", str(tmp_path / "out")], capture_output=True, text=True
+        [sys.executable, "-m", "torus_sim.cli", "sweep", str(file), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     assert "run/s" not in done.stderr and "it/s" not in done.stderr and "\r" not in done.stderr
@@ -406,3 +445,19 @@ def test_row23_an_online_sweep_resumes_whatever_its_batch_only_options(capsys, t
     assert len(stored) == 3
     assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
     assert {path.name: path.stat().st_mtime_ns for path in (out / "runs").glob("*.json")} == stored  # nothing re-ran
+
+
+# -- row 22: the run header says what ran -----------------------------------------------------------------------------
+
+
+def test_row22_the_header_and_manifest_name_what_ran(capsys, tmp_path):
+    assert main(["run", "--policy", "balancing", "--max-jobs", "200", "--out", str(tmp_path / "a"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "policy    balancing (predictor oracle-confidence), backfill on, migration on" in out
+    assert "(the first 200 jobs, online; cleaning {'walltime_from_runtime': 200})" in out
+    assert json_roundtrip(tmp_path / "a" / "summary.json")["inputs"]["policy"] == "balancing"
+    arguments = ["run", "--platform", "cluster", "--policy", "PV-EASY", "--max-jobs", "200", "--failures", "bundled"]
+    assert main([*arguments, "--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "policy    PV-EASY; c = 1.0" in out and "migration on" not in out
+    assert "work lost (node-s)" in out and "supernode" not in out

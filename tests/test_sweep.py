@@ -108,7 +108,11 @@ def test_mesa_batch_run_over_the_one_model_returns_a_row_per_step_ending_at_the_
         final = mine.iloc[-1]
         expected = torus_sim.run(RunConfig(max_jobs=300, failures="synthetic:20", seed=seed)).summary
         assert final["completed_jobs"] == 300 and final["queued_jobs"] == 0
-        assert final["job_kills"] == expected["job_kills"] and final["failures_so_far"] == expected["failures"] and final["failures"] == "synthetic:20"
+        assert (
+            final["job_kills"] == expected["job_kills"]
+            and final["failures_so_far"] == expected["failures"]
+            and final["failures"] == "synthetic:20"
+        )
         assert final["time"] == pytest.approx(expected["makespan"])  # the trace starts at t = 0
 
 

@@ -204,9 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare_parser.add_argument("--jobs", type=int, default=2000, help="jobs of the steady-state synthetic workload")
     compare_parser.add_argument("--seed", type=int, default=1, help="seed")
 
-    figure_parser = commands.add_parser(
-        "figure", help="redraw one paper figure from stored sweep results"
-    )
+    figure_parser = commands.add_parser("figure", help="redraw one paper figure from stored sweep results")
     figure_parser.add_argument("name", help="figure name as in a scenario file, e.g. fig3_bsld_vs_failures")
     figure_parser.add_argument(
         "--experiments", default="experiments", help="folder searched for the scenario file that defines the figure"
@@ -317,23 +315,24 @@ def _run(args) -> int:
     workload = result.inputs["workload"]
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
-    print(
-        f"workload  {workload['path']}  ({workload['jobs']:,} jobs, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})"
-    )
+    first = f"the first {workload['jobs']:,} jobs" if scenario.max_jobs else f"{workload['jobs']:,} jobs"
+    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})")
     print(f"platform  {platform['kind']} of {platform['nodes']} nodes")
     print(
         f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
     )
-    print(
-        f"policy    {_policy_line(result.inputs)} (predictor {result.inputs['predictor']}), backfill {'on' if scenario.backfill else 'off'}, "
-        f"migration {'on' if scenario.migration else 'off'}; c = {scenario.load_scale}; seed {scenario.seed}"
+    krevat = isinstance(scenario.policy, str) and scenario.policy in ("krevat", "balancing", "tiebreak")
+    settings = (
+        f", backfill {'on' if scenario.backfill else 'off'}, migration {'on' if scenario.migration else 'off'}" if krevat else ""
     )
+    predictor = f" (predictor {result.inputs['predictor']})" if result.inputs["predictor"] != "null" else ""
+    print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {scenario.load_scale}; seed {scenario.seed}")
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)
         if info and info["origin"] != "built-in":
             print(f"{kind.replace('_', ' '):9s} {_describe(info)}")
     print()
-    print(format_summary(result.summary))
+    print(format_summary(result.summary, platform["kind"]))
     if not result.scenarios.empty and len(result.scenarios) > 1:
         print()
         print(result.scenarios.to_string(index=False, float_format=lambda value: f"{value:.6f}"))

@@ -16,7 +16,16 @@ from typing import IO
 
 from torus_sim.errors import InputFileError
 
-__all__ = ["RESULT_NAMES", "atomic_write", "check_output_folder", "file_sha256", "input_lines", "input_text", "require_file", "write_folder"]
+__all__ = [
+    "RESULT_NAMES",
+    "atomic_write",
+    "check_output_folder",
+    "file_sha256",
+    "input_lines",
+    "input_text",
+    "require_file",
+    "write_folder",
+]
 
 _COMPRESSIONS = (  # (magic bytes, name, opener)
     (b"\x1f\x8b", "gzip", gzip.open),

@@ -428,7 +428,9 @@ class SchedulingModel(mesa.Model):
                     ),
                     "down_nodes": lambda model: model.down_count(),
                     "job_kills": lambda model: model.counters["job_kills"],
-                    "failures_so_far": lambda model: model.counters["failures"],  # not "failures": batch_run rows keep that parameter
+                    "failures_so_far": lambda model: model.counters[
+                        "failures"
+                    ],  # not "failures": batch_run rows keep that parameter
                     "preemptions": lambda model: model.counters["preemptions"],
                     "silent_errors": lambda model: model._silent_errors,
                 },
@@ -852,7 +854,9 @@ class SchedulingModel(mesa.Model):
                 if count > 64:  # waiting + running is the same all pass long (a start or a preemption moves a job between them)
                     limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
                     if count > limit:
-                        raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+                        raise self._policy_error(
+                            None, f"returned more than {limit} actions in one pass (a loop without progress?)"
+                        )
                 apply(action)
         except PolicyError:
             raise

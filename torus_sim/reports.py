@@ -50,9 +50,14 @@ SUMMARY_LABELS = {
 """Row labels and number formats of the printed summary."""
 
 
-def format_summary(summary: dict) -> str:
-    """The summary as an aligned two-column text table."""
-    rows = [(label, fmt.format(summary[key])) for key, (label, fmt) in SUMMARY_LABELS.items() if key in summary]
+def format_summary(summary: dict, platform_kind: str = "torus") -> str:
+    """The summary as an aligned two-column text table (node units named as the platform names them)."""
+    unit = "supernode" if platform_kind == "torus" else "node"
+    rows = [
+        (label.replace("supernode", unit), fmt.format(summary[key]))
+        for key, (label, fmt) in SUMMARY_LABELS.items()
+        if key in summary
+    ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {value:>18}" for label, value in rows)
 

@@ -176,9 +176,7 @@ class Scenario(BaseModel):
             unknown field, named with what was expected.
     """
 
-    model_config = ConfigDict(
-        extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False, allow_inf_nan=False
-    )
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False, allow_inf_nan=False)
 
     # [platform]
     platform: Literal["torus", "cluster"] = Field("torus", description="the torus of supernodes or a cluster of P nodes")

@@ -7,7 +7,7 @@ executors:
 * ``process``: local worker processes (:class:`concurrent.futures.ProcessPoolExecutor`);
 * ``dask``: a Dask distributed cluster: a :class:`dask.distributed.LocalCluster` of ``workers``
   processes by default, or the scheduler at ``scheduler_address`` (``tcp://host:port``) for a real
-  cluster. Dask is an optional extra: ``pip install ".[distributed]"``.
+  cluster. Dask is an optional extra: ``pip install 'torus-sim[distributed]'``.
 
 Every platform, workload and policy runs the same way: a run is a :class:`~torus_sim.scenario.Scenario`.
 With ``results_dir``, each run's row is written atomically to ``results_dir/runs/<key>.json`` the
@@ -162,7 +162,9 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
             try:
                 client = Client(scheduler_address, timeout="10s")
             except (OSError, TimeoutError) as error:
-                raise ConfigurationError(f"no Dask scheduler answers at {scheduler_address} ({type(error).__name__}: {error})") from None
+                raise ConfigurationError(
+                    f"no Dask scheduler answers at {scheduler_address} ({type(error).__name__}: {error})"
+                ) from None
         else:
             try:
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)

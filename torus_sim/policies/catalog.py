@@ -35,7 +35,10 @@ DEFAULT_PLACEMENT = {"balancing": "balancing", "tiebreak": "tiebreak"}
 
 
 def _krevat(scenario, placement=None) -> Policy:
-    return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
+    policy = KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
+    if scenario.policy in DEFAULT_PLACEMENT:  # balancing and tie-break: Krevat's scheduler with their placement
+        policy.name = scenario.policy
+    return policy
 
 
 def _fcfs(placement=None) -> Policy:

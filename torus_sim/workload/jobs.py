@@ -188,8 +188,11 @@ def jobs_from_swf(
     max_nodes = trace.header_int("MaxNodes") or trace.header_int("MaxProcs")
     scale = capacity / max_nodes if rules.scale_to_platform and max_nodes and max_nodes > capacity else 1.0
     cleaning: Counter = Counter()
+    counted: list[tuple[str, np.ndarray, np.ndarray | None]] = []  # (rule, mask, the mask's line numbers or None: all lines)
 
-    def count(key: str, mask: np.ndarray) -> None:
+    def count(key: str, mask: np.ndarray, lines: np.ndarray | None = None) -> None:
+        if max_jobs is not None:
+            counted.append((key, mask.copy(), lines))  # a copy: the rules narrow `keep` in place afterwards
         found = int(np.count_nonzero(mask))
         if found:
             cleaning[key] += found
@@ -221,20 +224,20 @@ def jobs_from_swf(
     if round_size is not None:
         rounded = {value: round_size(value) for value in np.unique(size).tolist()}
         partition_size = np.array([rounded[value] for value in size.tolist()], dtype=np.int64).reshape(size.shape)
-    count("size_rounded_up", partition_size != size)
+    count("size_rounded_up", partition_size != size, rows)
     runtime = run_time[rows]
     walltime = trace.column("requested_time")[rows]
     unknown_walltime = walltime <= 0
-    count("walltime_from_runtime", unknown_walltime)
+    count("walltime_from_runtime", unknown_walltime, rows)
     floor = np.maximum(runtime, rules.walltime_floor) if rules.walltime_floor else runtime
     walltime = np.where(unknown_walltime, floor, walltime)
     if rules.kill_at_walltime:
         cut = runtime > walltime
-        count("cut_at_walltime", cut)
+        count("cut_at_walltime", cut, rows)
         runtime = np.where(cut, walltime, runtime)
     submitted = submit[rows]
     if len(rows) > 1:  # a line out of order: submitted before the latest submit of the lines above it
-        count("reordered", submitted[1:] < np.maximum.accumulate(submitted)[:-1])
+        count("reordered", submitted[1:] < np.maximum.accumulate(submitted)[:-1], rows[1:])
     if not len(rows):
         counts = ", ".join(f"{key} {value}" for key, value in sorted(cleaning.items())) or "none"
         raise InputFileError(
@@ -242,8 +245,14 @@ def jobs_from_swf(
         )
     job_ids = trace.column("job_id")[rows]
     order = np.lexsort((job_ids, submitted))  # stable: by submit time, then job id, then line
-    if max_jobs is not None:
+    if max_jobs is not None and max_jobs < len(order):
         order = order[:max_jobs]
+        last_line = int(rows[order].max())  # the counts describe the lines read up to the last job kept
+        cleaning = Counter()
+        for key, mask, lines in counted:
+            found = int(np.count_nonzero(mask[: last_line + 1] if lines is None else mask & (lines <= last_line)))
+            if found:
+                cleaning[key] += found
     jobs = JobColumns(
         job_ids[order],
         submitted[order],

@@ -212,7 +212,9 @@ def read_failure_scenarios(path: str | Path, jobs: int, scenarios: int | None = 
         if min(row) < 0:
             raise JobSetFormatError(path, line_no, f"failure counts must be >= 0, got {min(row)}")
         if max(row) > MAX_FAILURE_COUNT:
-            raise JobSetFormatError(path, line_no, f"failure counts must be at most {MAX_FAILURE_COUNT:,} (re-executions of one job), got {max(row)}")
+            raise JobSetFormatError(
+                path, line_no, f"failure counts must be at most {MAX_FAILURE_COUNT:,} (re-executions of one job), got {max(row)}"
+            )
         rows.append(row)
     if not rows or (scenarios is not None and len(rows) < scenarios):
         wanted = scenarios if scenarios is not None else 1
