@@ -302,10 +302,9 @@ def _scenario_from(args):
 
 
 def _run(args) -> int:
+    from torus_sim.files import check_output_folder
     from torus_sim.reports import format_summary, write_results
     from torus_sim.runner import run
-
-    from torus_sim.files import check_output_folder
 
     scenario = _scenario_from(args)
     check_output_folder(args.out)  # before the simulation, not after it
@@ -357,7 +356,6 @@ def _sweep(args) -> int:
     import pandas as pd
 
     from torus_sim.experiments import load_experiment, run_experiment, write_experiment
-
     from torus_sim.files import check_output_folder
 
     experiment = load_experiment(args.file)

@@ -49,7 +49,6 @@ import itertools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
