@@ -461,3 +461,31 @@ def test_row22_the_header_and_manifest_name_what_ran(capsys, tmp_path):
     out = capsys.readouterr().out
     assert "policy    PV-EASY; c = 1.0" in out and "migration on" not in out
     assert "work lost (node-s)" in out and "supernode" not in out
+
+
+# -- row 25: L(f) follows RIGID Eq. 5-6, V excluded, unless asked ---------------------------------------------------
+
+
+def test_row25_the_rigid_lower_bound_leaves_the_verification_time_out_by_default():
+    import numpy as np
+
+    from torus_sim.runner import Scenario, run
+    from torus_sim.workload.refcode import read_failure_scenarios, read_rigid_jobs
+
+    golden = Path(__file__).parent / "golden" / "rigid"
+    fields = {
+        "platform": "cluster",
+        "workload": f"refcode:{golden / 'jobs.txt'}",
+        "silent_errors": str(golden / "failures.txt"),
+        "scenarios": 3,
+        "policy": "R-LIST-0",
+        "verification_time": 10.0,
+    }
+    header, jobs = read_rigid_jobs(golden / "jobs.txt")
+    failures = read_failure_scenarios(golden / "failures.txt", len(jobs.runtimes), 3)
+    attempts = failures + 1
+    by_hand = np.maximum((attempts * jobs.runtimes).max(axis=1), (attempts * jobs.runtimes * jobs.processors).sum(axis=1) / header.processors)
+    paper = run(Scenario(**fields)).scenarios["lower_bound"].to_numpy()
+    assert np.array_equal(paper, by_hand)
+    with_v = run(Scenario(**fields, bound_verification=True)).scenarios["lower_bound"].to_numpy()
+    assert (with_v > paper).all()

@@ -583,14 +583,20 @@ class RunResult:
 
 
 def lower_bounds(scenario: Scenario, batch: BatchSet, nodes: int) -> np.ndarray:
-    """The makespan lower bound of every failure scenario: L(f) (rigid, RIGID Eq. 5-6) or L'(J, f) (MOLDABLE §5.1)."""
+    """The makespan lower bound of every failure scenario: L(f) (rigid, RIGID Eq. 5-6) or L'(J, f) (MOLDABLE §5.1).
+
+    L(f) leaves the verification time V out, as Eq. 5-6 and the reference code do; ``bound_verification``
+    adds V to every attempt (a tighter bound when V is not negligible).
+    """
     failures = batch.silent_errors if batch.silent_errors is not None else np.zeros((1, len(batch.workload.jobs)), dtype=int)
     if batch.workload.times is not None:
         return moldable_lower_bound(batch.workload.times, failures)
     jobs = batch.workload.jobs
     runtimes = np.array([job.runtime for job in jobs])
     sizes = np.array([job.partition_size for job in jobs])
-    return rigid_lower_bound(runtimes, sizes, failures, nodes, scenario.verification_time)
+    # RIGID Eq. 5-6 define L(f) on t_j alone (the detector's cost is negligible, §3), as the reference code does
+    verification = scenario.verification_time if scenario.bound_verification else 0.0
+    return rigid_lower_bound(runtimes, sizes, failures, nodes, verification)
 
 
 def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -> dict:

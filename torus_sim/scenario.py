@@ -157,7 +157,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "spares",
         "prediction_accuracy",
     ),
-    "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay"),
+    "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
     "run": ("seed",),
 }
 """The sections of a scenario file and the fields each holds."""
@@ -287,6 +287,10 @@ class Scenario(BaseModel):
         description="who delays a blocked job (PV-EASY Tables 1-2): the jobs backfilled past it, or every lower-priority job",
     )
     min_delay: Seconds = Field(0.0, ge=0, description="count a delay or a delay from reservation only above this, seconds")
+    bound_verification: bool = Field(
+        False,
+        description="L(f) counts V in every attempt (default: RIGID Eq. 5-6's L(f) on t_j alone, as the reference code)",
+    )
     # run
     seed: int = Field(
         0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"

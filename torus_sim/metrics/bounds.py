@@ -17,7 +17,8 @@ def rigid_lower_bound(
         processors: int ``(n,)``, p_j.
         failures: int ``(n,)`` or ``(S, n)``, f_j per scenario.
         total_processors: P.
-        verification_time: V seconds added to every attempt (0 in the paper).
+        verification_time: V seconds added to every attempt; 0 gives Eq. 5-6 as printed (and as the
+            reference code computes it, whatever V), which the runner uses unless ``bound_verification``.
 
     Returns:
         float64 scalar array or ``(S,)``, seconds.
