@@ -489,3 +489,18 @@ def test_row25_the_rigid_lower_bound_leaves_the_verification_time_out_by_default
     assert np.array_equal(paper, by_hand)
     with_v = run(Scenario(**fields, bound_verification=True)).scenarios["lower_bound"].to_numpy()
     assert (with_v > paper).all()
+
+
+# -- row 14: every input of every run is read before the first run --------------------------------------------------
+
+
+def test_row14_a_malformed_second_failure_log_stops_the_sweep_before_its_first_run(capsys, tmp_path):
+    bad = tmp_path / "bad.log"
+    bad.write_text("- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL FATAL\nnot a RAS line at all\n")
+    file = tmp_path / "grid.toml"
+    file.write_text(f'[workload]\nmax_jobs = 20\n[grid]\nfailures = ["none", "{bad}"]\n')
+    out = tmp_path / "out"
+    code = main(["sweep", str(file), "--out", str(out), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "bad.log" in err and "Traceback" not in err, err
+    assert not list(out.glob("runs/*.json"))

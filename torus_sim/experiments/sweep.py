@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from torus_sim.errors import ConfigurationError
@@ -184,6 +185,45 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
                 cluster.close()
 
 
+def check_inputs(configs: Sequence[Scenario]) -> None:
+    """Read every distinct input file of the runs once (workloads, failure logs, silent-error files), before any run.
+
+    A malformed file then stops the sweep before its first run writes anything, with the reader's
+    sentence (file and line). Synthetic and bundled inputs need no check.
+
+    Raises:
+        ConfigurationError, WorkloadFormatError, FailureLogFormatError, JobSetFormatError, FileNotFoundError:
+            as the readers raise them.
+    """
+    from failure_logs.sources import load_failure_source
+    from torus_sim.runner import _nodes, batch_set, load_workload
+
+    seen: set = set()
+    for config in configs:
+        if config.batch:
+            key = ("batch", config.workload, config.silent_spec, config.scenarios, config.jobs, config.job_set, config.seed)
+            if key not in seen and (config.workload.startswith(("refcode:", "table:")) or config.silent_spec not in ("none", "drawn")):
+                seen.add(key)
+                batch_set(config)
+            continue
+        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, tuple(config.torus_dims))
+        workload = None
+        if key not in seen:
+            seen.add(key)
+            workload = load_workload(config)
+        spec = config.failure_spec
+        if spec in ("none", "bundled", "mtbf") or spec.startswith("synthetic:"):
+            continue
+        failure_key = ("failures", spec, config.lanl_system, config.fta_system, config.fta_platform, config.fta_nodes)
+        if failure_key not in seen:
+            seen.add(failure_key)
+            workload = workload or load_workload(config)
+            capacity = int(np.prod(config.torus_dims)) if config.platform == "torus" else _nodes(config, workload.processors)
+            load_failure_source(
+                spec, capacity, None, config.lanl_system, config.synthetic_model, config.fta_system, config.fta_platform, config.fta_nodes
+            )
+
+
 def run_configs(
     configs: Sequence[Scenario],
     executor: str = "serial",
@@ -219,6 +259,7 @@ def run_configs(
     keys = [run_key(config) for config in configs]
     unique = dict(zip(keys, configs, strict=True))
     todo = [config for key, config in unique.items() if key not in done]
+    check_inputs(todo)  # every input of every run read once before the first run starts
     bar = None
     if progress:
         from tqdm.auto import tqdm
