@@ -504,3 +504,35 @@ def test_row14_a_malformed_second_failure_log_stops_the_sweep_before_its_first_r
     err = capsys.readouterr().err
     assert code == 2 and "bad.log" in err and "Traceback" not in err, err
     assert not list(out.glob("runs/*.json"))
+
+
+# -- rows 13 and 18: binary, zstd, UTF-16 and sparse files, symbolic-link loops ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("zstd", "is zstd-compressed"),
+        ("utf16", "is UTF-16 text"),
+        ("sparse", "holds binary data (NUL bytes)"),
+        ("loop", "is a symbolic link that leads nowhere"),
+    ],
+)
+def test_row13_row18_files_that_are_not_text_are_named_for_what_they_are(capsys, tmp_path, kind, expected):
+    log = tmp_path / "log.swf"
+    if kind == "zstd":
+        log.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 100)
+    elif kind == "utf16":
+        log.write_text("; MaxProcs: 128\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n", encoding="utf-16")
+    elif kind == "sparse":
+        with open(log, "wb") as handle:
+            handle.truncate(1 << 30)  # 1 GiB of NULs, sparse on disk
+    else:
+        log.symlink_to(tmp_path / "log.swf")
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    began = time.perf_counter()
+    err = refused(capsys, tmp_path, "--platform", "cluster", "--nodes", "128", "--workload", str(log))
+    assert time.perf_counter() - began < 5 and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000
+    assert "log.swf" in err and expected in err, err

@@ -48,6 +48,8 @@ def require_file(path: str | Path, what: str = "input") -> Path:
     """
     path = Path(path)
     if not path.exists():
+        if path.is_symlink():
+            raise InputFileError(path, f"is a symbolic link that leads nowhere (a loop or a missing target), not a {what} file")
         raise FileNotFoundError(f"{what} file not found: {path}")
     if path.is_dir():
         raise InputFileError(path, f"is a directory, not a {what} file")
@@ -86,14 +88,36 @@ def input_lines(path: str | Path, what: str = "input") -> Iterator[str]:
     path = require_file(path, what)
     name, opener = _compression(path)
     if opener is None:
+        with open(path, "rb") as probe:
+            _sniff(path, probe.read(_SNIFF_BYTES), what)
         with open(path, encoding="utf-8", errors="replace") as handle:
             yield from handle
         return
     try:
+        with opener(path, "rb") as probe:
+            _sniff(path, probe.read(_SNIFF_BYTES), what, name)
         with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
             yield from handle
     except _DECOMPRESSION_ERRORS as error:
         raise InputFileError(path, f"truncated or corrupt {name} file ({error})") from None
+
+
+_SNIFF_BYTES = 1 << 16
+
+
+def _sniff(path: Path, head: bytes, what: str, compression: str | None = None) -> None:
+    """Refuse content that is not text from its first bytes, saying what it is (never reading a whole binary file).
+
+    Raises:
+        InputFileError: zstd-compressed data, UTF-16 text, or NUL bytes (binary data, a sparse file).
+    """
+    inside = f" (inside the {compression} compression)" if compression else ""
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        raise InputFileError(path, f"is zstd-compressed{inside}, which is not read: decompress it (zstd -d) or use gzip, xz or bzip2")
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise InputFileError(path, f"is UTF-16 text{inside}: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)")
+    if b"\x00" in head:
+        raise InputFileError(path, f"holds binary data (NUL bytes){inside}, not the text of a {what} file")
 
 
 def input_text(path: str | Path, what: str = "input") -> str:
