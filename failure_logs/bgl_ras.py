@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from failure_logs.events import MAX_EPOCH, FailureLog
-from torus_sim.errors import ConfigurationError, FailureLogFormatError
+from torus_sim.errors import ConfigurationError, FailureLogFormatError, InputFileError
 from torus_sim.files import file_sha256, input_lines
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
@@ -112,6 +112,7 @@ def read_bgl_ras(
         InputFileError: a directory, or a truncated or corrupt compressed file.
         FailureLogFormatError: a line with fewer than 9 fields, or an EpochSec that is not an
             integer in 0..:data:`failure_logs.events.MAX_EPOCH`.
+        InputFileError: an empty file (no line at all).
     """
     mapping = mapping or MidplaneMapping.default()
     counts: Counter = Counter()
@@ -141,6 +142,8 @@ def read_bgl_ras(
             continue
         times.append(float(epoch))
         supernodes.append(mapping.supernode_of[midplane])
+    if not counts["lines"]:  # the rule of every reader: an empty file is refused (a log without failures is not)
+        raise InputFileError(path, "is empty: a BG/L RAS log has one event per line")
     return FailureLog(
         failed_at=np.array(times, dtype=np.float64),
         supernodes=np.array(supernodes, dtype=np.int64),

@@ -76,7 +76,9 @@ def read_lanl(
         raise FailureLogFormatError(path, 1, f"no header line (expected the columns {list(LANL_COLUMNS)})") from None
     except pd.errors.ParserError as error:
         line = re.search(r"line (\d+)", str(error))
-        raise FailureLogFormatError(path, int(line.group(1)) if line else 1, f"not a CSV table: {error}") from None
+        row = re.search(r"row (\d+)", str(error))  # pandas counts rows from the header, row 0
+        number = int(line.group(1)) if line else int(row.group(1)) + 1 if row else 1
+        raise FailureLogFormatError(path, number, f"not a CSV table: {error}") from None
     missing = [column for column in LANL_COLUMNS if column not in table.columns]
     if missing:
         raise FailureLogFormatError(path, 1, f"missing columns {missing}")
@@ -110,7 +112,15 @@ def read_lanl(
     node_count = int(system_nodes.iloc[0])
     node_ids = nodes.to_numpy(dtype=np.int64)
     mapper = node_to_supernode or (lambda ids, count: ids * n_supernodes // count)
+    beyond = node_ids >= node_count
+    if beyond.any():
+        row = rows.iloc[int(np.argmax(beyond))]
+        raise FailureLogFormatError(
+            path, int(row["line_no"]), f"'nodenumz' {row['nodenumz'].strip()} is not below the system's node count {node_count}"
+        )
     supernodes = np.asarray(mapper(node_ids, node_count), dtype=np.int64)
     if len(supernodes) and (supernodes.min() < 0 or supernodes.max() >= n_supernodes):
-        raise ConfigurationError(f"{path}: node mapping left the range 0..{n_supernodes - 1}")
+        outside = (supernodes < 0) | (supernodes >= n_supernodes)
+        row = rows.iloc[int(np.argmax(outside))]
+        raise FailureLogFormatError(path, int(row["line_no"]), f"node mapping left the range 0..{n_supernodes - 1}")
     return FailureLog(failed_at, supernodes, repair_at, source=f"{path}#system={system}", sha256=file_sha256(path), counts=counts)

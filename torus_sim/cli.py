@@ -107,8 +107,9 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
                     help=help_text + " (repeat for each; the value read as TOML, else as text)",
                 )
                 continue
-            if name == "monotonic":
-                group.add_argument("--monotonic", dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
+            if name in ("monotonic", "bound_verification"):
+                flag = "--" + name.replace("_", "-")
+                group.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
                 continue
             flags = ["--" + name.replace("_", "-"), *_ALIASES.get(name, [])]
             annotation = str(info.annotation)
@@ -247,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
         0 on success, 2 on bad input or configuration (with the reason on stderr, never a traceback).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
+    import warnings
+
+    warnings.formatwarning = _warning_line  # one line each: "torus-sim: warning: ...", no source line
     if argv and argv[0] in ("flat", "online"):  # removed commands: whatever follows, even --help, gets the new form
         return _removed(argparse.Namespace(command=argv[0], rest=argv[1:]))
     args = build_parser().parse_args(argv)
@@ -278,6 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     return 0
+
+
+def _warning_line(message, category, filename, lineno, line=None) -> str:
+    """A warning as the command line shows it: one line, no file, no source."""
+    return f"torus-sim: warning: {message}\n"
 
 
 def _scenario_from(args):

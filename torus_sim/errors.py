@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "BatsimWorkloadFormatError",
     "PolicyError",
     "ConfigurationError",
     "FailureLogFormatError",
@@ -61,6 +62,12 @@ class WorkloadFormatError(InputFormatError):
     """A malformed Standard Workload Format line (see :mod:`torus_sim.workload.swf`)."""
 
     kind = "SWF"
+
+
+class BatsimWorkloadFormatError(WorkloadFormatError):
+    """A Batsim JSON workload that is not valid JSON (see :mod:`torus_sim.formats.batsim`)."""
+
+    kind = "Batsim JSON"
 
 
 class FailureLogFormatError(InputFormatError):

@@ -113,7 +113,9 @@ def _sniff(path: Path, head: bytes, what: str, compression: str | None = None) -
     """
     inside = f" (inside the {compression} compression)" if compression else ""
     if head.startswith(b"\x28\xb5\x2f\xfd"):
-        raise InputFileError(path, f"is zstd-compressed{inside}, which is not read: decompress it (zstd -d) or use gzip, xz or bzip2")
+        raise InputFileError(
+            path, f"is zstd-compressed{inside}, which is not read: decompress it (zstd -d) or use gzip, xz or bzip2"
+        )
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise InputFileError(path, f"is UTF-16 text{inside}: convert it to UTF-8 (iconv -f UTF-16 -t UTF-8)")
     if b"\x00" in head:

@@ -247,6 +247,13 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
     else:
         trace = read_swf(path)
     named = trace.header_int("MaxProcs") or trace.header_int("MaxNodes")
+    if named is not None and named < 1 and not scenario.nodes and scenario.platform == "cluster":
+        from torus_sim.errors import WorkloadFormatError
+
+        key = "MaxProcs" if trace.header_int("MaxProcs") is not None else "MaxNodes"
+        raise WorkloadFormatError(
+            path, trace.header_lines.get(key, 0), f"header {key!r} must be a positive machine size, got {named}"
+        )
     capacity = capacity or _nodes(scenario, named)
     round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if scenario.platform == "torus" else None
     return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, SWF_RULES[scenario.rules])
@@ -425,14 +432,20 @@ def stable_hash(text: str) -> int:
 
 
 def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[float, float]]:
-    """Parts of a workload's span ``(start, end)`` before the log's first or after its last failure."""
+    """Parts of a workload's span ``(start, end)`` before the log's first or after its last failure.
+
+    A log of one failure covers no span (there is nothing to say of it), and gaps under a second
+    (the rounding of a fitted log's ends) are not gaps.
+    """
     if not len(log):
         return [span]
+    if len(log) == 1:
+        return []
     first, last = log.span
     gaps = []
-    if first > span[0]:
+    if first > span[0] + 1.0:
         gaps.append((span[0], min(first, span[1])))
-    if last < span[1]:
+    if last < span[1] - 1.0:
         gaps.append((max(last, span[0]), span[1]))
     return gaps
 

@@ -202,7 +202,9 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
     for config in configs:
         if config.batch:
             key = ("batch", config.workload, config.silent_spec, config.scenarios, config.jobs, config.job_set, config.seed)
-            if key not in seen and (config.workload.startswith(("refcode:", "table:")) or config.silent_spec not in ("none", "drawn")):
+            if key not in seen and (
+                config.workload.startswith(("refcode:", "table:")) or config.silent_spec not in ("none", "drawn")
+            ):
                 seen.add(key)
                 batch_set(config)
             continue
@@ -220,7 +222,14 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             workload = workload or load_workload(config)
             capacity = int(np.prod(config.torus_dims)) if config.platform == "torus" else _nodes(config, workload.processors)
             load_failure_source(
-                spec, capacity, None, config.lanl_system, config.synthetic_model, config.fta_system, config.fta_platform, config.fta_nodes
+                spec,
+                capacity,
+                None,
+                config.lanl_system,
+                config.synthetic_model,
+                config.fta_system,
+                config.fta_platform,
+                config.fta_nodes,
             )
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from torus_sim.errors import InputFileError, WorkloadFormatError
+from torus_sim.errors import BatsimWorkloadFormatError, InputFileError
 from torus_sim.files import file_sha256, input_text
 from torus_sim.platforms.base import interval_text
 from torus_sim.workload.swf import MAX_SECONDS, SwfRecord, SwfTrace
@@ -191,7 +191,7 @@ def read_batsim_workload(path: str | Path) -> SwfTrace:
     try:
         data = json.loads(input_text(path, "workload"))
     except json.JSONDecodeError as error:
-        raise WorkloadFormatError(path, error.lineno, f"not a Batsim JSON workload: {error.msg}") from None
+        raise BatsimWorkloadFormatError(path, error.lineno, f"not a Batsim JSON workload: {error.msg}") from None
     except RecursionError:
         raise InputFileError(path, "not a Batsim JSON workload: nested too deeply") from None
     except ValueError as error:  # e.g. an integer beyond Python's digit limit

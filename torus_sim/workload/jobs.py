@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.errors import ConfigurationError, InputFileError, WorkloadFormatError
 from torus_sim.job import Job
 from torus_sim.workload.swf import SwfTrace
 
@@ -147,6 +147,22 @@ class Workload:
         return (self.jobs[0].submitted_at, self.jobs[-1].submitted_at)
 
 
+def _refuse_duplicate_ids(trace: SwfTrace, rows: np.ndarray, job_ids: np.ndarray) -> None:
+    """Raise WorkloadFormatError at the second line of the first job id that appears twice among the usable lines."""
+    if len(job_ids) < 2:
+        return
+    by_id = np.argsort(job_ids, kind="stable")
+    repeated = np.flatnonzero(job_ids[by_id][1:] == job_ids[by_id][:-1])
+    if len(repeated):
+        pairs = [(int(by_id[i + 1]), int(by_id[i])) for i in repeated]
+        second, first = min(pairs)  # the earliest line that repeats an id
+        raise WorkloadFormatError(
+            trace.path,
+            trace.line_of(int(rows[second])),
+            f"job id {int(job_ids[second])} appears again (first at line {trace.line_of(int(rows[first]))})",
+        )
+
+
 def jobs_from_swf(
     trace: SwfTrace,
     capacity: int,
@@ -253,6 +269,8 @@ def jobs_from_swf(
             found = int(np.count_nonzero(mask[: last_line + 1] if lines is None else mask & (lines <= last_line)))
             if found:
                 cleaning[key] += found
+    kept = np.sort(order)  # the jobs of the run, in file order
+    _refuse_duplicate_ids(trace, rows[kept], job_ids[kept])
     jobs = JobColumns(
         job_ids[order],
         submitted[order],

@@ -111,12 +111,20 @@ class SwfTrace:
         table: float ``(n, 18)``, the job lines in file order, one column per :data:`SWF_FIELDS`
             (integer fields hold integers, exactly: every value is within :data:`MAX_COUNT`).
             A table, not n Python tuples: a 450k-job log is 65 MB here instead of ~300 MB.
+        header_lines: the file line of each header key (its first line), for messages.
+        line_numbers: int32 ``(n,)``, the file line of each job line (None for a converter's trace).
     """
 
     path: Path
     sha256: str
     header: dict[str, str] = field(default_factory=dict)
     table: np.ndarray = field(default_factory=lambda: np.empty((0, len(SWF_FIELDS))))
+    header_lines: dict[str, int] = field(default_factory=dict)
+    line_numbers: np.ndarray | None = None
+
+    def line_of(self, row: int) -> int:
+        """The file line of job line ``row`` (its 1-based position when the trace keeps no line numbers)."""
+        return int(self.line_numbers[row]) if self.line_numbers is not None else row + 1
 
     @classmethod
     def from_records(cls, path: Path, sha256: str, header: dict[str, str], records: list[SwfRecord]) -> SwfTrace:
@@ -158,7 +166,8 @@ class SwfTrace:
         try:
             return int(self.header[key].split()[0])
         except (ValueError, IndexError):
-            raise WorkloadFormatError(self.path, 0, f"header {key!r} is not an integer: {self.header[key]!r}") from None
+            line = self.header_lines.get(key, 0)
+            raise WorkloadFormatError(self.path, line, f"header {key!r} is not an integer: {self.header[key]!r}") from None
 
 
 def _parse_line(path: Path, line_no: int, text: str) -> SwfRecord:
@@ -219,12 +228,14 @@ def read_swf(path: str | Path) -> SwfTrace:
             if sep:
                 key, value = key.strip(), value.strip()
                 trace.header[key] = f"{trace.header[key]}\n{value}" if key in trace.header else value
+                trace.header_lines.setdefault(key, line_no)
             continue
         numbered.append((line_no, text))
     table = _parse_table([text for _, text in numbered])
     if table is None:  # some line is bad: find and name the first one
         table = np.array([_parse_line(path, line_no, text) for line_no, text in numbered], dtype=float)
     trace.table = table.reshape(len(numbered), len(SWF_FIELDS))
+    trace.line_numbers = np.fromiter((line_no for line_no, _ in numbered), dtype=np.int32, count=len(numbered))
     trace.sha256 = file_sha256(path)
     return trace
 
