@@ -195,7 +195,11 @@ def test_a_batsim_workload_runs_with_the_swf_cleaning_rules(tmp_path):
 @pytest.mark.parametrize(
     ("data", "error", "message"),
     [
-        ('{"nb_res": 4, "jobs": [\n  {"id": 1,,}]}', WorkloadFormatError, r":2: malformed Batsim JSON line: not a Batsim JSON workload"),
+        (
+            '{"nb_res": 4, "jobs": [\n  {"id": 1,,}]}',
+            WorkloadFormatError,
+            r":2: malformed Batsim JSON line: not a Batsim JSON workload",
+        ),
         ({"jobs": []}, InputFileError, "a JSON object with 'nb_res'"),
         (
             batsim_workload([{"id": 1, "subtime": 0, "res": 2, "profile": "nope"}]),
