@@ -10,11 +10,15 @@ desktops, ...). Its ``event_trace`` table is tab- or whitespace-separated with a
 is read as one fail-stop failure whose repair ends the interval (``downtime = "log"`` uses it);
 availability intervals are counted and skipped.
 
-Nodes map onto the platform's supernodes (or cluster nodes) in contiguous blocks, as the LANL
-reader does: ``supernode = node * n_supernodes // nodes``. The node number is the part of
-``node_name`` after its first ``.`` (``<system>.<node>``, as in the FTA's LANL trace) when that is an
-integer, else the rank of ``node_id`` among the selected nodes; ``nodes`` is the system's node count
-(the event trace lists only nodes that had events, so give it when known: LANL system 20 has 512).
+Columns are separated by runs of whitespace (the published tables pad them with tabs and spaces).
+A node is identified by ``node_id``. Nodes map onto the platform's supernodes (or cluster nodes) in
+contiguous blocks, as the LANL reader does: ``supernode = node * n_supernodes // nodes``. The node
+number is the part of ``node_name`` after its first ``.`` (``<system>.<node>``) when those numbers name
+the same nodes as the ``node_id`` column (one number per id, one id per number: a converted LANL
+table); otherwise (the FTA prints ``node_name`` as a decimal, so ``20.52`` and ``20.520`` are one node,
+and a selection of several systems repeats numbers) the rank of ``node_id`` among the selected nodes.
+``nodes`` is the system's node count (the event trace lists only nodes that had events, so give it
+when known: LANL system 20 has 512).
 
 References:
     Kondo, Javadi, Iosup, Epema, "The Failure Trace Archive: enabling comparative analysis of
@@ -54,7 +58,8 @@ DOWN, UP = 0, 1
 
 
 def _split(line: str) -> list[str]:
-    return [field.strip() for field in line.rstrip("\r\n").split("\t")] if "\t" in line else line.split()
+    """The fields of a line: the published tables pad their columns with runs of tabs and spaces."""
+    return line.split()
 
 
 def _time(path: Path, line_no: int, text: str, name: str) -> float:
@@ -75,6 +80,16 @@ def _integer(path: Path, line_no: int, text: str, name: str) -> int:
     if not 0 <= value < 2**63:
         raise FailureLogFormatError(path, line_no, f"{name} {value} is not in 0..2**63-1")
     return value
+
+
+def _one_to_one(numbers: list[int], node_ids: list[int]) -> bool:
+    """Whether the node numbers read from the names and the node ids name the same nodes (a bijection)."""
+    by_id: dict[int, int] = {}
+    by_number: dict[int, int] = {}
+    for number, node in zip(numbers, node_ids, strict=True):
+        if by_id.setdefault(node, number) != number or by_number.setdefault(number, node) != node:
+            return False
+    return True
 
 
 def read_fta(
@@ -163,7 +178,10 @@ def read_fta(
         chosen = ", ".join(f"{key} {value}" for key, value in (("system", system), ("platform", platform)) if value is not None)
         raise ConfigurationError(f"{path}: no down interval (event_type 0){' for ' + chosen if chosen else ''}")
     numbers_array = np.array(numbers, dtype=np.int64)
-    if (numbers_array < 0).any():  # names without a node number: rank the node ids
+    if (numbers_array < 0).any() or not _one_to_one(numbers, node_ids):
+        # node_id is the node's identity: names without a node number, or names that do not name one node
+        # each (the FTA prints <system>.<node> as a decimal, so 20.52 and 20.520 are one node, and one
+        # node number recurs in every system), give way to the rank of the node id
         ranks = {node: rank for rank, node in enumerate(sorted(set(node_ids)))}
         numbers_array = np.array([ranks[node] for node in node_ids], dtype=np.int64)
         counts["nodes_from_ids"] = 1

@@ -230,3 +230,29 @@ def test_a_workload_time_beyond_the_bound_is_a_line_error_and_minus_one_still_me
     with pytest.raises(WorkloadFormatError, match="requested_time") as caught:
         read_swf(path)
     assert caught.value.line_no == 2
+
+
+PUBLISHED_FTA = (
+    "event_id\tcomponent_id\tnode_id\tplatform_id\tnode_name\tevent_type\tevent_start_time\tevent_stop_time\tevent_end_reason\n"
+    "1\t\t0\t\t2052\t\t20\t20.52\t\t0\t1000\t\t2000\t\t\n"
+    "2 \t 0\t\t2052 \t20\t\t20.520\t0\t3000\t4000\t\thardware\n"
+    "3\t0\t2005\t20\t20.005\t\t0\t5000\t\t5500\n"
+    "4\t0\t2511\t20\t20.511\t1\t6000\t7000\t\n"
+    "5\t0\t1905\t19\t19.005\t0\t8000\t9000\t\n"
+    "6\t0\t2300\t20\t20.3\t0\t9500\t9900\t\n"
+)
+
+
+def test_the_fta_table_in_its_published_layout_reads_whole_and_by_system(tmp_path):
+    """Runs of tabs and spaces, empty fields, decimal node names that collide (20.52 and 20.520 are node 2052)."""
+    path = tmp_path / "event_trace.tab"
+    path.write_text(PUBLISHED_FTA)
+    whole = read_fta(path, 128)
+    assert whole.counts["down_intervals"] == 5 and whole.counts["up_intervals"] == 1
+    assert whole.counts["nodes_from_ids"] == 1 and whole.counts["nodes"] == 4  # node ids 1905, 2005, 2052, 2300
+    system = read_fta(path, 128, system="20", nodes=512)
+    assert system.counts["other_system"] == 1 and len(system) == 4
+    # node 2052 (both of its names) is one node: its two failures land on one supernode
+    assert system.supernodes[0] == system.supernodes[1]
+    assert system.failed_at.tolist() == [1000.0, 3000.0, 5000.0, 9500.0]
+    assert system.repair_at.tolist() == [2000.0, 4000.0, 5500.0, 9900.0]
