@@ -324,7 +324,12 @@ def _run(args) -> int:
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
     first = f"the first {workload['jobs']:,} jobs" if scenario.max_jobs else f"{workload['jobs']:,} jobs"
-    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'none'})")
+    load = (
+        f"; offered load {workload['offered_load']:.3f} at c = {workload['load_scale']:.4g}"
+        if workload.get("offered_load")
+        else ""
+    )
+    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'none'}{load})")
     print(f"platform  {platform['kind']} of {platform['nodes']} nodes")
     print(
         f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
@@ -334,7 +339,8 @@ def _run(args) -> int:
         f", backfill {'on' if scenario.backfill else 'off'}, migration {'on' if scenario.migration else 'off'}" if krevat else ""
     )
     predictor = f" (predictor {result.inputs['predictor']})" if result.inputs["predictor"] != "null" else ""
-    print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {scenario.load_scale}; seed {scenario.seed}")
+    c = workload.get("load_scale", scenario.load_scale)
+    print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {c:.4g}; seed {scenario.seed}")
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)
         if info and info["origin"] != "built-in":

@@ -16,6 +16,7 @@ __all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "w
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
+    "offered_load": ("offered load (after cleaning)", "{:.3f}"),
     "avg_wait_time": ("average wait time (s)", "{:,.1f}"),
     "avg_response_time": ("average response time (s)", "{:,.1f}"),
     "avg_bounded_slowdown": ("average bounded slowdown", "{:,.3f}"),

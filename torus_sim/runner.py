@@ -256,7 +256,14 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
         )
     capacity = capacity or _nodes(scenario, named)
     round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if scenario.platform == "torus" else None
-    return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, SWF_RULES[scenario.rules])
+    rules = SWF_RULES[scenario.rules]
+    if scenario.offered_load is None:
+        return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, rules)
+    unscaled = jobs_from_swf(trace, capacity, round_size, 1.0, scenario.max_jobs, rules).offered_load(capacity)
+    if not unscaled:
+        raise ConfigurationError(f"{path}: the workload has no offered load to scale (its jobs are submitted at one instant)")
+    # the offered load is linear in c (c multiplies every runtime): c = wanted / load at c = 1 (BGL-FAULT §6.2)
+    return jobs_from_swf(trace, capacity, round_size, scenario.offered_load / unscaled, scenario.max_jobs, rules)
 
 
 @lru_cache(maxsize=8)
@@ -625,6 +632,8 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "kind": workload.kind,
             "cleaning": dict(sorted(workload.cleaning.items())),
             "unix_start_time": workload.header.get("UnixStartTime") if workload.header else None,
+            "load_scale": workload.load_scale,
+            "offered_load": workload.offered_load(model.platform.capacity),
         },
         "platform": {"kind": model.platform.kind, "nodes": model.platform.capacity},
         "failures": {
@@ -680,8 +689,16 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     if not scenario.batch:
         model = build_model(scenario, inputs)
         _warn_uncovered(inputs)
+        offered = model.workload.offered_load(model.platform.capacity)
+        if offered is not None and offered > 1.0:
+            warnings.warn(
+                f"the offered load after cleaning is {offered:.2f} > 1 (c = {model.workload.load_scale:.4g}): the queue grows "
+                "without bound and the means describe the backlog, not the scheduler; --offered-load 0.9 picks the c that gives 0.9",
+                stacklevel=2,
+            )
         record = model.run(progress=progress)
         summary = _summary(scenario, model, record)
+        summary["offered_load"] = offered if offered is not None else float("nan")
         from torus_sim.metrics.summary import job_table
 
         return RunResult(

@@ -99,6 +99,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "workload": (
         "workload",
         "load_scale",
+        "offered_load",
         "max_jobs",
         "swf_rules",
         "jobs",
@@ -189,6 +190,9 @@ class Scenario(BaseModel):
         "bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state"
     )
     load_scale: float = Field(1.0, gt=0, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
+    offered_load: float | None = Field(
+        None, gt=0, description="choose c so that the cleaned workload's offered load is this (instead of load_scale)"
+    )
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
     swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(
         None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)"
@@ -380,6 +384,8 @@ class Scenario(BaseModel):
             raise ValueError(f"runtime_range must be 0 < low <= high, got {self.runtime_range}")
         if self.mean_failure_probability is not None and self.error_rate is not None:
             raise ValueError("give the mean failure probability q̄ or the error rate λ, not both")
+        if self.offered_load is not None and self.load_scale != 1.0:
+            raise ValueError("give the load scale c or the offered load, not both (the offered load picks c)")
         if self.failures == "mtbf" and self.node_mtbf is None:
             raise ValueError("failures = mtbf needs the per-node MTBF node_mtbf (seconds)")
         return self

@@ -111,6 +111,10 @@ class JobColumns(Sequence):
     def __iter__(self):
         return iter(self.build())
 
+    def column(self, name: str) -> np.ndarray:
+        """One column (read only): ``job_id``, ``submitted_at``, ``runtime``, ``walltime``, ``size``, ``partition_size``, ``user_id``."""
+        return self._columns[self._FIELDS.index(name)]
+
 
 @dataclass
 class Workload:
@@ -138,6 +142,28 @@ class Workload:
     kind: str = "online"
     processors: int | None = None
     times: object = None
+
+    def offered_load(self, capacity: int) -> float | None:
+        """The offered load: sum of partition size x runtime over capacity x the submission span.
+
+        Above 1 the machine cannot keep up: the wait queue grows without bound and the means describe
+        the backlog, not the scheduler. None for a batch (all submitted at once) or a span of zero.
+
+        Args:
+            capacity: the platform's nodes (supernodes on the torus).
+
+        References:
+            Feitelson, "Workload Modeling for Computer Systems Performance Evaluation" (2015), §9.6.1
+            (offered load); BGL-FAULT §6.2 (the load scale c multiplies it).
+        """
+        start, end = self.span
+        if self.kind != "online" or end <= start or not len(self.jobs):
+            return None
+        if isinstance(self.jobs, JobColumns):
+            work = float(np.dot(self.jobs.column("partition_size").astype(float), self.jobs.column("runtime")))
+        else:
+            work = float(sum(job.partition_size * job.runtime for job in self.jobs))
+        return work / (capacity * (end - start))
 
     @property
     def span(self) -> tuple[float, float]:
