@@ -197,3 +197,42 @@ def test_browser_shows_the_torus_steps_it_and_shows_no_error(served_app):
     assert plots_before != plots_after, "the live plots did not change after three steps"
     assert "error in step" not in visible and "Traceback" not in visible and "Error" not in visible
     assert "t = 3.0 h" in visible and "Step: 3" in visible
+
+
+def _browser(driver):
+    return driver.chromium.launch(
+        executable_path=CHROMIUM,
+        headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
+    )
+
+
+def test_each_browser_session_has_its_own_model_and_a_bad_seed_is_a_notice(served_app):
+    """Issue 31: two tabs are two models (stepping one leaves the other at step 0); seed "abc" + Reset is refused in place."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
+    with playwright.sync_playwright() as driver:
+        browser = _browser(driver)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        first, second = context.new_page(), context.new_page()
+        for page in (first, second):
+            page.goto(served_app, timeout=90_000)
+            page.get_by_role("button", name="Step").wait_for(timeout=90_000)
+        for count in range(1, 4):
+            first.get_by_role("button", name="Step").click()
+            first.get_by_text(f"Step: {count}").wait_for(timeout=60_000)
+        second.wait_for_timeout(1000)
+        assert "Step: 0" in second.inner_text("body") and "t = 0.0 h" in second.inner_text("body")
+        third = context.new_page()  # a session opened after another one stepped starts at step 0 too
+        third.goto(served_app, timeout=90_000)
+        third.get_by_role("button", name="Step").wait_for(timeout=90_000)
+        assert "Step: 0" in third.inner_text("body")
+        seed = second.get_by_label("Seed")
+        seed.fill("abc")
+        seed.press("Enter")
+        second.get_by_role("button", name="Reset").click()
+        second.get_by_text("is not a whole number >= 0: seed 0 is used").wait_for(timeout=60_000)
+        text = second.inner_text("body")
+        browser.close()
+    assert "Traceback" not in text and "ValueError" not in text

@@ -103,6 +103,14 @@ class VizModel(ConfiguredModel):
     ) -> None:
         policy = scheduler or policy
         chosen = None if predictor == "default" or policy not in ("balancing", "tiebreak") else predictor
+        self.notice = ""
+        try:  # a control's text: refused in place (a notice on the page), never a traceback
+            seed = int(str(seed).strip())
+            if seed < 0:
+                raise ValueError
+        except ValueError:
+            self.notice = f"Seed {seed!r} is not a whole number >= 0: seed 0 is used."
+            seed = 0
         super().__init__(
             step_seconds=step_seconds,
             node_identities=True,
@@ -114,7 +122,7 @@ class VizModel(ConfiguredModel):
             confidence=float(confidence),
             accuracy=float(accuracy),
             load_scale=float(load_scale),
-            seed=int(seed),
+            seed=seed,
         )
 
     @property
@@ -349,8 +357,11 @@ def queue_summary(model) -> list[str]:
 
 @solara.component
 def QueueView(model):
-    """The wait queue: head job, its reservation, and the next jobs."""
+    """The wait queue: head job, its reservation, and the next jobs (and a notice about a refused control)."""
     update_counter.get()
+    notice = getattr(model, "notice", "")
+    if notice:
+        solara.Warning(notice)
     solara.Markdown("\n\n".join(queue_summary(model)))
 
 
@@ -399,9 +410,18 @@ model_params = {
 }
 """The page's controls (Mesa user parameters) and fixed parameters."""
 
-page = SolaraViz(
-    VizModel(),
-    components=[(TorusView, 0), (QueueView, 0), (LivePlots, 0), (RecentJobs, 0)],
-    model_params=model_params,
-    name="torus-sim: scheduling on failure-prone machines",
-)
+
+@solara.component
+def Page():
+    """The page: one model per browser session (a module-level model would be shared by every visitor).
+
+    Solara renders ``Page`` once per session; ``use_memo`` keeps that session's model across renders,
+    and Mesa's Reset replaces it in the session's own reactive state.
+    """
+    model = solara.use_memo(VizModel, dependencies=[])
+    return SolaraViz(
+        model,
+        components=[(TorusView, 0), (QueueView, 0), (LivePlots, 0), (RecentJobs, 0)],
+        model_params=model_params,
+        name="torus-sim: scheduling on failure-prone machines",
+    )
