@@ -37,6 +37,7 @@ from torus_sim.runner import BUNDLED_NASA_LOG, ConfiguredModel
 from torus_sim.scenario import ONLINE_POLICIES
 
 __all__ = [
+    "Page",
     "VizModel",
     "VizTorusModel",
     "draw_cluster",
@@ -45,7 +46,6 @@ __all__ = [
     "draw_recent_jobs",
     "draw_torus",
     "model_params",
-    "page",
     "queue_summary",
 ]
 
