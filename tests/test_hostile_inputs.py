@@ -459,7 +459,7 @@ def test_row22_the_header_and_manifest_name_what_ran(capsys, tmp_path):
     arguments = ["run", "--platform", "cluster", "--policy", "PV-EASY", "--max-jobs", "200", "--failures", "bundled"]
     assert main([*arguments, "--out", str(tmp_path / "b"), "--no-progress"]) == 0
     out = capsys.readouterr().out
-    assert "policy    PV-EASY; c = 1.0" in out and "migration on" not in out
+    assert "policy    PV-EASY; c = 1; seed 0" in out and "migration on" not in out
     assert "work lost (node-s)" in out and "supernode" not in out
 
 
