@@ -138,3 +138,15 @@ def test_a_real_failure_log_gives_each_window_the_failures_of_its_own_period():
     log = env.model.failure_log
     span = env.model.workload.span
     assert len(log) > 0 and log.failed_at.min() >= span[0]
+
+
+def test_an_agent_that_always_waits_runs_one_job_at_a_time_started_by_the_environment():
+    env = SchedulingEnv({"platform": "cluster", "nodes": 128}, window=60, queue_slots=4)
+    observation, info = env.reset(seed=2)
+    done = False
+    while not done:
+        observation, reward, terminated, truncated, info = env.step(env.action_space.n - 1)  # always wait
+        done = terminated or truncated
+    assert terminated and info["completed"] == 60 and info["forced_starts"] == 60
+    jobs = env.model.record().jobs.sort_values("started_at")
+    assert (jobs["started_at"].to_numpy()[1:] >= jobs["finished_at"].to_numpy()[:-1]).all()  # never two at once

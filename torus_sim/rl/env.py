@@ -292,6 +292,8 @@ class SchedulingEnv(gym.Env):
                 if self._choices_exist():
                     return
                 self._close()
+                if model.pass_open:  # a forced start left the pass open: look at it again
+                    continue
             if not model.step_event():
                 return
 
