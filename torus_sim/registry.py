@@ -150,10 +150,22 @@ def _source_sha256(obj) -> str | None:
     return _file_sha256(path) if path else None
 
 
+@lru_cache(maxsize=1)
+def _packages() -> dict:
+    """Top-level module -> distributions (read once per process: scanning them costs ~0.1 s)."""
+    return metadata.packages_distributions()
+
+
+@lru_cache(maxsize=16)
+def _entry_points(group: str) -> tuple:
+    """The installed entry points of a group (read once per process)."""
+    return tuple(metadata.entry_points(group=group))
+
+
 def _distribution_of(obj) -> tuple[str | None, str | None]:
     """(distribution name, version) that provides the module of ``obj``, or (None, None)."""
     top = object_path(obj).split(":")[0].split(".")[0]
-    names = metadata.packages_distributions().get(top, [])
+    names = _packages().get(top, [])
     for name in names:
         try:
             return name, metadata.version(name)
@@ -269,10 +281,10 @@ class Registry(Generic[T]):
         return list(self._factories)
 
     def entry_points(self) -> dict[str, metadata.EntryPoint]:
-        """The installed packages' entry points of this registry's group, by name (none loaded)."""
+        """The installed packages' entry points of this registry's group, by name (none loaded; read once per process)."""
         if self.group is None:
             return {}
-        return {point.name: point for point in metadata.entry_points(group=self.group)}
+        return {point.name: point for point in _entry_points(self.group)}
 
     def names(self) -> list[str]:
         """Every selectable name: the built-ins, then the installed plug-ins', sorted within each."""
