@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,15 @@ from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.workload.jobs import Workload
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def cli_process(*arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``torus-sim ARGUMENTS`` in a process of its own (its warnings, progress bar and hash seed its own), exit 0 asserted."""
+    done = subprocess.run(
+        [sys.executable, "-m", "torus_sim.cli", *arguments], env={**os.environ, **(env or {})}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ import pytest
 
 from torus_sim.cli import main
 
+from .conftest import cli_process
+
 
 def refused(capsys, tmp_path, *arguments, command="run"):
     """Run the CLI; return its one-line error (asserting exit 2, one line, no traceback, no output folder)."""
@@ -142,32 +144,8 @@ def test_row17_a_table_workload_with_drawn_silent_errors_is_the_same_in_two_proc
     outputs = []
     for salt in ("1", "2"):
         out = tmp_path / f"out{salt}"
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "torus_sim.cli",
-                "run",
-                "--platform",
-                "cluster",
-                "--nodes",
-                "8",
-                "--workload",
-                f"table:{table}",
-                "--error-rate",
-                "0.0005",
-                "--scenarios",
-                "5",
-                "--policy",
-                "LPA",
-                "--out",
-                str(out),
-            ],
-            env={**os.environ, "PYTHONHASHSEED": salt},
-            capture_output=True,
-            text=True,
-        )
-        assert done.returncode == 0, done.stderr
+        arguments = ["--platform", "cluster", "--nodes", "8", "--workload", f"table:{table}", "--error-rate", "0.0005"]
+        cli_process("run", *arguments, "--scenarios", "5", "--policy", "LPA", "--out", str(out), env={"PYTHONHASHSEED": salt})
         outputs.append((out / "scenarios.csv").read_bytes())
     assert outputs[0] == outputs[1]
 
@@ -427,12 +405,7 @@ def test_row23_help_texts_show_each_default_once(capsys):
 def test_row23_a_sweep_written_to_a_file_shows_no_progress_bar(tmp_path):
     file = tmp_path / "one.toml"
     file.write_text('[workload]\nmax_jobs = 20\n[failures]\nfailures = "none"\n')
-    done = subprocess.run(
-        [sys.executable, "-m", "torus_sim.cli", "sweep", str(file), "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    done = cli_process("sweep", str(file), "--out", str(tmp_path / "out"))
     assert "run/s" not in done.stderr and "it/s" not in done.stderr and "\r" not in done.stderr
 
 
@@ -609,9 +582,7 @@ def test_row18_every_failure_reader_refuses_an_empty_file(capsys, tmp_path):
 
 def test_row18_warnings_are_one_line_and_a_single_failure_is_not_a_gap(tmp_path):
     def run_cli(*arguments):  # a process of its own: pytest would capture the warnings
-        done = subprocess.run([sys.executable, "-m", "torus_sim.cli", "run", *arguments], capture_output=True, text=True)
-        assert done.returncode == 0, done.stderr
-        return [line for line in done.stderr.splitlines() if line]
+        return [line for line in cli_process("run", *arguments).stderr.splitlines() if line]
 
     log = tmp_path / "one.log"
     log.write_text(

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.runner import Scenario, load_workload, run
 
-from .conftest import SHARED_DATA
+from .conftest import SHARED_DATA, cli_process
 
 SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 
@@ -36,27 +33,8 @@ def test_offered_load_picks_the_load_scale_that_gives_it():
 
 
 def test_a_saturated_replay_warns_in_one_line(tmp_path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "torus_sim.cli",
-            "run",
-            "--platform",
-            "cluster",
-            "--nodes",
-            "32",
-            "--max-jobs",
-            "300",
-            "--load-scale",
-            "8",
-            "--out",
-            str(tmp_path / "o"),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stderr
+    arguments = ["--platform", "cluster", "--nodes", "32", "--max-jobs", "300", "--load-scale", "8"]
+    done = cli_process("run", *arguments, "--out", str(tmp_path / "o"))
     warnings = [line for line in done.stderr.splitlines() if "offered load" in line]
     assert len(warnings) == 1 and warnings[0].startswith("torus-sim: warning: the offered load after cleaning is ")
     assert "> 1 (c = 8)" in warnings[0] and "--offered-load 0.9" in warnings[0]

@@ -334,10 +334,7 @@ def _run(args) -> int:
     print(
         f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
     )
-    krevat = isinstance(scenario.policy, str) and scenario.policy in ("krevat", "balancing", "tiebreak")
-    settings = (
-        f", backfill {'on' if scenario.backfill else 'off'}, migration {'on' if scenario.migration else 'off'}" if krevat else ""
-    )
+    settings = f", {result.inputs['policy_settings']}" if result.inputs.get("policy_settings") else ""
     predictor = f" (predictor {result.inputs['predictor']})" if result.inputs["predictor"] != "null" else ""
     c = workload.get("load_scale", scenario.load_scale)
     print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {c:.4g}; seed {scenario.seed}")

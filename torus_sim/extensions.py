@@ -11,6 +11,7 @@ References:
 
 from __future__ import annotations
 
+from torus_sim.errors import ConfigurationError
 from torus_sim.registry import PluginInfo
 
 __all__ = ["OFFERED", "check_scenario_extensions", "extension_manifest", "registries"]
@@ -60,7 +61,7 @@ def check_scenario_extensions(scenario) -> None:
         params = getattr(scenario, f"{field}_params")
         if value is None:
             if params and field == "runtime_predictor":
-                raise_configuration("runtime_predictor_params given without a runtime_predictor")
+                raise ConfigurationError("runtime_predictor_params given without a runtime_predictor")
             continue
         if field == "runtime_predictor" and isinstance(value, str) and not params:
             from predictors.runtime import make_runtime_predictor
@@ -70,13 +71,6 @@ def check_scenario_extensions(scenario) -> None:
         if field == "placement" and value == "mfp" and not params:
             continue
         registry.check(_spec(field, value), params, OFFERED[field])
-
-
-def raise_configuration(message: str) -> None:
-    """Raise ConfigurationError(message)."""
-    from torus_sim.errors import ConfigurationError
-
-    raise ConfigurationError(message)
 
 
 def extension_manifest(scenario, placement: str | object, predictor: str | object | None) -> dict:

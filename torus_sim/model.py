@@ -428,9 +428,8 @@ class SchedulingModel(mesa.Model):
                     ),
                     "down_nodes": lambda model: model.down_count(),
                     "job_kills": lambda model: model.counters["job_kills"],
-                    "failures_so_far": lambda model: model.counters[
-                        "failures"
-                    ],  # not "failures": batch_run rows keep that parameter
+                    # not "failures": mesa.batch_run rows keep the scenario's failures parameter under that name
+                    "failures_so_far": lambda model: model.counters["failures"],
                     "preemptions": lambda model: model.counters["preemptions"],
                     "silent_errors": lambda model: model._silent_errors,
                 },
@@ -842,10 +841,7 @@ class SchedulingModel(mesa.Model):
 
     def _pass(self) -> None:
         """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass."""
-        if self.record_fairness:  # open_pass, inline (a pass is the engine's most frequent event)
-            self._pass_head = head = self.queue.head
-            self._pass_promise = head.reservation_at if head is not None else None
-        self.scheduler.passes += 1
+        self.open_pass()
         count = 0
         apply = self.apply_action
         try:
@@ -865,7 +861,11 @@ class SchedulingModel(mesa.Model):
         self.close_pass()
 
     def open_pass(self) -> None:
-        """Begin a scheduling pass (the engine's, or a caller's that applies actions itself, as the Gymnasium environment does)."""
+        """Begin a scheduling pass: count it and note the head and its promise (the fairness columns compare them at the end).
+
+        The engine's own pass (:meth:`_pass`) and a caller that applies actions itself (the Gymnasium
+        environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close_pass`.
+        """
         if self.record_fairness:
             self._pass_head = head = self.queue.head
             self._pass_promise = head.reservation_at if head is not None else None
@@ -912,7 +912,8 @@ class SchedulingModel(mesa.Model):
         if reason is not None:
             raise self._policy_error(reason[0], reason[1])
         if kind is Repack:
-            self._migrate(tuple((job, np.asarray(new, dtype=np.int64) if self._node_ids() else new) for job, new in action.moves))
+            node_ids = self._node_id_allocations
+            self._migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
         elif kind is Preempt:
             self._preempt(action.job)
         else:
@@ -962,10 +963,6 @@ class SchedulingModel(mesa.Model):
             return head.partition_size <= platform.free
         return platform.find(head.partition_size) is not None
 
-    def _node_ids(self) -> bool:
-        platform = self.platform
-        return platform.kind == "cluster" and platform.identities
-
     def _policy_error(self, job_id, reason: str) -> PolicyError:
         return PolicyError(getattr(self.policy, "name", type(self.policy).__name__), self.now, job_id, reason)
 
@@ -991,11 +988,20 @@ class SchedulingModel(mesa.Model):
         return self.platform.allocation_refusal(action.allocation, size, spares=True)
 
     def action_refusal(self, action) -> tuple[int | None, str] | None:
-        """Why a Preempt, Repack or Reserve cannot be applied: ``(job id or None, sentence)``, or None when it can.
+        """Why a Preempt, Repack or Reserve cannot be applied now.
 
         A preempted job must be running; a repack must move distinct running jobs onto allocations of their
         sizes that are free once all the moved jobs' old allocations are released, and disjoint; a reservation
-        is for a waiting job, at a time not before now.
+        is for a waiting job, at a time (seconds) not before now.
+
+        Args:
+            action: what a policy returned (anything; a Start is checked by :meth:`apply_action`).
+
+        Returns:
+            ``(job id or None, sentence)``, or None when the action can be applied. Nothing is changed.
+
+        References:
+            BGL-FAULT §5.1 (migration onto free partitions); PV-EASY §4.2 (preemption).
         """
         kind = type(action)
         if kind is Preempt:

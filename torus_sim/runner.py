@@ -112,18 +112,22 @@ def build_predictor(scenario: Scenario):
     The oracles take their accuracy and confidence from the scenario's fields; ``predictor_params``
     go to the predictor's constructor (checked against its signature).
 
+    Returns:
+        A fresh :class:`~predictors.base.FailurePredictor` (attached to the run by the engine).
+
+    Raises:
+        ConfigurationError: an unknown predictor or a parameter its constructor does not take.
+
     References:
         BGL-FAULT §4.1, §4.2.
     """
-    parameters = (
-        {
-            "oracle-confidence": {"confidence": scenario.confidence},
-            "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
-        }.get(predictor_name(scenario), {})
-        if isinstance(predictor_name(scenario), str)
-        else {}
-    )
-    return PREDICTORS.build(predictor_name(scenario), {**parameters, **scenario.predictor_params}, {"scenario": scenario})
+    name = predictor_name(scenario)
+    oracles = {
+        "oracle-confidence": {"confidence": scenario.confidence},
+        "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
+    }
+    parameters = oracles.get(name, {}) if isinstance(name, str) else {}
+    return PREDICTORS.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario})
 
 
 def build_placement(scenario: Scenario):
@@ -421,7 +425,17 @@ MAX_SYNTHETIC_FAILURES = 1_000_000
 
 
 def _check_synthetic_count(count: int, capacity: int, span: tuple[float, float], spec: str) -> None:
-    """Refuse more synthetic failures than one per node per hour of the span, or than :data:`MAX_SYNTHETIC_FAILURES`."""
+    """Refuse more synthetic failures than one per node per hour of the span, or than :data:`MAX_SYNTHETIC_FAILURES`.
+
+    Args:
+        count: failures asked for.
+        capacity: the platform's nodes.
+        span: ``(start, end)`` seconds the failures are drawn over.
+        spec: what asked for them, for the message.
+
+    Raises:
+        ConfigurationError: too many (at least 1,000 are always allowed).
+    """
     hours = max((span[1] - span[0]) / 3600.0, 1.0)
     limit = min(MAX_SYNTHETIC_FAILURES, max(1000, int(capacity * hours)))
     if count > limit:
@@ -633,7 +647,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "cleaning": dict(sorted(workload.cleaning.items())),
             "unix_start_time": workload.header.get("UnixStartTime") if workload.header else None,
             "load_scale": workload.load_scale,
-            "offered_load": workload.offered_load(model.platform.capacity),
+            "offered_load": inputs.get("offered_load"),
         },
         "platform": {"kind": model.platform.kind, "nodes": model.platform.capacity},
         "failures": {
@@ -647,6 +661,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         },
         "silent_errors": scenario.silent_spec,
         "policy": model.policy.name,
+        "policy_settings": model.policy.settings(),
         "predictor": _label(predictor_name(scenario)) if _uses_predictor(model.policy) else "null",
         "extensions": extension_manifest(
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
@@ -689,7 +704,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     if not scenario.batch:
         model = build_model(scenario, inputs)
         _warn_uncovered(inputs)
-        offered = model.workload.offered_load(model.platform.capacity)
+        offered = inputs["offered_load"] = model.workload.offered_load(model.platform.capacity)
         if offered is not None and offered > 1.0:
             warnings.warn(
                 f"the offered load after cleaning is {offered:.2f} > 1 (c = {model.workload.load_scale:.4g}): the queue grows "

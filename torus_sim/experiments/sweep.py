@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from torus_sim.errors import ConfigurationError
@@ -210,7 +209,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             continue
         key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, tuple(config.torus_dims))
         workload = None
-        if key not in seen:
+        if key not in seen and config.workload != "bundled":  # the bundled log is known good
             seen.add(key)
             workload = load_workload(config)
         spec = config.failure_spec
@@ -220,7 +219,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
         if failure_key not in seen:
             seen.add(failure_key)
             workload = workload or load_workload(config)
-            capacity = int(np.prod(config.torus_dims)) if config.platform == "torus" else _nodes(config, workload.processors)
+            capacity = _nodes(config, workload.processors)
             load_failure_source(
                 spec,
                 capacity,

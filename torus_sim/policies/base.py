@@ -97,6 +97,7 @@ class Policy:
             log, platform); a policy that draws random numbers or precomputes keys does it here.
         observe_failure(at, node): a fail-stop failure happened (for predictors that learn).
         why_unsupported(platform, workload): a sentence when the combination cannot run, else None.
+        settings(): its settings in a few words for the run's header.
     """
 
     name = "policy"
@@ -127,6 +128,10 @@ class Policy:
     def plan(self, view: SchedulingView) -> Iterable:
         """The actions of one scheduling pass, in the order to apply them."""
         raise NotImplementedError
+
+    def settings(self) -> str:
+        """The policy's own settings in a few words for a run's header (``backfill on, migration off``), or ""."""
+        return ""
 
     def why_unsupported(self, platform, workload) -> str | None:
         """Why this policy cannot run on ``platform`` with ``workload``, or None when it can."""

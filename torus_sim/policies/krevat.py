@@ -121,6 +121,10 @@ class KrevatScheduler(Policy):
         """A fault-aware placement scores nodes (on a cluster too)."""
         return self.placement.predictor is not None
 
+    def settings(self) -> str:
+        """Backfilling and migration, on or off (BGL-FAULT §5.1)."""
+        return f"backfill {'on' if self.backfill else 'off'}, migration {'on' if self.migration else 'off'}"
+
     def plan(self, view) -> list:
         """Plan one scheduling pass (the torus plan on a scratch copy; on a cluster, FCFS + EASY).
 

@@ -53,7 +53,7 @@ from torus_sim.model import SchedulingModel
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
 from torus_sim.scenario import Scenario
-from torus_sim.workload.jobs import Workload
+from torus_sim.workload.jobs import JobColumns, Workload
 
 __all__ = ["JOB_FEATURES", "REWARDS", "SchedulingEnv"]
 
@@ -162,7 +162,8 @@ class SchedulingEnv(gym.Env):
         self._failures_per_window = spec.startswith("synthetic:") or spec == "mtbf"
         self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
         self._sizes = self._feasible_sizes(platform)
-        self._max_walltime = max(float(np.max([job.walltime for job in (jobs[i] for i in range(len(jobs)))])), 1.0)
+        walltimes = jobs.column("walltime") if isinstance(jobs, JobColumns) else [job.walltime for job in jobs]
+        self._max_walltime = max(float(np.max(walltimes)), 1.0)
         size = queue_slots * len(JOB_FEATURES) + _GLOBAL_FEATURES + len(self._sizes)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
         self.action_space = spaces.Discrete(queue_slots * self.placements + 1)

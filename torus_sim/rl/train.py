@@ -138,6 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("rl-results"))
     args = parser.parse_args(argv)
     from torus_sim.errors import TorusSimError
+    from torus_sim.rl import MISSING, gymnasium
+
+    if gymnasium is None:
+        print(f"torus_sim.rl.train: error: {MISSING}", file=sys.stderr)
+        return 2
 
     scenario = {"platform": "cluster", "nodes": args.nodes, "workload": args.workload, "load_scale": args.load_scale}
     try:
