@@ -190,12 +190,14 @@ class SyntheticFailures:
             (clustered, :func:`generate_burst_failures`).
         weibull_shape: Weibull shape k.
         span: ``(start, end)`` seconds to draw over; the workload's submit span when None.
+        keep: ``(start, end)``: keep only the failures drawn inside it (a prefix of a workload whose
+            whole span is ``span``: the prefix gets its share of the count); all when None.
 
     Raises:
         ConfigurationError: negative count or unknown distribution.
     """
 
-    def __init__(self, count: int, distribution: str = "exponential", weibull_shape: float = 0.7, span=None) -> None:
+    def __init__(self, count: int, distribution: str = "exponential", weibull_shape: float = 0.7, span=None, keep=None) -> None:
         if count < 0:
             raise ConfigurationError(f"failure count must be >= 0, got {count}")
         if distribution not in DISTRIBUTIONS:
@@ -204,6 +206,7 @@ class SyntheticFailures:
         self.distribution = distribution
         self.weibull_shape = weibull_shape
         self.span = span  # (start, end) seconds; the model uses the workload's when None
+        self.keep = keep  # (start, end) seconds or None
 
     def __repr__(self) -> str:
         return f"SyntheticFailures({self.count}, {self.distribution!r})"
@@ -224,5 +227,11 @@ class SyntheticFailures:
         size = platform.capacity if hasattr(platform, "capacity") else platform.size
         if self.distribution == "bursty":
             neighbours = [platform.neighbours(n) for n in range(size)]
-            return generate_burst_failures(self.count, start, end, rng, neighbours)
-        return generate_failures(self.count, size, start, end, rng, self.distribution, self.weibull_shape)
+            log = generate_burst_failures(self.count, start, end, rng, neighbours)
+        else:
+            log = generate_failures(self.count, size, start, end, rng, self.distribution, self.weibull_shape)
+        if self.keep is None:
+            return log
+        from failure_logs.transform import cut_to_span
+
+        return cut_to_span(log, *self.keep)

@@ -78,7 +78,8 @@ def _resolve(fields: dict) -> dict:
 @pytest.mark.parametrize("name", sorted(GOLDEN["torus_variants"]))
 def test_torus_variants_are_unchanged(name):
     pinned = GOLDEN["torus_variants"][name]
-    summary, jobs_digest = torus_run(**_resolve(pinned["config"]))
+    # pinned before reduced runs kept the failure rate (2026-11-25): their 8,000-job prefixes met every failure
+    summary, jobs_digest = torus_run(reduced_failures="count", **_resolve(pinned["config"]))
     same_summary(summary, pinned["summary"])
     assert jobs_digest == pinned["jobs_digest"]
 

@@ -53,6 +53,7 @@ def one_summary(failures: int, scheduler: str, a: float, load_scale: float, kind
         workload=str(SDSC),
         max_jobs=JOBS,
         failures=f"synthetic:{failures}:{kind}",
+        reduced_failures="count",  # the counts above are already the prefix's share (PER_1000)
         scheduler=scheduler,
         load_scale=load_scale,
         seed=seed,
@@ -180,6 +181,7 @@ def test_tiebreak_diagnostics_say_how_rarely_the_alarm_decides():
             workload=str(SDSC),
             max_jobs=JOBS,
             failures=f"synthetic:{PER_1000}",
+            reduced_failures="count",
             scheduler="tiebreak",
             accuracy=1.0,
             tie_candidates=candidates,

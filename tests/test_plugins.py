@@ -31,8 +31,9 @@ LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005
 needs_ctc = pytest.mark.skipif(not (CTC.exists() and LANL.exists()), reason=f"needs CTC-SP2 and LANL under {SHARED_DATA}")
 
 # the bundled real inputs: NASA iPSC/860 (SWF) and the BG/L RAS sample (real failures)
-TORUS = {"platform": "torus", "max_jobs": 1500, "failures": "bundled"}
-CLUSTER = {"platform": "cluster", "nodes": 128, "max_jobs": 1500, "failures": "bundled"}
+# every bundled BG/L failure inside the 1,500 jobs (reduced_failures = "count"): a hard test for a plug-in
+TORUS = {"platform": "torus", "max_jobs": 1500, "failures": "bundled", "reduced_failures": "count"}
+CLUSTER = {"platform": "cluster", "nodes": 128, "max_jobs": 1500, "failures": "bundled", "reduced_failures": "count"}
 
 
 def record_digest(result) -> str:
@@ -292,7 +293,19 @@ def test_a_misbehaving_policy_ends_the_run_with_one_sentence_and_exit_2(
     module = plugin_module(BAD_POLICIES)
     out = tmp_path / "out"
     nodes = ["--nodes", "128"] if platform == "cluster" else []
-    arguments = ["--platform", platform, *nodes, "--failures", "bundled", "--policy", f"{module}:{name}", "--max-jobs", "200"]
+    arguments = [
+        "--platform",
+        platform,
+        *nodes,
+        "--failures",
+        "bundled",
+        "--reduced-failures",
+        "count",
+        "--policy",
+        f"{module}:{name}",
+        "--max-jobs",
+        "200",
+    ]
     code = main(["run", *arguments, "--out", str(out), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2, err

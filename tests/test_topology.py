@@ -40,7 +40,7 @@ def test_coordinate_outside_the_torus_raises():
         BGL_SUPERNODE_TORUS.coordinate(128)
 
 
-@pytest.mark.parametrize("dims", [(0, 4, 8), (4, 4), (4, -1, 8)])
+@pytest.mark.parametrize("dims", [(0, 4, 8), (), (2,) * 7, (4, -1, 8), (4, True, 8), (4.0, 4, 8)])
 def test_bad_dimensions_are_refused(dims):
     with pytest.raises(ConfigurationError):
         Torus(dims)

@@ -195,8 +195,26 @@ def draw_cluster(model) -> Figure:
     return figure
 
 
+def _slices(torus) -> tuple[tuple[int, int], list[tuple[str, tuple]]]:
+    """How a torus of any dimension is drawn: the image's two axes and one (title, index) per panel.
+
+    Each panel shows the first two dimensions (a 1-D torus: one row); the panels run over the
+    other dimensions (the z-slices of BG/L's 4x4x8, the 4x4 (C, D) planes of Mira's 2x3x4x4).
+    """
+    dims = torus.dims if torus.ndim >= 2 else (1, *torus.dims)
+    names = "xyzwuv" if torus.ndim <= 3 else "ABCDEF"
+    rest = dims[2:]
+    panels = []
+    for combination in np.ndindex(*rest) if rest else [()]:
+        title = ", ".join(f"{names[2 + k]} = {v}" for k, v in enumerate(combination))
+        panels.append((title, combination))
+    return (dims[0], dims[1]), panels
+
+
 def draw_torus(model) -> Figure:
-    """The torus as 8 z-slices of 4x4 supernodes, coloured by state.
+    """The torus as 2-D slices of its first two dimensions, one panel per position along the others, coloured by state.
+
+    BG/L's 4x4x8 torus is 8 z-slices of 4x4 supernodes; Mira's 2x3x4x4 is 16 slices of 2x3 midplanes.
 
     Args:
         model: a torus model.
@@ -205,24 +223,32 @@ def draw_torus(model) -> Figure:
         A matplotlib figure (not attached to pyplot).
     """
     torus = model.platform.torus
-    nx_, ny, nz = torus.dims
+    (nx_, ny), panels = _slices(torus)
+    shape = torus.dims if torus.ndim >= 2 else (1, *torus.dims)
     down = model.platform.down
-    grid = _colours(model).reshape(nx_, ny, nz, 3)
+    grid = _colours(model).reshape(*shape, 3)
     failed = set(model.failed_this_step)
     placed = _started_nodes(model)
-    rows = 2 if nz % 2 == 0 and nz > 2 else 1
-    figure = Figure(figsize=(2.0 * nz / rows, 2.3 * rows + 0.4), dpi=80)
-    axes = np.atleast_1d(figure.subplots(rows, nz // rows)).ravel()
-    for z, axis in enumerate(axes):
-        axis.imshow(grid[:, :, z, :], interpolation="nearest")
+    count = len(panels)
+    if torus.ndim >= 4:
+        rows = shape[2]
+    else:
+        rows = 2 if count % 2 == 0 and count > 2 else 1
+    columns = -(-count // rows)
+    figure = Figure(figsize=(max(2.0, 0.5 * ny) * columns, (0.5 * nx_ + 1.3) * rows + 0.4), dpi=80)
+    axes = np.atleast_1d(figure.subplots(rows, columns)).ravel()
+    for axis in axes[count:]:
+        axis.set_visible(False)
+    for axis, (title, rest) in zip(axes, panels, strict=False):
+        axis.imshow(grid[(slice(None), slice(None), *rest)], interpolation="nearest")
         for x in range(nx_):
             for y in range(ny):
-                index = torus.index((x, y, z))
+                index = int(np.ravel_multi_index((x, y, *rest), shape))
                 if index in placed:
                     axis.add_patch(Rectangle((y - 0.5, x - 0.5), 1, 1, fill=False, edgecolor="#1f4fff", linewidth=2.5))
                 if index in failed:
                     axis.add_patch(Rectangle((y - 0.45, x - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=3))
-        axis.set_title(f"z = {z}", fontsize=9)
+        axis.set_title(title, fontsize=9)
         axis.set_xticks(np.arange(-0.5, ny, 1), minor=True)
         axis.set_yticks(np.arange(-0.5, nx_, 1), minor=True)
         axis.grid(which="minor", color="white", linewidth=1.2)
@@ -230,7 +256,7 @@ def draw_torus(model) -> Figure:
         axis.set_xticks([])
         axis.set_yticks([])
     figure.suptitle(
-        f"t = {model.now / 3600:,.1f} h   busy {int(model.platform.busy.sum())}   down {int(down.sum())}\n"
+        f"{torus.label} torus   t = {model.now / 3600:,.1f} h   busy {int(model.platform.busy.sum())}   down {int(down.sum())}\n"
         f"failed this step {len(failed)} (red)   started this step {len(model.started_this_step)} (blue)",
         fontsize=10,
     )

@@ -113,7 +113,7 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
                 continue
             flags = ["--" + name.replace("_", "-"), *_ALIASES.get(name, [])]
             annotation = str(info.annotation)
-            kind = _tuple if "tuple" in annotation else _value
+            kind = str if name == "torus_dims" else _tuple if "tuple" in annotation else _value  # 2x3x4x4, 4x4x8m
             choices = None
             origin = typing.get_origin(info.annotation)
             if origin is typing.Literal:
@@ -330,9 +330,11 @@ def _run(args) -> int:
         else ""
     )
     print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'none'}{load})")
-    print(f"platform  {platform['kind']} of {platform['nodes']} nodes")
+    print(f"platform  {_platform_line(platform)}")
     print(
-        f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop); silent errors {result.inputs['silent_errors']}"
+        f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop"
+        + (f"; {failures['timing']}" if failures.get("timing") else "")
+        + f"); silent errors {result.inputs['silent_errors']}"
     )
     settings = f", {result.inputs['policy_settings']}" if result.inputs.get("policy_settings") else ""
     predictor = f" (predictor {result.inputs['predictor']})" if result.inputs["predictor"] != "null" else ""
@@ -350,6 +352,14 @@ def _run(args) -> int:
     print()
     print(f"wrote {', '.join(str(path) for path in paths.values())} ({time.perf_counter() - began:.1f} s)")
     return 0
+
+
+def _platform_line(platform: dict) -> str:
+    """``torus 2x3x4x4 of 96 supernodes (machine mira)`` or ``cluster of 128 nodes``."""
+    if platform["kind"] != "torus":
+        return f"{platform['kind']} of {platform['nodes']:,} nodes"
+    machine = f" (machine {platform['machine']})" if platform.get("machine") else ""
+    return f"torus {platform['torus']} of {platform['nodes']:,} supernodes{machine}"
 
 
 def _describe(info: dict) -> str:

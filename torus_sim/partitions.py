@@ -1,17 +1,18 @@
 """Contiguous rectangular partitions of a torus, the partition finder and the MFP.
 
-A partition is a box ``<base, shape>`` on the torus, wrapping around in every dimension
-(BGL-FAULT §3.3, Appendix 9). A box that spans a whole dimension covers the same supernodes
-whatever its base along that dimension, so its canonical base there is 0: each set of
-supernodes is one partition.
+A partition is a box ``<base, shape>`` on the torus, wrapping around along every ring dimension
+(BGL-FAULT §3.3, Appendix 9), in as many dimensions as the torus has (1 to 6; Mira's midplanes
+form a 4-D torus) and never wrapping along a mesh dimension. A box that spans a whole dimension
+covers the same supernodes whatever its base along that dimension, so its canonical base there
+is 0: each set of supernodes is one partition.
 
 Three finders answer "which partitions of size s are free?", all returning the same set:
 
 * :class:`PartitionTable` precomputes every partition of the torus as a bitmask
-  (9,633 partitions on the 4x4x8 torus) so that one query is one vectorized AND over the
+  (9,633 partitions on the 4x4x8 torus, 3,549 on Mira's 2x3x4x4) so that one query is one vectorized AND over the
   partitions of size s. This is BGL-FAULT Appendix 9's enumeration of SHAPES x bases, done once.
-* :func:`free_partitions_by_box_sums` runs Appendix 9 on a boolean occupancy with circular
-  summed-area tables; it needs no table, so it also serves tori too large to tabulate
+* :func:`free_partitions_by_box_sums` runs Appendix 9 on a boolean occupancy with
+  summed-area tables (circular along rings); it needs no table, so it also serves tori too large to tabulate
   (BG/L's 32x32x64 node torus).
 * :func:`brute_force_free_partitions` checks every base and shape cell by cell: the plain
   reference the other two are tested against.
@@ -70,20 +71,21 @@ class Partition:
     """A box of supernodes on a torus.
 
     Attributes:
-        base: ``(x, y, z)`` corner of the box; 0 along every dimension the box spans whole.
-        shape: ``(a, b, c)`` extent along each dimension, each between 1 and the dimension size.
+        base: corner of the box, one integer per dimension; 0 along every dimension the box
+            spans whole (a ring) or where it starts (a mesh: ``base + extent <= dim``).
+        shape: extent along each dimension, each between 1 and the dimension size.
 
     References:
-        BGL-FAULT Appendix 9 (PARTS = {<B, S>}).
+        BGL-FAULT Appendix 9 (PARTS = {<B, S>}), in as many dimensions as the torus has.
     """
 
-    base: tuple[int, int, int]
-    shape: tuple[int, int, int]
+    base: tuple[int, ...]
+    shape: tuple[int, ...]
 
     @property
     def size(self) -> int:
         """Number of supernodes in the partition."""
-        return self.shape[0] * self.shape[1] * self.shape[2]
+        return int(np.prod(self.shape))
 
     def supernodes(self, torus: Torus) -> np.ndarray:
         """Indices of the supernodes in the box, ascending.
@@ -95,49 +97,69 @@ class Partition:
             int64 array of shape ``(size,)``.
         """
         axes = [(np.arange(extent) + start) % dim for start, extent, dim in zip(self.base, self.shape, torus.dims, strict=True)]
-        xs, ys, zs = np.meshgrid(*axes, indexing="ij")
-        indices = (xs * torus.dims[1] + ys) * torus.dims[2] + zs
+        grids = np.meshgrid(*axes, indexing="ij")
+        indices = np.ravel_multi_index(tuple(grids), torus.dims)
         return np.sort(indices.ravel()).astype(np.int64)
+
+
+def _as_torus(torus: Torus | tuple[int, ...]) -> Torus:
+    """A :class:`Torus` as given, or the all-ring torus of a dims tuple."""
+    return torus if isinstance(torus, Torus) else Torus(tuple(torus))
 
 
 def _divisors_up_to(n: int, bound: int) -> list[int]:
     return [d for d in range(1, min(n, bound) + 1) if n % d == 0]
 
 
+def _box_shapes(dims: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
+    """Every extent tuple with product ``size`` inside ``dims``, lexicographic."""
+    if len(dims) == 1:
+        return [(size,)] if size <= dims[0] else []
+    shapes = []
+    for first in _divisors_up_to(size, dims[0]):
+        shapes.extend((first, *rest) for rest in _box_shapes(dims[1:], size // first))
+    return shapes
+
+
 @cache
-def shapes_of_size(dims: tuple[int, int, int], size: int) -> tuple[tuple[int, int, int], ...]:
-    """All box shapes ``(a, b, c)`` with ``a * b * c == size`` that fit in the torus.
+def shapes_of_size(dims: Torus | tuple[int, ...], size: int) -> tuple[tuple[int, ...], ...]:
+    """All box shapes whose extents multiply to ``size`` and fit in the torus.
 
     Args:
-        dims: the torus dimensions ``(X, Y, Z)``.
+        dims: the torus, or its dimensions (every shape allowed). A torus of a machine that allows
+            only some block sizes or shapes (:mod:`torus_sim.machines`) gives only those.
         size: number of supernodes, >= 1.
 
     Returns:
-        Shapes in lexicographic order; empty when the size has no rectangular shape.
+        Shapes in lexicographic order; empty when the size has no (allowed) box shape.
 
     References:
-        BGL-FAULT Appendix 9 (SHAPES, found in O(f(s)^3) from the divisors of s).
+        BGL-FAULT Appendix 9 (SHAPES, found from the divisors of s), in N dimensions.
     """
-    shapes = []
-    for a in _divisors_up_to(size, dims[0]):
-        rest = size // a
-        for b in _divisors_up_to(rest, dims[1]):
-            c = rest // b
-            if c <= dims[2]:
-                shapes.append((a, b, c))
+    torus = _as_torus(dims)
+    if torus.block_sizes is not None and size not in torus.block_sizes:
+        return ()
+    shapes = _box_shapes(torus.dims, size)
+    if torus.block_shapes is not None:
+        shapes = [shape for shape in shapes if shape in torus.block_shapes]
     return tuple(shapes)
 
 
-def _bases(dims: tuple[int, int, int], shape: tuple[int, int, int]):
-    ranges = [range(1) if extent == dim else range(dim) for extent, dim in zip(shape, dims, strict=True)]
-    return product(*ranges)
+def _base_range(extent: int, dim: int, wraps: bool) -> range:
+    if extent == dim:
+        return range(1)
+    return range(dim) if wraps else range(dim - extent + 1)
+
+
+def _bases(torus: Torus, shape: tuple[int, ...]):
+    return product(*(_base_range(extent, dim, wraps) for extent, dim, wraps in zip(shape, torus.dims, torus.wraps, strict=True)))
 
 
 def partitions_of_size(torus: Torus, size: int) -> list[Partition]:
     """Every partition of a given size on an empty torus, canonical and without repeats.
 
     Args:
-        torus: the torus.
+        torus: the torus (a box wraps around only along its ring dimensions).
         size: number of supernodes.
 
     Returns:
@@ -146,40 +168,50 @@ def partitions_of_size(torus: Torus, size: int) -> list[Partition]:
     References:
         BGL-FAULT Appendix 9 (PARTS).
     """
-    return [Partition(base, shape) for shape in shapes_of_size(torus.dims, size) for base in _bases(torus.dims, shape)]
+    return [Partition(base, shape) for shape in shapes_of_size(torus, size) for base in _bases(torus, shape)]
 
 
 @cache
-def feasible_sizes(dims: tuple[int, int, int]) -> tuple[int, ...]:
-    """The sizes that have at least one rectangular shape on the torus, ascending.
+def feasible_sizes(dims: Torus | tuple[int, ...]) -> tuple[int, ...]:
+    """The sizes that have at least one (allowed) box shape on the torus, ascending.
 
     Args:
-        dims: the torus dimensions.
+        dims: the torus, or its dimensions.
 
     Returns:
-        Sorted sizes; on the 4x4x8 torus 11, 13, 17, 19, 22, 23, ... are missing.
+        Sorted sizes; on the 4x4x8 torus 11, 13, 17, 19, 22, 23, ... are missing; on a machine
+        with a list of block sizes, those of them that have a shape.
     """
-    return tuple(sorted({a * b * c for a in range(1, dims[0] + 1) for b in range(1, dims[1] + 1) for c in range(1, dims[2] + 1)}))
+    torus = _as_torus(dims)
+    products = np.array([1], dtype=np.int64)
+    for dim in torus.dims:
+        products = np.unique(np.multiply.outer(products, np.arange(1, dim + 1, dtype=np.int64)))
+    sizes = tuple(int(s) for s in products)
+    if torus.block_sizes is not None or torus.block_shapes is not None:
+        sizes = tuple(s for s in sizes if shapes_of_size(torus, s))
+    return sizes
 
 
-def round_up_to_feasible_size(dims: tuple[int, int, int], size: int) -> int:
-    """The smallest size >= ``size`` that has a rectangular shape on the torus.
+def round_up_to_feasible_size(dims: Torus | tuple[int, ...], size: int) -> int:
+    """The smallest size >= ``size`` that has an (allowed) box shape on the torus.
 
-    A job whose size has no shape (11 supernodes on a 4x4x8 torus) gets the next size that has
-    one (12); the extra supernodes are allocated but do no work, so they count as lost capacity.
+    A job whose size has no shape (11 supernodes on a 4x4x8 torus; 3 midplanes on Mira, whose
+    smallest block above 2 is 4) gets the next size that has one (12; 4); the extra supernodes are
+    allocated but do no work, so they count as lost capacity.
 
     Args:
-        dims: the torus dimensions.
+        dims: the torus, or its dimensions.
         size: requested supernodes, >= 1.
 
     Returns:
         The partition size the job will occupy.
 
     Raises:
-        ConfigurationError: ``size`` is below 1 or larger than the torus.
+        ConfigurationError: ``size`` is below 1 or larger than the largest partition.
 
     References:
-        ../shared/data/SOURCES.md (rounding rule for the 128-node logs); BGL-FAULT §6.2.
+        ../shared/data/SOURCES.md (rounding rule for the 128-node logs); BGL-FAULT §6.2;
+        ALCF, "Determining allocation requirements" (a job runs on the next block size up).
     """
     sizes = feasible_sizes(dims)
     if size < 1 or size > sizes[-1]:
@@ -191,19 +223,28 @@ MAX_PARTITIONS = 200_000
 """The most partitions a :class:`PartitionTable` tabulates (a memory guard: the 4x4x8 torus has 9,633)."""
 
 
-def partition_count(dims: tuple[int, int, int]) -> int:
-    """Number of distinct partitions of every size on a torus (9,633 on the 4x4x8 torus).
+def partition_count(dims: Torus | tuple[int, ...]) -> int:
+    """Number of distinct partitions of every size on a torus (9,633 on the 4x4x8 torus, 3,549 on Mira's 2x3x4x4).
 
     Args:
-        dims: the torus dimensions.
+        dims: the torus, or its dimensions (every dimension a ring).
 
     Returns:
-        The count, product over dimensions of the (extent, base) choices.
+        The count: on a torus allowing every box, the product over dimensions of the (extent,
+        base) choices; otherwise the sum over allowed shapes of their bases.
     """
-    count = 1
-    for dim in dims:
-        count *= (dim - 1) * dim + 1  # extents 1..dim-1 at every base, plus the whole ring once
-    return count
+    torus = _as_torus(dims)
+    if torus.block_sizes is None and torus.block_shapes is None:
+        count = 1
+        for dim, wraps in zip(torus.dims, torus.wraps, strict=True):
+            # a ring: extents 1..dim-1 at every base, plus the whole ring once; a mesh: dim - e + 1 bases per extent e
+            count *= (dim - 1) * dim + 1 if wraps else dim * (dim + 1) // 2
+        return count
+    return sum(
+        int(np.prod([len(_base_range(e, d, w)) for e, d, w in zip(shape, torus.dims, torus.wraps, strict=True)]))
+        for size in feasible_sizes(torus)
+        for shape in shapes_of_size(torus, size)
+    )
 
 
 def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) -> set[Partition]:
@@ -221,41 +262,36 @@ def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) ->
         The set of free partitions of that size.
     """
     free = set()
-    for shape in shapes_of_size(torus.dims, size):
-        for base in _bases(torus.dims, shape):
+    for shape in shapes_of_size(torus, size):
+        for base in _bases(torus, shape):
             if all(
-                not blocked[torus.index((base[0] + i, base[1] + j, base[2] + k))]
-                for i in range(shape[0])
-                for j in range(shape[1])
-                for k in range(shape[2])
+                not blocked[torus.index(tuple(b + o for b, o in zip(base, offset, strict=True)))]
+                for offset in product(*(range(extent) for extent in shape))
             ):
                 free.add(Partition(base, shape))
     return free
 
 
-def _circular_box_counts(grid: np.ndarray, shape: tuple[int, int, int]) -> np.ndarray:
-    """Count of True cells in the box of the given shape at every base, with wrap-around."""
-    padded = np.pad(grid, [(0, extent - 1) for extent in shape], mode="wrap").astype(np.int32)
-    table = np.zeros(tuple(n + 1 for n in padded.shape), dtype=np.int32)
-    table[1:, 1:, 1:] = padded.cumsum(0).cumsum(1).cumsum(2)
-    X, Y, Z = grid.shape
-    a, b, c = shape
-    hi_x, hi_y, hi_z = slice(a, a + X), slice(b, b + Y), slice(c, c + Z)
-    lo_x, lo_y, lo_z = slice(0, X), slice(0, Y), slice(0, Z)
-    return (
-        table[hi_x, hi_y, hi_z]
-        - table[lo_x, hi_y, hi_z]
-        - table[hi_x, lo_y, hi_z]
-        - table[hi_x, hi_y, lo_z]
-        + table[lo_x, lo_y, hi_z]
-        + table[lo_x, hi_y, lo_z]
-        + table[hi_x, lo_y, lo_z]
-        - table[lo_x, lo_y, lo_z]
-    )
+def _box_counts(grid: np.ndarray, shape: tuple[int, ...], wraps: tuple[bool, ...]) -> np.ndarray:
+    """Count of True cells in the box of the given shape at every base (wrapping along rings).
+
+    Prefix sums along one axis at a time: along axis k the window sum is ``S[b + e] - S[b]`` of the
+    cumulative sum S with a leading 0 (a ring is first extended by its first ``e - 1`` cells).
+    Along a ring the result has ``dim`` bases, along a mesh ``dim - e + 1``.
+    """
+    counts = grid.astype(np.int32)
+    for axis, (extent, wrap) in enumerate(zip(shape, wraps, strict=True)):
+        if wrap and extent > 1:
+            counts = np.concatenate([counts, np.take(counts, np.arange(extent - 1), axis=axis)], axis=axis)
+        sums = np.cumsum(counts, axis=axis)
+        sums = np.concatenate([np.zeros_like(np.take(sums, [0], axis=axis)), sums], axis=axis)
+        length = sums.shape[axis]
+        counts = np.take(sums, np.arange(extent, length), axis=axis) - np.take(sums, np.arange(0, length - extent), axis=axis)
+    return counts
 
 
 def free_partitions_by_box_sums(torus: Torus, blocked: np.ndarray, size: int) -> list[Partition]:
-    """Free partitions of a size via circular summed-area tables (no precomputed table).
+    """Free partitions of a size via summed-area tables (no precomputed table).
 
     For each shape of the size, one summed-area table gives the number of blocked supernodes
     in the box at every base at once; boxes with zero are free.
@@ -269,15 +305,17 @@ def free_partitions_by_box_sums(torus: Torus, blocked: np.ndarray, size: int) ->
         Free partitions ordered by shape, then base.
 
     Notes:
-        O(f(s)^3 * M^3) numpy work for an M x M x M torus, as BGL-FAULT Appendix 9.
+        O(f(s)^N * M^N) numpy work for an M^N torus, as BGL-FAULT Appendix 9 in N dimensions.
     """
     grid = np.asarray(blocked, dtype=bool).reshape(torus.dims)
     found = []
-    for shape in shapes_of_size(torus.dims, size):
-        counts = _circular_box_counts(grid, shape)
-        limits = [1 if extent == dim else dim for extent, dim in zip(shape, torus.dims, strict=True)]
-        counts = counts[: limits[0], : limits[1], : limits[2]]
-        for base in np.argwhere(counts == 0):
+    for shape in shapes_of_size(torus, size):
+        counts = _box_counts(grid, shape, torus.wraps)
+        limits = tuple(
+            slice(0, len(_base_range(extent, dim, wraps)))
+            for extent, dim, wraps in zip(shape, torus.dims, torus.wraps, strict=True)
+        )
+        for base in np.argwhere(counts[limits] == 0):
             found.append(Partition(tuple(int(v) for v in base), shape))
     return found
 
@@ -296,7 +334,7 @@ def mfp_by_box_sums(torus: Torus, blocked: np.ndarray) -> int:
         BGL-FAULT §5.1 (MFP), Appendix 9.
     """
     free_count = int(torus.size - np.count_nonzero(blocked))
-    for size in reversed(feasible_sizes(torus.dims)):
+    for size in reversed(feasible_sizes(torus)):
         if size <= free_count and free_partitions_by_box_sums(torus, blocked, size):
             return size
     return 0
@@ -343,8 +381,8 @@ class PartitionTable:
     def __init__(self, torus: Torus, max_partitions: int | None = None) -> None:
         max_partitions = MAX_PARTITIONS if max_partitions is None else max_partitions
         self.torus = torus
-        sizes = feasible_sizes(torus.dims)
-        if partition_count(torus.dims) > max_partitions:
+        sizes = feasible_sizes(torus)
+        if partition_count(torus) > max_partitions:
             raise ConfigurationError(f"torus {torus.dims} has too many partitions to tabulate (> {max_partitions})")
         self.words = (torus.size + 63) // 64
         partitions: list[Partition] = []

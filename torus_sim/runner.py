@@ -34,6 +34,7 @@ from failure_logs.silent import (
     failure_probabilities_by_work,
 )
 from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
+from failure_logs.transform import cut_to_span, fit_to_span, window_onto_span
 from predictors import PREDICTORS
 from predictors.runtime import make_runtime_predictor
 from torus_sim.errors import ConfigurationError
@@ -77,14 +78,18 @@ RunConfig = Scenario
 DEFAULT_PREDICTOR = {"mfp": "null", "balancing": "oracle-confidence", "tiebreak": "oracle-accuracy"}
 """The predictor each placement uses unless told otherwise (BGL-FAULT §4.1, §4.2); ``null`` for a plug-in placement."""
 
-_TABLES: dict[tuple[int, int, int], PartitionTable] = {}
+_TABLES: dict[Torus, PartitionTable] = {}
 
 
-def partition_table(dims: tuple[int, int, int]) -> PartitionTable:
-    """The partition table of a torus, built once per process (about 0.3 s for 4x4x8)."""
-    if dims not in _TABLES:
-        _TABLES[dims] = PartitionTable(Torus(dims))
-    return _TABLES[dims]
+def partition_table(torus: Torus | tuple[int, ...]) -> PartitionTable:
+    """The partition table of a torus (or of the all-ring torus of a dims tuple), built once per process.
+
+    About 0.3 s for the 4x4x8 torus (9,633 partitions), 0.1 s for Mira's 2x3x4x4 (its allowed blocks).
+    """
+    torus = torus if isinstance(torus, Torus) else Torus(tuple(torus))
+    if torus not in _TABLES:
+        _TABLES[torus] = PartitionTable(torus)
+    return _TABLES[torus]
 
 
 # -- policy ---------------------------------------------------------------------------------
@@ -219,7 +224,7 @@ class BatchSet:
 
 def _nodes(scenario: Scenario, named: int | None) -> int:
     if scenario.platform == "torus":
-        return int(np.prod(scenario.torus_dims))
+        return scenario.torus.size
     nodes = scenario.nodes or named
     if not nodes:
         raise ConfigurationError("a cluster needs its number of nodes: give nodes (the workload names none)")
@@ -259,7 +264,7 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
             path, trace.header_lines.get(key, 0), f"header {key!r} must be a positive machine size, got {named}"
         )
     capacity = capacity or _nodes(scenario, named)
-    round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if scenario.platform == "torus" else None
+    round_size = partial(round_up_to_feasible_size, scenario.torus) if scenario.platform == "torus" else None
     rules = SWF_RULES[scenario.rules]
     if scenario.offered_load is None:
         return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, rules)
@@ -315,7 +320,7 @@ def batch_set(scenario: Scenario) -> BatchSet:
         header, rigid = read_rigid_jobs(workload.split(":", 1)[1])
         nodes = _nodes(scenario, header.processors)
         rigid.check_fits(nodes)
-        round_size = partial(round_up_to_feasible_size, scenario.torus_dims) if torus else None
+        round_size = partial(round_up_to_feasible_size, scenario.torus) if torus else None
         batch = rigid_workload(rigid, workload, header.processors, round_size)
         rate = header.error_rate
     elif workload == "steady-state":
@@ -344,7 +349,7 @@ def batch_set(scenario: Scenario) -> BatchSet:
             nodes,
             scenario.processor_range,
             scenario.runtime_range,
-            scenario.torus_dims if torus else None,
+            scenario.torus if torus else None,
         )
         if workload == "rigid":
             rigid = made
@@ -401,23 +406,53 @@ def load_failures(scenario: Scenario, capacity: int, workload: Workload):
         count = round(capacity * (horizon[1] - horizon[0]) / scenario.node_mtbf)
         _check_synthetic_count(count, capacity, horizon, f"failures = mtbf with node_mtbf {scenario.node_mtbf:g} s")
         return SyntheticFailures(count, "exponential", span=horizon), []
-    span = workload.span if scenario.fit_failures else None
     failures = load_failure_source(
         spec,
         capacity,
-        span,
+        None,
         scenario.lanl_system,
         scenario.synthetic_model,
         scenario.fta_system,
         scenario.fta_platform,
         scenario.fta_nodes,
+        scenario.mira_io_drawers,
+        scenario.mira_maintenance,
     )
+    reduced = workload.whole_span if scenario.reduced_failures == "rate" else None
+    whole = reduced or workload.span  # a prefix (max_jobs) meets the whole log's failure rate
+    uncovered = []
+    if isinstance(failures, FailureLog):
+        window_end = whole[0] + (failures.span[1] - failures.span[0] - scenario.failure_offset)  # the log's end, moved
+        failures = _laid_over(failures, scenario, whole)
+        if scenario.timing == "window":
+            uncovered = [(max(window_end, whole[0]), whole[1])] if window_end < whole[1] else []
+        elif workload.kind == "online":
+            uncovered = uncovered_span(failures, whole)
+        if reduced is not None:  # the prefix's part of the whole run's failures and gaps
+            failures = cut_to_span(failures, *workload.span)
+            low, high = workload.span
+            uncovered = [(max(a, low), min(b, high)) for a, b in uncovered if min(b, high) > max(a, low)]
     if isinstance(failures, SyntheticFailures):
-        _check_synthetic_count(failures.count, capacity, horizon if workload.kind == "batch" else workload.span, spec)
+        _check_synthetic_count(failures.count, capacity, horizon if workload.kind == "batch" else whole, spec)
     if isinstance(failures, SyntheticFailures) and workload.kind == "batch":
         failures.span = horizon
-    uncovered = uncovered_span(failures, workload.span) if isinstance(failures, FailureLog) and workload.kind == "online" else []
+    elif isinstance(failures, SyntheticFailures) and reduced is not None:
+        failures.span, failures.keep = reduced, workload.span
     return failures, uncovered
+
+
+def _laid_over(log: FailureLog, scenario: Scenario, span: tuple[float, float]) -> FailureLog:
+    """A real log laid over a workload's span as the scenario's ``failure_timing`` says (see :attr:`Scenario.timing`).
+
+    References:
+        BGL-FAULT §6.2 (``fit``); :func:`failure_logs.transform.window_onto_span` (``window``).
+    """
+    timing = scenario.timing
+    if timing == "fit":
+        return fit_to_span(log, *span)
+    if timing == "window":
+        return window_onto_span(log, scenario.failure_offset, *span)
+    return log
 
 
 MAX_SYNTHETIC_FAILURES = 1_000_000
@@ -471,6 +506,15 @@ def uncovered_span(log: FailureLog, span: tuple[float, float]) -> list[tuple[flo
     return gaps
 
 
+def _platform_inputs(scenario: Scenario, platform) -> dict:
+    """The platform part of a run's inputs: kind and nodes, and on a torus its dims and machine."""
+    described = {"kind": platform.kind, "nodes": platform.capacity}
+    if platform.kind == "torus":
+        described["torus"] = platform.torus.label
+        described["machine"] = scenario.machine
+    return described
+
+
 def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False):
     """The platform of a scenario: the torus (its partition table shared per process), or a cluster.
 
@@ -478,8 +522,8 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
     nodes apart) unless ``node_identities`` asks for them (the browser view draws every node).
     """
     if scenario.platform == "torus":
-        torus = Torus(tuple(scenario.torus_dims))
-        return TorusPlatform(torus, partition_table(torus.dims))
+        torus = scenario.torus
+        return TorusPlatform(torus, partition_table(torus))
     return ClusterPlatform(nodes, identities=True) if node_identities else nodes
 
 
@@ -633,6 +677,41 @@ def lower_bounds(scenario: Scenario, batch: BatchSet, nodes: int) -> np.ndarray:
     return rigid_lower_bound(runtimes, sizes, failures, nodes, verification)
 
 
+def failure_timing_text(scenario: Scenario, workload: Workload, spec: str) -> str:
+    """One line saying how the failures met the workload (for the run's header and summary).
+
+    Args:
+        scenario: the run.
+        workload: its workload (``whole_span`` set when ``max_jobs`` kept a prefix).
+        spec: the failure specification after defaults.
+
+    Returns:
+        For example ``"a real log fitted onto the whole log's span (BGL-FAULT §6.2), the 400-job prefix's
+        part kept"``; empty for no failures.
+    """
+    if spec == "none":
+        return ""
+    prefix = workload.whole_span is not None and workload.kind == "online"
+    share = (
+        f", the {len(workload.jobs):,}-job prefix's part kept (the whole run's rate)"
+        if prefix and scenario.reduced_failures == "rate"
+        else ""
+    )
+    squeezed = (
+        f", all squeezed into the {len(workload.jobs):,}-job prefix" if prefix and scenario.reduced_failures == "count" else ""
+    )
+    if spec.startswith("synthetic:") or spec == "mtbf":
+        return f"drawn over the {'whole log' if share else 'workload'}'s submission span{share}"
+    timing = scenario.timing
+    if timing == "fit":
+        return (
+            f"first..last failure fitted onto the {'whole log' if share else 'workload'}'s span (BGL-FAULT §6.2){share}{squeezed}"
+        )
+    if timing == "window":
+        return f"a window from {scenario.failure_offset:,.0f} s after the log's first failure, at its real rate{share}{squeezed}"
+    return "at the times the log gives"
+
+
 def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -> dict:
     workload = model.workload
     log = model.failure_log
@@ -649,7 +728,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "load_scale": workload.load_scale,
             "offered_load": inputs.get("offered_load"),
         },
-        "platform": {"kind": model.platform.kind, "nodes": model.platform.capacity},
+        "platform": _platform_inputs(scenario, model.platform),
         "failures": {
             "spec": spec,
             "path": str(BUNDLED_BGL_RAS) if spec == "bundled" else (spec if isinstance(failures, FailureLog) else None),
@@ -658,6 +737,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "count": len(log),
             "reader_counts": dict(sorted(log.counts.items())),
             "uncovered_span": inputs.get("uncovered", []),
+            "timing": failure_timing_text(scenario, model.workload, spec),
         },
         "silent_errors": scenario.silent_spec,
         "policy": model.policy.name,
@@ -768,7 +848,11 @@ def _warn_uncovered(inputs: dict) -> None:
         warnings.warn(
             f"failure log {failures.source} does not cover the workload's span: no failures in "
             + ", ".join(f"[{start:.0f}, {end:.0f}] s" for start, end in uncovered)
-            + " (fit it onto the span, the default, or choose another log)",
+            + (
+                " (the window runs past the log's end: give a smaller failure_offset)"
+                if "|window=" in failures.source
+                else " (fit it onto the span, the default, or choose another log)"
+            ),
             stacklevel=3,
         )
 

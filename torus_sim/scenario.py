@@ -6,7 +6,7 @@ what ``torus-sim run`` builds from its options or a file, what :func:`torus_sim.
 and what every grid point of a sweep is. Its fields have one flat namespace (so a grid names them
 directly); a scenario file groups them in sections::
 
-    [platform]        platform = "torus" | "cluster", torus_dims, nodes
+    [platform]        platform = "torus" | "cluster", machine, torus_dims, torus_wraps, nodes
     [workload]        workload, load_scale, max_jobs, swf_rules, jobs, job_set, processor_range, runtime_range, monotonic
     [failures]        failures, fit_failures, lanl_system, fta_system, fta_platform, fta_nodes,
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)
@@ -27,12 +27,17 @@ mix-low-com, mix, power); ``table:<path>`` (your own t_j(p) table; ``monotonic``
 ``refcode:<path>`` (the reference code's rigid job file); ``steady-state`` (CKPT-MIG's job sizes,
 ``jobs`` jobs, all at t = 0).
 
-Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``synthetic:N[:model]``,
-``mtbf`` (exponential failures of every node with MTBF ``node_mtbf``, CKPT-MIG's model), or a path to
-a BG/L RAS ``.log``, the LANL ``.csv[.xz]`` or a Failure Trace Archive ``event_trace`` ``.tab``; the default is BGL-FAULT's set-up (the bundled BG/L
-RAS sample) for an online workload on the torus, none otherwise. Synthetic failures span the
-workload's submissions; for a batch (all submitted at 0), four times its total work over the
-machine's size, which covers the run.
+Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``mira`` (Mira's FATAL
+events, maintenance and repair reservations, bundled), ``synthetic:N[:model]``, ``mtbf`` (exponential
+failures of every node with MTBF ``node_mtbf``, CKPT-MIG's model), or a path to a BG/L RAS ``.log``, the
+LANL ``.csv[.xz]``, a Failure Trace Archive ``event_trace`` ``.tab`` or LogAider's Mira event file
+``.cor``; the default is BGL-FAULT's set-up (the bundled BG/L RAS sample) for an online workload on
+the BG/L torus, Mira's log on ``machine = "mira"``, none otherwise. A real log is fitted onto the
+workload's span (BGL-FAULT §6.2) or, for Mira's 5.5-year log, windowed at its real rate
+(``failure_timing``). Synthetic failures span the workload's submissions; for a batch (all
+submitted at 0), four times its total work over the machine's size, which covers the run. With
+``max_jobs``, real and synthetic failures are laid over the whole log's span and cut to the
+prefix's, so a reduced run keeps the whole run's failure rate.
 
 Silent errors (``silent_errors``): ``none``; ``drawn`` (f_j geometric with q_j from the mean
 probability q̄ of RIGID §5.1 or the error rate λ of MOLDABLE §5.1, ``scenarios`` scenarios per run);
@@ -46,6 +51,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +69,7 @@ from pydantic import (
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
+from torus_sim.topology import Torus
 
 __all__ = [
     "BATCH_POLICIES",
@@ -95,7 +102,7 @@ BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 """Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
 
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "platform": ("platform", "torus_dims", "nodes"),
+    "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
     "workload": (
         "workload",
         "load_scale",
@@ -111,6 +118,11 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "failures": (
         "failures",
         "fit_failures",
+        "failure_timing",
+        "failure_offset",
+        "reduced_failures",
+        "mira_io_drawers",
+        "mira_maintenance",
         "lanl_system",
         "fta_system",
         "fta_platform",
@@ -181,7 +193,14 @@ class Scenario(BaseModel):
 
     # [platform]
     platform: Literal["torus", "cluster"] = Field("torus", description="the torus of supernodes or a cluster of P nodes")
-    torus_dims: tuple[int, int, int] = Field((4, 4, 8), description="supernodes along x, y, z")
+    machine: str | None = Field(
+        None,
+        description="bgl, intrepid, mira or a machine description .toml: the torus and its blocks (default: torus_dims)",
+    )
+    torus_dims: tuple[int, ...] = Field(
+        (4, 4, 8), description="supernodes (midplanes) along each dimension, 1 to 6 of them, or text 2x3x4x4 (m: mesh)"
+    )
+    torus_wraps: tuple[bool, ...] | None = Field(None, description="per dimension, false for a mesh (default: every one a ring)")
     nodes: int | None = Field(
         None, ge=1, le=MAX_NODES, description="P of a cluster (default: the workload's machine size), at most 4,194,304"
     )
@@ -205,6 +224,25 @@ class Scenario(BaseModel):
     # [failures]
     failures: str | None = Field(None, description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path")
     fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
+    failure_timing: Literal["fit", "window", "as-logged"] | None = Field(
+        None,
+        description=(
+            "fit: a real log's first..last failure laid over the whole workload (BGL-FAULT §6.2); window: its failures "
+            "from failure_offset on, at their real rate; as-logged: its own times (default: window for the Mira log, else fit)"
+        ),
+    )
+    failure_offset: float = Field(
+        0.0, ge=0, description="window: seconds after the log's first failure where the workload starts"
+    )
+    reduced_failures: Literal["rate", "count"] = Field(
+        "count",
+        description=(
+            "with max_jobs: rate: the prefix meets the whole run's failures of its span (synthetic:N is N over the "
+            "whole log); count: every failure squeezed into the prefix's span (before 2026-11-25)"
+        ),
+    )
+    mira_io_drawers: bool = Field(True, description="Mira log: an I/O-drawer event takes down the two midplanes of its rack")
+    mira_maintenance: bool = Field(True, description="Mira log: maintenance periods are whole-machine downtime")
     lanl_system: int = Field(20, ge=1, description="LANL system number")
     fta_system: str | None = Field(None, description="FTA .tab: keep nodes named <system>.<node> (all when unset)")
     fta_platform: int | None = Field(None, ge=0, description="FTA .tab: keep this platform_id (all when unset)")
@@ -302,19 +340,50 @@ class Scenario(BaseModel):
 
     # -- checks --------------------------------------------------------------------------
 
-    @field_validator("torus_dims")
+    @model_validator(mode="before")
     @classmethod
-    def _dims(cls, value):
-        if any(d < 1 for d in value):
-            raise ValueError(f"torus dimensions must be positive, got {value}")
+    def _dims_text(cls, data):
+        """``torus_dims = "2x3x4x4"`` (an ``m`` after a mesh dimension) -> dims and wraps."""
+        if isinstance(data, dict) and isinstance(data.get("torus_dims"), str):
+            from torus_sim.machines import parse_torus_dims
+
+            try:
+                dims, wraps = parse_torus_dims(data["torus_dims"])
+            except ConfigurationError as error:
+                raise ValueError(str(error)) from None
+            data = {**data, "torus_dims": dims}
+            if not all(wraps):
+                if data.get("torus_wraps") not in (None, wraps):
+                    raise ValueError(f"torus_dims {data['torus_dims']} marks mesh dimensions and torus_wraps disagrees")
+                data["torus_wraps"] = wraps
+        return data
+
+    @model_validator(mode="after")
+    def _torus_fits(self):
+        """The torus (from the machine or the dims) is consistent and small enough to tabulate."""
+        if self.machine is not None and ("torus_dims" in self.model_fields_set or "torus_wraps" in self.model_fields_set):
+            from torus_sim.machines import load_machine
+
+            try:
+                described = load_machine(self.machine).torus
+            except ConfigurationError as error:
+                raise ValueError(str(error)) from None
+            if self.torus_dims != described.dims or (self.torus_wraps is not None and self.torus_wraps != described.wraps):
+                raise ValueError(
+                    f"machine {self.machine} is a {described.label} torus; torus_dims / torus_wraps say otherwise (give one of them)"
+                )
+        try:
+            torus = self.torus
+        except ConfigurationError as error:
+            raise ValueError(str(error)) from None
         from torus_sim.partitions import MAX_PARTITIONS, partition_count
 
-        count = partition_count(value)  # a product over the dimensions: checked before anything is built
+        count = partition_count(torus)  # checked before anything is built
         if count > MAX_PARTITIONS:
             raise ValueError(
-                f"a {'x'.join(map(str, value))} torus has {count:,} partitions; the partition table holds at most {MAX_PARTITIONS:,}"
+                f"a {torus.label} torus has {count:,} partitions; the partition table holds at most {MAX_PARTITIONS:,}"
             )
-        return value
+        return self
 
     @field_validator("fta_system", mode="before")
     @classmethod
@@ -386,6 +455,10 @@ class Scenario(BaseModel):
             raise ValueError("give the mean failure probability q̄ or the error rate λ, not both")
         if self.offered_load is not None and self.load_scale != 1.0:
             raise ValueError("give the load scale c or the offered load, not both (the offered load picks c)")
+        if not self.fit_failures and self.failure_timing not in (None, "as-logged"):
+            raise ValueError(
+                f"fit_failures = false means the log's own times; failure_timing {self.failure_timing!r} says otherwise"
+            )
         if self.failures == "mtbf" and self.node_mtbf is None:
             raise ValueError("failures = mtbf needs the per-node MTBF node_mtbf (seconds)")
         return self
@@ -410,6 +483,15 @@ class Scenario(BaseModel):
         return Scenario.make(**{**self.model_dump(), **fields})
 
     @property
+    def torus(self) -> Torus:
+        """The torus of the platform: the machine's (dims, wraps, allowed blocks) or ``torus_dims`` / ``torus_wraps``.
+
+        Raises:
+            ConfigurationError: an unknown machine or an inconsistent description.
+        """
+        return scenario_torus(self.machine, tuple(self.torus_dims), None if self.torus_wraps is None else tuple(self.torus_wraps))
+
+    @property
     def batch(self) -> bool:
         """Whether the workload is a batch released at time 0 (a generated set, a job file or a table)."""
         return (
@@ -428,7 +510,21 @@ class Scenario(BaseModel):
         """The fail-stop failure source after defaults (see the module docstring)."""
         if self.failures is not None:
             return self.failures
-        return "bundled" if self.platform == "torus" and not self.batch else "none"
+        if self.platform != "torus" or self.batch:
+            return "none"
+        if self.machine in (None, "bgl"):
+            return "bundled"
+        return "mira" if self.machine == "mira" else "none"
+
+    @property
+    def timing(self) -> str:
+        """How a real failure log meets the workload after defaults: ``fit``, ``window`` or ``as-logged``."""
+        if not self.fit_failures:
+            return "as-logged"
+        if self.failure_timing is not None:
+            return self.failure_timing
+        spec = self.failure_spec
+        return "window" if spec == "mira" or spec.lower().endswith((".cor", ".cor.gz", ".cor.xz")) else "fit"
 
     @property
     def silent_spec(self) -> str:
@@ -445,6 +541,28 @@ class Scenario(BaseModel):
     def section_of(self, field: str) -> str:
         """The file section a field belongs to."""
         return next(name for name, members in SECTIONS.items() if field in members)
+
+
+@lru_cache(maxsize=64)
+def scenario_torus(machine: str | None, dims: tuple[int, ...], wraps: tuple[bool, ...] | None) -> Torus:
+    """The torus of a machine name or description file, or of dims and wraps (cached: every sweep point asks).
+
+    Args:
+        machine: a built-in machine's name or a ``.toml`` path, or None.
+        dims: supernodes along each dimension (used when ``machine`` is None).
+        wraps: ring (True) or mesh (False) per dimension; None: every dimension a ring.
+
+    Returns:
+        The :class:`~torus_sim.topology.Torus`.
+
+    Raises:
+        ConfigurationError: an unknown machine, an unreadable description or inconsistent dims.
+    """
+    if machine is not None:
+        from torus_sim.machines import load_machine
+
+        return load_machine(machine).torus
+    return Torus(dims, wraps)
 
 
 def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:

@@ -1,10 +1,14 @@
-"""The 3-D torus a BlueGene/L scheduler sees.
+"""The torus a Blue Gene scheduler sees: N dimensions of midplanes, each a ring or a mesh.
 
 BG/L is a 32x32x64 torus of compute nodes; jobs get electrically isolated partitions made of
 8x8x8 node blocks, so the scheduler sees a 4x4x8 torus of 512-node *supernodes*
-(BGL-FAULT §3.1). Both tori are :class:`Torus` objects; every dimension wraps around.
+(BGL-FAULT §3.1). Its successors kept the design and changed the torus: Blue Gene/Q Mira is a
+5-D node torus whose 512-node midplanes form a 4-D torus of 2x3x4x4 (ALCF machine overview;
+see :mod:`torus_sim.machines`). A :class:`Torus` has 1 to 6 dimensions; each wraps around (a
+ring) unless the machine says it is a mesh.
 
-Supernodes are numbered in row-major order: ``index = (x * Y + y) * Z + z``.
+Supernodes are numbered in row-major order: on a 3-D torus ``index = (x * Y + y) * Z + z``,
+and likewise over every dimension of an N-D one.
 """
 
 from __future__ import annotations
@@ -17,69 +21,121 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "NODES_PER_SUPERNODE", "Torus"]
+__all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "MAX_DIMENSIONS", "NODES_PER_SUPERNODE", "Torus"]
+
+MAX_DIMENSIONS = 6
+"""The most dimensions a :class:`Torus` may have (Blue Gene/Q's node torus has 5)."""
 
 
 @dataclass(frozen=True)
 class Torus:
-    """A 3-D torus with wrap-around links in every dimension.
+    """An N-dimensional torus of supernodes (midplanes): each dimension a ring or a mesh.
 
     Args:
-        dims: ``(X, Y, Z)``, the number of supernodes (or nodes) along each dimension; each >= 1.
+        dims: the number of supernodes (or nodes) along each dimension, 1 to
+            :data:`MAX_DIMENSIONS` of them, each >= 1; ``(4, 4, 8)`` is BG/L's supernode torus,
+            ``(2, 3, 4, 4)`` Mira's midplane torus.
+        wraps: per dimension, True where it wraps around (a ring, the default in every
+            dimension), False where it is a mesh (no link from the last supernode to the first).
+        block_sizes: the partition sizes (supernodes) the machine allows, None for every size that
+            has a box (BG/L); Mira allows 1, 2, 4, 8, 16, 24, 32, 48, 64 and 96 midplanes.
+        block_shapes: the box shapes the machine allows, None for every box of an allowed size.
 
     Raises:
-        ConfigurationError: a dimension is not a positive integer, or there are not exactly three.
+        ConfigurationError: no dimension, more than :data:`MAX_DIMENSIONS`, a dimension that is
+            not a positive integer, ``wraps`` of another length, a block size outside
+            ``1..size`` or a block shape that does not fit.
 
     References:
-        BGL-FAULT §3.1 (4x4x8 supernodes of 8x8x8 nodes; the full machine is 32x32x64 nodes).
+        BGL-FAULT §3.1 (4x4x8 supernodes of 8x8x8 nodes; the full machine is 32x32x64 nodes);
+        ALCF, "Machine Overview for Mira" (5-D torus; 512-node midplanes).
     """
 
-    dims: tuple[int, int, int]
+    dims: tuple[int, ...]
+    wraps: tuple[bool, ...] | None = None
+    block_sizes: tuple[int, ...] | None = None
+    block_shapes: tuple[tuple[int, ...], ...] | None = None
 
     def __post_init__(self) -> None:
-        dims = tuple(self.dims)
-        if len(dims) != 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
-            raise ConfigurationError(f"torus dims must be three positive integers, got {self.dims!r}")
+        try:
+            dims = tuple(self.dims)
+        except TypeError:
+            raise ConfigurationError(f"torus dims must be a sequence of positive integers, got {self.dims!r}") from None
+        if not 1 <= len(dims) <= MAX_DIMENSIONS or not all(
+            isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 1 for d in dims
+        ):
+            raise ConfigurationError(f"torus dims must be 1 to {MAX_DIMENSIONS} positive integers, got {self.dims!r}")
+        wraps = (True,) * len(dims) if self.wraps is None else tuple(bool(w) for w in self.wraps)
+        if len(wraps) != len(dims):
+            raise ConfigurationError(f"torus wraps {self.wraps!r} must give one flag per dimension of {tuple(dims)}")
         object.__setattr__(self, "dims", tuple(int(d) for d in dims))
+        object.__setattr__(self, "wraps", wraps)
+        if self.block_sizes is not None:
+            sizes = tuple(sorted({int(s) for s in self.block_sizes}))
+            if not sizes or sizes[0] < 1 or sizes[-1] > self.size:
+                raise ConfigurationError(f"block sizes {self.block_sizes!r} must lie in 1..{self.size} supernodes")
+            object.__setattr__(self, "block_sizes", sizes)
+        if self.block_shapes is not None:
+            shapes = tuple(sorted({tuple(int(e) for e in shape) for shape in self.block_shapes}))
+            for shape in shapes:
+                if len(shape) != self.ndim or not all(1 <= e <= d for e, d in zip(shape, self.dims, strict=True)):
+                    raise ConfigurationError(f"block shape {shape} does not fit the torus {self.dims}")
+            object.__setattr__(self, "block_shapes", shapes)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self.dims)
 
     @property
     def size(self) -> int:
-        """Number of supernodes (or nodes) in the torus, ``X * Y * Z``."""
-        return self.dims[0] * self.dims[1] * self.dims[2]
+        """Number of supernodes (or nodes) in the torus, the product of the dimensions."""
+        return int(np.prod(self.dims))
 
-    def index(self, coordinate: tuple[int, int, int]) -> int:
-        """Row-major index of a coordinate, wrapping each component around its dimension.
+    @property
+    def label(self) -> str:
+        """The dims as ``--torus-dims`` takes them: ``4x4x8``, with ``m`` after each mesh dimension (``4x4x8m``)."""
+        return "x".join(f"{d}{'' if w else 'm'}" for d, w in zip(self.dims, self.wraps, strict=True))
+
+    @cached_property
+    def _strides(self) -> tuple[int, ...]:
+        strides = [1] * self.ndim
+        for axis in range(self.ndim - 2, -1, -1):
+            strides[axis] = strides[axis + 1] * self.dims[axis + 1]
+        return tuple(strides)
+
+    def index(self, coordinate: tuple[int, ...]) -> int:
+        """Row-major index of a coordinate, each component taken modulo its dimension.
 
         Args:
-            coordinate: ``(x, y, z)``; any integers (taken modulo the dimension sizes).
+            coordinate: one integer per dimension (taken modulo the dimension sizes, also along
+                a mesh dimension: the caller keeps mesh coordinates in range).
 
         Returns:
             The index in ``[0, size)``.
         """
-        x, y, z = (int(c) % d for c, d in zip(coordinate, self.dims, strict=True))
-        return (x * self.dims[1] + y) * self.dims[2] + z
+        return sum((int(c) % d) * s for c, d, s in zip(coordinate, self.dims, self._strides, strict=True))
 
-    def coordinate(self, index: int) -> tuple[int, int, int]:
+    def coordinate(self, index: int) -> tuple[int, ...]:
         """Coordinate of a supernode index.
 
         Args:
             index: in ``[0, size)``.
 
         Returns:
-            ``(x, y, z)``.
+            One integer per dimension.
 
         Raises:
             IndexError: the index is outside the torus.
         """
         if not 0 <= index < self.size:
             raise IndexError(f"supernode index {index} outside a torus of {self.size}")
-        yz = self.dims[1] * self.dims[2]
-        return (index // yz, (index // self.dims[2]) % self.dims[1], index % self.dims[2])
+        return tuple(int(c) for c in np.unravel_index(int(index), self.dims))
 
     @cached_property
     def coordinates(self) -> np.ndarray:
-        """All coordinates, shape ``(size, 3)``, row ``i`` is the coordinate of supernode ``i``."""
-        grid = np.indices(self.dims).reshape(3, -1).T
+        """All coordinates, shape ``(size, ndim)``, row ``i`` is the coordinate of supernode ``i``."""
+        grid = np.indices(self.dims).reshape(self.ndim, -1).T
         return grid.astype(np.int64)
 
     def graph(self) -> nx.Graph:
@@ -89,28 +145,33 @@ class Torus:
         failure-log locations.
 
         Returns:
-            An undirected graph with ``size`` nodes and an edge between torus neighbours.
+            An undirected graph with ``size`` nodes and an edge between torus neighbours (no
+            wrap-around edge along a mesh dimension).
         """
-        # grid_graph numbers its node tuples in reverse order of `dim`, so reversed dims give (x, y, z).
-        grid = nx.grid_graph(dim=list(reversed(self.dims)), periodic=True)
-        return nx.relabel_nodes(grid, {node: self.index(node) for node in grid})
+        # grid_graph numbers its node tuples in reverse order of `dim`, so reversed dims give (x, y, z, ...).
+        grid = nx.grid_graph(dim=list(reversed(self.dims)), periodic=list(reversed(self.wraps)))
+        return nx.relabel_nodes(grid, {node: self.index(node if isinstance(node, tuple) else (node,)) for node in grid})
 
     def neighbours(self, index: int) -> list[int]:
-        """The distinct torus neighbours of a supernode (up to 6), in ascending order.
+        """The distinct torus neighbours of a supernode (up to 2 per dimension), ascending.
 
         Args:
             index: a supernode index in ``[0, size)``.
 
         Returns:
-            Sorted supernode indices.
+            Sorted supernode indices; along a mesh dimension the ends have one neighbour.
 
         Raises:
             IndexError: the index is outside the torus.
         """
-        x, y, z = self.coordinate(index)
+        coordinate = self.coordinate(index)
         around = set()
-        for dx, dy, dz in ((1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)):
-            around.add(self.index((x + dx, y + dy, z + dz)))
+        for axis, (dim, wraps) in enumerate(zip(self.dims, self.wraps, strict=True)):
+            for step in (1, -1):
+                moved = coordinate[axis] + step
+                if not wraps and not 0 <= moved < dim:
+                    continue
+                around.add(self.index(coordinate[:axis] + (moved,) + coordinate[axis + 1 :]))
         around.discard(index)
         return sorted(around)
 

@@ -207,7 +207,14 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
                 seen.add(key)
                 batch_set(config)
             continue
-        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, tuple(config.torus_dims))
+        key = (
+            "workload",
+            config.workload_path,
+            config.platform,
+            config.nodes,
+            config.rules,
+            config.torus if config.platform == "torus" else None,
+        )
         workload = None
         if key not in seen and config.workload != "bundled":  # the bundled log is known good
             seen.add(key)

@@ -137,10 +137,10 @@ class TorusPlatform:
         return self._blocked.copy()
 
     def reserve_spares(self, count: int) -> np.ndarray:
-        """Hold back ``count`` supernodes as spares for preventive migration, from the top z-plane down.
+        """Hold back ``count`` supernodes as spares for preventive migration, from the top plane of the last dimension down.
 
-        Spares fill whole z-planes first (z = Z-1, then Z-2, ...), so the boxes left for scheduling
-        stay as large as possible (16 spares on the 4x4x8 torus leave a 4x4x7 box). Spares are never
+        Spares fill whole planes of the last dimension first (z = Z-1, then Z-2, ...), so the boxes left
+        for scheduling stay as large as possible (16 spares on the 4x4x8 torus leave a 4x4x7 box). Spares are never
         given to a newly scheduled job; a migrating job may move onto them.
 
         Args:
@@ -158,7 +158,9 @@ class TorusPlatform:
         if not 0 <= count < self.capacity:
             raise ConfigurationError(f"spares must lie in [0, {self.capacity}), got {count}")
         coordinates = self.torus.coordinates
-        order = np.lexsort((coordinates[:, 1], coordinates[:, 0], -coordinates[:, 2]))  # z descending, then x, y
+        # the last dimension descending, then the others in row-major order (z descending, then x, y on a 3-D torus)
+        keys = tuple(coordinates[:, axis] for axis in range(self.torus.ndim - 2, -1, -1)) + (-coordinates[:, -1],)
+        order = np.lexsort(keys)
         self.spare[:] = False
         self.spare[order[:count]] = True
         self._spare_bits = self.table.occupied_of(self.table.pack(self.spare))

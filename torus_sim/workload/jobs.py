@@ -131,6 +131,9 @@ class Workload:
         kind: ``online`` or ``batch`` (:data:`WORKLOAD_KINDS`).
         processors: the machine size the source names (SWF MaxProcs / MaxNodes, a job file's P), or None.
         times: moldable batches: float ``(n, P)``, t_j(p) for p = 1..P (row i is job i's ``times``).
+        whole_span: ``(first submit, last submit)`` of the whole cleaned log when ``max_jobs`` kept
+            only a prefix (failures are laid over the whole log, then cut to the prefix: the rate
+            stays the whole run's); None when every job is kept.
     """
 
     jobs: list[Job] | JobColumns
@@ -142,6 +145,7 @@ class Workload:
     kind: str = "online"
     processors: int | None = None
     times: object = None
+    whole_span: tuple[float, float] | None = None
 
     def offered_load(self, capacity: int) -> float | None:
         """The offered load: sum of partition size x runtime over capacity x the submission span.
@@ -287,7 +291,9 @@ def jobs_from_swf(
         )
     job_ids = trace.column("job_id")[rows]
     order = np.lexsort((job_ids, submitted))  # stable: by submit time, then job id, then line
+    whole_span = None
     if max_jobs is not None and max_jobs < len(order):
+        whole_span = (float(submitted[order[0]]), float(submitted[order[-1]]))
         order = order[:max_jobs]
         last_line = int(rows[order].max())  # the counts describe the lines read up to the last job kept
         cleaning = Counter()
@@ -315,6 +321,7 @@ def jobs_from_swf(
         header=dict(trace.header),
         kind="online",
         processors=trace.header_int("MaxProcs") or trace.header_int("MaxNodes"),
+        whole_span=whole_span,
     )
 
 
