@@ -16,7 +16,7 @@ def test_run_writes_jobs_csv_and_summary_json_with_the_configuration_and_input_h
     summary = json.loads((out / "summary.json").read_text())
     assert summary["config"]["max_jobs"] == 400 and summary["inputs"]["failures"]["spec"] == "bundled"
     assert summary["inputs"]["workload"]["sha256"] == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
-    assert summary["inputs"]["failures"]["count"] == 347
+    assert summary["inputs"]["failures"]["count"] == 64  # the whole run's 347 fitted failures that fall in these 400 jobs' span
     assert summary["summary"]["jobs"] == 400
     lines = (out / "jobs.csv").read_text().splitlines()
     assert len(lines) == 401 and lines[0].startswith("job_id,")
@@ -57,7 +57,16 @@ def test_sdsc_slice_with_lanl_failures_and_their_downtime_runs(tmp_path):
         pytest.skip("shared data not present")
     result = run(RunConfig(workload=str(sdsc), failures=str(lanl), downtime="log", max_jobs=1500))
     assert result.summary["jobs"] == 1500
-    assert result.inputs["failures"]["count"] == 2478
+    # the prefix meets the whole run's failures of its span (rate kept), not all 2,478 squeezed into it
+    from failure_logs.lanl import read_lanl
+    from failure_logs.transform import fit_to_span
+    from torus_sim.runner import load_workload
+
+    whole = load_workload(RunConfig(workload=str(sdsc))).span
+    prefix = load_workload(RunConfig(workload=str(sdsc), max_jobs=1500)).span
+    fitted = fit_to_span(read_lanl(lanl, 20, 128), *whole)
+    expected = int(((fitted.failed_at >= prefix[0]) & (fitted.failed_at <= prefix[1])).sum())
+    assert result.inputs["failures"]["count"] == expected == 195
     assert result.summary["failures"] > 0
 
 

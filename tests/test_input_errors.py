@@ -173,7 +173,12 @@ def test_an_fta_table_runs_from_the_command_line_with_its_downtime(chdir_tmp, ca
     )
     printed = capsys.readouterr().out
     assert code == 0 and (out / "summary.json").exists()
-    assert "lanl.tab.gz#system=20|fit=" in printed and "(2,478 fail-stop; " in printed
+    assert "lanl.tab.gz#system=20|fit=" in printed and "|cut=" in printed  # the whole log fitted, the prefix's span kept
+    import json
+    import re
+
+    count = int(re.search(r"\(([\d,]+) fail-stop;", printed).group(1).replace(",", ""))
+    assert 0 < count < 2478 and json.loads((out / "summary.json").read_text())["inputs"]["failures"]["count"] == count
     log = load_failure_source(str(chdir_tmp / "lanl.tab.gz"), 128, fta_system="20", fta_nodes=512)
     assert np.nanmean(log.downtime) > 0  # real repair times
 

@@ -72,7 +72,7 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
                 mean = rows.groupby(spec.x, sort=True)[name].mean()
                 axis.plot(mean.index, mean.values, marker="o", label=METRIC_LABELS.get(name, name))
             axis.set_ylabel("Fraction of capacity" if all(name.startswith("omega") for name in spec.y) else "")
-        axis.set_xlabel(spec.x_label or spec.x)
+        axis.set_xlabel(_x_label(rows, spec))
         if getattr(spec, "log_y", False):
             axis.set_yscale("log")
         axis.grid(alpha=0.3)
@@ -91,6 +91,15 @@ def _save(figure, title: str, width: int, path: str | Path) -> Path:
     plt.close(figure)
     partial.replace(path)
     return path
+
+
+def _x_label(rows: pd.DataFrame, spec: FigureSpec) -> str:
+    """The x label, saying which failure count a reduced run (``max_jobs``) had when x is ``failures``."""
+    label = spec.x_label or spec.x
+    if spec.x != "failures" or "max_jobs" not in rows or not rows["max_jobs"].notna().any():
+        return label
+    squeezed = "reduced_failures" in rows and (rows["reduced_failures"] == "count").any()
+    return label + (" (all inside each reduced run)" if squeezed else " (over the whole log; each reduced run meets its share)")
 
 
 def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str | Path) -> Path:

@@ -235,7 +235,7 @@ class Scenario(BaseModel):
         0.0, ge=0, description="window: seconds after the log's first failure where the workload starts"
     )
     reduced_failures: Literal["rate", "count"] = Field(
-        "count",
+        "rate",
         description=(
             "with max_jobs: rate: the prefix meets the whole run's failures of its span (synthetic:N is N over the "
             "whole log); count: every failure squeezed into the prefix's span (before 2026-11-25)"
