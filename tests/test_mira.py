@@ -171,7 +171,7 @@ def test_a_compressed_truncated_event_file_is_a_sentence(tmp_path):
         read_mira(path)
 
 
-@pytest.mark.parametrize("policy", ["krevat", "balancing", "tiebreak", "FCFS-EASY"])
+@pytest.mark.parametrize("policy", ["krevat", "balancing", "tiebreak", "FCFS-EASY", "conservative", "PV-EASY"])
 def test_a_mira_run_with_its_failures_runs_every_torus_policy(policy):
     result = run(RunConfig(machine="mira", policy=policy, max_jobs=1500))
     assert result.inputs["platform"] == {"kind": "torus", "nodes": 96, "torus": "2x3x4x4", "machine": "mira"}
@@ -192,3 +192,17 @@ def test_the_window_keeps_the_real_rate_and_the_offset_moves_it():
 
     span = load_workload(RunConfig(machine="mira", max_jobs=500)).span
     assert first.inputs["failures"]["count"] == int((log.failed_at <= log.failed_at[0] + span[1] - span[0]).sum())
+
+
+def test_the_mira_study_files_name_the_bundled_log_not_a_path():
+    from pathlib import Path
+
+    from torus_sim.experiments import load_experiment
+
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "mira"
+    real = load_experiment(folder / "policies_real_failures.toml")
+    scenarios = [real.scenario(point) for point in real.points()]
+    assert len(scenarios) == 16 and {s.failures for s in scenarios} == {"mira"}
+    assert {s.machine for s in scenarios} == {"mira"} and {s.timing for s in scenarios} == {"window"}
+    poisson = load_experiment(folder / "policies_poisson.toml")
+    assert {poisson.scenario(point).failures for point in poisson.points()} == {"synthetic:650"}

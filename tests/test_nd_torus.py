@@ -163,3 +163,28 @@ def test_a_machine_description_file_is_read_and_checked(tmp_path):
         load_machine("bluegene")
     with pytest.raises(ConfigurationError, match="does not exist"):
         load_machine(str(tmp_path / "none.toml"))
+
+
+def test_a_scenario_takes_dims_as_text_or_a_machine_and_refuses_both_when_they_disagree():
+    from torus_sim.scenario import Scenario
+
+    assert Scenario(torus_dims="2x3x4x4").torus.dims == (2, 3, 4, 4)
+    assert Scenario(torus_dims="4x4x8m").torus.wraps == (True, True, False)
+    assert Scenario(machine="mira").torus == MACHINES["mira"].torus
+    assert Scenario(machine="mira", torus_dims=(2, 3, 4, 4)).torus == MACHINES["mira"].torus
+    with pytest.raises(ConfigurationError, match="machine mira is a 2x3x4x4 torus"):
+        Scenario.make(machine="mira", torus_dims=(4, 4, 8))
+    with pytest.raises(ConfigurationError, match="torus dims"):
+        Scenario.make(torus_dims="4xx8")
+    with pytest.raises(ConfigurationError, match="unknown machine"):
+        Scenario.make(machine="bluegene")
+
+
+def test_a_run_on_a_mesh_torus_places_every_job_in_a_box_that_does_not_wrap_along_the_mesh():
+    from torus_sim.runner import RunConfig, build_model
+
+    model = build_model(RunConfig(torus_dims="4x4x8m", max_jobs=400, failures="synthetic:40"))
+    model.run()
+    table = model.platform.table
+    assert all(p.base[2] + p.shape[2] <= 8 for p in table.partitions)
+    assert len(model.table("jobs")) == 400

@@ -13,6 +13,7 @@ and likewise over every dimension of an N-D one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -87,10 +88,10 @@ class Torus:
         """Number of dimensions."""
         return len(self.dims)
 
-    @property
+    @cached_property
     def size(self) -> int:
         """Number of supernodes (or nodes) in the torus, the product of the dimensions."""
-        return int(np.prod(self.dims))
+        return math.prod(self.dims)
 
     @property
     def label(self) -> str:

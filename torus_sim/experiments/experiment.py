@@ -259,7 +259,7 @@ def _check_shape(path: Path, data: dict) -> None:
 
 def _resolve(value, folder: Path):
     """A path relative to the file's folder, for a field that names a file."""
-    if not isinstance(value, str) or value in ("none", "bundled", "rigid", "steady-state", "drawn", "mtbf"):
+    if not isinstance(value, str) or value in ("none", "bundled", "mira", "rigid", "steady-state", "drawn", "mtbf"):
         return value
     if value.startswith(("synthetic:", "moldable:")):
         return value

@@ -220,7 +220,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             seen.add(key)
             workload = load_workload(config)
         spec = config.failure_spec
-        if spec in ("none", "bundled", "mtbf") or spec.startswith("synthetic:"):
+        if spec in ("none", "bundled", "mira", "mtbf") or spec.startswith("synthetic:"):
             continue
         failure_key = ("failures", spec, config.lanl_system, config.fta_system, config.fta_platform, config.fta_nodes)
         if failure_key not in seen:

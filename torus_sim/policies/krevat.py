@@ -265,7 +265,7 @@ class KrevatScheduler(Policy):
         if len(trie) > REPACK_TRIE_SIZE:
             trie.clear()
             self._repack_roots.clear()
-        root = (table.torus.dims, down.tobytes())  # a policy may serve tori of other shapes in turn
+        root = (table.torus, down.tobytes())  # a policy may serve tori of other shapes (wraps, blocks) in turn
         node = self._repack_roots.get(root)
         if node is None:
             node = self._repack_roots[root] = len(self._repack_roots) + len(trie) + 1
