@@ -32,6 +32,12 @@ Run from the repository root::
    CTC-SP2 log (goal: within 1.2x), and the Gymnasium environment's time per decision against the
    built-in FCFS's time per pass on SDSC-SP2 windows (goal: under 2x).
 
+8. Machines (:mod:`benchmarks.machines`): the README's Mira run (goal under 2 minutes) beside the
+   no-op floor, and free-block queries on Mira's 2x3x4x4 torus.
+
+9. The browser view (:mod:`benchmarks.viz`): server time per step (model + charts) for four machine
+   sizes beside the model's step alone, ``torus-sim viz``'s start-up, and the browser's time per step.
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -167,13 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins"],
+        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins", "machines", "viz"],
         action="append",
         help="run only these sections",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one, with ratios")
     args = parser.parse_args(argv)
-    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online", "plugins"]
+    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online", "plugins", "machines", "viz"]
     if args.baseline is not None and "scale" in sections:
         from benchmarks.scale import scale_replays
 
@@ -228,6 +234,17 @@ def main(argv: list[str] | None = None) -> int:
 
         plugin_vs_builtin(1 if args.quick else 3)
         environment_decisions(1 if args.quick else 4)
+    if "machines" in sections:
+        from benchmarks.machines import mira_queries, mira_run
+
+        mira_run()
+        mira_queries()
+    if "viz" in sections:
+        from benchmarks.viz import browser_steps, server_steps, startup
+
+        server_steps()
+        startup()
+        browser_steps()
     return 0
 
 

@@ -11,11 +11,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import ipywidgets
 import pytest
 import solara
 
-from torus_sim import app
+from torus_sim import app, viz_charts
 
 ARTIFACTS = Path(os.environ.get("TORUS_SIM_ARTIFACTS", Path(__file__).resolve().parent / "artifacts"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -29,21 +28,22 @@ def stepped_model():
     return model
 
 
-def image_bytes(component) -> bytes:
+def vega_spec(component) -> dict:
+    """The Vega-Lite specification a component sends to the browser."""
     _, rendered = solara.render(component, handle_error=False)
-    return rendered.find(ipywidgets.Image).widget.value
+    return rendered.find(solara.widgets.VegaLite).widget.spec
 
 
-def test_torus_view_renders_an_image_that_changes_as_the_model_steps():
+def test_torus_view_sends_a_chart_that_changes_as_the_model_steps():
     model = app.VizTorusModel()
-    before = image_bytes(app.TorusView(model))
+    before = vega_spec(app.TorusView(model))
     model.step()
-    after = image_bytes(app.TorusView(model))
-    assert before[:4] == after[:4] == b"\x89PNG"
+    after = vega_spec(app.TorusView(model))
+    assert before["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
     assert before != after
 
 
-def test_torus_picture_outlines_exactly_the_supernodes_that_failed_during_the_step():
+def test_the_machine_outlines_exactly_the_supernodes_that_failed_during_the_step():
     import numpy as np
 
     from failure_logs.events import FailureLog
@@ -55,13 +55,14 @@ def test_torus_picture_outlines_exactly_the_supernodes_that_failed_during_the_st
     assert isinstance(model, app.VizModel.__mro__[2])  # the one model class
     model.step()
     assert model.failed_this_step == [37]
-    figure = app.draw_torus(model)
-    assert [axis.get_title() for axis in figure.axes] == [f"z = {z}" for z in range(8)]
-    red = [
-        (z, patch) for z, axis in enumerate(figure.axes) for patch in axis.patches if patch.get_edgecolor()[:3] == (1.0, 0.0, 0.0)
-    ]
+    table, titles = viz_charts.node_table(model)
+    assert [title for title, _, _ in titles] == [f"z = {z}" for z in range(8)]
+    assert table.loc[table["stroke"] == viz_charts.FAILED_STROKE, "node"].tolist() == [37]
     x, y, z = model.platform.torus.coordinate(37)
-    assert len(red) == 1 and red[0][0] == z and red[0][1].get_xy() == (y - 0.45, x - 0.45)
+    drawn = table.loc[37]
+    assert (drawn["column"], drawn["row"]) == (z % 4 * 5 + y, z // 4 * 5.6 + x)  # 2 rows of 4 slices, gaps between
+    assert len(table) == 128 and set(table["state"]) <= {"free", "busy", "down"}
+    assert len({(c, r) for c, r in zip(table["column"], table["row"], strict=True)}) == 128  # every node its own place
 
 
 def test_queue_view_names_the_head_job_and_its_reservation():
@@ -77,16 +78,37 @@ def test_queue_view_names_the_head_job_and_its_reservation():
 
 
 def test_live_plots_and_recent_jobs_draw_from_the_record(stepped_model):
-    live = app.draw_live_plots(stepped_model)
-    assert [axis.get_title() for axis in live.axes] == ["utilization", "queue length", "avg bounded slowdown", "job kills"]
-    assert len(live.axes[0].lines[0].get_xdata()) == stepped_model.steps + 1  # row 0 + one per step
-    assert app.draw_recent_jobs(stepped_model).axes[0].patches
+    live = [viz_charts.spec(chart) for chart in viz_charts.live_charts(stepped_model)]
+    titles = [panel["title"] for panel in live]
+    assert titles == [
+        "utilization (busy / N)",
+        "queue length (jobs)",
+        "avg bounded slowdown",
+        "job kills by failures",
+    ]
+    assert all(panel["width"] == "container" for panel in live)  # each takes its cell's width
+    rows = live[0]["datasets"][live[0]["data"]["name"]]
+    assert len(rows) == stepped_model.steps + 1  # row 0 + one per step
+    kills = live[3]["encoding"]["y"]["scale"]["domain"]
+    assert kills[1] > kills[0]  # a flat series still gets a real range
+    gantt = viz_charts.spec(viz_charts.gantt_chart(stepped_model))
+    bars = next(iter(gantt["datasets"].values()))
+    assert 0 < len(bars) <= 20 and all(bar["end_h"] >= bar["start_h"] for bar in bars)
 
 
 def test_controls_cover_platform_workload_failures_policy_predictor_quality_load_and_seed():
-    assert {"platform", "workload", "failures", "policy", "predictor", "confidence", "accuracy", "load_scale", "seed"} <= set(
-        app.model_params
-    )
+    assert {
+        "platform",
+        "machine",
+        "workload",
+        "failures",
+        "policy",
+        "predictor",
+        "confidence",
+        "accuracy",
+        "load_scale",
+        "seed",
+    } <= set(app.model_params)
     assert set(app.model_params["policy"]["values"]) >= {
         "krevat",
         "balancing",
@@ -97,22 +119,48 @@ def test_controls_cover_platform_workload_failures_policy_predictor_quality_load
     }
     model = app.VizModel(policy="balancing", predictor="history", confidence=0.5, load_scale=1.2, seed="3")
     assert model.config.predictor == "history" and model.config.seed == 3 and model.config.load_scale == 1.2
+    line = app.scenario_line(model)
+    assert line == (
+        "**Scenario:** torus 4x4x8 (bgl) · NASA-iPSC-1993-3.1-cln.swf.gz (18,239 jobs) · failures bundled (347) · "
+        "policy balancing · predictor history · c = 1.2 · seed 3"
+    )
 
 
 def test_a_cluster_is_drawn_as_a_grid_of_nodes_with_failed_and_started_nodes_outlined():
     model = app.VizModel(platform="cluster", policy="PV-EASY", failures="synthetic:400")
     while not model.failed_this_step and model.running:
         model.step()
-    figure = app.draw_machine(model)
     assert model.platform.kind == "cluster" and model.platform.identities
+    table, titles = viz_charts.node_table(model)
     rows, columns = model.platform.layout()
-    assert figure.axes[0].images[0].get_array().shape == (rows, columns, 3)
-    red = [patch for patch in figure.axes[0].patches if patch.get_edgecolor()[:3] == (1.0, 0.0, 0.0)]
-    assert len(red) == len(set(model.failed_this_step)) > 0
+    assert titles == [] and len(table) == model.platform.capacity
+    assert table["column"].max() < columns and table["row"].max() < rows
+    red = table.loc[table["stroke"] == viz_charts.FAILED_STROKE, "node"].tolist()
+    assert sorted(red) == sorted(set(model.failed_this_step)) and red
     row, column = divmod(model.failed_this_step[0], columns)
-    assert (column - 0.45, row - 0.45) in [patch.get_xy() for patch in red]
+    assert (table.loc[model.failed_this_step[0], "row"], table.loc[model.failed_this_step[0], "column"]) == (row, column)
     assert app.queue_summary(model)[0].startswith("**t = ")
-    assert app.draw_live_plots(model).axes and app.draw_recent_jobs(model).axes
+    busy = table[table["state"] == "busy"]
+    assert (busy["job"].notna() & busy["size"].notna() & busy["walltime_h"].notna() & busy["attempts"].notna()).all()
+
+
+def test_jump_to_an_hour_and_to_the_next_failure():
+    model = app.VizModel()
+    assert app.jump(model, until_hours=10) == 10 and model.now == 10 * 3600
+    taken = app.jump(model, next_failure=True)
+    assert taken >= 1 and model.failed_this_step
+    assert model.now == model.failure_log.failed_at[model.failure_log.failed_at > 10 * 3600].min() // 3600 * 3600 + 3600
+
+
+def test_two_policies_side_by_side_meet_the_same_jobs_and_failures():
+    models = {policy: app.VizModel(policy=policy) for policy in ("krevat", "FCFS-EASY")}
+    for model in models.values():
+        app.jump(model, until_hours=48)
+    table = app.compare_table(models)
+    assert list(table.columns) == ["metric", "krevat", "FCFS-EASY"] and list(table["metric"]) == list(app.COMPARED)
+    first, second = models.values()
+    assert first.now == second.now and len(first.failure_log) == len(second.failure_log)
+    solara.render(app.ComparePage(), handle_error=False)
 
 
 def free_port() -> int:
@@ -159,44 +207,94 @@ def served_app():
     server.wait(timeout=20)
 
 
+def _charts_drawn(page, count: int) -> None:
+    page.wait_for_function(f"document.querySelectorAll('.vega-embed canvas, .vega-embed svg').length >= {count}", timeout=60_000)
+
+
 def test_browser_shows_the_torus_steps_it_and_shows_no_error(served_app):
     if CHROMIUM is None:
         pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
     playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-                "--disable-quic",
-            ],
-        )
-        page = browser.new_page(viewport={"width": 1400, "height": 1300})
+        browser = _browser(driver)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        failed_requests = []
+        page.on("response", lambda response: failed_requests.append(response.url) if response.status >= 400 else None)
         page.goto(served_app, timeout=90_000)
         step = page.get_by_role("button", name="Step")
         step.wait_for(timeout=90_000)
-        images = page.locator("img.widget-image")
-        page.wait_for_function("document.querySelectorAll('img.widget-image').length >= 3", timeout=60_000)  # torus, plots, Gantt
-        torus_before, plots_before = images.nth(0).screenshot(), images.nth(1).screenshot()
+        _charts_drawn(page, 6)  # the machine, four live plots, the recent jobs: drawn by the browser (Vega-Lite)
+        machine = page.locator(".vega-embed").first
+        before = machine.screenshot()
         for count in range(1, 4):
             step.click()
             page.get_by_text(f"Step: {count}").wait_for(timeout=60_000)
-        page.wait_for_timeout(1500)
-        torus_after, plots_after = images.nth(0).screenshot(), images.nth(1).screenshot()
-        page.screenshot(path=str(ARTIFACTS / "viz.png"), full_page=True)
+        page.wait_for_function("document.body.innerText.includes('t = 3.0 h')", timeout=60_000)
+        page.wait_for_timeout(1500)  # the browser redraws the charts after the text
+        after = machine.screenshot()
+        page.screenshot(path=str(ARTIFACTS / "viz-torus.png"))
         visible = page.inner_text("body")
         browser.close()
-    assert torus_before != torus_after, "the torus picture did not change after three steps"
-    assert plots_before != plots_after, "the live plots did not change after three steps"
+    assert before != after, "the torus picture did not change after three steps"
     assert "error in step" not in visible and "Traceback" not in visible and "Error" not in visible
     assert "t = 3.0 h" in visible and "Step: 3" in visible
+    # the scenario line says what the model runs (VizModel's defaults)
+    assert (
+        "Scenario: torus 4x4x8 (bgl) · NASA-iPSC-1993-3.1-cln.swf.gz (18,239 jobs) · failures bundled (347) · policy krevat"
+        in visible
+    )
+    assert not [url for url in failed_requests if "vega" in url], failed_requests  # the charts' scripts are served offline
+
+
+def test_the_cluster_drawing_is_inside_its_cell_and_the_side_by_side_view_steps_both_models(served_app):
+    """Issue 31: every node inside the cell (bounding boxes) on a cluster; /compare steps two policies together."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
+    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with playwright.sync_playwright() as driver:
+        browser = _browser(driver)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(served_app, timeout=90_000)
+        page.get_by_role("button", name="Step").wait_for(timeout=90_000)
+        page.locator(".v-select", has_text="Platform").click()
+        page.locator(".v-menu__content .v-list-item", has_text="cluster").first.click()
+        page.get_by_role("button", name="Reset").click()
+        page.wait_for_function("document.body.innerText.includes('Scenario: cluster of 128 nodes')", timeout=60_000)
+        page.get_by_role("button", name="Step").click()
+        page.get_by_text("Step: 1").wait_for(timeout=60_000)
+        _charts_drawn(page, 6)
+        page.wait_for_timeout(500)
+        drawing = page.locator(".vega-embed").first.locator("canvas, svg").first.bounding_box()
+        cell = page.locator(".vue-grid-item").first.bounding_box()
+        page.screenshot(path=str(ARTIFACTS / "viz-cluster.png"))
+        laptop = browser.new_page(viewport={"width": 1280, "height": 800})
+        laptop.goto(served_app, timeout=90_000)
+        laptop.get_by_role("button", name="Step").wait_for(timeout=90_000)
+        _charts_drawn(laptop, 6)
+        small = laptop.locator(".vega-embed").first.locator("canvas, svg").first.bounding_box()
+        small_cell = laptop.locator(".vue-grid-item").first.bounding_box()
+        compare = browser.new_page(viewport={"width": 1400, "height": 1000})
+        compare.goto(served_app.rstrip("/") + "/compare", timeout=90_000)
+        both = compare.get_by_role("button", name="Step both", exact=True)
+        both.wait_for(timeout=90_000)
+        _charts_drawn(compare, 2)
+        for count in (1, 2):
+            both.click()
+            compare.get_by_text(f"(step {count})").wait_for(timeout=60_000)
+        compare.get_by_role("button", name="Step both x 24").click()
+        compare.get_by_text("(step 26)").wait_for(timeout=60_000)
+        compare.wait_for_timeout(800)
+        compare.screenshot(path=str(ARTIFACTS / "viz-compare.png"))
+        text = compare.inner_text("body")
+        titles = compare.locator(".vega-embed").count()
+        browser.close()
+    for box, inside in ((drawing, cell), (small, small_cell)):
+        assert box["x"] >= inside["x"] and box["x"] + box["width"] <= inside["x"] + inside["width"] + 1, (box, inside)
+        assert box["y"] >= inside["y"] and box["y"] + box["height"] <= inside["y"] + inside["height"] + 1, (box, inside)
+    assert "t = 26.0 h (step 26)" in text and titles == 2
+    assert "krevat" in text and "balancing" in text and "average bounded slowdown" in text and "Traceback" not in text
 
 
 def _browser(driver):
@@ -236,3 +334,14 @@ def test_each_browser_session_has_its_own_model_and_a_bad_seed_is_a_notice(serve
         text = second.inner_text("body")
         browser.close()
     assert "Traceback" not in text and "ValueError" not in text
+
+
+def test_mira_is_drawn_as_16_slices_of_its_2x3_midplanes_with_its_own_failures():
+    model = app.VizModel(machine="mira")
+    assert model.config.machine == "mira" and "#mira" in model.failure_log.source and len(model.failure_log) > 0
+    for _ in range(3):
+        model.step()
+    table, titles = viz_charts.node_table(model)
+    assert len(table) == 96 and len(titles) == 16 and titles[0][0] == "C = 0, D = 0"
+    assert len({(c, r) for c, r in zip(table["column"], table["row"], strict=True)}) == 96
+    assert viz_charts.spec(viz_charts.machine_chart(model))["title"][0].startswith("torus 2x3x4x4")

@@ -1,57 +1,65 @@
-"""Mesa browser visualization of the one model, on the torus or a cluster (SolaraViz).
+"""Mesa browser visualization of the one model, on any torus or a cluster (SolaraViz), and a comparison page.
 
 Start it with ``torus-sim viz`` or ``solara run torus_sim/app.py``. Each press of *Step* advances
 the model by ``step_seconds`` of simulated time (one hour by default) through the model's own
-discrete-event clock; *Play* keeps stepping.
+discrete-event clock; *Play* keeps stepping. Every browser session has its own model.
 
-What the page shows:
+What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.viz_charts`):
 
-* the machine: the 4x4x8 torus as 8 z-slices of 4x4 supernodes (two rows of four), or a cluster as
-  a near-square grid of nodes; free (light grey), busy (one colour per job), down (black); nodes
-  that failed during the last step are outlined in red, the nodes of jobs started during the last
-  step in blue (Mesa 3.3's space drawing flattens a 3-D grid, so this is a custom matplotlib component);
+* a line naming the scenario shown (platform, workload, failures, policy, predictor, c, seed);
+* the machine: a torus as 2-D slices of its first two dimensions (BG/L's 4x4x8: 8 z-slices of 4x4
+  supernodes; Mira's 2x3x4x4: 16 slices of 2x3 midplanes), or a cluster as a near-square grid of
+  nodes; free, busy (one colour per job, stable across steps), down; outlined red when a node
+  failed during the last step, blue when its job started then; hover a node for its job, size,
+  start, walltime and attempts;
 * the wait queue: the head job, its size and its reservation, and the next jobs;
+* jump: to a simulated hour, or to the next failure;
 * live plots: utilization, queue length, average bounded slowdown of the jobs finished so far, job
-  kills by failures and preemptions;
-* a Gantt-like chart of the most recent jobs (nodes x time);
-* controls: platform (the torus, or a cluster of the workload's size), workload (the bundled NASA
-  log, and the SDSC / CTC logs when ``../shared/data`` is present), failure source, policy,
-  predictor, confidence / accuracy, load scale c, seed.
+  kills by failures (or preemptions);
+* the most recently started jobs (one row each, start to end);
+* controls: platform, machine (BG/L, Intrepid, Mira), workload (the bundled NASA log, and the SDSC /
+  CTC logs when ``../shared/data`` is present), failure source, policy, predictor, confidence /
+  accuracy, load scale c, seed. A control changes the model at Reset.
+
+``/compare`` runs two policies side by side on the same workload and failures, stepped together,
+with their metrics so far in one table (:func:`ComparePage`).
+
+Mesa's SolaraViz frames the page (controls, Step / Play / Reset, the step counter); its space
+drawing does not serve here (it flattens a torus into one 2-D grid and redraws through matplotlib),
+so the machine, plots and Gantt chart are our own components on Vega-Lite, which the browser draws.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
-import matplotlib
 import numpy as np
+import pandas as pd
 import solara
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+import solara.widgets
 from mesa.visualization import SolaraViz
+from mesa.visualization import solara_viz as _solara_viz
 from mesa.visualization.utils import update_counter
 
+from torus_sim import viz_charts
 from torus_sim.metrics import bounded_slowdown
 from torus_sim.runner import BUNDLED_NASA_LOG, ConfiguredModel
 from torus_sim.scenario import ONLINE_POLICIES
 
 __all__ = [
+    "ComparePage",
     "Page",
     "VizModel",
     "VizTorusModel",
-    "draw_cluster",
-    "draw_live_plots",
-    "draw_machine",
-    "draw_recent_jobs",
-    "draw_torus",
+    "compare_table",
+    "jump",
     "model_params",
     "queue_summary",
+    "routes",
+    "scenario_line",
 ]
-
-FREE_COLOUR = (0.92, 0.92, 0.92)
-DOWN_COLOUR = (0.05, 0.05, 0.05)
-JOB_COLOURS = matplotlib.colormaps["tab20"]
 
 
 def _available_workloads() -> dict[str, str]:
@@ -66,14 +74,60 @@ def _available_workloads() -> dict[str, str]:
 
 WORKLOADS = _available_workloads()
 
+VEGA_ALIASES = {"vega@5": "vega@5.21.0", "vega-lite@5": "vega-lite@5.2.0", "vega-embed@6": "vega-embed@6.20.2"}
+"""Major-version names solara's VegaLite widget asks the CDN proxy for -> the versions solara-assets ships."""
+
+
+def offline_vega_assets(cache: Path | None = None) -> Path | None:
+    """Serve Vega-Lite's scripts without the internet: a CDN cache that aliases the versions solara-assets ships.
+
+    Solara's ``VegaLite`` widget loads ``vega@5``, ``vega-lite@5`` and ``vega-embed@6`` through its CDN
+    proxy, which serves files from its cache directory or fetches them from the internet;
+    ``solara-assets`` ships ``vega@5.21.0``, ``vega-lite@5.2.0`` and ``vega-embed@6.20.2``, so offline
+    the major-version names are 404s and no chart is drawn. This makes a cache directory of links to
+    everything in solara's own cache plus the three aliases, and points solara's setting at it.
+
+    Args:
+        cache: the directory to use; ``<temp>/torus-sim-solara-cdn-<uid>`` when None.
+
+    Returns:
+        The cache directory in use, or None when solara's own cache does not hold the Vega scripts
+        (then the proxy fetches them as usual).
+    """
+    from solara.server import settings
+
+    source = Path(settings.assets.proxy_cache_dir)
+    if not all((source / version).is_dir() for version in VEGA_ALIASES.values()):
+        return None
+    import tempfile
+
+    cache = cache or Path(tempfile.gettempdir()) / f"torus-sim-solara-cdn-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    cache.mkdir(parents=True, exist_ok=True)
+    links = {entry.name: entry for entry in source.iterdir()}
+    links.update({alias: source / version for alias, version in VEGA_ALIASES.items()})
+    for name, target in links.items():
+        link = cache / name
+        if not link.exists() and not link.is_symlink():
+            try:
+                link.symlink_to(target, target_is_directory=target.is_dir())
+            except FileExistsError:  # another server process made it meanwhile
+                pass
+    settings.assets.proxy_cache_dir = cache
+    return cache
+
+
+offline_vega_assets()
+
 
 class VizModel(ConfiguredModel):
     """The model with the parameters the page's controls set.
 
     Args:
-        platform: ``torus`` (BG/L's 4x4x8 supernodes) or ``cluster`` (P nodes, the workload's size).
+        platform: ``torus`` (the machine's torus of midplanes) or ``cluster`` (P nodes, the workload's size).
+        machine: ``bgl`` (4x4x8), ``intrepid`` (4x4x5) or ``mira`` (2x3x4x4), see :mod:`torus_sim.machines`.
         workload: a label of :data:`WORKLOADS` or a path to an SWF file.
-        failures: ``bundled``, ``none``, ``synthetic:N[:bursty]`` or a path.
+        failures: ``bundled`` (the machine's own log: BG/L's RAS sample, Mira's events; none on Intrepid),
+            ``mira``, ``none``, ``synthetic:N[:bursty]`` or a path.
         policy: a name of :data:`~torus_sim.scenario.ONLINE_POLICIES` (``scheduler`` is accepted too).
         predictor: ``default`` (the policy's own), ``oracle-confidence``, ``oracle-accuracy`` or
             ``history``; ignored by policies that use none.
@@ -90,6 +144,7 @@ class VizModel(ConfiguredModel):
     def __init__(
         self,
         platform: str = "torus",
+        machine: str = "bgl",
         workload: str = "NASA iPSC/860 (bundled)",
         failures: str = "bundled",
         policy: str = "krevat",
@@ -111,10 +166,14 @@ class VizModel(ConfiguredModel):
         except ValueError:
             self.notice = f"Seed {seed!r} is not a whole number >= 0: seed 0 is used."
             seed = 0
+        machine = None if platform != "torus" or machine in (None, "", "bgl") else machine
+        if machine is not None and failures == "bundled":  # the BG/L RAS sample names BG/L's 128 supernodes
+            failures = "mira" if machine == "mira" else "none"
         super().__init__(
             step_seconds=step_seconds,
             node_identities=True,
             platform=platform,
+            machine=machine,
             workload=WORKLOADS.get(workload, workload),
             failures=failures,
             policy=policy,
@@ -135,215 +194,88 @@ VizTorusModel = VizModel
 """The name the page's model had before it drew clusters too."""
 
 
-def _colours(model) -> np.ndarray:
-    platform = model.platform
-    job_at = platform.job_at
-    down = platform.down_until > -np.inf
-    colours = np.empty((platform.capacity, 3))
-    for index in range(platform.capacity):
-        if down[index]:
-            colours[index] = DOWN_COLOUR
-        elif job_at[index] >= 0:
-            colours[index] = JOB_COLOURS(int(job_at[index]) % 20)[:3]
-        else:
-            colours[index] = FREE_COLOUR
-    return colours
-
-
-def _started_nodes(model) -> set[int]:
-    job_at = model.platform.job_at
-    return {int(n) for _, allocation in model.started_this_step for n in model.platform.members(allocation) if job_at[n] >= 0}
-
-
-def draw_machine(model) -> Figure:
-    """The machine the model runs on: :func:`draw_torus` or :func:`draw_cluster`."""
-    return draw_torus(model) if model.platform.kind == "torus" else draw_cluster(model)
-
-
-def draw_cluster(model) -> Figure:
-    """A cluster as a near-square grid of nodes, coloured by state (node i at row i // columns).
+def scenario_line(model) -> str:
+    """One line naming the scenario a model runs: platform, workload, failures, policy, predictor, c, seed.
 
     Args:
-        model: a model on a cluster with node identities.
+        model: a :class:`VizModel`.
 
     Returns:
-        A matplotlib figure (not attached to pyplot).
+        Markdown text, e.g. ``Scenario: torus 4x4x8 · NASA-iPSC-... (18,239 jobs) · failures bundled (347) · ...``.
     """
+    config = model.config
     platform = model.platform
-    rows, columns = platform.layout()
-    colours = np.ones((rows * columns, 3))
-    colours[: platform.capacity] = _colours(model)
-    figure = Figure(figsize=(8, 8 * rows / columns + 0.8), dpi=80)
-    axis = figure.subplots()
-    axis.imshow(colours.reshape(rows, columns, 3), interpolation="nearest")
-    failed = set(model.failed_this_step)
-    for index in _started_nodes(model):
-        row, column = divmod(index, columns)
-        axis.add_patch(Rectangle((column - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#1f4fff", linewidth=1.5))
-    for index in failed:
-        row, column = divmod(index, columns)
-        axis.add_patch(Rectangle((column - 0.45, row - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=2.5))
-    axis.set_xticks([])
-    axis.set_yticks([])
-    down = int(np.count_nonzero(platform.down_until > -np.inf))
-    figure.suptitle(
-        f"cluster of {platform.capacity} nodes   t = {model.now / 3600:,.1f} h   busy {int(platform.busy.sum())}   down {down}\n"
-        f"failed this step {len(failed)} (red)   started this step {len(model.started_this_step)} (blue)",
-        fontsize=10,
-    )
-    figure.tight_layout()
-    return figure
-
-
-def _slices(torus) -> tuple[tuple[int, int], list[tuple[str, tuple]]]:
-    """How a torus of any dimension is drawn: the image's two axes and one (title, index) per panel.
-
-    Each panel shows the first two dimensions (a 1-D torus: one row); the panels run over the
-    other dimensions (the z-slices of BG/L's 4x4x8, the 4x4 (C, D) planes of Mira's 2x3x4x4).
-    """
-    dims = torus.dims if torus.ndim >= 2 else (1, *torus.dims)
-    names = "xyzwuv" if torus.ndim <= 3 else "ABCDEF"
-    rest = dims[2:]
-    panels = []
-    for combination in np.ndindex(*rest) if rest else [()]:
-        title = ", ".join(f"{names[2 + k]} = {v}" for k, v in enumerate(combination))
-        panels.append((title, combination))
-    return (dims[0], dims[1]), panels
-
-
-def draw_torus(model) -> Figure:
-    """The torus as 2-D slices of its first two dimensions, one panel per position along the others, coloured by state.
-
-    BG/L's 4x4x8 torus is 8 z-slices of 4x4 supernodes; Mira's 2x3x4x4 is 16 slices of 2x3 midplanes.
-
-    Args:
-        model: a torus model.
-
-    Returns:
-        A matplotlib figure (not attached to pyplot).
-    """
-    torus = model.platform.torus
-    (nx_, ny), panels = _slices(torus)
-    shape = torus.dims if torus.ndim >= 2 else (1, *torus.dims)
-    down = model.platform.down
-    grid = _colours(model).reshape(*shape, 3)
-    failed = set(model.failed_this_step)
-    placed = _started_nodes(model)
-    count = len(panels)
-    if torus.ndim >= 4:
-        rows = shape[2]
+    if platform.kind == "torus":
+        where = f"torus {platform.torus.label}" + (f" ({config.machine})" if config.machine else " (bgl)")
     else:
-        rows = 2 if count % 2 == 0 and count > 2 else 1
-    columns = -(-count // rows)
-    figure = Figure(figsize=(max(2.0, 0.5 * ny) * columns, (0.5 * nx_ + 1.3) * rows + 0.4), dpi=80)
-    axes = np.atleast_1d(figure.subplots(rows, columns)).ravel()
-    for axis in axes[count:]:
-        axis.set_visible(False)
-    for axis, (title, rest) in zip(axes, panels, strict=False):
-        axis.imshow(grid[(slice(None), slice(None), *rest)], interpolation="nearest")
-        for x in range(nx_):
-            for y in range(ny):
-                index = int(np.ravel_multi_index((x, y, *rest), shape))
-                if index in placed:
-                    axis.add_patch(Rectangle((y - 0.5, x - 0.5), 1, 1, fill=False, edgecolor="#1f4fff", linewidth=2.5))
-                if index in failed:
-                    axis.add_patch(Rectangle((y - 0.45, x - 0.45), 0.9, 0.9, fill=False, edgecolor="red", linewidth=3))
-        axis.set_title(title, fontsize=9)
-        axis.set_xticks(np.arange(-0.5, ny, 1), minor=True)
-        axis.set_yticks(np.arange(-0.5, nx_, 1), minor=True)
-        axis.grid(which="minor", color="white", linewidth=1.2)
-        axis.tick_params(which="both", length=0)
-        axis.set_xticks([])
-        axis.set_yticks([])
-    figure.suptitle(
-        f"{torus.label} torus   t = {model.now / 3600:,.1f} h   busy {int(model.platform.busy.sum())}   down {int(down.sum())}\n"
-        f"failed this step {len(failed)} (red)   started this step {len(model.started_this_step)} (blue)",
-        fontsize=10,
+        where = f"cluster of {platform.capacity:,} nodes"
+    workload = Path(config.workload_path).name
+    predictor = config.predictor or "the policy's own"
+    return (
+        f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
+        f"({len(model.failure_log):,}) · policy {config.policy} · predictor {predictor} · c = {model.workload.load_scale:g} · "
+        f"seed {config.seed}"
     )
-    figure.tight_layout()
-    return figure
 
 
-def _running_bounded_slowdown(model, times: np.ndarray) -> np.ndarray:
-    jobs = model.table("jobs")
-    if jobs.empty:
-        return np.full(len(times), np.nan)
-    jobs = jobs.sort_values("finished_at")
-    slowdown = bounded_slowdown((jobs["finished_at"] - jobs["submitted_at"]).to_numpy(), jobs["runtime"].to_numpy())
-    cumulative = np.cumsum(slowdown) / np.arange(1, len(slowdown) + 1)
-    done = np.searchsorted(jobs["finished_at"].to_numpy(), times, side="right")
-    return np.where(done > 0, cumulative[np.maximum(done - 1, 0)], np.nan)
-
-
-def draw_live_plots(model) -> Figure:
-    """Utilization, queue length, average bounded slowdown so far, and job kills (or preemptions) over time.
+def jump(model, until_hours: float | None = None, next_failure: bool = False, limit: int = 100_000) -> int:
+    """Step a model to a simulated time, or until a step in which a node fails.
 
     Args:
-        model: a torus model that has collected at least its initial row.
+        model: a :class:`VizModel`.
+        until_hours: step until ``model.now`` reaches this many hours (or the run ends).
+        next_failure: step until a step in which a failure happened (or the run ends).
+        limit: the most steps taken.
 
     Returns:
-        A matplotlib figure with four panels, time in hours.
+        The number of steps taken.
     """
-    series = model.datacollector.get_model_vars_dataframe()
-    hours = series["time"].to_numpy() / 3600.0
-    figure = Figure(figsize=(10, 3.2), dpi=80)
-    axes = figure.subplots(1, 4)
-    panels = [
-        ("utilization", series["utilization"].to_numpy(), "busy / N"),
-        ("queue length", series["queued_jobs"].to_numpy(), "jobs"),
-        ("avg bounded slowdown", _running_bounded_slowdown(model, series["time"].to_numpy()), "finished jobs"),
-        ("job kills", series["job_kills"].to_numpy(), "kills by failures")
-        if series["preemptions"].iloc[-1] == 0
-        else ("preemptions", series["preemptions"].to_numpy(), "preemptions by the policy"),
-    ]
-    for axis, (title, values, label) in zip(axes, panels, strict=True):
-        axis.plot(hours, values, color="#1f77b4")
-        axis.set_title(title, fontsize=9)
-        axis.set_xlabel("hours", fontsize=8)
-        axis.set_ylabel(label, fontsize=8)
-        axis.tick_params(labelsize=7)
-        axis.grid(alpha=0.3)
-    figure.tight_layout()
-    return figure
+    taken = 0
+    while taken < limit and model.running:
+        if until_hours is not None and model.now >= until_hours * 3600.0:
+            break
+        model.step()
+        taken += 1
+        if next_failure and model.failed_this_step:
+            break
+    return taken
 
 
-def draw_recent_jobs(model, count: int = 20) -> Figure:
-    """A Gantt-like chart of the most recently started jobs: one bar per job, its size as thickness.
+def _vega(chart) -> solara.Element:
+    return solara.widgets.VegaLite.element(spec=viz_charts.spec(chart))
 
-    Args:
-        model: a torus model.
-        count: how many jobs.
 
-    Returns:
-        A matplotlib figure; running jobs reach the current time.
-    """
-    figure = Figure(figsize=(10, 2.6), dpi=80)
-    axis = figure.subplots()
-    finished = model.table("jobs")
-    bars = [(row.job_id, row.started_at, row.finished_at, row.size) for row in finished.itertuples()]
-    bars += [(job.job_id, job.started_at, model.now, job.size) for job in model.running_jobs.values()]
-    bars = sorted(bars, key=lambda bar: bar[1])[-count:]
-    for row, (job_id, start, end, size) in enumerate(bars):
-        axis.barh(
-            row,
-            (end - start) / 3600.0,
-            left=start / 3600.0,
-            height=0.3 + 0.6 * size / model.platform.capacity,
-            color=JOB_COLOURS(int(job_id) % 20),
-        )
-    axis.set_yticks(range(len(bars)), [str(bar[0]) for bar in bars], fontsize=6)
-    axis.set_xlabel("hours", fontsize=8)
-    axis.set_title(f"last {len(bars)} jobs started (bar height ~ size)", fontsize=9)
-    axis.axvline(model.now / 3600.0, color="grey", linewidth=0.8)
-    figure.tight_layout()
-    return figure
+CELLS = [
+    {"i": 0, "x": 0, "y": 0, "w": 7, "h": 11},  # the machine, with the scenario line and the legend
+    {"i": 1, "x": 7, "y": 0, "w": 5, "h": 6},  # the wait queue
+    {"i": 2, "x": 7, "y": 6, "w": 5, "h": 5},  # jump
+    {"i": 3, "x": 0, "y": 11, "w": 12, "h": 8},  # live plots
+    {"i": 4, "x": 0, "y": 19, "w": 12, "h": 12},  # recent jobs
+]
+"""Where the page's components sit in Mesa's 12-column grid (rows of 30 px): sized to their drawings."""
+
+
+def _grid_layout(count: int) -> list[dict]:
+    """Mesa's initial grid layout, with our cells for our five components (Mesa gives each a 6 x 10 cell)."""
+    if count == len(CELLS):
+        return [dict(cell, moved=False) for cell in CELLS]
+    return _mesa_grid_layout(count)
+
+
+# Mesa 3.3's SolaraViz takes no layout: it gives every component half the width and 10 rows, which clips
+# the machine and squeezes the plots. Its module-level layout function is the one place to say otherwise.
+_mesa_grid_layout = _solara_viz.make_initial_grid_layout
+_solara_viz.make_initial_grid_layout = _grid_layout
 
 
 @solara.component
 def TorusView(model):
-    """The machine (torus or cluster), redrawn after every step."""
+    """The machine (torus or cluster) with the scenario line above it, redrawn after every step."""
     update_counter.get()
-    solara.FigureMatplotlib(draw_machine(model), format="png")
+    with solara.Column(style={"width": "100%"}):
+        solara.Markdown(scenario_line(model))
+        _vega(viz_charts.machine_chart(model))
+        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html())
 
 
 def queue_summary(model) -> list[str]:
@@ -392,17 +324,52 @@ def QueueView(model):
 
 
 @solara.component
+def JumpView(model):
+    """Jump to a simulated hour or to the next failure (a bad hour is refused beside the field)."""
+    update_counter.get()
+    hours, set_hours = solara.use_state("")
+    message, set_message = solara.use_state("")
+
+    def go_to_hour():
+        try:
+            target = float(hours)
+            if not math.isfinite(target) or target < 0:
+                raise ValueError
+        except ValueError:
+            set_message(f"{hours!r} is not a number of hours >= 0")
+            return
+        taken = jump(model, until_hours=target)
+        set_message(f"{taken} steps: t = {model.now / 3600:,.1f} h")
+        update_counter.value += 1
+
+    def go_to_failure():
+        taken = jump(model, next_failure=True)
+        failed = ", ".join(str(n) for n in model.failed_this_step) or "none (the run ended)"
+        set_message(f"{taken} steps: t = {model.now / 3600:,.1f} h, failed node(s) {failed}")
+        update_counter.value += 1
+
+    with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):
+        solara.InputText("Jump to hour", value=hours, on_value=set_hours, continuous_update=True)
+        solara.Button("Go", on_click=go_to_hour)
+        solara.Button("Next failure", on_click=go_to_failure)
+        if message:
+            solara.Text(message)
+
+
+@solara.component
 def LivePlots(model):
     """Utilization, queue length, average bounded slowdown so far, job kills."""
     update_counter.get()
-    solara.FigureMatplotlib(draw_live_plots(model), format="png")
+    with solara.Columns([1, 1, 1, 1]):
+        for chart in viz_charts.live_charts(model):
+            _vega(chart)
 
 
 @solara.component
 def RecentJobs(model):
-    """Gantt-like chart of the recent jobs."""
+    """The most recently started jobs, start to end."""
     update_counter.get()
-    solara.FigureMatplotlib(draw_recent_jobs(model), format="png")
+    _vega(viz_charts.gantt_chart(model))
 
 
 def installed_policies() -> list[str]:
@@ -415,10 +382,19 @@ def installed_policies() -> list[str]:
 model_params = {
     "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
     "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
+    "machine": {"type": "Select", "value": "bgl", "values": ["bgl", "intrepid", "mira"], "label": "Machine (torus)"},
     "failures": {
         "type": "Select",
         "value": "bundled",
-        "values": ["bundled", "none", "synthetic:500", "synthetic:2000", "synthetic:1000:bursty", "synthetic:4000:bursty"],
+        "values": [
+            "bundled",
+            "mira",
+            "none",
+            "synthetic:500",
+            "synthetic:2000",
+            "synthetic:1000:bursty",
+            "synthetic:4000:bursty",
+        ],
         "label": "Failures",
     },
     "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
@@ -447,7 +423,133 @@ def Page():
     model = solara.use_memo(VizModel, dependencies=[])
     return SolaraViz(
         model,
-        components=[(TorusView, 0), (QueueView, 0), (LivePlots, 0), (RecentJobs, 0)],
+        components=[(TorusView, 0), (QueueView, 0), (JumpView, 0), (LivePlots, 0), (RecentJobs, 0)],
         model_params=model_params,
         name="torus-sim: scheduling on failure-prone machines",
     )
+
+
+COMPARED = ("average bounded slowdown", "average wait (h)", "completed", "queued", "job kills", "utilization")
+
+
+def compare_table(models: dict[str, VizModel]) -> pd.DataFrame:
+    """The metrics so far of models run side by side: one row per metric, one column per policy.
+
+    Args:
+        models: label -> model (same workload and failures, stepped together).
+
+    Returns:
+        A table with the rows of :data:`COMPARED` (bounded slowdown and wait over the jobs finished so far).
+    """
+    columns = {}
+    for label, model in models.items():
+        jobs = model.table("jobs")
+        done = len(jobs)
+        slowdown = (
+            float(np.mean(bounded_slowdown((jobs["finished_at"] - jobs["submitted_at"]).to_numpy(), jobs["runtime"].to_numpy())))
+            if done
+            else float("nan")
+        )
+        wait = float((jobs["started_at"] - jobs["submitted_at"]).mean() / 3600.0) if done else float("nan")
+        busy = int(np.count_nonzero(np.asarray(model.platform.job_at) >= 0))
+        columns[label] = [
+            round(slowdown, 3),
+            round(wait, 3),
+            done,
+            len(model.scheduler.queue),
+            int(model.counters["job_kills"]),
+            round(busy / model.platform.capacity, 3),
+        ]
+    return pd.DataFrame(columns, index=list(COMPARED)).rename_axis("metric").reset_index()
+
+
+PAIRS = {
+    "Krevat vs balancing (torus)": ("krevat", "balancing"),
+    "FCFS-EASY vs PV-EASY (torus)": ("FCFS-EASY", "PV-EASY"),
+    "FCFS-EASY vs conservative (torus)": ("FCFS-EASY", "conservative"),
+    "Krevat vs FCFS-EASY (Mira)": ("krevat", "FCFS-EASY"),
+}
+"""The comparisons offered on ``/compare`` (policy pairs; the Mira one on Mira's torus and failures)."""
+
+
+@solara.component
+def ComparePage():
+    """Two policies side by side on the same workload and failures, stepped together, with one metrics table.
+
+    The question a scheduling researcher asks of a live view: what does the other policy do with
+    the same jobs and the same failures, right now? Each session has its own two models.
+    """
+    pair, set_pair = solara.use_state(next(iter(PAIRS)))
+    seed, set_seed = solara.use_state("0")
+    counter, set_counter = solara.use_state(0)
+    message, set_message = solara.use_state("")
+
+    def build():
+        try:
+            number = int(seed)
+            if number < 0:
+                raise ValueError
+        except ValueError:
+            number = 0
+        machine = "mira" if "(Mira)" in pair else "bgl"
+        return {policy: VizModel(policy=policy, machine=machine, seed=number) for policy in PAIRS[pair]}
+
+    models = solara.use_memo(build, dependencies=[pair, seed])
+
+    def step(count: int = 1):
+        for model in models.values():
+            for _ in range(count):
+                if model.running:
+                    model.step()
+        set_counter(counter + count)
+
+    def next_failure():
+        first = next(iter(models.values()))
+        taken = jump(first, next_failure=True)
+        for model in list(models.values())[1:]:
+            for _ in range(taken):
+                if model.running:
+                    model.step()
+        set_counter(counter + taken)
+        set_message(f"{taken} steps to the next failure (same log for both)")
+
+    def set_seed_checked(text: str):
+        try:
+            if int(text) < 0:
+                raise ValueError
+            set_message("")
+        except ValueError:
+            set_message(f"Seed {text!r} is not a whole number >= 0: seed 0 is used.")
+        set_seed(text)
+
+    first = next(iter(models.values()))
+    with solara.Column(style={"padding": "12px"}):
+        solara.Markdown("## Two policies side by side (same workload, same failures)")
+        with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):
+            solara.Select("Comparison", value=pair, values=list(PAIRS), on_value=set_pair)
+            solara.InputText("Seed", value=seed, on_value=set_seed_checked)
+            solara.Button("Step both", on_click=lambda: step(1))
+            solara.Button("Step both x 24", on_click=lambda: step(24))
+            solara.Button("Next failure", on_click=next_failure)
+        if message:
+            solara.Warning(message)
+        config = first.config
+        solara.Markdown(
+            f"**t = {first.now / 3600:,.1f} h** (step {counter}) · {Path(config.workload_path).name} ({len(first.jobs):,} jobs) · "
+            f"failures {config.failure_spec} ({len(first.failure_log):,}) · c = {first.workload.load_scale:g} · seed {config.seed}"
+        )
+        table = compare_table(models)
+        shown = table.assign(**{label: [f"{value:,.3f}".rstrip("0").rstrip(".") for value in table[label]] for label in models})
+        solara.DataFrame(shown, items_per_page=len(COMPARED))
+        with solara.Columns([1, 1]):
+            for label, model in models.items():
+                with solara.Column():
+                    solara.Markdown(f"### {label}")
+                    _vega(viz_charts.machine_chart(model))
+
+
+routes = [
+    solara.Route(path="/", component=Page, label="Simulation"),
+    solara.Route(path="compare", component=ComparePage, label="Compare two policies"),
+]
+"""The app's pages: ``/`` (one model) and ``/compare`` (two policies side by side)."""

@@ -24,7 +24,13 @@ _SHORT_HELP = {
     "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log, LANL .csv[.xz] or FTA .tab",
     "workload": "SWF file (plain or .gz), Batsim JSON workload (.json), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
 }
-_NEGATED = {"backfill": "--no-backfill", "migration": "--no-migration", "fit_failures": "--no-fit-failures"}
+_NEGATED = {
+    "backfill": "--no-backfill",
+    "migration": "--no-migration",
+    "fit_failures": "--no-fit-failures",
+    "mira_io_drawers": "--no-mira-io-drawers",
+    "mira_maintenance": "--no-mira-maintenance",
+}
 _ALIASES = {"policy": ["--scheduler"], "nodes": ["--processors"]}
 
 

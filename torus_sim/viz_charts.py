@@ -1,0 +1,309 @@
+"""What the browser view draws, as Vega-Lite charts (altair) rendered in the browser.
+
+The page sends a small chart specification per step (a few kilobytes for 128 nodes) and the
+browser draws it, so a step costs the model's step plus building these tables; nothing is
+rasterized on the server. Each function takes a model (:class:`torus_sim.app.VizModel`) and returns
+an ``altair`` chart; :func:`node_table` is the data of the machine drawing (tested directly).
+
+* :func:`machine_chart`: every node (a torus's supernodes as 2-D slices of its first two
+  dimensions, one panel per position along the others; a cluster as a near-square grid), free /
+  busy (one colour per job, stable across steps) / down, outlined red when it failed during the
+  last step and blue when its job started then, white separators, a hover tooltip (node, job,
+  size, start, walltime, attempts); it fills its cell's width; :func:`legend_html` is its legend.
+* :func:`live_charts`: utilization, queue length, average bounded slowdown of the jobs finished so
+  far, and job kills (or preemptions) against simulated hours, with labelled axes.
+* :func:`gantt_chart`: the most recently started jobs, one row each, from start to end (or now).
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from torus_sim.metrics import bounded_slowdown
+
+__all__ = ["JOB_PALETTE", "STATES", "gantt_chart", "legend_html", "live_charts", "machine_chart", "node_table", "spec"]
+
+JOB_PALETTE = (
+    "#1f77b4 #aec7e8 #ff7f0e #ffbb78 #2ca02c #98df8a #d62728 #ff9896 #9467bd #c5b0d5 "
+    "#8c564b #c49c94 #e377c2 #f7b6d2 #7f7f7f #c7c7c7 #bcbd22 #dbdb8d #17becf #9edae5"
+).split()
+"""One colour per job id (``job_id % 20``): a job keeps its colour from step to step (matplotlib's tab20)."""
+
+FREE, DOWN = "#e6e6e6", "#111111"
+FAILED_STROKE, STARTED_STROKE, SEPARATOR = "#e00000", "#1f4fff", "#ffffff"
+STATES = ("free", "busy", "down", "failed this step", "started this step")
+"""The legend's entries."""
+
+
+def _torus_positions(dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, list[tuple[str, float, float]]]:
+    """Column and row of every supernode (row-major index order) and the panels' titles with their places."""
+    shape = dims if len(dims) >= 2 else (1, *dims)
+    nx, ny, rest = shape[0], shape[1], shape[2:]
+    panels = int(np.prod(rest)) if rest else 1
+    if len(shape) >= 4:
+        rows = rest[0]
+    else:
+        rows = 2 if panels % 2 == 0 and panels > 2 else 1
+    columns = -(-panels // rows)
+    names = "xyzwuv" if len(shape) <= 3 else "ABCDEF"
+    index = np.arange(int(np.prod(shape)))
+    coordinates = np.array(np.unravel_index(index, shape))
+    panel = np.ravel_multi_index(coordinates[2:], rest) if rest else np.zeros(len(index), dtype=np.int64)
+    panel_row, panel_column = np.divmod(panel, columns)
+    column = panel_column * (ny + 1) + coordinates[1]
+    row = panel_row * (nx + 1.6) + coordinates[0]
+    titles = []
+    for number, combination in enumerate(np.ndindex(*rest) if rest else [()]):
+        r, c = divmod(number, columns)
+        label = ", ".join(f"{names[2 + k]} = {v}" for k, v in enumerate(combination))
+        titles.append((label, c * (ny + 1) + ny / 2, r * (nx + 1.6) - 0.55))
+    return column.astype(float), row.astype(float), titles
+
+
+def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
+    """One row per node: where it is drawn, its state, its job and what the tooltip says.
+
+    Args:
+        model: a model whose platform has node identities (the torus, or a cluster built with them).
+
+    Returns:
+        ``(table, titles)``: columns ``node``, ``column``, ``row`` (drawing units, one per node),
+        ``state`` (free / busy / down), ``fill`` (colour), ``stroke`` (red: failed during the last
+        step; blue: its job started then; white: neither), ``job``, ``size``, ``started_h``,
+        ``walltime_h``, ``attempts``, ``down_until_h``; and the panel titles with their places
+        (a torus; empty for a cluster).
+    """
+    platform = model.platform
+    capacity = platform.capacity
+    if platform.kind == "torus":
+        column, row, titles = _torus_positions(platform.torus.dims)
+    else:
+        rows, columns = platform.layout()
+        row, column = np.divmod(np.arange(capacity), columns)
+        row, column, titles = row.astype(float), column.astype(float), []
+    job_at = np.asarray(platform.job_at)
+    down = np.asarray(platform.down_until) > -np.inf
+    state = np.where(down, "down", np.where(job_at >= 0, "busy", "free"))
+    fill = np.where(down, DOWN, np.where(job_at >= 0, np.array(JOB_PALETTE)[np.maximum(job_at, 0) % 20], FREE))
+    stroke = np.full(capacity, SEPARATOR, dtype=object)
+    started = {int(n) for _, allocation in model.started_this_step for n in platform.members(allocation) if job_at[n] >= 0}
+    stroke[list(started)] = STARTED_STROKE
+    failed = [int(n) for n in model.failed_this_step]
+    stroke[failed] = FAILED_STROKE
+    running = model.running_jobs
+    jobs = [running.get(int(j)) if j >= 0 else None for j in job_at]
+    table = pd.DataFrame(
+        {
+            "node": np.arange(capacity),
+            "column": column,
+            "row": row,
+            "state": state,
+            "fill": fill,
+            "stroke": stroke,
+            "job": [int(j) if j >= 0 else None for j in job_at],
+            "size": [job.size if job is not None else None for job in jobs],
+            "started_h": [round(job.started_at / 3600, 2) if job is not None else None for job in jobs],
+            "walltime_h": [round(job.walltime / 3600, 2) if job is not None else None for job in jobs],
+            "attempts": [job.attempts if job is not None else None for job in jobs],
+            "down_until_h": [
+                round(float(platform.down_until[n]) / 3600, 2) if down[n] and math.isfinite(platform.down_until[n]) else None
+                for n in range(capacity)
+            ],
+        }
+    )
+    return table, titles
+
+
+def legend_html() -> str:
+    """The machine drawing's legend as HTML: free, busy (one colour per job), down, failed / started this step."""
+    items = [
+        (FREE, SEPARATOR, "free"),
+        (JOB_PALETTE[0], SEPARATOR, "busy (one colour per job)"),
+        (DOWN, SEPARATOR, "down"),
+        (FREE, FAILED_STROKE, "failed this step"),
+        (FREE, STARTED_STROKE, "started this step"),
+    ]
+    boxes = "".join(
+        f'<span style="display:inline-flex;align-items:center;margin-right:14px">'
+        f'<span style="width:14px;height:14px;background:{fill};border:3px solid {stroke};outline:1px solid #bbb;'
+        f'margin-right:5px;box-sizing:border-box"></span>{label}</span>'
+        for fill, stroke, label in items
+    )
+    return f'<div class="torus-sim-legend" style="font-size:13px;line-height:22px">{boxes}</div>'
+
+
+def machine_chart(model, height: int = 330) -> alt.Chart:
+    """The machine: every node coloured by state, outlines for this step's failures and starts, tooltips.
+
+    Args:
+        model: see :func:`node_table`.
+        height: pixels; the width is the cell's (``"container"``), so every node stays inside it.
+
+    Returns:
+        A layered altair chart (one view, so it can take its container's width); :func:`legend_html`
+        is its legend.
+    """
+    table, titles = node_table(model)
+    platform = model.platform
+    table = table.assign(column_end=table["column"] + 0.94, row_end=table["row"] + 0.94)
+    width_units = float(table["column"].max() + 1)
+    height_units = float(table["row"].max() + 1) + (0.6 if titles else 0)
+    top = -0.9 if titles else 0.0
+    x = alt.X("column:Q", axis=None, scale=alt.Scale(domain=[0, width_units], nice=False, zero=False))
+    y = alt.Y("row:Q", axis=None, scale=alt.Scale(domain=[top, height_units], nice=False, zero=False, reverse=True))
+    strokes = alt.condition(f"datum.stroke != '{SEPARATOR}'", alt.value(3), alt.value(1))
+    nodes = (
+        alt.Chart(table)
+        .mark_rect()
+        .encode(
+            x=x,
+            x2="column_end:Q",
+            y=y,
+            y2="row_end:Q",
+            fill=alt.Fill("fill:N", scale=None),
+            stroke=alt.Stroke("stroke:N", scale=None),
+            strokeWidth=strokes,
+            tooltip=[
+                alt.Tooltip("node:Q", title="node"),
+                alt.Tooltip("state:N", title="state"),
+                alt.Tooltip("job:Q", title="job"),
+                alt.Tooltip("size:Q", title="size"),
+                alt.Tooltip("started_h:Q", title="started (h)"),
+                alt.Tooltip("walltime_h:Q", title="walltime (h)"),
+                alt.Tooltip("attempts:Q", title="attempts"),
+                alt.Tooltip("down_until_h:Q", title="down until (h)"),
+            ],
+        )
+    )
+    layers = [nodes]
+    if titles:
+        heads = pd.DataFrame(titles, columns=["title", "column", "row"])
+        layers.append(alt.Chart(heads).mark_text(fontSize=11, baseline="middle").encode(x=x, y=y, text="title:N"))
+    down = int(np.count_nonzero(np.asarray(platform.down_until) > -np.inf))
+    what = f"torus {platform.torus.label}" if platform.kind == "torus" else f"cluster of {platform.capacity} nodes"
+    title = [
+        f"{what}   t = {model.now / 3600:,.1f} h   busy {int(np.count_nonzero(np.asarray(platform.job_at) >= 0))}   down {down}",
+        f"failed this step {len(model.failed_this_step)}   started this step {len(model.started_this_step)}",
+    ]
+    drawing = alt.layer(*layers).properties(width="container", height=height, title=title, autosize="fit")
+    return drawing.configure_view(strokeWidth=0).configure_title(fontSize=13, anchor="start")
+
+
+def _running_bounded_slowdown(model, times: np.ndarray) -> np.ndarray:
+    jobs = model.table("jobs")
+    if jobs.empty:
+        return np.full(len(times), np.nan)
+    jobs = jobs.sort_values("finished_at")
+    slowdown = bounded_slowdown((jobs["finished_at"] - jobs["submitted_at"]).to_numpy(), jobs["runtime"].to_numpy())
+    cumulative = np.cumsum(slowdown) / np.arange(1, len(slowdown) + 1)
+    done = np.searchsorted(jobs["finished_at"].to_numpy(), times, side="right")
+    return np.where(done > 0, cumulative[np.maximum(done - 1, 0)], np.nan)
+
+
+def live_charts(model, height: int = 190) -> list[alt.Chart]:
+    """Utilization, queue length, average bounded slowdown so far and job kills (or preemptions) over simulated hours.
+
+    Args:
+        model: a model that has collected at least its initial row.
+        height: pixels of each chart; the width is the cell's.
+
+    Returns:
+        Four line charts (one view each, so each takes its container's width); a flat series gets the
+        range [0, 1] (never a ±0.04 axis).
+    """
+    series = model.datacollector.get_model_vars_dataframe()
+    hours = series["time"].to_numpy() / 3600.0
+    killed = series["preemptions"].iloc[-1] == 0
+    panels = [
+        ("utilization (busy / N)", series["utilization"].to_numpy()),
+        ("queue length (jobs)", series["queued_jobs"].to_numpy()),
+        ("avg bounded slowdown", _running_bounded_slowdown(model, series["time"].to_numpy())),
+        (
+            "job kills by failures" if killed else "preemptions by the policy",
+            series["job_kills" if killed else "preemptions"].to_numpy(),
+        ),
+    ]
+    charts = []
+    for title, values in panels:
+        data = pd.DataFrame({"hours": hours, "value": values})
+        finite = data["value"].dropna()
+        low = float(min(0.0, finite.min())) if len(finite) else 0.0
+        high = float(finite.max()) if len(finite) else 1.0
+        domain = [low, high if high > low else low + 1.0]
+        charts.append(
+            alt.Chart(data)
+            .mark_line(color="#1f77b4", point=len(data) <= 2)
+            .encode(
+                x=alt.X("hours:Q", title="simulated hours"),
+                y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=domain, nice=True)),
+                tooltip=[alt.Tooltip("hours:Q", format=",.1f"), alt.Tooltip("value:Q", format=",.3f", title=title)],
+            )
+            .properties(width="container", height=height, title=title, autosize="fit")
+            .configure_axis(labelFontSize=11, titleFontSize=11)
+            .configure_title(fontSize=12, anchor="start")
+        )
+    return charts
+
+
+def gantt_chart(model, count: int = 20) -> alt.Chart:
+    """The most recently started jobs, one row each (job id), from start to end (running jobs: to now).
+
+    Args:
+        model: a model.
+        count: how many jobs.
+
+    Returns:
+        A bar chart, a job's colour as in :func:`machine_chart`; a rule marks now.
+    """
+    finished = model.table("jobs")
+    bars = [(int(r.job_id), r.started_at, r.finished_at, int(r.size), "finished") for r in finished.itertuples()]
+    bars += [(int(job.job_id), job.started_at, model.now, int(job.size), "running") for job in model.running_jobs.values()]
+    bars = sorted(bars, key=lambda bar: bar[1])[-count:]
+    data = pd.DataFrame(bars, columns=["job", "start", "end", "size", "status"])
+    data = data.assign(
+        start_h=data["start"] / 3600.0,
+        end_h=data["end"] / 3600.0,
+        colour=[JOB_PALETTE[j % 20] for j in data["job"]],
+        label=data["job"].astype(str),
+    )
+    order = data["label"].tolist()
+    gantt = (
+        alt.Chart(data)
+        .mark_bar(height={"band": 0.8})
+        .encode(
+            x=alt.X("start_h:Q", title="simulated hours"),
+            x2="end_h:Q",
+            y=alt.Y("label:N", sort=order, title="job (by start)", axis=alt.Axis(labelFontSize=10)),
+            color=alt.Color("colour:N", scale=None),
+            tooltip=[
+                "job:Q",
+                "size:Q",
+                "status:N",
+                alt.Tooltip("start_h:Q", format=",.2f"),
+                alt.Tooltip("end_h:Q", format=",.2f"),
+            ],
+        )
+    )
+    now = alt.Chart(pd.DataFrame({"now": [model.now / 3600.0]})).mark_rule(color="grey").encode(x="now:Q")
+    return (gantt + now).properties(
+        width="container",
+        height=max(120, 16 * len(data)),
+        title=f"last {len(data)} jobs started (row: job, bar: start to end)",
+        autosize="fit",
+    )
+
+
+def spec(chart: alt.Chart) -> dict:
+    """The Vega-Lite specification of a chart, without altair's schema validation (the slow part of a redraw).
+
+    Args:
+        chart: an altair chart.
+
+    Returns:
+        The JSON-ready specification the browser's vega-embed renders.
+    """
+    return chart.to_dict(validate=False)
