@@ -5,7 +5,9 @@ torus (Krevat, backfilling and migration, no failures) and online on its 240-pro
 (FCFS-EASY), each in its own process, and prints milliseconds per job, peak memory (max RSS) and the
 ratio to Mesa's bare DEVS loop running the same number of no-op events, measured in the same run.
 Targets: cost per job flat within 1.5x from 25k to 200k jobs; the whole log on the torus under 60 s.
-Last, a synthetic 450,000-job log of many small jobs on 8,192 processors (:func:`synthetic_log`) online
+Then RICC-2010-2 (the PWA's largest log, 447,794 jobs on 8,192 processors) online under FCFS-EASY:
+prefixes of 50k, 100k, 200k jobs and the whole log (issue 32's goal: the whole log under 60 s and
+1 GiB, cost per job flat within 1.5x). Last, a synthetic 450,000-job log of many small jobs on 8,192 processors (:func:`synthetic_log`) online
 under FCFS-EASY: goal under 60 s and 1 GiB.
 
 Run from the repository root: ``python -m benchmarks.run --only scale`` (``--quick``: 25k and 50k only;
@@ -23,7 +25,10 @@ from pathlib import Path
 from benchmarks.child import CHILD_PRELUDE
 
 HPC2N = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "HPC2N-2002-2.2-cln.swf.gz"
+RICC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "RICC-2010-2.swf.gz"
 PREFIXES = (25_000, 50_000, 100_000, None)
+RICC_PREFIXES = (50_000, 100_000, 200_000, None)
+"""RICC-2010-2 (447,794 jobs, 8,192 processors, queues of thousands): the prefixes replayed online (issue 32)."""
 LARGE_LOG_JOBS = 450_000
 LARGE_LOG_PROCESSORS = 8192
 
@@ -129,6 +134,30 @@ def large_log_replay(baseline: Path | None = None) -> None:
         )
 
 
+def _prefix_table(log: Path, name: str, platform: str, label: str, prefixes, baseline: Path | None) -> None:
+    """Print one line per prefix of ``log``: time, ms per job against the first prefix, memory, the floor ratio."""
+    from benchmarks.floor import engine_floor
+
+    print(f"{name} prefixes on the {label}, no failures, one process each:")
+    first = None
+    for prefix in prefixes:
+        before = _replay(baseline, platform, prefix, log) if baseline is not None else None
+        found = _replay(None, platform, prefix, log)
+        per_job = found["seconds"] / found["jobs"] * 1e3
+        first = first or per_job
+        floor = engine_floor(found["events"])
+        print(
+            f"  {found['jobs']:>8,} jobs  {found['seconds']:7.1f} s  {per_job:6.3f} ms/job ({per_job / first:.2f}x the first)  "
+            f"{found['max_rss_mib']:5.0f} MiB  {found['events']:>9,} events, Mesa no-op floor {floor:.1f} s "
+            f"({found['seconds'] / floor:.1f}x)"
+        )
+        if before is not None:
+            print(
+                f"  {'':>8}  baseline {before['seconds']:7.1f} s  {before['seconds'] / before['jobs'] * 1e3:6.3f} ms/job  "
+                f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x"
+            )
+
+
 def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
     """Print ms per job, peak memory and the ratio to Mesa's no-op floor for each prefix and platform.
 
@@ -137,30 +166,14 @@ def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
         baseline: another checkout (say, before an optimization) whose code replays each prefix too,
             right before this one's, with the ratio of the two times.
     """
-    from benchmarks.floor import engine_floor
-
     if not HPC2N.exists():
         print(f"HPC2N trace not found at {HPC2N}", file=sys.stderr)
         return
     prefixes = PREFIXES[:2] if quick else PREFIXES
     for platform, label in (("torus", "4x4x8 torus, Krevat"), ("cluster", "240-processor cluster, FCFS-EASY")):
-        print(f"HPC2N prefixes on the {label}, no failures, one process each:")
-        first = None
-        for prefix in prefixes:
-            before = _replay(baseline, platform, prefix) if baseline is not None else None
-            found = _replay(None, platform, prefix)
-            per_job = found["seconds"] / found["jobs"] * 1e3
-            first = first or per_job
-            floor = engine_floor(found["events"])
-            print(
-                f"  {found['jobs']:>8,} jobs  {found['seconds']:7.1f} s  {per_job:6.3f} ms/job ({per_job / first:.2f}x the first)  "
-                f"{found['max_rss_mib']:5.0f} MiB  {found['events']:>9,} events, Mesa no-op floor {floor:.1f} s "
-                f"({found['seconds'] / floor:.1f}x)"
-            )
-            if before is not None:
-                print(
-                    f"  {'':>8}  baseline {before['seconds']:7.1f} s  {before['seconds'] / before['jobs'] * 1e3:6.3f} ms/job  "
-                    f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x"
-                )
+        _prefix_table(HPC2N, "HPC2N", platform, label, prefixes, baseline)
+    if RICC.exists():  # the PWA's largest log: 76% one-processor jobs, bursts of thousands, queues of thousands
+        ricc = RICC_PREFIXES[:1] if quick else RICC_PREFIXES
+        _prefix_table(RICC, "RICC-2010-2", "cluster", "8,192-processor cluster, FCFS-EASY", ricc, baseline)
     if not quick:
         large_log_replay(baseline)

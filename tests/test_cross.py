@@ -274,6 +274,21 @@ def test_a_cluster_without_identities_schedules_exactly_as_one_with_identities(r
         assert trace(counted) == trace(named)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(1, 90), st.integers(0, 40), st.integers(1, 16)), min_size=5, max_size=40),
+    st.sampled_from(["fcfs", "sjf"]),
+)
+def test_the_count_clusters_backfill_scan_starts_what_the_plain_scan_starts(rows, order):
+    """Issue 32: easy_pass's inline scan on a count cluster (long queues, bursts) against the plain scan with node ids."""
+    jobs = [(index + 1, submit, runtime, runtime + extra, size) for index, (submit, runtime, extra, size) in enumerate(rows)]
+    counted = SchedulingModel(
+        make_workload(jobs, dims=(1, 1, 16)), EasyPolicy(order), ClusterPlatform(16, identities=False)
+    ).run()
+    named = SchedulingModel(make_workload(jobs, dims=(1, 1, 16)), EasyPolicy(order), ClusterPlatform(16, identities=True)).run()
+    assert trace(counted) == trace(named)
+
+
 class GenericEasy(EasyPolicy):
     """EASY through the platform-generic pass on the torus too (the plain reference of the torus planner)."""
 

@@ -74,6 +74,9 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     for index in range(len(smallest) - 2, -1, -1):
         if smallest[index + 1] < smallest[index]:
             smallest[index] = smallest[index + 1]
+    if view.platform.kind == "cluster" and not view.platform.identities:
+        yield from _backfill_counts(view, candidates, smallest, free, occupancy, need, shadow_at)
+        return
     for index, job in enumerate(candidates):
         if free < smallest[index]:
             break
@@ -90,6 +93,50 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
                 continue
             yield Start(job, allocation)
             occupancy.occupy(allocation)
+        free = view.free_count()
+        if free == 0:
+            break
+
+
+def _backfill_counts(view, candidates: list, smallest: list[int], free: int, occupancy, need: int, shadow_at: float):
+    """:func:`easy_pass`'s backfill scan on a cluster that keeps node counts: the same starts, fewer calls.
+
+    On such a cluster a job of ``size <= free`` nodes is always placed (``view.place`` answers the
+    count), and one predicted to run past the shadow time only when ``size <= occupancy.free - need``
+    (:meth:`~torus_sim.platforms.cluster.ClusterOccupancy.room_after`); the scan asks exactly those
+    questions, in the same order and with the same arithmetic, without the calls around them (on
+    RICC-2010-2's queues of thousands, :func:`easy_pass` made 3.2 million ``place`` calls in 40,000 jobs).
+
+    Args:
+        view: the engine's view (a cluster without node identities).
+        candidates: the waiting jobs after the head, in backfill order.
+        smallest: ``smallest[i]``: the smallest partition size from candidate i on.
+        free: nodes free now.
+        occupancy: the planning occupancy at the shadow time (a :class:`~torus_sim.platforms.cluster.ClusterOccupancy`).
+        need: the head's partition size.
+        shadow_at: the head's shadow time, seconds.
+
+    Yields:
+        :class:`Start` actions (an allocation is a node count).
+
+    References:
+        Lifka (EASY); PV-EASY §3 (extra nodes); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
+    """
+    now = view.now
+    remaining = view.predicted_remaining
+    for index, job in enumerate(candidates):
+        if free < smallest[index]:
+            break
+        size = job.partition_size
+        if size > free:
+            continue
+        if now + remaining(job) <= shadow_at:
+            yield Start(job, size)
+        elif size <= occupancy.free - need:
+            yield Start(job, size)
+            occupancy.occupy(size)
+        else:
+            continue
         free = view.free_count()
         if free == 0:
             break
