@@ -207,15 +207,20 @@ def served_app():
     server.wait(timeout=20)
 
 
+def _playwright():
+    """Playwright's sync API, or a skip that says what to install; the screenshots' folder made."""
+    if CHROMIUM is None:
+        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
+
+
 def _charts_drawn(page, count: int) -> None:
     page.wait_for_function(f"document.querySelectorAll('.vega-embed canvas, .vega-embed svg').length >= {count}", timeout=60_000)
 
 
 def test_browser_shows_the_torus_steps_it_and_shows_no_error(served_app):
-    if CHROMIUM is None:
-        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    playwright = _playwright()
     with playwright.sync_playwright() as driver:
         browser = _browser(driver)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -249,10 +254,7 @@ def test_browser_shows_the_torus_steps_it_and_shows_no_error(served_app):
 
 def test_the_cluster_drawing_is_inside_its_cell_and_the_side_by_side_view_steps_both_models(served_app):
     """Issue 31: every node inside the cell (bounding boxes) on a cluster; /compare steps two policies together."""
-    if CHROMIUM is None:
-        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    playwright = _playwright()
     with playwright.sync_playwright() as driver:
         browser = _browser(driver)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -307,9 +309,7 @@ def _browser(driver):
 
 def test_each_browser_session_has_its_own_model_and_a_bad_seed_is_a_notice(served_app):
     """Issue 31: two tabs are two models (stepping one leaves the other at step 0); seed "abc" + Reset is refused in place."""
-    if CHROMIUM is None:
-        pytest.skip("no Chromium browser: install the Debian packages chromium and chromium-driver (.ci/run does)")
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install '.[test]'")
+    playwright = _playwright()
     with playwright.sync_playwright() as driver:
         browser = _browser(driver)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
