@@ -158,7 +158,9 @@ class CheckpointProgress:
     def predicted_remaining(self, job: Job) -> float:
         """Wall time a waiting job is expected to hold nodes once started, seconds."""
         estimate = job.walltime if job.prediction is None else job.prediction
-        work = max(estimate - job.saved_work, 0.0)
+        work = estimate - job.saved_work
+        if work < 0.0:  # max(work, 0.0) without the call (the same value for every float, NaN and -0.0 included)
+            work = 0.0
         overhead = self.recovery_time if job.saved_work > 0 else 0.0
         if job.checkpoint_interval is None:
             return work + overhead if overhead else work
