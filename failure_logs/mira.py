@@ -195,6 +195,12 @@ class MidplaneMap:
     def index(self, midplane: str) -> int:
         """Row-major index of a midplane in the 2x3x4x4 torus.
 
+        Args:
+            midplane: ``Rxy-Mz`` (rack in hex, midplane 0 or 1).
+
+        Returns:
+            The supernode index in ``[0, 96)``.
+
         Raises:
             KeyError: a midplane the map does not hold.
         """
@@ -256,12 +262,18 @@ def io_drawer_rack(location: str) -> str | None:
 def read_maintenance(path: str | Path = BUNDLED_MIRA_MAINTENANCE) -> list[tuple[float, float]]:
     """Read the maintenance periods: one ``start,end`` (``YYYY-MM-DD hh:mm:ss``) per line.
 
+    Args:
+        path: ``maintenance_periods.txt`` (plain or compressed); the bundled one by default.
+
     Returns:
-        ``(start, end)`` seconds, in file order.
+        ``(start, end)`` seconds (local time as written), in file order.
 
     Raises:
         FileNotFoundError: no such file.
         FailureLogFormatError: a line that is not two times, or an end before its start.
+
+    References:
+        LogAider's ``schema/maintenance_periods.txt`` (Di et al., CCGrid 2017).
     """
     periods = []
     for number, line in enumerate(input_lines(path, "maintenance file"), start=1):
@@ -282,15 +294,12 @@ def read_maintenance(path: str | Path = BUNDLED_MIRA_MAINTENANCE) -> list[tuple[
 
 def _fields(line: str, path, number: int, member: bool) -> tuple[str, float, str, str, int]:
     """(severity, start, location type, location, record count) of an event or member line."""
-    parts = line.split()
-    parts = parts[1:]  # "event" or the similarity score
+    lead, *parts = line.split()  # lead: "event" or the similarity score
     if member:
         try:
-            float(line.split()[0])
+            float(lead)
         except ValueError:
-            raise FailureLogFormatError(
-                path, number, f"a member line starts with its similarity score, got {line.split()[0]!r}"
-            ) from None
+            raise FailureLogFormatError(path, number, f"a member line starts with its similarity score, got {lead!r}") from None
     if len(parts) not in (11, 12):
         raise FailureLogFormatError(
             path,

@@ -66,6 +66,10 @@ def cut_to_span(log: FailureLog, start: float, end: float) -> FailureLog:
 
     Returns:
         A new log (the same object when nothing is cut).
+
+    References:
+        BGL-FAULT §6.2 (failures over the workload's span); a prefix of a workload keeps the whole
+        run's failures of its own span (reduced runs keep the failure rate).
     """
     keep = (log.failed_at >= start) & (log.failed_at <= end)
     if keep.all():

@@ -264,7 +264,8 @@ def _grid_layout(count: int) -> list[dict]:
 
 # Mesa 3.3's SolaraViz takes no layout: it gives every component half the width and 10 rows, which clips
 # the machine and squeezes the plots. Its module-level layout function is the one place to say otherwise.
-_mesa_grid_layout = _solara_viz.make_initial_grid_layout
+_mesa_grid_layout = getattr(_solara_viz.make_initial_grid_layout, "mesa_original", _solara_viz.make_initial_grid_layout)
+_grid_layout.mesa_original = _mesa_grid_layout  # a re-import (solara's reload) finds Mesa's own function, not ours
 _solara_viz.make_initial_grid_layout = _grid_layout
 
 
