@@ -246,11 +246,11 @@ def _vega(chart) -> solara.Element:
 
 
 CELLS = [
-    {"i": 0, "x": 0, "y": 0, "w": 7, "h": 11},  # the machine, with the scenario line and the legend
-    {"i": 1, "x": 7, "y": 0, "w": 5, "h": 6},  # the wait queue
-    {"i": 2, "x": 7, "y": 6, "w": 5, "h": 5},  # jump
-    {"i": 3, "x": 0, "y": 11, "w": 12, "h": 8},  # live plots
-    {"i": 4, "x": 0, "y": 19, "w": 12, "h": 12},  # recent jobs
+    {"i": 0, "x": 0, "y": 0, "w": 7, "h": 13},  # the machine, with the scenario line and the legend (room for both at 1280 px)
+    {"i": 1, "x": 7, "y": 0, "w": 5, "h": 7},  # the wait queue
+    {"i": 2, "x": 7, "y": 7, "w": 5, "h": 6},  # jump
+    {"i": 3, "x": 0, "y": 13, "w": 12, "h": 8},  # live plots
+    {"i": 4, "x": 0, "y": 21, "w": 12, "h": 12},  # recent jobs
 ]
 """Where the page's components sit in Mesa's 12-column grid (rows of 30 px): sized to their drawings."""
 
