@@ -464,6 +464,8 @@ class SchedulingModel(mesa.Model):
         if self.resilience.active:
             self._setup_resilience(workload)
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        if policy.queue_columns and self.platform.kind == "cluster" and not self.platform.identities:
+            self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
         # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)

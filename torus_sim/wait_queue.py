@@ -14,6 +14,7 @@ from operator import attrgetter
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
+from torus_sim.queue_columns import JobColumns
 
 __all__ = ["WaitQueue", "fcfs_key"]
 
@@ -24,6 +25,11 @@ def fcfs_key(job: Job) -> tuple[float, int]:
 
 
 _queue_key = attrgetter("queue_key")
+
+
+def _shortest_key(job: Job, remaining: float) -> tuple[float, int]:
+    """SJF-EASY's candidate order: predicted remaining time, then rank (PV-EASY §5.2.2)."""
+    return (remaining, job.rank)
 
 
 def _position(order: list, jobs: list[Job], entry, job: Job) -> int:
@@ -50,6 +56,9 @@ class WaitQueue:
 
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
+        columns: the waiting jobs' sizes and predicted remaining times in queue order
+            (:class:`~torus_sim.queue_columns.JobColumns`), once :meth:`keep_columns` was called; else None.
+        shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
     """
 
     def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
@@ -60,6 +69,21 @@ class WaitQueue:
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self._walltimes: dict[int, list[float]] = {}  # per size, the waiting jobs' walltimes, ascending
         self.demand = 0
+        self.columns: JobColumns | None = None
+        self.shortest: JobColumns | None = None
+
+    def keep_columns(self, remaining, shortest: bool = False) -> None:
+        """Keep the waiting jobs as numpy columns from now on (:mod:`torus_sim.queue_columns`).
+
+        Args:
+            remaining: ``job -> seconds``, the engine's predicted remaining time of a waiting job.
+            shortest: also keep them in order of (predicted remaining time, rank) (SJF-EASY's candidates).
+        """
+        self.columns = JobColumns(remaining)
+        self.columns.fill(self._jobs, self._order)
+        if shortest:
+            self.shortest = JobColumns(remaining, key=_shortest_key)
+            self.shortest.fill(self._jobs, self._order)
 
     def __len__(self) -> int:
         return len(self._jobs)
@@ -96,6 +120,10 @@ class WaitQueue:
         index = bisect_right(self._order, entry)
         self._order.insert(index, entry)
         self._jobs.insert(index, job)
+        if self.columns is not None:
+            self.columns.insert(job, entry)
+            if self.shortest is not None:
+                self.shortest.insert(job)
         if self._indexed:
             order, jobs = self._by_size.setdefault(job.partition_size, ([], []))
             index = bisect_right(order, entry)
@@ -119,6 +147,10 @@ class WaitQueue:
         ordered = sorted(jobs, key=_queue_key)
         self._order = [job.queue_key for job in ordered]
         self._jobs = ordered
+        if self.columns is not None:
+            self.columns.fill(ordered, self._order)
+            if self.shortest is not None:
+                self.shortest.fill(ordered, self._order)
         if self._indexed:
             for job in ordered:
                 order, same = self._by_size.setdefault(job.partition_size, ([], []))
@@ -146,6 +178,10 @@ class WaitQueue:
             index = _position(order, jobs, entry, job)
             del order[index]
             del jobs[index]
+        if self.columns is not None:
+            self.columns.remove(job, entry)
+            if self.shortest is not None:
+                self.shortest.remove(job)
         if self._indexed:
             order, jobs = self._by_size[job.partition_size]
             index = _position(order, jobs, entry, job)

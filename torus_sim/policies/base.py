@@ -88,6 +88,9 @@ class Policy:
             does not fit (true of every policy that serves the head first).
         needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
         queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.wait_queue.WaitQueue.of_size`).
+        queue_columns: on a cluster that keeps node counts, the wait queue keeps numpy columns of
+            sizes and predicted remaining times (:meth:`~torus_sim.wait_queue.WaitQueue.keep_columns`):
+            ``"queue"`` in queue order, ``"shortest"`` also in SJF order; None: none.
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
@@ -109,6 +112,7 @@ class Policy:
     starts_head_when_it_fits = False
     needs_node_identities = False
     queue_by_size = False
+    queue_columns: str | None = None
     placement = None
 
     def queue_key(self, job: Job):

@@ -91,6 +91,11 @@ class EasyPolicy(Policy):
         return self._planner
 
     @property
+    def queue_columns(self) -> str:
+        """The backfill scan on a count cluster reads the queue's columns (SJF: in SJF order too)."""
+        return "shortest" if self.order == "sjf" else "queue"
+
+    @property
     def queue_by_size(self) -> bool:
         """The torus planner reads the queue's per-size lists."""
         return self.order == "fcfs"

@@ -1,0 +1,63 @@
+"""The wait queue's numpy columns (issue 32) against plain sorted lists, under any order of entries and exits."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim import queue_columns
+from torus_sim.job import Job
+from torus_sim.wait_queue import WaitQueue
+
+
+def _remaining(job: Job) -> float:
+    return job.walltime - job.saved_work
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.integers(1, 64), st.sampled_from([1.0, 5.0, 60.0, 3600.0])), min_size=1, max_size=120
+    ),
+    st.lists(st.tuples(st.booleans(), st.integers(0, 10_000)), max_size=400),
+    st.booleans(),
+    st.sampled_from([2, 1024]),
+)
+def test_the_columns_follow_the_queue_through_arrivals_starts_and_returns(rows, moves, burst, smallest):
+    """Jobs enter (in a burst on an empty queue, one by one, or back in the middle after a start) and leave
+    (the head or any other); after every move both column orders equal the plain lists they replace
+    (buffers of 2 rows at first make them grow and re-centre often)."""
+    kept, queue_columns._SMALLEST = queue_columns._SMALLEST, smallest
+    try:
+        _replay(rows, moves, burst)
+    finally:
+        queue_columns._SMALLEST = kept
+
+
+def _replay(rows, moves, burst):
+    jobs = [Job(index + 1, submit, walltime, walltime, size, rank=index) for index, (submit, size, walltime) in enumerate(rows)]
+    queue = WaitQueue(by_size=False)
+    queue.keep_columns(_remaining, shortest=True)
+    waiting, out = [], list(jobs)
+    if burst:
+        queue.extend(out)
+        waiting, out = list(out), []
+    for enter, pick in moves:
+        if enter and out:
+            job = out.pop(pick % len(out))
+            queue.add(job)
+            waiting.append(job)
+        elif waiting:
+            job = queue.head if pick % 3 == 0 else waiting[pick % len(waiting)]
+            queue.remove(job)
+            waiting.remove(job)
+            out.append(job)
+        fcfs = sorted(waiting, key=lambda job: (job.submitted_at, job.job_id))
+        assert queue.columns.jobs == fcfs == queue.jobs()
+        assert queue.columns.sizes.tolist() == [job.partition_size for job in fcfs]
+        assert queue.columns.remaining.tolist() == [_remaining(job) for job in fcfs]
+        shortest = sorted(waiting, key=lambda job: (_remaining(job), job.rank))
+        assert queue.shortest.jobs == shortest
+        assert np.array_equal(queue.shortest.sizes, np.array([job.partition_size for job in shortest], dtype=np.int64))
+        assert queue.shortest.remaining.tolist() == [_remaining(job) for job in shortest]

@@ -1,0 +1,194 @@
+"""The waiting jobs as numpy columns in one order: partition size and predicted remaining time.
+
+A backfilling pass asks, of every waiting job after the head, "does it fit in the free nodes and
+end by the shadow time, or fit in the extra nodes?". On RICC-2010-2 the queue holds thousands of
+jobs for days and a pass runs at every arrival and end, so that question, asked one job at a time
+in Python, grew with the queue. Kept as columns (updated when a job enters or leaves the queue) it
+is a few vectorized comparisons per pass (:func:`torus_sim.policies.backfilling.easy_pass`).
+
+The predicted remaining time is taken once, when the job enters the queue: the engine changes a
+job's prediction, saved work and checkpoint settings only while it is not waiting (at arrival, at a
+start, a kill, a preemption or a silent error), so the value is the one a pass would ask for.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+
+import numpy as np
+
+from torus_sim.errors import SimulationError
+
+__all__ = ["JobColumns"]
+
+_SMALLEST = 1024  # rows allocated at first
+
+
+class JobColumns:
+    """Waiting jobs in ascending order of a key, with their sizes and predicted remaining times as numpy columns.
+
+    Args:
+        remaining: ``job -> seconds``, the predicted remaining time of a waiting job (the engine's
+            :meth:`~torus_sim.progress.CheckpointProgress.predicted_remaining`), asked once per entry.
+        key: ``(job, remaining seconds) -> key``, unique per job (smaller first); None: the key the
+            caller passes to :meth:`insert` (the wait queue's own order).
+
+    Attributes:
+        jobs: the jobs in order (read only).
+
+    The columns live in buffers with free rows on both sides, so a job leaving the front (the usual
+    start of the head) or entering at the back (an arrival) moves nothing, and one in the middle
+    moves the shorter side.
+    """
+
+    __slots__ = ("_hi", "_key", "_keys", "_lo", "_remaining", "_rems", "_sizes", "jobs")
+
+    def __init__(self, remaining, key=None) -> None:
+        self._remaining = remaining
+        self._key = key
+        self._keys: list = []
+        self.jobs: list = []
+        self._sizes = np.empty(_SMALLEST, dtype=np.int64)
+        self._rems = np.empty(_SMALLEST, dtype=np.float64)
+        self._lo = self._hi = _SMALLEST // 2
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Partition sizes (nodes) of the waiting jobs in order, shape (n,), int64; a view: copy before the queue changes."""
+        return self._sizes[self._lo : self._hi]
+
+    @property
+    def remaining(self) -> np.ndarray:
+        """Predicted remaining times (seconds) of the waiting jobs in order, shape (n,), float64; a view."""
+        return self._rems[self._lo : self._hi]
+
+    def key_of(self, job, key=None):
+        """The key ``job`` sorts by here (``key`` when the columns follow the caller's order)."""
+        return key if self._key is None else self._key(job, self._remaining(job))
+
+    def insert(self, job, key=None) -> None:
+        """Add a job at its key's position (after equal keys).
+
+        Args:
+            job: the job entering the queue.
+            key: its key in the caller's order (when the columns were made without ``key``).
+        """
+        entry = self.key_of(job, key)
+        keys = self._keys
+        index = bisect_right(keys, entry) if keys and entry < keys[-1] else len(keys)
+        keys.insert(index, entry)
+        self.jobs.insert(index, job)
+        count = len(keys) - 1  # rows before this one
+        lo, hi = self._lo, self._hi
+        if index == count and hi < len(self._sizes):
+            row = hi
+            self._hi = hi + 1
+        elif index == 0 and lo > 0:
+            row = lo = self._lo = lo - 1
+        else:
+            if lo == 0 or hi == len(self._sizes):
+                self._room(count + 1)
+                lo, hi = self._lo, self._hi
+            row = lo + index
+            if index < count - index:  # move the front rows one up
+                for column in (self._sizes, self._rems):
+                    column[lo - 1 : row - 1] = column[lo:row]
+                row -= 1
+                self._lo = lo - 1
+            else:  # move the back rows one down
+                for column in (self._sizes, self._rems):
+                    column[row + 1 : hi + 1] = column[row:hi]
+                self._hi = hi + 1
+        self._sizes[row] = job.partition_size
+        self._rems[row] = self._remaining(job)
+
+    def fill(self, jobs: list, keys: list) -> None:
+        """Replace the content with ``jobs`` already in order (a burst of arrivals on an empty queue).
+
+        Args:
+            jobs: the jobs, ascending by key.
+            keys: their keys (the caller's when the columns follow its order), ascending.
+        """
+        if self._key is not None:
+            keys = [self._key(job, self._remaining(job)) for job in jobs]
+            order = sorted(range(len(jobs)), key=keys.__getitem__)
+            jobs = [jobs[index] for index in order]
+            keys = [keys[index] for index in order]
+        count = len(jobs)
+        rows = max(_SMALLEST, 4 * count)
+        self._sizes = np.empty(rows, dtype=np.int64)
+        self._rems = np.empty(rows, dtype=np.float64)
+        self._lo = lo = (rows - count) // 2
+        self._hi = lo + count
+        self._sizes[lo : self._hi] = [job.partition_size for job in jobs]
+        remaining = self._remaining
+        self._rems[lo : self._hi] = [remaining(job) for job in jobs]
+        self.jobs = list(jobs)
+        self._keys = list(keys)
+
+    def index(self, job, key=None) -> int:
+        """The row of a job here (0 = first).
+
+        Args:
+            job: a job inserted before.
+            key: its key in the caller's order (when the columns were made without ``key``).
+
+        Raises:
+            SimulationError: the job is not here.
+        """
+        jobs = self.jobs
+        if jobs and jobs[0] is job:
+            return 0
+        entry = self.key_of(job, key)
+        keys = self._keys
+        index = bisect_left(keys, entry)
+        while index < len(jobs) and jobs[index] is not job and keys[index] == entry:
+            index += 1
+        if index == len(jobs) or jobs[index] is not job:
+            raise SimulationError(f"{job!r} is not in the queue's columns")
+        return index
+
+    def remove(self, job, key=None) -> None:
+        """Take a job out.
+
+        Args:
+            job: a job inserted before.
+            key: its key in the caller's order (when the columns were made without ``key``).
+
+        Raises:
+            SimulationError: the job is not here.
+        """
+        index = self.index(job, key)
+        jobs = self.jobs
+        del jobs[index]
+        del self._keys[index]
+        lo, hi = self._lo, self._hi
+        row = lo + index
+        if index == 0:
+            self._lo = lo + 1
+        elif row == hi - 1:
+            self._hi = hi - 1
+        elif index < hi - row:  # move the front rows one down
+            for column in (self._sizes, self._rems):
+                column[lo + 1 : row + 1] = column[lo:row]
+            self._lo = lo + 1
+        else:
+            for column in (self._sizes, self._rems):
+                column[row : hi - 1] = column[row + 1 : hi]
+            self._hi = hi - 1
+
+    def _room(self, count: int) -> None:
+        """Re-centre the rows in buffers of at least twice ``count`` rows (free rows on both sides)."""
+        rows = max(_SMALLEST, 4 * count)
+        live = slice(self._lo, self._hi)
+        lo = (rows - (self._hi - self._lo)) // 2
+        for name in ("_sizes", "_rems"):
+            old = getattr(self, name)
+            new = np.empty(rows, dtype=old.dtype)
+            new[lo : lo + self._hi - self._lo] = old[live]
+            setattr(self, name, new)
+        self._hi = lo + self._hi - self._lo
+        self._lo = lo
