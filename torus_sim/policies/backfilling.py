@@ -192,7 +192,7 @@ def _backfill_columns(view, columns, head, free: int, occupancy, need: int, shad
             return
         hits += position
         stale = 0
-        for index, size, ends in zip(hits.tolist(), sizes[hits].tolist(), short[hits].tolist()):
+        for index, size, ends in zip(hits.tolist(), sizes[hits].tolist(), short[hits].tolist(), strict=True):
             if size > free:
                 stale += 1
             elif ends:
