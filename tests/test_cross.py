@@ -27,6 +27,7 @@ from torus_sim.policies.fault_aware import BalancingPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
+from torus_sim.progress import Preemption
 from torus_sim.runner import Scenario, run
 from torus_sim.topology import Torus
 from torus_sim.workload.batch import RigidJobSet, rigid_workload
@@ -298,6 +299,35 @@ def test_the_count_clusters_backfill_scans_start_what_the_plain_scan_starts(rows
     named = trace(replay(EasyPolicy, True))
     assert trace(replay(EasyPolicy, False)) == named
     assert trace(replay(InlineEasy, False)) == named
+
+
+class PlainPvEasy(PvEasyPolicy):
+    """PV-EASY without the queue's columns or the engine's sums by rank: its job-by-job steps and sorted loads."""
+
+    queue_columns = None
+    shadow_load = False
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(1, 90), st.integers(0, 40), st.integers(1, 16)), min_size=5, max_size=40),
+    st.sampled_from([Preemption("kill"), Preemption("checkpoint", 20.0, 3.0), Preemption("suspend", time_cost=2.0)]),
+)
+def test_pv_easy_over_the_columns_and_sums_by_rank_starts_and_preempts_what_the_plain_pass_does(rows, preemption):
+    """Issue 32: PV-EASY's steps 3-4 over the queue's columns and its shadow load from the sums by rank, against
+    the plain pass (sorted loads, job-by-job steps, no fairness columns), preempted jobs back in the middle of the queue."""
+    jobs = [(index + 1, submit, runtime, runtime + extra, size) for index, (submit, runtime, extra, size) in enumerate(rows)]
+
+    def replay(policy, record_fairness):
+        platform = ClusterPlatform(16, identities=False)
+        model = SchedulingModel(
+            make_workload(jobs, dims=(1, 1, 16)), policy(), platform, preemption=preemption, record_fairness=record_fairness
+        )
+        return model.run()
+
+    plain = trace(replay(PlainPvEasy, False))
+    assert trace(replay(PvEasyPolicy, False)) == plain
+    assert trace(replay(PvEasyPolicy, True)) == plain
 
 
 class GenericEasy(EasyPolicy):

@@ -54,6 +54,7 @@ from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
 from torus_sim.events import EngineSimulator
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
+from torus_sim.passed_jobs import PassedJobs
 from torus_sim.platforms.base import interval_text
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
@@ -340,8 +341,7 @@ class SchedulingModel(mesa.Model):
         if record_fairness is None:
             record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
         self.record_fairness = bool(record_fairness)
-        self._passed_head: dict[int, tuple[int, float]] = {}  # job id -> (head it last passed, predicted end)
-        self._passed_by_head: dict[int, dict[int, Job]] = {}  # head id -> jobs started past it (some since re-passed)
+        self._passed = PassedJobs()  # jobs started past each head (the fairness columns)
         self.workload_kind = workload.kind
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
@@ -396,7 +396,7 @@ class SchedulingModel(mesa.Model):
                     raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
-        fairness_on_counts = self.record_fairness and self.platform.kind == "cluster"
+        fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
         self._running_ranks = RankSums(len(self.jobs)) if fairness_on_counts else None
         self.view = SchedulingView(self)
         self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
@@ -743,7 +743,7 @@ class SchedulingModel(mesa.Model):
             self.queue.add(job)
         else:
             job.finish(now)
-            self._passed_head.pop(job.job_id, None)  # a completed job never counts again (a killed one may)
+            self._passed.completed(job)  # a completed job never counts again (a killed one may)
             self.completed += 1
             self.makespan = now
             if self.runtime_predictor is not None:
@@ -899,8 +899,7 @@ class SchedulingModel(mesa.Model):
             if self.record_fairness and job is not queue.head:
                 head_id = queue.head.job_id
                 self._start(*action)
-                self._passed_head[job.job_id] = (head_id, self.progress.predicted_end(job, self.now))
-                self._passed_by_head.setdefault(head_id, {})[job.job_id] = job
+                self._passed.passed(job, head_id, self.progress.predicted_end(job, self.now))
             else:
                 self._start(*action)
             return
@@ -1089,22 +1088,15 @@ class SchedulingModel(mesa.Model):
             row["head_ready"] = self.platform.free + self._running_ranks.above(rank) >= head.partition_size
         else:
             row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
-        passed_head = self._passed_head
-        head_id = head.job_id
-        by_head = self._passed_by_head.get(head_id)
-        passed = []
-        if by_head:
-            passed = [
-                job
-                for job_id, job in by_head.items()
-                if job_id in running and job.rank > rank and passed_head[job_id][0] == head_id
-            ]
-            if len(passed) < len(by_head):  # the others can only count again by passing this head again (re-added then)
-                self._passed_by_head[head_id] = {job.job_id: job for job in passed}
-        row["head_passed"] = len(passed)
-        row["head_ready_backfilled"] = self._could_start_without(head, passed)
-        if previous_head is head and promised_at is not None:
-            under = [job for job in passed if passed_head[job.job_id][1] <= promised_at]
+        counting, nodes = self._passed.counting(head, running)  # only the jobs whose state changed are looked at
+        row["head_passed"] = len(counting)
+        if self.platform.kind == "cluster":
+            row["head_ready_backfilled"] = self.platform.free + nodes >= head.partition_size
+        else:
+            row["head_ready_backfilled"] = self._could_start_without(head, [job for job, _ in counting.values()])
+        if previous_head is head and promised_at is not None and row["head_ready_backfilled"]:
+            last = self._passed.last
+            under = (job for job, _ in counting.values() if last[job.job_id][1] <= promised_at)
             row["head_ready_underestimated"] = self._could_start_without(head, under)
         else:
             row["head_ready_underestimated"] = False
@@ -1120,7 +1112,12 @@ class SchedulingModel(mesa.Model):
         running job, so no list is built there).
         """
         if self.platform.kind == "cluster":
-            return self.platform.free + sum(job.allocated_size for job in blockers) >= head.partition_size
+            short = head.partition_size - self.platform.free  # nodes the blockers must give back
+            for job in blockers:
+                if short <= 0:
+                    break
+                short -= job.allocated_size
+            return short <= 0
         blockers = list(blockers)
         if not blockers:
             return False
@@ -1172,6 +1169,8 @@ class SchedulingModel(mesa.Model):
         """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
         job = self.running_jobs.pop(job_id, None)
         if job is not None:
+            if self.record_fairness:
+                self._passed.stopped(job)
             if self._running_ranks is not None:
                 self._running_ranks.add(job.rank, -job.allocated_size)
             if self._running_ends is not None:

@@ -88,7 +88,22 @@ class SchedulingView:
         """A planning copy of the occupancy now (yours to change): counts on a cluster, supernodes on a torus."""
         return self._model.platform.snapshot()
 
-    def shadow(self, need: int, releasing, vacated=(), together: bool = False) -> tuple[float, object]:
+    def held_above(self, rank: int) -> int | None:
+        """Nodes held by the running jobs of rank greater than ``rank`` (PV-EASY's shadow load below a job).
+
+        Returns:
+            The node count, from the engine's sums by rank (O(log n)); None where it keeps none (a
+            torus or a cluster with node identities, or a policy that does not ask: sum it yourself).
+
+        References:
+            PV-EASY §4.1 (sunny and shadow load), §4.2 (SLP: would the head fit without the shadow load?).
+        """
+        sums = self._model._running_ranks
+        return None if sums is None else sums.above(rank)
+
+    def shadow(
+        self, need: int, releasing, vacated=(), together: bool = False, above_rank: int | None = None
+    ) -> tuple[float, object]:
         """When ``need`` nodes fit, releasing running jobs at their predicted ends (EASY's shadow time).
 
         Args:
@@ -98,6 +113,9 @@ class SchedulingView:
                 :class:`~torus_sim.running_ends.RunningEnds`, where it keeps one). Down nodes
                 with known repair times come back at those times.
             vacated: running jobs counted as free from now (PV-EASY's shadow load).
+            above_rank: with ``releasing`` None: the running jobs of greater rank count as free from
+                now and the others are released (PV-EASY's shadow and sunny load below and above
+                the job of that rank), the same answer as passing them as ``vacated`` and ``releasing``.
             together: release every job that ends at the shadow instant before answering (the torus
                 planner's rule); False checks after each job, in (end, rank) order, as PV-EASY's
                 count-based code does (the occupancy then holds only the jobs needed).
@@ -110,6 +128,12 @@ class SchedulingView:
             BGL-FAULT §5.1 (the reservation on the torus is a partition, not a count).
         """
         occupancy = self.snapshot()
+        held = None if above_rank is None else self.held_above(above_rank)
+        if above_rank is not None:
+            if held is not None:
+                occupancy.free += held  # the shadow load's nodes, from the engine's sums (a count cluster)
+            else:
+                vacated = [job for job in self.running.values() if job.rank > above_rank]
         for job in vacated:
             occupancy.vacate(job)
         now = self.now
@@ -119,12 +143,16 @@ class SchedulingView:
         kept = self._model.running_ends() if releasing is None and not repairs and not together else None
         if kept is not None:
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
+                if above_rank is not None and job.rank > above_rank:
+                    continue  # counted free already
                 occupancy.vacate(job)
                 if occupancy.fits(need):
                     return end_at, occupancy
             return math.inf, occupancy
         if releasing is None:
             releasing = self.running.values()
+            if above_rank is not None:
+                releasing = [job for job in releasing if job.rank < above_rank]
         predicted_end = self._model.progress.predicted_end
         releases = sorted((predicted_end(job, now), 0, job.rank, job) for job in releasing)
         if repairs:

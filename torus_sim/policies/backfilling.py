@@ -12,7 +12,7 @@ import numpy as np
 
 from torus_sim.policies.base import Reserve, Start
 
-__all__ = ["easy_pass", "start_in_order"]
+__all__ = ["easy_pass", "start_from_columns", "start_in_order"]
 
 _RESCAN_AFTER = 32
 """Stale candidates in a row (they fitted when the pass's mask was taken, no longer) before the mask is taken again."""
@@ -71,7 +71,8 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     counts = view.platform.kind == "cluster" and not view.platform.identities
     columns = (queue.shortest if order == "sjf" else queue.columns) if counts else None
     if columns is not None:
-        yield from _backfill_columns(view, columns, head, free, occupancy, need, shadow_at)
+        short = (view.now + columns.remaining) <= shadow_at  # ends by the shadow time
+        yield from start_from_columns(view, columns, head, free, short, occupancy, need)
         return
     candidates = queue.jobs()[1:]
     if order == "sjf":
@@ -150,43 +151,44 @@ def _backfill_counts(view, candidates: list, free: int, occupancy, need: int, sh
             break
 
 
-def _backfill_columns(view, columns, head, free: int, occupancy, need: int, shadow_at: float):
-    """:func:`easy_pass`'s backfill scan over the queue's numpy columns: the same starts as the scan job by job.
+def start_from_columns(view, columns, head, free: int, short: np.ndarray, occupancy=None, need: int = 0):
+    """Start the waiting jobs a job-by-job scan in the columns' order would start: the same starts, one mask per pass.
 
-    The jobs after ``head`` in the columns' order (FCFS: the queue's; SJF: predicted remaining time,
-    then rank) are started in that order when ``size <= free`` and either ``now + remaining <=
-    shadow_at`` or ``size <= extra`` (the extra nodes, ``occupancy.free - need``, which a job running
-    past the shadow time takes). Both bounds only shrink during the pass, so the next job to start
-    is the first that passes them now after the last started one: the scan takes that mask once over
-    the columns, walks its hits (each checked again with the current bounds) and takes the mask again
-    after :data:`_RESCAN_AFTER` stale hits in a row. ``now + remaining`` is the same float addition
-    as the job-by-job scan's, so every start is the same (Hypothesis test against the plain scan).
+    A job after ``head`` in the columns' order (FCFS: the queue's; SJF: predicted remaining time,
+    then rank) starts when ``size <= free`` and either its row of ``short`` is true (EASY: it ends by
+    the shadow time; PV-EASY: by the reservation; True for a plain fill) or, given ``occupancy``,
+    ``size <= extra`` (the extra nodes, ``occupancy.free - need``, which a job running past the shadow
+    time takes). Both bounds only shrink during the pass, so the next job to start is the first that
+    passes them now after the last one started: the scan takes that mask once over the columns,
+    walks its hits (each checked again with the current bounds) and takes the mask again after
+    :data:`_RESCAN_AFTER` stale hits in a row (Hypothesis tests against the plain scans).
 
     Args:
         view: the engine's view (a cluster without node identities).
         columns: the queue's :class:`~torus_sim.queue_columns.JobColumns` in candidate order.
         head: the blocked first job (never a candidate).
         free: nodes free now.
-        occupancy: the planning occupancy at the shadow time (a :class:`~torus_sim.platforms.cluster.ClusterOccupancy`).
-        need: the head's partition size.
-        shadow_at: the head's shadow time, seconds.
+        short: bool, shape (len(columns),): the rows that may start in ``size <= free`` nodes alone.
+        occupancy: the planning occupancy at the shadow time (a
+            :class:`~torus_sim.platforms.cluster.ClusterOccupancy`), or None: no extra nodes.
+        need: the head's partition size (with ``occupancy``).
 
     Yields:
         :class:`Start` actions (an allocation is a node count).
 
     References:
-        Lifka (EASY); PV-EASY §3 (extra nodes); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
+        Lifka (EASY); PV-EASY §3 (extra nodes), §4.3 steps 3-4; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
     """
     jobs = list(columns.jobs)  # the engine takes each started job out of the queue (and the columns)
     sizes = columns.sizes.copy()
     sizes[columns.index(head)] = free + 1  # never fits: the head is not a candidate
-    short = (view.now + columns.remaining) <= shadow_at  # ends by the shadow time
-    extra = occupancy.free - need
+    extra = occupancy.free - need if occupancy is not None else -1
     position = 0
     while True:
         window = sizes[position:]
         fits = (window <= free) & short[position:]
-        fits |= window <= min(extra, free)
+        if occupancy is not None:
+            fits |= window <= min(extra, free)
         hits = np.flatnonzero(fits)
         if not len(hits):
             return
@@ -198,7 +200,7 @@ def _backfill_columns(view, columns, head, free: int, occupancy, need: int, shad
             elif ends:
                 yield Start(jobs[index], size)
                 stale = 0
-            elif size <= extra:
+            elif occupancy is not None and size <= extra:
                 yield Start(jobs[index], size)
                 occupancy.occupy(size)
                 extra = occupancy.free - need

@@ -91,6 +91,8 @@ class Policy:
         queue_columns: on a cluster that keeps node counts, the wait queue keeps numpy columns of
             sizes and predicted remaining times (:meth:`~torus_sim.wait_queue.WaitQueue.keep_columns`):
             ``"queue"`` in queue order, ``"shortest"`` also in SJF order; None: none.
+        shadow_load: it asks :meth:`~torus_sim.view.SchedulingView.held_above` (PV-EASY): on a count
+            cluster the engine keeps the running jobs' sizes by rank for it.
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
@@ -113,6 +115,7 @@ class Policy:
     needs_node_identities = False
     queue_by_size = False
     queue_columns: str | None = None
+    shadow_load = False
     placement = None
 
     def queue_key(self, job: Job):

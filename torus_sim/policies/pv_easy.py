@@ -22,8 +22,10 @@ References:
 
 from __future__ import annotations
 
+import numpy as np
+
+from torus_sim.policies.backfilling import start_from_columns, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Reserve, Start
-from torus_sim.policies.easy import start_in_order
 
 __all__ = ["PvEasyPolicy"]
 
@@ -37,6 +39,8 @@ class PvEasyPolicy(Policy):
 
     name = "PV-EASY"
     starts_head_when_it_fits = True
+    shadow_load = True  # the engine keeps the running jobs' sizes by rank (held_above) on a cluster
+    queue_columns = "shortest"  # steps 3 and 4 over the queue's columns on a count cluster
 
     def __init__(self, placement=None) -> None:
         self.placement = placement
@@ -50,22 +54,28 @@ class PvEasyPolicy(Policy):
             if not queue:
                 return
             head = queue.head
+            held = view.held_above(head.rank)
+            if held is not None and head.partition_size > view.free_count() + held:
+                break  # the head does not fit even without the shadow load (a count, as below)
             shadow = sorted((job for job in view.running.values() if job.rank > head.rank), key=lambda job: -job.rank)
-            occupancy = view.snapshot()
-            for job in shadow:
-                occupancy.vacate(job)
-            if not occupancy.fits(head.partition_size):
-                break
+            if held is None:
+                occupancy = view.snapshot()
+                for job in shadow:
+                    occupancy.vacate(job)
+                if not occupancy.fits(head.partition_size):
+                    break
             for job in shadow:  # lowest priority first
                 if view.place(head, placement=placement) is not None:
                     break
                 yield Preempt(job)
         head = queue.head
-        sunny = [job for job in view.running.values() if job.rank < head.rank]
-        shadow_load = [job for job in view.running.values() if job.rank > head.rank]
-        reservation_at, _ = view.shadow(head.partition_size, sunny, vacated=shadow_load)
+        reservation_at, _ = view.shadow(head.partition_size, None, above_rank=head.rank)
         yield Reserve(head, reservation_at)
         now = view.now
+        counts = view.platform.kind == "cluster" and not view.platform.identities
+        if counts and queue.shortest is not None:
+            yield from self._backfill_columns(view, queue, head, now, reservation_at)
+            return
         waiting = queue.jobs()[1:]
         # on the torus, sizes with no free partition stay closed for the rest of the pass
         open_sizes = view.open_sizes()
@@ -99,3 +109,20 @@ class PvEasyPolicy(Policy):
                         open_sizes = view.open_sizes()
                         if not open_sizes:
                             return
+
+    @staticmethod
+    def _backfill_columns(view, queue, head, now: float, reservation_at: float):
+        """Steps 3 and 4 on a count cluster over the queue's columns: the same starts as the loops above.
+
+        Step 3 walks the SJF-ordered columns (predicted remaining time, then rank), where the jobs
+        ending by the reservation are a prefix; step 4 the queue-ordered ones, every job that fits.
+        """
+        free = view.free_count()
+        if free > 0:
+            shortest = queue.shortest
+            short = (now + shortest.remaining) <= reservation_at
+            yield from start_from_columns(view, shortest, head, free, short)
+        free = view.free_count()
+        if free > 0:
+            columns = queue.columns
+            yield from start_from_columns(view, columns, head, free, np.ones(len(columns), dtype=bool))
