@@ -5,13 +5,16 @@ torus (Krevat, backfilling and migration, no failures) and online on its 240-pro
 (FCFS-EASY), each in its own process, and prints milliseconds per job, peak memory (max RSS) and the
 ratio to Mesa's bare DEVS loop running the same number of no-op events, measured in the same run.
 Targets: cost per job flat within 1.5x from 25k to 200k jobs; the whole log on the torus under 60 s.
-Then RICC-2010-2 (the PWA's largest log, 447,794 jobs on 8,192 processors) online under FCFS-EASY:
-prefixes of 50k, 100k, 200k jobs and the whole log (issue 32's goal: the whole log under 60 s and
-1 GiB, cost per job flat within 1.5x). Last, a synthetic 450,000-job log of many small jobs on 8,192 processors (:func:`synthetic_log`) online
+Then RICC-2010-2 (the PWA's largest log, 447,794 jobs on 8,192 processors; :func:`ricc_replays`):
+prefixes of 50k, 100k, 200k jobs and the whole log under FCFS-EASY, SJF-EASY, PV-EASY and conservative
+on its 8,192 processors and under Krevat on the 4x4x8 torus, saturated (c = 1) and at offered load 0.9
+(issue 32's goals: FCFS-EASY under 60 s and 1 GiB, the other online policies under 2 minutes, the
+torus under 5 minutes; cost per job flat within 1.5x from 50k to the whole log). Last, a synthetic 450,000-job log of many small jobs on 8,192 processors (:func:`synthetic_log`) online
 under FCFS-EASY: goal under 60 s and 1 GiB.
 
 Run from the repository root: ``python -m benchmarks.run --only scale`` (``--quick``: 25k and 50k only;
-``--baseline PATH``: another checkout's code replays each prefix too, in the same run, with the ratio).
+``--baseline PATH``: another checkout's code replays each prefix too, in the same run, with the ratio;
+RICC's table alone: ``python -m benchmarks.scale --ricc [--baseline PATH] [--only FCFS]``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ platform, jobs = sys.argv[2], None if sys.argv[3] == "all" else int(sys.argv[3])
 fields = dict(workload=sys.argv[1], max_jobs=jobs, failures="none")
 if platform == "cluster":
     fields.update(platform="cluster", policy="FCFS-EASY")
+fields.update(json.loads(sys.argv[4]) if len(sys.argv) > 4 else {})
 read_began = time.perf_counter()
 model = build_model(Scenario(**fields), {}, record=True)
 began = time.perf_counter()
@@ -48,20 +52,40 @@ print(json.dumps({"seconds": time.perf_counter() - began, "read_seconds": began 
 """
 )
 
+RICC_RUNS = (
+    ("FCFS-EASY", "cluster", {"policy": "FCFS-EASY"}, 60.0),
+    ("SJF-EASY", "cluster", {"policy": "SJF-EASY"}, 120.0),
+    ("PV-EASY", "cluster", {"policy": "PV-EASY"}, 120.0),
+    ("conservative", "cluster", {"policy": "conservative"}, 120.0),
+    ("Krevat, saturated (c = 1)", "torus", {"policy": "krevat"}, 300.0),
+    ("Krevat, offered load 0.9", "torus", {"policy": "krevat", "offered_load": 0.9}, 300.0),
+)
+"""Issue 32's RICC-2010-2 replays: (label, platform, scenario fields, goal for the whole log in seconds).
+The cluster is RICC's own 8,192 processors; the torus is the 4x4x8 of supernodes with BGL-FAULT's scaling."""
 
-def _replay(root: Path | None, platform: str, prefix: int | None, log: Path = HPC2N) -> dict:
-    """One prefix of ``log`` in a fresh process, with this checkout's code or ``root``'s."""
+BASELINE_LIMIT = 600.0
+"""Seconds a replay (this checkout's or the baseline's) may run before it is stopped and reported as longer."""
+
+
+def _replay(
+    root: Path | None,
+    platform: str,
+    prefix: int | None,
+    log: Path = HPC2N,
+    fields: dict | None = None,
+    limit: float | None = None,
+) -> dict | None:
+    """One prefix of ``log`` in a fresh process, with this checkout's code or ``root``'s; None past ``limit`` seconds."""
     env = dict(os.environ)
     if root is not None:
         env["PYTHONPATH"] = str(root)
-    output = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(log), platform, "all" if prefix is None else str(prefix)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=root,
-        env=env,
-    )
+    command = [sys.executable, "-c", _CHILD, str(log), platform, "all" if prefix is None else str(prefix)]
+    if fields:
+        command.append(json.dumps(fields))
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, check=True, cwd=root, env=env, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return None
     return json.loads(output.stdout.strip().splitlines()[-1])
 
 
@@ -134,28 +158,88 @@ def large_log_replay(baseline: Path | None = None) -> None:
         )
 
 
-def _prefix_table(log: Path, name: str, platform: str, label: str, prefixes, baseline: Path | None) -> None:
-    """Print one line per prefix of ``log``: time, ms per job against the first prefix, memory, the floor ratio."""
+def _prefix_table(
+    log: Path,
+    name: str,
+    platform: str,
+    label: str,
+    prefixes,
+    baseline: Path | None,
+    fields: dict | None = None,
+    goal: float | None = None,
+    baseline_prefixes=None,
+) -> None:
+    """Print one line per prefix of ``log``: time, ms per job against the first prefix, memory, the floor ratio.
+
+    Args:
+        log: the SWF log.
+        name: the log's name for the heading.
+        label: the platform and policy for the heading.
+        platform: ``torus`` or ``cluster``.
+        prefixes: job counts (None: the whole log).
+        baseline: another checkout whose code replays the prefixes in ``baseline_prefixes`` (all when
+            None) too, right before this one's, stopped after :data:`BASELINE_LIMIT` seconds.
+        fields: scenario fields for the child (policy, offered load).
+        goal: seconds the whole log should take (printed with the whole log's line).
+        baseline_prefixes: the prefixes the baseline replays.
+    """
     from benchmarks.floor import engine_floor
 
-    print(f"{name} prefixes on the {label}, no failures, one process each:")
+    print(f"{name} prefixes on the {label}, no failures, one process each:", flush=True)
     first = None
     for prefix in prefixes:
-        before = _replay(baseline, platform, prefix, log) if baseline is not None else None
-        found = _replay(None, platform, prefix, log)
+        compare = baseline is not None and (baseline_prefixes is None or prefix in baseline_prefixes)
+        before = _replay(baseline, platform, prefix, log, fields, BASELINE_LIMIT) if compare else None
+        found = _replay(None, platform, prefix, log, fields, BASELINE_LIMIT)
+        if found is None:
+            print(
+                f"  {prefix or 'whole':>8} jobs  > {BASELINE_LIMIT:.0f} s (stopped; the longer prefixes are not tried)",
+                flush=True,
+            )
+            return
         per_job = found["seconds"] / found["jobs"] * 1e3
         first = first or per_job
         floor = engine_floor(found["events"])
+        target = f"; goal < {goal:.0f} s: {'met' if found['seconds'] < goal else 'NOT met'}" if goal and prefix is None else ""
         print(
             f"  {found['jobs']:>8,} jobs  {found['seconds']:7.1f} s  {per_job:6.3f} ms/job ({per_job / first:.2f}x the first)  "
             f"{found['max_rss_mib']:5.0f} MiB  {found['events']:>9,} events, Mesa no-op floor {floor:.1f} s "
-            f"({found['seconds'] / floor:.1f}x)"
+            f"({found['seconds'] / floor:.1f}x){target}",
+            flush=True,
         )
-        if before is not None:
+        if compare and before is None:
+            print(
+                f"  {'':>8}  baseline > {BASELINE_LIMIT:.0f} s (stopped) -> this / baseline < {found['seconds'] / BASELINE_LIMIT:.2f}x"
+            )
+        elif before is not None:
             print(
                 f"  {'':>8}  baseline {before['seconds']:7.1f} s  {before['seconds'] / before['jobs'] * 1e3:6.3f} ms/job  "
-                f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x"
+                f"{before['max_rss_mib']:5.0f} MiB -> this / baseline = {found['seconds'] / before['seconds']:.2f}x",
+                flush=True,
             )
+
+
+def ricc_replays(baseline: Path | None = None, quick: bool = False, only: str | None = None) -> None:
+    """Issue 32's table: RICC-2010-2 under each online policy on its 8,192 processors and Krevat on the torus.
+
+    Prefixes of 50k, 100k, 200k jobs and the whole log (447,794 jobs) for this checkout; the baseline
+    (another checkout, say today's main) replays the whole log only, in the same run, and is stopped
+    after :data:`BASELINE_LIMIT` seconds.
+
+    Args:
+        baseline: the other checkout.
+        quick: the 50k prefix only.
+        only: one label of :data:`RICC_RUNS` (its first word is enough).
+    """
+    if not RICC.exists():
+        print(f"RICC-2010-2 not found at {RICC}", file=sys.stderr)
+        return
+    prefixes = RICC_PREFIXES[:1] if quick else RICC_PREFIXES
+    for label, platform, fields, goal in RICC_RUNS:
+        if only is not None and not label.startswith(only):
+            continue
+        where = "8,192-processor cluster" if platform == "cluster" else "4x4x8 torus (BGL-FAULT's scaling)"
+        _prefix_table(RICC, "RICC-2010-2", platform, f"{where}, {label}", prefixes, baseline, fields, goal, (None,))
 
 
 def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
@@ -172,8 +256,24 @@ def scale_replays(quick: bool = False, baseline: Path | None = None) -> None:
     prefixes = PREFIXES[:2] if quick else PREFIXES
     for platform, label in (("torus", "4x4x8 torus, Krevat"), ("cluster", "240-processor cluster, FCFS-EASY")):
         _prefix_table(HPC2N, "HPC2N", platform, label, prefixes, baseline)
-    if RICC.exists():  # the PWA's largest log: 76% one-processor jobs, bursts of thousands, queues of thousands
-        ricc = RICC_PREFIXES[:1] if quick else RICC_PREFIXES
-        _prefix_table(RICC, "RICC-2010-2", "cluster", "8,192-processor cluster, FCFS-EASY", ricc, baseline)
+    ricc_replays(baseline, quick)  # the PWA's largest log: 76% one-processor jobs, bursts of thousands, queues of thousands
     if not quick:
         large_log_replay(baseline)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="RICC-2010-2 scale table (issue 32)")
+    parser.add_argument("--ricc", action="store_true", help="only RICC's table (else the whole scale section)")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose code replays the whole log too")
+    parser.add_argument(
+        "--only", help="one run of the RICC table, by the start of its label (FCFS, SJF, PV, conservative, Krevat)"
+    )
+    parser.add_argument("--quick", action="store_true", help="the first prefix only")
+    arguments = parser.parse_args()
+    root = arguments.baseline.resolve() if arguments.baseline else None
+    if arguments.ricc:
+        ricc_replays(root, arguments.quick, arguments.only)
+    else:
+        scale_replays(arguments.quick, root)

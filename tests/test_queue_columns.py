@@ -61,3 +61,49 @@ def _replay(rows, moves, burst):
         assert queue.shortest.jobs == shortest
         assert np.array_equal(queue.shortest.sizes, np.array([job.partition_size for job in shortest], dtype=np.int64))
         assert queue.shortest.remaining.tolist() == [_remaining(job) for job in shortest]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.sampled_from([1, 2, 4, 8]), st.sampled_from([1.0, 5.0, 60.0, 3600.0])),
+        min_size=1,
+        max_size=80,
+    ),
+    st.lists(st.tuples(st.booleans(), st.integers(0, 10_000)), max_size=300),
+    st.booleans(),
+)
+def test_the_size_index_answers_what_the_per_size_lists_answer(rows, moves, burst):
+    """A queue with the size index (the torus's, issue 32) and one with the per-size lists, through the same entries
+    and exits: the same order, sizes, jobs of each size and least walltime after every move."""
+
+    def make():
+        return [
+            Job(index + 1, submit, walltime, walltime, size, rank=index) for index, (submit, size, walltime) in enumerate(rows)
+        ]
+
+    indexed_jobs, listed_jobs = make(), make()
+    indexed, listed = WaitQueue(by_size=True), WaitQueue(by_size=True)
+    indexed.keep_size_index(indexed_jobs, lambda job: job.walltime, "walltime")
+    waiting, out = set(), list(range(len(rows)))
+    if burst:
+        indexed.extend(indexed_jobs)
+        listed.extend(listed_jobs)
+        waiting, out = set(out), []
+    for enter, pick in moves:
+        if enter and out:
+            number = out.pop(pick % len(out))
+            indexed.add(indexed_jobs[number])
+            listed.add(listed_jobs[number])
+            waiting.add(number)
+        elif waiting:
+            number = indexed.head.rank if pick % 3 == 0 else sorted(waiting)[pick % len(waiting)]
+            indexed.remove(indexed_jobs[number])
+            listed.remove(listed_jobs[number])
+            waiting.discard(number)
+            out.append(number)
+        assert [job.rank for job in indexed] == [job.rank for job in listed]
+        assert indexed.sizes() == listed.sizes()
+        for size in (1, 2, 4, 8):
+            assert [job.rank for job in indexed.of_size(size)] == [job.rank for job in listed.of_size(size)]
+            assert indexed.least_walltime(size) == listed.least_walltime(size)

@@ -206,6 +206,11 @@ class SimulationRecord:
 _NO_FAILURES = FailureLog.empty()  # shared, never changed
 
 
+def _walltime(job: Job) -> float:
+    """The job's requested time, seconds (what Krevat's backfilling compares with the reservation)."""
+    return job.walltime
+
+
 def _build_platform(platform, table, needs_identities: bool):
     if platform is None:
         platform = BGL_SUPERNODE_TORUS
@@ -464,6 +469,10 @@ class SchedulingModel(mesa.Model):
         if self.resilience.active:
             self._setup_resilience(workload)
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
+        if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
+            remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
+            self.queue.keep_size_index(self.jobs, remaining, policy.size_index)
         if policy.queue_columns and self.platform.kind == "cluster" and not self.platform.identities:
             self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an

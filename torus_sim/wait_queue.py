@@ -12,9 +12,12 @@ import math
 from bisect import bisect_left, bisect_right, insort
 from operator import attrgetter
 
+from sortedcontainers import SortedKeyList
+
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
 from torus_sim.queue_columns import JobColumns
+from torus_sim.size_index import SizeIndex
 
 __all__ = ["WaitQueue", "fcfs_key"]
 
@@ -59,18 +62,41 @@ class WaitQueue:
         columns: the waiting jobs' sizes and predicted remaining times in queue order
             (:class:`~torus_sim.queue_columns.JobColumns`), once :meth:`keep_columns` was called; else None.
         shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
+        size_index: each size's waiting jobs searchable by remaining time
+            (:class:`~torus_sim.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
     """
 
     def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
         self._key = key
         self._indexed = by_size
-        self._order: list = []  # the jobs' keys, ascending
-        self._jobs: list[Job] = []  # the jobs, in the same order
+        self._sorted = SortedKeyList(key=_queue_key)  # the jobs by key (O(log n) entries and exits: queues of 100,000s)
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self._walltimes: dict[int, list[float]] = {}  # per size, the waiting jobs' walltimes, ascending
+        self._size_counts: dict[int, int] = {}  # per size, waiting jobs (with the size index instead of the lists)
         self.demand = 0
         self.columns: JobColumns | None = None
         self.shortest: JobColumns | None = None
+        self.size_index: SizeIndex | None = None
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the queue keeps per-size lists (:meth:`of_size`)."""
+        return self._indexed
+
+    def keep_size_index(self, jobs, remaining, holds: str) -> None:
+        """Keep every size's waiting jobs searchable by remaining time from now on (:mod:`torus_sim.size_index`).
+
+        Args:
+            jobs: every job of the run (each gets a fixed slot among its size's, in this queue's order).
+            remaining: ``job -> seconds`` (walltime or the run's prediction), asked at each entry.
+            holds: ``"walltime"`` or ``"predicted"``: what ``remaining`` gives.
+
+        Raises:
+            SimulationError: the queue is not empty.
+        """
+        if self._sorted:
+            raise SimulationError("the size index is kept from an empty queue on")
+        self.size_index = SizeIndex(jobs, self._key, remaining, holds)
 
     def keep_columns(self, remaining, shortest: bool = False) -> None:
         """Keep the waiting jobs as numpy columns from now on (:mod:`torus_sim.queue_columns`).
@@ -79,20 +105,22 @@ class WaitQueue:
             remaining: ``job -> seconds``, the engine's predicted remaining time of a waiting job.
             shortest: also keep them in order of (predicted remaining time, rank) (SJF-EASY's candidates).
         """
+        jobs = list(self._sorted)
+        keys = [job.queue_key for job in jobs]
         self.columns = JobColumns(remaining)
-        self.columns.fill(self._jobs, self._order)
+        self.columns.fill(jobs, keys)
         if shortest:
             self.shortest = JobColumns(remaining, key=_shortest_key)
-            self.shortest.fill(self._jobs, self._order)
+            self.shortest.fill(jobs, keys)
 
     def __len__(self) -> int:
-        return len(self._jobs)
+        return len(self._sorted)
 
     def __iter__(self):
-        return iter(self._jobs)
+        return iter(self._sorted)
 
     def __getitem__(self, index):
-        return self._jobs[index]
+        return self._sorted[index]
 
     def __contains__(self, job: Job) -> bool:
         return job.queue_key is not None
@@ -100,11 +128,11 @@ class WaitQueue:
     @property
     def head(self) -> Job | None:
         """The first job in priority order, or None when empty."""
-        return self._jobs[0] if self._jobs else None
+        return self._sorted[0] if self._sorted else None
 
     def jobs(self) -> list[Job]:
         """The waiting jobs in order, as a new list."""
-        return list(self._jobs)
+        return list(self._sorted)
 
     def add(self, job: Job) -> None:
         """Insert a job at its position (arrival, or back after a kill, a silent error or a preemption).
@@ -117,14 +145,15 @@ class WaitQueue:
         if job.queue_key is not None:
             raise SimulationError(f"{job!r} is already in the wait queue")
         entry = job.queue_key = self._key(job)
-        index = bisect_right(self._order, entry)
-        self._order.insert(index, entry)
-        self._jobs.insert(index, job)
+        self._sorted.add(job)
         if self.columns is not None:
             self.columns.insert(job, entry)
             if self.shortest is not None:
                 self.shortest.insert(job)
-        if self._indexed:
+        if self.size_index is not None:
+            self.size_index.enter(job)
+            self._size_counts[job.partition_size] = self._size_counts.get(job.partition_size, 0) + 1
+        elif self._indexed:
             order, jobs = self._by_size.setdefault(job.partition_size, ([], []))
             index = bisect_right(order, entry)
             order.insert(index, entry)
@@ -135,7 +164,7 @@ class WaitQueue:
     def extend(self, jobs) -> None:
         """Insert several jobs (arrivals at one instant): one sort instead of one insertion each."""
         jobs = list(jobs)
-        if len(jobs) < 8 or self._jobs:
+        if len(jobs) < 8 or self._sorted:
             for job in jobs:
                 self.add(job)
             return
@@ -145,13 +174,18 @@ class WaitQueue:
             job.queue_key = self._key(job)
             self.demand += job.partition_size
         ordered = sorted(jobs, key=_queue_key)
-        self._order = [job.queue_key for job in ordered]
-        self._jobs = ordered
+        self._sorted.update(ordered)
         if self.columns is not None:
-            self.columns.fill(ordered, self._order)
+            keys = [job.queue_key for job in ordered]
+            self.columns.fill(ordered, keys)
             if self.shortest is not None:
-                self.shortest.fill(ordered, self._order)
-        if self._indexed:
+                self.shortest.fill(ordered, keys)
+        if self.size_index is not None:
+            counts = self._size_counts
+            for job in ordered:
+                self.size_index.enter(job)
+                counts[job.partition_size] = counts.get(job.partition_size, 0) + 1
+        elif self._indexed:
             for job in ordered:
                 order, same = self._by_size.setdefault(job.partition_size, ([], []))
                 order.append(job.queue_key)
@@ -169,20 +203,24 @@ class WaitQueue:
         entry = job.queue_key
         if entry is None:
             raise SimulationError(f"{job!r} is not in the wait queue")
+        try:
+            self._sorted.remove(job)
+        except ValueError:
+            raise SimulationError(f"{job!r} is not in the wait queue") from None
         job.queue_key = None
-        order, jobs = self._order, self._jobs
-        if jobs and jobs[0] is job:  # the head (the usual start): no search
-            del order[0]
-            del jobs[0]
-        else:
-            index = _position(order, jobs, entry, job)
-            del order[index]
-            del jobs[index]
         if self.columns is not None:
             self.columns.remove(job, entry)
             if self.shortest is not None:
                 self.shortest.remove(job)
-        if self._indexed:
+        if self.size_index is not None:
+            self.size_index.leave(job)
+            counts = self._size_counts
+            left = counts[job.partition_size] - 1
+            if left:
+                counts[job.partition_size] = left
+            else:
+                del counts[job.partition_size]
+        elif self._indexed:
             order, jobs = self._by_size[job.partition_size]
             index = _position(order, jobs, entry, job)
             del order[index]
@@ -202,7 +240,7 @@ class WaitQueue:
         """
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
-        return sorted(self._by_size)
+        return sorted(self._size_counts if self.size_index is not None else self._by_size)
 
     def least_walltime(self, size: int) -> float:
         """The shortest walltime among the waiting jobs of one partition size (seconds; inf when none waits).
@@ -225,16 +263,26 @@ class WaitQueue:
         """
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
+        if self.size_index is not None:  # the size index replaces the lists (the tree's root, for walltimes)
+            return (
+                self.size_index.least(size)
+                if self.size_index.holds == "walltime"
+                else min((job.walltime for job in self.of_size(size)), default=math.inf)
+            )
         walltimes = self._walltimes.get(size)
         return walltimes[0] if walltimes else math.inf
 
     def of_size(self, size: int) -> list[Job]:
         """Waiting jobs of one partition size, in order (the queue's own list: do not modify).
 
+        With the size index (:meth:`keep_size_index`) the lists are not kept: a new list read from it.
+
         Raises:
             SimulationError: the queue keeps no per-size lists.
         """
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
+        if self.size_index is not None:
+            return self.size_index.waiting(size)
         lists = self._by_size.get(size)
         return lists[1] if lists else []

@@ -91,6 +91,9 @@ class Policy:
         queue_columns: on a cluster that keeps node counts, the wait queue keeps numpy columns of
             sizes and predicted remaining times (:meth:`~torus_sim.wait_queue.WaitQueue.keep_columns`):
             ``"queue"`` in queue order, ``"shortest"`` also in SJF order; None: none.
+        size_index: on the torus, the wait queue keeps each size's jobs searchable by remaining time
+            (:meth:`~torus_sim.wait_queue.WaitQueue.keep_size_index`): ``"walltime"`` or
+            ``"predicted"`` (the run's predictions); None: none. Only with the default (FCFS) queue key.
         shadow_load: it asks :meth:`~torus_sim.view.SchedulingView.held_above` (PV-EASY): on a count
             cluster the engine keeps the running jobs' sizes by rank for it.
 
@@ -116,6 +119,7 @@ class Policy:
     queue_by_size = False
     queue_columns: str | None = None
     shadow_load = False
+    size_index: str | None = None
     placement = None
 
     def queue_key(self, job: Job):

@@ -91,6 +91,11 @@ class EasyPolicy(Policy):
         return self._planner
 
     @property
+    def size_index(self) -> str | None:
+        """The torus planner searches each size's jobs by the run's predicted remaining times (FCFS candidates)."""
+        return "predicted" if self.order == "fcfs" else None
+
+    @property
     def queue_columns(self) -> str:
         """The backfill scan on a count cluster reads the queue's columns (SJF: in SJF order too)."""
         return "shortest" if self.order == "sjf" else "queue"
