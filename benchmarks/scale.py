@@ -64,7 +64,8 @@ RICC_RUNS = (
 The cluster is RICC's own 8,192 processors; the torus is the 4x4x8 of supernodes with BGL-FAULT's scaling."""
 
 BASELINE_LIMIT = 600.0
-"""Seconds a replay (this checkout's or the baseline's) may run before it is stopped and reported as longer."""
+"""Seconds a replay (this checkout's or the baseline's) may run before it is stopped and reported as longer
+(2.5 times the run's goal when that is less)."""
 
 
 def _replay(
@@ -180,20 +181,22 @@ def _prefix_table(
         baseline: another checkout whose code replays the prefixes in ``baseline_prefixes`` (all when
             None) too, right before this one's, stopped after :data:`BASELINE_LIMIT` seconds.
         fields: scenario fields for the child (policy, offered load).
-        goal: seconds the whole log should take (printed with the whole log's line).
+        goal: seconds the whole log should take (printed with the whole log's line); a replay is
+            stopped after 2.5 times that (at most :data:`BASELINE_LIMIT`).
         baseline_prefixes: the prefixes the baseline replays.
     """
     from benchmarks.floor import engine_floor
 
+    limit = BASELINE_LIMIT if goal is None else min(BASELINE_LIMIT, 2.5 * goal)
     print(f"{name} prefixes on the {label}, no failures, one process each:", flush=True)
     first = None
     for prefix in prefixes:
         compare = baseline is not None and (baseline_prefixes is None or prefix in baseline_prefixes)
-        before = _replay(baseline, platform, prefix, log, fields, BASELINE_LIMIT) if compare else None
-        found = _replay(None, platform, prefix, log, fields, BASELINE_LIMIT)
+        before = _replay(baseline, platform, prefix, log, fields, limit) if compare else None
+        found = _replay(None, platform, prefix, log, fields, limit)
         if found is None:
             print(
-                f"  {prefix or 'whole':>8} jobs  > {BASELINE_LIMIT:.0f} s (stopped; the longer prefixes are not tried)",
+                f"  {prefix or 'whole':>8} jobs  > {limit:.0f} s (stopped; the longer prefixes are not tried)",
                 flush=True,
             )
             return
@@ -209,7 +212,7 @@ def _prefix_table(
         )
         if compare and before is None:
             print(
-                f"  {'':>8}  baseline > {BASELINE_LIMIT:.0f} s (stopped) -> this / baseline < {found['seconds'] / BASELINE_LIMIT:.2f}x"
+                f"  {'':>8}  baseline > {limit:.0f} s (stopped) -> this / baseline < {found['seconds'] / limit:.2f}x", flush=True
             )
         elif before is not None:
             print(
