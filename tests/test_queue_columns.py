@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim import queue_columns
+from torus_sim import queue_columns, wait_queue
 from torus_sim.job import Job
 from torus_sim.wait_queue import WaitQueue
 
@@ -23,19 +23,22 @@ def _remaining(job: Job) -> float:
     st.lists(st.tuples(st.booleans(), st.integers(0, 10_000)), max_size=400),
     st.booleans(),
     st.sampled_from([2, 1024]),
+    st.sampled_from([(0, 0), (6, 3), (48, 16)]),
 )
-def test_the_columns_follow_the_queue_through_arrivals_starts_and_returns(rows, moves, burst, smallest):
+def test_the_columns_follow_the_queue_through_arrivals_starts_and_returns(rows, moves, burst, smallest, bounds):
     """Jobs enter (in a burst on an empty queue, one by one, or back in the middle after a start) and leave
     (the head or any other); after every move both column orders equal the plain lists they replace
-    (buffers of 2 rows at first make them grow and re-centre often)."""
-    kept, queue_columns._SMALLEST = queue_columns._SMALLEST, smallest
+    (buffers of 2 rows at first make them grow and re-centre often), and they are kept exactly while
+    the queue is long (made at the first bound, dropped below the second)."""
+    kept = queue_columns._SMALLEST, wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
+    queue_columns._SMALLEST, (wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW) = smallest, bounds
     try:
-        _replay(rows, moves, burst)
+        _replay(rows, moves, burst, *bounds)
     finally:
-        queue_columns._SMALLEST = kept
+        queue_columns._SMALLEST, wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
 
 
-def _replay(rows, moves, burst):
+def _replay(rows, moves, burst, kept_from, dropped_below):
     jobs = [Job(index + 1, submit, walltime, walltime, size, rank=index) for index, (submit, size, walltime) in enumerate(rows)]
     queue = WaitQueue(by_size=False)
     queue.keep_columns(_remaining, shortest=True)
@@ -43,6 +46,7 @@ def _replay(rows, moves, burst):
     if burst:
         queue.extend(out)
         waiting, out = list(out), []
+    kept = len(waiting) >= kept_from
     for enter, pick in moves:
         if enter and out:
             job = out.pop(pick % len(out))
@@ -53,6 +57,10 @@ def _replay(rows, moves, burst):
             queue.remove(job)
             waiting.remove(job)
             out.append(job)
+        kept = len(waiting) >= kept_from or (kept and len(waiting) >= dropped_below)
+        assert (queue.columns is not None) == kept == (queue.shortest is not None)
+        if not kept:
+            continue
         fcfs = sorted(waiting, key=lambda job: (job.submitted_at, job.job_id))
         assert queue.columns.jobs == fcfs == queue.jobs()
         assert queue.columns.sizes.tolist() == [job.partition_size for job in fcfs]

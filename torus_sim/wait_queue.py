@@ -29,6 +29,11 @@ def fcfs_key(job: Job) -> tuple[float, int]:
 
 _queue_key = attrgetter("queue_key")
 
+COLUMNS_KEPT_FROM = 48
+"""Waiting jobs from which the queue keeps its numpy columns (when asked: :meth:`WaitQueue.keep_columns`)."""
+COLUMNS_DROPPED_BELOW = 16
+"""Waiting jobs below which the columns are dropped again (made anew when the queue is long again)."""
+
 
 def _shortest_key(job: Job, remaining: float) -> tuple[float, int]:
     """SJF-EASY's candidate order: predicted remaining time, then rank (PV-EASY §5.2.2)."""
@@ -60,7 +65,8 @@ class WaitQueue:
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
         columns: the waiting jobs' sizes and predicted remaining times in queue order
-            (:class:`~torus_sim.queue_columns.JobColumns`), once :meth:`keep_columns` was called; else None.
+            (:class:`~torus_sim.queue_columns.JobColumns`), after :meth:`keep_columns` while the queue is
+            long (from :data:`COLUMNS_KEPT_FROM` jobs on, until it falls below :data:`COLUMNS_DROPPED_BELOW`); else None.
         shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
         size_index: each size's waiting jobs searchable by remaining time
             (:class:`~torus_sim.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
@@ -70,12 +76,15 @@ class WaitQueue:
         self._key = key
         self._indexed = by_size
         self._sorted = SortedKeyList(key=_queue_key)  # the jobs by key (O(log n) entries and exits: queues of 100,000s)
+        self._head: Job | None = None  # its first job, kept (asked several times per pass)
+        self._count = 0
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self._walltimes: dict[int, list[float]] = {}  # per size, the waiting jobs' walltimes, ascending
         self._size_counts: dict[int, int] = {}  # per size, waiting jobs (with the size index instead of the lists)
         self.demand = 0
         self.columns: JobColumns | None = None
         self.shortest: JobColumns | None = None
+        self._columns_wanted: tuple | None = None  # (remaining, shortest) once keep_columns was called
         self.size_index: SizeIndex | None = None
 
     @property
@@ -99,22 +108,37 @@ class WaitQueue:
         self.size_index = SizeIndex(jobs, self._key, remaining, holds)
 
     def keep_columns(self, remaining, shortest: bool = False) -> None:
-        """Keep the waiting jobs as numpy columns from now on (:mod:`torus_sim.queue_columns`).
+        """Keep the waiting jobs as numpy columns from now on, while the queue is long (:mod:`torus_sim.queue_columns`).
+
+        The columns are made when the queue reaches :data:`COLUMNS_KEPT_FROM` jobs and dropped when it
+        falls below :data:`COLUMNS_DROPPED_BELOW` (a short queue is scanned job by job for less than
+        the columns cost to keep up).
 
         Args:
             remaining: ``job -> seconds``, the engine's predicted remaining time of a waiting job.
             shortest: also keep them in order of (predicted remaining time, rank) (SJF-EASY's candidates).
         """
-        jobs = list(self._sorted)
-        keys = [job.queue_key for job in jobs]
-        self.columns = JobColumns(remaining)
-        self.columns.fill(jobs, keys)
-        if shortest:
-            self.shortest = JobColumns(remaining, key=_shortest_key)
-            self.shortest.fill(jobs, keys)
+        self._columns_wanted = (remaining, shortest)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Make or drop the columns as the queue's length asks (see :meth:`keep_columns`)."""
+        if self.columns is None:
+            if self._count < COLUMNS_KEPT_FROM:
+                return
+            remaining, shortest = self._columns_wanted
+            jobs = list(self._sorted)
+            keys = [job.queue_key for job in jobs]
+            self.columns = JobColumns(remaining)
+            self.columns.fill(jobs, keys)
+            if shortest:
+                self.shortest = JobColumns(remaining, key=_shortest_key)
+                self.shortest.fill(jobs, keys)
+        elif self._count < COLUMNS_DROPPED_BELOW:
+            self.columns = self.shortest = None
 
     def __len__(self) -> int:
-        return len(self._sorted)
+        return self._count
 
     def __iter__(self):
         return iter(self._sorted)
@@ -128,7 +152,7 @@ class WaitQueue:
     @property
     def head(self) -> Job | None:
         """The first job in priority order, or None when empty."""
-        return self._sorted[0] if self._sorted else None
+        return self._head
 
     def jobs(self) -> list[Job]:
         """The waiting jobs in order, as a new list."""
@@ -146,10 +170,16 @@ class WaitQueue:
             raise SimulationError(f"{job!r} is already in the wait queue")
         entry = job.queue_key = self._key(job)
         self._sorted.add(job)
+        self._count += 1
+        head = self._head
+        if head is None or entry < head.queue_key:  # equal keys go after (insertion order)
+            self._head = job
         if self.columns is not None:
             self.columns.insert(job, entry)
             if self.shortest is not None:
                 self.shortest.insert(job)
+        elif self._columns_wanted is not None and self._count >= COLUMNS_KEPT_FROM:
+            self._fit_columns()
         if self.size_index is not None:
             self.size_index.enter(job)
             self._size_counts[job.partition_size] = self._size_counts.get(job.partition_size, 0) + 1
@@ -175,11 +205,11 @@ class WaitQueue:
             self.demand += job.partition_size
         ordered = sorted(jobs, key=_queue_key)
         self._sorted.update(ordered)
-        if self.columns is not None:
-            keys = [job.queue_key for job in ordered]
-            self.columns.fill(ordered, keys)
-            if self.shortest is not None:
-                self.shortest.fill(ordered, keys)
+        self._count = len(ordered)
+        self._head = self._sorted[0]
+        if self._columns_wanted is not None:
+            self.columns = self.shortest = None
+            self._fit_columns()
         if self.size_index is not None:
             counts = self._size_counts
             for job in ordered:
@@ -208,10 +238,16 @@ class WaitQueue:
         except ValueError:
             raise SimulationError(f"{job!r} is not in the wait queue") from None
         job.queue_key = None
+        self._count -= 1
+        if job is self._head:
+            self._head = self._sorted[0] if self._count else None
         if self.columns is not None:
-            self.columns.remove(job, entry)
-            if self.shortest is not None:
-                self.shortest.remove(job)
+            if self._count < COLUMNS_DROPPED_BELOW:
+                self.columns = self.shortest = None
+            else:
+                self.columns.remove(job, entry)
+                if self.shortest is not None:
+                    self.shortest.remove(job)
         if self.size_index is not None:
             self.size_index.leave(job)
             counts = self._size_counts

@@ -69,7 +69,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     if free == 0:  # nothing fits (the scan below would stop at its first job)
         return
     counts = view.platform.kind == "cluster" and not view.platform.identities
-    columns = (queue.shortest if order == "sjf" else queue.columns) if counts else None
+    columns = (queue.shortest if order == "sjf" else queue.columns) if counts else None  # kept while the queue is long
     if columns is not None:
         short = (view.now + columns.remaining) <= shadow_at  # ends by the shadow time
         yield from start_from_columns(view, columns, head, free, short, occupancy, need)
