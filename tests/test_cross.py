@@ -286,8 +286,9 @@ class InlineEasy(EasyPolicy):
 @given(
     st.lists(st.tuples(st.integers(0, 30), st.integers(1, 90), st.integers(0, 40), st.integers(1, 16)), min_size=5, max_size=40),
     st.sampled_from(["fcfs", "sjf"]),
+    st.sampled_from([(0, 0), (6, 3)]),
 )
-def test_the_count_clusters_backfill_scans_start_what_the_plain_scan_starts(rows, order):
+def test_the_count_clusters_backfill_scans_start_what_the_plain_scan_starts(rows, order, bounds):
     """Issue 32: easy_pass over the queue's columns and its inline scan on a count cluster (long queues, bursts)
     against the plain scan with node ids."""
     jobs = [(index + 1, submit, runtime, runtime + extra, size) for index, (submit, runtime, extra, size) in enumerate(rows)]
@@ -300,7 +301,8 @@ def test_the_count_clusters_backfill_scans_start_what_the_plain_scan_starts(rows
     named = trace(replay(EasyPolicy, True))
     assert trace(replay(InlineEasy, False)) == named
     kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = 0, 0  # the columns from the first waiting job on
+    # the columns from the first waiting job on, or made at 6 and dropped below 3 (during a pass too)
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = bounds
     try:
         assert trace(replay(EasyPolicy, False)) == named
     finally:
@@ -318,8 +320,9 @@ class PlainPvEasy(PvEasyPolicy):
 @given(
     st.lists(st.tuples(st.integers(0, 30), st.integers(1, 90), st.integers(0, 40), st.integers(1, 16)), min_size=5, max_size=40),
     st.sampled_from([Preemption("kill"), Preemption("checkpoint", 20.0, 3.0), Preemption("suspend", time_cost=2.0)]),
+    st.sampled_from([(0, 0), (6, 3)]),
 )
-def test_pv_easy_over_the_columns_and_sums_by_rank_starts_and_preempts_what_the_plain_pass_does(rows, preemption):
+def test_pv_easy_over_the_columns_and_sums_by_rank_starts_and_preempts_what_the_plain_pass_does(rows, preemption, bounds):
     """Issue 32: PV-EASY's steps 3-4 over the queue's columns and its shadow load from the sums by rank, against
     the plain pass (sorted loads, job-by-job steps, no fairness columns), preempted jobs back in the middle of the queue."""
     jobs = [(index + 1, submit, runtime, runtime + extra, size) for index, (submit, runtime, extra, size) in enumerate(rows)]
@@ -334,7 +337,8 @@ def test_pv_easy_over_the_columns_and_sums_by_rank_starts_and_preempts_what_the_
     plain = trace(replay(PlainPvEasy, False))
     assert trace(replay(PvEasyPolicy, True)) == plain
     kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = 0, 0  # the columns from the first waiting job on
+    # the columns from the first waiting job on, or made at 6 and dropped below 3 (during a pass too)
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = bounds
     try:
         assert trace(replay(PvEasyPolicy, False)) == plain
         assert trace(replay(PvEasyPolicy, True)) == plain
@@ -362,3 +366,31 @@ def test_easy_on_the_torus_planner_agrees_with_the_generic_pass_on_start_times(r
     fast = SchedulingModel(make_workload(jobs, dims=(2, 2, 8)), EasyPolicy(), Torus((2, 2, 8))).run()
     plain = SchedulingModel(make_workload(jobs, dims=(2, 2, 8)), GenericEasy(), Torus((2, 2, 8))).run()
     assert [row[:3] for row in trace(fast)] == [row[:3] for row in trace(plain)]
+
+
+def test_pv_easy_when_its_steps_leave_the_queue_short_mid_pass_starts_what_the_plain_pass_does():
+    """Issue 32: step 3's starts can take the queue below the bound where its columns are dropped; step 4 then
+    fills job by job. 200 seeded workloads (columns made at 5 waiting jobs, dropped below 4) against the plain pass."""
+    import random
+
+    generator = random.Random(3)
+    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = 5, 4
+    try:
+        for _ in range(200):
+            rows = [
+                (generator.randint(0, 30), generator.randint(1, 90), generator.randint(0, 40), generator.randint(1, 16))
+                for _ in range(30)
+            ]
+            jobs = [
+                (index + 1, submit, runtime, runtime + extra, size) for index, (submit, runtime, extra, size) in enumerate(rows)
+            ]
+            replays = [
+                trace(
+                    SchedulingModel(make_workload(jobs, dims=(1, 1, 16)), policy(), ClusterPlatform(16, identities=False)).run()
+                )
+                for policy in (PvEasyPolicy, PlainPvEasy)
+            ]
+            assert replays[0] == replays[1]
+    finally:
+        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept

@@ -124,5 +124,12 @@ class PvEasyPolicy(Policy):
             yield from start_from_columns(view, shortest, head, free, short)
         free = view.free_count()
         if free > 0:
-            columns = queue.columns
-            yield from start_from_columns(view, columns, head, free, np.ones(len(columns), dtype=bool))
+            columns = queue.columns  # None when step 3's starts left the queue short (the columns are dropped then)
+            if columns is not None:
+                yield from start_from_columns(view, columns, head, free, np.ones(len(columns), dtype=bool))
+                return
+            for job in queue.jobs()[1:]:  # step 4 job by job, as the loop of plan() on a count cluster
+                if job.partition_size <= view.free_count():
+                    yield Start(job, job.partition_size)
+                    if view.free_count() == 0:
+                        break
