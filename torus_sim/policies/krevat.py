@@ -374,82 +374,24 @@ class KrevatScheduler(Policy):
 
         head_spots = table.free_ids_under(shadow, head.partition_size)
         open_sizes = table.open_sizes_under(occupied)
-        index_kept = queue.size_index
-        if index_kept is not None and index_kept.holds == ("walltime" if by_walltime else "predicted"):
-            return self._backfill_indexed(
-                table, queue, head, skip, occupied, shadow, head_spots, open_sizes, slack, remaining, now
-            )
-        starts = []
-        heap = []
-        for size in open_sizes.intersection(queue.sizes()):
-            jobs = queue.of_size(size)
-            index = 0
-            while index < len(jobs) and id(jobs[index]) in skip:
-                index += 1
-            if index < len(jobs):
-                heap.append((fcfs_key(jobs[index]), size, index))
-        heapq.heapify(heap)
-        no_late_start: set[int] = set()  # sizes where a job ending after the reservation cannot start
-        while heap:
-            _, size, index = heapq.heappop(heap)
-            if size not in open_sizes:
-                continue  # no free partition of this size for the rest of the pass
-            jobs = queue.of_size(size)
-            job = jobs[index]
-            candidates = table.free_ids_under(occupied, size)
-            late = remaining(job) > slack
-            if late and size not in no_late_start:
-                keeps_head = table.disjoint_from_any(candidates, head_spots)
-                if np.count_nonzero(keeps_head):
-                    candidates = candidates[keeps_head]
-                else:
-                    no_late_start.add(size)
-            if late and size in no_late_start:
-                if by_walltime and queue.least_walltime(size) > slack:
-                    continue  # every job of this size ends after the reservation
-                index += 1
-                while index < len(jobs) and remaining(jobs[index]) > slack:
-                    index += 1
-                if index < len(jobs):
-                    heapq.heappush(heap, (fcfs_key(jobs[index]), size, index))
-                continue
-            partition_id = self.placement.choose(table, job, candidates, table.words_of(occupied), now)
-            starts.append(Start(job, partition_id))
-            occupied |= masks[partition_id]
-            open_sizes = table.open_sizes_under(occupied)
-            if late:
-                shadow |= masks[partition_id]
-                head_spots = table.free_ids_under(shadow, head.partition_size)
-            if index + 1 < len(jobs):
-                heapq.heappush(heap, (fcfs_key(jobs[index + 1]), size, index + 1))
-            if not open_sizes:
-                break
-        return starts
-
-    def _backfill_indexed(self, table, queue, head, skip, occupied, shadow, head_spots, open_sizes, slack, remaining, now):
-        """:meth:`_backfill`'s loop over the queue's size index: the same starts, without walking a size's jobs.
-
-        A cursor is a job's slot among its size's (:class:`~torus_sim.size_index.SizeIndex`); "the next
-        job of this size that ends by the reservation" is one descent of the size's min-tree instead of
-        a walk over every longer job before it (hundreds of thousands on RICC-2010-2 on the torus).
-        """
         index = queue.size_index
-        masks = table.mask_ints
+        if index is None or index.holds != ("walltime" if by_walltime else "predicted"):
+            index = _SizeLists(queue, remaining, by_walltime)  # the plain walk over each size's list
         starts = []
         heap = []
         for size in open_sizes.intersection(queue.sizes()):
-            slot = index.next_waiting(size, 0)
-            while slot >= 0 and id(index.job(size, slot)) in skip:
-                slot = index.next_waiting(size, slot + 1)
-            if slot >= 0:
-                heap.append((fcfs_key(index.job(size, slot)), size, slot))
+            cursor = index.next_waiting(size, 0)
+            while cursor >= 0 and id(index.job(size, cursor)) in skip:
+                cursor = index.next_waiting(size, cursor + 1)
+            if cursor >= 0:
+                heap.append((fcfs_key(index.job(size, cursor)), size, cursor))
         heapq.heapify(heap)
         no_late_start: set[int] = set()  # sizes where a job ending after the reservation cannot start
         while heap:
-            _, size, slot = heapq.heappop(heap)
+            _, size, cursor = heapq.heappop(heap)
             if size not in open_sizes:
                 continue  # no free partition of this size for the rest of the pass
-            job = index.job(size, slot)
+            job = index.job(size, cursor)
             candidates = table.free_ids_under(occupied, size)
             late = remaining(job) > slack
             if late and size not in no_late_start:
@@ -459,9 +401,9 @@ class KrevatScheduler(Policy):
                 else:
                     no_late_start.add(size)
             if late and size in no_late_start:
-                slot = index.next_ending_by(size, slot + 1, slack)
-                if slot >= 0:
-                    heapq.heappush(heap, (fcfs_key(index.job(size, slot)), size, slot))
+                cursor = index.next_ending_by(size, cursor + 1, slack)
+                if cursor >= 0:
+                    heapq.heappush(heap, (fcfs_key(index.job(size, cursor)), size, cursor))
                 continue
             partition_id = self.placement.choose(table, job, candidates, table.words_of(occupied), now)
             starts.append(Start(job, partition_id))
@@ -470,9 +412,38 @@ class KrevatScheduler(Policy):
             if late:
                 shadow |= masks[partition_id]
                 head_spots = table.free_ids_under(shadow, head.partition_size)
-            slot = index.next_waiting(size, slot + 1)
-            if slot >= 0:
-                heapq.heappush(heap, (fcfs_key(index.job(size, slot)), size, slot))
+            cursor = index.next_waiting(size, cursor + 1)
+            if cursor >= 0:
+                heapq.heappush(heap, (fcfs_key(index.job(size, cursor)), size, cursor))
             if not open_sizes:
                 break
         return starts
+
+
+class _SizeLists:
+    """The queue's per-size lists with :class:`~torus_sim.size_index.SizeIndex`'s questions: a cursor is a list index.
+
+    "The next job of this size that ends by the reservation" walks the list (after the queue's least
+    walltime of the size rules it out, for walltimes); the size index answers the same with a tree.
+    """
+
+    __slots__ = ("_by_walltime", "_queue", "_remaining")
+
+    def __init__(self, queue: WaitQueue, remaining, by_walltime: bool) -> None:
+        self._queue = queue
+        self._remaining = remaining
+        self._by_walltime = by_walltime
+
+    def job(self, size: int, cursor: int) -> Job:
+        return self._queue.of_size(size)[cursor]
+
+    def next_waiting(self, size: int, cursor: int) -> int:
+        return cursor if cursor < len(self._queue.of_size(size)) else -1
+
+    def next_ending_by(self, size: int, cursor: int, slack: float) -> int:
+        if self._by_walltime and self._queue.least_walltime(size) > slack:
+            return -1  # every job of this size ends after the reservation
+        jobs, remaining = self._queue.of_size(size), self._remaining
+        while cursor < len(jobs) and remaining(jobs[cursor]) > slack:
+            cursor += 1
+        return cursor if cursor < len(jobs) else -1
