@@ -9,6 +9,7 @@ errors and fail-stop failures hit the same run.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -276,6 +277,17 @@ def test_a_cluster_without_identities_schedules_exactly_as_one_with_identities(r
         assert trace(counted) == trace(named)
 
 
+@contextmanager
+def columns_bounds(kept_from: int, dropped_below: int):
+    """The wait queue keeps its columns from ``kept_from`` waiting jobs on, drops them below ``dropped_below`` (restored after)."""
+    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept_from, dropped_below
+    try:
+        yield
+    finally:
+        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
+
+
 class InlineEasy(EasyPolicy):
     """EASY without the queue's columns: easy_pass's job-by-job inline scan on a count cluster."""
 
@@ -300,13 +312,8 @@ def test_the_count_clusters_backfill_scans_start_what_the_plain_scan_starts(rows
 
     named = trace(replay(EasyPolicy, True))
     assert trace(replay(InlineEasy, False)) == named
-    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    # the columns from the first waiting job on, or made at 6 and dropped below 3 (during a pass too)
-    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = bounds
-    try:
+    with columns_bounds(*bounds):  # the columns from the first waiting job on, or made at 6 and dropped below 3
         assert trace(replay(EasyPolicy, False)) == named
-    finally:
-        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
 
 
 class PlainPvEasy(PvEasyPolicy):
@@ -336,14 +343,9 @@ def test_pv_easy_over_the_columns_and_sums_by_rank_starts_and_preempts_what_the_
 
     plain = trace(replay(PlainPvEasy, False))
     assert trace(replay(PvEasyPolicy, True)) == plain
-    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    # the columns from the first waiting job on, or made at 6 and dropped below 3 (during a pass too)
-    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = bounds
-    try:
+    with columns_bounds(*bounds):  # the columns from the first waiting job on, or made at 6 and dropped below 3
         assert trace(replay(PvEasyPolicy, False)) == plain
         assert trace(replay(PvEasyPolicy, True)) == plain
-    finally:
-        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
 
 
 class GenericEasy(EasyPolicy):
@@ -374,9 +376,7 @@ def test_pv_easy_when_its_steps_leave_the_queue_short_mid_pass_starts_what_the_p
     import random
 
     generator = random.Random(3)
-    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = 5, 4
-    try:
+    with columns_bounds(5, 4):
         for _ in range(200):
             rows = [
                 (generator.randint(0, 30), generator.randint(1, 90), generator.randint(0, 40), generator.randint(1, 16))
@@ -392,5 +392,3 @@ def test_pv_easy_when_its_steps_leave_the_queue_short_mid_pass_starts_what_the_p
                 for policy in (PvEasyPolicy, PlainPvEasy)
             ]
             assert replays[0] == replays[1]
-    finally:
-        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept

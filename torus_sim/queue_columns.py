@@ -24,6 +24,22 @@ __all__ = ["JobColumns"]
 _SMALLEST = 1024  # rows allocated at first
 
 
+def position(keys: list, jobs: list, entry, job) -> int:
+    """Where ``job`` sits in ``jobs`` (ascending ``keys``): its key's first position, then along equal keys; -1 if absent.
+
+    Args:
+        keys: the jobs' keys, ascending (equal keys in insertion order).
+        jobs: the jobs, in the same order.
+        entry: ``job``'s key.
+        job: the job looked for (by identity).
+    """
+    index = bisect_left(keys, entry)
+    end = len(jobs)
+    while index < end and jobs[index] is not job and keys[index] == entry:
+        index += 1
+    return index if index < end and jobs[index] is job else -1
+
+
 class JobColumns:
     """Waiting jobs in ascending order of a key, with their sizes and predicted remaining times as numpy columns.
 
@@ -66,7 +82,15 @@ class JobColumns:
         return self._rems[self._lo : self._hi]
 
     def key_of(self, job, key=None):
-        """The key ``job`` sorts by here (``key`` when the columns follow the caller's order)."""
+        """The key ``job`` sorts by here.
+
+        Args:
+            job: a job.
+            key: its key in the caller's order, returned as it is when the columns follow that order.
+
+        Returns:
+            ``key``, or ``key(job, remaining seconds)`` of the columns' own order (SJF: (seconds, rank)).
+        """
         return key if self._key is None else self._key(job, self._remaining(job))
 
     def insert(self, job, key=None) -> None:
@@ -94,13 +118,11 @@ class JobColumns:
                 lo, hi = self._lo, self._hi
             row = lo + index
             if index < count - index:  # move the front rows one up
-                for column in (self._sizes, self._rems):
-                    column[lo - 1 : row - 1] = column[lo:row]
+                self._shift(lo, row, -1)
                 row -= 1
                 self._lo = lo - 1
             else:  # move the back rows one down
-                for column in (self._sizes, self._rems):
-                    column[row + 1 : hi + 1] = column[row:hi]
+                self._shift(row, hi, 1)
                 self._hi = hi + 1
         self._sizes[row] = job.partition_size
         self._rems[row] = self._remaining(job)
@@ -142,12 +164,8 @@ class JobColumns:
         jobs = self.jobs
         if jobs and jobs[0] is job:
             return 0
-        entry = self.key_of(job, key)
-        keys = self._keys
-        index = bisect_left(keys, entry)
-        while index < len(jobs) and jobs[index] is not job and keys[index] == entry:
-            index += 1
-        if index == len(jobs) or jobs[index] is not job:
+        index = position(self._keys, jobs, self.key_of(job, key), job)
+        if index < 0:
             raise SimulationError(f"{job!r} is not in the queue's columns")
         return index
 
@@ -172,13 +190,16 @@ class JobColumns:
         elif row == hi - 1:
             self._hi = hi - 1
         elif index < hi - row:  # move the front rows one down
-            for column in (self._sizes, self._rems):
-                column[lo + 1 : row + 1] = column[lo:row]
+            self._shift(lo, row, 1)
             self._lo = lo + 1
         else:
-            for column in (self._sizes, self._rems):
-                column[row : hi - 1] = column[row + 1 : hi]
+            self._shift(row + 1, hi, -1)
             self._hi = hi - 1
+
+    def _shift(self, start: int, stop: int, by: int) -> None:
+        """Move rows ``start .. stop-1`` of every column by ``by`` rows (numpy copies overlapping slices right)."""
+        for column in (self._sizes, self._rems):
+            column[start + by : stop + by] = column[start:stop]
 
     def _room(self, count: int) -> None:
         """Re-centre the rows in buffers of at least twice ``count`` rows (free rows on both sides)."""

@@ -41,7 +41,15 @@ class MinTree:
         return self._tree[self._size + slot]
 
     def set(self, slot: int, value: float) -> None:
-        """Put ``value`` at ``slot`` (math.inf: empty)."""
+        """Put ``value`` at ``slot`` (math.inf: empty); O(log count).
+
+        Args:
+            slot: 0 .. count-1.
+            value: a remaining time in seconds (finite), or math.inf to empty the slot.
+
+        Raises:
+            IndexError: ``slot`` beyond the tree's leaves.
+        """
         tree = self._tree
         index = self._size + slot
         tree[index] = value
@@ -123,11 +131,19 @@ class SizeIndex:
                 self._slot[id(job)] = slot
 
     def enter(self, job) -> None:
-        """``job`` entered the queue."""
+        """``job`` entered the queue: its slot holds its remaining time (seconds, asked now).
+
+        Raises:
+            KeyError: ``job`` is not one of the run's jobs given at construction.
+        """
         self._trees[job.partition_size].set(self._slot[id(job)], self._remaining(job))
 
     def leave(self, job) -> None:
-        """``job`` left the queue."""
+        """``job`` left the queue: its slot is emptied.
+
+        Raises:
+            KeyError: ``job`` is not one of the run's jobs given at construction.
+        """
         self._trees[job.partition_size].set(self._slot[id(job)], math.inf)
 
     def slot(self, job) -> int:
@@ -147,6 +163,10 @@ class SizeIndex:
         """The first waiting job's slot of ``size`` at or after ``slot`` whose remaining time is <= ``slack`` seconds, or -1."""
         tree = self._trees.get(size)
         return -1 if tree is None else tree.first_at_most(slot, slack if slack < _LARGEST else _LARGEST)
+
+    def sizes(self) -> list[int]:
+        """Partition sizes with a waiting job, ascending (a size's tree holds a finite value)."""
+        return sorted(size for size, tree in self._trees.items() if tree.least() < math.inf)
 
     def least(self, size: int) -> float:
         """The least remaining time among the waiting jobs of ``size`` (seconds; math.inf when none waits)."""

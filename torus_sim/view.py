@@ -91,6 +91,9 @@ class SchedulingView:
     def held_above(self, rank: int) -> int | None:
         """Nodes held by the running jobs of rank greater than ``rank`` (PV-EASY's shadow load below a job).
 
+        Args:
+            rank: a job's rank (0 = first submitted; any integer).
+
         Returns:
             The node count, from the engine's sums by rank (O(log n)); None where it keeps none (a
             torus or a cluster with node identities, or a policy that does not ask: sum it yourself).

@@ -16,7 +16,7 @@ from sortedcontainers import SortedKeyList
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
-from torus_sim.queue_columns import JobColumns
+from torus_sim.queue_columns import JobColumns, position
 from torus_sim.size_index import SizeIndex
 
 __all__ = ["WaitQueue", "fcfs_key"]
@@ -38,19 +38,6 @@ COLUMNS_DROPPED_BELOW = 16
 def _shortest_key(job: Job, remaining: float) -> tuple[float, int]:
     """SJF-EASY's candidate order: predicted remaining time, then rank (PV-EASY §5.2.2)."""
     return (remaining, job.rank)
-
-
-def _position(order: list, jobs: list[Job], entry, job: Job) -> int:
-    """Where a queued job sits: its key's first position, then along any equal keys."""
-    index = bisect_left(order, entry)
-    end = len(order)
-    while index < end and jobs[index] is not job:
-        if order[index] != entry:
-            break
-        index += 1
-    if index == end or jobs[index] is not job:
-        raise SimulationError(f"{job!r} is not in the wait queue")
-    return index
 
 
 class WaitQueue:
@@ -80,7 +67,6 @@ class WaitQueue:
         self._count = 0
         self._by_size: dict[int, tuple[list[tuple], list[Job]]] = {}
         self._walltimes: dict[int, list[float]] = {}  # per size, the waiting jobs' walltimes, ascending
-        self._size_counts: dict[int, int] = {}  # per size, waiting jobs (with the size index instead of the lists)
         self.demand = 0
         self.columns: JobColumns | None = None
         self.shortest: JobColumns | None = None
@@ -182,7 +168,6 @@ class WaitQueue:
             self._fit_columns()
         if self.size_index is not None:
             self.size_index.enter(job)
-            self._size_counts[job.partition_size] = self._size_counts.get(job.partition_size, 0) + 1
         elif self._indexed:
             order, jobs = self._by_size.setdefault(job.partition_size, ([], []))
             index = bisect_right(order, entry)
@@ -203,18 +188,16 @@ class WaitQueue:
                 raise SimulationError(f"{job!r} is already in the wait queue")
             job.queue_key = self._key(job)
             self.demand += job.partition_size
-        ordered = sorted(jobs, key=_queue_key)
-        self._sorted.update(ordered)
+        self._sorted.update(jobs)
+        ordered = list(self._sorted)
         self._count = len(ordered)
         self._head = self._sorted[0]
         if self._columns_wanted is not None:
             self.columns = self.shortest = None
             self._fit_columns()
         if self.size_index is not None:
-            counts = self._size_counts
             for job in ordered:
                 self.size_index.enter(job)
-                counts[job.partition_size] = counts.get(job.partition_size, 0) + 1
         elif self._indexed:
             for job in ordered:
                 order, same = self._by_size.setdefault(job.partition_size, ([], []))
@@ -250,15 +233,11 @@ class WaitQueue:
                     self.shortest.remove(job)
         if self.size_index is not None:
             self.size_index.leave(job)
-            counts = self._size_counts
-            left = counts[job.partition_size] - 1
-            if left:
-                counts[job.partition_size] = left
-            else:
-                del counts[job.partition_size]
         elif self._indexed:
             order, jobs = self._by_size[job.partition_size]
-            index = _position(order, jobs, entry, job)
+            index = position(order, jobs, entry, job)
+            if index < 0:
+                raise SimulationError(f"{job!r} is not in the wait queue's list of size {job.partition_size}")
             del order[index]
             del jobs[index]
             walltimes = self._walltimes[job.partition_size]
@@ -276,7 +255,7 @@ class WaitQueue:
         """
         if not self._indexed:
             raise SimulationError("this wait queue keeps no per-size lists (by_size=False)")
-        return sorted(self._size_counts if self.size_index is not None else self._by_size)
+        return self.size_index.sizes() if self.size_index is not None else sorted(self._by_size)
 
     def least_walltime(self, size: int) -> float:
         """The shortest walltime among the waiting jobs of one partition size (seconds; inf when none waits).
