@@ -21,11 +21,89 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+import numpy as np
 from sortedcontainers import SortedList
 
 from torus_sim.job import Job
 
-__all__ = ["RunningEnds"]
+__all__ = ["ReleaseColumns", "RunningEnds"]
+
+
+class ReleaseColumns:
+    """Predicted ends and node counts of the running jobs as ascending numpy columns (a multiset of releases).
+
+    Kept beside :class:`RunningEnds` once a policy asks for them (conservative backfilling's profile on
+    a count cluster, :mod:`torus_sim.policies.count_reservations`): a start inserts a row, a stop removes
+    one, both by binary search and one shift of the rows after it; jobs with equal ends are in no
+    particular order (the profile adds their nodes together).
+
+    Args:
+        rows: ``(end, nodes)`` pairs to start from, any order.
+
+    Attributes:
+        changes: rows added and removed so far (a pass that finds it as it left it, plus its own
+            starts, knows that nothing else started or stopped).
+    """
+
+    __slots__ = ("_count", "_ends", "_sizes", "changes")
+
+    def __init__(self, rows=()) -> None:
+        rows = sorted(rows)
+        room = max(64, 2 * len(rows))
+        self._ends = np.empty(room, dtype=np.float64)
+        self._sizes = np.empty(room, dtype=np.int64)
+        self._count = len(rows)
+        self.changes = 0
+        if rows:
+            self._ends[: len(rows)] = [end for end, _ in rows]
+            self._sizes[: len(rows)] = [size for _, size in rows]
+
+    def __len__(self) -> int:
+        return self._count
+
+    @property
+    def ends(self) -> np.ndarray:
+        """Predicted ends, seconds, ascending, shape (n,), float64; a view: read before the next start or stop."""
+        return self._ends[: self._count]
+
+    @property
+    def sizes(self) -> np.ndarray:
+        """Nodes each of those releases, shape (n,), int64; a view."""
+        return self._sizes[: self._count]
+
+    def add(self, end: float, size: int) -> None:
+        """A release of ``size`` nodes at ``end`` seconds."""
+        count = self._count
+        if count == len(self._ends):
+            self._ends = np.concatenate([self._ends, np.empty(count, dtype=np.float64)])
+            self._sizes = np.concatenate([self._sizes, np.empty(count, dtype=np.int64)])
+        ends, sizes = self._ends, self._sizes
+        row = int(ends[:count].searchsorted(end, "right"))
+        if row < count:  # numpy copies overlapping slices as if through a buffer
+            ends[row + 1 : count + 1] = ends[row:count]
+            sizes[row + 1 : count + 1] = sizes[row:count]
+        ends[row] = end
+        sizes[row] = size
+        self._count = count + 1
+        self.changes += 1
+
+    def remove(self, end: float, size: int) -> None:
+        """Take away one release of ``size`` nodes at ``end`` seconds.
+
+        Raises:
+            KeyError: no such release.
+        """
+        count = self._count
+        ends, sizes = self._ends, self._sizes
+        row = int(ends[:count].searchsorted(end, "left"))
+        while row < count and ends[row] == end and sizes[row] != size:
+            row += 1
+        if row == count or ends[row] != end:
+            raise KeyError(f"no release of {size} nodes at {end}")
+        ends[row : count - 1] = ends[row + 1 : count]
+        sizes[row : count - 1] = sizes[row + 1 : count]
+        self._count = count - 1
+        self.changes += 1
 
 
 class RunningEnds:
@@ -35,11 +113,12 @@ class RunningEnds:
     now; ``walltime_end`` is the end at the walltime for an entry keyed by a prediction, else None.
     """
 
-    __slots__ = ("_entries", "_order")
+    __slots__ = ("_columns", "_entries", "_order")
 
     def __init__(self) -> None:
         self._order = SortedList()
         self._entries: dict[int, tuple] = {}
+        self._columns: ReleaseColumns | None = None
 
     def __len__(self) -> int:
         return len(self._order)
@@ -60,12 +139,51 @@ class RunningEnds:
             entry = (by_walltime, job.rank, job, None)
         self._entries[job.job_id] = entry
         self._order.add(entry)
+        if self._columns is not None:
+            self._columns.add(entry[0], job.allocated_size)
 
     def discard(self, job: Job) -> None:
         """The job stopped running (end, kill, preemption) or is about to move; no-op when absent."""
         entry = self._entries.pop(job.job_id, None)
         if entry is not None:
             self._order.remove(entry)
+            if self._columns is not None:
+                self._columns.remove(entry[0], job.allocated_size)
+
+    def _renew_due(self, now: float) -> int:
+        """Re-key the entries whose prediction has run out by ``now`` to their walltime end; the count keyed at or before now."""
+        order = self._order
+        due = order.bisect_right((now, math.inf))  # entries keyed at or before now
+        passed = [entry for entry in order.islice(0, due) if entry[3] is not None]
+        columns = self._columns
+        for entry in passed:  # a prediction that has run out: expected at the walltime from now on
+            order.remove(entry)
+            renewed = (entry[3], entry[1], entry[2], None)
+            self._entries[entry[2].job_id] = renewed
+            order.add(renewed)
+            if columns is not None:
+                size = entry[2].allocated_size
+                columns.remove(entry[0], size)
+                columns.add(entry[3], size)
+        return order.bisect_right((now, math.inf)) if passed else due
+
+    def columns(self, now: float) -> ReleaseColumns:
+        """The running jobs' predicted ends and sizes as numpy columns, kept from this call on.
+
+        Args:
+            now: the pass's time, seconds (as for :meth:`releases`: entries whose prediction has run
+                out are re-keyed to their walltime end first).
+
+        Returns:
+            The :class:`ReleaseColumns`: the predicted end of every running job (those at or before
+            ``now`` stand for now: the profile counts them free just after it) with its node count.
+        """
+        if self._columns is None:
+            self._columns = ReleaseColumns((entry[0], entry[2].allocated_size) for entry in self._order)
+        order = self._order
+        if order and order[0][0] <= now:
+            self._renew_due(now)
+        return self._columns
 
     def releases(self, now: float) -> Iterator[tuple[float, Job]]:
         """``(predicted end, job)`` of every running job, in (predicted end, rank) order, ends clipped to ``now``.
@@ -84,15 +202,7 @@ class RunningEnds:
             for key, _, job, _ in order:
                 yield key, job
             return
-        due = order.bisect_right((now, math.inf))  # entries keyed at or before now
-        passed = [entry for entry in order.islice(0, due) if entry[3] is not None]
-        for entry in passed:  # a prediction that has run out: expected at the walltime from now on
-            order.remove(entry)
-            renewed = (entry[3], entry[1], entry[2], None)
-            self._entries[entry[2].job_id] = renewed
-            order.add(renewed)
-        if passed:
-            due = order.bisect_right((now, math.inf))
+        due = self._renew_due(now)
         for _, _, job, _ in sorted(order.islice(0, due), key=lambda entry: entry[1]):
             yield now, job
         for key, _, job, _ in order.islice(due):

@@ -104,6 +104,32 @@ class SchedulingView:
         sums = self._model._running_ranks
         return None if sums is None else sums.above(rank)
 
+    def running_releases(self):
+        """The running jobs' predicted ends and node counts as numpy columns, from the engine's kept order.
+
+        For a profile built at every pass on a cluster that keeps node counts (conservative
+        backfilling, :mod:`torus_sim.policies.count_reservations`): the engine keeps the columns from
+        the first call on, a row in or out per start and stop, instead of a sort of the running jobs.
+
+        Returns:
+            A :class:`~torus_sim.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
+            predicted ends in seconds, ascending (an end at or before now stands for now); ``sizes``,
+            int64 ``(r,)``, the nodes each job frees (views, valid until the next action is applied);
+            ``changes``, rows added and removed so far. None where the engine keeps no such order (the
+            torus, a cluster with node identities, periodic checkpoints, preemption arithmetic): sort
+            ``predicted_end`` over :attr:`running` there.
+
+        References:
+            Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile of running jobs' expected ends).
+        """
+        platform = self.platform
+        if platform.kind != "cluster" or platform.identities:
+            return None
+        kept = self._model.running_ends()
+        if kept is None:
+            return None
+        return kept.columns(self._model.simulator.time)
+
     def shadow(
         self, need: int, releasing, vacated=(), together: bool = False, above_rank: int | None = None
     ) -> tuple[float, object]:

@@ -20,6 +20,8 @@ more room for backfilling at that instant.
 
 from __future__ import annotations
 
+import numpy as np
+
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
@@ -110,7 +112,9 @@ class ConservativePolicy(Policy):
     """Conservative backfilling: every waiting job gets a reservation, in priority order, on the predicted profile.
 
     A job starts when its reservation is now; reservations are recomputed at every pass. On the
-    torus a reservation is a partition free over the job's whole predicted window.
+    torus a reservation is a partition free over the job's whole predicted window. On a cluster that
+    keeps node counts the pass runs in compiled code over the queue's and the running jobs' numpy
+    columns (:mod:`torus_sim.policies.count_reservations`: the same reservations, start for start).
 
     References:
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; RIGID §4.1 (m = |Q|).
@@ -121,9 +125,44 @@ class ConservativePolicy(Policy):
 
     def __init__(self, placement=None) -> None:
         self.placement = placement
+        self._counts = None  # the count cluster's profile, kept between passes (CountProfile)
+
+    @property
+    def queue_columns(self) -> str:
+        """On a count cluster the pass reads the queue's sizes and predicted run times as columns."""
+        return "queue"
 
     def plan(self, view):
         """Reserve for every waiting job; start those whose reservation is now."""
+        if not view.queue:
+            return ()
+        releases = view.running_releases()
+        if releases is None or _count_profile() is None:
+            return self._plan_on_profile(view)
+        return self._plan_on_counts(view, releases)
+
+    def _plan_on_counts(self, view, releases) -> list:
+        """The pass on a cluster that keeps node counts: the reservations in compiled code, on a kept profile."""
+        if self._counts is None:
+            self._counts = _count_profile()()
+        queue = view.queue
+        columns = queue.columns
+        if columns is not None:  # kept while the queue is long
+            jobs, sizes, durations = columns.jobs, columns.sizes, columns.remaining
+        else:
+            jobs = queue.jobs()
+            remaining = view.remaining_estimator()
+            sizes = np.fromiter((job.partition_size for job in jobs), dtype=np.int64, count=len(jobs))
+            durations = np.fromiter((remaining(job) for job in jobs), dtype=np.float64, count=len(jobs))
+        head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
+        actions = [Reserve(jobs[0], head_at)]
+        for index in starting:
+            job = jobs[index]
+            actions.append(Start(job, job.partition_size))  # a count cluster places a job as its node count
+        return actions
+
+    def _plan_on_profile(self, view):
+        """The pass on any platform: the profile in Python (:func:`~torus_sim.policies.availability.availability_profile`)."""
         now = view.now
         profile = availability_profile(view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement)
         cluster = view.platform.kind == "cluster"
@@ -138,3 +177,19 @@ class ConservativePolicy(Policy):
                 starting.append((job, where))
         for job, where in starting:
             yield Start(job, view.place(job, placement=self.placement) if cluster else where)
+
+
+def _count_profile():
+    """:class:`~torus_sim.policies.count_reservations.CountProfile`, or None where numba cannot be imported."""
+    global _COUNT_PROFILE
+    if _COUNT_PROFILE is False:
+        try:
+            from torus_sim.policies.count_reservations import CountProfile
+        except ImportError:  # numba missing: the Python profile gives the same reservations, slower
+            CountProfile = None
+        _COUNT_PROFILE = CountProfile
+    return _COUNT_PROFILE
+
+
+_COUNT_PROFILE = False
+"""The compiled pass's class once looked up (None: not available); False: not looked up yet."""
