@@ -39,6 +39,9 @@ __all__ = ["MIN_DURATION", "CountProfile", "reserve_in_order"]
 MIN_DURATION = 1e-9
 """Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
 
+_MANY = 1 << 62
+"""More nodes than any profile holds (the fewest free over no breakpoint)."""
+
 
 @numba.njit(cache=True)
 def _base_profile(now, free_now, release_ends, release_sizes, dates, free):
@@ -64,11 +67,13 @@ def _base_profile(now, free_now, release_ends, release_sizes, dates, free):
 
 
 @numba.njit(cache=True)
-def _earliest(dates, free, count, first, need, duration):
+def _earliest(dates, free, count, first, need, duration, known_to, known_smallest):
     """The earliest breakpoint from ``first`` on where ``need`` nodes stay free for ``duration`` seconds.
 
     A candidate whose window meets a breakpoint with fewer nodes is left for the breakpoint after
-    that one: every start in between has it in its window too.
+    that one: every start in between has it in its window too. With ``known_to > first`` the caller
+    knows that ``first`` is a candidate: breakpoints ``first .. known_to - 1`` all lie in its window
+    with at least ``need`` free, ``known_smallest`` the fewest; the scan goes on from ``known_to``.
 
     Returns:
         ``(index, later, smallest)``: the breakpoint (-1: never), the first breakpoint at or after
@@ -76,10 +81,14 @@ def _earliest(dates, free, count, first, need, duration):
     """
     index = first
     while index < count:
-        smallest = free[index]
+        if index < known_to:
+            smallest = known_smallest
+            later = known_to
+        else:
+            smallest = free[index]
+            later = index + 1
         if smallest >= need:
             end_at = dates[index] + duration
-            later = index + 1
             while later < count and dates[later] < end_at:
                 value = free[later]
                 if value < need:
@@ -111,9 +120,9 @@ def _place_in_order(dates, free, count, sizes, durations, starts):
         last = job + 1  # the run of identical jobs: [job, last)
         while last < jobs and sizes[last] == need and max(durations[last], 1e-9) == duration:
             last += 1
-        index = 0
+        index = known_to = known_smallest = 0
         while job < last:
-            found, later, smallest = _earliest(dates, free, count, index, need, duration)
+            found, later, smallest = _earliest(dates, free, count, index, need, duration, known_to, known_smallest)
             if found < 0:
                 while job < last:
                     starts[job] = np.inf
@@ -139,12 +148,17 @@ def _place_in_order(dates, free, count, sizes, durations, starts):
                 count += 1
             taken = copies * need
             blocking = found - 1  # the window's last breakpoint left with fewer than need nodes
+            known_smallest = _MANY  # the fewest free after it, in the window
             for step in range(found, later):
                 value = free[step] - taken
                 free[step] = value
                 if value < need:
                     blocking = step
-            index = blocking + 1  # every start up to it has it in its window
+                    known_smallest = _MANY
+                elif value < known_smallest:
+                    known_smallest = value
+            index = blocking + 1  # every start up to it has it in its window; the next candidate, if in it
+            known_to = later  # its window holds the rest of this one (it ends later)
     return count
 
 
