@@ -115,10 +115,10 @@ def _place_in_order(dates, free, count, sizes, durations, starts):
     while job < jobs:
         need = sizes[job]
         duration = durations[job]
-        if duration < 1e-9:
-            duration = 1e-9
+        if duration < MIN_DURATION:
+            duration = MIN_DURATION
         last = job + 1  # the run of identical jobs: [job, last)
-        while last < jobs and sizes[last] == need and max(durations[last], 1e-9) == duration:
+        while last < jobs and sizes[last] == need and max(durations[last], MIN_DURATION) == duration:
             last += 1
         index = known_to = known_smallest = 0
         while job < last:
