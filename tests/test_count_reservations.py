@@ -9,11 +9,12 @@ the plain pass (:meth:`ConservativePolicy._plan_on_profile`) starts it.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from predictors.runtime import make_runtime_predictor
@@ -23,7 +24,7 @@ from torus_sim.model import SchedulingModel
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies import easy
 from torus_sim.policies.availability import AvailabilityProfile
-from torus_sim.policies.count_reservations import CountProfile, reserve_in_order
+from torus_sim.policies.count_reservations import BLOCK, CountProfile, reserve_in_order
 from torus_sim.policies.easy import ConservativePolicy
 from torus_sim.running_ends import ReleaseColumns
 
@@ -48,14 +49,23 @@ def plain_reservations(now, free_now, ends, nodes, sizes, durations) -> list[flo
 DURATIONS = st.sampled_from([0.0, 1e-12, 1.0, 2.0, 2.5, 3.0, 7.0, 40.0])
 
 
+# blocks of 2 to 4 breakpoints split at almost every reservation and make windows of many blocks (reserved
+# whole by their offset); BLOCK is what runs
+BLOCKS = st.sampled_from([2, 3, 4, BLOCK])
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     st.sampled_from([0.0, 100.0, 1.3e7]),
     st.integers(0, 12),
     st.lists(st.tuples(st.sampled_from([-5.0, 0.0, 1e-10, 1.0, 2.0, 2.5, 3.0, 6.0, 11.0]), st.integers(1, 4)), max_size=8),
     st.lists(st.tuples(st.integers(0, 24), DURATIONS, st.integers(1, 4)), max_size=12),
+    BLOCKS,
 )
-def test_compiled_reservations_are_the_plain_profiles_start_for_start(now, free_now, releases, waiting):
+# job 1 (3 nodes) is reserved at 2 after the search went over the step of 2 nodes at 1 whole: that block's most
+# free is 2, so job 2 (2 nodes, 1 s) must still find it
+@example(0.0, 0, [(1.0, 2), (2.0, 1)], [(3, 5.0, 1), (2, 1.0, 1)], 2)
+def test_compiled_reservations_are_the_plain_profiles_start_for_start(now, free_now, releases, waiting, block):
     releases = sorted((now + offset, nodes) for offset, nodes in releases)
     sizes, durations = [], []
     for size, duration, copies in waiting:  # runs of identical jobs, as job arrays make them
@@ -64,7 +74,25 @@ def test_compiled_reservations_are_the_plain_profiles_start_for_start(now, free_
     ends = [end for end, _ in releases]
     nodes = [count for _, count in releases]
     expected = plain_reservations(now, free_now, ends, nodes, sizes, durations)
-    found = reserve_in_order(now, free_now, np.array(ends), np.array(nodes), np.array(sizes), np.array(durations))
+    found = reserve_in_order(now, free_now, np.array(ends), np.array(nodes), np.array(sizes), np.array(durations), block)
+    assert found.tolist() == expected
+
+
+@pytest.mark.parametrize("block", [2, 5, BLOCK])
+def test_a_saturated_profile_of_hundreds_of_breakpoints_gives_the_plain_reservations(block):
+    """RICC's regime in small: 300 running jobs ending over a day on 512 nodes, 600 waiting jobs in job arrays of
+    mostly one node with estimates of minutes to days, so reservations reach far and windows span many blocks."""
+    rng = np.random.default_rng(32)
+    ends = np.sort(np.round(rng.uniform(0.0, 86_400.0, 300), 1))
+    nodes = rng.integers(1, 4, 300)
+    sizes, durations = [], []
+    while len(sizes) < 600:
+        copies = int(rng.integers(1, 40))
+        sizes += [int(rng.choice([1, 1, 1, 2, 8, 32]))] * copies
+        durations += [float(rng.choice([60.0, 900.0, 3_600.0, 43_200.0, 259_200.0]))] * copies
+    expected = plain_reservations(0.0, 0, ends, nodes, sizes, durations)
+    assert np.isfinite(expected).all() and len(set(expected)) > 100
+    found = reserve_in_order(0.0, 0, ends, nodes, np.array(sizes), np.array(durations), block)
     assert found.tolist() == expected
 
 
@@ -78,6 +106,8 @@ def test_reserve_in_order_refuses_arrays_that_do_not_pair_up_or_ends_out_of_orde
         reserve_in_order(0.0, 1, np.array([1.0, 2.0]), np.array([1]), np.array([1]), np.array([1.0]))
     with pytest.raises(ValueError, match="ascending"):
         reserve_in_order(0.0, 1, np.array([2.0, 1.0]), np.array([1, 1]), np.array([1]), np.array([1.0]))
+    with pytest.raises(ValueError, match="at least 2 breakpoints"):
+        reserve_in_order(0.0, 1, np.array([1.0]), np.array([1]), np.array([1]), np.array([1.0]), block=1)
 
 
 @settings(max_examples=100, deadline=None)
@@ -131,16 +161,28 @@ def expand(arrays) -> list[tuple]:
     return jobs
 
 
+@contextmanager
+def count_blocks(block: int):
+    """Conservative's compiled pass with ``block`` breakpoints per block of its kept profile."""
+    saved = easy._COUNT_PROFILE
+    easy._COUNT_PROFILE = partial(CountProfile, block=block, rows=2)  # the arrays grow in kept passes too
+    try:
+        yield
+    finally:
+        easy._COUNT_PROFILE = saved
+
+
 @settings(max_examples=60, deadline=None)
-@given(ARRAYS, st.sampled_from([(0, 0), (6, 3)]), st.sampled_from([None, "last"]))
-def test_conservative_on_a_count_cluster_starts_every_job_when_the_plain_pass_does(arrays, bounds, predictor):
-    """The compiled pass with its kept profile, the queue's columns from the first waiting job on (or made at 6
-    and dropped below 3), with the user's estimates or the Last Model (running jobs outlive their prediction:
-    their releases are re-keyed to the walltime), against the plain pass."""
+@given(ARRAYS, st.sampled_from([(0, 0), (6, 3)]), st.sampled_from([None, "last"]), BLOCKS)
+def test_conservative_on_a_count_cluster_starts_every_job_when_the_plain_pass_does(arrays, bounds, predictor, block):
+    """The compiled pass with its kept profile (blocks that split as arrivals are placed on it), the queue's
+    columns from the first waiting job on (or made at 6 and dropped below 3), with the user's estimates or the
+    Last Model (running jobs outlive their prediction: their releases are re-keyed to the walltime), against the
+    plain pass."""
     jobs = expand(arrays)
     keywords = {} if predictor is None else {"runtime_predictor": partial(make_runtime_predictor, predictor)}
     _, plain = replay(jobs, PlainConservative(), 16, **keywords)
-    with columns_bounds(*bounds):
+    with columns_bounds(*bounds), count_blocks(block):
         model, fast = replay(jobs, ConservativePolicy(), 16, **keywords)
     assert trace(fast) == trace(plain)
     counts = model.policy._counts

@@ -8,10 +8,14 @@ holds thousands of jobs for days and a pass runs at every arrival and end, so a 
 profile searches; in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`) a 20,000-job
 prefix took 107 s. Here the same searches run in compiled code, on numpy arrays:
 
-* the profile is a step function of free nodes: breakpoints ``dates`` (ascending, seconds) and the
-  free count from each to the next; a reservation splits it at its end and takes its nodes;
-* a search walks the breakpoints once, jumping past a blocking breakpoint (every start between the
-  candidate and it has it in its window);
+* the profile is a step function of free nodes: breakpoints (ascending dates, seconds) and the free
+  count from each to the next, in blocks of at most :data:`BLOCK` breakpoints that know their fewest
+  and (at least) their most free nodes and their last date; a reservation splits a step at its end
+  (a full block splits in two) and takes its nodes, from whole blocks by an offset;
+* a search finds the first breakpoint with enough free nodes (past blocks whose most is fewer), the
+  end of its window (bisecting the blocks' last dates, then the block's dates) and, from that end
+  backwards, the last breakpoint with too few (past blocks whose fewest is enough): every start up to
+  that one has it in its window, so the search goes on after it;
 * consecutive waiting jobs of the same size and predicted duration (a job array: RICC's 447,794 jobs
   are 30,243 such runs) are placed together: ``m`` copies start where the first does when the window's
   smallest free count holds ``m`` of them, exactly what placing them one by one gives, and the next
@@ -34,81 +38,78 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["MIN_DURATION", "CountProfile", "reserve_in_order"]
+__all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "reserve_in_order"]
 
 MIN_DURATION = 1e-9
 """Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
+
+BLOCK = 32
+"""Breakpoints a block of the profile holds at most (a full block splits in two halves)."""
 
 _MANY = 1 << 62
 """More nodes than any profile holds (the fewest free over no breakpoint)."""
 
 
 @numba.njit(cache=True)
-def _base_profile(now, free_now, release_ends, release_sizes, dates, free):
-    """Fill ``dates`` / ``free`` with the profile of the running jobs' releases; returns its length.
+def _limits(block, dates, free, slot, length, offset, fewest, most, last_date, p):
+    """Set block ``p``'s fewest and most free nodes and its last date from its breakpoints."""
+    base = slot[p] * block
+    low = high = free[base]
+    for k in range(1, length[p]):
+        value = free[base + k]
+        if value < low:
+            low = value
+        if value > high:
+            high = value
+    fewest[p] = low + offset[p]
+    most[p] = high + offset[p]
+    last_date[p] = dates[base + length[p] - 1]
+
+
+@numba.njit(cache=True)
+def _base_profile(block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date):
+    """Fill the blocks with the profile of the running jobs' releases, half full; returns the blocks used.
 
     A release at or before now counts just after now (the next float), as the plain profile does.
     """
+    half = block // 2
+    p = 0
+    k = 1
     dates[0] = now
     free[0] = free_now
-    count = 1
+    last_at = now
+    free_then = free_now
     soon = np.nextafter(now, np.inf)
     for index in range(release_ends.shape[0]):
         end_at = release_ends[index]
         if end_at < soon:
             end_at = soon
-        if end_at <= dates[count - 1]:
-            free[count - 1] += release_sizes[index]
+        free_then += release_sizes[index]
+        if end_at <= last_at:
+            free[p * block + k - 1] = free_then
         else:
-            dates[count] = end_at
-            free[count] = free[count - 1] + release_sizes[index]
-            count += 1
-    return count
+            if k == half:
+                length[p] = k
+                p += 1
+                k = 0
+            dates[p * block + k] = end_at
+            free[p * block + k] = free_then
+            k += 1
+            last_at = end_at
+    length[p] = k
+    for q in range(p + 1):
+        slot[q] = q
+        offset[q] = 0
+        _limits(block, dates, free, slot, length, offset, fewest, most, last_date, q)
+    return p + 1
 
 
 @numba.njit(cache=True)
-def _earliest(dates, free, count, first, need, duration, known_to, known_smallest):
-    """The earliest breakpoint from ``first`` on where ``need`` nodes stay free for ``duration`` seconds.
+def _place_in_order(block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts):
+    """Reserve for each job in turn on the block profile of ``used`` blocks; returns the blocks used after.
 
-    A candidate whose window meets a breakpoint with fewer nodes is left for the breakpoint after
-    that one: every start in between has it in its window too. With ``known_to > first`` the caller
-    knows that ``first`` is a candidate: breakpoints ``first .. known_to - 1`` all lie in its window
-    with at least ``need`` free, ``known_smallest`` the fewest; the scan goes on from ``known_to``.
-
-    Returns:
-        ``(index, later, smallest)``: the breakpoint (-1: never), the first breakpoint at or after
-        its window's end (``count``: none) and the fewest free nodes over the window.
-    """
-    index = first
-    while index < count:
-        if index < known_to:
-            smallest = known_smallest
-            later = known_to
-        else:
-            smallest = free[index]
-            later = index + 1
-        if smallest >= need:
-            end_at = dates[index] + duration
-            while later < count and dates[later] < end_at:
-                value = free[later]
-                if value < need:
-                    break
-                if value < smallest:
-                    smallest = value
-                later += 1
-            else:
-                return index, later, smallest
-            index = later + 1
-        else:
-            index += 1
-    return -1, count, 0
-
-
-@numba.njit(cache=True)
-def _place_in_order(dates, free, count, sizes, durations, starts):
-    """Reserve for each job in turn on the profile ``dates[:count]`` / ``free[:count]``; returns its new length.
-
-    ``starts`` gets each job's start (inf: never). The arrays need room for one breakpoint per job.
+    ``starts`` gets each job's start (inf: never). The arrays need room for one breakpoint per job
+    (:class:`_Blocks`).
     """
     jobs = sizes.shape[0]
     job = 0
@@ -120,53 +121,270 @@ def _place_in_order(dates, free, count, sizes, durations, starts):
         last = job + 1  # the run of identical jobs: [job, last)
         while last < jobs and sizes[last] == need and max(durations[last], MIN_DURATION) == duration:
             last += 1
-        index = known_to = known_smallest = 0
+        sp = si = 0  # where the search for the next candidate goes on: block sp, breakpoint si in it
         while job < last:
-            found, later, smallest = _earliest(dates, free, count, index, need, duration, known_to, known_smallest)
-            if found < 0:
+            # the candidate: the next breakpoint with need nodes free (a block whose most is fewer is skipped)
+            cp, ci = sp, si
+            while cp < used:
+                if ci == 0 and most[cp] < need:
+                    cp += 1
+                    continue
+                base = slot[cp] * block
+                add = offset[cp]
+                if ci == 0:
+                    high = -_MANY
+                    while ci < length[cp]:
+                        value = free[base + ci] + add
+                        if value >= need:
+                            break
+                        if value > high:
+                            high = value
+                        ci += 1
+                    else:
+                        most[cp] = high  # seen whole: the most, exactly (else it is an upper bound)
+                else:
+                    while ci < length[cp] and free[base + ci] + offset[cp] < need:
+                        ci += 1
+                if ci < length[cp]:
+                    break
+                cp += 1
+                ci = 0
+            if cp >= used:
                 while job < last:
                     starts[job] = np.inf
                     job += 1
                 break
-            start_at = dates[found]
+            start_at = dates[slot[cp] * block + ci]
             end_at = start_at + duration
             if end_at == start_at or need <= 0:  # an empty window (or no nodes) takes nothing: all start here
                 while job < last:
                     starts[job] = start_at
                     job += 1
                 break
+            # the window: from the candidate to the first breakpoint at or after end_at; its last breakpoint (wp, wi)
+            low, high = cp, used
+            while low < high:
+                middle = (low + high) >> 1
+                if last_date[middle] < end_at:
+                    low = middle + 1
+                else:
+                    high = middle
+            if low == used:  # the window runs past the last breakpoint
+                split_end = True
+                wp = used - 1
+                wi = length[wp] - 1
+            else:
+                base = slot[low] * block
+                k = ci + 1 if low == cp else 0
+                high = length[low]
+                while k < high:
+                    middle = (k + high) >> 1
+                    if dates[base + middle] < end_at:
+                        k = middle + 1
+                    else:
+                        high = middle
+                split_end = dates[base + k] != end_at
+                if k > 0:
+                    wp, wi = low, k - 1
+                else:
+                    wp = low - 1
+                    wi = length[wp] - 1
+            # the window's last breakpoint with fewer than need free, from its end backwards (blocks by their
+            # fewest); if none, the fewest free over the window
+            smallest = _MANY
+            lp = li = -1
+            p = wp
+            while True:
+                first = ci if p == cp else 0
+                top = wi if p == wp else length[p] - 1
+                if first == 0 and top == length[p] - 1 and fewest[p] >= need:
+                    if fewest[p] < smallest:
+                        smallest = fewest[p]
+                else:
+                    base = slot[p] * block
+                    add = offset[p]
+                    for k in range(top, first - 1, -1):
+                        value = free[base + k] + add
+                        if value < need:
+                            lp, li = p, k
+                            break
+                        if value < smallest:
+                            smallest = value
+                    if lp >= 0:
+                        break
+                if p == cp:
+                    break
+                p -= 1
+            if lp >= 0:  # every start up to that breakpoint has it in its window: go on after it
+                if li + 1 < length[lp]:
+                    sp, si = lp, li + 1
+                else:
+                    sp, si = lp + 1, 0
+                continue
             copies = min(smallest // need, last - job)
             for _ in range(copies):
                 starts[job] = start_at
                 job += 1
-            if later == count or dates[later] != end_at:  # split the step at the window's end
-                for step in range(count, later, -1):
-                    dates[step] = dates[step - 1]
-                    free[step] = free[step - 1]
-                dates[later] = end_at
-                free[later] = free[later - 1]
-                count += 1
             taken = copies * need
-            blocking = found - 1  # the window's last breakpoint left with fewer than need nodes
-            known_smallest = _MANY  # the fewest free after it, in the window
-            for step in range(found, later):
-                value = free[step] - taken
-                free[step] = value
-                if value < need:
-                    blocking = step
-                    known_smallest = _MANY
-                elif value < known_smallest:
-                    known_smallest = value
-            index = blocking + 1  # every start up to it has it in its window; the next candidate, if in it
-            known_to = later  # its window holds the rest of this one (it ends later)
-    return count
+            before = free[slot[wp] * block + wi] + offset[wp]  # the window's last step, before the reservation
+            # take the nodes over the window (whole blocks by their offset), noting the last breakpoint left too small
+            lp = li = -1
+            for p in range(cp, wp + 1):
+                first = ci if p == cp else 0
+                top = wi if p == wp else length[p] - 1
+                if first == 0 and top == length[p] - 1:
+                    offset[p] -= taken
+                    fewest[p] -= taken
+                    most[p] -= taken
+                    if fewest[p] < need:
+                        lp, li = p, -1
+                else:
+                    base = slot[p] * block
+                    add = offset[p]
+                    low = fewest[p]
+                    for k in range(first, top + 1):
+                        value = free[base + k] - taken
+                        free[base + k] = value
+                        value += add
+                        if value < low:
+                            low = value
+                        if value < need:
+                            lp, li = p, k
+                    fewest[p] = low  # exact; the most stays an upper bound
+            if lp >= 0 and li < 0:
+                base = slot[lp] * block
+                li = length[lp] - 1
+                while free[base + li] + offset[lp] >= need:
+                    li -= 1
+            if lp < 0:  # nothing left too small (the run is placed): go on from the candidate
+                lp, li = cp, ci - 1
+            if split_end:  # a breakpoint at the window's end, right after (wp, wi), with the step before it
+                at = wi + 1
+                if length[wp] == block:  # split the full block: its upper half goes to a new block after it
+                    half = block // 2
+                    for q in range(used, wp + 1, -1):
+                        slot[q] = slot[q - 1]
+                        length[q] = length[q - 1]
+                        offset[q] = offset[q - 1]
+                        fewest[q] = fewest[q - 1]
+                        most[q] = most[q - 1]
+                        last_date[q] = last_date[q - 1]
+                    upper = wp + 1
+                    slot[upper] = used
+                    used += 1
+                    source = slot[wp] * block
+                    target = slot[upper] * block
+                    for k in range(half, block):
+                        dates[target + k - half] = dates[source + k]
+                        free[target + k - half] = free[source + k]
+                    length[upper] = block - half
+                    length[wp] = half
+                    offset[upper] = offset[wp]
+                    _limits(block, dates, free, slot, length, offset, fewest, most, last_date, wp)
+                    _limits(block, dates, free, slot, length, offset, fewest, most, last_date, upper)
+                    if lp == wp and li >= half:  # (lp is in the window: never after wp)
+                        lp, li = upper, li - half
+                    if at > half:
+                        wp, at = upper, at - half
+                base = slot[wp] * block
+                for k in range(length[wp], at, -1):
+                    dates[base + k] = dates[base + k - 1]
+                    free[base + k] = free[base + k - 1]
+                dates[base + at] = end_at
+                free[base + at] = before - offset[wp]
+                length[wp] += 1
+                if at == length[wp] - 1:
+                    last_date[wp] = end_at
+                if before > most[wp]:  # (the fewest stays: the step before it now holds taken fewer)
+                    most[wp] = before
+            if li + 1 < length[lp]:
+                sp, si = lp, li + 1
+            else:
+                sp, si = lp + 1, 0
+    return used
 
 
 @numba.njit(cache=True)
-def _reserve_in_order(now, free_now, release_ends, release_sizes, sizes, durations, starts, dates, free):
-    """The profile of the releases, then every job's reservation on it; returns the profile's length."""
-    count = _base_profile(now, free_now, release_ends, release_sizes, dates, free)
-    return _place_in_order(dates, free, count, sizes, durations, starts)
+def _reserve_in_order(
+    block,
+    now,
+    free_now,
+    release_ends,
+    release_sizes,
+    sizes,
+    durations,
+    starts,
+    dates,
+    free,
+    slot,
+    length,
+    offset,
+    fewest,
+    most,
+    last_date,
+):
+    """The profile of the releases, then every job's reservation on it; returns the blocks used."""
+    used = _base_profile(
+        block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
+    )
+    return _place_in_order(block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts)
+
+
+class _Blocks:
+    """A profile of free nodes in blocks of at most ``block`` breakpoints, as numpy arrays (the kernel's state).
+
+    Block ``p`` (in date order) keeps its breakpoints at ``slot[p] * block`` in ``dates`` (ascending,
+    seconds) and ``free`` (nodes free from each to the next, less ``offset[p]``, which a reservation
+    over the whole block changes instead); ``length[p]`` breakpoints, ``fewest[p]`` the fewest free
+    (exact), ``most[p]`` at least the most, ``last_date[p]`` its last date. A block is half full when
+    built and splits when full, so ``rows`` breakpoints need at most ``rows // (block // 2) + 2`` blocks.
+    """
+
+    __slots__ = ("block", "dates", "free", "fewest", "last_date", "length", "most", "offset", "slot", "used")
+
+    def __init__(self, block: int, rows: int) -> None:
+        self.block = block
+        blocks = rows // (block // 2) + 3
+        self.dates = np.empty(blocks * block, dtype=np.float64)
+        self.free = np.empty(blocks * block, dtype=np.int64)
+        self.slot, self.length, self.offset, self.fewest, self.most = (np.zeros(blocks, dtype=np.int64) for _ in range(5))
+        self.last_date = np.zeros(blocks, dtype=np.float64)
+        self.used = 0
+
+    def room(self, rows: int) -> None:
+        """Grow the arrays to hold ``rows`` breakpoints, keeping the blocks in use."""
+        blocks = rows // (self.block // 2) + 3
+        if blocks > len(self.slot):
+            bigger = _Blocks(self.block, max(rows, 2 * len(self.slot) * (self.block // 2)))
+            cells = self.used * self.block
+            bigger.dates[:cells] = self.dates[:cells]
+            bigger.free[:cells] = self.free[:cells]
+            for name in ("slot", "length", "offset", "fewest", "most", "last_date"):
+                getattr(bigger, name)[: self.used] = getattr(self, name)[: self.used]
+            bigger.used = self.used
+            for name in self.__slots__:
+                setattr(self, name, getattr(bigger, name))
+
+    @property
+    def arrays(self) -> tuple:
+        """The kernel's arguments after the block size: dates, free, slot, length, offset, fewest, most, last_date."""
+        return (self.dates, self.free, self.slot, self.length, self.offset, self.fewest, self.most, self.last_date)
+
+    def second_date(self) -> float:
+        """The profile's second breakpoint, seconds (inf: it has one)."""
+        if self.length[0] > 1:
+            return float(self.dates[1])
+        return float(self.dates[self.slot[1] * self.block]) if self.used > 1 else np.inf
+
+    def first_free(self) -> int:
+        """Nodes free on the profile's first step."""
+        return int(self.free[0] + self.offset[0])
+
+    def start_now(self, now: float) -> None:
+        """Move the first breakpoint to ``now`` (no breakpoint lies between it and now)."""
+        self.dates[0] = now
+        if self.length[0] == 1:
+            self.last_date[0] = now
 
 
 def _checked(release_ends, release_sizes, sizes, durations) -> tuple:
@@ -192,6 +410,7 @@ def reserve_in_order(
     release_sizes: np.ndarray,
     sizes: np.ndarray,
     durations: np.ndarray,
+    block: int = BLOCK,
 ) -> np.ndarray:
     """Every waiting job's reservation on a count cluster's profile, in priority order (conservative backfilling).
 
@@ -208,25 +427,26 @@ def reserve_in_order(
         release_sizes: int64 ``(r,)``: the nodes each frees.
         sizes: int64 ``(q,)``: the waiting jobs' sizes, in priority order.
         durations: float64 ``(q,)``: their predicted run times, seconds.
+        block: breakpoints per block of the profile (at least 2): a speed setting, the answer is the same.
 
     Returns:
         float64 ``(q,)``: each job's reservation start, seconds; ``now`` for the jobs that start now,
         inf for a job that never fits.
 
     Raises:
-        ValueError: arrays that are not 1-d or of different lengths in pairs, or ends not ascending.
+        ValueError: arrays that are not 1-d or of different lengths in pairs, ends not ascending, or a
+            block under 2.
 
     References:
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (m = |Q|).
     """
     release_ends, release_sizes, sizes, durations = _checked(release_ends, release_sizes, sizes, durations)
+    if block < 2:
+        raise ValueError(f"a block holds at least 2 breakpoints, not {block}")
     starts = np.empty(len(sizes), dtype=np.float64)
-    room = len(release_ends) + len(sizes) + 1
     if len(sizes):
-        _reserve_in_order(
-            float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts,
-            np.empty(room, dtype=np.float64), np.empty(room, dtype=np.int64),
-        )  # fmt: skip
+        blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
+        _reserve_in_order(block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays)
     return starts
 
 
@@ -253,38 +473,40 @@ class CountProfile:
     """
 
     __slots__ = (
+        "_blocks",
         "_changes",
-        "_count",
-        "_dates",
         "_first",
-        "_free",
         "_head_at",
         "_last",
+        "_rows",
         "_valid",
         "_waiting",
         "kept",
         "recomputed",
     )
 
-    def __init__(self) -> None:
-        self._dates = np.empty(256, dtype=np.float64)
-        self._free = np.empty(256, dtype=np.int64)
-        self._count = 0
+    def __init__(self, block: int = BLOCK, rows: int = 256) -> None:
+        """A profile with no pass yet.
+
+        Args:
+            block: breakpoints per block of the profile (at least 2).
+            rows: breakpoints the first arrays hold (they grow as the queue does).
+
+        Neither changes an answer.
+
+        Raises:
+            ValueError: a block under 2.
+        """
+        if block < 2:
+            raise ValueError(f"a block holds at least 2 breakpoints, not {block}")
+        self._blocks = _Blocks(block, rows)
+        self._rows = 0  # at least the breakpoints the profile holds
         self._valid = False  # the kept profile stands for the next pass if nothing but arrivals happen
         self._changes = -1  # the releases' change count it stands for (after the last pass's starts)
         self._waiting = 0  # jobs left waiting by the last pass: the queue's first ones
         self._first = self._last = None  # the first and last of them
         self._head_at = np.inf  # the first one's reservation, seconds
         self.recomputed = self.kept = 0
-
-    def _room(self, rows: int) -> None:
-        """Grow the profile's arrays to hold ``rows`` breakpoints (keeping the first :attr:`_count`)."""
-        if rows > len(self._dates):
-            size = max(rows, 2 * len(self._dates))
-            dates, free = np.empty(size, dtype=np.float64), np.empty(size, dtype=np.int64)
-            dates[: self._count] = self._dates[: self._count]
-            free[: self._count] = self._free[: self._count]
-            self._dates, self._free = dates, free
 
     def _keeps(self, now: float, free_now: int, releases, jobs: list) -> bool:
         """Whether the last pass's profile and reservations stand now (see the class docstring)."""
@@ -297,7 +519,7 @@ class CountProfile:
         if waiting and (len(jobs) < waiting or jobs[0] is not self._first or jobs[waiting - 1] is not self._last):
             return False
         # no breakpoint between the last pass and now; the free count on the first step is now's
-        return (self._count < 2 or self._dates[1] > now) and self._free[0] == free_now
+        return self._blocks.second_date() > now and self._blocks.first_free() == free_now
 
     def plan(
         self, now: float, free_now: int, releases, jobs: list, sizes: np.ndarray, durations: np.ndarray
@@ -321,22 +543,25 @@ class CountProfile:
             Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; RIGID §4.1, Alg. 1 (m = |Q|).
         """
         count = len(jobs)
+        blocks = self._blocks
         if self._keeps(now, free_now, releases, jobs):
             self.kept += 1
             fresh = self._waiting  # the arrivals: jobs[fresh:]
-            self._dates[0] = now
-            self._room(self._count + count - fresh + 1)
+            blocks.start_now(now)
+            self._rows += count - fresh
+            blocks.room(self._rows)
             starts = np.empty(count - fresh, dtype=np.float64)
             if count > fresh:
-                self._count = _place_in_order(self._dates, self._free, self._count, sizes[fresh:], durations[fresh:], starts)
+                blocks.used = _place_in_order(blocks.block, *blocks.arrays, blocks.used, sizes[fresh:], durations[fresh:], starts)
         else:
             self.recomputed += 1
             fresh = 0
-            self._count = 0
-            self._room(len(releases) + count + 1)
+            blocks.used = 0
+            self._rows = len(releases) + count + 1
+            blocks.room(self._rows)
             starts = np.empty(count, dtype=np.float64)
-            self._count = _reserve_in_order(
-                float(now), int(free_now), releases.ends, releases.sizes, sizes, durations, starts, self._dates, self._free
+            blocks.used = _reserve_in_order(
+                blocks.block, float(now), int(free_now), releases.ends, releases.sizes, sizes, durations, starts, *blocks.arrays
             )
         starting = np.flatnonzero(starts <= now)
         if fresh:
