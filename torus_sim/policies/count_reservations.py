@@ -337,12 +337,18 @@ class _Blocks:
     seconds) and ``free`` (nodes free from each to the next, less ``offset[p]``, which a reservation
     over the whole block changes instead); ``length[p]`` breakpoints, ``fewest[p]`` the fewest free
     (exact), ``most[p]`` at least the most, ``last_date[p]`` its last date. A block is half full when
-    built and splits when full, so ``rows`` breakpoints need at most ``rows // (block // 2) + 2`` blocks.
+    built and splits when full, so ``rows`` breakpoints need at most ``rows // (block // 2) + 2`` blocks
+    (one more is allocated).
+
+    Raises:
+        ValueError: a block under 2 breakpoints (it could not split).
     """
 
     __slots__ = ("block", "dates", "free", "fewest", "last_date", "length", "most", "offset", "slot", "used")
 
     def __init__(self, block: int, rows: int) -> None:
+        if block < 2:
+            raise ValueError(f"a block holds at least 2 breakpoints, not {block}")
         self.block = block
         blocks = rows // (block // 2) + 3
         self.dates = np.empty(blocks * block, dtype=np.float64)
@@ -371,7 +377,7 @@ class _Blocks:
         return (self.dates, self.free, self.slot, self.length, self.offset, self.fewest, self.most, self.last_date)
 
     def second_date(self) -> float:
-        """The profile's second breakpoint, seconds (inf: it has one)."""
+        """The profile's second breakpoint, seconds (inf: it has only one)."""
         if self.length[0] > 1:
             return float(self.dates[1])
         return float(self.dates[self.slot[1] * self.block]) if self.used > 1 else np.inf
@@ -441,11 +447,9 @@ def reserve_in_order(
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (m = |Q|).
     """
     release_ends, release_sizes, sizes, durations = _checked(release_ends, release_sizes, sizes, durations)
-    if block < 2:
-        raise ValueError(f"a block holds at least 2 breakpoints, not {block}")
+    blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
     starts = np.empty(len(sizes), dtype=np.float64)
     if len(sizes):
-        blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
         _reserve_in_order(block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays)
     return starts
 
@@ -497,8 +501,6 @@ class CountProfile:
         Raises:
             ValueError: a block under 2.
         """
-        if block < 2:
-            raise ValueError(f"a block holds at least 2 breakpoints, not {block}")
         self._blocks = _Blocks(block, rows)
         self._rows = 0  # at least the breakpoints the profile holds
         self._valid = False  # the kept profile stands for the next pass if nothing but arrivals happen
