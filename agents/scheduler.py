@@ -20,6 +20,8 @@ class SchedulerAgent(mesa.Agent):
     Args:
         model: the model.
         policy: the scheduling policy.
+        key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
+            gives a plug-in's key wrapped in its checks: :func:`torus_sim.guard.checked_queue_key`).
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
@@ -30,10 +32,11 @@ class SchedulerAgent(mesa.Agent):
         BGL-FAULT §5.1, §6.1; PV-EASY §4.
     """
 
-    def __init__(self, model: mesa.Model, policy: Policy) -> None:
+    def __init__(self, model: mesa.Model, policy: Policy, key=None) -> None:
         super().__init__(model)
         self.policy = policy
-        self.queue = WaitQueue(policy.queue_key, by_size=policy.queue_by_size and model.platform.kind == "torus")
+        by_size = policy.queue_by_size and model.platform.kind == "torus"
+        self.queue = WaitQueue(policy.queue_key if key is None else key, by_size=by_size)
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:

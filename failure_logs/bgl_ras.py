@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 __all__ = ["MidplaneMapping", "read_bgl_ras"]
 
 _MIDPLANE = re.compile(r"^R([0-7])([0-7])-M([01])(?:-|$)")
+_MIDPLANE_LIKE = re.compile(r"^R[0-9A-Za-z]{1,3}-M[0-9A-Za-z]+(?:-|$)")  # a rack-midplane location, of any machine
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,9 @@ def read_bgl_ras(
     Returns:
         One failure per matching line, at its ``EpochSec`` time (seconds since 1970), on the
         mapped supernode, with unknown repair time. ``counts`` holds ``lines``,
-        ``not_failure_level``, ``unknown_location`` and ``unmapped_midplane``.
+        ``not_failure_level``, ``unknown_location`` (no midplane: ``NULL``, a service node),
+        ``outside_machine`` (a rack-midplane location this machine does not have, ``R99-M9-N9``: a
+        warning names the first) and ``unmapped_midplane`` (a BG/L midplane the mapping leaves out).
 
     Raises:
         FileNotFoundError: no such file.
@@ -117,6 +121,7 @@ def read_bgl_ras(
     mapping = mapping or MidplaneMapping.default()
     counts: Counter = Counter()
     times, supernodes = [], []
+    first_outside: tuple[int, str] | None = None
     for line_no, line in enumerate(input_lines(path, "failure log"), start=1):
         if not line.strip():
             continue
@@ -135,7 +140,11 @@ def read_bgl_ras(
             continue
         midplane = mapping.midplane_of(fields[3])
         if midplane is None:
-            counts["unknown_location"] += 1
+            if _MIDPLANE_LIKE.match(fields[3]):
+                counts["outside_machine"] += 1
+                first_outside = first_outside or (line_no, fields[3])
+            else:
+                counts["unknown_location"] += 1
             continue
         if midplane not in mapping.supernode_of:
             counts["unmapped_midplane"] += 1
@@ -144,6 +153,13 @@ def read_bgl_ras(
         supernodes.append(mapping.supernode_of[midplane])
     if not counts["lines"]:  # the rule of every reader: an empty file is refused (a log without failures is not)
         raise InputFileError(path, "is empty: a BG/L RAS log has one event per line")
+    if first_outside is not None:
+        line_no, location = first_outside
+        warnings.warn(
+            f"{path}:{line_no}: {counts['outside_machine']:,} {'/'.join(levels)} event(s) at locations outside the machine "
+            f"(first: {location}) were dropped (counted as outside_machine)",
+            stacklevel=2,
+        )
     return FailureLog(
         failed_at=np.array(times, dtype=np.float64),
         supernodes=np.array(supernodes, dtype=np.int64),

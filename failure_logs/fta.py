@@ -27,6 +27,7 @@ References:
 
 from __future__ import annotations
 
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -136,6 +137,7 @@ def read_fta(
     counts: Counter = Counter()
     columns: dict[str, int] | None = None
     starts, stops, numbers, node_ids, line_nos = [], [], [], [], []
+    first_unnumbered: tuple[int, str] | None = None
     for line_no, line in enumerate(input_lines(path, "failure log"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -169,7 +171,10 @@ def read_fta(
         counts["down_intervals"] += 1
         starts.append(start)
         stops.append(stop)
-        numbers.append(int(suffix) if dot and suffix.isdigit() and len(suffix) < 9 else -1)
+        numbered = dot and suffix.isascii() and suffix.isdigit() and len(suffix) < 9
+        if not numbered and not (name.isascii() and name.replace(".", "", 1).isdigit()) and first_unnumbered is None:
+            first_unnumbered = (line_no, name)  # not <system>.<node> at all ("banana"): said in a warning
+        numbers.append(int(suffix) if numbered else -1)
         node_ids.append(node_id)
         line_nos.append(line_no)
     if columns is None:
@@ -185,6 +190,12 @@ def read_fta(
         ranks = {node: rank for rank, node in enumerate(sorted(set(node_ids)))}
         numbers_array = np.array([ranks[node] for node in node_ids], dtype=np.int64)
         counts["nodes_from_ids"] = 1
+        if first_unnumbered is not None:
+            warnings.warn(
+                f"{path}:{first_unnumbered[0]}: node_name {first_unnumbered[1]!r} is not <system>.<node>: "
+                "nodes are numbered by the rank of their node_id instead (counted as nodes_from_ids)",
+                stacklevel=2,
+            )
     if nodes is None:
         nodes = int(numbers_array.max()) + 1
         counts["nodes_inferred"] = 1

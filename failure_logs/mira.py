@@ -50,6 +50,7 @@ import calendar
 import csv
 import io
 import re
+import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -346,7 +347,8 @@ def read_mira(
         The failures, repairs where a reservation gives one (NaN elsewhere). ``counts``: ``events``,
         ``member_records``, ``midplane``, ``rack_level``, ``io_drawer`` / ``io_drawer_ignored``,
         ``no_location``, ``unknown_location``, ``not_fatal``, ``maintenance_periods``,
-        ``repair_from_reservation``, ``map_minority_votes``.
+        ``repair_from_reservation``, ``map_minority_votes``, ``outside_machine`` (a midplane the map does
+        not hold, such as ``R99-M0``: dropped, the first named in a warning).
 
     Raises:
         FileNotFoundError: a file does not exist.
@@ -372,6 +374,7 @@ def read_mira(
     nodes: list[int] = []
     announced = None
     last_line = 0
+    first_outside: tuple[int, str] | None = None
     for number, line in enumerate(input_lines(path, "failure log"), start=1):
         last_line = number
         if number == 1:
@@ -399,10 +402,20 @@ def read_mira(
             continue
         midplanes = _event_midplanes(kind, location, io_drawers, counts)
         for midplane in midplanes:
+            if midplane not in midplane_map.coordinates:  # a rack Mira does not have (R99): counted and warned about
+                counts["outside_machine"] += 1
+                first_outside = first_outside or (number, location)
+                continue
             failed_at.append(start)
             nodes.append(midplane_map.index(midplane))
     if announced is None:
         raise FailureLogFormatError(path, 1, "the file is empty (expected '#count=<events>' and the events)")
+    if first_outside is not None:
+        warnings.warn(
+            f"{path}:{first_outside[0]}: {counts['outside_machine']:,} FATAL event midplane(s) outside Mira's map "
+            f"(first: {first_outside[1]}) were dropped (counted as outside_machine)",
+            stacklevel=2,
+        )
     if counts["events"] < announced:
         raise FailureLogFormatError(
             path, last_line, f"truncated: the first line announces {announced:,} events, the file holds {counts['events']:,}"

@@ -271,7 +271,7 @@ class BadInit(Policy):
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("Raises", r"policy 'Raises' at t = [\d,.]+ s: raised ZeroDivisionError: oops \(at .*my_policies.py:\d+\)"),
+        ("Raises", r"policy 'Raises' at t = [\d,.]+ s: plan raised ZeroDivisionError: oops \(at .*my_policies.py:\d+\)"),
         ("StartsRunning", r"job \d+: Start of job \d+, which is not waiting \(it is running\)"),
         (
             "WrongSize",

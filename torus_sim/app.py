@@ -125,9 +125,9 @@ class VizModel(ConfiguredModel):
     Args:
         platform: ``torus`` (the machine's torus of midplanes) or ``cluster`` (P nodes, the workload's size).
         machine: ``bgl`` (4x4x8), ``intrepid`` (4x4x5) or ``mira`` (2x3x4x4), see :mod:`torus_sim.machines`.
-        workload: a label of :data:`WORKLOADS` or a path to an SWF file.
+        workload: a label of :data:`WORKLOADS` (never a path: the values come from the browser).
         failures: ``bundled`` (the machine's own log: BG/L's RAS sample, Mira's events; none on Intrepid),
-            ``mira``, ``none``, ``synthetic:N[:bursty]`` or a path.
+            ``mira``, ``none`` or one of the ``synthetic:N[:bursty]`` the control offers.
         policy: a name of :data:`~torus_sim.scenario.ONLINE_POLICIES` (``scheduler`` is accepted too).
         predictor: ``default`` (the policy's own), ``oracle-confidence``, ``oracle-accuracy`` or
             ``history``; ignored by policies that use none.
@@ -137,8 +137,14 @@ class VizModel(ConfiguredModel):
         seed: the run's seed.
         step_seconds: simulated seconds per step.
 
+    Every value is checked against the choices the page offers (:data:`model_params`: names from
+    the menus, numbers within their slider's range) before anything is opened or imported: the
+    values come from a websocket, and a crafted message can send any. A value outside them is refused
+    on the page (:attr:`notice`) and the control's default runs instead; a Python caller who wants
+    another file or a plug-in uses :class:`~torus_sim.runner.ConfiguredModel`.
+
     Raises:
-        ConfigurationError: a parameter out of its domain.
+        ConfigurationError: a combination of offered values that cannot run together.
     """
 
     def __init__(
@@ -157,15 +163,31 @@ class VizModel(ConfiguredModel):
         scheduler: str | None = None,
     ) -> None:
         policy = scheduler or policy
+        refused: list[str] = []
+        platform = _offered("platform", platform, refused)
+        machine = _offered("machine", machine, refused)
+        workload = _offered("workload", workload, refused)
+        failures = _offered("failures", failures, refused)
+        policy = _offered("policy", policy, refused)
+        predictor = _offered("predictor", predictor, refused)
+        confidence = _in_range("confidence", confidence, refused)
+        accuracy = _in_range("accuracy", accuracy, refused)
+        load_scale = _in_range("load_scale", load_scale, refused)
+        if not (isinstance(step_seconds, (int, float)) and 0 < step_seconds <= 7 * 86400):
+            refused.append(f"Step of {step_seconds!r} s is not between 0 and a week: {model_params['step_seconds']:g} s is used.")
+            step_seconds = model_params["step_seconds"]
         chosen = None if predictor == "default" or policy not in ("balancing", "tiebreak") else predictor
-        self.notice = ""
         try:  # a control's text: refused in place (a notice on the page), never a traceback
-            seed = int(str(seed).strip())
-            if seed < 0:
+            text = str(seed).strip()
+            if len(text) > 20:
+                raise ValueError
+            seed = int(text)
+            if not 0 <= seed < 2**63:
                 raise ValueError
         except ValueError:
-            self.notice = f"Seed {seed!r} is not a whole number >= 0: seed 0 is used."
+            refused.append(f"Seed {_shown(seed)} is not a whole number >= 0: seed 0 is used.")
             seed = 0
+        self.notice = " ".join(refused)
         machine = None if platform != "torus" or machine in (None, "", "bgl") else machine
         if machine is not None and failures == "bundled":  # the BG/L RAS sample names BG/L's 128 supernodes
             failures = "mira" if machine == "mira" else "none"
@@ -174,7 +196,7 @@ class VizModel(ConfiguredModel):
             node_identities=True,
             platform=platform,
             machine=machine,
-            workload=WORKLOADS.get(workload, workload),
+            workload=WORKLOADS[workload],
             failures=failures,
             policy=policy,
             predictor=chosen,
@@ -192,6 +214,37 @@ class VizModel(ConfiguredModel):
 
 VizTorusModel = VizModel
 """The name the page's model had before it drew clusters too."""
+
+
+def _shown(value) -> str:
+    """A value from the page, shortened for a notice (a crafted message may send megabytes)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _offered(name: str, value, refused: list[str]):
+    """``value`` when it is one of the choices the page offers for control ``name``; else its default (and a notice)."""
+    control = model_params[name]
+    if isinstance(value, str) and value in control["values"]:
+        return value
+    refused.append(f"{control['label']} {_shown(value)} is not one of the choices offered: {control['value']!r} is used.")
+    return control["value"]
+
+
+def _in_range(name: str, value, refused: list[str]) -> float:
+    """``value`` as a float when it is a number within the slider ``name``'s range; else its default (and a notice)."""
+    control = model_params[name]
+    try:
+        number = float(value) if not isinstance(value, (bool, str)) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        number = math.nan
+    if control["min"] <= number <= control["max"]:
+        return number
+    refused.append(
+        f"{control['label']} {_shown(value)} is outside its range {control['min']:g} to {control['max']:g}: "
+        f"{control['value']:g} is used."
+    )
+    return float(control["value"])
 
 
 def scenario_line(model) -> str:
@@ -486,14 +539,9 @@ def ComparePage():
     message, set_message = solara.use_state("")
 
     def build():
-        try:
-            number = int(seed)
-            if number < 0:
-                raise ValueError
-        except ValueError:
-            number = 0
-        machine = "mira" if "(Mira)" in pair else "bgl"
-        return {policy: VizModel(policy=policy, machine=machine, seed=number) for policy in PAIRS[pair]}
+        chosen = pair if isinstance(pair, str) and pair in PAIRS else next(iter(PAIRS))  # only the pairs offered
+        machine = "mira" if "(Mira)" in chosen else "bgl"
+        return {policy: VizModel(policy=policy, machine=machine, seed=seed) for policy in PAIRS[chosen]}
 
     models = solara.use_memo(build, dependencies=[pair, seed])
 
@@ -516,12 +564,12 @@ def ComparePage():
 
     def set_seed_checked(text: str):
         try:
-            if int(text) < 0:
+            if len(str(text)) > 20 or not 0 <= int(text) < 2**63:
                 raise ValueError
             set_message("")
-        except ValueError:
-            set_message(f"Seed {text!r} is not a whole number >= 0: seed 0 is used.")
-        set_seed(text)
+        except (TypeError, ValueError):
+            set_message(f"Seed {_shown(text)} is not a whole number >= 0: seed 0 is used.")
+        set_seed(str(text)[:20])
 
     first = next(iter(models.values()))
     with solara.Column(style={"padding": "12px"}):

@@ -79,6 +79,32 @@ def _positive(text: str) -> int:
     return value
 
 
+def _bounded(low: int, high: int):
+    """An argparse type: an integer in ``low..high``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low:,} to {high:,}, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected an integer from {low:,} to {high:,}, got {value:,}")
+        return value
+
+    return parse
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number in [0, 1)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {value}")
+    return value
+
+
 def _tuple(text: str):
     return [_value(part) for part in text.replace("x", ",").split(",")]
 
@@ -234,12 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
         "generate-rigid", help="write a RIGID §5.1 job set and its failure scenarios in the reference code's formats"
     )
     generate.add_argument("out", help="folder for jobs.txt and failures.txt")
-    generate.add_argument("--jobs", type=int, default=100)
-    generate.add_argument("--processors", type=int, default=10000)
-    generate.add_argument("--mean-failure-probability", type=float, default=0.3, help="q̄")
-    generate.add_argument("--scenarios", type=int, default=1000)
+    generate.add_argument("--jobs", type=_bounded(1, 10**6), default=100, help="n, 1 to 1,000,000")
+    generate.add_argument("--processors", type=_bounded(1, 2**22), default=10000, help="P, 1 to 4,194,304")
+    generate.add_argument("--mean-failure-probability", type=_fraction, default=0.3, help="q̄, in [0, 1)")
+    generate.add_argument("--scenarios", type=_bounded(1, 10**6), default=1000, help="failure scenarios, 1 to 1,000,000")
     generate.add_argument("--priority", choices=["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"], default="LPT")
-    generate.add_argument("--seed", type=int, default=0)
+    generate.add_argument("--seed", type=_bounded(0, 2**63 - 1), default=0)
 
     for old in ("flat", "online"):
         alias = commands.add_parser(old, help=f"removed in 0.2: prints the equivalent {'run / sweep'} command", add_help=False)
@@ -251,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line.
 
     Returns:
-        0 on success, 2 on bad input or configuration (with the reason on stderr, never a traceback).
+        0 on success, 2 on bad input or configuration, on an extension that failed or on an output that
+        could not be written (with the reason on stderr, never a traceback), 130 on Ctrl-C (one line;
+        a run writes nothing, a sweep keeps the runs it finished).
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     import warnings
@@ -287,7 +315,26 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader of the output went away (``| head``): stop without a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except OSError as error:  # a full disk, a quota, a read-only file system, a link loop: one sentence
+        print(f"torus-sim: error: {_os_error_text(error, args.command == 'run')}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # Ctrl-C (or a plug-in raising KeyboardInterrupt): one line, the shell's 130
+        kept = "nothing was written" if args.command == "run" else "finished runs are kept: the same command resumes"
+        print(f"torus-sim: interrupted (Ctrl-C): {kept}", file=sys.stderr)
+        return 130
     return 0
+
+
+def _os_error_text(error: OSError, whole: bool) -> str:
+    """An operating-system error as one sentence: ``runs/out/.jobs.csv.x1.tmp: No space left on device; nothing was written``.
+
+    Args:
+        error: the error.
+        whole: the command writes all or nothing (``run``), so the sentence can say nothing was written.
+    """
+    reason = error.strerror or str(error)
+    where = f"{error.filename}: " if error.filename is not None else ""
+    return f"{where}{reason}" + ("; nothing was written" if whole else "")
 
 
 def _warning_line(message, category, filename, lineno, line=None) -> str:
@@ -444,7 +491,7 @@ def _summarize(args) -> int:
     from torus_sim.experiments import combine_results, expected_ratio_table
     from torus_sim.files import atomic_write
 
-    table = combine_results([pd.read_csv(path) for path in args.results])
+    table = combine_results([_results_table(path) for path in args.results])
     missing = [column for column in args.by if column not in table]
     if missing:
         print(f"torus-sim: error: no column {missing} in the results", file=sys.stderr)
@@ -462,13 +509,33 @@ def _summarize(args) -> int:
     return 0
 
 
+def _results_table(path: str):
+    """A sweep's results CSV, or InputFileError naming the file (binary data, not CSV, empty)."""
+    import io
+
+    import pandas as pd
+
+    from torus_sim.errors import InputFileError
+    from torus_sim.files import input_text
+
+    text = input_text(path, "results CSV")
+    try:
+        return pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as error:
+        raise InputFileError(
+            path, f"is not a results CSV table ({str(error).splitlines()[0] if str(error) else 'empty'})"
+        ) from None
+
+
 def _generate(args) -> int:
     import numpy as np
 
     from failure_logs.silent import draw_scenarios, error_rate_for_mean_probability, failure_probabilities_by_area
+    from torus_sim.files import check_output_folder
     from torus_sim.workload.batch import generate_rigid_set
     from torus_sim.workload.refcode import RefcodeHeader, write_failure_scenarios, write_rigid_jobs
 
+    check_output_folder(args.out, ("jobs.txt", "failures.txt"))
     rng = np.random.default_rng(args.seed)
     jobs = generate_rigid_set(rng, args.jobs)
     jobs.check_fits(args.processors)
@@ -525,6 +592,11 @@ def _viz(args) -> int:
 
     app_path = Path(__file__).with_name("app.py")
     print(f"torus-sim viz: serving http://{args.host}:{args.port} (Ctrl-C to stop)")
+    if args.host not in ("localhost", "127.0.0.1", "::1"):
+        print(
+            f"torus-sim viz: warning: --host {args.host} makes the page reachable by others on the network "
+            "(anyone who reaches it can run simulations on this machine; the controls accept only the choices shown)"
+        )
     command = [sys.executable, "-m", "solara", "run", str(app_path), "--host", args.host, "--port", str(args.port), "--no-open"]
     try:
         return subprocess.call(command)

@@ -91,19 +91,22 @@ class SimulationError(TorusSimError, RuntimeError):
 
 
 class PolicyError(SimulationError):
-    """A policy raised, returned an action the engine refuses, or made no progress; the run stops there.
+    """An extension (a policy, or a placement or predictor it uses) failed; the run stops there.
 
-    The engine checks every action before applying it, so the state is the one after the last action
-    it accepted (never half-changed); nothing is written.
+    It raised (anything but ``KeyboardInterrupt``), exited, overran its wall-clock limit, returned an
+    action or a value the engine refuses, changed what it was shown, or made no progress. The engine
+    checks every action before applying it, so the state is the one after the last action it
+    accepted (never half-changed); nothing is written.
 
     Args:
-        policy: the policy's name.
+        policy: the extension's name.
         at: simulated time, seconds.
         job: the job id concerned, or None.
         reason: what was wrong.
+        kind: what the extension is (``policy``, ``runtime predictor``, ...), the first word of the message.
     """
 
-    def __init__(self, policy: str, at: float, job: int | None, reason: str) -> None:
-        self.policy, self.at, self.job, self.reason = policy, at, job, reason
+    def __init__(self, policy: str, at: float, job: int | None, reason: str, kind: str = "policy") -> None:
+        self.policy, self.at, self.job, self.reason, self.kind = str(policy), at, job, reason, kind
         about = f", job {job}" if job is not None else ""
-        super().__init__(f"policy {policy!r} at t = {at:,.1f} s{about}: {reason}")
+        super().__init__(f"{kind} {self.policy!r} at t = {at:,.1f} s{about}: {reason}")

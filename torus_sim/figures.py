@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from torus_sim.errors import ConfigurationError  # noqa: E402
 from torus_sim.experiments.experiment import FigureSpec  # noqa: E402
 
 __all__ = ["METRIC_LABELS", "draw_bars", "draw_figure"]
@@ -51,8 +52,17 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
         The PNG path.
 
     Raises:
+        ConfigurationError: ``spec`` names a column the results do not have (x, y, series or a where key).
         ValueError: no row matches ``spec.where``.
     """
+    named = [("x", spec.x), *(("y", name) for name in spec.y), ("series", spec.series), *(("where", key) for key in spec.where)]
+    missing = [(role, name) for role, name in named if name and name not in table.columns]
+    if missing:
+        role, name = missing[0]
+        raise ConfigurationError(
+            f"figure {spec.name!r}: {role} names {name!r}, which is not a column of the results "
+            f"({', '.join(sorted(map(str, table.columns)))}); fix the figure and redraw it with --replot"
+        )
     rows = _select(table, spec.where)
     if rows.empty:
         raise ValueError(f"figure {spec.name}: no results match {spec.where}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import hashlib
+import json
 import lzma
+import math
 import os
 import shutil
 import tempfile
@@ -23,6 +25,7 @@ __all__ = [
     "file_sha256",
     "input_lines",
     "input_text",
+    "json_text",
     "require_file",
     "write_folder",
 ]
@@ -132,6 +135,33 @@ def input_text(path: str | Path, what: str = "input") -> str:
     return "".join(input_lines(path, what))
 
 
+def _finite(value):
+    """``value`` with every NaN or infinite float (numpy's too) replaced by None, recursively."""
+    if isinstance(value, float) or (hasattr(value, "dtype") and getattr(value, "shape", None) == () and value.dtype.kind == "f"):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
+
+
+def json_text(value, **options) -> str:
+    """Strict JSON text of ``value``: NaN and infinities (no JSON number) written as ``null``.
+
+    Python's ``json`` writes ``NaN`` and ``Infinity`` by default, which strict parsers (JavaScript's
+    ``JSON.parse``, ``jq``, Go) refuse; a metric without a value (a mean over no job) is ``null``.
+
+    Args:
+        value: dicts, lists, numbers, text (other objects through ``default``, as ``json.dumps``).
+        **options: passed to ``json.dumps`` (``indent``, ``sort_keys``, ``default``).
+
+    Returns:
+        The text.
+    """
+    return json.dumps(_finite(value), allow_nan=False, **options)
+
+
 def file_sha256(path: str | Path) -> str:
     """Hex SHA-256 of a file's bytes as stored (for run manifests).
 
@@ -162,6 +192,28 @@ def atomic_write(path: str | Path, write: Callable[[IO], None], binary: bool = F
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    staged = _staged(path, write, binary)
+    try:
+        os.replace(staged, path)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _umask() -> int:
+    """The process's umask (read without changing it for longer than two calls)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _staged(path: Path, write: Callable[[IO], None], binary: bool = False) -> Path:
+    """A hidden temporary file beside ``path`` holding the content, on disk (fsynced), with the umask's mode.
+
+    Raises:
+        OSError: the content could not be written (a full disk, a quota); nothing is left behind.
+    """
     text = {} if binary else {"newline": "", "encoding": "utf-8"}
     handle = tempfile.NamedTemporaryFile(
         "wb" if binary else "w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False, **text
@@ -171,18 +223,24 @@ def atomic_write(path: str | Path, write: Callable[[IO], None], binary: bool = F
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(handle.name, 0o666 & ~umask)  # as open() would create it, not the temp file's 0600
-        os.replace(handle.name, path)
+        os.chmod(handle.name, 0o666 & ~_umask())  # as open() would create it, not the temp file's 0600
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
-    return path
+    return Path(handle.name)
 
 
-RESULT_NAMES = ("jobs.csv", "summary.json", "scenarios.csv", "batsim_jobs.csv", "schedule.swf")
-"""The files a run may write into its output folder."""
+RESULT_NAMES = (
+    "jobs.csv",
+    "summary.json",
+    "scenarios.csv",
+    "batsim_jobs.csv",
+    "schedule.swf",
+    "jobs.parquet",
+    "scenarios.parquet",
+    "batsim_jobs.parquet",
+)
+"""The files a run may write into its output folder (a run removes those of an earlier run it does not write)."""
 
 
 def check_output_folder(path: str | Path, names: tuple[str, ...] = RESULT_NAMES) -> Path:
@@ -203,7 +261,13 @@ def check_output_folder(path: str | Path, names: tuple[str, ...] = RESULT_NAMES)
     if not text.strip():
         raise InputFileError(text, "the output folder is empty: give --out a folder")
     folder = Path(text).expanduser()
-    if folder.resolve() == Path(folder.resolve().anchor):
+    try:
+        resolved = folder.resolve()
+    except (RuntimeError, OSError) as error:  # Python 3.11: RuntimeError("Symlink loop ...")
+        raise InputFileError(folder, f"the output folder cannot be resolved: a symbolic-link loop ({error})") from None
+    if folder.is_symlink() and not folder.exists():
+        raise InputFileError(folder, "the output folder is a symbolic link that leads nowhere (a loop or a missing target)")
+    if resolved == Path(resolved.anchor):
         raise InputFileError(folder, "the output folder is the file-system root: give --out a folder of its own")
     if folder.exists() and not folder.is_dir():
         raise InputFileError(folder, "the output folder is a file (or a device), not a folder")
@@ -223,20 +287,36 @@ def check_output_folder(path: str | Path, names: tuple[str, ...] = RESULT_NAMES)
     return folder
 
 
-def write_folder(folder: str | Path, files: dict[str, bytes], last: str | None = None) -> dict[str, Path]:
-    """Write a set of files into ``folder`` so that a reader never finds a mix of two runs.
+def _name_the_folder(error: BaseException, folder: Path) -> None:
+    """Give an OSError without a file name (``No space left on device`` from a write) the folder's."""
+    if isinstance(error, OSError) and error.filename is None:
+        error.filename = str(folder)
 
-    A new folder is written whole in a hidden sibling and renamed into place in one step. Into an
-    existing folder, ``last`` (the manifest) is removed first and put back last, each file replaced
-    atomically: a run killed in between leaves a folder without its manifest (read it as absent).
+
+def write_folder(
+    folder: str | Path, files: dict[str, bytes], last: str | None = None, replaces: tuple[str, ...] = ()
+) -> dict[str, Path]:
+    """Write a set of files into ``folder`` so that a reader never finds a mix of two runs, and a failure loses nothing.
+
+    A new folder is written whole in a hidden sibling and renamed into place in one step (with the
+    mode the user's umask gives a new folder). Into an existing folder, every file is first written
+    beside its destination under a hidden name and flushed to disk; only when all are there is
+    ``last`` (the manifest) removed, the files of ``replaces`` that this set does not hold removed (an
+    earlier run's results), each new file renamed into place, and ``last`` put back last. A failure
+    while writing (a full disk) leaves the folder as it was; a run killed during the renames leaves a
+    folder without its manifest (read it as absent). Other files in the folder are never touched.
 
     Args:
         folder: the destination folder.
         files: file name -> content.
         last: the name written last (the manifest), if any.
+        replaces: names of an earlier set this set replaces as a whole (e.g. :data:`RESULT_NAMES`).
 
     Returns:
         file name -> path written.
+
+    Raises:
+        OSError: the files could not be written (nothing was changed; the message names the file).
     """
     folder = Path(folder)
     order = [name for name in files if name != last] + ([last] if last in files else [])
@@ -246,11 +326,28 @@ def write_folder(folder: str | Path, files: dict[str, bytes], last: str | None =
         try:
             for name in order:
                 (staging / name).write_bytes(files[name])
+                os.chmod(staging / name, 0o666 & ~_umask())
+            os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it 0700
             os.rename(staging, folder)
-        except BaseException:
+        except BaseException as error:
             shutil.rmtree(staging, ignore_errors=True)
+            _name_the_folder(error, folder)
             raise
         return {name: folder / name for name in order}
+    staged: dict[str, Path] = {}
+    try:
+        for name in order:
+            staged[name] = _staged(folder / name, lambda handle, data=files[name]: handle.write(data), binary=True)
+    except BaseException as error:
+        for path in staged.values():
+            path.unlink(missing_ok=True)
+        _name_the_folder(error, folder)
+        raise
     if last is not None and (folder / last).exists():
         (folder / last).unlink()
-    return {name: atomic_write(folder / name, lambda handle, data=files[name]: handle.write(data), binary=True) for name in order}
+    for name in replaces:
+        if name not in files and name != last:
+            (folder / name).unlink(missing_ok=True)
+    for name in order:
+        os.replace(staged[name], folder / name)
+    return {name: folder / name for name in order}

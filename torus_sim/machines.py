@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from torus_sim.errors import ConfigurationError
 from torus_sim.topology import MAX_DIMENSIONS, Torus
 
-__all__ = ["MACHINES", "Machine", "load_machine", "parse_torus_dims"]
+__all__ = ["MACHINES", "MAX_NODES_PER_MIDPLANE", "Machine", "load_machine", "parse_torus_dims"]
 
 
 @dataclass(frozen=True)
@@ -142,13 +142,13 @@ def parse_torus_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
         ``(dims, wraps)``.
 
     Raises:
-        ConfigurationError: not 1 to 6 positive integers joined by ``x``.
+        ConfigurationError: not 1 to 6 positive integers (ASCII digits 0-9) joined by ``x``.
     """
     dims, wraps = [], []
     for part in str(text).lower().replace(" ", "").split("x"):
         mesh = part.endswith("m")
         number = part[:-1] if mesh else part
-        if not number.isdigit() or int(number) < 1:
+        if not (number.isascii() and number.isdigit()) or int(number) < 1:  # 0-9 only: "٤" is a digit to Python
             raise ConfigurationError(
                 f"torus dims {text!r}: expected 1 to {MAX_DIMENSIONS} positive integers joined by x, "
                 "an m after a mesh dimension (4x4x8, 2x3x4x4, 4x4x8m)"
@@ -160,14 +160,19 @@ def parse_torus_dims(text: str) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     return tuple(dims), tuple(wraps)
 
 
+MAX_NODES_PER_MIDPLANE = 65_536
+"""The most nodes a machine file may put in a midplane (a Blue Gene midplane has 512)."""
+
+
 class _MachineFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # strict: TOML gives typed values, so 1e12 for an integer or "yes" for a boolean is a mistake, not a conversion
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     name: str = Field(min_length=1)
     title: str = ""
     dims: list[int] = Field(min_length=1, max_length=MAX_DIMENSIONS)
     wraps: list[bool] | None = None
-    nodes_per_midplane: int = Field(512, ge=1)
+    nodes_per_midplane: int = Field(512, ge=1, le=MAX_NODES_PER_MIDPLANE)
     block_sizes: list[int] | None = Field(None, min_length=1)
     block_shapes: list[list[int]] | None = Field(None, min_length=1)
     sources: dict[str, str] = {}
@@ -183,14 +188,17 @@ def load_machine(spec: str) -> Machine:
         The machine; its torus is checked (dims, wraps, blocks that fit).
 
     Raises:
-        ConfigurationError: an unknown name, a missing or unreadable file, a TOML syntax error, a
-            wrong key or type (named with the file), or an inconsistent torus.
+        ConfigurationError: an unknown name, a missing or unreadable file (a FIFO or a device is
+            refused unread), a TOML syntax error, a wrong key or type (named with the file: a float
+            for an integer or text for a boolean too), or an inconsistent torus.
     """
     if spec in MACHINES:
         return MACHINES[spec]
     path = Path(spec)
     if not spec.lower().endswith(".toml"):
         raise ConfigurationError(f"unknown machine {spec!r}: choose from {', '.join(MACHINES)} or give a .toml description")
+    if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
+        raise ConfigurationError(f"machine description {path} is not a regular file (a directory, a FIFO or a device)")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -204,7 +212,7 @@ def load_machine(spec: str) -> Machine:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "file"
-        raise ConfigurationError(f"machine description {path}: {where}: {first['msg']}") from None
+        raise ConfigurationError(f"machine description {path}: {where}: {first['msg']} (got {first.get('input')!r})") from None
     machine = Machine(
         described.name,
         described.title or f"{described.name}: {'x'.join(map(str, described.dims))} midplanes",

@@ -52,13 +52,25 @@ from failure_logs.events import FailureLog
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
 from torus_sim.events import EngineSimulator
+from torus_sim.guard import (
+    DEFAULT_PLAN_TIMEOUT,
+    WATCHDOG,
+    ExtensionCalls,
+    PassTimeout,
+    checked_prediction,
+    checked_queue_key,
+    exits_refused,
+    extension_name,
+    guarded_job_class,
+    is_builtin_extension,
+)
 from torus_sim.job import Job, JobState
 from torus_sim.partitions import PartitionTable
 from torus_sim.passed_jobs import PassedJobs
 from torus_sim.platforms.base import interval_text
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import NO_JOB, TorusPlatform
-from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start
+from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, check_declarations
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.rank_sums import RankSums
@@ -251,13 +263,15 @@ def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
     return order, array("q", bounds)  # Python ints when indexed
 
 
-def _raised(error: Exception) -> str:
-    """What a policy raised, as the end of a sentence (with the innermost frame of the policy's code)."""
-    import traceback
-
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" (at {frames[-1].filename}:{frames[-1].lineno})" if frames else ""
-    return f"raised {type(error).__name__}: {error}{where}"
+def _extensions(policy, runtime_predictor) -> dict:
+    """The run's extensions by kind: the policy, its placement and failure predictor, the runtime predictor (None: absent)."""
+    placement = getattr(policy, "placement", None)
+    return {
+        "policy": policy,
+        "placement": placement,
+        "failure predictor": getattr(placement, "predictor", None),
+        "runtime predictor": runtime_predictor,
+    }
 
 
 class SchedulingModel(mesa.Model):
@@ -288,9 +302,12 @@ class SchedulingModel(mesa.Model):
             on a cluster; on the torus the check costs a partition query per pass, about 15% of a run
             with failures, so it is asked for).
         table: a prebuilt partition table for a torus (saves building one per run).
+        plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
+            a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.guard`).
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
+            declares them in a form the engine cannot read,
             a job larger than the platform or with a size the torus cannot form, duplicate job ids,
             an unknown downtime mode, a failure on a node the platform does not have, or silent-error
             counts of the wrong shape.
@@ -317,8 +334,13 @@ class SchedulingModel(mesa.Model):
         record: bool = True,
         record_fairness: bool | None = None,
         table: PartitionTable | None = None,
+        plan_timeout: float | None = DEFAULT_PLAN_TIMEOUT,
     ) -> None:
         super().__init__(seed=seed)
+        if plan_timeout is not None and not plan_timeout > 0:
+            raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
+        self.plan_timeout = plan_timeout
+        self._in_pass = False  # True while the engine's own pass runs (the watchdog reads it)
         if not step_seconds > 0:
             raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
         if not (
@@ -332,11 +354,25 @@ class SchedulingModel(mesa.Model):
             from torus_sim.policies.krevat import KrevatScheduler
 
             policy = KrevatScheduler()
+        check_declarations(policy)
+        if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
+            runtime_predictor = runtime_predictor(self.rng)
+        extensions = _extensions(policy, runtime_predictor)
+        names = {kind: extension_name(extension) for kind, extension in extensions.items() if extension is not None}
+        guarded = not all(is_builtin_extension(extension) for extension in extensions.values() if extension is not None)
+        self.calls = ExtensionCalls(names, self._clock, guarded)
         self.resilience = resilience or ResiliencePolicy()
         fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
         needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active
         self.platform = _build_platform(platform, table, needs_identities)
-        policy.check_supports(self.platform, workload)
+        if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
+            reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
+            if reason is not None and not isinstance(reason, str):
+                raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
+            if reason:
+                raise ConfigurationError(reason)
+        else:
+            policy.check_supports(self.platform, workload)
         self.step_seconds = float(step_seconds)
         self.downtime = downtime
         self.verification_time = float(verification_time)
@@ -360,7 +396,8 @@ class SchedulingModel(mesa.Model):
         capacity = self.platform.capacity
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
-        self.scheduler = SchedulerAgent(self, policy)
+        key = policy.queue_key if type(policy).queue_key is Policy.queue_key else checked_queue_key(policy.queue_key, self.calls)
+        self.scheduler = SchedulerAgent(self, policy, key)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa.Agent._ids.pop(self, None)
@@ -459,7 +496,14 @@ class SchedulingModel(mesa.Model):
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else _NO_FAILURES
         self.failure_log.check_fits(capacity)
-        policy.attach(self)
+        if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
+            job_class = guarded_job_class(self.calls)
+            for job in self.jobs:
+                job.__class__ = job_class
+            self.queue.guard = self.platform.guard = self.calls
+            self._setup_call("attach", policy.attach, self)
+        else:
+            policy.attach(self)
         self._preventive_events: dict[int, object] = {}
         self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self._preventive_migration = self.resilience.preventive == "migration"
@@ -481,9 +525,12 @@ class SchedulingModel(mesa.Model):
         fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
         self._ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
         self._running_ends: RunningEnds | None = None
-        if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
-            runtime_predictor = runtime_predictor(self.rng)
         self.runtime_predictor = runtime_predictor
+        self._predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
+        self._observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
+        if runtime_predictor is not None and not is_builtin_extension(runtime_predictor):
+            self._predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
+            self._observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
         self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs)
@@ -502,7 +549,37 @@ class SchedulingModel(mesa.Model):
         if self.datacollector is not None:
             self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
+    def policy_settings(self) -> str:
+        """The policy's own settings in a few words for the run's header (a plug-in's asked through the guard).
+
+        Raises:
+            PolicyError: a plug-in's ``settings`` raised or returned something other than text.
+        """
+        if not self.calls.guarded:
+            return self.policy.settings()
+        settings = self.calls.call("policy", "settings", self.policy.settings)
+        if not isinstance(settings, str):
+            raise self.calls.refuse("policy", None, f"settings returned {settings!r}; expected text (or '')")
+        return settings
+
+    def _setup_call(self, call: str, function, *args):
+        """A plug-in policy's hook called while the model is built, guarded and under the wall-clock limit.
+
+        Raises:
+            PolicyError: it raised, exited or ran longer than ``plan_timeout``.
+        """
+        try:
+            with WATCHDOG.watching(self, self.plan_timeout), exits_refused(f"the policy's {call}"):
+                return self.calls.call("policy", call, function, *args)
+        except PassTimeout:
+            raise self._overran() from None
+
     # -- event plumbing -------------------------------------------------------------------
+
+    def _clock(self) -> float:
+        """Simulated time for messages: 0 before the simulator exists (while the model is built)."""
+        simulator = getattr(self, "simulator", None)
+        return simulator.time if simulator is not None else 0.0
 
     @property
     def now(self) -> float:
@@ -550,14 +627,21 @@ class SchedulingModel(mesa.Model):
         Raises:
             SimulationError: events ran out with jobs unfinished (a policy left jobs waiting with
                 nothing running), or an event was lost.
+            PolicyError: an extension failed (see :mod:`torus_sim.guard`), a pass ran longer than
+                ``plan_timeout``, or an action was refused.
+            KeyboardInterrupt: Ctrl-C (or an extension raised it): the run stops, nothing is recorded.
         """
         events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
         total = len(self.jobs)
-        if progress:
-            self._run_with_progress()
-        while (self.completed < total or self._pass_pending) and len(events) > 0:
-            run_next_event()
+        try:
+            with WATCHDOG.watching(self, self.plan_timeout), exits_refused("the run"):
+                if progress:
+                    self._run_with_progress()
+                while (self.completed < total or self._pass_pending) and len(events) > 0:
+                    run_next_event()
+        except PassTimeout:
+            raise self._overran() from None
         if self.completed < total:
             raise SimulationError(f"events ran out with {total - self.completed} jobs unfinished")
         self._sync_counters()
@@ -692,11 +776,11 @@ class SchedulingModel(mesa.Model):
     def _on_arrivals(self, jobs: list[Job]) -> None:
         self._schedule_next_arrival()
         self._run += 1
-        predictor = self.runtime_predictor
+        predict = self._predict
         for job in jobs:
             job.arrive()
-            if predictor is not None:
-                job.prediction = min(predictor.predict(job), job.walltime)
+            if predict is not None:
+                job.prediction = min(predict(job), job.walltime)
         self.queue.extend(jobs)
         self._request_pass()
 
@@ -755,8 +839,8 @@ class SchedulingModel(mesa.Model):
             self._passed.completed(job)  # a completed job never counts again (a killed one may)
             self.completed += 1
             self.makespan = now
-            if self.runtime_predictor is not None:
-                self.runtime_predictor.observe_end(job)
+            if self._observe_end is not None:
+                self._observe_end(job)
             if self.record_enabled:
                 self.datacollector.add_table_row(
                     "jobs",
@@ -820,7 +904,10 @@ class SchedulingModel(mesa.Model):
             killed = job_id
         self.node_agents[node].record_failure(now, killed)
         self.failed_this_step.append(node)
-        self.policy.observe_failure(now, node)
+        if self.calls.guarded:
+            self.calls.call("policy", "observe_failure", self.policy.observe_failure, now, node)
+        else:
+            self.policy.observe_failure(now, node)
         until = self._downtime_end(repair_at)
         if until > now:
             if math.isnan(self._down_since[node]):
@@ -851,25 +938,76 @@ class SchedulingModel(mesa.Model):
         self._pass()
 
     def _pass(self) -> None:
-        """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass."""
+        """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass.
+
+        Whatever the policy's code raises (``SystemExit`` and bare ``BaseException`` too) ends the run with
+        a PolicyError; ``KeyboardInterrupt`` passes (Ctrl-C); a pass longer than ``plan_timeout`` is
+        stopped by the watchdog (:mod:`torus_sim.guard`).
+        """
         self.open_pass()
+        self._in_pass = True
         count = 0
         apply = self.apply_action
         try:
-            for action in self.policy.plan(self.view):
-                count += 1
-                if count > 64:  # waiting + running is the same all pass long (a start or a preemption moves a job between them)
-                    limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
-                    if count > limit:
-                        raise self._policy_error(
-                            None, f"returned more than {limit} actions in one pass (a loop without progress?)"
-                        )
-                apply(action)
-        except PolicyError:
+            if self.calls.guarded:
+                self._guarded_plan()
+            else:
+                for action in self.policy.plan(self.view):
+                    count += 1
+                    if (
+                        count > 64
+                    ):  # waiting + running is the same all pass long (a start or a preemption moves a job between them)
+                        self._check_action_count(count)
+                    apply(action)
+        except (PolicyError, KeyboardInterrupt):
             raise
-        except Exception as error:  # noqa: BLE001 - whatever a policy raises ends the run with a sentence
-            raise self._policy_error(None, _raised(error)) from error
+        except PassTimeout:
+            raise self._overran() from None
+        except BaseException as error:  # noqa: BLE001 - whatever a policy raises (or exits with) ends the run with a sentence
+            raise self.calls.failure("policy", "plan", error) from error
+        finally:
+            self._in_pass = False
         self.close_pass()
+
+    def _guarded_plan(self) -> None:
+        """A plug-in's pass: its code runs with the guard up (jobs, queue and platform refuse writes); the engine's applies between."""
+        calls = self.calls
+        apply = self.apply_action
+        count = 0
+        calls.active = True
+        try:
+            actions = iter(self.policy.plan(self.view))
+            for action in actions:
+                calls.active = False
+                count += 1
+                if count > 64:
+                    self._check_action_count(count)
+                apply(action)
+                calls.active = True
+        finally:
+            calls.active = False
+
+    def _check_action_count(self, count: int) -> None:
+        """Raise PolicyError when a pass returned more actions than waiting + running jobs allow (a loop without progress)."""
+        limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
+        if count > limit:
+            raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+
+    def _overran(self) -> PolicyError:
+        """The PolicyError for a pass (or a plug-in's call outside one) the watchdog stopped."""
+        limit = getattr(self, "_pass_overran", self.plan_timeout)
+        if self.calls.stopped is None:
+            return self._policy_error(
+                None,
+                f"its pass ran longer than the wall-clock limit of {limit:g} s and was stopped "
+                "(plan_timeout, --plan-timeout S: a plan or a placement that never returns?)",
+            )
+        kind, call = self.calls.stopped
+        return self.calls.refuse(
+            kind,
+            None,
+            f"{call} ran longer than the wall-clock limit of {limit:g} s and was stopped (plan_timeout, --plan-timeout S)",
+        )
 
     def open_pass(self) -> None:
         """Begin a scheduling pass: count it and note the head and its promise (the fairness columns compare them at the end).
@@ -974,12 +1112,16 @@ class SchedulingModel(mesa.Model):
         return platform.find(head.partition_size) is not None
 
     def _policy_error(self, job_id, reason: str) -> PolicyError:
-        return PolicyError(getattr(self.policy, "name", type(self.policy).__name__), self.now, job_id, reason)
+        return PolicyError(extension_name(self.policy), self.now, job_id, reason)
+
+    def _is_job(self, job) -> bool:
+        """Whether ``job`` is one of this run's jobs (not a copy, not another run's, not something else)."""
+        return isinstance(job, Job) and self._job_by_id.get(job.job_id) is job
 
     def _start_refusal(self, action: Start) -> str | None:
         """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""
         job = action.job
-        if type(job) is not Job:
+        if not self._is_job(job):
             return f"Start names {job!r}, not a job of this run"
         if job.state is not JobState.QUEUED or job not in self.queue:
             return f"Start of job {job.job_id}, which is not waiting (it is {job.state.value})"
@@ -1016,12 +1158,12 @@ class SchedulingModel(mesa.Model):
         kind = type(action)
         if kind is Preempt:
             job = action.job
-            if type(job) is not Job or self.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Preempt of {job!r}, which is not running"
             return None
         if kind is Reserve:
             job = action.job
-            if type(job) is not Job or job.state is not JobState.QUEUED:
+            if not self._is_job(job) or job.state is not JobState.QUEUED:
                 return getattr(job, "job_id", None), f"Reserve for {job!r}, which is not waiting"
             try:
                 at = float(action.at)
@@ -1041,7 +1183,7 @@ class SchedulingModel(mesa.Model):
             return None, f"Repack moves must be (job, allocation) pairs, got {moves!r}"
         seen = set()
         for job, _ in moves:
-            if type(job) is not Job or self.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Repack moves {job!r}, which is not running"
             if job.job_id in seen:
                 return job.job_id, "Repack moves the job twice"

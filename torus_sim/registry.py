@@ -7,9 +7,18 @@ runtime predictors). A scenario names an extension in one of three ways, tried i
 2. the name of an entry point of an installed package, in the registry's group
    (``torus_sim.policies``, ``torus_sim.placements``, ``torus_sim.predictors``,
    ``torus_sim.runtime_predictors``): ``[project.entry-points."torus_sim.policies"] my-sjf = "pkg.mod:MySjf"``;
-3. an import path ``package.module:Attribute`` (a class or a factory).
+3. an import path ``package.module:Attribute``.
 
-From Python a class, a factory or an instance may be given directly.
+What a name from data may resolve to (an entry point or an import path, i.e. anything a scenario,
+sweep or machine file, a command-line option or the browser could give) is checked *before anything
+is called*: a class that subclasses the registry's base (``Policy``, ``PlacementPolicy``,
+``FailurePredictor``, ``RuntimePredictor``), an instance of that base, or a function its author
+marked with :func:`factory_of` (``@factory_of(Policy)``). Anything else (``os:system``,
+``subprocess:run``, ``builtins:exec``, ``shutil:rmtree``, ``pathlib:Path``) is refused with a sentence,
+uncalled. Naming a module does import it (its top-level code runs, as for any installed package); a
+module that exits or raises while importing is a sentence too.
+
+From Python a class, a factory or an instance may be given directly (your own code: no marker needed).
 
 A factory's constructor parameters come from the scenario's ``*_params`` table (``[policy.params]``,
 ``--policy-param key=value``) and are checked against its signature before the call: an unknown
@@ -37,7 +46,16 @@ from typing import Any, Generic, TypeVar
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["PluginInfo", "Registry", "bind_parameters", "call_with_parameters", "import_object", "is_import_path", "object_path"]
+__all__ = [
+    "PluginInfo",
+    "Registry",
+    "bind_parameters",
+    "call_with_parameters",
+    "factory_of",
+    "import_object",
+    "is_import_path",
+    "object_path",
+]
 
 T = TypeVar("T")
 
@@ -99,8 +117,42 @@ def is_import_path(spec: str) -> bool:
     )
 
 
+FACTORY_MARK = "__torus_sim_factory_of__"
+"""The attribute :func:`factory_of` sets on a function: the base class of what it makes."""
+
+
+def factory_of(base: type) -> Callable[[Callable], Callable]:
+    """Mark a function as a factory of ``base`` instances, so that a scenario may name it.
+
+    A scenario (or an entry point) may name a class of the registry's base, or a function marked
+    so; a name that resolves to anything else is refused before it is called. The registry still
+    checks what the function returns.
+
+    Args:
+        base: the kind's base class (``Policy``, ``PlacementPolicy``, ``FailurePredictor``,
+            ``RuntimePredictor``).
+
+    Returns:
+        A decorator that returns the function unchanged but marked.
+
+    Example:
+        ``@factory_of(Policy)`` above ``def make_policy(threshold: float = 0.5) -> Policy: ...``
+
+    References:
+        docs/policies/README.md, "What a scenario file can do".
+    """
+    if not inspect.isclass(base):
+        raise TypeError(f"factory_of takes the base class of what the function makes, got {base!r}")
+
+    def mark(function: Callable) -> Callable:
+        setattr(function, FACTORY_MARK, base)
+        return function
+
+    return mark
+
+
 def import_object(spec: str, kind: str = "extension"):
-    """The object an import path ``package.module:Attribute`` names.
+    """The object an import path ``package.module:Attribute`` names (the module is imported; nothing is called).
 
     Args:
         spec: the import path (the attribute may be dotted: ``mod:Outer.Inner``).
@@ -110,14 +162,21 @@ def import_object(spec: str, kind: str = "extension"):
         The object.
 
     Raises:
-        ConfigurationError: the module cannot be imported (with Python's reason) or has no such attribute.
+        ConfigurationError: the module cannot be imported (with Python's reason, a ``sys.exit`` or an
+            ``os._exit`` of its top-level code included) or has no such attribute.
+        KeyboardInterrupt: Ctrl-C during the import.
     """
+    from torus_sim.guard import exits_refused
+
     module_name, _, attribute = spec.partition(":")
     try:
-        obj = importlib.import_module(module_name)
-    except Exception as error:  # noqa: BLE001 - any import failure of user code becomes one sentence
+        with exits_refused(f"importing {module_name!r}"):
+            obj = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - any import failure of user code (SystemExit too) becomes one sentence
         raise ConfigurationError(
-            f"cannot import {kind} {spec!r}: importing {module_name!r} failed: {type(error).__name__}: {error}"
+            f"cannot import {kind} {spec!r}: importing {module_name!r} failed: {_raised_text(error)}"
         ) from None
     for part in attribute.split("."):
         try:
@@ -125,6 +184,31 @@ def import_object(spec: str, kind: str = "extension"):
         except AttributeError:
             raise ConfigurationError(f"cannot import {kind} {spec!r}: {module_name!r} has no attribute {attribute!r}") from None
     return obj
+
+
+def _raised_text(error: BaseException) -> str:
+    """``SystemExit: 3`` / ``it called sys.exit(3)``: what an exception from user code says, in a few words."""
+    from torus_sim.guard import ExitCalled
+
+    if isinstance(error, ExitCalled):
+        return f"it {error}"
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}"
+
+
+def _what_it_is(obj) -> str:
+    """``a builtin function``, ``the class pathlib.Path``, ``an int``: for the refusal sentence."""
+    if inspect.isclass(obj):
+        return f"the class {obj.__module__}.{obj.__qualname__}"
+    if inspect.ismodule(obj):
+        return f"the module {obj.__name__}"
+    if inspect.isbuiltin(obj):
+        return f"the built-in function {getattr(obj, '__module__', None) or 'builtins'}.{obj.__name__}"
+    if inspect.isroutine(obj):
+        return f"the function {getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}"
+    name = type(obj).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 def object_path(obj) -> str:
@@ -230,15 +314,19 @@ def call_with_parameters(factory: Callable, params: dict, offered: dict, what: s
         What the factory returns.
 
     Raises:
-        ConfigurationError: see :func:`bind_parameters`; or the factory raised (its message kept).
+        ConfigurationError: see :func:`bind_parameters`; or the factory raised or exited (its message kept).
+        KeyboardInterrupt: Ctrl-C while it ran.
     """
+    from torus_sim.guard import exits_refused
+
     arguments = bind_parameters(factory, params, offered, what)
     try:
-        return factory(**arguments)
-    except ConfigurationError:
+        with exits_refused(f"building {what}"):
+            return factory(**arguments)
+    except (ConfigurationError, KeyboardInterrupt):
         raise
-    except Exception as error:  # noqa: BLE001 - a plug-in's constructor failing becomes one sentence
-        raise ConfigurationError(f"{what} could not be built: {type(error).__name__}: {error}") from None
+    except BaseException as error:  # noqa: BLE001 - a plug-in's constructor failing (or exiting) becomes one sentence
+        raise ConfigurationError(f"{what} could not be built: {_raised_text(error)}") from None
 
 
 def _checked(value, annotation, name: str, what: str):
@@ -317,12 +405,18 @@ class Registry(Generic[T]):
         points = self.entry_points()
         if spec in points:
             point = points[spec]
+            from torus_sim.guard import exits_refused
+
             try:
-                factory = point.load()
-            except Exception as error:  # noqa: BLE001 - a broken plug-in becomes one sentence
+                with exits_refused(f"loading entry point {point.value!r}"):
+                    factory = point.load()
+            except KeyboardInterrupt:
+                raise
+            except BaseException as error:  # noqa: BLE001 - a broken plug-in (sys.exit at import too) becomes one sentence
                 raise ConfigurationError(
-                    f"cannot load {self.kind} {spec!r} (entry point {point.value!r} of group {self.group}): {type(error).__name__}: {error}"
+                    f"cannot load {self.kind} {spec!r} (entry point {point.value!r} of group {self.group}): {_raised_text(error)}"
                 ) from None
+            self._admit(factory, spec, f"entry point {point.value!r}")
             dist = getattr(point, "dist", None)
             return factory, PluginInfo(
                 self.kind,
@@ -335,9 +429,40 @@ class Registry(Generic[T]):
             )
         if is_import_path(spec):
             factory = import_object(spec, self.kind)
+            self._admit(factory, spec, "import path")
             package, version = _distribution_of(factory)
             return factory, PluginInfo(self.kind, spec, IMPORT_PATH, spec, package, version, _source_sha256(factory))
         raise ConfigurationError(self.unknown_message(spec))
+
+    def _admit(self, obj, spec: str, how: str) -> None:
+        """Refuse, uncalled, what a name from data resolved to unless it is of this registry's kind.
+
+        Admitted: a class that subclasses :attr:`base`, an instance of it, or a function marked with
+        :func:`factory_of` for it (or a subclass). Without a base, any class or marked function.
+
+        Raises:
+            ConfigurationError: anything else (``os:system``, ``builtins:exec``, ``pathlib:Path``, ...).
+        """
+        base = self.base
+        if inspect.isclass(obj):
+            if base is None or issubclass(obj, base):
+                return
+        elif base is not None and isinstance(obj, base):
+            return
+        elif inspect.isfunction(obj):
+            marked = getattr(obj, FACTORY_MARK, None)
+            if inspect.isclass(marked) and (base is None or issubclass(marked, base)):
+                return
+        kind = base.__name__ if base is not None else self.kind
+        where = f"{base.__module__}.{base.__name__}" if base is not None else "the kind's base"
+        if inspect.isclass(obj):
+            raise ConfigurationError(
+                f"{self.kind} {spec!r} is not a {kind}: {object_path(obj)} must subclass {where} (nothing was called)"
+            )
+        raise ConfigurationError(
+            f"{self.kind} {spec!r} ({how}) is {_what_it_is(obj)}, not a {kind}: a name in a scenario may only "
+            f"select a class that subclasses {where} or a function marked @factory_of({kind}); nothing was called"
+        )
 
     def unknown_message(self, spec: str) -> str:
         """The sentence for a name nothing answers to."""

@@ -8,9 +8,10 @@ never leaves a half-written result.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
-from torus_sim.files import write_folder
+from torus_sim.files import RESULT_NAMES, json_text, write_folder
 
 __all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "write_results"]
 
@@ -52,15 +53,29 @@ SUMMARY_LABELS = {
 
 
 def format_summary(summary: dict, platform_kind: str = "torus") -> str:
-    """The summary as an aligned two-column text table (node units named as the platform names them)."""
+    """The summary as an aligned two-column text table (node units named as the platform names them).
+
+    A value that is missing, None, NaN or infinite (an offered load over a single instant, a mean over
+    no job) reads ``n/a``: the table never prints ``nan``.
+    """
     unit = "supernode" if platform_kind == "torus" else "node"
     rows = [
-        (label.replace("supernode", unit), fmt.format(summary[key]))
+        (label.replace("supernode", unit), _shown(summary[key], fmt))
         for key, (label, fmt) in SUMMARY_LABELS.items()
         if key in summary
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {value:>18}" for label, value in rows)
+
+
+def _shown(value, fmt: str) -> str:
+    """``value`` in its format, or ``n/a`` when it has none (None, NaN, infinite)."""
+    try:
+        if value is None or not math.isfinite(value):
+            return "n/a"
+    except TypeError:
+        return str(value)
+    return fmt.format(value)
 
 
 def workload_name(result) -> str:
@@ -145,7 +160,7 @@ def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool =
 
         tables["batsim_jobs"] = batsim_jobs(result.record, result.jobs, workload_name(result))
     texts = {f"{name}.csv": table.to_csv(index=False, float_format="%.17g") for name, table in tables.items()}
-    texts["summary.json"] = json.dumps(result.manifest(), indent=2, sort_keys=True, default=str) + "\n"
+    texts["summary.json"] = json_text(result.manifest(), indent=2, sort_keys=True, default=str) + "\n"
     if swf:
         from torus_sim.formats.swf_schedule import schedule_swf
 
@@ -156,7 +171,8 @@ def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool =
 
         blobs = {f"{name}.parquet": parquet_bytes(table, result.manifest()) for name, table in tables.items()}
     contents = {name: text.encode("utf-8") for name, text in texts.items()} | blobs
-    paths = write_folder(out_dir, contents, last="summary.json")  # the manifest last: a folder without it is no result
+    # the manifest last (a folder without it is no result); an earlier run's results go, all of them
+    paths = write_folder(out_dir, contents, last="summary.json", replaces=RESULT_NAMES)
     written = {name.split(".")[0]: paths[name] for name in texts}
     written.update({name.replace(".", "_"): paths[name] for name in blobs})
     return written

@@ -19,6 +19,7 @@ and the browser view.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -39,6 +40,7 @@ from predictors import PREDICTORS
 from predictors.runtime import make_runtime_predictor
 from torus_sim.errors import ConfigurationError
 from torus_sim.extensions import extension_manifest
+from torus_sim.guarded_extensions import guard_placement, guard_predictor
 from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.model import SchedulingModel, SimulationRecord
@@ -118,7 +120,8 @@ def build_predictor(scenario: Scenario):
     go to the predictor's constructor (checked against its signature).
 
     Returns:
-        A fresh :class:`~predictors.base.FailurePredictor` (attached to the run by the engine).
+        A fresh :class:`~predictors.base.FailurePredictor` (attached to the run by the engine); a
+        plug-in's behind the guard (:class:`~torus_sim.guarded_extensions.GuardedPredictor`).
 
     Raises:
         ConfigurationError: an unknown predictor or a parameter its constructor does not take.
@@ -132,14 +135,15 @@ def build_predictor(scenario: Scenario):
         "oracle-accuracy": {"accuracy": scenario.accuracy, "false_positive_rate": scenario.false_positive_rate},
     }
     parameters = oracles.get(name, {}) if isinstance(name, str) else {}
-    return PREDICTORS.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario})
+    return guard_predictor(PREDICTORS.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario}))
 
 
 def build_placement(scenario: Scenario):
     """The placement policy with its failure predictor, from :data:`~torus_sim.policies.placement.PLACEMENTS`.
 
     A placement's constructor gets ``placement_params`` and, where its signature names them,
-    ``predictor`` (the scenario's failure predictor) and ``scenario``.
+    ``predictor`` (the scenario's failure predictor) and ``scenario``. A plug-in's placement comes
+    behind the guard (:class:`~torus_sim.guarded_extensions.GuardedPlacement`).
 
     References:
         BGL-FAULT §4, §5.2.
@@ -151,7 +155,7 @@ def build_placement(scenario: Scenario):
     factory, _ = PLACEMENTS.resolve(name)
     if _names_parameter(factory, "predictor"):
         offered["predictor"] = build_predictor(scenario)
-    return PLACEMENTS.build(name, scenario.placement_params, offered)
+    return guard_placement(PLACEMENTS.build(name, scenario.placement_params, offered))
 
 
 def _names_parameter(factory, parameter: str) -> bool:
@@ -255,6 +259,7 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
         trace = read_batsim_workload(path)
     else:
         trace = read_swf(path)
+    _check_header(trace, scenario)
     named = trace.header_int("MaxProcs") or trace.header_int("MaxNodes")
     if named is not None and named < 1 and not scenario.nodes and scenario.platform == "cluster":
         from torus_sim.errors import WorkloadFormatError
@@ -267,12 +272,66 @@ def load_workload(scenario: Scenario, capacity: int | None = None) -> Workload:
     round_size = partial(round_up_to_feasible_size, scenario.torus) if scenario.platform == "torus" else None
     rules = SWF_RULES[scenario.rules]
     if scenario.offered_load is None:
-        return jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, rules)
-    unscaled = jobs_from_swf(trace, capacity, round_size, 1.0, scenario.max_jobs, rules).offered_load(capacity)
-    if not unscaled:
-        raise ConfigurationError(f"{path}: the workload has no offered load to scale (its jobs are submitted at one instant)")
-    # the offered load is linear in c (c multiplies every runtime): c = wanted / load at c = 1 (BGL-FAULT §6.2)
-    return jobs_from_swf(trace, capacity, round_size, scenario.offered_load / unscaled, scenario.max_jobs, rules)
+        workload = jobs_from_swf(trace, capacity, round_size, scenario.load_scale, scenario.max_jobs, rules)
+    else:
+        unscaled = jobs_from_swf(trace, capacity, round_size, 1.0, scenario.max_jobs, rules).offered_load(capacity)
+        if not unscaled:
+            raise ConfigurationError(f"{path}: the workload has no offered load to scale (its jobs are submitted at one instant)")
+        # the offered load is linear in c (c multiplies every runtime): c = wanted / load at c = 1 (BGL-FAULT §6.2)
+        load_scale = scenario.offered_load / unscaled
+        if not (math.isfinite(load_scale) and 1e-6 <= load_scale <= 1e6):
+            raise ConfigurationError(
+                f"offered load {scenario.offered_load:g} needs c = {load_scale:.3g} on {path} (offered load {unscaled:.3g} "
+                "at c = 1); c must lie in [1e-6, 1e6]"
+            )
+        workload = jobs_from_swf(trace, capacity, round_size, load_scale, scenario.max_jobs, rules)
+    if workload.impossible:
+        what = ", ".join(
+            f"{count:,} with a {reason}" if reason != "no processors" else f"{count:,} with no processors"
+            for reason, count in workload.impossible.items()
+        )
+        warnings.warn(
+            f"{path}: {_jobs_were(sum(workload.impossible.values()))} skipped for impossible values ({what}), not for "
+            "an unknown one (SWF's -1); counted under skipped_* in the cleaning",
+            stacklevel=2,
+        )
+    return workload
+
+
+def _jobs_were(count: int) -> str:
+    return f"{count:,} job was" if count == 1 else f"{count:,} jobs were"
+
+
+UNIX_TIME_RANGE = (0, 10**10)
+"""The header ``UnixStartTime`` values read as a time (seconds since 1970, before the year 2286)."""
+
+
+def _check_header(trace, scenario: Scenario) -> None:
+    """Warn about SWF header values no machine has where they are not used, and drop an impossible start time.
+
+    A ``MaxProcs`` / ``MaxNodes`` below 1 with ``nodes`` given (or on the torus) is ignored with a warning
+    (without ``nodes`` a cluster refuses it: the size is taken from it); an ``UnixStartTime`` outside
+    :data:`UNIX_TIME_RANGE` is dropped from the header (it is copied into the outputs) with a warning.
+
+    Raises:
+        WorkloadFormatError: a header value that is not an integer.
+    """
+    for key in ("MaxProcs", "MaxNodes"):
+        named = trace.header_int(key)
+        if named is not None and named < 1 and (scenario.nodes or scenario.platform == "torus"):
+            warnings.warn(
+                f"{trace.path}:{trace.header_lines.get(key, 0)}: header {key} = {named} is not a machine size; ignored "
+                f"(the platform's size comes from {'--nodes' if scenario.nodes else 'the torus'})",
+                stacklevel=3,
+            )
+    start = trace.header_int("UnixStartTime")
+    if start is not None and not UNIX_TIME_RANGE[0] <= start < UNIX_TIME_RANGE[1]:
+        warnings.warn(
+            f"{trace.path}:{trace.header_lines.get('UnixStartTime', 0)}: header UnixStartTime = {start} is not a time "
+            "between 1970 and 2286; ignored (not copied into the outputs)",
+            stacklevel=3,
+        )
+        trace.header.pop("UnixStartTime", None)
 
 
 @lru_cache(maxsize=8)
@@ -599,6 +658,7 @@ def model_arguments(
         "seed": seed,
         "record": record,
         "record_fairness": scenario.fairness,
+        "plan_timeout": scenario.plan_timeout,
     }
     return (workload, policy, platform, inputs["failures"]), keywords
 
@@ -741,7 +801,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         },
         "silent_errors": scenario.silent_spec,
         "policy": model.policy.name,
-        "policy_settings": model.policy.settings(),
+        "policy_settings": model.policy_settings(),
         "predictor": _label(predictor_name(scenario)) if _uses_predictor(model.policy) else "null",
         "extensions": extension_manifest(
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None

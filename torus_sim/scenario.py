@@ -18,7 +18,7 @@ directly); a scenario file groups them in sections::
     [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
                       preventive_migration_cost, spares, prediction_accuracy
     [metrics]         gamma, bsld_form, fairness
-    seed = 0
+    [run]             seed = 0, plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``): a path to an SWF file (plain or gzip); ``bundled`` (the bundled NASA
 iPSC/860 log); ``rigid`` (RIGID §5.1's synthetic set of ``jobs`` jobs, set ``job_set``);
@@ -68,6 +68,7 @@ from pydantic import (
 )
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
 from torus_sim.topology import Torus
 
@@ -77,6 +78,7 @@ __all__ = [
     "MOLDABLE_POLICIES",
     "ONLINE_POLICIES",
     "BUILTIN_POLICIES",
+    "MAX_BATCH_JOBS",
     "MAX_NODES",
     "RIGID_POLICIES",
     "SECTIONS",
@@ -171,7 +173,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "prediction_accuracy",
     ),
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
-    "run": ("seed",),
+    "run": ("seed", "plan_timeout"),
 }
 """The sections of a scenario file and the fields each holds."""
 
@@ -179,6 +181,9 @@ Seconds = float
 
 MAX_NODES = 2**22
 """The largest platform accepted (4,194,304 nodes or processors: its per-node arrays stay near 100 MB)."""
+
+MAX_BATCH_JOBS = 10**6
+"""The most jobs of a generated batch (its per-job arrays and time tables stay within memory)."""
 
 
 class Scenario(BaseModel):
@@ -208,21 +213,34 @@ class Scenario(BaseModel):
     workload: str = Field(
         "bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state"
     )
-    load_scale: float = Field(1.0, gt=0, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2)")
+    load_scale: float = Field(
+        1.0, ge=1e-6, le=1e6, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2), 1e-6 to 1e6"
+    )
     offered_load: float | None = Field(
-        None, gt=0, description="choose c so that the cleaned workload's offered load is this (instead of load_scale)"
+        None,
+        ge=1e-6,
+        le=1e6,
+        description="choose c so that the cleaned workload's offered load is this (instead of load_scale), 1e-6 to 1e6",
     )
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
     swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(
         None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)"
     )
-    jobs: int | None = Field(None, ge=1, description="n of a generated batch (RIGID 100, MOLDABLE 500, steady state 2000)")
+    jobs: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_BATCH_JOBS,
+        description="n of a generated batch (RIGID 100, MOLDABLE 500, steady state 2000), at most 1,000,000",
+    )
     job_set: int = Field(0, ge=0, description="which generated job set (batch experiments run several)")
     processor_range: tuple[int, int] | None = Field(None, description="p_j bounds of RIGID sets (default: 0.5% and 20% of P)")
     runtime_range: tuple[float, float] = Field((100.0, 20_000.0), description="t_j bounds of RIGID sets, seconds")
     monotonic: bool = Field(False, description="check a table: workload against the monotonic model")
     # [failures]
-    failures: str | None = Field(None, description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path")
+    failures: str | None = Field(
+        None,
+        description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path (a whole number N reads as synthetic:N)",
+    )
     fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
     failure_timing: Literal["fit", "window", "as-logged"] | None = Field(
         None,
@@ -246,7 +264,9 @@ class Scenario(BaseModel):
     lanl_system: int = Field(20, ge=1, description="LANL system number")
     fta_system: str | None = Field(None, description="FTA .tab: keep nodes named <system>.<node> (all when unset)")
     fta_platform: int | None = Field(None, ge=0, description="FTA .tab: keep this platform_id (all when unset)")
-    fta_nodes: int | None = Field(None, ge=1, description="FTA .tab: the system's node count (default: largest node + 1)")
+    fta_nodes: int | None = Field(
+        None, ge=1, le=10**7, description="FTA .tab: the system's node count, at most 10,000,000 (default: largest node + 1)"
+    )
     downtime: Literal["transient", "log"] | float = Field("transient", description="transient, log or seconds")
     synthetic_model: Literal["exponential", "weibull", "bursty"] = Field("exponential", description="synthetic:N distribution")
     node_mtbf: float | None = Field(
@@ -337,6 +357,12 @@ class Scenario(BaseModel):
     seed: int = Field(
         0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
     )
+    plan_timeout: float = Field(
+        DEFAULT_PLAN_TIMEOUT,
+        gt=0,
+        le=1e9,
+        description="wall-clock seconds one scheduling pass may take before the run is stopped (a plan that never returns)",
+    )
 
     # -- checks --------------------------------------------------------------------------
 
@@ -384,6 +410,16 @@ class Scenario(BaseModel):
                 f"a {torus.label} torus has {count:,} partitions; the partition table holds at most {MAX_PARTITIONS:,}"
             )
         return self
+
+    @field_validator("failures", mode="before")
+    @classmethod
+    def _failure_count(cls, value):
+        """``failures = 500`` (a sweep's grid of counts, ``--failures 500``) is ``synthetic:500``: the header shows it so."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value < 0:
+                raise ValueError(f"a failure count must be >= 0, got {value}")
+            return f"synthetic:{value}"
+        return value
 
     @field_validator("fta_system", mode="before")
     @classmethod

@@ -82,6 +82,29 @@ class Torus:
                 if len(shape) != self.ndim or not all(1 <= e <= d for e, d in zip(shape, self.dims, strict=True)):
                     raise ConfigurationError(f"block shape {shape} does not fit the torus {self.dims}")
             object.__setattr__(self, "block_shapes", shapes)
+        if self.block_sizes is not None or self.block_shapes is not None:
+            self._check_blocks()
+
+    def _check_blocks(self) -> None:
+        """Every allowed block size has an allowed box shape, and every allowed shape an allowed size.
+
+        Raises:
+            ConfigurationError: a block size no box of the torus (or of the allowed shapes) has, or a
+                block shape whose size is not an allowed block size.
+        """
+        from torus_sim.partitions import shapes_of_size
+
+        for shape in self.block_shapes or ():
+            if self.block_sizes is not None and math.prod(shape) not in self.block_sizes:
+                raise ConfigurationError(
+                    f"block shape {shape} has {math.prod(shape)} supernodes, not one of the block sizes {self.block_sizes}"
+                )
+        for size in self.block_sizes or ():
+            if not shapes_of_size(self, size):
+                raise ConfigurationError(
+                    f"block size {size} has no {'allowed ' if self.block_shapes else ''}box shape on the {self.label} torus: "
+                    "no partition could be formed of it"
+                )
 
     @property
     def ndim(self) -> int:

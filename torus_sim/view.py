@@ -8,6 +8,7 @@ engine applies it before asking for the next). Nothing here changes state; plann
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
 import numpy as np
 
@@ -19,7 +20,7 @@ class SchedulingView:
 
     Attributes:
         queue: the wait queue (:class:`~torus_sim.wait_queue.WaitQueue`), in the policy's order; read only.
-        running: running jobs by job id; read only.
+        running: running jobs by job id; a read-only mapping (a live view of the engine's).
         platform: the platform; read only (only the engine allocates, releases, fails and repairs).
         ended: for policies that plan after every attempt end (RIGID Alg. 1): ``(job, failed)`` of
             the attempt that just ended (``failed``: a silent error was found); None in other passes.
@@ -33,7 +34,7 @@ class SchedulingView:
     def __init__(self, model) -> None:
         self._model = model
         self.queue = model.scheduler.queue
-        self.running = model.running_jobs
+        self.running = MappingProxyType(model.running_jobs)  # live, and read-only to the policy
         self.platform = model.platform
         self.ended = None
 

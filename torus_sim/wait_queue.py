@@ -57,6 +57,8 @@ class WaitQueue:
         shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
         size_index: each size's waiting jobs searchable by remaining time
             (:class:`~torus_sim.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
+        guard: the run's :class:`~torus_sim.guard.ExtensionCalls` when it has a plug-in (the queue then
+            refuses changes while the plug-in's code runs, and :meth:`of_size` returns copies); else None.
     """
 
     def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
@@ -72,6 +74,7 @@ class WaitQueue:
         self.shortest: JobColumns | None = None
         self._columns_wanted: tuple | None = None  # (remaining, shortest) once keep_columns was called
         self.size_index: SizeIndex | None = None
+        self.guard = None
 
     @property
     def indexed(self) -> bool:
@@ -151,7 +154,10 @@ class WaitQueue:
 
         Raises:
             SimulationError: the job is queued already.
+            PolicyError: a plug-in's code is running (see :attr:`guard`).
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the wait queue")
         if job.queue_key is not None:
             raise SimulationError(f"{job!r} is already in the wait queue")
         entry = job.queue_key = self._key(job)
@@ -178,6 +184,8 @@ class WaitQueue:
 
     def extend(self, jobs) -> None:
         """Insert several jobs (arrivals at one instant): one sort instead of one insertion each."""
+        if self.guard is not None:
+            self.guard.check_engine_write("the wait queue")
         jobs = list(jobs)
         if len(jobs) < 8 or self._sorted:
             for job in jobs:
@@ -212,7 +220,10 @@ class WaitQueue:
 
         Raises:
             SimulationError: the job is not queued.
+            PolicyError: a plug-in's code is running (see :attr:`guard`).
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the wait queue")
         entry = job.queue_key
         if entry is None:
             raise SimulationError(f"{job!r} is not in the wait queue")
@@ -300,4 +311,6 @@ class WaitQueue:
         if self.size_index is not None:
             return self.size_index.waiting(size)
         lists = self._by_size.get(size)
+        if self.guard is not None:  # a plug-in gets a copy
+            return list(lists[1]) if lists else []
         return lists[1] if lists else []

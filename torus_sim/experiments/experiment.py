@@ -311,7 +311,13 @@ def load_experiment(path: str | Path) -> Experiment:
         values = dict(values)
         nested = {"policy": ("params", "policy_params"), "predictors": ("params", "predictor_params")}.get(section)
         if nested and nested[0] in values:  # [policy.params] is the policy's constructor parameters
-            values[nested[1]] = {**values.get(nested[1], {}), **values.pop(nested[0])}
+            given, before = values.pop(nested[0]), values.get(nested[1], {})
+            if not isinstance(given, dict) or not isinstance(before, dict):
+                raise ConfigurationError(
+                    f"{path}: [{section}] params must be a table of constructor parameters "
+                    f"([{section}.params] with key = value lines), got {given if not isinstance(given, dict) else before!r}"
+                )
+            values[nested[1]] = {**before, **given}
         _check_keys(path, f"[{section}]", values, set(members) | ({"scheduler"} if section == "policy" else set()))
         base.update(values)
     grid = {key: list(values) if isinstance(values, list) else [values] for key, values in data.get("grid", {}).items()}
@@ -331,8 +337,10 @@ def load_experiment(path: str | Path) -> Experiment:
             if key in case:
                 case[key] = _resolve(case[key], path.parent)
     seeds = data.get("seeds", [])
-    if not isinstance(seeds, list) or not all(isinstance(seed, int) for seed in seeds):
+    if not isinstance(seeds, list) or not all(isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
         raise ConfigurationError(f"{path}: seeds must be a list of integers, got {seeds!r}")
+    if "seeds" in data and not seeds:
+        raise ConfigurationError(f"{path}: seeds = [] lists no seed; leave seeds out to run every point once with the base seed")
     sets = data.get("sets", 0)
     if not isinstance(sets, int) or sets < 0:
         raise ConfigurationError(f"{path}: sets must be an integer >= 0, got {sets!r}")

@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.files import atomic_write
+from torus_sim.files import atomic_write, json_text
 from torus_sim.runner import run
 from torus_sim.scenario import Scenario
 
@@ -65,10 +65,12 @@ def run_key(config: Scenario) -> str:
     """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON.
 
     Fields that cannot change what runs are left out: the silent-error scenario count and the job set
-    of an online workload, and empty parameter tables; so a sweep resumed with other reduction options
-    finds the runs it already has.
+    of an online workload, empty parameter tables, and the wall-clock limit of a pass (``plan_timeout``:
+    it stops a run, never changes one); so a sweep resumed with other reduction options finds the runs
+    it already has.
     """
     fields = config.model_dump(mode="json")
+    fields.pop("plan_timeout", None)
     if not config.batch:  # what cannot apply to an online run does not make it another run (resume keeps it)
         fields.update(scenarios=1, job_set=0)
     for name in PARAMS_FIELDS:  # empty parameter tables leave the key of a run as it was before they existed
@@ -77,6 +79,9 @@ def run_key(config: Scenario) -> str:
     canonical = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
+
+EXECUTION_FIELDS = ("plan_timeout",)
+"""Scenario fields that say how a run is executed, not what it simulates (no column in a results table)."""
 
 PARAMS_FIELDS = ("policy_params", "placement_params", "predictor_params", "runtime_predictor_params")
 """The scenario's constructor-parameter tables (one column each in a results table, as JSON, when given)."""
@@ -88,6 +93,8 @@ def scenario_row(config: Scenario) -> dict:
 
     row = {}
     for key, value in config.model_dump().items():
+        if key in EXECUTION_FIELDS:
+            continue
         if key in PARAMS_FIELDS:
             if value:
                 row[key] = json.dumps(value, sort_keys=True, default=str)
@@ -125,7 +132,7 @@ def run_row(config: Scenario) -> dict:
 
 def _store(results_dir: Path | None, record: dict) -> None:
     if results_dir is not None:
-        payload = json.dumps(record, default=str, indent=1) + "\n"  # insertion order: columns stay in order
+        payload = json_text(record, default=str, indent=1) + "\n"  # insertion order: columns stay in order
         atomic_write(results_dir / "runs" / f"{record['key']}.json", lambda handle: handle.write(payload))
 
 

@@ -90,6 +90,7 @@ class ClusterPlatform:
     """
 
     kind = "cluster"
+    guard = None  # the run's ExtensionCalls when it has a plug-in: changes refused while its code runs
 
     def __init__(self, nodes: int, identities: bool = True) -> None:
         if int(nodes) != nodes or nodes < 1:
@@ -234,6 +235,8 @@ class ClusterPlatform:
         Raises:
             SimulationError: a node is busy or down, or too few nodes are free.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         if not self.identities:
             if allocation > self.free or allocation < 1:
                 raise SimulationError(f"job {job_id} asks {allocation} nodes, {self.free} of {self._capacity} are free")
@@ -253,6 +256,8 @@ class ClusterPlatform:
         Raises:
             SimulationError: the job does not hold exactly that allocation.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         if not self.identities:
             if self.held.get(job_id) != allocation:
                 raise SimulationError(f"job {job_id} holds {self.held.get(job_id, 0)} nodes, not {allocation}")
@@ -275,6 +280,8 @@ class ClusterPlatform:
         Raises:
             SimulationError: a job still runs on it (the engine kills the job first).
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         self._need_identities("take_down")
         if self.job_at[node] != NO_JOB:
             raise SimulationError(f"node {node} still runs job {self.job_at[node]}")
@@ -288,6 +295,8 @@ class ClusterPlatform:
         Returns:
             True if it came back, False if a later failure extended its downtime.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         self._need_identities("repair")
         if self.down_until[node] > at:
             return False
@@ -305,6 +314,8 @@ class ClusterPlatform:
         References:
             CKPT-MIG, "Preventive migration" (n spare nodes).
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         self._need_identities("spares")
         if not 0 <= count < self._capacity:
             raise ConfigurationError(f"spares must lie in [0, {self._capacity}), got {count}")

@@ -87,6 +87,7 @@ class TorusPlatform:
     """
 
     kind = "torus"
+    guard = None  # the run's ExtensionCalls when it has a plug-in: changes refused while its code runs
 
     def __init__(self, torus: Torus = BGL_SUPERNODE_TORUS, table: PartitionTable | None = None) -> None:
         self.torus = torus
@@ -278,6 +279,8 @@ class TorusPlatform:
         Raises:
             SimulationError: a supernode of the partition is busy or down.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         mask = self.table.mask_ints[partition_id]
         if mask & (self._busy_bits | self._down_bits):
             raise SimulationError(f"partition {self.partition(partition_id)} is not free for job {job_id}")
@@ -293,6 +296,8 @@ class TorusPlatform:
         Raises:
             SimulationError: the partition is not held by that job.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         members = self.table.members[partition_id]
         if np.count_nonzero(self.job_at[members] != job_id):
             raise SimulationError(f"partition {self.partition(partition_id)} is not held by job {job_id}")
@@ -311,6 +316,8 @@ class TorusPlatform:
         Raises:
             SimulationError: a job still runs on it (the engine kills the job first).
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         if self.job_at[supernode] != NO_JOB:
             raise SimulationError(f"supernode {supernode} still runs job {self.job_at[supernode]}")
         self.down_until[supernode] = max(self.down_until[supernode], until)
@@ -324,6 +331,8 @@ class TorusPlatform:
         Returns:
             True if it came back, False if a later failure extended its downtime.
         """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
         if self.down_until[supernode] > at:
             return False
         self.down_until[supernode] = -np.inf

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from torus_sim.job import Job
     from torus_sim.view import SchedulingView
 
-__all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "fcfs_key"]
+__all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "check_declarations", "fcfs_key"]
 
 
 class Start(NamedTuple):
@@ -162,3 +162,58 @@ class Policy:
         reason = self.why_unsupported(platform, workload)
         if reason:
             raise ConfigurationError(reason)
+
+
+_DECLARED_NAMES = {"platforms": ("torus", "cluster"), "workloads": ("online", "batch")}
+_DECLARED_FLAGS = (
+    "moldable",
+    "rigid",
+    "pass_after_each_end",
+    "starts_head_when_it_fits",
+    "needs_node_identities",
+    "queue_by_size",
+    "shadow_load",
+)
+_DECLARED_CHOICES = {"queue_columns": (None, "queue", "shortest"), "size_index": (None, "walltime", "predicted")}
+
+
+def check_declarations(policy) -> None:
+    """Raise ConfigurationError when a policy's declarations are not in the form the engine reads.
+
+    ``platforms`` and ``workloads`` are tuples (lists, sets) of names (``"torus"``, ``"cluster"``;
+    ``"online"``, ``"batch"``); the flags are booleans; ``queue_columns`` and ``size_index`` are one of
+    their documented values; ``plan`` is callable. Checked before anything runs, so a plug-in with
+    ``platforms = 5`` gets a sentence instead of a traceback in the middle of the engine.
+
+    Args:
+        policy: a :class:`Policy` (or anything given as one).
+
+    Raises:
+        ConfigurationError: the first declaration out of form, named with what was expected and what came.
+    """
+    name = getattr(policy, "name", None)
+    label = name if isinstance(name, str) else type(policy).__name__
+    if not isinstance(policy, Policy):
+        raise ConfigurationError(f"policy {label!r} is a {type(policy).__name__}, not a torus_sim Policy")
+    if not isinstance(name, str) or not name:
+        raise ConfigurationError(f"policy {label!r} declares name = {name!r}; a policy's name is non-empty text")
+    for attribute, known in _DECLARED_NAMES.items():
+        value = getattr(policy, attribute, None)
+        if (
+            isinstance(value, str)
+            or not isinstance(value, (tuple, list, set, frozenset))
+            or not all(isinstance(item, str) for item in value)
+        ):
+            raise ConfigurationError(
+                f"policy {label!r} declares {attribute} = {value!r}; expected a tuple of names such as {known!r}"
+            )
+    for attribute in _DECLARED_FLAGS:
+        value = getattr(policy, attribute, None)
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"policy {label!r} declares {attribute} = {value!r}; expected True or False")
+    for attribute, choices in _DECLARED_CHOICES.items():
+        value = getattr(policy, attribute, None)
+        if value not in choices:
+            raise ConfigurationError(f"policy {label!r} declares {attribute} = {value!r}; expected one of {choices!r}")
+    if not callable(getattr(policy, "plan", None)):
+        raise ConfigurationError(f"policy {label!r} has no callable plan(view)")

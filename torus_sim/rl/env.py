@@ -67,6 +67,47 @@ _WAIT_SCALE = 4 * 3600.0
 _GLOBAL_FEATURES = 5
 
 
+def _integer(value) -> int | None:
+    """``value`` as an int when it is a whole number (Python or numpy, or a numpy array of one); None otherwise (a bool too)."""
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
+        value = value.reshape(()).item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _whole(name: str, value) -> int:
+    """A constructor argument that must be a whole number >= 1.
+
+    Raises:
+        ConfigurationError: naming the argument, for a float, a bool, text or a number < 1.
+    """
+    number = _integer(value)
+    if number is None or number < 1:
+        raise ConfigurationError(f"{name} must be a whole number >= 1, got {_shown(value)}")
+    return number
+
+
+def _fractions(name: str, value) -> tuple[float, float]:
+    """``(low, high)`` with 0 <= low < high <= 1.
+
+    Raises:
+        ConfigurationError: naming the argument, for anything else.
+    """
+    try:
+        low, high = (float(part) for part in value)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"{name} must be (low, high) with 0 <= low < high <= 1, got {_shown(value)}") from None
+    if not 0.0 <= low < high <= 1.0:
+        raise ConfigurationError(f"{name} must satisfy 0 <= low < high <= 1, got {_shown(value)}")
+    return low, high
+
+
 class _AgentSeat(Policy):
     """The policy seat the agent takes: the engine pauses at its passes; ``plan`` is never asked.
 
@@ -105,10 +146,11 @@ class SchedulingEnv(gym.Env):
         placements: M, allocations offered per job (M > 1 only on the torus), >= 1.
         reward: ``bsld`` or ``utilization`` (:data:`REWARDS`).
         start_range: ``(low, high)``, fractions of the log where a window may start, 0 <= low < high <= 1.
-        max_decisions: an episode is truncated after this many decisions (default 50 x window).
+        max_decisions: an episode is truncated after this many decisions, >= 1 (default 50 x window).
 
     Raises:
-        ConfigurationError: a bad argument, a batch workload, or a window larger than the log.
+        ConfigurationError: a bad argument (named: a float or a bool where a whole number is expected,
+            a number out of range), a batch workload, or a window larger than the log.
 
     References:
         See the module docstring.
@@ -132,15 +174,13 @@ class SchedulingEnv(gym.Env):
             scenario = Scenario.make("SchedulingEnv", **(scenario or {}))
         if scenario.batch:
             raise ConfigurationError("SchedulingEnv replays windows of an online workload (an SWF log), not a batch")
-        if reward not in REWARDS:
+        if not isinstance(reward, str) or reward not in REWARDS:
             raise ConfigurationError(f"reward must be one of {REWARDS}, got {reward!r}")
-        if window < 1 or queue_slots < 1 or placements < 1:
-            raise ConfigurationError(
-                f"window, queue_slots and placements must be >= 1, got {window}, {queue_slots}, {placements}"
-            )
-        low, high = start_range
-        if not 0.0 <= low < high <= 1.0:
-            raise ConfigurationError(f"start_range must satisfy 0 <= low < high <= 1, got {start_range}")
+        window = _whole("window", window)
+        queue_slots = _whole("queue_slots", queue_slots)
+        placements = _whole("placements", placements)
+        max_decisions = None if max_decisions is None else _whole("max_decisions", max_decisions)
+        low, high = _fractions("start_range", start_range)
         self.scenario = scenario
         self.workload = load_workload(scenario)
         jobs = self.workload.jobs
@@ -177,17 +217,28 @@ class SchedulingEnv(gym.Env):
         """Start an episode on a new window.
 
         Args:
-            seed: seeds the environment's generator (window start, the model's seed).
-            options: ``{"start": i}`` starts the window at job i of the log instead of drawing it.
+            seed: seeds the environment's generator (window start, the model's seed): a whole number >= 0, or None.
+            options: ``{"start": i}`` starts the window at job i of the log instead of drawing it; None.
 
         Returns:
             ``(observation, info)``; info has ``action_mask``, ``window_start``, ``time``.
+
+        Raises:
+            ConfigurationError: a seed, options or start of the wrong type or out of range (named).
         """
-        super().reset(seed=seed)
+        if seed is not None and (_integer(seed) is None or _integer(seed) < 0):
+            raise ConfigurationError(f"reset: seed must be a whole number >= 0 or None, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ConfigurationError(f"reset: options must be a dict such as {{'start': 0}} or None, got {options!r}")
+        unknown = sorted(str(key) for key in (options or {}) if key != "start")
+        if unknown:
+            raise ConfigurationError(f"reset: unknown option {unknown[0]!r}; the options are: start")
+        super().reset(seed=None if seed is None else _integer(seed))
         if options and "start" in options:
-            start = int(options["start"])
-            if not 0 <= start <= len(self.workload.jobs) - self.window:
-                raise ConfigurationError(f"window start {start} outside 0..{len(self.workload.jobs) - self.window}")
+            start = _integer(options["start"])
+            last = len(self.workload.jobs) - self.window
+            if start is None or not 0 <= start <= last:
+                raise ConfigurationError(f"reset: options['start'] must be a whole number in 0..{last}, got {options['start']!r}")
         else:
             start = int(self.np_random.integers(*self._starts))
         self.window_start = start
@@ -204,16 +255,26 @@ class SchedulingEnv(gym.Env):
     def step(self, action):
         """Apply the agent's choice, then run the engine to the next decision point.
 
+        Args:
+            action: a whole number in ``0 .. K * M`` (Python or numpy integer; not a bool, a float or text).
+
         Returns:
             ``(observation, reward, terminated, truncated, info)``: terminated when every job of the
             window has completed; truncated after ``max_decisions``.
+
+        Raises:
+            ConfigurationError: before :meth:`reset`, or an action outside the action space (named).
         """
         model = self.model
         if model is None:
             raise ConfigurationError("call reset() before step()")
-        action = int(action)
-        if not 0 <= action < self.action_space.n:
-            raise ConfigurationError(f"action {action} outside 0..{self.action_space.n - 1}")
+        number = _integer(action)
+        if number is None or not 0 <= number < self.action_space.n:
+            raise ConfigurationError(
+                f"step: action must be a whole number in 0..{self.action_space.n - 1} (the action space "
+                f"Discrete({self.action_space.n})), got {_shown(action)}"
+            )
+        action = number
         self._decisions += 1
         started = False
         if model.pass_open and action < self.action_space.n - 1:

@@ -134,6 +134,9 @@ class Workload:
         whole_span: ``(first submit, last submit)`` of the whole cleaned log when ``max_jobs`` kept
             only a prefix (failures are laid over the whole log, then cut to the prefix: the rate
             stays the whole run's); None when every job is kept.
+        impossible: of the skipped jobs, how many had a value no real job has rather than SWF's
+            "unknown" (-1), by what it was (``negative submit time``, ``negative processor count``,
+            ``no processors``, ``negative runtime``); the run warns about them in one line.
     """
 
     jobs: list[Job] | JobColumns
@@ -146,6 +149,7 @@ class Workload:
     processors: int | None = None
     times: object = None
     whole_span: tuple[float, float] | None = None
+    impossible: dict[str, int] = field(default_factory=dict)
 
     def offered_load(self, capacity: int) -> float | None:
         """The offered load: sum of partition size x runtime over capacity x the submission span.
@@ -248,6 +252,12 @@ def jobs_from_swf(
     run_time = trace.column("run_time")
     allocated = trace.column("allocated_processors")
     requested = trace.column("requested_processors")
+    impossible = {  # skipped for a value no job has (SWF's "unknown" is -1), told apart for the warning
+        "negative submit time": submit < -1,
+        "negative processor count": (submit >= 0) & ((allocated < -1) | ((allocated <= 0) & (requested < -1))),
+        "no processors": (submit >= 0) & (allocated == 0) & (requested == 0),
+        "negative runtime": (submit >= 0) & (np.maximum(allocated, requested) > 0) & (run_time < -1),
+    }
     keep = submit >= 0
     count("skipped_unknown_submit", ~keep)
     from_request = keep & (allocated <= 0)
@@ -301,6 +311,7 @@ def jobs_from_swf(
             found = int(np.count_nonzero(mask[: last_line + 1] if lines is None else mask & (lines <= last_line)))
             if found:
                 cleaning[key] += found
+        impossible = {key: mask[: last_line + 1] for key, mask in impossible.items()}
     kept = np.sort(order)  # the jobs of the run, in file order
     _refuse_duplicate_ids(trace, rows[kept], job_ids[kept])
     jobs = JobColumns(
@@ -322,6 +333,7 @@ def jobs_from_swf(
         kind="online",
         processors=trace.header_int("MaxProcs") or trace.header_int("MaxNodes"),
         whole_span=whole_span,
+        impossible={key: int(np.count_nonzero(mask)) for key, mask in impossible.items() if np.any(mask)},
     )
 
 
