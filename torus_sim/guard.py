@@ -232,14 +232,13 @@ class PassWatchdog:
     thread blocked in a system call outside the main thread is stopped when the call returns).
     A pass is stopped between ``limit`` and ``limit`` + one look.
 
-    The engine pays two attribute stores per pass (``_in_pass``); the thread wakes only while a run
-    is watched.
+    The engine pays two attribute stores per pass (``_in_pass``) and a few microseconds per run; the
+    thread looks once per second at most (four times per limit), whether runs are watched or not.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._watches: dict[int, _Watch] = {}
-        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._next = 0
 
@@ -276,7 +275,6 @@ class PassWatchdog:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="torus-sim pass watchdog", daemon=True)
                 self._thread.start()
-        self._wake.set()
         try:
             yield
         finally:
@@ -286,15 +284,15 @@ class PassWatchdog:
                 signal.signal(signal.SIGALRM, previous_handler if previous_handler is not None else signal.SIG_DFL)
 
     def _loop(self) -> None:
+        # it never waits on an event the runs would set: a batch experiment's thousands of short runs
+        # would each wake it (and make the running thread hand over the GIL); it looks once per tick
         while True:
             with self._lock:
                 watches = list(self._watches.values())
-            if not watches:
-                self._wake.wait(5.0)
-                self._wake.clear()
-                continue
-            tick = min(1.0, max(0.02, min(watch.limit for watch in watches) / 4))
+            tick = min(1.0, max(0.02, min((watch.limit for watch in watches), default=4.0) / 4))
             time.sleep(tick)
+            with self._lock:
+                watches = [watch for watch in self._watches.values() if watch in watches]
             now = time.monotonic()
             for watch in watches:
                 model = watch.model()
@@ -426,13 +424,13 @@ def guarded_job_class(calls: ExtensionCalls) -> type:
     """
     from torus_sim.job import Job
 
-    def __setattr__(self, name, value):
-        if calls.active:
+    def __setattr__(self, name, value, _calls=calls, _set=object.__setattr__):  # bound once: the engine's writes pass here
+        if _calls.active:
             raise AttributeError(
                 f"job {self.job_id}'s {name} is read-only to extensions: a policy reads jobs and acts only through "
                 "Start, Preempt, Repack and Reserve"
             )
-        object.__setattr__(self, name, value)
+        _set(self, name, value)
 
     return type("Job", (Job,), {"__slots__": (), "__setattr__": __setattr__, "__module__": Job.__module__})
 

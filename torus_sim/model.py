@@ -396,7 +396,8 @@ class SchedulingModel(mesa.Model):
         capacity = self.platform.capacity
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
-        key = policy.queue_key if type(policy).queue_key is Policy.queue_key else checked_queue_key(policy.queue_key, self.calls)
+        custom_key = type(policy).queue_key is not Policy.queue_key
+        key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
         self.scheduler = SchedulerAgent(self, policy, key)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
