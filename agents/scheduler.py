@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import mesa
 
+from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.job import Job
 from torus_sim.policies.base import Policy
-from torus_sim.wait_queue import WaitQueue
 
 __all__ = ["SchedulerAgent"]
 
@@ -21,7 +21,7 @@ class SchedulerAgent(mesa.Agent):
         model: the model.
         policy: the scheduling policy.
         key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
-            gives a plug-in's key wrapped in its checks: :func:`torus_sim.guard.checked_queue_key`).
+            gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus

@@ -23,8 +23,8 @@ from failure_logs.silent import (
     failure_probabilities_by_area,
     failure_probabilities_by_work,
 )
+from torus_sim.engine.model import SchedulingModel
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
-from torus_sim.model import SchedulingModel
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.rigid import ListPolicy

@@ -47,7 +47,7 @@ def ring(n: int) -> Torus:
 
 def torus_model(workload, failures=None, scheduler=None, torus: Torus = BGL_SUPERNODE_TORUS, table=None, **keywords):
     """The one engine on a torus, with the argument order the torus tests read best in."""
-    from torus_sim.model import SchedulingModel
+    from torus_sim.engine.model import SchedulingModel
     from torus_sim.platforms.torus import TorusPlatform
 
     return SchedulingModel(workload, scheduler, TorusPlatform(torus, table), failures, **keywords)

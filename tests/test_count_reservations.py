@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from predictors.runtime import make_runtime_predictor
 from tests.conftest import SHARED_DATA, make_workload
 from tests.test_cross import columns_bounds, trace
-from torus_sim.model import SchedulingModel
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine.running_ends import ReleaseColumns
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies import easy
 from torus_sim.policies.availability import AvailabilityProfile
 from torus_sim.policies.count_reservations import BLOCK, CountProfile, reserve_in_order
 from torus_sim.policies.easy import ConservativePolicy
-from torus_sim.running_ends import ReleaseColumns
 
 RICC = SHARED_DATA / "swf" / "RICC-2010-2.swf.gz"
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"

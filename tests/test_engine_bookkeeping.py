@@ -15,10 +15,10 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torus_sim.engine.model import SchedulingModel, _arrival_groups
+from torus_sim.engine.rank_sums import RankSums
 from torus_sim.job import Job
-from torus_sim.model import SchedulingModel, _arrival_groups
 from torus_sim.policies.easy import EasyPolicy
-from torus_sim.rank_sums import RankSums
 from torus_sim.runner import BUNDLED_NASA_LOG, Scenario, build_model
 from torus_sim.workload.jobs import JobColumns, Workload
 
@@ -121,9 +121,9 @@ _TIMES = st.sampled_from([0.0, 5.0, 10.0, 10.0, 20.0, 35.0, 50.0, 100.0])
     dropped=st.sets(st.integers(0, 11)),
 )
 def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, dropped):
+    from torus_sim.engine.progress import CheckpointProgress
+    from torus_sim.engine.running_ends import RunningEnds
     from torus_sim.job import JobState
-    from torus_sim.progress import CheckpointProgress
-    from torus_sim.running_ends import RunningEnds
 
     progress, kept, running = CheckpointProgress(), RunningEnds(), []
     for rank, (resumed, overhead, done, walltime, prediction) in enumerate(jobs):

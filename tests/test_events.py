@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from mesa.experimental.devs import DEVSimulator
 from mesa.experimental.devs.eventlist import Priority
 
-from torus_sim.events import EngineEvent, EngineSimulator
+from torus_sim.engine.events import EngineEvent, EngineSimulator
 
 
 class _Log:

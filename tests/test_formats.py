@@ -16,10 +16,10 @@ from procset import ProcSet
 
 from failure_logs.events import FailureLog
 from torus_sim.cli import main
+from torus_sim.engine.model import SchedulingModel
 from torus_sim.errors import InputFileError, WorkloadFormatError
 from torus_sim.formats.batsim import BATSIM_COLUMNS, batsim_jobs, read_batsim_workload
 from torus_sim.formats.parquet import read_manifest
-from torus_sim.model import SchedulingModel
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.krevat import KrevatScheduler

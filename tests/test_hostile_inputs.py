@@ -1063,6 +1063,9 @@ def test_i41_row3_ctrl_c_stops_a_run_with_one_line_and_exit_130(tmp_path, hostil
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "TORUS_SIM_TEST_MARKER": str(marker)},
+        # as a terminal starts it: an earlier test (Dask) may leave SIGINT ignored in this process, and a child
+        # inherits an ignored signal (Python then installs no KeyboardInterrupt handler)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:  # the engine runs the plug-in's passes
@@ -1075,7 +1078,7 @@ def test_i41_row3_ctrl_c_stops_a_run_with_one_line_and_exit_130(tmp_path, hostil
 
 
 def test_i41_row3_the_default_wall_limit_is_generous_and_documented():
-    from torus_sim.guard import DEFAULT_PLAN_TIMEOUT
+    from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
     from torus_sim.scenario import Scenario
 
     assert Scenario().plan_timeout == DEFAULT_PLAN_TIMEOUT >= 300
@@ -1782,8 +1785,8 @@ def _misbehaving_plugins(misbehaviour: str, hook: str, after: int):
     platform=__import__("hypothesis").strategies.sampled_from(["cluster", "torus"]),
 )
 def test_i41_property_any_plugin_misbehaviour_ends_the_run_with_one_policy_error(misbehaviour, hook, after, platform):
+    from torus_sim.engine.model import SchedulingModel
     from torus_sim.errors import PolicyError
-    from torus_sim.model import SchedulingModel
     from torus_sim.runner import Scenario, load_workload
 
     policy, predictor, calls = _misbehaving_plugins(misbehaviour, hook, after)

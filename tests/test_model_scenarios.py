@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from failure_logs.events import FailureLog
+from torus_sim.engine import EventPriority
 from torus_sim.metrics import summarize
-from torus_sim.model import EventPriority
 from torus_sim.policies.krevat import KrevatScheduler
 
 from .conftest import make_workload, ring, torus_model

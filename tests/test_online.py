@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import SHARED_DATA
-from torus_sim.progress import Preemption
+from torus_sim.engine.progress import Preemption
 from torus_sim.runner import Scenario, load_workload, run
 
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"

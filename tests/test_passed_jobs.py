@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.passed_jobs import PassedJobs
+from torus_sim.engine.passed_jobs import PassedJobs
 
 
 class _Job:

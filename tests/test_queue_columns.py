@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim import queue_columns, wait_queue
+from torus_sim.engine import queue_columns, wait_queue
+from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.job import Job
-from torus_sim.wait_queue import WaitQueue
 
 
 def _remaining(job: Job) -> float:

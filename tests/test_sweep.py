@@ -200,7 +200,7 @@ def test_a_finished_run_frees_its_models_so_a_serial_sweep_does_not_grow():
     import gc
     import weakref
 
-    from torus_sim.model import SchedulingModel
+    from torus_sim.engine.model import SchedulingModel
 
     gc.collect()
     before = {id(o) for o in gc.get_objects() if isinstance(o, SchedulingModel)}

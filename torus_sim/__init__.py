@@ -6,7 +6,7 @@ Key components:
     run(Scenario) -> RunResult: one run (torus_sim.runner).
     sweep(base, grid, seeds, executor=...) -> pandas.DataFrame: many runs, resumable
         (torus_sim.experiments.sweep).
-    model.SchedulingModel: the one Mesa model on Mesa's discrete-event simulator.
+    engine.SchedulingModel: the one Mesa model on Mesa's discrete-event simulator (the engine package).
     platforms: the BG/L torus of supernodes (partitions, MFP) and a cluster of P nodes.
     policies: Krevat (MFP, balancing, tie-break), FCFS, EASY, conservative, PV-EASY, R-LIST,
         R-SHELF, LIST with LPA / MINTIME / MINAREA, BATCH-LIST; one interface (plan -> actions).
@@ -15,7 +15,7 @@ Key components:
     cli: ``torus-sim run | sweep | figure | viz | ckpt-tables``.
 """
 
-__version__ = "0.2.0"
+from torus_sim.version import __version__
 
 __all__ = ["RunConfig", "RunResult", "Scenario", "__version__", "run", "sweep"]
 

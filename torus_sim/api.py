@@ -34,13 +34,13 @@ References:
 
 from predictors.base import PREDICTORS, FailurePredictor
 from predictors.runtime import RUNTIME_PREDICTORS, RuntimePredictor
+from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError
 from torus_sim.job import Job, JobState
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
 from torus_sim.policies.catalog import POLICIES
 from torus_sim.policies.placement import MFP, PLACEMENTS, PlacementPolicy
-from torus_sim.view import SchedulingView
 
 __all__ = [
     "MFP",

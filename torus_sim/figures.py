@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -12,7 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from torus_sim.errors import ConfigurationError  # noqa: E402
-from torus_sim.experiments.experiment import FigureSpec  # noqa: E402
+
+if TYPE_CHECKING:
+    from torus_sim.experiments.experiment import FigureSpec
 
 __all__ = ["METRIC_LABELS", "draw_bars", "draw_figure"]
 

@@ -5,7 +5,7 @@ its placement; a fault-aware placement asks its predictor), so what they raise w
 reported as the policy's. The runner wraps a plug-in's (never a built-in's) in
 :class:`GuardedPlacement` / :class:`GuardedPredictor`: each call is made through the guard, so a failure
 ends the run with a sentence naming the placement or the predictor and the call
-(:class:`~torus_sim.guard.ExtensionFailure`, turned into the run's PolicyError), and each answer is
+(:class:`~torus_sim.untrusted.ExtensionFailure`, turned into the run's PolicyError), and each answer is
 checked where it enters the engine: a partition that is not one of the free candidates, nodes that
 are not free, probabilities of the wrong shape, NaN or outside [0, 1].
 
@@ -21,8 +21,8 @@ import math
 import numpy as np
 
 from predictors.base import FailurePredictor
-from torus_sim.guard import ExtensionFailure, PassTimeout, extension_name, is_builtin_extension, raised_text
 from torus_sim.policies.placement import PlacementPolicy
+from torus_sim.untrusted import ExtensionFailure, PassTimeout, extension_name, is_builtin_extension, raised_text
 
 __all__ = ["GuardedPlacement", "GuardedPredictor", "guard_placement", "guard_predictor"]
 
@@ -56,7 +56,7 @@ class GuardedPlacement(PlacementPolicy):
         ExtensionFailure: from every method, when the plug-in raised or answered out of its contract.
     """
 
-    guards_plugin = True  # the run counts as one with a plug-in (torus_sim.guard.is_builtin_extension)
+    guards_plugin = True  # the run counts as one with a plug-in (torus_sim.untrusted.is_builtin_extension)
 
     def __init__(self, inner: PlacementPolicy) -> None:
         self.inner = inner

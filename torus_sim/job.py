@@ -16,7 +16,7 @@ p at every start). A job back in the queue keeps its priority: its FCFS position
 Progress within an attempt (:meth:`Job.progress`, :meth:`Job.end_at`) follows CKPT-MIG's periodic
 checkpointing (no checkpoint: BGL-FAULT): ``resumed_at`` + overhead, then work in chunks of
 ``checkpoint_interval`` each followed by a checkpoint of ``checkpoint_cost``. PV-EASY's checkpoint and
-suspend preemption modes have their own arithmetic in :mod:`torus_sim.progress`.
+suspend preemption modes have their own arithmetic in :mod:`torus_sim.engine.progress`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from enum import Enum
 
 from torus_sim.errors import JobStateError
 
-__all__ = ["Job", "JobState"]
+__all__ = ["Job", "JobState", "fcfs_key"]
 
 
 class JobState(Enum):
@@ -271,7 +271,7 @@ class Job:
             at: time of the failure, seconds.
             preventive_checkpoint: C, when a preventive checkpoint ended at the failure; None if not.
             done: seconds of work done at ``at`` when another progress model computed it (see
-                :mod:`torus_sim.progress`); this job's checkpointing arithmetic when None.
+                :mod:`torus_sim.engine.progress`); this job's checkpointing arithmetic when None.
             saved: seconds of work kept, likewise.
 
         Returns:
@@ -295,7 +295,7 @@ class Job:
 
         Args:
             at: time of the preemption, seconds.
-            kept_work: seconds of work the job keeps (see :mod:`torus_sim.progress`); None keeps
+            kept_work: seconds of work the job keeps (see :mod:`torus_sim.engine.progress`); None keeps
                 what its periodic checkpoints saved (nothing without checkpointing: kill/restart).
         """
         self._require(_RUNNING, "be preempted")
@@ -392,3 +392,15 @@ class Job:
         self._require(_RUNNING, "estimate its end")
         work = (self.walltime if estimate is None else estimate) - self.progress_at_resume
         return max(at, self.resumed_at + self.attempt_overhead + work + self.checkpoint_cost * self._checkpoints_left(work))
+
+
+def fcfs_key(job: Job) -> tuple[float, int]:
+    """FCFS order: arrival time, then job id (BGL-FAULT §5.1; PV-EASY: priority = submission order).
+
+    Args:
+        job: a job (its ``submitted_at`` in seconds and its ``job_id``).
+
+    Returns:
+        ``(submitted_at, job_id)``, smaller first.
+    """
+    return (job.submitted_at, job.job_id)

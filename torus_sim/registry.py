@@ -45,6 +45,7 @@ from importlib import metadata
 from typing import Any, Generic, TypeVar
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.untrusted import ExitCalled, exits_refused
 
 __all__ = [
     "PluginInfo",
@@ -166,8 +167,6 @@ def import_object(spec: str, kind: str = "extension"):
             ``os._exit`` of its top-level code included) or has no such attribute.
         KeyboardInterrupt: Ctrl-C during the import.
     """
-    from torus_sim.guard import exits_refused
-
     module_name, _, attribute = spec.partition(":")
     try:
         with exits_refused(f"importing {module_name!r}"):
@@ -188,8 +187,6 @@ def import_object(spec: str, kind: str = "extension"):
 
 def _raised_text(error: BaseException) -> str:
     """``SystemExit: 3`` / ``it called sys.exit(3)``: what an exception from user code says, in a few words."""
-    from torus_sim.guard import ExitCalled
-
     if isinstance(error, ExitCalled):
         return f"it {error}"
     if isinstance(error, SystemExit):
@@ -317,8 +314,6 @@ def call_with_parameters(factory: Callable, params: dict, offered: dict, what: s
         ConfigurationError: see :func:`bind_parameters`; or the factory raised or exited (its message kept).
         KeyboardInterrupt: Ctrl-C while it ran.
     """
-    from torus_sim.guard import exits_refused
-
     arguments = bind_parameters(factory, params, offered, what)
     try:
         with exits_refused(f"building {what}"):
@@ -405,8 +400,6 @@ class Registry(Generic[T]):
         points = self.entry_points()
         if spec in points:
             point = points[spec]
-            from torus_sim.guard import exits_refused
-
             try:
                 with exits_refused(f"loading entry point {point.value!r}"):
                     factory = point.load()

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
+from torus_sim.version import __version__
 
 __all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "write_results"]
 
@@ -104,8 +105,6 @@ def swf_header(result) -> dict[str, str]:
         source trace has one) and ``Note`` (source trace with SHA-256, failures, configuration), as
         :func:`torus_sim.formats.swf_schedule.schedule_swf` takes them.
     """
-    from torus_sim import __version__
-
     inputs = result.inputs
     platform, workload, failures = inputs["platform"], inputs["workload"], inputs["failures"]
     header = {

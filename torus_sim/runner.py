@@ -38,12 +38,13 @@ from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
 from failure_logs.transform import cut_to_span, fit_to_span, window_onto_span
 from predictors import PREDICTORS
 from predictors.runtime import make_runtime_predictor
+from torus_sim.engine import SchedulingModel, SimulationRecord
+from torus_sim.engine.progress import Preemption
 from torus_sim.errors import ConfigurationError
 from torus_sim.extensions import extension_manifest
 from torus_sim.guarded_extensions import guard_placement, guard_predictor
 from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
-from torus_sim.model import SchedulingModel, SimulationRecord
 from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
@@ -53,7 +54,6 @@ from torus_sim.policies.catalog import DEFAULT_PLACEMENT, POLICIES
 from torus_sim.policies.moldable import ALLOCATIONS, AllotmentTables
 from torus_sim.policies.placement import PLACEMENTS, MfpPlacement
 from torus_sim.policies.resilience import ResiliencePolicy
-from torus_sim.progress import Preemption
 from torus_sim.scenario import BUNDLED_NASA_LOG, MAX_NODES, Scenario
 from torus_sim.topology import Torus
 from torus_sim.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
@@ -615,7 +615,7 @@ def runtime_predictor_of(scenario: Scenario):
 def model_arguments(
     scenario: Scenario, inputs: dict, scenario_index: int = 0, record: bool = True, node_identities: bool = False
 ) -> tuple[tuple, dict]:
-    """The arguments of :class:`~torus_sim.model.SchedulingModel` for one simulation of a scenario.
+    """The arguments of :class:`~torus_sim.engine.model.SchedulingModel` for one simulation of a scenario.
 
     Args:
         scenario: the run.
@@ -830,7 +830,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     Args:
         scenario: the run (a :class:`~torus_sim.scenario.Scenario`).
         progress: show a progress bar over the jobs on a terminal (a run longer than 2 s; see
-            :meth:`torus_sim.model.SchedulingModel.run`).
+            :meth:`torus_sim.engine.model.SchedulingModel.run`).
 
     Returns:
         The result: summary, per-job table, inputs, the event record, and the per-scenario table of a batch.

@@ -67,8 +67,8 @@ from pydantic import (
     model_validator,
 )
 
+from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.errors import ConfigurationError
-from torus_sim.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
 from torus_sim.topology import Torus
 

@@ -14,8 +14,8 @@ import pandas as pd
 
 from failure_logs.synthetic import generate_failures
 from torus_sim.analytic import ckpt_migration as analytic
+from torus_sim.engine.model import SchedulingModel
 from torus_sim.metrics import summarize
-from torus_sim.model import SchedulingModel
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 from torus_sim.workload.synthetic import steady_state_workload

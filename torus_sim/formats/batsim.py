@@ -119,7 +119,7 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
     """The run's Batsim job record: one row per attempt and placement (see the module docstring).
 
     Args:
-        record: the run's :class:`~torus_sim.model.SimulationRecord` (recorded: attempts table present).
+        record: the run's :class:`~torus_sim.engine.record.SimulationRecord` (recorded: attempts table present).
         jobs: the per-job table (:func:`torus_sim.metrics.summary.job_table`; job_id, submitted_at,
             walltime, partition_size).
         workload_name: Batsim's ``workload_name`` column (the workload file's stem).

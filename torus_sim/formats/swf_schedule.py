@@ -37,7 +37,7 @@ def schedule_swf(record, jobs: pd.DataFrame, header: dict[str, str]) -> str:
     """The run's schedule as SWF text.
 
     Args:
-        record: the run's :class:`~torus_sim.model.SimulationRecord` (with its attempts table).
+        record: the run's :class:`~torus_sim.engine.record.SimulationRecord` (with its attempts table).
         jobs: the per-job table (job_id, user_id, size, submitted_at, walltime).
         header: ``; Key: value`` lines to write after ``Version`` (``Computer``, ``MaxNodes``,
             ``MaxProcs``, ``UnixStartTime``, ``Note``, ...); a value with newlines gives one line each.

@@ -33,7 +33,7 @@ def summarize_record(
     """The summary of one simulation: every metric family whose inputs the record holds.
 
     Args:
-        record: a :class:`~torus_sim.model.SimulationRecord` (with its tables).
+        record: a :class:`~torus_sim.engine.record.SimulationRecord` (with its tables).
         workload: the run's workload (unused today; kept for families that need the inputs).
         gamma: Γ of BGL-FAULT's bounded slowdown, seconds.
         form: BGL-FAULT's bounded-slowdown form (``standard`` or ``printed``).

@@ -1,7 +1,7 @@
 """PV-EASY's metrics: MBS, MWBS, load, waste, preemptions, strict fairness and reservation violations.
 
 They read the run's record only (never the engine): the per-job table and, for fairness and
-violations, the per-pass table with the head's columns (:data:`torus_sim.model.FAIRNESS_COLUMNS`).
+violations, the per-pass table with the head's columns (:data:`torus_sim.engine.record.FAIRNESS_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING
       reservation is violated when the lower-priority jobs hold the nodes it needs at or after it.
 
     Args:
-        passes: the record's pass table with :data:`torus_sim.model.FAIRNESS_COLUMNS`, in time order.
+        passes: the record's pass table with :data:`torus_sim.engine.record.FAIRNESS_COLUMNS`, in time order.
         reading: ``backfilled`` or ``shadow``.
 
     Returns:

@@ -117,7 +117,7 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     """The run's summary metrics.
 
     Args:
-        record: a :class:`~torus_sim.model.SimulationRecord`.
+        record: a :class:`~torus_sim.engine.record.SimulationRecord`.
         gamma: Γ of bounded slowdown, seconds.
         form: bounded-slowdown form.
 

@@ -2,7 +2,7 @@
 
 :func:`start_in_order` starts waiting jobs while the first one fits (FCFS); :func:`easy_pass` adds the
 reservation for the blocked head and backfills what does not delay it. They read only the public
-view (:class:`~torus_sim.view.SchedulingView`) and yield actions, so a plug-in policy can use them
+view (:class:`~torus_sim.engine.view.SchedulingView`) and yield actions, so a plug-in policy can use them
 as the built-ins do (FCFS, FCFS-EASY / SJF-EASY on a cluster, Krevat's pass on a cluster).
 """
 
@@ -49,7 +49,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         order: ``fcfs`` or ``sjf`` (shortest predicted runtime first) for the backfill candidates.
         placement: the placement policy (MFP / lowest free ids when None).
         backfill: False gives plain FCFS.
-        together: jobs ending at the shadow instant all count free then (see :meth:`~torus_sim.view.SchedulingView.shadow`).
+        together: jobs ending at the shadow instant all count free then (see :meth:`~torus_sim.engine.view.SchedulingView.shadow`).
 
     Yields:
         :class:`Start` and :class:`Reserve` actions.
@@ -165,7 +165,7 @@ def start_from_columns(view, columns, head, free: int, short: np.ndarray, occupa
 
     Args:
         view: the engine's view (a cluster without node identities).
-        columns: the queue's :class:`~torus_sim.queue_columns.JobColumns` in candidate order.
+        columns: the queue's :class:`~torus_sim.engine.queue_columns.JobColumns` in candidate order.
         head: the blocked first job (never a candidate).
         free: nodes free now.
         short: bool, shape (len(columns),): the rows that may start in ``size <= free`` nodes alone.

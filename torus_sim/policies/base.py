@@ -3,7 +3,7 @@
 Every scheduling policy of the project (Krevat's FCFS + backfilling + migration with its placements,
 FCFS / EASY / conservative / PV-EASY, R-LIST and R-SHELF, LIST with a moldable allocation,
 BATCH-LIST) subclasses :class:`Policy`. At each scheduling pass the engine calls
-:meth:`Policy.plan` with a :class:`~torus_sim.view.SchedulingView` and applies the actions it returns,
+:meth:`Policy.plan` with a :class:`~torus_sim.engine.view.SchedulingView` and applies the actions it returns,
 in order:
 
 * :class:`Start`: start a waiting job now on an allocation the platform gave (a partition id on the
@@ -29,11 +29,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.wait_queue import fcfs_key
+from torus_sim.job import fcfs_key
 
 if TYPE_CHECKING:
+    from torus_sim.engine.view import SchedulingView
     from torus_sim.job import Job
-    from torus_sim.view import SchedulingView
 
 __all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "check_declarations", "fcfs_key"]
 
@@ -87,14 +87,14 @@ class Policy:
         starts_head_when_it_fits: the engine checks after each pass that the first waiting job
             does not fit (true of every policy that serves the head first).
         needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
-        queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.wait_queue.WaitQueue.of_size`).
+        queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.engine.wait_queue.WaitQueue.of_size`).
         queue_columns: on a cluster that keeps node counts, the wait queue keeps numpy columns of
-            sizes and predicted remaining times (:meth:`~torus_sim.wait_queue.WaitQueue.keep_columns`):
+            sizes and predicted remaining times (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_columns`):
             ``"queue"`` in queue order, ``"shortest"`` also in SJF order; None: none.
         size_index: on the torus, the wait queue keeps each size's jobs searchable by remaining time
-            (:meth:`~torus_sim.wait_queue.WaitQueue.keep_size_index`): ``"walltime"`` or
+            (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_size_index`): ``"walltime"`` or
             ``"predicted"`` (the run's predictions); None: none. Only with the default (FCFS) queue key.
-        shadow_load: it asks :meth:`~torus_sim.view.SchedulingView.held_above` (PV-EASY): on a count
+        shadow_load: it asks :meth:`~torus_sim.engine.view.SchedulingView.held_above` (PV-EASY): on a count
             cluster the engine keeps the running jobs' sizes by rank for it.
 
     Hooks a subclass overrides:

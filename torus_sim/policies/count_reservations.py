@@ -459,7 +459,7 @@ class CountProfile:
 
     :meth:`plan` gives the pass's answer: the first waiting job's reservation and the jobs that start
     now. A pass recomputes every reservation (:func:`reserve_in_order`) unless nothing but arrivals
-    happened since the last one: the releases' change count (:attr:`~torus_sim.running_ends.ReleaseColumns.changes`)
+    happened since the last one: the releases' change count (:attr:`~torus_sim.engine.running_ends.ReleaseColumns.changes`)
     is the last pass's plus its starts, no release is due (an end at or before now would count just
     after now, which moves with now), the jobs left waiting are still the queue's first ones and the
     free count now is the kept profile's. Then every reservation stays where it was (the starts of the
@@ -531,7 +531,7 @@ class CountProfile:
         Args:
             now: the pass's time, seconds.
             free_now: nodes free now.
-            releases: the running jobs' :class:`~torus_sim.running_ends.ReleaseColumns` (predicted ends
+            releases: the running jobs' :class:`~torus_sim.engine.running_ends.ReleaseColumns` (predicted ends
                 ascending, node counts, change count).
             jobs: the waiting jobs in priority order (not changed here).
             sizes: int64 ``(q,)``: their sizes.

@@ -31,17 +31,20 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.job import Job
+from torus_sim.job import Job, fcfs_key
 from torus_sim.partitions import PartitionTable
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.backfilling import easy_pass
 from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
-from torus_sim.wait_queue import WaitQueue, fcfs_key
+
+if TYPE_CHECKING:
+    from torus_sim.engine.wait_queue import WaitQueue
 
 __all__ = ["REPACK_TRIE_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
 
@@ -421,7 +424,7 @@ class KrevatScheduler(Policy):
 
 
 class _SizeLists:
-    """The queue's per-size lists with :class:`~torus_sim.size_index.SizeIndex`'s questions: a cursor is a list index.
+    """The queue's per-size lists with :class:`~torus_sim.engine.size_index.SizeIndex`'s questions: a cursor is a list index.
 
     "The next job of this size that ends by the reservation" walks the list (after the queue's least
     walltime of the size rules it out, for walltimes); the size index answers the same with a tree.

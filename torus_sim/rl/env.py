@@ -1,9 +1,9 @@
 """A Gymnasium environment over the engine: a learning agent picks which waiting job starts next.
 
 There is no second simulator: :class:`SchedulingEnv` builds the same
-:class:`~torus_sim.model.SchedulingModel` a run builds (platform, workload window, failures), sets
+:class:`~torus_sim.engine.model.SchedulingModel` a run builds (platform, workload window, failures), sets
 it to pause at every scheduling pass (``pause_at_passes``), and applies the agent's choices as the
-pass's actions through the engine's own checks (:meth:`~torus_sim.model.SchedulingModel.apply_action`).
+pass's actions through the engine's own checks (:meth:`~torus_sim.engine.model.SchedulingModel.apply_action`).
 
 Decision points: a pass where at least one of the first K waiting jobs can be placed now. The agent
 sees the observation below and answers with an action in ``Discrete(K * M + 1)``: ``slot * M + m``
@@ -48,8 +48,8 @@ import numpy as np
 from gymnasium import spaces
 
 from failure_logs.events import FailureLog
+from torus_sim.engine.model import SchedulingModel
 from torus_sim.errors import ConfigurationError
-from torus_sim.model import SchedulingModel
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
 from torus_sim.scenario import Scenario

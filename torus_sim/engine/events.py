@@ -18,14 +18,37 @@ References:
 
 from __future__ import annotations
 
+from enum import IntEnum
 from heapq import heappop, heappush
 
 from mesa.experimental.devs import DEVSimulator
 from mesa.experimental.devs.eventlist import SimulationEvent
 
-__all__ = ["EngineEvent", "EngineSimulator"]
+__all__ = ["LEVELS", "EngineEvent", "EngineSimulator", "EventPriority"]
 
 _NO_KWARGS: dict = {}  # shared, never written (cancel() replaces it)
+
+
+class EventPriority(IntEnum):
+    """Order of events at the same instant (lower runs first).
+
+    Events carry the level as a plain int (:class:`~torus_sim.engine.events.EngineEvent`).
+    """
+
+    REPAIR = 1
+    PREVENTIVE = 2  # a preventive migration due at the instant of its failure runs before it
+    FAILURE = 3
+    JOB_END = 4  # the end of an attempt (completion or silent error)
+    ARRIVAL = 5
+    SCHEDULE = 6
+
+
+_LEVELS = {level: int(level) for level in EventPriority}  # the plain ints events carry
+_JOB_END = _LEVELS[EventPriority.JOB_END]
+
+
+LEVELS = {level: int(level) for level in EventPriority}
+"""Each priority as the plain int an event carries (a dict lookup: cheaper than ``int()`` per event)."""
 
 
 class EngineEvent(SimulationEvent):

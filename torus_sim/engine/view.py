@@ -16,10 +16,10 @@ __all__ = ["SchedulingView"]
 
 
 class SchedulingView:
-    """A read-only window on a :class:`~torus_sim.model.SchedulingModel` for its policy.
+    """A read-only window on a :class:`~torus_sim.engine.model.SchedulingModel` for its policy.
 
     Attributes:
-        queue: the wait queue (:class:`~torus_sim.wait_queue.WaitQueue`), in the policy's order; read only.
+        queue: the wait queue (:class:`~torus_sim.engine.wait_queue.WaitQueue`), in the policy's order; read only.
         running: running jobs by job id; a read-only mapping (a live view of the engine's).
         platform: the platform; read only (only the engine allocates, releases, fails and repairs).
         ended: for policies that plan after every attempt end (RIGID Alg. 1): ``(job, failed)`` of
@@ -113,7 +113,7 @@ class SchedulingView:
         the first call on, a row in or out per start and stop, instead of a sort of the running jobs.
 
         Returns:
-            A :class:`~torus_sim.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
+            A :class:`~torus_sim.engine.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
             predicted ends in seconds, ascending (an end at or before now stands for now); ``sizes``,
             int64 ``(r,)``, the nodes each job frees (views, valid until the next action is applied);
             ``changes``, rows added and removed so far. None where the engine keeps no such order (the
@@ -140,7 +140,7 @@ class SchedulingView:
             need: the blocked job's partition size.
             releasing: running jobs whose predicted ends free nodes, considered in order of
                 (predicted end, rank); None: every running job (read from the engine's kept order,
-                :class:`~torus_sim.running_ends.RunningEnds`, where it keeps one). Down nodes
+                :class:`~torus_sim.engine.running_ends.RunningEnds`, where it keeps one). Down nodes
                 with known repair times come back at those times.
             vacated: running jobs counted as free from now (PV-EASY's shadow load).
             above_rank: with ``releasing`` None: the running jobs of greater rank count as free from

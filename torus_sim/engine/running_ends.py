@@ -7,7 +7,7 @@ attempt (no periodic checkpoints, no preemption model with its own arithmetic, n
 the profile) the order can be kept: an entry is added when an attempt starts and dropped when it ends,
 is killed, preempted or migrated.
 
-The predicted end is :meth:`torus_sim.progress.CheckpointProgress.predicted_end`'s: the job's
+The predicted end is :meth:`torus_sim.engine.progress.CheckpointProgress.predicted_end`'s: the job's
 prediction while it lies ahead, then its walltime (the kill time), never before now. An entry keyed by
 a prediction that now has passed is re-keyed to the walltime (time only moves forward, so once is
 enough); entries at or before now all end "now" and are released in rank order, as the sort did.
@@ -107,7 +107,7 @@ class ReleaseColumns:
 
 
 class RunningEnds:
-    """Running jobs ordered by (predicted end, rank), for :meth:`~torus_sim.view.SchedulingView.shadow`.
+    """Running jobs ordered by (predicted end, rank), for :meth:`~torus_sim.engine.view.SchedulingView.shadow`.
 
     Entries are ``(key, rank, job, walltime_end)``: ``key`` is the predicted end before clipping to
     now; ``walltime_end`` is the end at the walltime for an entry keyed by a prediction, else None.

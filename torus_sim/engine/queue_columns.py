@@ -45,7 +45,7 @@ class JobColumns:
 
     Args:
         remaining: ``job -> seconds``, the predicted remaining time of a waiting job (the engine's
-            :meth:`~torus_sim.progress.CheckpointProgress.predicted_remaining`), asked once per entry.
+            :meth:`~torus_sim.engine.progress.CheckpointProgress.predicted_remaining`), asked once per entry.
         key: ``(job, remaining seconds) -> key``, unique per job (smaller first); None: the key the
             caller passes to :meth:`insert` (the wait queue's own order).
 

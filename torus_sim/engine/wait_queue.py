@@ -14,17 +14,12 @@ from operator import attrgetter
 
 from sortedcontainers import SortedKeyList
 
+from torus_sim.engine.queue_columns import JobColumns, position
+from torus_sim.engine.size_index import SizeIndex
 from torus_sim.errors import SimulationError
-from torus_sim.job import Job
-from torus_sim.queue_columns import JobColumns, position
-from torus_sim.size_index import SizeIndex
+from torus_sim.job import Job, fcfs_key
 
 __all__ = ["WaitQueue", "fcfs_key"]
-
-
-def fcfs_key(job: Job) -> tuple[float, int]:
-    """FCFS order: arrival time, then job id (BGL-FAULT §5.1; PV-EASY: priority = submission order)."""
-    return (job.submitted_at, job.job_id)
 
 
 _queue_key = attrgetter("queue_key")
@@ -52,12 +47,12 @@ class WaitQueue:
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
         columns: the waiting jobs' sizes and predicted remaining times in queue order
-            (:class:`~torus_sim.queue_columns.JobColumns`), after :meth:`keep_columns` while the queue is
+            (:class:`~torus_sim.engine.queue_columns.JobColumns`), after :meth:`keep_columns` while the queue is
             long (from :data:`COLUMNS_KEPT_FROM` jobs on, until it falls below :data:`COLUMNS_DROPPED_BELOW`); else None.
         shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
         size_index: each size's waiting jobs searchable by remaining time
-            (:class:`~torus_sim.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
-        guard: the run's :class:`~torus_sim.guard.ExtensionCalls` when it has a plug-in (the queue then
+            (:class:`~torus_sim.engine.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
+        guard: the run's :class:`~torus_sim.engine.guard.ExtensionCalls` when it has a plug-in (the queue then
             refuses changes while the plug-in's code runs, and :meth:`of_size` returns copies); else None.
     """
 
@@ -82,7 +77,7 @@ class WaitQueue:
         return self._indexed
 
     def keep_size_index(self, jobs, remaining, holds: str) -> None:
-        """Keep every size's waiting jobs searchable by remaining time from now on (:mod:`torus_sim.size_index`).
+        """Keep every size's waiting jobs searchable by remaining time from now on (:mod:`torus_sim.engine.size_index`).
 
         Args:
             jobs: every job of the run (each gets a fixed slot among its size's, in this queue's order).
@@ -97,7 +92,7 @@ class WaitQueue:
         self.size_index = SizeIndex(jobs, self._key, remaining, holds)
 
     def keep_columns(self, remaining, shortest: bool = False) -> None:
-        """Keep the waiting jobs as numpy columns from now on, while the queue is long (:mod:`torus_sim.queue_columns`).
+        """Keep the waiting jobs as numpy columns from now on, while the queue is long (:mod:`torus_sim.engine.queue_columns`).
 
         The columns are made when the queue reaches :data:`COLUMNS_KEPT_FROM` jobs and dropped when it
         falls below :data:`COLUMNS_DROPPED_BELOW` (a short queue is scanned job by job for less than

@@ -1,0 +1,27 @@
+"""The engine: one Mesa model on Mesa's discrete-event simulator, for every platform and policy.
+
+Key components:
+    SchedulingModel (model.py): the model: construction, the run and Mesa's step, the record.
+    EventHandlers (handlers.py): what each event does (arrivals, attempt ends, failures, repairs,
+        preventive migrations) and the resilience set-up.
+    Pass (scheduling_pass.py): one scheduling pass: ask the policy, check and apply its actions,
+        record the pass and the fairness columns.
+    SimulationRecord, the record's columns (record.py): the tables metrics read.
+    EngineSimulator, EventPriority (events.py): the clock, the event heap, same-instant order.
+    SchedulingView (view.py): what a policy may see.
+    WaitQueue (wait_queue.py) with its numpy columns (queue_columns.py) and size index
+        (size_index.py); RunningEnds (running_ends.py), RankSums (rank_sums.py), PassedJobs
+        (passed_jobs.py): the bookkeeping the passes read.
+    progress.py: how far a job's attempt got (checkpointing, preemption modes).
+    guard.py: the guard around plug-in code (ExtensionCalls, the pass watchdog).
+
+Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView` and the event
+priorities are meant for use outside the engine; policies see the view.
+"""
+
+from torus_sim.engine.events import EventPriority
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine.record import SimulationRecord
+from torus_sim.engine.view import SchedulingView
+
+__all__ = ["EventPriority", "SchedulingModel", "SchedulingView", "SimulationRecord"]

@@ -1,0 +1,246 @@
+"""What each event does: arrivals, attempt ends (the silent-error check), failures, repairs, starts.
+
+:class:`EventHandlers` is the part of :class:`~torus_sim.engine.model.SchedulingModel` whose methods
+the events call (each bound once at construction, see :mod:`torus_sim.engine.events`), and the state
+changes they share with the pass (a start, a preemption, a migration).
+
+References:
+    BGL-FAULT §6.1 (arrival, start, finish and failure events; a killed job restarts from the
+    beginning); RIGID §3.2 (silent errors found at the end of an attempt); PV-EASY §4.2 (preemption).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from torus_sim.engine.events import LEVELS, EventPriority
+from torus_sim.engine.running_ends import RunningEnds
+from torus_sim.errors import SimulationError
+from torus_sim.job import Job, JobState
+from torus_sim.platforms.torus import NO_JOB
+
+__all__ = ["EventHandlers"]
+
+_JOB_END = LEVELS[EventPriority.JOB_END]  # the plain int an attempt's end event carries
+
+
+class EventHandlers:
+    """The model's event handlers and the state changes they share with the pass (a mixin of the model)."""
+
+    def _schedule_next_arrival(self) -> None:
+        group = self._next_arrival
+        if group + 1 < len(self._arrival_bounds):
+            start, stop = self._arrival_bounds[group], self._arrival_bounds[group + 1]
+            if self._arrival_order is None:
+                jobs = self.jobs[start:stop]
+            else:
+                jobs = [self.jobs[position] for position in self._arrival_order[start:stop].tolist()]
+            self._next_arrival += 1
+            self._schedule(self._handle_arrivals, jobs[0].submitted_at, EventPriority.ARRIVAL, jobs)
+
+    def _on_arrivals(self, jobs: list[Job]) -> None:
+        self._schedule_next_arrival()
+        self._run += 1
+        predict = self._predict
+        for job in jobs:
+            job.arrive()
+            if predict is not None:
+                job.prediction = min(predict(job), job.walltime)
+        self.queue.extend(jobs)
+        self._request_pass()
+
+    def _on_job_end(self, job: Job) -> None:
+        self._run += 1
+        now = self.simulator.time
+        if self._preventive_events:
+            self._cancel_preventive(job)
+        self.platform.release(job.allocation, job.job_id)
+        self._stop_running(job.job_id)
+        failed = job.errors_detected < job.silent_errors
+        if self.record_enabled:
+            self._add_attempt_row(job, now, "silent_error" if failed else "completed")
+        if failed:
+            job.fail_attempt(now)
+            self._silent_errors += 1
+            self.queue.add(job)
+        else:
+            job.finish(now)
+            self._passed.completed(job)  # a completed job never counts again (a killed one may)
+            self.completed += 1
+            self.makespan = now
+            if self._observe_end is not None:
+                self._observe_end(job)
+            if self.record_enabled:
+                self.datacollector.add_table_row(
+                    "jobs",
+                    {
+                        "job_id": job.job_id,
+                        "user_id": job.user_id,
+                        "size": job.size,
+                        "partition_size": job.partition_size,
+                        "submitted_at": job.submitted_at,
+                        "first_started_at": job.first_started_at,
+                        "started_at": job.started_at,
+                        "finished_at": job.finished_at,
+                        "runtime": job.runtime,
+                        "walltime": job.walltime,
+                        "prediction": job.walltime if job.prediction is None else job.prediction,
+                        "attempts": job.attempts,
+                        "kills": job.kills,
+                        "preemptions": job.preemptions,
+                        "silent_errors": job.errors_detected,
+                        "lost_work": job.lost_work,
+                        "migrations": job.migrations,
+                        "time_sum": job.time_sum,
+                    },
+                )
+        if self.policy.pass_after_each_end:
+            self.view.ended = (job, failed)
+            self._pass()
+            self.view.ended = None
+        else:
+            self._request_pass()
+
+    def _downtime_end(self, repair_at: float) -> float:
+        if self.downtime == "transient":
+            return self.now
+        if self.downtime == "log":
+            return repair_at if not math.isnan(repair_at) else self.now
+        return self.now + float(self.downtime)
+
+    def _on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
+        self._run += 1
+        self.counters["failures"] += 1
+        now = self.now
+        killed = None
+        job_id = self.platform.job_on(node)
+        if job_id != NO_JOB:
+            job = self._stop_running(job_id)
+            job.end_event.cancel()
+            self.counters["events_cancelled"] += 1
+            self._cancel_preventive(job)
+            self.platform.release(job.allocation, job_id)
+            preventive = None
+            if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
+                preventive = self.resilience.checkpoint_cost
+                self.counters["preventive_checkpoints"] += 1
+            if self.record_enabled:
+                self._add_attempt_row(job, now, "killed")
+            self.counters["lost_work"] += self.progress.kill(job, now, preventive)
+            self.counters["job_kills"] += 1
+            self.scheduler.enqueue(job)
+            self.returned_jobs.append(job)
+            killed = job_id
+        self.node_agents[node].record_failure(now, killed)
+        self.failed_this_step.append(node)
+        if self.calls.guarded:
+            self.calls.call("policy", "observe_failure", self.policy.observe_failure, now, node)
+        else:
+            self.policy.observe_failure(now, node)
+        until = self._downtime_end(repair_at)
+        if until > now:
+            if math.isnan(self._down_since[node]):
+                self._down_since[node] = now
+            self.platform.take_down(node, until)
+            if math.isfinite(until):
+                self._schedule(self._handle_repair, until, EventPriority.REPAIR, node)
+        if self.record_enabled:
+            self.datacollector.add_table_row(
+                "failures", {"time": now, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
+            )
+        self._request_pass()
+
+    def _on_repair(self, node: int) -> None:
+        self._run += 1
+        if self.platform.repair(node, self.now):
+            self.node_agents[node].downtime += self.now - self._down_since[node]
+            self._down_since[node] = np.nan
+            self._request_pass()
+
+    def _start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
+        self.queue.remove(job)
+        if size is not None:  # a moldable job's allocation for this attempt
+            job.size = size
+            job.runtime = runtime
+        platform = self.platform
+        platform.allocate(allocation, job.job_id)
+        simulator = self.simulator
+        end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
+        if self.verification_time:
+            end_at += self.verification_time
+        self.running_jobs[job.job_id] = job
+        if self._running_ranks is not None:
+            self._running_ranks.add(job.rank, job.allocated_size)
+        if self._running_ends is not None:
+            self._running_ends.add(job)
+        if self.datacollector is not None:
+            self.started_this_step.append((job.job_id, allocation))
+        self._starts += 1
+        self._scheduled += 1
+        job.end_event = simulator.schedule(self._handle_job_end, end_at, _JOB_END, [job])
+        if self._preventive_migration:
+            self._plan_preventive(job)
+
+    def running_ends(self) -> RunningEnds | None:
+        """The running jobs kept in order of predicted end (:class:`~torus_sim.engine.running_ends.RunningEnds`), or None.
+
+        None where a running job's predicted end can change during its attempt (the torus, periodic
+        checkpoints, PV-EASY's checkpoint / suspend modes, preventive moves): sort at each pass there.
+        Made from the running jobs at the first call, then kept up to date at every start and stop.
+        """
+        if self._running_ends is None and self._ends_can_be_kept:
+            self._running_ends = RunningEnds()
+            for job in self.running_jobs.values():
+                self._running_ends.add(job)
+        return self._running_ends
+
+    def _stop_running(self, job_id: int) -> Job | None:
+        """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
+        job = self.running_jobs.pop(job_id, None)
+        if job is not None:
+            if self.record_fairness:
+                self._passed.stopped(job)
+            if self._running_ranks is not None:
+                self._running_ranks.add(job.rank, -job.allocated_size)
+            if self._running_ends is not None:
+                self._running_ends.discard(job)
+        return job
+
+    def _preempt(self, job: Job) -> None:
+        if self._stop_running(job.job_id) is None:
+            raise SimulationError(f"job {job.job_id} is not running")
+        job.end_event.cancel()
+        self.counters["events_cancelled"] += 1
+        self._cancel_preventive(job)
+        self.platform.release(job.allocation, job.job_id)
+        if self.record_enabled:
+            self._add_attempt_row(job, self.now, "preempted")
+        self.progress.preempt(job, self.now)
+        self.counters["preemptions"] += 1
+        self.scheduler.enqueue(job)
+        self.returned_jobs.append(job)
+
+    def _migrate(self, moves: tuple) -> None:
+        for job, _ in moves:
+            self.platform.release(job.allocation, job.job_id)
+        cost = self.policy.migration_cost
+        for job, allocation in moves:
+            if job.state is not JobState.RUNNING:
+                raise SimulationError(f"cannot migrate {job!r}")
+            if self.record_enabled:
+                self._add_migration_row(job, job.allocation, allocation)
+            self.platform.allocate(allocation, job.job_id)
+            if self._running_ends is not None:
+                self._running_ends.discard(job)
+            job.migrate(self.now, allocation, cost)
+            if self._running_ends is not None:
+                self._running_ends.add(job)
+            job.end_event.cancel()
+            self.counters["events_cancelled"] += 1
+            job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
+            self._cancel_preventive(job)
+            self._plan_preventive(job)
+            self.counters["migrations"] += 1
+        self.counters["repacks"] += 1

@@ -1,0 +1,558 @@
+"""The engine: one Mesa ``Model`` on Mesa's discrete-event simulator for every platform and policy.
+
+:class:`SchedulingModel` runs any combination of
+
+* a platform: the torus (contiguous rectangular partitions of supernodes) or a cluster of P nodes;
+* a workload: jobs submitted over time (an SWF trace) or a batch released at time 0 (RIGID /
+  MOLDABLE §5.1 sets, the reference code's files, CKPT-MIG's steady state); rigid or moldable jobs;
+* failures: fail-stop node failures (a log or a generator, with downtime, periodic or preventive
+  checkpointing, preventive migration and spares) and silent errors found at the end of an attempt
+  (f_j per job), alone or together;
+* a policy (:mod:`torus_sim.policies`): it reads a :class:`~torus_sim.engine.view.SchedulingView` and
+  returns actions; only the engine changes state and time.
+
+Events (float time in seconds, the trace's clock): arrivals (one event per instant), attempt ends
+(where the silent-error detector runs), node failures, repairs, preventive migrations, and one
+scheduling pass per instant that sees all of them. Same-instant order is :class:`EventPriority`:
+repairs, preventive migrations, failures, attempt ends, arrivals, then the pass; so a failure at
+the instant an attempt ends kills it. A policy with ``pass_after_each_end`` (RIGID Alg. 1: "whenever
+a job completes") also plans right after each attempt end, one end at a time.
+
+Every event's callback is one of the model's handlers, a ``functools.partial`` of a model method
+bound at construction and kept alive by the model (Mesa's own events hold callbacks by weak
+reference, so a lambda would silently never run); the events are :class:`~torus_sim.engine.events.EngineEvent`
+s on an :class:`~torus_sim.engine.events.EngineSimulator`, Mesa's DEVS simulator with a lighter event.
+The model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks
+that every event was run or cancelled (or lay after the last job finished).
+
+References:
+    BGL-FAULT §6.1 (event-driven simulation: arrival, start, finish and failure events; failed jobs
+    restart from the beginning); RIGID §3, Alg. 1; MOLDABLE §3; PV-EASY §5.1; CKPT-MIG.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from array import array
+from collections import Counter
+from functools import partial
+
+import mesa
+import numpy as np
+
+from agents.node import NodeAgent
+from agents.scheduler import SchedulerAgent
+from failure_logs.events import FailureLog
+from failure_logs.synthetic import SyntheticFailures
+from torus_sim.engine.events import LEVELS as _LEVELS
+from torus_sim.engine.events import EngineSimulator, EventPriority
+from torus_sim.engine.guard import (
+    DEFAULT_PLAN_TIMEOUT,
+    WATCHDOG,
+    ExtensionCalls,
+    checked_prediction,
+    checked_queue_key,
+    guarded_job_class,
+)
+from torus_sim.engine.handlers import EventHandlers
+from torus_sim.engine.passed_jobs import PassedJobs
+from torus_sim.engine.preventive import PreventiveActions
+from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
+from torus_sim.engine.rank_sums import RankSums
+from torus_sim.engine.record import Recording, SimulationRecord
+from torus_sim.engine.running_ends import RunningEnds
+from torus_sim.engine.scheduling_pass import SchedulingPass
+from torus_sim.engine.view import SchedulingView
+from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.job import Job
+from torus_sim.partitions import PartitionTable
+from torus_sim.platforms.cluster import ClusterPlatform
+from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.policies.base import Policy, check_declarations
+from torus_sim.policies.resilience import ResiliencePolicy
+from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
+from torus_sim.workload.jobs import JobColumns, Workload
+
+__all__ = ["DOWNTIME_MODES", "SchedulingModel"]
+
+DOWNTIME_MODES = ("transient", "log")
+"""``transient``: a failed node is back at once (BGL-FAULT §6.1); ``log``: it stays down until the
+log's repair time (transient where the log has none). A number of seconds gives every failure that
+fixed downtime."""
+
+
+_NO_FAILURES = FailureLog.empty()  # shared, never changed
+
+
+def _walltime(job: Job) -> float:
+    """The job's requested time, seconds (what Krevat's backfilling compares with the reservation)."""
+    return job.walltime
+
+
+def _build_platform(platform, table, needs_identities: bool):
+    if platform is None:
+        platform = BGL_SUPERNODE_TORUS
+    if isinstance(platform, Torus):
+        return TorusPlatform(platform, table)
+    if isinstance(platform, (int, np.integer)) and not isinstance(platform, bool):
+        return ClusterPlatform(int(platform), identities=needs_identities)
+    if isinstance(platform, (TorusPlatform, ClusterPlatform)):
+        if platform.kind == "cluster" and needs_identities and not platform.identities:
+            raise ConfigurationError("node failures and fault-aware placement need a cluster with node identities")
+        return platform
+    raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
+
+
+def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
+    """The jobs grouped by submit time: ``(order, bounds)``.
+
+    Args:
+        jobs: the run's jobs in rank order (``submitted_at`` in seconds).
+
+    Returns:
+        ``order`` is None when the jobs are in submit order already, else the stable argsort of their
+        submit times (int ``(n,)``); group g is positions ``bounds[g]:bounds[g + 1]`` of that order
+        (``array('q')``, ``len`` = groups + 1).
+
+    A batch (one submit time) is one group without array work: a RIGID run of 100 jobs spent a sixth
+    of its set-up in the numpy calls.
+    """
+    if jobs:
+        first = jobs[0].submitted_at
+        if all(job.submitted_at == first for job in jobs):
+            return None, array("q", (0, len(jobs)))
+    submits = np.fromiter((job.submitted_at for job in jobs), dtype=float, count=len(jobs))
+    in_order = bool(np.all(submits[1:] >= submits[:-1]))
+    order = None if in_order else np.argsort(submits, kind="stable")
+    ordered = submits if in_order else submits[order]
+    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
+    return order, array("q", bounds)  # Python ints when indexed
+
+
+def _extensions(policy, runtime_predictor) -> dict:
+    """The run's extensions by kind: the policy, its placement and failure predictor, the runtime predictor (None: absent)."""
+    placement = getattr(policy, "placement", None)
+    return {
+        "policy": policy,
+        "placement": placement,
+        "failure predictor": getattr(placement, "predictor", None),
+        "runtime predictor": runtime_predictor,
+    }
+
+
+class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recording, mesa.Model):
+    """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
+
+    Args:
+        workload: the jobs (copied, so a workload serves several runs).
+        policy: the scheduling policy; Krevat's FCFS + backfilling + migration with MFP placement
+            when None.
+        platform: a :class:`~torus_sim.platforms.torus.TorusPlatform`, a
+            :class:`~torus_sim.topology.Torus`, a :class:`~torus_sim.platforms.cluster.ClusterPlatform`
+            or a node count P (a cluster); BG/L's 4x4x8 torus when None.
+        failures: a fail-stop failure log, or a :class:`~failure_logs.synthetic.SyntheticFailures`
+            request drawn with this model's generator over the workload's submit span.
+        downtime: ``"transient"``, ``"log"`` or seconds >= 0 (see :data:`DOWNTIME_MODES`).
+        resilience: periodic / preventive checkpointing, preventive migration and spares
+            (:class:`~torus_sim.policies.resilience.ResiliencePolicy`); none by default, as BGL-FAULT.
+        preemption: what a preempted job keeps (PV-EASY's kill, checkpoint or suspend mode).
+        runtime_predictor: what the scheduler believes of runtimes (:mod:`predictors.runtime`), or
+            a factory taking the model's generator; the walltime when None.
+        silent_errors: int ``(n,)``, f_j for each job of the workload in order (the jobs' own when None).
+        verification_time: V, seconds added to every attempt for the silent-error detector.
+        seed: seed of the run's one random generator (``self.rng``).
+        step_seconds: simulated seconds one :meth:`step` advances (``mesa.batch_run``, the browser view).
+        record: keep the per-job, per-attempt, per-pass and per-failure tables (off for large batch
+            experiments, which need the makespan only).
+        record_fairness: add the head's fairness columns to the pass table (default: for online workloads
+            on a cluster; on the torus the check costs a partition query per pass, about 15% of a run
+            with failures, so it is asked for).
+        table: a prebuilt partition table for a torus (saves building one per run).
+        plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
+            a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.engine.guard`).
+
+    Raises:
+        ConfigurationError: the policy does not support the platform or workload (with the reason),
+            declares them in a form the engine cannot read,
+            a job larger than the platform or with a size the torus cannot form, duplicate job ids,
+            an unknown downtime mode, a failure on a node the platform does not have, or silent-error
+            counts of the wrong shape.
+
+    References:
+        BGL-FAULT §6.1; RIGID §3.2; PV-EASY §5.1.
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        policy: Policy | None = None,
+        platform=None,
+        failures: FailureLog | SyntheticFailures | None = None,
+        *,
+        downtime: str | float = "transient",
+        resilience: ResiliencePolicy | None = None,
+        preemption: Preemption | None = None,
+        runtime_predictor=None,
+        silent_errors=None,
+        verification_time: float = 0.0,
+        seed: int = 0,
+        step_seconds: float = 3600.0,
+        record: bool = True,
+        record_fairness: bool | None = None,
+        table: PartitionTable | None = None,
+        plan_timeout: float | None = DEFAULT_PLAN_TIMEOUT,
+    ) -> None:
+        super().__init__(seed=seed)
+        if plan_timeout is not None and not plan_timeout > 0:
+            raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
+        self.plan_timeout = plan_timeout
+        self._in_pass = False  # True while the engine's own pass runs (the watchdog reads it)
+        if not step_seconds > 0:
+            raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
+        if not (
+            downtime in DOWNTIME_MODES
+            or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
+        ):
+            raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
+        if not verification_time >= 0:
+            raise ConfigurationError(f"the verification time V must be >= 0, got {verification_time}")
+        if policy is None:
+            from torus_sim.policies.krevat import KrevatScheduler
+
+            policy = KrevatScheduler()
+        check_declarations(policy)
+        if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
+            runtime_predictor = runtime_predictor(self.rng)
+        extensions = _extensions(policy, runtime_predictor)
+        names = {kind: extension_name(extension) for kind, extension in extensions.items() if extension is not None}
+        guarded = not all(is_builtin_extension(extension) for extension in extensions.values() if extension is not None)
+        self.calls = ExtensionCalls(names, self._clock, guarded)
+        self.resilience = resilience or ResiliencePolicy()
+        fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
+        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active
+        self.platform = _build_platform(platform, table, needs_identities)
+        if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
+            reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
+            if reason is not None and not isinstance(reason, str):
+                raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
+            if reason:
+                raise ConfigurationError(reason)
+        else:
+            policy.check_supports(self.platform, workload)
+        self.step_seconds = float(step_seconds)
+        self.downtime = downtime
+        self.verification_time = float(verification_time)
+        self.record_enabled = bool(record)
+        # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
+        self.check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
+        if record_fairness is None:
+            record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
+        self.record_fairness = bool(record_fairness)
+        self._passed = PassedJobs()  # jobs started past each head (the fairness columns)
+        self.workload_kind = workload.kind
+        self.simulator = EngineSimulator()
+        self.simulator.setup(self)
+        # event callbacks, made once and kept by the model (the events hold them; see torus_sim/events.py)
+        self._handle_job_end = partial(SchedulingModel._on_job_end, self)
+        self._handle_pass = partial(SchedulingModel._on_schedule_pass, self)
+        self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
+        self._handle_failure = partial(SchedulingModel._on_failure, self)
+        self._handle_repair = partial(SchedulingModel._on_repair, self)
+        self._handle_preventive = partial(SchedulingModel._on_preventive_migration, self)
+        capacity = self.platform.capacity
+        has_nodes = self.platform.kind == "torus" or self.platform.identities
+        self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
+        custom_key = type(policy).queue_key is not Policy.queue_key
+        key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
+        self.scheduler = SchedulerAgent(self, policy, key)
+        # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
+        # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
+        mesa.Agent._ids.pop(self, None)
+        self.queue = self.scheduler.queue  # the wait queue (the scheduler agent's)
+        self.policy = policy
+        self.workload = workload
+        # a workload lists its jobs in priority (FCFS / index) order: that is their rank
+        counts = None
+        if silent_errors is not None:
+            counts = np.asarray(silent_errors)
+            if counts.shape != (len(workload.jobs),) or np.any(counts < 0):
+                raise ConfigurationError(
+                    f"silent errors: one count >= 0 per job expected ({len(workload.jobs)}), got shape {counts.shape}"
+                )
+            counts = counts.tolist()
+        if isinstance(workload.jobs, JobColumns):  # an SWF log: the run's jobs made from its columns
+            self.jobs = workload.jobs.build()
+            for job, count in zip(self.jobs, counts, strict=True) if counts is not None else ():
+                job.silent_errors = count
+        elif counts is None:
+            self.jobs = [job.fresh_copy(rank) for rank, job in enumerate(workload.jobs)]
+        else:
+            self.jobs = [job.fresh_copy(rank, count) for rank, (job, count) in enumerate(zip(workload.jobs, counts, strict=True))]
+        self._job_by_id: dict[int, Job] = {job.job_id: job for job in self.jobs}
+        if len(self._job_by_id) != len(self.jobs):
+            seen: set[int] = set()
+            duplicate = next(job.job_id for job in self.jobs if job.job_id in seen or seen.add(job.job_id))
+            raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
+        if workload.times is None:
+            sizes = {job.partition_size for job in self.jobs}
+            unformable = self.platform.kind == "torus" or (sizes and max(sizes) > capacity)  # a cluster forms any size
+            for size in sizes if unformable else ():
+                if size > capacity or size != self.platform.round_size(size):
+                    job = next(job for job in self.jobs if job.partition_size == size)
+                    what = (
+                        f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
+                    )
+                    raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
+        self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
+        # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
+        fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
+        self._running_ranks = RankSums(len(self.jobs)) if fairness_on_counts else None
+        self.view = SchedulingView(self)
+        self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
+        self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
+        self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
+        self.counters: Counter = Counter()
+        self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
+        self.completed = 0
+        self.makespan = 0.0
+        self._pass_pending = False
+        self.pause_at_passes = False  # True: a pass opens and waits for a caller (apply_action, close_pass)
+        self._node_id_allocations = self.platform.kind == "cluster" and self.platform.identities
+        self.pass_open = False
+        self._pass_head: Job | None = None  # the head and its promise when the open pass began (fairness)
+        self._pass_promise: float | None = None
+        self._down_since = np.full(capacity, np.nan) if has_nodes else None
+        self._setup_record()
+        if isinstance(failures, SyntheticFailures):
+            start, end = failures.span or workload.span
+            failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
+        self.failure_log = failures if failures is not None else _NO_FAILURES
+        self.failure_log.check_fits(capacity)
+        if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
+            job_class = guarded_job_class(self.calls)
+            for job in self.jobs:
+                job.__class__ = job_class
+            self.queue.guard = self.platform.guard = self.calls
+            self._setup_call("attach", policy.attach, self)
+        else:
+            policy.attach(self)
+        self._preventive_events: dict[int, object] = {}
+        self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
+        self._preventive_migration = self.resilience.preventive == "migration"
+        self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
+        self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
+        self.node_mtbf = math.inf
+        if self.resilience.active:
+            self._setup_resilience(workload)
+        self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
+        if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
+            remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
+            self.queue.keep_size_index(self.jobs, remaining, policy.size_index)
+        if policy.queue_columns and self.platform.kind == "cluster" and not self.platform.identities:
+            self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
+        # the running jobs in order of predicted end, kept between passes where that end is fixed for an
+        # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
+        # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
+        fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
+        self._ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
+        self._running_ends: RunningEnds | None = None
+        self.runtime_predictor = runtime_predictor
+        self._predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
+        self._observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
+        if runtime_predictor is not None and not is_builtin_extension(runtime_predictor):
+            self._predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
+            self._observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
+        # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
+        # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
+        self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs)
+        # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
+        # pre-scheduled made every heap operation of the run pay for them (the order is the same:
+        # arrivals are the only events of their priority and have distinct times)
+        self._next_arrival = 0
+        self._schedule_next_arrival()
+        for index, (failed_at, node, repair_at) in enumerate(
+            zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
+        ):
+            if failed_at < 0:
+                self.counters["failures_before_start"] += 1
+                continue
+            self._schedule(self._handle_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
+        if self.datacollector is not None:
+            self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
+
+    def policy_settings(self) -> str:
+        """The policy's own settings in a few words for the run's header (a plug-in's asked through the guard).
+
+        Raises:
+            PolicyError: a plug-in's ``settings`` raised or returned something other than text.
+        """
+        if not self.calls.guarded:
+            return self.policy.settings()
+        settings = self.calls.call("policy", "settings", self.policy.settings)
+        if not isinstance(settings, str):
+            raise self.calls.refuse("policy", None, f"settings returned {settings!r}; expected text (or '')")
+        return settings
+
+    def _setup_call(self, call: str, function, *args):
+        """A plug-in policy's hook called while the model is built, guarded and under the wall-clock limit.
+
+        Raises:
+            PolicyError: it raised, exited or ran longer than ``plan_timeout``.
+        """
+        try:
+            with WATCHDOG.watching(self, self.plan_timeout), exits_refused(f"the policy's {call}"):
+                return self.calls.call("policy", call, function, *args)
+        except PassTimeout:
+            raise self._overran() from None
+
+    def _clock(self) -> float:
+        """Simulated time for messages: 0 before the simulator exists (while the model is built)."""
+        simulator = getattr(self, "simulator", None)
+        return simulator.time if simulator is not None else 0.0
+
+    @property
+    def now(self) -> float:
+        """Current simulated time, seconds."""
+        return self.simulator.time
+
+    def down_count(self) -> int:
+        """Nodes down now."""
+        platform = self.platform
+        if platform.kind == "cluster" and not platform.identities:
+            return 0
+        return int(np.count_nonzero(platform.down_until > -np.inf))
+
+    def _schedule(self, handler, at: float, priority: EventPriority, *args):
+        self._scheduled += 1
+        return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))
+
+    def _sync_counters(self) -> None:
+        """Fold the hot-path counts into :attr:`counters`."""
+        self.counters["events_scheduled"] = self._scheduled
+        self.counters["events_run"] = self._run
+        self.counters["job_starts"] = self._starts
+        self.counters["silent_errors"] = self._silent_errors
+        diagnostics = getattr(getattr(self.policy, "placement", None), "diagnostics", None)
+        if diagnostics:  # a placement's own counts (the tie-break's, BGL-FAULT §5.2.2); set, not added
+            for key, value in diagnostics.items():
+                self.counters[key] = value
+
+    def _request_pass(self) -> None:
+        if not self._pass_pending:
+            self._pass_pending = True
+            self._schedule(self._handle_pass, self.now, EventPriority.SCHEDULE)
+
+    def run(self, progress: bool = False) -> SimulationRecord:
+        """Run until every job has completed (and the pass after the last end has run).
+
+        Args:
+            progress: show a progress bar over the jobs (done / total, simulated day, events per
+                second, time left) on standard error; tqdm shows it only on a terminal and only
+                once the run has taken 2 s.
+
+        Returns:
+            The event record for the metrics.
+
+        Raises:
+            SimulationError: events ran out with jobs unfinished (a policy left jobs waiting with
+                nothing running), or an event was lost.
+            PolicyError: an extension failed (see :mod:`torus_sim.engine.guard`), a pass ran longer than
+                ``plan_timeout``, or an action was refused.
+            KeyboardInterrupt: Ctrl-C (or an extension raised it): the run stops, nothing is recorded.
+        """
+        events = self.simulator.event_list
+        run_next_event = self.simulator.run_next_event
+        total = len(self.jobs)
+        try:
+            with WATCHDOG.watching(self, self.plan_timeout), exits_refused("the run"):
+                if progress:
+                    self._run_with_progress()
+                while (self.completed < total or self._pass_pending) and len(events) > 0:
+                    run_next_event()
+        except PassTimeout:
+            raise self._overran() from None
+        if self.completed < total:
+            raise SimulationError(f"events ran out with {total - self.completed} jobs unfinished")
+        self._sync_counters()
+        self.counters["events_after_last_job"] = sum(1 for event in events._events if not event.CANCELED)
+        accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
+        if accounted != self.counters["events_scheduled"]:
+            raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
+        self.running = False
+        return self.record()
+
+    def _run_with_progress(self, chunk: int = 5000) -> None:
+        """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run)."""
+        from tqdm import tqdm
+
+        run_next_event = self.simulator.run_next_event
+        began, done = time.perf_counter(), 0
+        with tqdm(total=len(self.jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+            while self._unfinished():
+                for _ in range(chunk):
+                    if not self._unfinished():
+                        break
+                    run_next_event()
+                    done += 1
+                bar.update(self.completed - bar.n)
+                bar.set_postfix_str(
+                    f"day {self.now / 86400:,.1f}, {done / (time.perf_counter() - began):,.0f} events/s", refresh=False
+                )
+
+    def step(self) -> None:
+        """Advance ``step_seconds`` of simulated time, then collect the model reporters once.
+
+        This is Mesa's step, for ``mesa.batch_run`` and the visualization: Mesa counts
+        ``self.steps`` and the DataCollector's model variables get one row per step (row 0 is the
+        state before any event). ``running`` turns False at the first step that finds every job
+        completed, so the finished state is the row ``mesa.batch_run`` reports last.
+
+        Raises:
+            SimulationError: the model was built with ``record=False`` (nothing to collect).
+        """
+        if self.datacollector is None:
+            raise SimulationError("step() collects data: build the model with record=True")
+        if not self._unfinished():
+            self.running = False
+            self.datacollector.collect(self)
+            return
+        self.failed_this_step = []
+        self.started_this_step = []
+        horizon = self.now + self.step_seconds
+        while self._unfinished() and self._next_event_at() <= horizon:
+            self.simulator.run_next_event()
+        if self._unfinished():
+            self.simulator.time = horizon  # no event before the horizon: the clock moves on
+        self._sync_counters()
+        self.datacollector.collect(self)
+
+    def _unfinished(self) -> bool:
+        return (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list) > 0
+
+    def _next_event_at(self) -> float:
+        """Time of the earliest live event.
+
+        Mesa 3.3's event list is a heapq list; its ``peak_ahead`` walks the list in heap order,
+        which is not time order past a cancelled head, so the head is cleaned here.
+        """
+        heap = self.simulator.event_list._events
+        while heap and heap[0].CANCELED:
+            heapq.heappop(heap)
+        return heap[0].time if heap else math.inf
+
+    def step_event(self) -> bool:
+        """Run the next event, unless the run is over.
+
+        Returns:
+            False when every job has completed (and the last pass has run) or no event is left.
+        """
+        if self._unfinished():
+            self.simulator.run_next_event()
+            return True
+        return False
+
+    # -- resilience: periodic / preventive checkpointing, preventive migration (CKPT-MIG) ------

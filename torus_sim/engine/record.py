@@ -1,0 +1,268 @@
+"""The run's record: the tables the metrics read, their columns and types, and how the engine fills them.
+
+:class:`Recording` is the part of :class:`~torus_sim.engine.model.SchedulingModel` that writes the
+record (Mesa's ``DataCollector`` tables, typed arrays where a table grows with the log) and reads it
+back as DataFrames (:meth:`Recording.table`, :meth:`Recording.record`).
+
+References:
+    BGL-FAULT §6.1 (the per-job and per-pass quantities); PV-EASY §4.1, §3.2 (the fairness columns);
+    Batsim's ``allocated_resources`` (interval sets of node ids).
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+
+import mesa
+import numpy as np
+import pandas as pd
+
+from torus_sim.errors import SimulationError
+from torus_sim.job import Job
+from torus_sim.platforms.base import interval_text
+
+__all__ = [
+    "ATTEMPT_COLUMNS",
+    "COLUMN_TYPES",
+    "FAILURE_COLUMNS",
+    "FAIRNESS_COLUMNS",
+    "JOB_COLUMNS",
+    "MIGRATION_COLUMNS",
+    "PASS_COLUMNS",
+    "Recording",
+    "SimulationRecord",
+]
+
+JOB_COLUMNS = [
+    "job_id",
+    "user_id",
+    "size",
+    "partition_size",
+    "submitted_at",
+    "first_started_at",
+    "started_at",
+    "finished_at",
+    "runtime",
+    "walltime",
+    "prediction",
+    "attempts",
+    "kills",
+    "preemptions",
+    "silent_errors",
+    "lost_work",
+    "migrations",
+    "time_sum",
+]
+"""One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s)."""
+
+ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome", "resources"]
+"""One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size;
+``resources`` the node (supernode) ids it held at its end as an interval set (``"0-3 7"``), empty
+where the platform keeps counts only."""
+
+MIGRATION_COLUMNS = ["job_id", "attempt", "time", "from_resources", "to_resources"]
+"""One row per migration of a running job (Krevat's repacking, CKPT-MIG's preventive migration)."""
+
+PASS_COLUMNS = ["time", "free", "queued_demand", "running_jobs", "queued_jobs"]
+"""One row per scheduling pass, after it (BGL-FAULT §6.1's f(t) and q(t))."""
+
+FAIRNESS_COLUMNS = [
+    "head_job",
+    "head_ready",
+    "previous_head",
+    "previous_reservation_at",
+    "head_passed",
+    "head_ready_backfilled",
+    "head_ready_underestimated",
+]
+"""With fairness recording, after each pass: the first waiting job (``head_job``, -1 if none);
+``head_ready``: it would fit if no lower-priority job were running (the shadow load, PV-EASY §4.1);
+the head before the pass and its reservation (``previous_head``, ``previous_reservation_at``);
+``head_passed``: running jobs backfilled past it while it was the head; ``head_ready_backfilled``:
+it would fit without those; ``head_ready_underestimated``: it would fit without those of them
+predicted, at their start, to end by ``previous_reservation_at`` (PV-EASY §3.2, Fig. 1c)."""
+
+COLUMN_TYPES = {
+    "capacity": {
+        "time": "d",
+        "free": "q",
+        "queued_demand": "q",
+        "running_jobs": "q",
+        "queued_jobs": "q",
+        "head_job": "q",
+        "head_ready": "?",
+        "previous_head": "q",
+        "previous_reservation_at": "d",
+        "head_passed": "q",
+        "head_ready_backfilled": "?",
+        "head_ready_underestimated": "?",
+    },
+    "jobs": {
+        **dict.fromkeys(JOB_COLUMNS, "d"),
+        **dict.fromkeys(
+            ["job_id", "user_id", "size", "partition_size", "attempts", "kills", "preemptions", "silent_errors", "migrations"],
+            "q",
+        ),
+    },
+    "attempts": {"job_id": "q", "attempt": "q", "started_at": "d", "ended_at": "d", "nodes": "q"},
+}
+"""Columns the record holds in typed arrays (``d`` float64, ``q`` int64, ``?`` bool), by table; the
+others (strings, and the small failure and migration tables) are Python lists. A 450k-job log makes
+~900k passes and 450k job rows: as Python objects they were ~0.5 GB, and the same again while pandas
+converted them at the end of the run."""
+
+FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
+"""One row per fail-stop failure."""
+
+
+@dataclass
+class SimulationRecord:
+    """What a run leaves for the metrics: the event record, not the engine.
+
+    Attributes:
+        jobs: one row per completed job (:data:`JOB_COLUMNS`).
+        attempts: one row per attempt (:data:`ATTEMPT_COLUMNS`).
+        capacity: one row per scheduling pass (:data:`PASS_COLUMNS`, plus :data:`FAIRNESS_COLUMNS`
+            when recorded).
+        failures: one row per failure (:data:`FAILURE_COLUMNS`).
+        capacity_total: N, nodes of the platform.
+        migrations: one row per migration (:data:`MIGRATION_COLUMNS`).
+        counters: event and action counts (``events_scheduled``, ``migrations``, ...).
+        makespan: end of the last completed job, seconds.
+        platform_kind: ``torus`` or ``cluster``.
+    """
+
+    jobs: pd.DataFrame | None
+    attempts: pd.DataFrame | None
+    capacity: pd.DataFrame | None
+    failures: pd.DataFrame | None
+    capacity_total: int
+    counters: dict[str, int]
+    makespan: float = 0.0
+    platform_kind: str = "torus"
+    migrations: pd.DataFrame | None = None
+
+
+class Recording:
+    """The model's record: its tables (when ``record`` is on) and the rows its events add.
+
+    A mixin of :class:`~torus_sim.engine.model.SchedulingModel` (it reads the model's platform,
+    counters, clock and ``datacollector``).
+    """
+
+    def _setup_record(self) -> None:
+        """Make the record's tables (a Mesa ``DataCollector``; typed arrays for the columns of :data:`COLUMN_TYPES`).
+
+        With ``record`` off there is none (``datacollector`` None, ``_pass_table`` an empty dict).
+        """
+        self.datacollector = (
+            None
+            if not self.record_enabled
+            else mesa.DataCollector(
+                model_reporters={
+                    "time": "now",
+                    "queued_jobs": lambda model: len(model.scheduler.queue),
+                    "running_jobs": lambda model: len(model.running_jobs),
+                    "completed_jobs": "completed",
+                    "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
+                    "utilization": lambda model: (
+                        1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity
+                    ),
+                    "down_nodes": lambda model: model.down_count(),
+                    "job_kills": lambda model: model.counters["job_kills"],
+                    # not "failures": mesa.batch_run rows keep the scenario's failures parameter under that name
+                    "failures_so_far": lambda model: model.counters["failures"],
+                    "preemptions": lambda model: model.counters["preemptions"],
+                    "silent_errors": lambda model: model._silent_errors,
+                },
+                tables={
+                    "jobs": JOB_COLUMNS,
+                    "attempts": ATTEMPT_COLUMNS,
+                    "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
+                    "failures": FAILURE_COLUMNS,
+                    "migrations": MIGRATION_COLUMNS,
+                },
+            )
+        )
+        if self.datacollector is not None:  # typed columns (Mesa's add_table_row appends to any container)
+            for name, types in COLUMN_TYPES.items():
+                table = self.datacollector.tables[name]
+                for column in table:
+                    if column in types:
+                        table[column] = array("b" if types[column] == "?" else types[column])
+        self._pass_table = self.datacollector.tables["capacity"] if self.datacollector is not None else {}
+
+    def record(self) -> SimulationRecord:
+        """The event record so far (see :class:`SimulationRecord`; tables are None with ``record=False``)."""
+        self._sync_counters()
+        table = self.table if self.datacollector is not None else lambda name: None
+        return SimulationRecord(
+            jobs=table("jobs"),
+            attempts=table("attempts"),
+            capacity=table("capacity"),
+            failures=table("failures"),
+            capacity_total=self.platform.capacity,
+            counters=dict(self.counters),
+            makespan=self.makespan,
+            platform_kind=self.platform.kind,
+            migrations=table("migrations"),
+        )
+
+    def table(self, name: str) -> pd.DataFrame:
+        """One table of the event record so far as a DataFrame (``jobs``, ``attempts``, ``capacity``, ``failures``, ``migrations``).
+
+        Raises:
+            SimulationError: the model was built with ``record=False``.
+            KeyError: no table of that name.
+        """
+        if self.datacollector is None:
+            raise SimulationError("no record: the model was built with record=False")
+        columns = self.datacollector.tables[name]
+        types = COLUMN_TYPES.get(name, {})
+        # views of the typed arrays, copied once by pandas (a copy first would double the peak)
+        return pd.DataFrame(
+            {
+                column: np.frombuffer(values, dtype=types[column].replace("?", "b")).astype(types[column], copy=False)
+                if column in types
+                else values
+                for column, values in columns.items()
+            },
+            copy=True,
+        )
+
+    def _add_attempt_row(self, job: Job, ended_at: float, outcome: str) -> None:
+        self.datacollector.add_table_row(
+            "attempts",
+            {
+                "job_id": job.job_id,
+                "attempt": job.attempts,
+                "started_at": job.started_at,
+                "ended_at": ended_at,
+                "nodes": job.allocated_size,
+                "outcome": outcome,
+                "resources": self._resources(job.allocation),
+            },
+        )
+
+    def _resources(self, allocation) -> str:
+        """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
+        platform = self.platform
+        if platform.kind == "torus":  # a partition id: its text once per run
+            text = self._partition_text.get(allocation)
+            if text is None:
+                text = self._partition_text[allocation] = interval_text(platform.members(allocation))
+            return text
+        return interval_text(platform.members(allocation)) if platform.identities else ""
+
+    def _add_migration_row(self, job: Job, old, new) -> None:
+        self.datacollector.add_table_row(
+            "migrations",
+            {
+                "job_id": job.job_id,
+                "attempt": job.attempts,
+                "time": self.now,
+                "from_resources": self._resources(old),
+                "to_resources": self._resources(new),
+            },
+        )

@@ -1,0 +1,382 @@
+"""One scheduling pass: ask the policy, check each action before applying it, record the pass.
+
+:class:`SchedulingPass` is the part of :class:`~torus_sim.engine.model.SchedulingModel` that runs a
+pass: the engine's own (:meth:`SchedulingPass._pass`, one per instant, after every event of it) or one
+a caller drives (the Gymnasium environment: :meth:`open_pass`, :meth:`apply_action`,
+:meth:`close_pass`). Every action is checked before it changes anything, so a refused action leaves
+the state as the last accepted one left it; a pass that starts nothing while nothing runs and the
+first waiting job fits is refused (the run would stall). A plug-in's pass runs under the guard
+(:mod:`torus_sim.engine.guard`).
+
+References:
+    BGL-FAULT §5.1 (FCFS with backfilling and migration); PV-EASY §4.1-4.2 (reservations, the head's
+    shadow load, preemption; fairness Tables 1-2).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from torus_sim.engine.guard import checked_queue_key  # noqa: F401  (kept beside the pass for readers)
+from torus_sim.errors import PolicyError, SimulationError
+from torus_sim.job import Job, JobState
+from torus_sim.policies.base import Preempt, Repack, Reserve, Start
+from torus_sim.untrusted import PassTimeout, extension_name
+
+__all__ = ["SchedulingPass"]
+
+
+class SchedulingPass:
+    """The model's scheduling passes and the checks of every action (a mixin of the model)."""
+
+    def _on_schedule_pass(self) -> None:
+        self._run += 1
+        self._pass_pending = False
+        if self.pause_at_passes:  # a caller applies this pass's actions itself (torus_sim.rl)
+            self.open_pass()
+            self.pass_open = True
+            return
+        self._pass()
+
+    def _pass(self) -> None:
+        """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass.
+
+        Whatever the policy's code raises (``SystemExit`` and bare ``BaseException`` too) ends the run with
+        a PolicyError; ``KeyboardInterrupt`` passes (Ctrl-C); a pass longer than ``plan_timeout`` is
+        stopped by the watchdog (:mod:`torus_sim.engine.guard`).
+        """
+        self.open_pass()
+        self._in_pass = True
+        count = 0
+        apply = self.apply_action
+        try:
+            if self.calls.guarded:
+                self._guarded_plan()
+            else:
+                for action in self.policy.plan(self.view):
+                    count += 1
+                    if (
+                        count > 64
+                    ):  # waiting + running is the same all pass long (a start or a preemption moves a job between them)
+                        self._check_action_count(count)
+                    apply(action)
+        except (PolicyError, KeyboardInterrupt):
+            raise
+        except PassTimeout:
+            raise self._overran() from None
+        except BaseException as error:  # noqa: BLE001 - whatever a policy raises (or exits with) ends the run with a sentence
+            raise self.calls.failure("policy", "plan", error) from error
+        finally:
+            self._in_pass = False
+        self.close_pass()
+
+    def _guarded_plan(self) -> None:
+        """A plug-in's pass: its code runs with the guard up (jobs, queue and platform refuse writes); the engine's applies between."""
+        calls = self.calls
+        apply = self.apply_action
+        count = 0
+        calls.active = True
+        try:
+            actions = iter(self.policy.plan(self.view))
+            for action in actions:
+                calls.active = False
+                count += 1
+                if count > 64:
+                    self._check_action_count(count)
+                apply(action)
+                calls.active = True
+        finally:
+            calls.active = False
+
+    def _check_action_count(self, count: int) -> None:
+        """Raise PolicyError when a pass returned more actions than waiting + running jobs allow (a loop without progress)."""
+        limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
+        if count > limit:
+            raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+
+    def _overran(self) -> PolicyError:
+        """The PolicyError for a pass (or a plug-in's call outside one) the watchdog stopped."""
+        limit = getattr(self, "_pass_overran", self.plan_timeout)
+        if self.calls.stopped is None:
+            return self._policy_error(
+                None,
+                f"its pass ran longer than the wall-clock limit of {limit:g} s and was stopped "
+                "(plan_timeout, --plan-timeout S: a plan or a placement that never returns?)",
+            )
+        kind, call = self.calls.stopped
+        return self.calls.refuse(
+            kind,
+            None,
+            f"{call} ran longer than the wall-clock limit of {limit:g} s and was stopped (plan_timeout, --plan-timeout S)",
+        )
+
+    def open_pass(self) -> None:
+        """Begin a scheduling pass: count it and note the head and its promise (the fairness columns compare them at the end).
+
+        The engine's own pass (:meth:`_pass`) and a caller that applies actions itself (the Gymnasium
+        environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close_pass`.
+        """
+        if self.record_fairness:
+            self._pass_head = head = self.queue.head
+            self._pass_promise = head.reservation_at if head is not None else None
+        self.scheduler.passes += 1
+
+    def apply_action(self, action) -> None:
+        """Check one action of the open pass and apply it.
+
+        Args:
+            action: :class:`~torus_sim.policies.base.Start`, :class:`~torus_sim.policies.base.Preempt`,
+                :class:`~torus_sim.policies.base.Repack` or :class:`~torus_sim.policies.base.Reserve`.
+
+        Raises:
+            PolicyError: the action is not one of those, or refers to a job or an allocation that does not
+                allow it (:meth:`action_refusal`); nothing was changed.
+        """
+        kind = type(action)
+        if kind is Start:
+            job = action.job
+            if type(job) is Job and job.queue_key is not None and action.size is None:  # waiting (in the queue)
+                reason = self.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
+            else:
+                reason = self._start_refusal(action)
+            if reason is not None:
+                raise self._policy_error(getattr(job, "job_id", None), reason)
+            if self._node_id_allocations and type(action.allocation) is not np.ndarray:
+                action = action._replace(allocation=np.asarray(action.allocation, dtype=np.int64))
+            queue = self.queue
+            if self.record_fairness and job is not queue.head:
+                head_id = queue.head.job_id
+                self._start(*action)
+                self._passed.passed(job, head_id, self.progress.predicted_end(job, self.now))
+            else:
+                self._start(*action)
+            return
+        if kind is Reserve:
+            job = action.job
+            at = action.at
+            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= self.simulator.time - 1e-6:
+                job.reservation_at = at  # the common case, checked
+                return
+        reason = self.action_refusal(action)
+        if reason is not None:
+            raise self._policy_error(reason[0], reason[1])
+        if kind is Repack:
+            node_ids = self._node_id_allocations
+            self._migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
+        elif kind is Preempt:
+            self._preempt(action.job)
+        else:
+            action.job.reservation_at = float(action.at)
+
+    def close_pass(self) -> None:
+        """End the open pass: check that it made progress where it must, then record it.
+
+        Raises:
+            SimulationError: a policy that serves the head first left it waiting though it fits.
+            PolicyError: nothing runs and the first waiting job fits, yet the pass started nothing
+                (the run would stall: no event would ever start it).
+        """
+        queue = self.queue
+        self.pass_open = False
+        if self.returned_jobs:
+            self.returned_jobs = []
+        if self.check_head and queue and self._head_fits(queue.head):
+            raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {self.platform.free_count()} nodes free")
+        if queue and not self.running_jobs and self._stalls(queue.head):
+            head = queue.head
+            raise self._policy_error(
+                head.job_id,
+                f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {self.platform.free_count()} free), "
+                "yet the pass started nothing: no event would ever start it",
+            )
+        if not self.record_enabled:
+            return
+        row = {
+            "time": self.now,
+            "free": self.platform.free_count(),
+            "queued_demand": self.scheduler.queued_demand(),
+            "running_jobs": len(self.running_jobs),
+            "queued_jobs": len(queue),
+        }
+        if self.record_fairness:
+            self._fairness_columns(row, queue.head, self._pass_head, self._pass_promise)
+        for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
+            values.append(row[column])
+
+    def _stalls(self, head: Job) -> bool:
+        """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
+        if head.times is not None:
+            return False  # a moldable job's size is the policy's choice
+        platform = self.platform
+        if platform.kind == "cluster":
+            return head.partition_size <= platform.free
+        return platform.find(head.partition_size) is not None
+
+    def _policy_error(self, job_id, reason: str) -> PolicyError:
+        return PolicyError(extension_name(self.policy), self.now, job_id, reason)
+
+    def _is_job(self, job) -> bool:
+        """Whether ``job`` is one of this run's jobs (not a copy, not another run's, not something else)."""
+        return isinstance(job, Job) and self._job_by_id.get(job.job_id) is job
+
+    def _start_refusal(self, action: Start) -> str | None:
+        """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""
+        job = action.job
+        if not self._is_job(job):
+            return f"Start names {job!r}, not a job of this run"
+        if job.state is not JobState.QUEUED or job not in self.queue:
+            return f"Start of job {job.job_id}, which is not waiting (it is {job.state.value})"
+        size = action.size
+        if size is None:
+            size = job.partition_size
+        elif job.times is None:
+            if size != job.partition_size:
+                return f"Start gives rigid job {job.job_id} {size} nodes; it occupies {job.partition_size}"
+        elif not (isinstance(size, (int, np.integer)) and 1 <= size <= len(job.times)):
+            return f"Start gives moldable job {job.job_id} {size!r} processors; it runs on 1..{len(job.times)}"
+        elif action.runtime is None or not (action.runtime > 0 and math.isfinite(action.runtime)):
+            return f"Start of moldable job {job.job_id} needs its runtime t_j(p) > 0 for p = {size}, got {action.runtime!r}"
+        # spares are not refused: a Krevat repack may start a job where a repacked job held spares
+        # (CKPT-MIG with spares); the platform's allocate allows it too
+        return self.platform.allocation_refusal(action.allocation, size, spares=True)
+
+    def action_refusal(self, action) -> tuple[int | None, str] | None:
+        """Why a Preempt, Repack or Reserve cannot be applied now.
+
+        A preempted job must be running; a repack must move distinct running jobs onto allocations of their
+        sizes that are free once all the moved jobs' old allocations are released, and disjoint; a reservation
+        is for a waiting job, at a time (seconds) not before now.
+
+        Args:
+            action: what a policy returned (anything; a Start is checked by :meth:`apply_action`).
+
+        Returns:
+            ``(job id or None, sentence)``, or None when the action can be applied. Nothing is changed.
+
+        References:
+            BGL-FAULT §5.1 (migration onto free partitions); PV-EASY §4.2 (preemption).
+        """
+        kind = type(action)
+        if kind is Preempt:
+            job = action.job
+            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
+                return getattr(job, "job_id", None), f"Preempt of {job!r}, which is not running"
+            return None
+        if kind is Reserve:
+            job = action.job
+            if not self._is_job(job) or job.state is not JobState.QUEUED:
+                return getattr(job, "job_id", None), f"Reserve for {job!r}, which is not waiting"
+            try:
+                at = float(action.at)
+            except (TypeError, ValueError):
+                return job.job_id, f"Reserve at {action.at!r}, not a time in seconds"
+            if math.isnan(at) or at < self.now - 1e-6:
+                return job.job_id, f"Reserve at {at} s, before now ({self.now} s)"
+            return None
+        if kind is Repack:
+            return self._repack_refusal(action.moves)
+        return None, f"returned {action!r}, which is not an action (Start, Preempt, Repack or Reserve)"
+
+    def _repack_refusal(self, moves) -> tuple[int | None, str] | None:
+        try:
+            moves = [(job, new) for job, new in moves]
+        except (TypeError, ValueError):
+            return None, f"Repack moves must be (job, allocation) pairs, got {moves!r}"
+        seen = set()
+        for job, _ in moves:
+            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
+                return getattr(job, "job_id", None), f"Repack moves {job!r}, which is not running"
+            if job.job_id in seen:
+                return job.job_id, "Repack moves the job twice"
+            seen.add(job.job_id)
+        platform = self.platform
+        if platform.kind == "torus":
+            freed = 0
+            for job, _ in moves:
+                freed |= platform.held_bits(job.allocation)
+            taken = 0
+            for job, new in moves:
+                reason = platform.allocation_refusal(new, job.allocated_size, spares=True, freed=freed)
+                if reason is not None:
+                    return job.job_id, f"Repack: {reason}"
+                bits = platform.held_bits(new)
+                if bits & taken:
+                    return job.job_id, "Repack puts two jobs on the same supernodes"
+                taken |= bits
+            return None
+        if platform.identities:
+            freed = (
+                np.concatenate([np.asarray(job.allocation, dtype=np.int64) for job, _ in moves])
+                if moves
+                else np.zeros(0, np.int64)
+            )
+            taken: set = set()
+            for job, new in moves:
+                reason = platform.allocation_refusal(new, job.allocated_size, spares=True, freed=freed)
+                if reason is not None:
+                    return job.job_id, f"Repack: {reason}"
+                nodes = set(np.asarray(new).tolist())
+                if nodes & taken:
+                    return job.job_id, "Repack puts two jobs on the same nodes"
+                taken |= nodes
+            return None
+        for job, new in moves:
+            if new != job.allocated_size:
+                return job.job_id, f"Repack: allocation of {new!r} nodes, the job occupies {job.allocated_size}"
+        return None
+
+    def _fairness_columns(self, row: dict, head: Job | None, previous_head: Job | None, promised_at: float | None) -> None:
+        """Fill a pass row's :data:`FAIRNESS_COLUMNS` (PV-EASY §3.1-3.2, §4.1)."""
+        row["head_job"] = -1 if head is None else head.job_id
+        row["previous_head"] = -1 if previous_head is None else previous_head.job_id
+        row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
+        if head is None:
+            row["head_ready"] = row["head_ready_backfilled"] = row["head_ready_underestimated"] = False
+            row["head_passed"] = 0
+            return
+        running = self.running_jobs
+        rank = head.rank
+        if self._running_ranks is not None:  # the same sum as below, from the tree
+            row["head_ready"] = self.platform.free + self._running_ranks.above(rank) >= head.partition_size
+        else:
+            row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
+        counting, nodes = self._passed.counting(head, running)  # only the jobs whose state changed are looked at
+        row["head_passed"] = len(counting)
+        if self.platform.kind == "cluster":
+            row["head_ready_backfilled"] = self.platform.free + nodes >= head.partition_size
+        else:
+            row["head_ready_backfilled"] = self._could_start_without(head, [job for job, _ in counting.values()])
+        if previous_head is head and promised_at is not None and row["head_ready_backfilled"]:
+            last = self._passed.last
+            under = (job for job, _ in counting.values() if last[job.job_id][1] <= promised_at)
+            row["head_ready_underestimated"] = self._could_start_without(head, under)
+        else:
+            row["head_ready_underestimated"] = False
+
+    def _head_fits(self, head: Job) -> bool:
+        """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
+        return head.partition_size <= self.platform.free
+
+    def _could_start_without(self, head: Job, blockers: Iterable[Job]) -> bool:
+        """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1).
+
+        ``blockers`` may be a generator: a cluster only sums their sizes (a pass asks this of every
+        running job, so no list is built there).
+        """
+        if self.platform.kind == "cluster":
+            short = head.partition_size - self.platform.free  # nodes the blockers must give back
+            for job in blockers:
+                if short <= 0:
+                    break
+                short -= job.allocated_size
+            return short <= 0
+        blockers = list(blockers)
+        if not blockers:
+            return False
+        occupancy = self.platform.snapshot()
+        for job in blockers:
+            occupancy.vacate(job)
+        return occupancy.fits(head.partition_size)
