@@ -18,7 +18,8 @@ import numpy as np
 
 from benchmarks.floor import engine_floor
 from torus_sim.machines import MACHINES
-from torus_sim.partitions import PartitionTable, brute_force_free_partitions, feasible_sizes
+from torus_sim.partition_table import PartitionTable
+from torus_sim.partitions import brute_force_free_partitions, feasible_sizes
 from torus_sim.runner import Scenario, run
 
 __all__ = ["mira_queries", "mira_run"]

@@ -58,7 +58,8 @@ from benchmarks.floor import engine_floor
 from failure_logs.synthetic import SyntheticFailures
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.metrics import summarize
-from torus_sim.partitions import PartitionTable, brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
+from torus_sim.partition_table import PartitionTable
+from torus_sim.partitions import brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.runner import Scenario, build_policy, load_workload

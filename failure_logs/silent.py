@@ -12,7 +12,15 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError
 
+NO_SILENT_ERRORS = "none"
+"""``silent_errors = "none"``: no silent error in any attempt."""
+
+DRAWN = "drawn"
+"""``silent_errors = "drawn"``: f_j drawn per job from q̄ or λ (RIGID / MOLDABLE §5.1); any other value is a file."""
+
 __all__ = [
+    "DRAWN",
+    "NO_SILENT_ERRORS",
     "draw_scenarios",
     "error_rate_for_mean_probability",
     "failure_probabilities_by_area",

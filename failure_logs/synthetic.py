@@ -18,7 +18,7 @@ import numpy as np
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["DISTRIBUTIONS", "SyntheticFailures", "generate_burst_failures", "generate_failures", "scale_failure_count"]
+__all__ = ["DISTRIBUTIONS", "GeneratedFailures", "SyntheticFailures", "generate_burst_failures", "generate_failures", "scale_failure_count"]
 
 DISTRIBUTIONS = ("exponential", "weibull", "bursty")
 
@@ -178,7 +178,52 @@ def generate_failures(
     return FailureLog(failed_at, ordered_nodes[:count], np.full(count, np.nan), source=source)
 
 
-class SyntheticFailures:
+class GeneratedFailures:
+    """A request for failures that the run draws with its own generator (the extension point of failure models).
+
+    A failure source that models failures (rather than reading a log) returns one: the engine calls
+    :meth:`generate` with the run's one generator and the span to cover, so the run's seed decides the
+    failures. Override :meth:`draw`.
+
+    Args:
+        count: the (expected) number of failures over the span, checked against the run's limits.
+        span: ``(start, end)`` seconds to draw over; the workload's submit span when None.
+        keep: ``(start, end)``: keep only the failures drawn inside it (a prefix of a workload whose
+            whole span is ``span``: the prefix gets its share); all when None.
+
+    Raises:
+        ConfigurationError: a negative count.
+    """
+
+    def __init__(self, count: int, span=None, keep=None) -> None:
+        if count < 0:
+            raise ConfigurationError(f"failure count must be >= 0, got {count}")
+        self.count = count
+        self.span = span  # (start, end) seconds; the model uses the workload's when None
+        self.keep = keep  # (start, end) seconds or None
+
+    def draw(self, rng: np.random.Generator, start: float, end: float, platform) -> FailureLog:
+        """The failures over ``[start, end)``, drawn with ``rng`` (the run's generator).
+
+        Args:
+            rng: the run's generator.
+            start: span start, seconds.
+            end: span end, seconds.
+            platform: the platform (``capacity``; on a torus ``neighbours(node)``).
+        """
+        raise NotImplementedError
+
+    def generate(self, rng: np.random.Generator, start: float, end: float, platform) -> FailureLog:
+        """:meth:`draw` over ``[start, end)``, cut to ``keep`` when set (what the engine calls)."""
+        log = self.draw(rng, start, end, platform)
+        if self.keep is None:
+            return log
+        from failure_logs.transform import cut_to_span
+
+        return cut_to_span(log, *self.keep)
+
+
+class SyntheticFailures(GeneratedFailures):
     """A request for synthetic failures, drawn by the model with its own generator.
 
     The model calls :meth:`generate` with its ``rng`` and the workload's span, so that the seed
@@ -198,20 +243,16 @@ class SyntheticFailures:
     """
 
     def __init__(self, count: int, distribution: str = "exponential", weibull_shape: float = 0.7, span=None, keep=None) -> None:
-        if count < 0:
-            raise ConfigurationError(f"failure count must be >= 0, got {count}")
+        super().__init__(count, span, keep)
         if distribution not in DISTRIBUTIONS:
             raise ConfigurationError(f"unknown failure distribution {distribution!r}; choose from {DISTRIBUTIONS}")
-        self.count = count
         self.distribution = distribution
         self.weibull_shape = weibull_shape
-        self.span = span  # (start, end) seconds; the model uses the workload's when None
-        self.keep = keep  # (start, end) seconds or None
 
     def __repr__(self) -> str:
         return f"SyntheticFailures({self.count}, {self.distribution!r})"
 
-    def generate(self, rng: np.random.Generator, start: float, end: float, platform) -> FailureLog:
+    def draw(self, rng: np.random.Generator, start: float, end: float, platform) -> FailureLog:
         """Draw the failures over ``[start, end)`` (see :func:`generate_failures`, :func:`generate_burst_failures`).
 
         Args:
@@ -227,11 +268,5 @@ class SyntheticFailures:
         size = platform.capacity if hasattr(platform, "capacity") else platform.size
         if self.distribution == "bursty":
             neighbours = [platform.neighbours(n) for n in range(size)]
-            log = generate_burst_failures(self.count, start, end, rng, neighbours)
-        else:
-            log = generate_failures(self.count, size, start, end, rng, self.distribution, self.weibull_shape)
-        if self.keep is None:
-            return log
-        from failure_logs.transform import cut_to_span
-
-        return cut_to_span(log, *self.keep)
+            return generate_burst_failures(self.count, start, end, rng, neighbours)
+        return generate_failures(self.count, size, start, end, rng, self.distribution, self.weibull_shape)

@@ -128,4 +128,4 @@ PREDICTOR_ENTRY_POINTS = "torus_sim.predictors"
 PREDICTORS: Registry[FailurePredictor] = Registry("failure predictor", PREDICTOR_ENTRY_POINTS, FailurePredictor)
 """Failure predictors by name: ``PREDICTORS.register(name, factory)``, ``PREDICTORS.build(name, params, offered)``;
 installed plug-ins under the ``torus_sim.predictors`` entry points; import paths ``package.module:Class``."""
-PREDICTORS.register("null", NullPredictor)
+PREDICTORS.register(NullPredictor.name, NullPredictor)

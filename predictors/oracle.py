@@ -116,5 +116,9 @@ class OracleAccuracyPredictor(FailurePredictor):
         return self.supernode_alarms(start, window).astype(np.float64)
 
 
+# the parameters a scenario gives by its own fields (--confidence, --accuracy, ...), unless [predictor.params] does
+OracleConfidencePredictor.from_scenario = {"confidence": "confidence"}
+OracleAccuracyPredictor.from_scenario = {"accuracy": "accuracy", "false_positive_rate": "false_positive_rate"}
+
 PREDICTORS.register("oracle-confidence", OracleConfidencePredictor)
 PREDICTORS.register("oracle-accuracy", OracleAccuracyPredictor)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from torus_sim.job import Job
-from torus_sim.partitions import PartitionTable, round_up_to_feasible_size
+from torus_sim.partition_table import PartitionTable
+from torus_sim.partitions import round_up_to_feasible_size
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.workload.jobs import Workload
 

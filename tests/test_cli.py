@@ -143,8 +143,14 @@ def test_a_failure_log_that_does_not_cover_the_trace_warns_with_the_uncovered_sp
 
 def test_an_unknown_choice_exits_with_code_2_and_names_the_choices(capsys):
     with pytest.raises(SystemExit) as caught:
-        main(["run", "--platform", "mesh"])
-    assert caught.value.code == 2 and "invalid choice: 'mesh' (choose from 'torus', 'cluster')" in capsys.readouterr().err
+        main(["run", "--preemption", "mesh"])
+    assert (
+        caught.value.code == 2
+        and "invalid choice: 'mesh' (choose from 'kill', 'checkpoint', 'suspend')" in capsys.readouterr().err
+    )
+    # a platform is a registry's name (plug-ins included): the registry names the choices
+    assert main(["run", "--platform", "mesh"]) == 2
+    assert "unknown platform 'mesh'; choose from cluster, torus" in capsys.readouterr().err
 
 
 def _subcommands(parser, path=()):

@@ -19,8 +19,9 @@ from torus_sim.engine.model import SchedulingModel, _arrival_groups
 from torus_sim.engine.rank_sums import RankSums
 from torus_sim.job import Job
 from torus_sim.policies.easy import EasyPolicy
-from torus_sim.runner import BUNDLED_NASA_LOG, Scenario, build_model
+from torus_sim.runner import Scenario, build_model
 from torus_sim.workload.jobs import JobColumns, Workload
+from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
 
 @settings(max_examples=200, deadline=None)

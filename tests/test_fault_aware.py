@@ -6,7 +6,7 @@ import pytest
 from failure_logs.events import FailureLog
 from predictors import HistoryPredictor, NullPredictor, OracleAccuracyPredictor, OracleConfidencePredictor
 from torus_sim.errors import ConfigurationError
-from torus_sim.partitions import PartitionTable
+from torus_sim.partition_table import PartitionTable
 from torus_sim.policies.fault_aware import BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.placement import MfpPlacement

@@ -18,7 +18,7 @@ from failure_logs.events import FailureLog
 from torus_sim.cli import main
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.errors import InputFileError, WorkloadFormatError
-from torus_sim.formats.batsim import BATSIM_COLUMNS, batsim_jobs, read_batsim_workload
+from torus_sim.formats.batsim import BATSIM_COLUMNS, batsim_jobs
 from torus_sim.formats.parquet import read_manifest
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies.easy import EasyPolicy
@@ -26,6 +26,7 @@ from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.reports import write_results
 from torus_sim.runner import run
 from torus_sim.scenario import Scenario
+from torus_sim.workload.batsim import read_batsim_workload
 from torus_sim.workload.jobs import jobs_from_swf
 from torus_sim.workload.swf import read_swf
 
@@ -245,7 +246,9 @@ def test_the_command_line_writes_every_format_from_any_folder(tmp_path, monkeypa
     pd.testing.assert_frame_equal(csv, parquet, check_dtype=False)
     assert parquet["job_id"].dtype == np.int64
     manifest = read_manifest(tmp_path / "out" / "batsim_jobs.parquet")
-    assert manifest == json.loads((tmp_path / "out" / "summary.json").read_text())
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary.pop("files") == sorted(path.name for path in (tmp_path / "out").iterdir())  # the folder's listing
+    assert manifest == summary  # the run's manifest, in every Parquet file
     assert capsys.readouterr().err == ""  # no progress bar when standard error is not a terminal
 
 

@@ -26,8 +26,8 @@ from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
 from torus_sim.errors import TorusSimError
 from torus_sim.experiments.experiment import load_experiment
-from torus_sim.formats.batsim import read_batsim_workload
 from torus_sim.workload.batch import generate_rigid_set
+from torus_sim.workload.batsim import read_batsim_workload
 from torus_sim.workload.jobs import jobs_from_swf
 from torus_sim.workload.refcode import (
     RefcodeHeader,

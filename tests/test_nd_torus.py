@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.machines import MACHINES, load_machine, parse_torus_dims
+from torus_sim.partition_table import PartitionTable
 from torus_sim.partitions import (
-    PartitionTable,
     brute_force_free_partitions,
     feasible_sizes,
     free_partitions_by_box_sums,

@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.partition_table import PartitionTable
 from torus_sim.partitions import (
     Partition,
-    PartitionTable,
     brute_force_free_partitions,
     feasible_sizes,
     free_partitions_by_box_sums,

@@ -463,3 +463,130 @@ def test_the_browser_menu_lists_installed_plugins():
 
     assert "example-sjf-easy" in model_params["policy"]["values"]
     assert "example-fcfs-easy" in model_params["policy"]["values"]
+
+
+# -- issue 42: every input kind is a registry; a user's failure source and workload generator run everywhere ----------
+
+
+def test_the_examples_failure_source_and_workload_generator_are_found_by_entry_point():
+    from failure_logs.sources import FAILURE_SOURCES
+    from torus_sim.workload.sources import WORKLOADS
+
+    assert "example-weibull" in FAILURE_SOURCES.names() and "example-lublin" in WORKLOADS.names()
+    assert FAILURE_SOURCES.info("example-weibull").import_path == "torus_sim_examples.weibull_failures:WeibullPerNode"
+
+
+def test_a_user_failure_source_and_workload_generator_run_from_the_command_line(tmp_path, capsys):
+    out = tmp_path / "out"
+    arguments = ["--platform", "cluster", "--nodes", "128", "--policy", "FCFS-EASY", "--workload", "example-lublin"]
+    arguments += ["--workload-param", "jobs=600", "--failures", "example-weibull", "--failures-param", "mtbf_days=30"]
+    assert main(["run", *arguments, "--out", str(out)]) == 0
+    header = capsys.readouterr().out
+    assert "example-lublin(jobs=600,nodes=128,load=0.7,seed=0)" in header and "WeibullRenewal(shape=0.7" in header
+    manifest = json.loads((out / "summary.json").read_text())
+    assert manifest["inputs"]["workload"]["entry"]["origin"] == "entry point"
+    assert manifest["inputs"]["failures"]["entry"]["import_path"] == "torus_sim_examples.weibull_failures:WeibullPerNode"
+    assert manifest["summary"]["jobs"] == 600 and manifest["inputs"]["failures"]["count"] > 0
+    # by import path too, and the same bytes for the same seed
+    again = tmp_path / "again"
+    by_path = [a.replace("example-lublin", "torus_sim_examples.lublin:LublinFeitelson") for a in arguments]
+    by_path = [a.replace("example-weibull", "torus_sim_examples.weibull_failures:WeibullPerNode") for a in by_path]
+    assert main(["run", *by_path, "--out", str(again)]) == 0
+    assert (again / "jobs.csv").read_bytes() == (out / "jobs.csv").read_bytes()
+
+
+def test_a_user_source_refuses_bad_parameters_before_anything_runs(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "--failures", "example-weibull", "--failures-param", "scale=3", "--out", str(out)]) == 2
+    assert (
+        "failure source 'example-weibull' has no parameter 'scale' (its parameters: shape, mtbf_days)" in capsys.readouterr().err
+    )
+    assert main(["run", "--workload", "example-lublin", "--workload-param", "jobs=-1", "--out", str(out)]) == 2
+    assert "could not be built: ValueError: jobs and nodes >= 1" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_user_failure_source_and_workload_generator_run_in_a_sweep(tmp_path):
+    from torus_sim.experiments import load_experiment, run_experiment
+
+    path = tmp_path / "sweep.toml"
+    path.write_text(
+        'title = "user inputs"\nseeds = [0, 1]\n[platform]\nplatform = "cluster"\nnodes = 128\n'
+        '[workload]\nworkload = "example-lublin"\n[workload.params]\njobs = 300\n'
+        '[failures]\nfailures = "example-weibull"\n[failures.params]\nmtbf_days = 20\n[grid]\npolicy = ["FCFS-EASY", "conservative"]\n'
+    )
+    table = run_experiment(load_experiment(path), "serial", 1, tmp_path / "out", progress=False)
+    assert len(table) == 4 and set(table["jobs"]) == {300}
+    assert table.groupby("seed")["job_kills"].sum().min() >= 0 and table["workload_params"].nunique() == 1
+
+
+def test_a_user_failure_source_and_workload_generator_are_offered_in_the_browser():
+    from torus_sim import app
+
+    assert "example-lublin" in app.model_params["workload"]["values"]
+    assert "example-weibull" in app.model_params["failures"]["values"]
+    model = app.VizModel(platform="cluster", workload="example-lublin", failures="example-weibull", policy="FCFS-EASY")
+    for _ in range(5):
+        model.step()
+    assert not model.notice and model.scenario.workload == "example-lublin" and len(model.jobs) == 2000
+
+
+def test_a_file_no_suffix_names_is_read_by_its_content(tmp_path):
+    """A failure log or a workload saved under another name is read by its first bytes, not refused."""
+    from failure_logs.sources import BUNDLED_BGL_RAS, failure_source
+    from torus_sim.workload.sources import BUNDLED_NASA_LOG, workload_source
+
+    ras = tmp_path / "ras-events.txt"
+    ras.write_bytes(BUNDLED_BGL_RAS.read_bytes())
+    assert type(failure_source(str(ras))).__name__ == "BglRasFile"
+    batsim = tmp_path / "workload.txt"
+    batsim.write_text('{"nb_res": 4, "jobs": [], "profiles": {}}')
+    assert type(workload_source(str(batsim))).__name__ == "BatsimFile"
+    swf = tmp_path / "log.data"
+    swf.write_bytes(__import__("gzip").decompress(BUNDLED_NASA_LOG.read_bytes()))
+    assert type(workload_source(str(swf))).__name__ == "SwfFile"
+
+
+def test_an_output_format_is_a_registry_entry(tmp_path, capsys, plugin_module):
+    module = plugin_module(
+        """
+        from torus_sim.api import OutputFormat
+
+        class WaitsOnly(OutputFormat):
+            name = "waits"
+
+            def files(self, result, tables):
+                return {"waits.txt": "\\n".join(f"{w:g}" for w in tables["jobs"]["wait_time"]).encode()}
+        """,
+        name="my_formats",
+    )
+    out = tmp_path / "out"
+    assert main(["run", "--max-jobs", "40", "--format", f"{module}:WaitsOnly", "--format", "swf", "--out", str(out)]) == 0
+    assert (out / "waits.txt").read_text().count("\n") == 39 and (out / "schedule.swf").exists()
+    assert main(["run", "--max-jobs", "40", "--format", "os:system", "--out", str(tmp_path / "o2")]) == 2
+    assert "nothing was called" in capsys.readouterr().err and not (tmp_path / "o2").exists()
+
+
+def test_a_machine_and_a_platform_kind_of_your_own_are_selected_by_import_path(tmp_path, capsys, plugin_module):
+    module = plugin_module(
+        """
+        from torus_sim.api import PlatformKind
+        from torus_sim.machines import Machine
+        from torus_sim.platforms.kinds import ClusterKind
+
+        TINY = Machine("tiny", "a 2x2x4 torus of midplanes", (2, 2, 4), failures="none")
+
+        class HalfCluster(ClusterKind):
+            '''A cluster that gives the run half the nodes the workload names.'''
+
+            name = "half-cluster"
+
+            def capacity(self, scenario, named):
+                return max(1, super().capacity(scenario, named) // 2)
+        """,
+        name="my_machines",
+    )
+    out = tmp_path / "out"
+    assert main(["run", "--machine", f"{module}:TINY", "--max-jobs", "60", "--out", str(out)]) == 0
+    assert "torus 2x2x4 of 16 supernodes" in capsys.readouterr().out
+    assert main(["run", "--platform", f"{module}:HalfCluster", "--max-jobs", "60", "--failures", "none", "--out", str(out)]) == 0
+    assert "platform  cluster of 64 nodes" in capsys.readouterr().out  # the kind's capacity: half of NASA's 128

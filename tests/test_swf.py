@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError, WorkloadFormatError
 from torus_sim.partitions import round_up_to_feasible_size
-from torus_sim.runner import BUNDLED_NASA_LOG
 from torus_sim.workload.jobs import jobs_from_swf
+from torus_sim.workload.sources import BUNDLED_NASA_LOG
 from torus_sim.workload.swf import SWF_FIELDS, read_swf
 
 HEADER = "; Version: 2.2\n; MaxNodes: 128\n; Acknowledge: someone\n;\n"

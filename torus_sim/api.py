@@ -20,6 +20,14 @@ Key components:
     POLICIES, PLACEMENTS, PREDICTORS, RUNTIME_PREDICTORS: the registries (built-ins, installed
         plug-ins' entry points, import paths).
 
+Inputs and outputs of your own (registries with the same machinery):
+    WorkloadSource, TraceSource (SWF records: cleaning, c, offered load for free), SwfRecord,
+        SwfTrace, WORKLOADS: a workload generator or reader (``--workload NAME``).
+    FailureSource, GeneratedFailures, FailureLog, FAILURE_SOURCES: a failure log reader or a failure
+        model drawn with the run's generator (``--failures NAME``).
+    PlatformKind, PLATFORMS: a platform kind (``--platform NAME``).
+    OutputFormat, FORMATS: an output format (``--format NAME``).
+
 What the engine checks (docs/policies/README.md has the whole contract):
     * Start: the job is waiting; the allocation is a partition id of the job's size (torus) or
       distinct node ids / a node count of its size (cluster), free now (no job on it), not down.
@@ -32,27 +40,44 @@ References:
     BGL-FAULT §5 (Krevat's plan -> [Start | Repack]); PV-EASY §4; RIGID §4; MOLDABLE §4.
 """
 
+from failure_logs.events import FailureLog
+from failure_logs.sources import FAILURE_SOURCES, FailureSource
+from failure_logs.synthetic import GeneratedFailures
 from predictors.base import PREDICTORS, FailurePredictor
 from predictors.runtime import RUNTIME_PREDICTORS, RuntimePredictor
 from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError
+from torus_sim.formats.catalog import FORMATS, OutputFormat
 from torus_sim.job import Job, JobState
+from torus_sim.platforms.kinds import PLATFORMS, PlatformKind
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
 from torus_sim.policies.catalog import POLICIES
 from torus_sim.policies.placement import MFP, PLACEMENTS, PlacementPolicy
+from torus_sim.registry import factory_of
+from torus_sim.workload.sources import WORKLOADS, TraceSource, WorkloadSource
+from torus_sim.workload.swf import SwfRecord, SwfTrace
 
 __all__ = [
+    "FAILURE_SOURCES",
+    "FORMATS",
     "MFP",
     "PLACEMENTS",
+    "PLATFORMS",
     "POLICIES",
     "PREDICTORS",
     "RUNTIME_PREDICTORS",
+    "WORKLOADS",
     "ConfigurationError",
+    "FailureLog",
     "FailurePredictor",
+    "FailureSource",
+    "GeneratedFailures",
     "Job",
     "JobState",
+    "OutputFormat",
     "PlacementPolicy",
+    "PlatformKind",
     "Policy",
     "PolicyError",
     "Preempt",
@@ -61,7 +86,12 @@ __all__ = [
     "RuntimePredictor",
     "SchedulingView",
     "Start",
+    "SwfRecord",
+    "SwfTrace",
+    "TraceSource",
+    "WorkloadSource",
     "easy_pass",
+    "factory_of",
     "fcfs_key",
     "start_in_order",
 ]

@@ -45,8 +45,17 @@ from mesa.visualization.utils import update_counter
 
 from torus_sim import viz_charts
 from torus_sim.metrics import bounded_slowdown
-from torus_sim.runner import BUNDLED_NASA_LOG, ConfiguredModel
-from torus_sim.scenario import ONLINE_POLICIES
+from torus_sim.platforms.kinds import platform_kind
+from torus_sim.runner import ConfiguredModel
+from torus_sim.viz_menus import (
+    DEFAULT_CHOICE,
+    PAIR_MACHINES,
+    PAIRS,
+    WORKLOADS,
+    model_params,
+    scenario_fields,
+    uses_predictor,
+)
 
 __all__ = [
     "ComparePage",
@@ -61,18 +70,6 @@ __all__ = [
     "scenario_line",
 ]
 
-
-def _available_workloads() -> dict[str, str]:
-    """Label -> path of the workloads offered in the controls."""
-    workloads = {"NASA iPSC/860 (bundled)": str(BUNDLED_NASA_LOG)}
-    shared = Path(os.environ.get("TORUS_SIM_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "swf"
-    for label, name in (("SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz"), ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz")):
-        if (shared / name).exists():
-            workloads[label] = str(shared / name)
-    return workloads
-
-
-WORKLOADS = _available_workloads()
 
 VEGA_ALIASES = {"vega@5": "vega@5.21.0", "vega-lite@5": "vega-lite@5.2.0", "vega-embed@6": "vega-embed@6.20.2"}
 """Major-version names solara's VegaLite widget asks the CDN proxy for -> the versions solara-assets ships."""
@@ -149,20 +146,26 @@ class VizModel(ConfiguredModel):
 
     def __init__(
         self,
-        platform: str = "torus",
-        machine: str = "bgl",
-        workload: str = "NASA iPSC/860 (bundled)",
-        failures: str = "bundled",
-        policy: str = "krevat",
-        predictor: str = "default",
-        confidence: float = 0.1,
-        accuracy: float = 0.1,
-        load_scale: float = 1.0,
+        platform: str | None = None,
+        machine: str | None = None,
+        workload: str | None = None,
+        failures: str | None = None,
+        policy: str | None = None,
+        predictor: str | None = None,
+        confidence: float | None = None,
+        accuracy: float | None = None,
+        load_scale: float | None = None,
         seed: int = 0,
-        step_seconds: float = 3600.0,
+        step_seconds: float | None = None,
         scheduler: str | None = None,
     ) -> None:
         policy = scheduler or policy
+        given = {"platform": platform, "machine": machine, "workload": workload, "failures": failures, "policy": policy}
+        given |= {"predictor": predictor, "confidence": confidence, "accuracy": accuracy, "load_scale": load_scale}
+        platform, machine, workload, failures, policy, predictor, confidence, accuracy, load_scale = (
+            model_params[name]["value"] if value is None else value for name, value in given.items()
+        )  # a control left out takes the page's default
+        step_seconds = model_params["step_seconds"] if step_seconds is None else step_seconds
         refused: list[str] = []
         platform = _offered("platform", platform, refused)
         machine = _offered("machine", machine, refused)
@@ -176,7 +179,8 @@ class VizModel(ConfiguredModel):
         if not (isinstance(step_seconds, (int, float)) and 0 < step_seconds <= 7 * 86400):
             refused.append(f"Step of {step_seconds!r} s is not between 0 and a week: {model_params['step_seconds']:g} s is used.")
             step_seconds = model_params["step_seconds"]
-        chosen = None if predictor == "default" or policy not in ("balancing", "tiebreak") else predictor
+        # a predictor applies to a policy whose placement asks one (its registry entry declares a default placement)
+        chosen = None if predictor == DEFAULT_CHOICE or not uses_predictor(policy) else predictor
         try:  # a control's text: refused in place (a notice on the page), never a traceback
             text = str(seed).strip()
             if len(text) > 20:
@@ -188,16 +192,11 @@ class VizModel(ConfiguredModel):
             refused.append(f"Seed {_shown(seed)} is not a whole number >= 0: seed 0 is used.")
             seed = 0
         self.notice = " ".join(refused)
-        machine = None if platform != "torus" or machine in (None, "", "bgl") else machine
-        if machine is not None and failures == "bundled":  # the BG/L RAS sample names BG/L's 128 supernodes
-            failures = "mira" if machine == "mira" else "none"
         super().__init__(
             step_seconds=step_seconds,
             node_identities=True,
-            platform=platform,
-            machine=machine,
+            **scenario_fields(platform, machine, failures),
             workload=WORKLOADS[workload],
-            failures=failures,
             policy=policy,
             predictor=chosen,
             confidence=float(confidence),
@@ -257,11 +256,7 @@ def scenario_line(model) -> str:
         Markdown text, e.g. ``Scenario: torus 4x4x8 · NASA-iPSC-... (18,239 jobs) · failures bundled (347) · ...``.
     """
     config = model.config
-    platform = model.platform
-    if platform.kind == "torus":
-        where = f"torus {platform.torus.label}" + (f" ({config.machine})" if config.machine else " (bgl)")
-    else:
-        where = f"cluster of {platform.capacity:,} nodes"
+    where = platform_kind(config.platform).label(model.platform, config)
     workload = Path(config.workload_path).name
     predictor = config.predictor or "the policy's own"
     return (
@@ -426,47 +421,6 @@ def RecentJobs(model):
     _vega(viz_charts.gantt_chart(model))
 
 
-def installed_policies() -> list[str]:
-    """Installed plug-ins' policy names (``torus_sim.policies`` entry points), for the policy menu."""
-    from torus_sim.policies.catalog import POLICIES
-
-    return sorted(POLICIES.iter_plugins())
-
-
-model_params = {
-    "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
-    "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
-    "machine": {"type": "Select", "value": "bgl", "values": ["bgl", "intrepid", "mira"], "label": "Machine (torus)"},
-    "failures": {
-        "type": "Select",
-        "value": "bundled",
-        "values": [
-            "bundled",
-            "mira",
-            "none",
-            "synthetic:500",
-            "synthetic:2000",
-            "synthetic:1000:bursty",
-            "synthetic:4000:bursty",
-        ],
-        "label": "Failures",
-    },
-    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
-    "predictor": {
-        "type": "Select",
-        "value": "default",
-        "values": ["default", "oracle-confidence", "oracle-accuracy", "history", "recency"],
-        "label": "Predictor",
-    },
-    "confidence": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Confidence a"},
-    "accuracy": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Accuracy a"},
-    "load_scale": {"type": "SliderFloat", "value": 1.0, "min": 0.5, "max": 1.5, "step": 0.1, "label": "Load scale c"},
-    "seed": {"type": "InputText", "value": 0, "label": "Seed"},
-    "step_seconds": 3600.0,
-}
-"""The page's controls (Mesa user parameters) and fixed parameters."""
-
-
 @solara.component
 def Page():
     """The page: one model per browser session (a module-level model would be shared by every visitor).
@@ -517,15 +471,6 @@ def compare_table(models: dict[str, VizModel]) -> pd.DataFrame:
     return pd.DataFrame(columns, index=list(COMPARED)).rename_axis("metric").reset_index()
 
 
-PAIRS = {
-    "Krevat vs balancing (torus)": ("krevat", "balancing"),
-    "FCFS-EASY vs PV-EASY (torus)": ("FCFS-EASY", "PV-EASY"),
-    "FCFS-EASY vs conservative (torus)": ("FCFS-EASY", "conservative"),
-    "Krevat vs FCFS-EASY (Mira)": ("krevat", "FCFS-EASY"),
-}
-"""The comparisons offered on ``/compare`` (policy pairs; the Mira one on Mira's torus and failures)."""
-
-
 @solara.component
 def ComparePage():
     """Two policies side by side on the same workload and failures, stepped together, with one metrics table.
@@ -540,7 +485,7 @@ def ComparePage():
 
     def build():
         chosen = pair if isinstance(pair, str) and pair in PAIRS else next(iter(PAIRS))  # only the pairs offered
-        machine = "mira" if "(Mira)" in chosen else "bgl"
+        machine = PAIR_MACHINES.get(chosen, model_params["machine"]["value"])
         return {policy: VizModel(policy=policy, machine=machine, seed=seed) for policy in PAIRS[chosen]}
 
     models = solara.use_memo(build, dependencies=[pair, seed])

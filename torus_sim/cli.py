@@ -16,14 +16,35 @@ import time
 import typing
 from pathlib import Path
 
+from torus_sim import commands as small_commands
 from torus_sim.errors import TorusSimError
 
 __all__ = ["build_parser", "main"]
 
-_SHORT_HELP = {
-    "failures": "bundled | none | synthetic:N[:weibull|bursty] | path to a BG/L RAS .log, LANL .csv[.xz] or FTA .tab",
-    "workload": "SWF file (plain or .gz), Batsim JSON workload (.json), bundled (NASA iPSC/860), rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
-}
+
+def _short_help(field: str) -> str | None:
+    """The help of ``--workload`` / ``--failures``: the forms their registries know (built-ins and installed plug-ins)."""
+    from torus_sim.extensions import input_registries
+
+    registries = input_registries()
+    if field not in registries:
+        return None
+    registry = registries[field][0]
+    forms = []
+    for name in registry.names():
+        try:
+            factory = registry.resolve(name)[0]
+        except TorusSimError:
+            continue
+        if getattr(factory, "takes_argument", False):
+            forms.append(f"{name}:{getattr(factory, 'argument_form', '...')}")
+        elif getattr(factory, "reads_file", False):
+            forms.append(f"a {name} file ({', '.join(getattr(factory, 'suffixes', ())) or 'by its content'})")
+        else:
+            forms.append(name)
+    return " | ".join(forms) + " | an import path package.module:Class"
+
+
 _NEGATED = {
     "backfill": "--no-backfill",
     "migration": "--no-migration",
@@ -117,7 +138,7 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
         group = parser.add_argument_group(f"[{section}]")
         for name in members:
             info = Scenario.model_fields[name]
-            help_text = _SHORT_HELP.get(name, info.description or "").replace("%", "%%")  # argparse formats help with %
+            help_text = (_short_help(name) or info.description or "").replace("%", "%%")  # argparse formats help with %
             default = info.default
             if name in _NEGATED:
                 group.add_argument(_NEGATED[name], dest=name, action="store_false", default=argparse.SUPPRESS, help=help_text)
@@ -156,6 +177,8 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``torus-sim``."""
+    from torus_sim.scenario import Scenario
+
     parser = argparse.ArgumentParser(
         prog="torus-sim", description="Job scheduling on failure-prone machines: the BlueGene/L torus and clusters."
     )
@@ -176,6 +199,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     formats.add_argument(
         "--parquet", action="store_true", help="also every table as .parquet with the manifest in its metadata (needs pyarrow)"
+    )
+    formats.add_argument(
+        "--format",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also this output format (a registry name: batsim, swf, parquet, an installed plug-in's, or an import path); repeat for each",
     )
     run_parser.add_argument(
         "--no-progress", dest="progress", action="store_false", help="no progress bar (it shows only on a terminal, after 2 s)"
@@ -264,7 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     generate.add_argument("--processors", type=_bounded(1, 2**22), default=10000, help="P, 1 to 4,194,304")
     generate.add_argument("--mean-failure-probability", type=_fraction, default=0.3, help="q̄, in [0, 1)")
     generate.add_argument("--scenarios", type=_bounded(1, 10**6), default=1000, help="failure scenarios, 1 to 1,000,000")
-    generate.add_argument("--priority", choices=["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"], default="LPT")
+    priorities = list(typing.get_args(Scenario.model_fields["priority"].annotation))  # RIGID §4's rules
+    generate.add_argument("--priority", choices=priorities, default=priorities[0])
     generate.add_argument("--seed", type=_bounded(0, 2**63 - 1), default=0)
 
     for old in ("flat", "online"):
@@ -286,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
 
     warnings.formatwarning = _warning_line  # one line each: "torus-sim: warning: ...", no source line
     if argv and argv[0] in ("flat", "online"):  # removed commands: whatever follows, even --help, gets the new form
-        return _removed(argparse.Namespace(command=argv[0], rest=argv[1:]))
+        return small_commands.removed(argparse.Namespace(command=argv[0], rest=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":
@@ -294,15 +325,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("sweep", "experiment"):
             return _sweep(args)
         if args.command == "figure":
-            return _figure(args)
+            return small_commands.figure(args)
         if args.command == "summarize":
-            return _summarize(args)
+            return small_commands.summarize(args)
         if args.command == "generate-rigid":
-            return _generate(args)
+            return small_commands.generate_rigid(args)
         if args.command == "viz":
             return _viz(args)
         if args.command == "ckpt-tables":
-            return _ckpt_tables(args)
+            return small_commands.ckpt_tables(args)
         if args.command == "ckpt-compare":
             from torus_sim.experiments.ckpt_yields import compare_yields
 
@@ -350,7 +381,7 @@ def _scenario_from(args):
     given = {
         key: value
         for key, value in vars(args).items()
-        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "progress")
+        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "format", "progress")
     }
     if args.file is None:
         return Scenario.make("the command line", **given)
@@ -365,14 +396,18 @@ def _scenario_from(args):
 
 def _run(args) -> int:
     from torus_sim.files import check_output_folder
+    from torus_sim.formats.catalog import output_format
+    from torus_sim.platforms.kinds import platform_kind
     from torus_sim.reports import format_summary, write_results
     from torus_sim.runner import run
 
     scenario = _scenario_from(args)
+    for name in args.format:  # an unknown format is refused before the simulation
+        output_format(name)
     check_output_folder(args.out)  # before the simulation, not after it
     began = time.perf_counter()
     result = run(scenario, progress=args.progress)
-    paths = write_results(args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet)
+    paths = write_results(args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet, formats=args.format)
     workload = result.inputs["workload"]
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
@@ -382,15 +417,16 @@ def _run(args) -> int:
         if workload.get("offered_load")
         else ""
     )
-    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'none'}{load})")
-    print(f"platform  {_platform_line(platform)}")
+    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'nothing'}{load})")
+    print(f"platform  {platform_kind(scenario.platform).header(platform)}")
     print(
         f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop"
         + (f"; {failures['timing']}" if failures.get("timing") else "")
         + f"); silent errors {result.inputs['silent_errors']}"
     )
     settings = f", {result.inputs['policy_settings']}" if result.inputs.get("policy_settings") else ""
-    predictor = f" (predictor {result.inputs['predictor']})" if result.inputs["predictor"] != "null" else ""
+    used = result.inputs["extensions"].get("predictor") is not None  # None: the placement asks no predictor
+    predictor = f" (predictor {result.inputs['predictor']})" if used else ""
     c = workload.get("load_scale", scenario.load_scale)
     print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {c:.4g}; seed {scenario.seed}")
     for kind in ("placement", "predictor", "runtime_predictor"):
@@ -405,14 +441,6 @@ def _run(args) -> int:
     print()
     print(f"wrote {', '.join(str(path) for path in paths.values())} ({time.perf_counter() - began:.1f} s)")
     return 0
-
-
-def _platform_line(platform: dict) -> str:
-    """``torus 2x3x4x4 of 96 supernodes (machine mira)`` or ``cluster of 128 nodes``."""
-    if platform["kind"] != "torus":
-        return f"{platform['kind']} of {platform['nodes']:,} nodes"
-    machine = f" (machine {platform['machine']})" if platform.get("machine") else ""
-    return f"torus {platform['torus']} of {platform['nodes']:,} supernodes{machine}"
 
 
 def _describe(info: dict) -> str:
@@ -456,132 +484,6 @@ def _sweep(args) -> int:
     )
     for path in write_experiment(experiment, table, out, parquet=args.parquet):
         print(f"wrote {path}")
-    return 0
-
-
-def _figure(args) -> int:
-    import pandas as pd
-
-    from torus_sim.experiments import load_experiment
-    from torus_sim.figures import draw_figure
-
-    for path in sorted(Path(args.experiments).glob("**/*.toml")):
-        try:
-            experiment = load_experiment(path)
-        except TorusSimError:
-            continue  # a broken file defines no figure
-        for spec in experiment.figures:
-            if spec.name == args.name:
-                folder = Path(args.results) if args.results else Path("torus-sim-results") / path.stem
-                source = folder / ("results.csv" if spec.table == "results" else f"{spec.table}.csv")
-                if not source.exists():
-                    print(f"torus-sim: error: no results at {source}; run: torus-sim sweep {path}", file=sys.stderr)
-                    return 2
-                target = Path(args.out)
-                target.mkdir(parents=True, exist_ok=True)
-                print(f"wrote {draw_figure(pd.read_csv(source), spec, target / f'{spec.name}.png')}")
-                return 0
-    print(f"torus-sim: error: no scenario file under {args.experiments} defines a figure named {args.name!r}", file=sys.stderr)
-    return 2
-
-
-def _summarize(args) -> int:
-    import pandas as pd
-
-    from torus_sim.experiments import combine_results, expected_ratio_table
-    from torus_sim.files import atomic_write
-
-    table = combine_results([_results_table(path) for path in args.results])
-    missing = [column for column in args.by if column not in table]
-    if missing:
-        print(f"torus-sim: error: no column {missing} in the results", file=sys.stderr)
-        return 2
-    summary = expected_ratio_table(table, args.by)
-    settings = [column for column in ("jobs", "nodes", "error_rate", "mean_failure_probability") if column in table]
-    counts = table.drop_duplicates([*args.by, *settings]).groupby(args.by, sort=False).size()
-    summary["settings"] = counts.reindex(
-        pd.MultiIndex.from_frame(summary[args.by]) if len(args.by) > 1 else summary[args.by[0]]
-    ).to_numpy()
-    print(summary.to_string(index=False, float_format=lambda value: f"{value:.4f}"))
-    if args.out:
-        atomic_write(args.out, lambda handle: summary.to_csv(handle, index=False, float_format="%.6g"))
-        print(f"wrote {args.out}")
-    return 0
-
-
-def _results_table(path: str):
-    """A sweep's results CSV, or InputFileError naming the file (binary data, not CSV, empty)."""
-    import io
-
-    import pandas as pd
-
-    from torus_sim.errors import InputFileError
-    from torus_sim.files import input_text
-
-    text = input_text(path, "results CSV")
-    try:
-        return pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as error:
-        raise InputFileError(
-            path, f"is not a results CSV table ({str(error).splitlines()[0] if str(error) else 'empty'})"
-        ) from None
-
-
-def _generate(args) -> int:
-    import numpy as np
-
-    from failure_logs.silent import draw_scenarios, error_rate_for_mean_probability, failure_probabilities_by_area
-    from torus_sim.files import check_output_folder
-    from torus_sim.workload.batch import generate_rigid_set
-    from torus_sim.workload.refcode import RefcodeHeader, write_failure_scenarios, write_rigid_jobs
-
-    check_output_folder(args.out, ("jobs.txt", "failures.txt"))
-    rng = np.random.default_rng(args.seed)
-    jobs = generate_rigid_set(rng, args.jobs)
-    jobs.check_fits(args.processors)
-    rate = error_rate_for_mean_probability(jobs.areas, args.mean_failure_probability)
-    failures = draw_scenarios(failure_probabilities_by_area(jobs.areas, rate), args.scenarios, rng)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    print(f"wrote {write_rigid_jobs(out / 'jobs.txt', RefcodeHeader(rate, args.processors, 0.0, args.priority), jobs)}")
-    print(f"wrote {write_failure_scenarios(out / 'failures.txt', failures)}")
-    return 0
-
-
-_NEW_FORMS = {
-    "flat rigid": "torus-sim run --platform cluster --workload refcode:JOBS --silent-errors FAILURES --policy R-LIST-0 --priority LPT",
-    "flat moldable": "torus-sim run --platform cluster --nodes 7500 --workload moldable:mix --error-rate 1e-7 --scenarios 10 --policy LPA",
-    "flat generate-rigid": "torus-sim generate-rigid OUT --scenarios 1000",
-    "flat experiment": "torus-sim sweep FILE --executor process --workers 2",
-    "flat summarize": "torus-sim summarize RESULTS.csv... --by policy workload",
-    "online run": "torus-sim run --platform cluster --nodes 128 --policy PV-EASY --runtime-predictor last (the bundled NASA iPSC/860 log; --workload FILE.swf for yours)",
-    "online experiment": "torus-sim sweep FILE --executor process --workers 2",
-}
-
-
-def _removed(args) -> int:
-    sub = args.rest[0] if args.rest and not args.rest[0].startswith("-") else ""
-    new = _NEW_FORMS.get(f"{args.command} {sub}", "torus-sim run --help / torus-sim sweep --help")
-    print(
-        f"torus-sim {' '.join([args.command, sub]).strip()} was replaced by the one engine's commands; use: {new}",
-        file=sys.stderr,
-    )
-    return 2
-
-
-def _ckpt_tables(args) -> int:
-    from torus_sim.analytic.tables import capped_table, scenario_table, yield_table
-
-    chosen = ["today", "2011", "2015", "yield", "capped"] if args.table == "all" else [args.table]
-    blocks = []
-    for name in chosen:
-        if name == "yield":
-            blocks += ["Numerical results: yield rho/N for scenario 2015", yield_table("month"), yield_table("year")]
-        elif name == "capped":
-            blocks += ["Yield rho/N for scenario 2015 and capped job sizes", capped_table("month"), capped_table("year")]
-        else:
-            blocks.append(scenario_table(name))
-    print("\n\n".join(blocks))
     return 0
 
 

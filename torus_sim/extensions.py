@@ -1,9 +1,11 @@
-"""A scenario's extensions (policy, placement, failure predictor, runtime predictor): checked and described.
+"""A scenario's extensions (policy, placement, failure predictor, runtime predictor): built, checked and described.
 
-The runner builds them (:func:`torus_sim.runner.build_policy`); this module answers, before any run,
-whether every one the scenario names exists and takes the parameters given
-(:func:`check_scenario_extensions`, called by the scenario's validation), and where each came from
-(:func:`extension_manifest`, for the run's manifest and header: import path, package version, source hash).
+:func:`build_policy` builds them from their registries with the defaults each entry declares (a
+policy's ``default_placement``, a placement's ``default_predictor``, a predictor's ``from_scenario``
+fields), a plug-in's placement and predictor behind the guard; no name is special here. Before any
+run, :func:`check_scenario_extensions` (called by the scenario's validation) answers whether every
+extension and input source the scenario names exists and takes the parameters given, and
+:func:`extension_manifest` where each came from (import path, package version, source hash).
 
 References:
     docs/policies/README.md ("write a policy"): the stable surface and the registries.
@@ -11,13 +13,29 @@ References:
 
 from __future__ import annotations
 
+import inspect
+from functools import partial
+
 from torus_sim.errors import ConfigurationError
+from torus_sim.guarded_extensions import guard_placement, guard_predictor
 from torus_sim.registry import PluginInfo
 
-__all__ = ["OFFERED", "check_scenario_extensions", "extension_manifest", "registries"]
+__all__ = [
+    "OFFERED",
+    "input_registries",
+    "build_placement",
+    "build_policy",
+    "build_predictor",
+    "check_scenario_extensions",
+    "extension_manifest",
+    "placement_name",
+    "predictor_name",
+    "registries",
+    "runtime_predictor_of",
+]
 
 OFFERED = {
-    "policy": ("scenario", "placement", "tables", "allocation"),
+    "policy": ("scenario", "placement", "tables", "allocation", "batch"),
     "placement": ("scenario", "predictor"),
     "predictor": ("scenario",),
     "runtime_predictor": ("rng",),
@@ -68,9 +86,29 @@ def check_scenario_extensions(scenario) -> None:
 
             make_runtime_predictor(value, None)  # checks virtual:x's argument too
             continue
-        if field == "placement" and value == "mfp" and not params:
-            continue
         registry.check(_spec(field, value), params, OFFERED[field])
+    for field, (registry, select) in input_registries().items():
+        value = getattr(scenario, field)
+        if value is None:
+            continue
+        factory, info, argument = select(value)
+        params = getattr(scenario, f"{field}_params")
+        if isinstance(factory, registry.base):
+            if params:
+                raise ConfigurationError(f"{registry.kind} {info.name!r} was given as an instance: it takes no parameters")
+            continue
+        from torus_sim.registry import bind_parameters
+
+        offered = {"argument": argument} if argument is not None else {}
+        bind_parameters(factory, params, offered, f"{registry.kind} {info.name!r}")
+
+
+def input_registries() -> dict:
+    """The registries of the scenario's inputs by field (``workload``, ``failures``), each with its cached selection."""
+    from failure_logs.sources import FAILURE_SOURCES, select_failure_source
+    from torus_sim.workload.sources import WORKLOADS, select_workload
+
+    return {"workload": (WORKLOADS, select_workload), "failures": (FAILURE_SOURCES, select_failure_source)}
 
 
 def extension_manifest(scenario, placement: str | object, predictor: str | object | None) -> dict:
@@ -100,3 +138,138 @@ def extension_manifest(scenario, placement: str | object, predictor: str | objec
         info: PluginInfo = found[field].info(_spec(field, value))
         manifest[field] = info.to_dict()
     return manifest
+
+
+# -- building --------------------------------------------------------------------------------------
+
+
+def placement_name(scenario):
+    """The placement after defaults: the scenario's, else the one its policy's entry declares, else MFP.
+
+    Returns:
+        A name, an import path, or (from Python) an object.
+    """
+    if scenario.placement is not None:
+        return scenario.placement
+    from torus_sim.policies.placement import DEFAULT_PLACEMENT_NAME
+
+    return _declared(registries()["policy"], scenario.policy, "default_placement") or DEFAULT_PLACEMENT_NAME
+
+
+def predictor_name(scenario):
+    """The failure predictor after defaults: the scenario's, else the one its placement's entry declares (``null`` if none)."""
+    if scenario.predictor is not None:
+        return scenario.predictor
+    from predictors.base import NullPredictor
+
+    return _declared(registries()["placement"], placement_name(scenario), "default_predictor") or NullPredictor.name
+
+
+def _declared(registry, spec, attribute: str):
+    """What the registry entry ``spec`` declares as ``attribute`` (a default), or None."""
+    try:
+        factory, _ = registry.resolve(spec)
+    except ConfigurationError:
+        return None
+    value = getattr(factory, attribute, None)
+    return value if isinstance(value, str) else None
+
+
+def build_predictor(scenario):
+    """The failure predictor of the scenario's placement, from :data:`predictors.PREDICTORS`.
+
+    A predictor's entry may declare ``from_scenario`` (its parameter -> the scenario field that gives
+    it: the oracles' ``confidence``, ``accuracy``); ``predictor_params`` go to its constructor on top
+    (checked against its signature).
+
+    Returns:
+        A fresh :class:`~predictors.base.FailurePredictor` (attached to the run by the engine); a
+        plug-in's behind the guard (:class:`~torus_sim.guarded_extensions.GuardedPredictor`).
+
+    Raises:
+        ConfigurationError: an unknown predictor or a parameter its constructor does not take.
+
+    References:
+        BGL-FAULT §4.1, §4.2.
+    """
+    registry = registries()["predictor"]
+    name = predictor_name(scenario)
+    factory, _ = registry.resolve(name)
+    fields = getattr(factory, "from_scenario", {}) or {}
+    parameters = {parameter: getattr(scenario, field) for parameter, field in fields.items()}
+    return guard_predictor(registry.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario}))
+
+
+def build_placement(scenario):
+    """The placement policy with its failure predictor, from :data:`~torus_sim.policies.placement.PLACEMENTS`.
+
+    A placement's constructor gets ``placement_params`` and, where its signature names them,
+    ``predictor`` (the scenario's failure predictor) and ``scenario``. A plug-in's placement comes
+    behind the guard (:class:`~torus_sim.guarded_extensions.GuardedPlacement`).
+
+    References:
+        BGL-FAULT §4, §5.2.
+    """
+    registry = registries()["placement"]
+    name = placement_name(scenario)
+    offered = {"scenario": scenario}
+    factory, _ = registry.resolve(name)
+    if _names_parameter(factory, "predictor"):
+        offered["predictor"] = build_predictor(scenario)
+    return guard_placement(registry.build(name, scenario.placement_params, offered))
+
+
+def _names_parameter(factory, parameter: str) -> bool:
+    try:
+        return parameter in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def build_policy(scenario, tables=None, allocation=None, batch=None):
+    """The scenario's policy object, from the policy registry (:data:`~torus_sim.policies.catalog.POLICIES`).
+
+    Args:
+        scenario: the run (its ``policy`` a built-in name, an installed plug-in's entry-point name, an
+            import path ``package.module:Class``, or from Python a class, a factory or an instance).
+        tables: BATCH-LIST's allotment tables shared by the scenarios of a job set.
+        allocation: LPA / MINTIME / MINAREA's allocation shared likewise.
+        batch: the batch job set of the run (:class:`~torus_sim.inputs.BatchSet`), offered to a factory
+            that names ``batch`` (what the runs of one job set share: BATCH's tables, an allocation).
+
+    Returns:
+        A fresh policy (policies keep per-run state); an instance given from Python as it is.
+
+    Raises:
+        ConfigurationError: an unknown policy, an import that fails, a class that is not a
+            :class:`~torus_sim.policies.base.Policy`, or a parameter its constructor does not take or of the wrong type.
+
+    References:
+        BGL-FAULT §5; PV-EASY §4; RIGID §4; MOLDABLE §4.
+    """
+    from torus_sim.policies.base import Policy
+
+    registry = registries()["policy"]
+    explicit = scenario.placement is not None or _declared(registry, scenario.policy, "default_placement") is not None
+    offered = {
+        "scenario": scenario,
+        "placement": build_placement(scenario) if explicit else None,
+        "tables": tables,
+        "allocation": allocation,
+        "batch": batch,
+    }
+    policy = registry.build(scenario.policy, scenario.policy_params, offered)
+    if not isinstance(scenario.policy, str) or scenario.policy not in registry.builtin_names():
+        info = registry.info(scenario.policy)
+        if type(policy).name == Policy.name and "name" not in vars(policy):
+            policy.name = info.import_path.rpartition(":")[2] if info.origin != "entry point" else info.name
+    return policy
+
+
+def runtime_predictor_of(scenario):
+    """A factory of the scenario's runtime predictor (taking the model's generator), or None."""
+    if scenario.runtime_predictor is None:
+        return None
+    from predictors.runtime import make_runtime_predictor
+
+    return partial(make_runtime_predictor, scenario.runtime_predictor, params=scenario.runtime_predictor_params)

@@ -11,6 +11,7 @@ built-in; ``--machine path.toml`` reads a user's own description::
     nodes_per_midplane = 512
     block_sizes = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96]   # optional, midplanes; default every box size
     block_shapes = [[1, 1, 1, 1], ...]   # optional, default every box of an allowed size
+    failures = "none"                    # optional: the failure source when a scenario names none
     [sources]                            # optional: where each figure comes from
     dims = "ALCF machine overview"
 
@@ -35,9 +36,18 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.registry import Registry, is_import_path
 from torus_sim.topology import MAX_DIMENSIONS, Torus
 
-__all__ = ["MACHINES", "MAX_NODES_PER_MIDPLANE", "Machine", "load_machine", "parse_torus_dims"]
+__all__ = [
+    "MACHINES",
+    "MACHINE_ENTRY_POINTS",
+    "MACHINE_REGISTRY",
+    "MAX_NODES_PER_MIDPLANE",
+    "Machine",
+    "load_machine",
+    "parse_torus_dims",
+]
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,8 @@ class Machine:
         nodes_per_midplane: compute nodes in one midplane (512 on every Blue Gene).
         block_sizes: allowed partition sizes in midplanes, None for every box size.
         block_shapes: allowed box shapes, None for every box of an allowed size.
+        failures: the failure source a run on it meets when the scenario names none (``bundled``: the
+            BG/L RAS sample; ``mira``: Mira's events; ``none``).
         sources: figure -> where it comes from.
 
     References:
@@ -66,6 +78,7 @@ class Machine:
     block_sizes: tuple[int, ...] | None = None
     block_shapes: tuple[tuple[int, ...], ...] | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    failures: str = "none"
 
     @property
     def torus(self) -> Torus:
@@ -92,6 +105,7 @@ MACHINES: dict[str, Machine] = {
         "bgl",
         "Blue Gene/L (LLNL): 4x4x8 supernodes of 512 nodes",
         (4, 4, 8),
+        failures="bundled",
         sources={
             "dims": "BGL-FAULT §3.1: a 32x32x64 node torus seen as 4x4x8 supernodes of 8x8x8 nodes",
             "block_sizes": "BGL-FAULT §3.3 and Appendix 9: any box of supernodes, wrapping in every dimension",
@@ -116,6 +130,7 @@ MACHINES: dict[str, Machine] = {
         "Blue Gene/Q Mira (ALCF): 96 midplanes of 512 nodes, 2x3x4x4",
         (2, 3, 4, 4),
         block_sizes=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96),
+        failures="mira",
         sources={
             "dims": (
                 "ALCF 'Machine Overview for Mira': 48 racks of 2 midplanes, a 5-D node torus of 8x12x16x16x2; "
@@ -175,14 +190,36 @@ class _MachineFile(BaseModel):
     nodes_per_midplane: int = Field(512, ge=1, le=MAX_NODES_PER_MIDPLANE)
     block_sizes: list[int] | None = Field(None, min_length=1)
     block_shapes: list[list[int]] | None = Field(None, min_length=1)
+    failures: str = "none"
     sources: dict[str, str] = {}
+
+
+MACHINE_ENTRY_POINTS = "torus_sim.machines"
+"""The entry-point group installed packages add their machine descriptions to (a :class:`Machine` instance)."""
+
+MACHINE_REGISTRY: Registry[Machine] = Registry("machine", MACHINE_ENTRY_POINTS, Machine)
+"""Machines by name: the built-ins (:data:`MACHINES`), installed packages' entry points, import paths."""
+
+for _name, _machine in MACHINES.items():
+    MACHINE_REGISTRY.register(_name, _machine)
+
+
+def _checked_machine(spec: str) -> Machine:
+    """A machine an entry point or an import path gives (an instance, or a class / marked factory of one), its torus checked."""
+    machine = MACHINE_REGISTRY.build(spec)
+    try:
+        machine.torus  # noqa: B018 - checks the description now, with its name
+    except ConfigurationError as error:
+        raise ConfigurationError(f"machine {spec!r}: {error}") from None
+    return machine
 
 
 def load_machine(spec: str) -> Machine:
     """A built-in machine by name, or a machine description file (TOML, see the module docstring).
 
     Args:
-        spec: ``bgl``, ``intrepid``, ``mira``, or a path to a ``.toml`` file.
+        spec: ``bgl``, ``intrepid``, ``mira``, an installed package's machine (entry points
+            ``torus_sim.machines``), an import path to a :class:`Machine`, or a path to a ``.toml`` file.
 
     Returns:
         The machine; its torus is checked (dims, wraps, blocks that fit).
@@ -196,7 +233,11 @@ def load_machine(spec: str) -> Machine:
         return MACHINES[spec]
     path = Path(spec)
     if not spec.lower().endswith(".toml"):
-        raise ConfigurationError(f"unknown machine {spec!r}: choose from {', '.join(MACHINES)} or give a .toml description")
+        if spec in MACHINE_REGISTRY or is_import_path(spec):  # an installed package's machine, or an import path
+            return _checked_machine(spec)
+        installed = sorted(MACHINE_REGISTRY.iter_plugins())
+        more = f", {', '.join(installed)}" if installed else ""
+        raise ConfigurationError(f"unknown machine {spec!r}: choose from {', '.join(MACHINES)}{more} or give a .toml description")
     if path.exists() and not path.is_file():  # a FIFO or a device would block or never end
         raise ConfigurationError(f"machine description {path} is not a regular file (a directory, a FIFO or a device)")
     try:
@@ -222,6 +263,7 @@ def load_machine(spec: str) -> Machine:
         None if described.block_sizes is None else tuple(described.block_sizes),
         None if described.block_shapes is None else tuple(tuple(s) for s in described.block_shapes),
         dict(described.sources),
+        described.failures,
     )
     try:
         machine.torus  # noqa: B018 - checks the description now, with the file's name

@@ -37,15 +37,16 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-import typing
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from importlib import metadata
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.untrusted import ExitCalled, exits_refused
+from torus_sim.parameters import bind_parameters, call_with_parameters
+from torus_sim.untrusted import exits_refused, raised_briefly
 
 __all__ = [
     "PluginInfo",
@@ -175,7 +176,7 @@ def import_object(spec: str, kind: str = "extension"):
         raise
     except BaseException as error:  # noqa: BLE001 - any import failure of user code (SystemExit too) becomes one sentence
         raise ConfigurationError(
-            f"cannot import {kind} {spec!r}: importing {module_name!r} failed: {_raised_text(error)}"
+            f"cannot import {kind} {spec!r}: importing {module_name!r} failed: {raised_briefly(error)}"
         ) from None
     for part in attribute.split("."):
         try:
@@ -183,15 +184,6 @@ def import_object(spec: str, kind: str = "extension"):
         except AttributeError:
             raise ConfigurationError(f"cannot import {kind} {spec!r}: {module_name!r} has no attribute {attribute!r}") from None
     return obj
-
-
-def _raised_text(error: BaseException) -> str:
-    """``SystemExit: 3`` / ``it called sys.exit(3)``: what an exception from user code says, in a few words."""
-    if isinstance(error, ExitCalled):
-        return f"it {error}"
-    if isinstance(error, SystemExit):
-        return f"it called sys.exit({error.code!r})"
-    return f"{type(error).__name__}: {error}"
 
 
 def _what_it_is(obj) -> str:
@@ -243,6 +235,32 @@ def _entry_points(group: str) -> tuple:
     return tuple(metadata.entry_points(group=group))
 
 
+def _file_head(path: str, size: int = 4096) -> bytes | None:
+    """The first ``size`` bytes of a file, decompressed (gzip, xz, bzip2); None when it cannot be read."""
+    import bz2
+    import gzip
+    import lzma
+
+    if not os.path.isfile(path):  # missing (the reader says so), a FIFO or a device (never opened here)
+        return None
+    try:
+        with open(path, "rb") as probe:
+            magic = probe.read(6)
+        opener = (
+            gzip.open
+            if magic.startswith(b"\x1f\x8b")
+            else lzma.open
+            if magic.startswith(b"\xfd7zXZ")
+            else bz2.open
+            if magic.startswith(b"BZh")
+            else open
+        )
+        with opener(path, "rb") as handle:
+            return handle.read(size)
+    except (OSError, EOFError, lzma.LZMAError, ValueError):
+        return None
+
+
 def _distribution_of(obj) -> tuple[str | None, str | None]:
     """(distribution name, version) that provides the module of ``obj``, or (None, None)."""
     top = object_path(obj).split(":")[0].split(".")[0]
@@ -253,89 +271,6 @@ def _distribution_of(obj) -> tuple[str | None, str | None]:
         except metadata.PackageNotFoundError:
             continue
     return None, None
-
-
-def _type_hints(factory) -> dict:
-    target = factory.__init__ if inspect.isclass(factory) else factory
-    try:
-        return typing.get_type_hints(target)
-    except Exception:  # noqa: BLE001 - an annotation that cannot be evaluated is simply not checked
-        return {}
-
-
-def bind_parameters(factory: Callable, params: dict, offered: dict, what: str) -> dict:
-    """The keyword arguments to call ``factory`` with: the user's ``params`` checked against its signature, plus offered objects it names.
-
-    Args:
-        factory: a class or a function.
-        params: the user's parameters (names -> values).
-        offered: objects the engine offers by parameter name (given only when the signature names them
-            and ``params`` does not).
-        what: e.g. ``policy 'pkg.mod:MySjf'``, for messages.
-
-    Returns:
-        Keyword arguments (values converted to the annotated types where pydantic can).
-
-    Raises:
-        ConfigurationError: an unknown parameter, a missing required one, or a value of the wrong type.
-    """
-    try:
-        signature = inspect.signature(factory)
-    except (TypeError, ValueError):
-        return dict(params)
-    arguments = dict(params)
-    parameters = signature.parameters
-    open_keywords = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
-    named = {name: p for name, p in parameters.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.POSITIONAL_ONLY)}
-    unknown = [name for name in params if name not in named and not open_keywords]
-    if unknown:
-        takes = ", ".join(name for name in named if name not in offered) or "none"
-        raise ConfigurationError(f"{what} has no parameter {unknown[0]!r} (its parameters: {takes})")
-    hints = _type_hints(factory)
-    for name, value in params.items():
-        if name in hints and hints[name] is not Any:
-            arguments[name] = _checked(value, hints[name], name, what)
-    for name in named:
-        if name in offered and name not in arguments:
-            arguments[name] = offered[name]
-    missing = [name for name, p in named.items() if p.default is inspect.Parameter.empty and name not in arguments]
-    if missing:
-        raise ConfigurationError(f"{what} needs parameter {missing[0]!r} (give it in its params table or with --*-param)")
-    return arguments
-
-
-def call_with_parameters(factory: Callable, params: dict, offered: dict, what: str):
-    """Call ``factory`` with :func:`bind_parameters`'s arguments.
-
-    Returns:
-        What the factory returns.
-
-    Raises:
-        ConfigurationError: see :func:`bind_parameters`; or the factory raised or exited (its message kept).
-        KeyboardInterrupt: Ctrl-C while it ran.
-    """
-    arguments = bind_parameters(factory, params, offered, what)
-    try:
-        with exits_refused(f"building {what}"):
-            return factory(**arguments)
-    except (ConfigurationError, KeyboardInterrupt):
-        raise
-    except BaseException as error:  # noqa: BLE001 - a plug-in's constructor failing (or exiting) becomes one sentence
-        raise ConfigurationError(f"{what} could not be built: {_raised_text(error)}") from None
-
-
-def _checked(value, annotation, name: str, what: str):
-    from pydantic import TypeAdapter, ValidationError
-
-    try:
-        adapter = TypeAdapter(annotation)
-    except Exception:  # noqa: BLE001 - an annotation pydantic cannot check is not checked
-        return value
-    try:
-        return adapter.validate_python(value)
-    except ValidationError as error:
-        problem = error.errors()[0]["msg"] if error.errors() else str(error)
-        raise ConfigurationError(f"{what}: parameter {name!r} = {value!r}: {problem}") from None
 
 
 class Registry(Generic[T]):
@@ -407,7 +342,7 @@ class Registry(Generic[T]):
                 raise
             except BaseException as error:  # noqa: BLE001 - a broken plug-in (sys.exit at import too) becomes one sentence
                 raise ConfigurationError(
-                    f"cannot load {self.kind} {spec!r} (entry point {point.value!r} of group {self.group}): {_raised_text(error)}"
+                    f"cannot load {self.kind} {spec!r} (entry point {point.value!r} of group {self.group}): {raised_briefly(error)}"
                 ) from None
             self._admit(factory, spec, f"entry point {point.value!r}")
             dist = getattr(point, "dist", None)
@@ -533,6 +468,82 @@ class Registry(Generic[T]):
     def info(self, spec) -> PluginInfo:
         """Where ``spec`` comes from (see :class:`PluginInfo`)."""
         return self.resolve(spec)[1]
+
+    def select(self, spec) -> tuple[Callable[..., T] | T, PluginInfo, str | None]:
+        """The factory an input specification selects and the argument it carries.
+
+        For registries of inputs (workload and failure sources), whose specifications are short texts:
+
+        1. a name (``rigid``, ``none``, an installed plug-in's);
+        2. ``name:argument`` where the name's factory declares ``takes_argument = True``
+           (``moldable:mix``, ``synthetic:4000:bursty``, ``refcode:jobs.txt``);
+        3. an import path ``package.module:Class``;
+        4. a file: the factory whose ``suffixes`` end the file's name, else the first whose ``sniff(head)``
+           accepts the file's first 4 KiB (decompressed), else the one that declares ``fallback = True``.
+
+        Args:
+            spec: the specification (or, from Python, a class, a factory or an instance).
+
+        Returns:
+            ``(factory, where it came from, argument)``: the argument is the text after ``name:``, the
+            file's path for a file, None otherwise.
+
+        Raises:
+            ConfigurationError: a name that needs an argument without one, an import path that does
+                not select a factory of this kind, or a file no factory reads (naming the suffixes known).
+        """
+        if not isinstance(spec, str):
+            factory, info = self.resolve(spec)
+            return factory, info, None
+        if spec in self:
+            factory, info = self.resolve(spec)
+            if getattr(factory, "takes_argument", False):
+                raise ConfigurationError(
+                    f"{self.kind} {spec!r} needs an argument: {spec}:{getattr(factory, 'argument_form', '...')}"
+                )
+            return factory, info, None
+        name, separator, argument = spec.partition(":")
+        if separator and name in self:
+            factory, info = self.resolve(name)
+            if getattr(factory, "takes_argument", False):
+                return factory, info, argument
+        if is_import_path(spec):
+            factory, info = self.resolve(spec)
+            return factory, info, None
+        return (*self._reader_of(spec), spec)
+
+    def _reader_of(self, path: str) -> tuple[Callable[..., T], PluginInfo]:
+        """The factory that reads the file ``path`` (by suffix, then by its first bytes, then the fallback)."""
+        readers = [name for name in [*self._factories, *self.iter_plugins()] if self._reads_files(name)]
+        lowered = path.lower()
+        for name in readers:
+            factory, info = self.resolve(name)
+            if lowered.endswith(tuple(getattr(factory, "suffixes", ()))):
+                return factory, info
+        head = _file_head(path)
+        if head is not None:
+            for name in readers:
+                factory, info = self.resolve(name)
+                if factory.sniff(head):
+                    return factory, info
+        for name in readers:
+            factory, info = self.resolve(name)
+            if getattr(factory, "fallback", False):
+                return factory, info
+        known = sorted({suffix for name in readers for suffix in getattr(self.resolve(name)[0], "suffixes", ())})
+        raise ConfigurationError(
+            f"unknown {self.kind} {path!r}: not a name ({', '.join(sorted(self._factories))}), and no reader knows the file "
+            f"(suffixes {', '.join(known)})"
+        )
+
+    def _reads_files(self, name: str) -> bool:
+        factory = self._factories.get(name)
+        if factory is None:  # an installed plug-in: loaded to ask (only when a file is given)
+            try:
+                factory = self.resolve(name)[0]
+            except ConfigurationError:
+                return False
+        return getattr(factory, "reads_file", False) is True and not getattr(factory, "takes_argument", False)
 
     def iter_plugins(self) -> Iterable[str]:
         """Names of installed plug-ins (entry points) not shadowed by a built-in."""

@@ -127,9 +127,23 @@ def swf_header(result) -> dict[str, str]:
     return header
 
 
-def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool = False, parquet: bool = False) -> dict[str, Path]:
-    """Write ``jobs.csv`` and ``summary.json`` (and ``scenarios.csv`` for a batch) into ``out_dir``.
+def _listed_files(manifest: Path) -> tuple[str, ...]:
+    """The result files an earlier run's manifest lists (plain names only: never a path out of the folder)."""
+    try:
+        earlier = json.loads(manifest.read_text(encoding="utf-8"))
+        listed = earlier.get("files", []) if "torus_sim_version" in earlier else []  # a torus-sim manifest only
+    except (OSError, ValueError, AttributeError):
+        return ()
+    return tuple(name for name in listed if isinstance(name, str) and name == Path(name).name and not name.startswith("."))
 
+
+def write_results(
+    out_dir: str | Path, result, batsim: bool = False, swf: bool = False, parquet: bool = False, formats=()
+) -> dict[str, Path]:
+    """Write a run's folder: ``jobs.csv`` (``scenarios.csv`` for a batch), the formats asked for, and ``summary.json``.
+
+    The formats come from the registry (:mod:`torus_sim.formats.catalog`): ``jobs`` always, then
+    ``batsim``, ``swf``, ``parquet`` (the flags) and any of ``formats`` (names, a plug-in's included).
     Every file is rendered in memory first, so a failure while rendering writes nothing.
 
     Args:
@@ -138,40 +152,40 @@ def write_results(out_dir: str | Path, result, batsim: bool = False, swf: bool =
         batsim: also write ``batsim_jobs.csv``, Batsim's job record (:func:`torus_sim.formats.batsim.batsim_jobs`).
         swf: also write ``schedule.swf``, the schedule in SWF (:func:`torus_sim.formats.swf_schedule.schedule_swf`).
         parquet: also write every table as ``.parquet`` with the manifest in its metadata (needs pyarrow).
+        formats: more output formats by name (``--format NAME``).
 
     Returns:
         ``{"jobs": path, "summary": path[, "scenarios": path][, "batsim_jobs": path][, "schedule": path]}``
-        (Parquet files under ``<name>_parquet`` keys).
+        (Parquet files under ``<name>_parquet`` keys; a plug-in's files under their names with ``.`` as ``_``).
 
     Raises:
-        ConfigurationError: ``parquet`` without pyarrow installed.
+        ConfigurationError: an unknown format, or ``parquet`` without pyarrow installed.
         ValueError: ``batsim`` or ``swf`` for a run made without its attempt table.
 
     A new folder appears whole (written aside, renamed into place); in an existing one the manifest
-    ``summary.json`` is written last (:func:`torus_sim.files.write_folder`).
+    ``summary.json`` is written last and an earlier run's results go (:func:`torus_sim.files.write_folder`).
     """
-    out_dir = Path(out_dir)
-    tables = {"jobs": result.jobs}
-    if not result.scenarios.empty:
-        tables["scenarios"] = result.scenarios
-    if batsim:
-        from torus_sim.formats.batsim import batsim_jobs
+    from torus_sim.formats.catalog import ALWAYS, output_format
 
-        tables["batsim_jobs"] = batsim_jobs(result.record, result.jobs, workload_name(result))
-    texts = {f"{name}.csv": table.to_csv(index=False, float_format="%.17g") for name, table in tables.items()}
-    texts["summary.json"] = json_text(result.manifest(), indent=2, sort_keys=True, default=str) + "\n"
-    if swf:
-        from torus_sim.formats.swf_schedule import schedule_swf
-
-        texts["schedule.swf"] = schedule_swf(result.record, result.jobs, swf_header(result))
-    blobs = {}
+    chosen = [*ALWAYS, *(name for name, asked in (("batsim", batsim), ("swf", swf)) if asked), *formats]
     if parquet:
-        from torus_sim.formats.parquet import parquet_bytes
-
-        blobs = {f"{name}.parquet": parquet_bytes(table, result.manifest()) for name, table in tables.items()}
-    contents = {name: text.encode("utf-8") for name, text in texts.items()} | blobs
-    # the manifest last (a folder without it is no result); an earlier run's results go, all of them
-    paths = write_folder(out_dir, contents, last="summary.json", replaces=RESULT_NAMES)
+        chosen.append("parquet")
+    chosen = list(dict.fromkeys(chosen))  # each once, in order
+    writers = [output_format(name) for name in chosen]
+    tables: dict = {}
+    for writer in writers:
+        tables.update(writer.tables(result))
+    texts = {f"{name}.csv": table.to_csv(index=False, float_format="%.17g") for name, table in tables.items()}
+    files: dict[str, bytes] = {}
+    for writer in writers:
+        files.update(writer.files(result, tables))
+    names = sorted({*texts, *files, "summary.json"})
+    texts["summary.json"] = json_text({**result.manifest(), "files": names}, indent=2, sort_keys=True, default=str) + "\n"
+    contents = {name: text.encode("utf-8") for name, text in texts.items()} | files
+    # the manifest last (a folder without it is no result); an earlier run's results go, all of them: the
+    # built-in names and whatever files the earlier manifest lists (a plug-in format's)
+    replaces = (*RESULT_NAMES, *_listed_files(Path(out_dir) / "summary.json"))
+    paths = write_folder(out_dir, contents, last="summary.json", replaces=replaces)
     written = {name.split(".")[0]: paths[name] for name in texts}
-    written.update({name.replace(".", "_"): paths[name] for name in blobs})
+    written.update({name.replace(".", "_") if name.endswith(".parquet") else name.split(".")[0]: paths[name] for name in files})
     return written

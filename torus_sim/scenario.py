@@ -20,23 +20,14 @@ directly); a scenario file groups them in sections::
     [metrics]         gamma, bsld_form, fairness
     [run]             seed = 0, plan_timeout = 600 (seconds one scheduling pass may take)
 
-Workloads (``workload``): a path to an SWF file (plain or gzip); ``bundled`` (the bundled NASA
-iPSC/860 log); ``rigid`` (RIGID §5.1's synthetic set of ``jobs`` jobs, set ``job_set``);
-``moldable:<model>`` (MOLDABLE §5.1's set under a speedup model: roofline, communication, amdahl,
-mix-low-com, mix, power); ``table:<path>`` (your own t_j(p) table; ``monotonic`` checks it);
-``refcode:<path>`` (the reference code's rigid job file); ``steady-state`` (CKPT-MIG's job sizes,
-``jobs`` jobs, all at t = 0).
-
-Fail-stop failures (``failures``): ``none``, ``bundled`` (the BG/L RAS sample), ``mira`` (Mira's FATAL
-events, maintenance and repair reservations, bundled), ``synthetic:N[:model]``, ``mtbf`` (exponential
-failures of every node with MTBF ``node_mtbf``, CKPT-MIG's model), or a path to a BG/L RAS ``.log``, the
-LANL ``.csv[.xz]``, a Failure Trace Archive ``event_trace`` ``.tab`` or LogAider's Mira event file
-``.cor``; the default is BGL-FAULT's set-up (the bundled BG/L RAS sample) for an online workload on
-the BG/L torus, Mira's log on ``machine = "mira"``, none otherwise. A real log is fitted onto the
-workload's span (BGL-FAULT §6.2) or, for Mira's 5.5-year log, windowed at its real rate
-(``failure_timing``). Synthetic failures span the workload's submissions; for a batch (all
-submitted at 0), four times its total work over the machine's size, which covers the run. With
-``max_jobs``, real and synthetic failures are laid over the whole log's span and cut to the
+Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
+(:mod:`torus_sim.workload.sources`, :mod:`failure_logs.sources`; ``torus-sim run --help`` lists them):
+a file, ``bundled``, ``rigid``, ``moldable:<model>``, ``synthetic:N[:model]``, ``mira``, an installed
+plug-in's name or an import path, with their constructor's ``[workload.params]`` / ``[failures.params]``.
+Without ``failures``, a batch meets none and an online workload its platform's own (BG/L's RAS
+sample on the BG/L torus, Mira's log on ``machine = "mira"``, none on a cluster). A real log is
+fitted onto the workload's span (BGL-FAULT §6.2) or, for Mira's 5.5-year log, windowed at its real
+rate (``failure_timing``); with ``max_jobs`` failures are laid over the whole log's span and cut to the
 prefix's, so a reduced run keeps the whole run's failure rate.
 
 Silent errors (``silent_errors``): ``none``; ``drawn`` (f_j geometric with q_j from the mean
@@ -52,8 +43,6 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from importlib.resources import files
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
@@ -70,7 +59,10 @@ from pydantic import (
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
+from torus_sim.platforms.cluster import MAX_NODES
+from torus_sim.policies.catalog import BATCH_POLICIES, BUILTIN_POLICIES, MOLDABLE_POLICIES, ONLINE_POLICIES, RIGID_POLICIES
 from torus_sim.topology import Torus
+from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
 __all__ = [
     "BATCH_POLICIES",
@@ -86,101 +78,30 @@ __all__ = [
     "scenario_error",
 ]
 
-BUNDLED_NASA_LOG = Path(str(files("torus_sim") / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"))
-"""The bundled NASA iPSC/860 SWF log (see torus_sim/data/README.md for its attribution)."""
 
-ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "SJF-EASY", "conservative", "PV-EASY")
-"""Policies for jobs submitted over time (they run batches too): Krevat's (BGL-FAULT §5.1) with MFP,
-balancing or tie-break placement (§5.2), and the online policies of PV-EASY §5."""
-
-RIGID_POLICIES = ("R-LIST-0", "R-LIST-1", "R-LIST-Q", "R-SHELF-B", "R-SHELF-NB", "R-SHELFFILL-B", "R-SHELFFILL-NB")
-"""The seven rigid heuristics of RIGID §5.1."""
-
-MOLDABLE_POLICIES = ("LPA", "BATCH", "MINTIME", "MINAREA")
-"""The four moldable algorithms of MOLDABLE §5.1 (LPA = LPA-LIST, BATCH = BATCH-LIST)."""
-
-BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
-BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
-"""Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
-
+# fmt: off
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
-    "workload": (
-        "workload",
-        "load_scale",
-        "offered_load",
-        "max_jobs",
-        "swf_rules",
-        "jobs",
-        "job_set",
-        "processor_range",
-        "runtime_range",
-        "monotonic",
-    ),
-    "failures": (
-        "failures",
-        "fit_failures",
-        "failure_timing",
-        "failure_offset",
-        "reduced_failures",
-        "mira_io_drawers",
-        "mira_maintenance",
-        "lanl_system",
-        "fta_system",
-        "fta_platform",
-        "fta_nodes",
-        "downtime",
-        "synthetic_model",
-        "node_mtbf",
-    ),
+    "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "jobs", "job_set", "processor_range",
+        "runtime_range", "monotonic", "workload_params"),
+    "failures": ("failures", "failures_params", "fit_failures", "failure_timing", "failure_offset", "reduced_failures",
+        "mira_io_drawers", "mira_maintenance", "lanl_system", "fta_system", "fta_platform", "fta_nodes", "downtime",
+        "synthetic_model", "node_mtbf"),
     "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
-    "policy": (
-        "policy",
-        "placement",
-        "backfill",
-        "migration",
-        "migration_cost",
-        "priority",
-        "epsilon",
-        "allotment",
-        "area_slack",
-        "preemption",
-        "time_cost",
-        "preemption_interval",
-        "slowdown",
-        "policy_params",
-        "placement_params",
-    ),
-    "predictors": (
-        "predictor",
-        "confidence",
-        "accuracy",
-        "false_positive_rate",
-        "pf_form",
-        "tie_candidates",
-        "tie_all_alarmed",
-        "runtime_predictor",
-        "predictor_params",
-        "runtime_predictor_params",
-    ),
-    "resilience": (
-        "checkpoint_interval",
-        "checkpoint_cost",
-        "recovery_time",
-        "preventive",
-        "preventive_migration_cost",
-        "spares",
-        "prediction_accuracy",
-    ),
+    "policy": ("policy", "placement", "backfill", "migration", "migration_cost", "priority", "epsilon", "allotment",
+        "area_slack", "preemption", "time_cost", "preemption_interval", "slowdown", "policy_params", "placement_params"),
+    "predictors": ("predictor", "confidence", "accuracy", "false_positive_rate", "pf_form", "tie_candidates",
+        "tie_all_alarmed", "runtime_predictor", "predictor_params", "runtime_predictor_params"),
+    "resilience": ("checkpoint_interval", "checkpoint_cost", "recovery_time", "preventive", "preventive_migration_cost",
+        "spares", "prediction_accuracy"),
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
     "run": ("seed", "plan_timeout"),
 }
+# fmt: on
 """The sections of a scenario file and the fields each holds."""
 
 Seconds = float
 
-MAX_NODES = 2**22
-"""The largest platform accepted (4,194,304 nodes or processors: its per-node arrays stay near 100 MB)."""
 
 MAX_BATCH_JOBS = 10**6
 """The most jobs of a generated batch (its per-job arrays and time tables stay within memory)."""
@@ -197,7 +118,9 @@ class Scenario(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True, frozen=False, allow_inf_nan=False)
 
     # [platform]
-    platform: Literal["torus", "cluster"] = Field("torus", description="the torus of supernodes or a cluster of P nodes")
+    platform: str = Field(
+        "torus", description="torus (the torus of supernodes), cluster (P nodes), a plug-in's name or an import path"
+    )
     machine: str | None = Field(
         None,
         description="bgl, intrepid, mira or a machine description .toml: the torus and its blocks (default: torus_dims)",
@@ -236,10 +159,18 @@ class Scenario(BaseModel):
     processor_range: tuple[int, int] | None = Field(None, description="p_j bounds of RIGID sets (default: 0.5% and 20% of P)")
     runtime_range: tuple[float, float] = Field((100.0, 20_000.0), description="t_j bounds of RIGID sets, seconds")
     monotonic: bool = Field(False, description="check a table: workload against the monotonic model")
+    workload_params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="a plug-in workload source's constructor parameters ([workload.params], --workload-param)",
+    )
     # [failures]
     failures: str | None = Field(
         None,
         description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path (a whole number N reads as synthetic:N)",
+    )
+    failures_params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="a plug-in failure source's constructor parameters ([failures.params], --failures-param)",
     )
     fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
     failure_timing: Literal["fit", "window", "as-logged"] | None = Field(
@@ -421,6 +352,18 @@ class Scenario(BaseModel):
             return f"synthetic:{value}"
         return value
 
+    @field_validator("platform")
+    @classmethod
+    def _platform_kind(cls, value):
+        """A platform kind the registry knows (:mod:`torus_sim.platforms.kinds`): a name or an import path."""
+        from torus_sim.platforms.kinds import platform_kind
+
+        try:
+            platform_kind(value)
+        except ConfigurationError as error:
+            raise ValueError(str(error)) from None
+        return value
+
     @field_validator("fta_system", mode="before")
     @classmethod
     def _fta_system(cls, value):
@@ -529,38 +472,47 @@ class Scenario(BaseModel):
 
     @property
     def batch(self) -> bool:
-        """Whether the workload is a batch released at time 0 (a generated set, a job file or a table)."""
-        return (
-            self.workload == "rigid"
-            or self.workload.startswith(("moldable:", "table:", "refcode:"))
-            or self.workload == "steady-state"
-        )
+        """Whether the workload is a batch released at time 0 (its source's ``kind``: a generated set, a job file, a table)."""
+        from torus_sim.workload.sources import workload_source
+
+        return workload_source(self.workload, self.workload_params).kind == "batch"
 
     @property
     def workload_path(self) -> str:
-        """The SWF file of an online workload."""
-        return str(BUNDLED_NASA_LOG) if self.workload == "bundled" else self.workload
+        """The file the workload comes from (the bundled log's path for ``bundled``), else the workload as given."""
+        from torus_sim.workload.sources import workload_source
+
+        return workload_source(self.workload, self.workload_params).path or str(self.workload)
 
     @property
     def failure_spec(self) -> str:
-        """The fail-stop failure source after defaults (see the module docstring)."""
+        """The fail-stop failure source after defaults: the scenario's, else none for a batch, else the platform's own.
+
+        The platform kind says (:meth:`~torus_sim.platforms.kinds.PlatformKind.default_failures`): on a
+        torus the machine's own log (BG/L: the bundled RAS sample; Mira: its events), on a cluster none.
+        """
         if self.failures is not None:
             return self.failures
-        if self.platform != "torus" or self.batch:
+        if self.batch:
             return "none"
-        if self.machine in (None, "bgl"):
-            return "bundled"
-        return "mira" if self.machine == "mira" else "none"
+        from torus_sim.platforms.kinds import platform_kind
+
+        return platform_kind(self.platform).default_failures(self)
 
     @property
     def timing(self) -> str:
-        """How a real failure log meets the workload after defaults: ``fit``, ``window`` or ``as-logged``."""
+        """How a real failure log meets the workload after defaults: ``fit``, ``window`` or ``as-logged``.
+
+        Without ``failure_timing``: the failure source's own (``window`` for Mira's log, whose 5.5
+        years are not squeezed onto a workload; ``fit`` for the others, BGL-FAULT §6.2).
+        """
         if not self.fit_failures:
             return "as-logged"
         if self.failure_timing is not None:
             return self.failure_timing
-        spec = self.failure_spec
-        return "window" if spec == "mira" or spec.lower().endswith((".cor", ".cor.gz", ".cor.xz")) else "fit"
+        from failure_logs.sources import select_failure_source
+
+        return getattr(select_failure_source(self.failure_spec)[0], "default_timing", "fit")
 
     @property
     def silent_spec(self) -> str:
@@ -571,8 +523,10 @@ class Scenario(BaseModel):
 
     @property
     def rules(self) -> str:
-        """The SWF cleaning rules after defaults."""
-        return self.swf_rules or ("bgl-fault" if self.platform == "torus" else "pv-easy")
+        """The SWF cleaning rules after defaults: the scenario's, else its platform kind's."""
+        from torus_sim.platforms.kinds import platform_kind
+
+        return self.swf_rules or platform_kind(self.platform).default_rules
 
     def section_of(self, field: str) -> str:
         """The file section a field belongs to."""
@@ -615,6 +569,6 @@ def scenario_error(error: ValidationError, source: str = "") -> ConfigurationErr
             known = sorted(name for members in SECTIONS.values() for name in members)
             lines.append(f"unknown key {place!r}; known keys: {', '.join(known)}")
         else:
-            lines.append(f"{place}: {problem['msg']} (got {problem.get('input')!r})")
+            lines.append(f"{place}: {problem['msg'].removeprefix('Value error, ')} (got {problem.get('input')!r})")
     prefix = f"{source}: " if source else ""
     return ConfigurationError(prefix + "; ".join(lines))

@@ -28,6 +28,7 @@ __all__ = [
     "exits_refused",
     "extension_name",
     "is_builtin_extension",
+    "raised_briefly",
     "raised_text",
 ]
 
@@ -117,6 +118,15 @@ def raised_text(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"called sys.exit({error.code!r}){where}; a plug-in ends a run by raising an exception"
     return f"raised {type(error).__name__}: {error}{where}"
+
+
+def raised_briefly(error: BaseException) -> str:
+    """What a plug-in's module or constructor raised, in a few words: ``ValueError: bad``, ``it called sys.exit(3)``."""
+    if isinstance(error, ExitCalled):
+        return f"it {error}"
+    if isinstance(error, SystemExit):
+        return f"it called sys.exit({error.code!r})"
+    return f"{type(error).__name__}: {error}"
 
 
 # -- os._exit ----------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ import numpy as np
 from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
-from failure_logs.synthetic import SyntheticFailures
+from failure_logs.synthetic import GeneratedFailures
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -67,7 +67,7 @@ from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.job import Job
-from torus_sim.partitions import PartitionTable
+from torus_sim.partition_table import PartitionTable
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.base import Policy, check_declarations
@@ -153,7 +153,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         platform: a :class:`~torus_sim.platforms.torus.TorusPlatform`, a
             :class:`~torus_sim.topology.Torus`, a :class:`~torus_sim.platforms.cluster.ClusterPlatform`
             or a node count P (a cluster); BG/L's 4x4x8 torus when None.
-        failures: a fail-stop failure log, or a :class:`~failure_logs.synthetic.SyntheticFailures`
+        failures: a fail-stop failure log, or a :class:`~failure_logs.synthetic.GeneratedFailures` (synthetic, a plug-in's model)
             request drawn with this model's generator over the workload's submit span.
         downtime: ``"transient"``, ``"log"`` or seconds >= 0 (see :data:`DOWNTIME_MODES`).
         resilience: periodic / preventive checkpointing, preventive migration and spares
@@ -190,7 +190,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         workload: Workload,
         policy: Policy | None = None,
         platform=None,
-        failures: FailureLog | SyntheticFailures | None = None,
+        failures: FailureLog | GeneratedFailures | None = None,
         *,
         downtime: str | float = "transient",
         resilience: ResiliencePolicy | None = None,
@@ -326,7 +326,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self._pass_promise: float | None = None
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self._setup_record()
-        if isinstance(failures, SyntheticFailures):
+        if isinstance(failures, GeneratedFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else _NO_FAILURES

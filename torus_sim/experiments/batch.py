@@ -158,7 +158,7 @@ class BatchRunResult:
 def _run_batch(
     workload, policy, processors: int, failures, verification_time: float, seed: int, record_attempts: bool
 ) -> BatchRunResult:
-    from torus_sim.engine.model import SchedulingModel
+    from torus_sim.engine import SchedulingModel
     from torus_sim.platforms.cluster import ClusterPlatform
 
     counts = np.asarray(failures)

@@ -14,7 +14,7 @@ import pandas as pd
 
 from failure_logs.synthetic import generate_failures
 from torus_sim.analytic import ckpt_migration as analytic
-from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine import SchedulingModel
 from torus_sim.metrics import summarize
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS

@@ -257,18 +257,41 @@ def _check_shape(path: Path, data: dict) -> None:
         raise ConfigurationError(f"{path}: " + "; ".join(problems)) from None
 
 
-def _resolve(value, folder: Path):
-    """A path relative to the file's folder, for a field that names a file."""
-    if not isinstance(value, str) or value in ("none", "bundled", "mira", "rigid", "steady-state", "drawn", "mtbf"):
+def _resolve(value, folder: Path, field: str = "workload"):
+    """A file the field names, relative to the scenario file's folder (asked of the field's registry).
+
+    A name (``rigid``, ``none``, an installed plug-in's), an import path or an argument that is no file
+    (``moldable:mix``, ``synthetic:500``) stays as it is; a file, or the file argument of an entry that
+    reads one (``table:<path>``, ``refcode:<path>``), is made absolute.
+    """
+    if not isinstance(value, str):
         return value
-    if value.startswith(("synthetic:", "moldable:")):
+    selected = _file_argument(value, field)
+    if selected is None:
         return value
-    prefix = ""
-    for marker in ("refcode:", "table:"):
-        if value.startswith(marker):
-            prefix, value = marker, value[len(marker) :]
-    candidate = Path(value)
+    prefix, path = selected
+    candidate = Path(path)
     return prefix + str(candidate if candidate.is_absolute() else (folder / candidate).resolve())
+
+
+def _file_argument(value: str, field: str) -> tuple[str, str] | None:
+    """``(prefix, path)`` when ``value`` names a file for ``field``'s registry (``("table:", "t.txt")``), else None."""
+    from failure_logs.silent import DRAWN, NO_SILENT_ERRORS
+    from torus_sim.extensions import input_registries
+
+    registries = input_registries()
+    if field not in registries:  # silent errors: none, drawn, or a file
+        return None if value in (NO_SILENT_ERRORS, DRAWN) else ("", value)
+    registry, select = registries[field]
+    try:
+        factory, _, argument = select(value)
+    except (ConfigurationError, FileNotFoundError):
+        return ("", value)  # not a name: a file that is not there (yet); the run says so
+    if argument is None or not getattr(factory, "reads_file", False):
+        return None
+    if getattr(factory, "takes_argument", False):
+        return value[: len(value) - len(argument)], argument
+    return "", value
 
 
 def _check_keys(path: Path, where: str, keys, allowed: set) -> None:
@@ -309,7 +332,12 @@ def load_experiment(path: str | Path) -> Experiment:
         if not isinstance(values, dict):
             raise ConfigurationError(f"{path}: [{section}] must be a table of keys, got {values!r}")
         values = dict(values)
-        nested = {"policy": ("params", "policy_params"), "predictors": ("params", "predictor_params")}.get(section)
+        nested = {
+            "policy": ("params", "policy_params"),
+            "predictors": ("params", "predictor_params"),
+            "workload": ("params", "workload_params"),
+            "failures": ("params", "failures_params"),
+        }.get(section)
         if nested and nested[0] in values:  # [policy.params] is the policy's constructor parameters
             given, before = values.pop(nested[0]), values.get(nested[1], {})
             if not isinstance(given, dict) or not isinstance(before, dict):
@@ -330,12 +358,12 @@ def load_experiment(path: str | Path) -> Experiment:
             raise ConfigurationError(f"{path}: grid parameter {key!r} has no values")
     for key in _PATH_FIELDS:
         if key in base:
-            base[key] = _resolve(base[key], path.parent)
+            base[key] = _resolve(base[key], path.parent, key)
         if key in grid:
-            grid[key] = [_resolve(value, path.parent) for value in grid[key]]
+            grid[key] = [_resolve(value, path.parent, key) for value in grid[key]]
         for case in cases:
             if key in case:
-                case[key] = _resolve(case[key], path.parent)
+                case[key] = _resolve(case[key], path.parent, key)
     seeds = data.get("seeds", [])
     if not isinstance(seeds, list) or not all(isinstance(seed, int) and not isinstance(seed, bool) for seed in seeds):
         raise ConfigurationError(f"{path}: seeds must be a list of integers, got {seeds!r}")
@@ -372,7 +400,8 @@ def load_experiment(path: str | Path) -> Experiment:
             series=raw.get("series", ""),
             y=tuple(raw["y"]),
             where={
-                key: _resolve(value, path.parent) if key in _PATH_FIELDS else value for key, value in raw.get("where", {}).items()
+                key: _resolve(value, path.parent, key) if key in _PATH_FIELDS else value
+                for key, value in raw.get("where", {}).items()
             },
             title=raw.get("title", ""),
             x_label=raw.get("x_label", raw["x"]),

@@ -83,7 +83,14 @@ def run_key(config: Scenario) -> str:
 EXECUTION_FIELDS = ("plan_timeout",)
 """Scenario fields that say how a run is executed, not what it simulates (no column in a results table)."""
 
-PARAMS_FIELDS = ("policy_params", "placement_params", "predictor_params", "runtime_predictor_params")
+PARAMS_FIELDS = (
+    "policy_params",
+    "placement_params",
+    "predictor_params",
+    "runtime_predictor_params",
+    "workload_params",
+    "failures_params",
+)
 """The scenario's constructor-parameter tables (one column each in a results table, as JSON, when given)."""
 
 
@@ -201,49 +208,42 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
         ConfigurationError, WorkloadFormatError, FailureLogFormatError, JobSetFormatError, FileNotFoundError:
             as the readers raise them.
     """
-    from failure_logs.sources import load_failure_source
-    from torus_sim.runner import _nodes, batch_set, load_workload
+    from failure_logs.sources import FailureContext, failure_source
+    from torus_sim.inputs import batch_set, failure_horizon, load_workload
+    from torus_sim.platforms.kinds import platform_kind
+    from torus_sim.workload.sources import workload_source
 
     seen: set = set()
     for config in configs:
+        source = workload_source(config.workload, config.workload_params)
         if config.batch:
             key = ("batch", config.workload, config.silent_spec, config.scenarios, config.jobs, config.job_set, config.seed)
-            if key not in seen and (
-                config.workload.startswith(("refcode:", "table:")) or config.silent_spec not in ("none", "drawn")
-            ):
+            if key not in seen and (source.reads_file or config.silent_spec not in ("none", "drawn")):
                 seen.add(key)
                 batch_set(config)
             continue
-        key = (
-            "workload",
-            config.workload_path,
-            config.platform,
-            config.nodes,
-            config.rules,
-            config.torus if config.platform == "torus" else None,
-        )
+        kind = platform_kind(config.platform)
+        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, kind.round_size(config))
         workload = None
-        if key not in seen and config.workload != "bundled":  # the bundled log is known good
+        if key not in seen and source.reads_file:  # a generated or bundled workload is known good
             seen.add(key)
             workload = load_workload(config)
-        spec = config.failure_spec
-        if spec in ("none", "bundled", "mira", "mtbf") or spec.startswith("synthetic:"):
+        failures = failure_source(config.failure_spec, config.failures_params)
+        if not failures.reads_file:
             continue
-        failure_key = ("failures", spec, config.lanl_system, config.fta_system, config.fta_platform, config.fta_nodes)
+        failure_key = (
+            "failures",
+            config.failure_spec,
+            config.lanl_system,
+            config.fta_system,
+            config.fta_platform,
+            config.fta_nodes,
+        )
         if failure_key not in seen:
             seen.add(failure_key)
             workload = workload or load_workload(config)
-            capacity = _nodes(config, workload.processors)
-            load_failure_source(
-                spec,
-                capacity,
-                None,
-                config.lanl_system,
-                config.synthetic_model,
-                config.fta_system,
-                config.fta_platform,
-                config.fta_nodes,
-            )
+            capacity = kind.capacity(config, workload.processors)
+            failures.load(FailureContext(config, capacity, failure_horizon(workload, capacity)))
 
 
 def run_configs(

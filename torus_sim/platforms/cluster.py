@@ -19,7 +19,10 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError, SimulationError
 
-__all__ = ["NO_JOB", "ClusterOccupancy", "ClusterPlatform"]
+__all__ = ["MAX_NODES", "NO_JOB", "ClusterOccupancy", "ClusterPlatform"]
+
+MAX_NODES = 2**22
+"""The largest platform accepted (4,194,304 nodes or processors: its per-node arrays stay near 100 MB)."""
 
 NO_JOB = -1
 """``job_at`` value of a node that runs no job."""

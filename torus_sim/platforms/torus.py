@@ -1,7 +1,7 @@
 """The torus platform: which supernode runs which job, which are down.
 
 The platform holds the occupancy and applies allocations, releases, failures and repairs; it
-answers "which partitions of size s are free?" through a :class:`~torus_sim.partitions.PartitionTable`.
+answers "which partitions of size s are free?" through a :class:`~torus_sim.partition_table.PartitionTable`.
 It never decides anything: that is the policy's job (:mod:`torus_sim.policies.krevat`).
 """
 
@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, SimulationError
-from torus_sim.partitions import Partition, PartitionTable, round_up_to_feasible_size
+from torus_sim.partition_table import PartitionTable
+from torus_sim.partitions import Partition, round_up_to_feasible_size
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
 __all__ = ["NO_JOB", "TorusOccupancy", "TorusPlatform"]

@@ -16,13 +16,22 @@ from __future__ import annotations
 from torus_sim.policies.base import Policy
 from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.policies.moldable import AllocationListPolicy, BatchListPolicy
+from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.placement import MfpPlacement
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
 from torus_sim.registry import Registry
 
-__all__ = ["DEFAULT_PLACEMENT", "POLICIES", "POLICY_ENTRY_POINTS"]
+__all__ = [
+    "BATCH_POLICIES",
+    "BUILTIN_POLICIES",
+    "DEFAULT_PLACEMENT",
+    "MOLDABLE_POLICIES",
+    "ONLINE_POLICIES",
+    "POLICIES",
+    "POLICY_ENTRY_POINTS",
+    "RIGID_POLICIES",
+]
 
 POLICY_ENTRY_POINTS = "torus_sim.policies"
 """The entry-point group installed packages add their policies to."""
@@ -30,15 +39,39 @@ POLICY_ENTRY_POINTS = "torus_sim.policies"
 POLICIES: Registry[Policy] = Registry("policy", POLICY_ENTRY_POINTS, Policy)
 """Scheduling policies by name (built-ins below, installed plug-ins, import paths)."""
 
+ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "SJF-EASY", "conservative", "PV-EASY")
+"""Policies for jobs submitted over time (they run batches too): Krevat's (BGL-FAULT §5.1) with MFP,
+balancing or tie-break placement (§5.2), and the online policies of PV-EASY §5."""
+
+RIGID_POLICIES = ("R-LIST-0", "R-LIST-1", "R-LIST-Q", "R-SHELF-B", "R-SHELF-NB", "R-SHELFFILL-B", "R-SHELFFILL-NB")
+"""The seven rigid heuristics of RIGID §5.1."""
+
+MOLDABLE_POLICIES = ("LPA", "BATCH", "MINTIME", "MINAREA")
+"""The four moldable algorithms of MOLDABLE §5.1 (LPA = LPA-LIST, BATCH = BATCH-LIST)."""
+
+BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
+BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
+"""Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
+
 DEFAULT_PLACEMENT = {"balancing": "balancing", "tiebreak": "tiebreak"}
-"""Policies whose own placement is not MFP (BGL-FAULT §5.2): the placement they use unless told otherwise."""
+"""Policies whose own placement is not MFP (BGL-FAULT §5.2): the placement they use unless told otherwise
+(each one's factory also declares it, ``default_placement``, which is what a run reads)."""
 
 
 def _krevat(scenario, placement=None) -> Policy:
-    policy = KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
-    if scenario.policy in DEFAULT_PLACEMENT:  # balancing and tie-break: Krevat's scheduler with their placement
-        policy.name = scenario.policy
-    return policy
+    return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
+
+
+def _fault_aware(name: str):
+    """Krevat's scheduler with BGL-FAULT §5.2's placement ``name`` (balancing or tie-break) unless told otherwise."""
+
+    def factory(scenario, placement=None) -> Policy:
+        policy = _krevat(scenario, placement)
+        policy.name = name
+        return policy
+
+    factory.default_placement = name  # the placement a run builds for it when the scenario names none
+    return factory
 
 
 def _fcfs(placement=None) -> Policy:
@@ -72,14 +105,18 @@ def _shelf(blocking: bool, fill: bool):
     return factory
 
 
-def _batch(scenario, placement=None, tables=None) -> Policy:
+def _batch(scenario, placement=None, tables=None, batch=None) -> Policy:
+    if tables is None and batch is not None and batch.workload.times is not None:  # the job set's tables, made once
+        tables = batch.shared("tables", lambda: AllotmentTables(batch.workload.times))
     policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon, scenario.allotment, scenario.area_slack)
     policy.placement = placement
     return policy
 
 
 def _allocation_list(name: str):
-    def factory(scenario, placement=None, allocation=None) -> Policy:
+    def factory(scenario, placement=None, allocation=None, batch=None) -> Policy:
+        if allocation is None and batch is not None and batch.workload.times is not None:  # the job set's, made once
+            allocation = batch.shared(("allocation", name), lambda: ALLOCATIONS[name](batch.workload.times))
         policy = AllocationListPolicy(name, scenario.priority, allocation)
         policy.placement = placement
         return policy
@@ -87,8 +124,9 @@ def _allocation_list(name: str):
     return factory
 
 
-for _name in ("krevat", "balancing", "tiebreak"):
-    POLICIES.register(_name, _krevat)
+POLICIES.register("krevat", _krevat)
+for _name in ("balancing", "tiebreak"):
+    POLICIES.register(_name, _fault_aware(_name))
 POLICIES.register("FCFS", _fcfs)
 POLICIES.register("FCFS-EASY", _easy("fcfs"))
 POLICIES.register("SJF-EASY", _easy("sjf"))

@@ -12,7 +12,7 @@ import numpy as np
 from predictors.base import FailurePredictor
 from torus_sim.errors import ConfigurationError
 from torus_sim.job import Job
-from torus_sim.partitions import PartitionTable
+from torus_sim.partition_table import PartitionTable
 from torus_sim.policies.placement import PLACEMENTS, PlacementPolicy
 
 __all__ = ["PF_FORMS", "TIE_ALL_ALARMED", "TIE_CANDIDATES", "TIE_DIAGNOSTICS", "BalancingPlacement", "TieBreakPlacement"]
@@ -208,6 +208,9 @@ def _tiebreak(predictor: FailurePredictor, scenario=None) -> TieBreakPlacement:
         return TieBreakPlacement(predictor)
     return TieBreakPlacement(predictor, scenario.tie_candidates, scenario.tie_all_alarmed)
 
+
+_balancing.default_predictor = "oracle-confidence"  # BGL-FAULT §4.1: the balancing scheduler's predictor
+_tiebreak.default_predictor = "oracle-accuracy"  # BGL-FAULT §4.2: the tie-break scheduler's
 
 PLACEMENTS.register("balancing", _balancing)
 PLACEMENTS.register("tiebreak", _tiebreak)

@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.job import Job
-from torus_sim.partitions import PartitionTable
+from torus_sim.partition_table import PartitionTable
 from torus_sim.registry import Registry
 
-__all__ = ["MFP", "PLACEMENTS", "PLACEMENT_ENTRY_POINTS", "MfpPlacement", "PlacementPolicy"]
+__all__ = ["DEFAULT_PLACEMENT_NAME", "MFP", "PLACEMENTS", "PLACEMENT_ENTRY_POINTS", "MfpPlacement", "PlacementPolicy"]
 
 
 class PlacementPolicy:
@@ -28,6 +28,8 @@ class PlacementPolicy:
 
     name = "base"
     predictor = None
+    default_predictor = "null"
+    """The failure predictor a scenario's run gives the placement when it names none (a registry name)."""
     occupancy_only = False
     """True when :meth:`choose` depends only on ``candidate_ids`` and ``words`` (a scheduler may then reuse a choice)."""
 
@@ -135,6 +137,9 @@ class MfpPlacement(PlacementPolicy):
 
 MFP = MfpPlacement()
 """The MFP heuristic (stateless), the placement of policies that name none."""
+
+DEFAULT_PLACEMENT_NAME = "mfp"
+"""The placement a run builds for a policy whose entry declares none (``default_placement``)."""
 
 PLACEMENT_ENTRY_POINTS = "torus_sim.placements"
 """The entry-point group installed packages add their placement policies to."""

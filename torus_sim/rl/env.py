@@ -48,7 +48,7 @@ import numpy as np
 from gymnasium import spaces
 
 from failure_logs.events import FailureLog
-from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine import SchedulingModel
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
@@ -168,7 +168,9 @@ class SchedulingEnv(gym.Env):
         start_range: tuple[float, float] = (0.0, 1.0),
         max_decisions: int | None = None,
     ) -> None:
-        from torus_sim.runner import build_platform, load_failures, load_workload
+        from failure_logs.sources import failure_source
+        from torus_sim.inputs import load_failures, load_workload
+        from torus_sim.platforms.kinds import build_platform
 
         if isinstance(scenario, dict) or scenario is None:
             scenario = Scenario.make("SchedulingEnv", **(scenario or {}))
@@ -199,7 +201,7 @@ class SchedulingEnv(gym.Env):
         platform = build_platform(scenario, scenario.nodes or self.workload.processors or 1)
         self._capacity = platform if isinstance(platform, int) else platform.capacity
         spec = scenario.failure_spec
-        self._failures_per_window = spec.startswith("synthetic:") or spec == "mtbf"
+        self._failures_per_window = failure_source(spec, scenario.failures_params).generated
         self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
         self._sizes = self._feasible_sizes(platform)
         walltimes = jobs.column("walltime") if isinstance(jobs, JobColumns) else [job.walltime for job in jobs]
@@ -297,7 +299,10 @@ class SchedulingEnv(gym.Env):
     # -- engine ----------------------------------------------------------------------------
 
     def _build_model(self, start: int, seed: int) -> SchedulingModel:
-        from torus_sim.runner import build_platform, build_predictor, load_failures, preemption_of, resilience_of
+        from torus_sim.extensions import build_predictor
+        from torus_sim.inputs import load_failures
+        from torus_sim.platforms.kinds import build_platform
+        from torus_sim.runner import preemption_of, resilience_of
 
         scenario = self.scenario
         jobs = [self.workload.jobs[i] for i in range(start, start + self.window)]

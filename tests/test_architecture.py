@@ -1,0 +1,200 @@
+"""The codebase's shape (issue 42): one-way layers, modules of a readable size, wiring that knows no name.
+
+Each test reads the source, not the behaviour: a change that breaks the shape fails here before a
+newcomer has to untangle it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("torus_sim", "failure_logs", "predictors", "agents")
+
+LAYERS = [
+    (
+        "foundation",
+        [
+            "torus_sim.errors",
+            "torus_sim.files",
+            "torus_sim.registry",
+            "torus_sim.parameters",
+            "torus_sim.untrusted",
+            "torus_sim.version",
+            "torus_sim.job",
+            "torus_sim.topology",
+            "torus_sim.partitions",
+            "torus_sim.partition_table",
+            "torus_sim.machines",
+            "torus_sim.analytic",
+        ],
+    ),
+    ("inputs", ["torus_sim.workload", "failure_logs"]),
+    (
+        "platform + policy",
+        ["torus_sim.platforms", "torus_sim.policies", "predictors", "torus_sim.guarded_extensions", "torus_sim.extensions"],
+    ),
+    ("engine", ["torus_sim.engine", "agents"]),
+    ("metrics", ["torus_sim.metrics"]),
+    ("outputs", ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz_charts"]),
+    (
+        "orchestration",
+        [
+            "torus_sim.inputs",
+            "torus_sim.runner",
+            "torus_sim.scenario",
+            "torus_sim.experiments",
+            "torus_sim.rl",
+            "torus_sim.api",
+            "torus_sim.cli",
+            "torus_sim.commands",
+            "torus_sim.app",
+            "torus_sim.viz_menus",
+            "torus_sim",
+        ],
+    ),
+]
+"""The data flows one way: inputs -> platform + policy -> engine -> metrics -> outputs, wired by the orchestration."""
+
+
+def _modules():
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            yield ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"), path
+
+
+def _layer(module: str) -> int | None:
+    best = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def _imports(tree: ast.AST):
+    type_checking = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            type_checking |= {sub.lineno for sub in ast.walk(node) if hasattr(sub, "lineno")}
+    for node in ast.walk(tree):
+        if node.__dict__.get("lineno") in type_checking:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module, node.lineno
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+
+
+def test_every_module_has_a_layer():
+    assert [module for module, _ in _modules() if _layer(module) is None] == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = []
+    for module, path in _modules():
+        own = _layer(module)
+        for imported, line in _imports(ast.parse(path.read_text())):
+            if imported.split(".")[0] not in PACKAGES:
+                continue
+            other = _layer(imported)
+            if other is not None and other > own:
+                upward.append(f"{module} ({LAYERS[own][0]}) imports {imported} ({LAYERS[other][0]}) at line {line}")
+    assert upward == []
+
+
+def test_no_module_is_over_600_lines():
+    long = {module: count for module, path in _modules() if (count := len(path.read_text().splitlines())) > 600}
+    assert long == {}
+
+
+def test_the_engine_is_one_package_and_nothing_outside_imports_its_internals():
+    loose = [name for name in ("model", "events", "wait_queue", "queue_columns", "size_index", "running_ends", "rank_sums")
+             if (ROOT / "torus_sim" / f"{name}.py").exists()]  # fmt: skip
+    assert loose == []
+    internals = []
+    allowed = ("torus_sim.engine", "torus_sim.engine.view", "torus_sim.engine.record", "torus_sim.engine.guard")
+    for module, path in _modules():
+        if module.startswith(("torus_sim.engine", "agents")):
+            continue
+        for imported, line in _imports(ast.parse(path.read_text())):
+            if (
+                imported.startswith("torus_sim.engine")
+                and imported not in allowed
+                and not imported.startswith(("torus_sim.engine.progress", "torus_sim.engine.events"))
+            ):
+                internals.append(f"{module} imports {imported} at line {line}")
+    assert internals == []
+
+
+# -- the wiring knows no name ---------------------------------------------------------------------------------
+
+
+def _registered_names() -> set[str]:
+    from failure_logs.sources import FAILURE_SOURCES
+    from predictors.base import PREDICTORS
+    from predictors.runtime import RUNTIME_PREDICTORS
+    from torus_sim.machines import MACHINES
+    from torus_sim.platforms.kinds import PLATFORMS
+    from torus_sim.policies import fault_aware  # noqa: F401  (registers balancing and tiebreak placements)
+    from torus_sim.policies.catalog import POLICIES
+    from torus_sim.policies.placement import PLACEMENTS
+    from torus_sim.workload.sources import WORKLOADS
+
+    names = set(MACHINES)
+    for registry in (POLICIES, PLACEMENTS, PREDICTORS, RUNTIME_PREDICTORS, WORKLOADS, FAILURE_SOURCES, PLATFORMS):
+        names |= set(registry.builtin_names())
+    return names
+
+
+def _string_constants(tree: ast.AST):
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                docstrings.add(id(first.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.value, node.lineno
+
+
+@pytest.mark.parametrize("module", ["runner.py", "inputs.py", "cli.py", "app.py", "extensions.py"])
+def test_the_wiring_names_no_built_in_workload_failure_source_platform_machine_or_policy(module):
+    """A built-in's name lives in its own module and in a catalog (policies/catalog.py, viz_menus.py), never in the wiring."""
+    names = _registered_names()
+    tree = ast.parse((ROOT / "torus_sim" / module).read_text())
+    found = [
+        f"{module}:{line}: {text!r}"
+        for text, line in _string_constants(tree)
+        if text in names or (":" in text and text.split(":")[0] in names and " " not in text)
+    ]
+    assert found == []
+
+
+def test_the_runner_has_no_if_chain_on_names():
+    """No comparison with a registered name, and no ``startswith`` on one: the registries parse every form."""
+    names = _registered_names()
+    tree = ast.parse((ROOT / "torus_sim" / "runner.py").read_text())
+
+    def named(node) -> bool:
+        values = [node] if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) else node.elts
+        return any(isinstance(v, ast.Constant) and isinstance(v.value, str) and v.value.rstrip(":") in names for v in values)
+
+    compared = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare) and any(map(named, (node.left, *node.comparators)))
+    ]
+    starts = [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and ast.unparse(node.func).endswith((".startswith", ".endswith"))
+        and any(map(named, node.args))
+    ]
+    assert compared == [] and starts == []

@@ -1,0 +1,150 @@
+"""The browser view's menus: the choices its page offers, and how they become a scenario's fields.
+
+This is the browser's catalog: the only place where the page names workloads, failure sources,
+machines, policies and predictors. The server checks every value a page sends against these choices
+(:class:`torus_sim.app.VizModel`), so a crafted message can select nothing else.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from torus_sim.scenario import ONLINE_POLICIES
+from torus_sim.workload.sources import BUNDLED_NASA_LOG
+
+__all__ = [
+    "BGL_FAILURES",
+    "DEFAULT_CHOICE",
+    "PAIRS",
+    "PAIR_MACHINES",
+    "WORKLOADS",
+    "installed_policies",
+    "model_params",
+    "scenario_fields",
+    "uses_predictor",
+]
+
+
+def _available_workloads() -> dict[str, str]:
+    """Label -> path of the workloads offered in the controls."""
+    workloads = {"NASA iPSC/860 (bundled)": str(BUNDLED_NASA_LOG)}
+    shared = Path(os.environ.get("TORUS_SIM_SHARED_DATA", Path.cwd().parent / "shared" / "data")) / "swf"
+    for label, name in (("SDSC-SP2", "SDSC-SP2-1998-4.2-cln.swf.gz"), ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz")):
+        if (shared / name).exists():
+            workloads[label] = str(shared / name)
+    workloads.update({name: name for name in _installed("workload")})  # installed online workload plug-ins, by name
+    return workloads
+
+
+def _installed(kind: str) -> list[str]:
+    """Installed plug-ins' names of an input registry (``workload``: online sources only; ``failures``)."""
+    from torus_sim.extensions import input_registries
+
+    registry = input_registries()[kind][0]
+    names = []
+    for name in sorted(registry.iter_plugins()):
+        try:
+            factory = registry.resolve(name)[0]
+        except Exception:  # noqa: BLE001 - a broken plug-in is left out of the menu (a run would name it)
+            continue
+        if kind == "workload" and getattr(factory, "kind", "online") != "online":
+            continue
+        if getattr(factory, "takes_argument", False) or getattr(factory, "reads_file", False):
+            continue  # the page offers names, never paths or arguments
+        names.append(name)
+    return names
+
+
+WORKLOADS = _available_workloads()
+
+
+def installed_policies() -> list[str]:
+    """Installed plug-ins' policy names (``torus_sim.policies`` entry points), for the policy menu."""
+    from torus_sim.policies.catalog import POLICIES
+
+    return sorted(POLICIES.iter_plugins())
+
+
+model_params = {
+    "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
+    "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
+    "machine": {"type": "Select", "value": "bgl", "values": ["bgl", "intrepid", "mira"], "label": "Machine (torus)"},
+    "failures": {
+        "type": "Select",
+        "value": "bundled",
+        "values": [
+            "bundled",
+            "mira",
+            "none",
+            "synthetic:500",
+            "synthetic:2000",
+            "synthetic:1000:bursty",
+            "synthetic:4000:bursty",
+            *_installed("failures"),
+        ],
+        "label": "Failures",
+    },
+    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
+    "predictor": {
+        "type": "Select",
+        "value": "default",
+        "values": ["default", "oracle-confidence", "oracle-accuracy", "history", "recency"],
+        "label": "Predictor",
+    },
+    "confidence": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Confidence a"},
+    "accuracy": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Accuracy a"},
+    "load_scale": {"type": "SliderFloat", "value": 1.0, "min": 0.5, "max": 1.5, "step": 0.1, "label": "Load scale c"},
+    "seed": {"type": "InputText", "value": 0, "label": "Seed"},
+    "step_seconds": 3600.0,
+}
+"""The page's controls (Mesa user parameters) and fixed parameters."""
+
+
+DEFAULT_CHOICE = "default"
+"""The predictor control's choice that means "the policy's own"."""
+
+
+def uses_predictor(policy: str) -> bool:
+    """Whether ``policy``'s placement asks a failure predictor (its registry entry declares a default placement)."""
+    from torus_sim.extensions import registries
+
+    try:
+        factory = registries()["policy"].resolve(policy)[0]
+    except Exception:  # noqa: BLE001 - an unknown name uses none (the model refuses it with a sentence)
+        return False
+    return getattr(factory, "default_placement", None) is not None
+
+
+BGL_FAILURES = "bundled"
+"""The failures control's choice that means "the machine's own log" (BG/L's RAS sample on BG/L)."""
+
+
+def scenario_fields(platform: str, machine: str, failures: str) -> dict:
+    """The scenario's platform fields from the page's checked controls.
+
+    The machine applies to the torus only (BG/L's is the scenario's default); the BG/L RAS sample names
+    BG/L's 128 supernodes, so on another machine "bundled" means that machine's own log (Mira's events,
+    none on Intrepid).
+
+    Returns:
+        ``{"platform", "machine", "failures"}``.
+    """
+    from torus_sim.machines import load_machine
+    from torus_sim.platforms.kinds import DEFAULT_MACHINE
+
+    machine = None if platform != "torus" or machine in (None, "", DEFAULT_MACHINE) else machine
+    if machine is not None and failures == BGL_FAILURES:
+        failures = load_machine(machine).failures
+    return {"platform": platform, "machine": machine, "failures": failures}
+
+
+PAIRS = {
+    "Krevat vs balancing (torus)": ("krevat", "balancing"),
+    "FCFS-EASY vs PV-EASY (torus)": ("FCFS-EASY", "PV-EASY"),
+    "FCFS-EASY vs conservative (torus)": ("FCFS-EASY", "conservative"),
+    "Krevat vs FCFS-EASY (Mira)": ("krevat", "FCFS-EASY"),
+}
+PAIR_MACHINES = {"Krevat vs FCFS-EASY (Mira)": "mira"}
+"""The machine of a comparison that is not BG/L's."""
+"""The comparisons offered on ``/compare`` (policy pairs; the Mira one on Mira's torus and failures)."""
