@@ -30,10 +30,8 @@ References:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from types import SimpleNamespace
@@ -47,7 +45,8 @@ from failure_logs.synthetic import GeneratedFailures, SyntheticFailures
 from failure_logs.transform import fit_to_span
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
-from torus_sim.registry import PluginInfo, Registry, is_import_path
+from torus_sim.input_source import InputSource
+from torus_sim.registry import Registry, is_import_path
 
 __all__ = [
     "select_failure_source",
@@ -90,7 +89,7 @@ class FailureContext:
     horizon: tuple[float, float] = (0.0, 1.0)
 
 
-class FailureSource:
+class FailureSource(InputSource):
     """Base class of failure sources.
 
     Attributes a subclass sets:
@@ -112,28 +111,9 @@ class FailureSource:
     """
 
     name = "failures"
-    takes_argument = False
-    argument_form = ""
-    reads_file = False
-    suffixes: tuple[str, ...] = ()
-    fallback = False
     default_timing = "fit"
     places_itself = False
     generated = False
-    info: PluginInfo | None = None
-
-    def __init__(self, argument: str | None = None) -> None:
-        self.argument = argument
-
-    @classmethod
-    def sniff(cls, head: bytes) -> bool:
-        """Whether a file starting with ``head`` is in this source's format (False: never claimed by content)."""
-        return False
-
-    @property
-    def path(self) -> str | None:
-        """The file the failures come from, or None."""
-        return self.argument if self.reads_file else None
 
     def load(self, context: FailureContext) -> FailureLog | GeneratedFailures | None:
         """The failures: a log (times in seconds since its own epoch), a request drawn by the run's generator, or None."""
@@ -225,7 +205,9 @@ class FtaFile(_LogFile):
 
     def read(self, path: Path, context: FailureContext) -> FailureLog:  # noqa: D102
         settings = context.settings
-        return read_fta(path, context.capacity, system=settings.fta_system, platform=settings.fta_platform, nodes=settings.fta_nodes)
+        return read_fta(
+            path, context.capacity, system=settings.fta_system, platform=settings.fta_platform, nodes=settings.fta_nodes
+        )
 
 
 class MiraFile(_LogFile):
@@ -353,34 +335,29 @@ for _source in (NoFailures, BundledRas, MiraEvents, Synthetic, Mtbf, BglRasFile,
 
 
 def failure_source(spec, params: dict | None = None) -> FailureSource:
-    """The source a scenario's ``failures`` names, built with its ``failures_params`` (one per process and spec).
+    """The source a scenario's ``failures`` names, built with its ``failures_params`` (a fresh one each time).
 
     Raises:
         ConfigurationError: an unknown name or file type, a name that needs an argument, a class of
             the wrong kind, a parameter its constructor does not take.
+        FileNotFoundError: a file that is not there and that no name or suffix explains.
     """
-    if not isinstance(spec, str):
-        factory, info, argument = FAILURE_SOURCES.select(spec)
-        return _built(factory, info, argument, params or {})
-    return _cached_source(spec, json.dumps(params or {}, sort_keys=True, default=str))
+    select_failure_source(spec)  # the sentence for a spec no entry reads
+    return FAILURE_SOURCES.build_selected(spec, params)
 
 
 def select_failure_source(spec):
-    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.registry.Registry.select`; cached per text)."""
-    return _selected(spec) if isinstance(spec, str) else FAILURE_SOURCES.select(spec)
+    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.registry.Registry.select`; cached per text).
 
-
-def _cached_source(spec: str, params: str) -> FailureSource:
-    factory, info, argument = _selected(spec)
-    return _built(factory, info, argument, json.loads(params))
-
-
-@lru_cache(maxsize=256)
-def _selected(spec: str):
-    """The factory a specification selects (looked up once per process; the source is built anew for every run)."""
+    Raises:
+        ConfigurationError: no entry reads it (naming the file types there are).
+        FileNotFoundError: a file that is not there and that no name or suffix explains.
+    """
     try:
-        return FAILURE_SOURCES.select(spec)
+        return FAILURE_SOURCES.selected(spec)
     except ConfigurationError as error:
+        if not isinstance(spec, str):
+            raise
         if not Path(spec).exists() and not is_import_path(spec):
             raise FileNotFoundError(f"failure log file not found: {spec}") from None
         if ":" in spec or Path(spec).suffix == "":
@@ -389,21 +366,6 @@ def _selected(spec: str):
             f"unknown failure-log type for {spec} (expected a BG/L RAS .log, a LANL .csv[.xz|.gz], an FTA "
             f".tab[.gz|.xz|.bz2] or a Mira .cor[.gz], or a file whose first line is one of theirs): {error}"
         ) from None
-
-
-def _built(factory, info: PluginInfo, argument: str | None, params: dict) -> FailureSource:
-    from torus_sim.registry import call_with_parameters
-
-    if isinstance(factory, FailureSource):
-        return factory
-    offered = {"argument": argument} if argument is not None else {}
-    source = call_with_parameters(factory, params, offered, f"failure source {info.name!r}")
-    if not isinstance(source, FailureSource):
-        raise ConfigurationError(f"failure source {info.name!r} made a {type(source).__name__}, not a FailureSource")
-    source.info = info
-    if argument is not None and getattr(source, "argument", None) is None:
-        source.argument = argument
-    return source
 
 
 def load_failure_source(

@@ -18,7 +18,14 @@ import numpy as np
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["DISTRIBUTIONS", "GeneratedFailures", "SyntheticFailures", "generate_burst_failures", "generate_failures", "scale_failure_count"]
+__all__ = [
+    "DISTRIBUTIONS",
+    "GeneratedFailures",
+    "SyntheticFailures",
+    "generate_burst_failures",
+    "generate_failures",
+    "scale_failure_count",
+]
 
 DISTRIBUTIONS = ("exponential", "weibull", "bursty")
 

@@ -22,6 +22,7 @@ LAYERS = [
             "torus_sim.files",
             "torus_sim.registry",
             "torus_sim.parameters",
+            "torus_sim.input_source",
             "torus_sim.untrusted",
             "torus_sim.version",
             "torus_sim.job",

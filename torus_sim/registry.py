@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import inspect
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -45,6 +44,7 @@ from importlib import metadata
 from typing import Generic, TypeVar
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.input_source import file_head
 from torus_sim.parameters import bind_parameters, call_with_parameters
 from torus_sim.untrusted import exits_refused, raised_briefly
 
@@ -235,32 +235,6 @@ def _entry_points(group: str) -> tuple:
     return tuple(metadata.entry_points(group=group))
 
 
-def _file_head(path: str, size: int = 4096) -> bytes | None:
-    """The first ``size`` bytes of a file, decompressed (gzip, xz, bzip2); None when it cannot be read."""
-    import bz2
-    import gzip
-    import lzma
-
-    if not os.path.isfile(path):  # missing (the reader says so), a FIFO or a device (never opened here)
-        return None
-    try:
-        with open(path, "rb") as probe:
-            magic = probe.read(6)
-        opener = (
-            gzip.open
-            if magic.startswith(b"\x1f\x8b")
-            else lzma.open
-            if magic.startswith(b"\xfd7zXZ")
-            else bz2.open
-            if magic.startswith(b"BZh")
-            else open
-        )
-        with opener(path, "rb") as handle:
-            return handle.read(size)
-    except (OSError, EOFError, lzma.LZMAError, ValueError):
-        return None
-
-
 def _distribution_of(obj) -> tuple[str | None, str | None]:
     """(distribution name, version) that provides the module of ``obj``, or (None, None)."""
     top = object_path(obj).split(":")[0].split(".")[0]
@@ -287,12 +261,14 @@ class Registry(Generic[T]):
         self.group = group
         self.base = base
         self._factories: dict[str, Callable[..., T]] = {}
+        self._selections: dict[str, tuple] = {}  # input specifications already selected (select is pure per text)
 
     # -- registration --------------------------------------------------------------------
 
     def register(self, name: str, factory: Callable[..., T]) -> None:
         """Make ``factory`` selectable as ``name`` (replacing an earlier one of that name)."""
         self._factories[name] = factory
+        self._selections.clear()
 
     def builtin_names(self) -> list[str]:
         """Names registered in code (the built-ins and any registered at run time), in registration order."""
@@ -512,6 +488,38 @@ class Registry(Generic[T]):
             return factory, info, None
         return (*self._reader_of(spec), spec)
 
+    def selected(self, spec) -> tuple[Callable[..., T] | T, PluginInfo, str | None]:
+        """:meth:`select`, remembered per text for the process (a sweep asks for the same spec thousands of times)."""
+        if not isinstance(spec, str):
+            return self.select(spec)
+        found = self._selections.get(spec)
+        if found is None:
+            found = self._selections[spec] = self.select(spec)
+        return found
+
+    def build_selected(self, spec, params: dict | None = None) -> T:
+        """A fresh extension from an input specification (:meth:`select`), its argument given to the constructor.
+
+        The constructor gets ``params`` (checked against its signature) and ``argument`` (the text
+        after ``name:``, or the file's path) when it names it; the result gets ``info`` (where it came
+        from) and, when the constructor did not keep it, ``argument``.
+
+        Raises:
+            ConfigurationError: see :meth:`select` and :func:`call_with_parameters`; or the result is not
+                an instance of the registry's base.
+        """
+        factory, info, argument = self.selected(spec)
+        if self.base is not None and isinstance(factory, self.base):
+            return factory
+        offered = {"argument": argument} if argument is not None else {}
+        made = call_with_parameters(factory, params or {}, offered, f"{self.kind} {info.name!r}")
+        if self.base is not None and not isinstance(made, self.base):
+            raise ConfigurationError(f"{self.kind} {info.name!r} made a {type(made).__name__}, not a {self.base.__name__}")
+        made.info = info
+        if argument is not None and getattr(made, "argument", None) is None:
+            made.argument = argument
+        return made
+
     def _reader_of(self, path: str) -> tuple[Callable[..., T], PluginInfo]:
         """The factory that reads the file ``path`` (by suffix, then by its first bytes, then the fallback)."""
         readers = [name for name in [*self._factories, *self.iter_plugins()] if self._reads_files(name)]
@@ -520,7 +528,7 @@ class Registry(Generic[T]):
             factory, info = self.resolve(name)
             if lowered.endswith(tuple(getattr(factory, "suffixes", ()))):
                 return factory, info
-        head = _file_head(path)
+        head = file_head(path)
         if head is not None:
             for name in readers:
                 factory, info = self.resolve(name)

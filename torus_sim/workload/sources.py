@@ -27,7 +27,6 @@ References:
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from dataclasses import dataclass
@@ -38,7 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, WorkloadFormatError
-from torus_sim.registry import PluginInfo, Registry
+from torus_sim.input_source import InputSource
+from torus_sim.registry import Registry
 from torus_sim.workload.batch import RigidJobSet, generate_rigid_set, moldable_workload, rigid_workload
 from torus_sim.workload.jobs import SWF_RULES, Workload, jobs_from_swf
 from torus_sim.workload.swf import SwfTrace, read_swf
@@ -127,7 +127,7 @@ class BatchJobs:
     error_rate: float | None = None
 
 
-class WorkloadSource:
+class WorkloadSource(InputSource):
     """Base class of workload sources.
 
     Attributes a subclass sets:
@@ -152,27 +152,8 @@ class WorkloadSource:
 
     name = "workload"
     kind = "online"
-    takes_argument = False
-    argument_form = ""
-    reads_file = False
-    suffixes: tuple[str, ...] = ()
-    fallback = False
     platforms: tuple[str, ...] | None = None
     platform_refusal = ""
-    info: PluginInfo | None = None
-
-    def __init__(self, argument: str | None = None) -> None:
-        self.argument = argument
-
-    @classmethod
-    def sniff(cls, head: bytes) -> bool:
-        """Whether a file starting with ``head`` is in this source's format (False: never claimed by content)."""
-        return False
-
-    @property
-    def path(self) -> str | None:
-        """The file the jobs come from, or None for a generated workload."""
-        return self.argument if self.reads_file else None
 
     def check_platform(self, platform: str) -> None:
         """Raise ConfigurationError when the jobs cannot run on the platform kind ``platform``."""
@@ -372,6 +353,24 @@ def _generated_set(
     return moldable_workload(speedup.times(nodes), source), speedup
 
 
+def _generated(context: WorkloadContext, kind: str, model: str, default_nodes: int):
+    """``(nodes, workload, set)`` of a generated batch for the run (the platform's nodes, else the paper's P)."""
+    scenario = context.scenario
+    nodes = context.nodes(default_nodes)
+    batch, made = _generated_set(
+        kind,
+        model,
+        scenario.jobs,
+        scenario.job_set,
+        scenario.seed,
+        nodes,
+        scenario.processor_range,
+        scenario.runtime_range,
+        context.round_size,
+    )
+    return nodes, batch, made
+
+
 class RigidSet(WorkloadSource):
     """RIGID §5.1's synthetic set: ``jobs`` jobs (100), p_j uniform in ``processor_range`` (0.5%-20% of P), t_j uniform in ``runtime_range``.
 
@@ -383,19 +382,7 @@ class RigidSet(WorkloadSource):
     kind = "batch"
 
     def jobs(self, context: WorkloadContext) -> BatchJobs:  # noqa: D102
-        scenario = context.scenario
-        nodes = context.nodes(10000)
-        batch, made = _generated_set(
-            "rigid",
-            "",
-            scenario.jobs,
-            scenario.job_set,
-            scenario.seed,
-            nodes,
-            scenario.processor_range,
-            scenario.runtime_range,
-            context.round_size,
-        )
+        nodes, batch, made = _generated(context, "rigid", "", 10000)
         made.check_fits(nodes)
         return BatchJobs(batch, made)
 
@@ -415,20 +402,7 @@ class MoldableSet(WorkloadSource):
     platform_refusal = "moldable jobs run on a cluster (any processor count); the torus offers only partition sizes"
 
     def jobs(self, context: WorkloadContext) -> BatchJobs:  # noqa: D102
-        scenario = context.scenario
-        nodes = context.nodes(7500)
-        batch, _ = _generated_set(
-            "moldable",
-            self.argument,
-            scenario.jobs,
-            scenario.job_set,
-            scenario.seed,
-            nodes,
-            scenario.processor_range,
-            scenario.runtime_range,
-            context.round_size,
-        )
-        return BatchJobs(batch)
+        return BatchJobs(_generated(context, "moldable", self.argument, 7500)[1])
 
 
 class TimeTable(MoldableSet):
@@ -551,38 +525,9 @@ def workload_source(spec, params: dict | None = None) -> WorkloadSource:
         ConfigurationError: an unknown name, a name that needs an argument, a class of the wrong kind,
             a parameter its constructor does not take.
     """
-    if not isinstance(spec, str):
-        factory, info, argument = WORKLOADS.select(spec)
-        return _built(factory, info, argument, params or {})
-    return _cached_source(spec, json.dumps(params or {}, sort_keys=True, default=str))
+    return WORKLOADS.build_selected(spec, params)
 
 
 def select_workload(spec):
     """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.registry.Registry.select`; cached per text)."""
-    return _selected(spec) if isinstance(spec, str) else WORKLOADS.select(spec)
-
-
-def _cached_source(spec: str, params: str) -> WorkloadSource:
-    factory, info, argument = _selected(spec)
-    return _built(factory, info, argument, json.loads(params))
-
-
-@lru_cache(maxsize=256)
-def _selected(spec: str):
-    """The factory a specification selects (looked up once per process; the source is built anew each time)."""
-    return WORKLOADS.select(spec)
-
-
-def _built(factory, info: PluginInfo, argument: str | None, params: dict) -> WorkloadSource:
-    from torus_sim.registry import call_with_parameters
-
-    if isinstance(factory, WorkloadSource):
-        return factory
-    offered = {"argument": argument} if argument is not None else {}
-    source = call_with_parameters(factory, params, offered, f"workload {info.name!r}")
-    if not isinstance(source, WorkloadSource):
-        raise ConfigurationError(f"workload {info.name!r} made a {type(source).__name__}, not a WorkloadSource")
-    source.info = info
-    if argument is not None and getattr(source, "argument", None) is None:
-        source.argument = argument
-    return source
+    return WORKLOADS.selected(spec)
