@@ -183,3 +183,59 @@ def test_bursty_failures_cluster_in_a_fixed_set_of_bursts_on_neighbouring_supern
     groups = np.cumsum(np.r_[True, np.diff(large.failed_at[order]) > 600])
     for group in np.unique(groups):
         assert len(set(large.supernodes[order][groups == group].tolist())) <= 7
+
+
+# -- issue 40, section 1: two failures of one node with the same repair time ---------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["cluster", "torus"])
+def test_a_node_repaired_twice_at_once_comes_back_once(kind):
+    """Two failures of a node with one repair time schedule two repairs; the second finds it up and changes nothing.
+
+    Before the fix the second repair counted the node free again on a cluster (a phantom free node: a
+    later start was refused, "allocation of 33 nodes, the job occupies 34") and, on both platforms,
+    added NaN to the node's downtime.
+    """
+    from torus_sim.platforms.cluster import ClusterPlatform
+    from torus_sim.platforms.torus import TorusPlatform
+    from torus_sim.topology import Torus
+
+    platform = ClusterPlatform(8) if kind == "cluster" else TorusPlatform(Torus((2, 2, 2)))
+    platform.take_down(3, 100.0)
+    platform.take_down(3, 100.0)
+    assert platform.free_count() == 7
+    assert platform.repair(3, 100.0) is True
+    assert platform.repair(3, 100.0) is False
+    assert platform.free_count() == 8 and not platform.down.any()
+    if kind == "cluster":
+        assert len(platform.free_nodes()) == 8
+
+
+def test_duplicate_repairs_in_a_run_leave_the_counts_and_downtimes_whole():
+    from torus_sim.engine import SchedulingModel
+    from torus_sim.policies.easy import EasyPolicy
+
+    from .conftest import make_workload
+
+    workload = make_workload([(i, 10.0 * i, 500.0, 600.0, 2) for i in range(1, 40)])
+    failures = FailureLog(np.array([50.0, 60.0]), np.array([1, 1]), np.array([400.0, 400.0]))
+    model = SchedulingModel(workload, EasyPolicy("fcfs"), 4, failures, downtime="log")
+    model.run()
+    assert model.platform.free_count() == 4 == len(model.platform.free_nodes())
+    assert model.node_agents[1].downtime == pytest.approx(350.0)
+
+
+CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
+LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
+
+
+@pytest.mark.skipif(not (CTC.exists() and LANL.exists()), reason=f"needs CTC-SP2 and LANL under {SHARED_DATA}")
+def test_the_readmes_balancing_run_on_ctc_with_lanl_completes(tmp_path, capsys):
+    """The README's command that failed at t = 8,152,969 s (issue 40, section 1), kept as a regression test."""
+    from torus_sim.cli import main
+
+    arguments = ["--platform", "cluster", "--nodes", "430", "--workload", str(CTC), "--policy", "balancing"]
+    arguments += ["--confidence", "0.1", "--downtime", "log", "--failures", str(LANL)]
+    assert main(["run", *arguments, "--out", str(tmp_path / "out")]) == 0, capsys.readouterr().err
+    summary = __import__("json").loads((tmp_path / "out" / "summary.json").read_text())["summary"]
+    assert summary["jobs"] == 77222 and summary["job_kills"] == 552

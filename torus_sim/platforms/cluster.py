@@ -296,12 +296,14 @@ class ClusterPlatform:
         """Bring a node back if its downtime has ended by ``at``.
 
         Returns:
-            True if it came back, False if a later failure extended its downtime.
+            True if it came back; False if a later failure extended its downtime, or if it is not down
+            (two failures of one node with the same repair time schedule two repairs: the second finds
+            it up; counting it back again would make a free node out of a busy one).
         """
         if self.guard is not None:
             self.guard.check_engine_write("the platform")
         self._need_identities("repair")
-        if self.down_until[node] > at:
+        if self.down_until[node] > at or self.down_until[node] == -np.inf:  # not yet, or not down (a repair already ran)
             return False
         self.down_until[node] = -np.inf
         if not self.spare[node]:

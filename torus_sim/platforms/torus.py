@@ -330,11 +330,15 @@ class TorusPlatform:
         """Bring a supernode back if its downtime has ended by ``at``.
 
         Returns:
-            True if it came back, False if a later failure extended its downtime.
+            True if it came back; False if a later failure extended its downtime, or if it is not down
+            (two failures of one node with the same repair time schedule two repairs: the second finds
+            it up; counting it back again would make a free node out of a busy one).
         """
         if self.guard is not None:
             self.guard.check_engine_write("the platform")
-        if self.down_until[supernode] > at:
+        if (
+            self.down_until[supernode] > at or self.down_until[supernode] == -np.inf
+        ):  # not yet, or not down (a repair already ran)
             return False
         self.down_until[supernode] = -np.inf
         self._down_bits &= ~(1 << int(supernode))
