@@ -429,6 +429,14 @@ def _run(args) -> int:
     predictor = f" (predictor {result.inputs['predictor']})" if used else ""
     c = workload.get("load_scale", scenario.load_scale)
     print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {c:.4g}; seed {scenario.seed}")
+    declared = workload.get("declared") or {}
+    if declared:
+        ran = ", ".join(
+            f"{name} {item['ran']} "
+            + ("(the header's)" if item["ran"] == item["declared"] else f"(given; the header's: {item['declared']})")
+            for name, item in declared.items()
+        )
+        print(f"header    ran {ran}")
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)
         if info and info["origin"] != "built-in":
@@ -452,6 +460,8 @@ def _describe(info: dict) -> str:
 def _policy_line(inputs: dict) -> str:
     """The policy as it ran: its name, and for a plug-in where it came from (package, version, import path, source hash)."""
     info = inputs["extensions"]["policy"]
+    if info.get("alias_of"):
+        return _describe(info)
     return _describe(info) if info["origin"] != "built-in" else inputs["policy"]
 
 

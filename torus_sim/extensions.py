@@ -259,7 +259,7 @@ def build_policy(scenario, tables=None, allocation=None, batch=None):
         "batch": batch,
     }
     policy = registry.build(scenario.policy, scenario.policy_params, offered)
-    if not isinstance(scenario.policy, str) or scenario.policy not in registry.builtin_names():
+    if not registry.is_builtin(scenario.policy):
         info = registry.info(scenario.policy)
         if type(policy).name == Policy.name and "name" not in vars(policy):
             policy.name = info.import_path.rpartition(":")[2] if info.origin != "entry point" else info.name

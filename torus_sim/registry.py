@@ -79,6 +79,7 @@ class PluginInfo:
         package: the installed distribution that provides it (None when not installed as one).
         version: that distribution's version.
         source_sha256: SHA-256 of the file that defines it (None when it has no source file).
+        alias_of: the built-in's standard name when ``name`` is an older name kept for it (None otherwise).
     """
 
     kind: str
@@ -88,6 +89,7 @@ class PluginInfo:
     package: str | None = None
     version: str | None = None
     source_sha256: str | None = None
+    alias_of: str | None = None
 
     @property
     def plugin(self) -> bool:
@@ -97,7 +99,7 @@ class PluginInfo:
     def describe(self) -> str:
         """One line for a run's header: ``name (plug-in pkg 1.0, pkg.mod:Class, source sha256 1a2b..., by entry point)``."""
         if not self.plugin:
-            return self.name
+            return f"{self.name} (= {self.alias_of})" if self.alias_of else self.name
         label = self.name if self.origin == ENTRY_POINT else self.import_path.rpartition(":")[2]
         package = f"{self.package} {self.version}, " if self.package else ""
         digest = f", source sha256 {self.source_sha256[:12]}" if self.source_sha256 else ""
@@ -261,6 +263,7 @@ class Registry(Generic[T]):
         self.group = group
         self.base = base
         self._factories: dict[str, Callable[..., T]] = {}
+        self._aliases: dict[str, tuple[str, str]] = {}  # older name -> (standard name, what it is)
         self._selections: dict[str, tuple] = {}  # input specifications already selected (select is pure per text)
 
     # -- registration --------------------------------------------------------------------
@@ -269,6 +272,31 @@ class Registry(Generic[T]):
         """Make ``factory`` selectable as ``name`` (replacing an earlier one of that name)."""
         self._factories[name] = factory
         self._selections.clear()
+
+    def alias(self, name: str, target: str, says: str) -> None:
+        """Keep ``name`` selectable for the built-in ``target`` (an older or a paper's name for it).
+
+        Args:
+            name: the other name (``SJF-EASY``).
+            target: a registered built-in's name (``EASY-SJBF``).
+            says: one sentence on which it is (the README's policy table and the guide show it; the run's header
+                shows ``name (= target)``).
+
+        Raises:
+            KeyError: ``target`` is not registered.
+        """
+        if target not in self._factories:
+            raise KeyError(f"{self.kind} alias {name!r} names {target!r}, which is not registered")
+        self._aliases[name] = (target, says)
+        self._selections.clear()
+
+    def aliases(self) -> dict[str, tuple[str, str]]:
+        """``{other name: (standard name, what it is)}`` of every alias."""
+        return dict(self._aliases)
+
+    def is_builtin(self, spec) -> bool:
+        """Whether ``spec`` is the name of a built-in or an alias of one."""
+        return isinstance(spec, str) and (spec in self._factories or spec in self._aliases)
 
     def builtin_names(self) -> list[str]:
         """Names registered in code (the built-ins and any registered at run time), in registration order."""
@@ -286,7 +314,7 @@ class Registry(Generic[T]):
         return builtin + sorted(name for name in self.entry_points() if name not in self._factories)
 
     def __contains__(self, name: str) -> bool:
-        return name in self._factories or name in self.entry_points()
+        return name in self._factories or name in self._aliases or name in self.entry_points()
 
     # -- look-up -------------------------------------------------------------------------
 
@@ -308,6 +336,10 @@ class Registry(Generic[T]):
         if spec in self._factories:
             factory = self._factories[spec]
             return factory, PluginInfo(self.kind, spec, BUILT_IN, object_path(factory))
+        if spec in self._aliases:
+            target = self._aliases[spec][0]
+            factory = self._factories[target]
+            return factory, PluginInfo(self.kind, spec, BUILT_IN, object_path(factory), alias_of=target)
         points = self.entry_points()
         if spec in points:
             point = points[spec]
@@ -372,8 +404,9 @@ class Registry(Generic[T]):
         """The sentence for a name nothing answers to."""
         plugins = sorted(name for name in self.entry_points() if name not in self._factories)
         installed = f"; installed plug-ins: {', '.join(plugins)}" if plugins else ""
+        others = f" (also {', '.join(f'{a} = {t}' for a, (t, _) in sorted(self._aliases.items()))})" if self._aliases else ""
         return (
-            f"unknown {self.kind} {spec!r}; choose from {', '.join(sorted(self._factories))}{installed}, "
+            f"unknown {self.kind} {spec!r}; choose from {', '.join(sorted(self._factories))}{others}{installed}, "
             "or give an import path package.module:Class"
         )
 

@@ -219,6 +219,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "load_scale": workload.load_scale,
             "offered_load": inputs.get("offered_load"),
             "entry": workload_info.to_dict() if workload_info is not None else None,
+            "declared": _declared(scenario),
         },
         "platform": platform_kind(scenario.platform).describe(model.platform, scenario),
         "failures": {
@@ -239,6 +240,17 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         "extensions": extension_manifest(
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
         ),
+    }
+
+
+def _declared(scenario: Scenario) -> dict:
+    """What the workload's input names (a job file's header) and what ran: ``{field: {"declared": v, "ran": v}}``."""
+    from torus_sim.workload.sources import declared_by_workload
+
+    return {
+        name: {"declared": value, "ran": getattr(scenario, name)}
+        for name, value in declared_by_workload(scenario.workload).items()
+        if not isinstance(value, Exception)
     }
 
 

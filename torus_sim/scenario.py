@@ -299,6 +299,27 @@ class Scenario(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _declared_by_the_workload(cls, data):
+        """Fields the workload's own input names, where the scenario leaves them out.
+
+        A reference-code job file's header names its priority rule, V and (by its flags) the RIGID
+        heuristic: a run that gives none of ``policy``, ``priority``, ``verification_time`` runs what the
+        reference code runs on it; an option given explicitly wins (RIGID §5; issue 40 §5).
+        """
+        if not isinstance(data, dict):
+            return data
+        from torus_sim.workload.sources import declared_by_workload
+
+        declared = declared_by_workload(data.get("workload", cls.model_fields["workload"].default))
+        given = set(data) | ({"policy"} if "scheduler" in data else set())
+        missing = {name: value for name, value in declared.items() if name not in given}
+        for name, value in missing.items():
+            if isinstance(value, ConfigurationError):
+                raise ValueError(f"{name}: {value}")
+        return {**data, **missing} if missing else data
+
+    @model_validator(mode="before")
+    @classmethod
     def _dims_text(cls, data):
         """``torus_dims = "2x3x4x4"`` (an ``m`` after a mesh dimension) -> dims and wraps."""
         if isinstance(data, dict) and isinstance(data.get("torus_dims"), str):

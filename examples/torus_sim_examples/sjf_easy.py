@@ -25,7 +25,7 @@ class FirstFitSjfEasy(Policy):
         backfill: False gives plain SJF (start in order while the first job fits).
     """
 
-    name = "first-fit SJF-EASY"
+    name = "first-fit SJF-queue EASY"
 
     def __init__(self, backfill: bool = True) -> None:
         self.backfill = backfill

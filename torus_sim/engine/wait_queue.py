@@ -31,7 +31,7 @@ COLUMNS_DROPPED_BELOW = 16
 
 
 def _shortest_key(job: Job, remaining: float) -> tuple[float, int]:
-    """SJF-EASY's candidate order: predicted remaining time, then rank (PV-EASY §5.2.2)."""
+    """EASY-SJBF's candidate order: predicted remaining time, then rank (PV-EASY §5.2.2)."""
     return (remaining, job.rank)
 
 
@@ -100,7 +100,7 @@ class WaitQueue:
 
         Args:
             remaining: ``job -> seconds``, the engine's predicted remaining time of a waiting job.
-            shortest: also keep them in order of (predicted remaining time, rank) (SJF-EASY's candidates).
+            shortest: also keep them in order of (predicted remaining time, rank) (EASY-SJBF's candidates).
         """
         self._columns_wanted = (remaining, shortest)
         self._fit_columns()

@@ -3,7 +3,7 @@
 :func:`start_in_order` starts waiting jobs while the first one fits (FCFS); :func:`easy_pass` adds the
 reservation for the blocked head and backfills what does not delay it. They read only the public
 view (:class:`~torus_sim.engine.view.SchedulingView`) and yield actions, so a plug-in policy can use them
-as the built-ins do (FCFS, FCFS-EASY / SJF-EASY on a cluster, Krevat's pass on a cluster).
+as the built-ins do (FCFS, FCFS-EASY / EASY-SJBF on a cluster, Krevat's pass on a cluster).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ POLICY_ENTRY_POINTS = "torus_sim.policies"
 POLICIES: Registry[Policy] = Registry("policy", POLICY_ENTRY_POINTS, Policy)
 """Scheduling policies by name (built-ins below, installed plug-ins, import paths)."""
 
-ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "SJF-EASY", "conservative", "PV-EASY")
+ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "EASY-SJBF", "conservative", "PV-EASY")
 """Policies for jobs submitted over time (they run batches too): Krevat's (BGL-FAULT §5.1) with MFP,
 balancing or tie-break placement (§5.2), and the online policies of PV-EASY §5."""
 
@@ -129,7 +129,13 @@ for _name in ("balancing", "tiebreak"):
     POLICIES.register(_name, _fault_aware(_name))
 POLICIES.register("FCFS", _fcfs)
 POLICIES.register("FCFS-EASY", _easy("fcfs"))
-POLICIES.register("SJF-EASY", _easy("sjf"))
+POLICIES.register("EASY-SJBF", _easy("sjf"))
+POLICIES.alias(
+    "SJF-EASY",
+    "EASY-SJBF",
+    "PV-EASY §5.2.2's name for EASY with the FCFS queue and the shortest job backfilled first (EASY-SJBF, "
+    "Tsafrir et al., IEEE TPDS 2007); the queue itself is not ordered shortest first",
+)
 POLICIES.register("conservative", lambda placement=None: ConservativePolicy(placement))
 POLICIES.register("PV-EASY", lambda placement=None: PvEasyPolicy(placement))
 for _suffix, _m in (("0", 0), ("1", 1), ("Q", -1)):

@@ -46,14 +46,17 @@ class EasyPolicy(Policy):
     """EASY backfilling: a reservation for the first blocked job, backfill what does not delay it.
 
     Args:
-        order: ``fcfs`` (FCFS-EASY) or ``sjf`` (SJF-EASY) candidates.
+        order: the backfill candidates' order: ``fcfs`` (FCFS-EASY: queue order) or ``sjf`` (EASY-SJBF:
+            shortest predicted remaining time first, rank breaking ties; PV-EASY §5.2.2 calls it SJF-EASY).
+            The queue, and so the head that gets the reservation, is in FCFS order either way.
         placement: which partition / nodes a job gets (MFP / lowest free ids when None).
 
     Raises:
         ConfigurationError: an unknown order.
 
     References:
-        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §3, §5.2.2.
+        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; Tsafrir, Etsion and Feitelson,
+        IEEE TPDS 18(6), 2007 (EASY-SJBF); PV-EASY §3, §5.2.2.
     """
 
     starts_head_when_it_fits = True
@@ -63,7 +66,7 @@ class EasyPolicy(Policy):
             raise ConfigurationError(f"EASY candidate order must be 'fcfs' or 'sjf', got {order!r}")
         self.order = order
         self.placement = placement
-        self.name = "SJF-EASY" if order == "sjf" else "FCFS-EASY"
+        self.name = "EASY-SJBF" if order == "sjf" else "FCFS-EASY"
 
     def plan(self, view):
         """Start in order, then reserve for the head and backfill.

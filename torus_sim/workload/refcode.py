@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, JobSetFormatError
-from torus_sim.files import atomic_write, input_text
+from torus_sim.files import atomic_write, input_lines, input_text
 from torus_sim.workload.batch import RigidJobSet
 from torus_sim.workload.swf import MAX_SECONDS
 
@@ -36,6 +36,7 @@ __all__ = [
     "PRIORITY_WORDS",
     "RefcodeHeader",
     "read_failure_scenarios",
+    "read_header",
     "read_rigid_jobs",
     "write_failure_scenarios",
     "write_rigid_jobs",
@@ -94,6 +95,31 @@ class RefcodeHeader:
         """The header as the reference code reads it."""
         word = {rule: word for word, rule in PRIORITY_WORDS.items()}[self.priority]
         return f"{self.error_rate!r} {self.processors} {self.verification_time!r} {word} {self.batch} {self.naive} {self.shelf}"
+
+
+def read_header(path: str | Path) -> RefcodeHeader:
+    """The header line of a reference-code job file, read alone (the file's first line).
+
+    Args:
+        path: the job file.
+
+    Returns:
+        Its header: λ, P, V, the priority rule and the batch / naive / shelf flags.
+
+    Raises:
+        FileNotFoundError: no such file.
+        InputFileError: a directory, or a truncated or corrupt compressed file.
+        JobSetFormatError: an empty file or a malformed header (naming the file and line 1).
+    """
+    path = Path(path)
+    lines = input_lines(path, "job set")
+    try:
+        first = next(lines, "")
+    finally:
+        lines.close()
+    if not first.strip():
+        raise JobSetFormatError(path, 1, "expected the header 'lambda P V priority batch naive shelf'")
+    return _header(path, first)
 
 
 def read_rigid_jobs(path: str | Path) -> tuple[RefcodeHeader, RigidJobSet]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError, WorkloadFormatError
+from torus_sim.errors import ConfigurationError, TorusSimError, WorkloadFormatError
 from torus_sim.input_source import InputSource
 from torus_sim.registry import Registry
 from torus_sim.workload.batch import RigidJobSet, generate_rigid_set, moldable_workload, rigid_workload
@@ -61,6 +61,7 @@ __all__ = [
     "TraceSource",
     "WorkloadContext",
     "WorkloadSource",
+    "declared_by_workload",
     "stable_hash",
     "workload_source",
 ]
@@ -145,6 +146,8 @@ class WorkloadSource(InputSource):
         sniff(head) -> bool: whether a file's first 4 KiB look like this format (classmethod).
         silent_error_seed(seed, job_set, count, rate) -> list[int]: the seed of a moldable batch's
             drawn silent errors.
+        declared_fields(argument) -> dict: scenario fields the input itself names (a job file's
+            header), taken where a scenario leaves them out (classmethod; built-in sources only).
 
     Args:
         argument: the text after ``name:``, or a file's path (None for a plain name).
@@ -167,6 +170,20 @@ class WorkloadSource(InputSource):
     def silent_error_seed(self, seed: int, job_set: int, count: int, rate: float) -> list[int]:
         """The generator seed of a moldable batch's drawn silent errors (MOLDABLE §5.1's experiments)."""
         return [seed, job_set, count, round(rate * 1e12), 2]
+
+    @classmethod
+    def declared_fields(cls, argument: str | None) -> dict:
+        """Scenario fields the input itself names, for a scenario that leaves them out ({} here).
+
+        Args:
+            argument: the text after ``name:`` or the file's path.
+
+        Returns:
+            ``{field: value}``; a value that is a :class:`ConfigurationError` is the sentence for a
+            scenario that needs that field and does not give it (the input names nothing that can run).
+            An input that cannot be read declares nothing: its run says why.
+        """
+        return {}
 
 
 # -- online sources ------------------------------------------------------------------------------
@@ -458,6 +475,26 @@ class RefcodeFile(WorkloadSource):
         batch = rigid_workload(rigid, f"refcode:{self.argument}", header.processors, context.round_size)
         return BatchJobs(batch, rigid, header.error_rate)
 
+    @classmethod
+    def declared_fields(cls, argument: str | None) -> dict:
+        """The header's priority rule, V and the heuristic its flags select (``policy``).
+
+        The reference code runs one heuristic, with the header's priority and V; a scenario that names
+        none of them runs the same (an option given explicitly wins). Flags that select no RIGID
+        heuristic (``batch = 1``) leave ``policy`` a sentence.
+        """
+        from torus_sim.workload.refcode import read_header
+
+        try:
+            header = read_header(argument)
+        except (OSError, TorusSimError):
+            return {}
+        try:
+            policy = header.heuristic()
+        except ConfigurationError as error:
+            policy = ConfigurationError(f"the job file's header names no heuristic to run ({error}); give --policy")
+        return {"policy": policy, "priority": header.priority, "verification_time": header.verification_time}
+
 
 class SteadyState(WorkloadSource):
     """CKPT-MIG's steady-state workload: ``jobs`` jobs (2,000) of the paper's sizes, all at 0.
@@ -526,6 +563,28 @@ def workload_source(spec, params: dict | None = None) -> WorkloadSource:
             a parameter its constructor does not take.
     """
     return WORKLOADS.build_selected(spec, params)
+
+
+def declared_by_workload(spec) -> dict:
+    """The scenario fields a built-in workload's input names (:meth:`WorkloadSource.declared_fields`), or {}.
+
+    Args:
+        spec: the scenario's ``workload``.
+
+    Returns:
+        ``{field: value}``: a reference-code job file's header gives ``policy``, ``priority`` and
+        ``verification_time``; every other built-in, a plug-in (never run while a scenario is
+        checked) and a specification that selects nothing give {}.
+    """
+    if not isinstance(spec, str):
+        return {}
+    try:
+        factory, info, argument = WORKLOADS.selected(spec)
+    except (OSError, TorusSimError):
+        return {}
+    if info.plugin or not (isinstance(factory, type) and issubclass(factory, WorkloadSource)):
+        return {}
+    return factory.declared_fields(argument)
 
 
 def select_workload(spec):
