@@ -171,7 +171,7 @@ _TIME = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 10.0, 59.5, 60.0, 3600.0, 7200.0])
     rows=st.lists(st.tuples(st.integers(1, 40), _TIME, _TIME, _FIELD, _FIELD, _TIME, st.integers(-1, 5)), max_size=30),
     max_nodes=st.sampled_from([None, 64, 128, 500]),
     capacity=st.sampled_from([64, 128, 300]),
-    rules=st.sampled_from(["bgl-fault", "pv-easy"]),
+    rules=st.sampled_from(["bgl-fault", "pv-easy", "cqsim"]),
     rounded=st.booleans(),
     load_scale=st.sampled_from([1.0, 0.7, 1.3]),
     max_jobs=st.sampled_from([None, 1, 5]),

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_NODES_PER_MIDPLANE",
     "Machine",
     "load_machine",
+    "machine_torus",
     "parse_torus_dims",
 ]
 
@@ -270,3 +271,23 @@ def load_machine(spec: str) -> Machine:
     except ConfigurationError as error:
         raise ConfigurationError(f"machine description {path}: {error}") from None
     return machine
+
+
+@lru_cache(maxsize=64)
+def machine_torus(machine: str | None, dims: tuple[int, ...], wraps: tuple[bool, ...] | None) -> Torus:
+    """The torus of a machine name or description file, or of dims and wraps (cached: every sweep point asks).
+
+    Args:
+        machine: a built-in machine's name or a ``.toml`` path, or None.
+        dims: supernodes along each dimension (used when ``machine`` is None).
+        wraps: ring (True) or mesh (False) per dimension; None: every dimension a ring.
+
+    Returns:
+        The :class:`~torus_sim.topology.Torus`.
+
+    Raises:
+        ConfigurationError: an unknown machine, an unreadable description or inconsistent dims.
+    """
+    if machine is not None:
+        return load_machine(machine).torus
+    return Torus(dims, wraps)

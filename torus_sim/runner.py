@@ -136,6 +136,7 @@ def model_arguments(
         "record": record,
         "record_fairness": scenario.fairness,
         "plan_timeout": scenario.plan_timeout,
+        "event_order": scenario.event_order,
     }
     return (workload, policy, platform, inputs["failures"]), keywords
 

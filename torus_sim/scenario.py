@@ -12,13 +12,13 @@ directly); a scenario file groups them in sections::
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
     [policy]          policy, placement, backfill, migration, migration_cost, priority, epsilon,
-                      allotment, area_slack, preemption, time_cost, preemption_interval, slowdown
+                      allotment, area_slack, easy_extra, preemption, time_cost, preemption_interval, slowdown
     [predictors]      predictor, confidence, accuracy, false_positive_rate, pf_form, tie_candidates,
                       tie_all_alarmed, runtime_predictor
     [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
                       preventive_migration_cost, spares, prediction_accuracy
     [metrics]         gamma, bsld_form, fairness
-    [run]             seed = 0, plan_timeout = 600 (seconds one scheduling pass may take)
+    [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
 (:mod:`torus_sim.workload.sources`, :mod:`failure_logs.sources`; ``torus-sim run --help`` lists them):
@@ -42,7 +42,6 @@ References:
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import (
@@ -58,9 +57,11 @@ from pydantic import (
 
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.errors import ConfigurationError
+from torus_sim.machines import machine_torus
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
 from torus_sim.platforms.cluster import MAX_NODES
 from torus_sim.policies.catalog import BATCH_POLICIES, BUILTIN_POLICIES, MOLDABLE_POLICIES, ONLINE_POLICIES, RIGID_POLICIES
+from torus_sim.policies.easy import DEFAULT_EASY_EXTRA
 from torus_sim.topology import Torus
 from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
@@ -89,13 +90,13 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "synthetic_model", "node_mtbf"),
     "silent_errors": ("silent_errors", "mean_failure_probability", "error_rate", "scenarios", "verification_time"),
     "policy": ("policy", "placement", "backfill", "migration", "migration_cost", "priority", "epsilon", "allotment",
-        "area_slack", "preemption", "time_cost", "preemption_interval", "slowdown", "policy_params", "placement_params"),
+        "area_slack", "easy_extra", "preemption", "time_cost", "preemption_interval", "slowdown", "policy_params", "placement_params"),
     "predictors": ("predictor", "confidence", "accuracy", "false_positive_rate", "pf_form", "tie_candidates",
         "tie_all_alarmed", "runtime_predictor", "predictor_params", "runtime_predictor_params"),
     "resilience": ("checkpoint_interval", "checkpoint_cost", "recovery_time", "preventive", "preventive_migration_cost",
         "spares", "prediction_accuracy"),
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
-    "run": ("seed", "plan_timeout"),
+    "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
 """The sections of a scenario file and the fields each holds."""
@@ -146,8 +147,8 @@ class Scenario(BaseModel):
         description="choose c so that the cleaned workload's offered load is this (instead of load_scale), 1e-6 to 1e6",
     )
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
-    swf_rules: Literal["bgl-fault", "pv-easy"] | None = Field(
-        None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster)"
+    swf_rules: Literal["bgl-fault", "pv-easy", "cqsim"] | None = Field(
+        None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster; cqsim: CQSim's filter)"
     )
     jobs: int | None = Field(
         None,
@@ -235,6 +236,11 @@ class Scenario(BaseModel):
     area_slack: float = Field(
         1.1, gt=0, description="BATCH: factor on the area in MT-ALLOTMENT's test (1.1 behind Table 1; 1 = tight)"
     )
+    easy_extra: Literal["textbook", "pv-easy"] = Field(
+        DEFAULT_EASY_EXTRA,
+        description="EASY's extra nodes (FCFS-EASY, EASY-SJBF): textbook counts every job predicted to end by the shadow "
+        "time; pv-easy stops at the job that makes the head fit (PV-EASY's count-based code)",
+    )
     preemption: Literal["kill", "checkpoint", "suspend"] = Field("kill", description="what a preempted job keeps (PV-EASY)")
     time_cost: Seconds = Field(60.0, ge=0, description="PV-EASY TimeCost: seconds per checkpoint / restart / resume")
     preemption_interval: Seconds = Field(3600.0, gt=0, description="PV-EASY checkpoint interval, seconds of work")
@@ -288,6 +294,11 @@ class Scenario(BaseModel):
     seed: int = Field(
         0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
     )
+    event_order: Literal["instant", "each-event"] = Field(
+        "instant",
+        description="when the scheduler runs: once per instant after all its events, or after each job end and each "
+        "submission (CQSim's order: ends before submissions, each in turn)",
+    )
     plan_timeout: float = Field(
         DEFAULT_PLAN_TIMEOUT,
         gt=0,
@@ -300,23 +311,18 @@ class Scenario(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _declared_by_the_workload(cls, data):
-        """Fields the workload's own input names, where the scenario leaves them out.
-
-        A reference-code job file's header names its priority rule, V and (by its flags) the RIGID
-        heuristic: a run that gives none of ``policy``, ``priority``, ``verification_time`` runs what the
-        reference code runs on it; an option given explicitly wins (RIGID §5; issue 40 §5).
-        """
+        """What the workload's input names (a reference-code header: heuristic, priority, V) where the scenario does not (RIGID §5)."""
         if not isinstance(data, dict):
             return data
         from torus_sim.workload.sources import declared_by_workload
 
-        declared = declared_by_workload(data.get("workload", cls.model_fields["workload"].default))
         given = set(data) | ({"policy"} if "scheduler" in data else set())
+        declared = declared_by_workload(data.get("workload", cls.model_fields["workload"].default))
         missing = {name: value for name, value in declared.items() if name not in given}
-        for name, value in missing.items():
-            if isinstance(value, ConfigurationError):
-                raise ValueError(f"{name}: {value}")
-        return {**data, **missing} if missing else data
+        refused = [f"{name}: {value}" for name, value in missing.items() if isinstance(value, ConfigurationError)]
+        if refused:  # the input names nothing that can run and the scenario names nothing either
+            raise ValueError("; ".join(refused))
+        return {**data, **missing}
 
     @model_validator(mode="before")
     @classmethod
@@ -489,7 +495,7 @@ class Scenario(BaseModel):
         Raises:
             ConfigurationError: an unknown machine or an inconsistent description.
         """
-        return scenario_torus(self.machine, tuple(self.torus_dims), None if self.torus_wraps is None else tuple(self.torus_wraps))
+        return machine_torus(self.machine, tuple(self.torus_dims), None if self.torus_wraps is None else tuple(self.torus_wraps))
 
     @property
     def batch(self) -> bool:
@@ -552,28 +558,6 @@ class Scenario(BaseModel):
     def section_of(self, field: str) -> str:
         """The file section a field belongs to."""
         return next(name for name, members in SECTIONS.items() if field in members)
-
-
-@lru_cache(maxsize=64)
-def scenario_torus(machine: str | None, dims: tuple[int, ...], wraps: tuple[bool, ...] | None) -> Torus:
-    """The torus of a machine name or description file, or of dims and wraps (cached: every sweep point asks).
-
-    Args:
-        machine: a built-in machine's name or a ``.toml`` path, or None.
-        dims: supernodes along each dimension (used when ``machine`` is None).
-        wraps: ring (True) or mesh (False) per dimension; None: every dimension a ring.
-
-    Returns:
-        The :class:`~torus_sim.topology.Torus`.
-
-    Raises:
-        ConfigurationError: an unknown machine, an unreadable description or inconsistent dims.
-    """
-    if machine is not None:
-        from torus_sim.machines import load_machine
-
-        return load_machine(machine).torus
-    return Torus(dims, wraps)
 
 
 def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:

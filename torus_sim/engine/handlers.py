@@ -49,7 +49,10 @@ class EventHandlers:
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
         self.queue.extend(jobs)
-        self._request_pass()
+        if self._pass_each_event and not self.pause_at_passes:
+            self._pass()  # one submission, one pass (CQSim's order)
+        else:
+            self._request_pass()
 
     def _on_job_end(self, job: Job) -> None:
         self._run += 1
@@ -96,7 +99,7 @@ class EventHandlers:
                         "time_sum": job.time_sum,
                     },
                 )
-        if self.policy.pass_after_each_end:
+        if self.policy.pass_after_each_end or (self._pass_each_event and not self.pause_at_passes):
             self.view.ended = (job, failed)
             self._pass()
             self.view.ended = None

@@ -16,7 +16,10 @@ Events (float time in seconds, the trace's clock): arrivals (one event per insta
 scheduling pass per instant that sees all of them. Same-instant order is :class:`EventPriority`:
 repairs, preventive migrations, failures, attempt ends, arrivals, then the pass; so a failure at
 the instant an attempt ends kills it. A policy with ``pass_after_each_end`` (RIGID Alg. 1: "whenever
-a job completes") also plans right after each attempt end, one end at a time.
+a job completes") also plans right after each attempt end, one end at a time. With
+``event_order="each-event"`` every attempt end and every submission is its own event with its own pass
+right after it (ends first, in the order the jobs started; submissions in rank order), as CQSim runs
+its scheduler (docs/validation).
 
 Every event's callback is one of the model's handlers, a ``functools.partial`` of a model method
 bound at construction and kept alive by the model (Mesa's own events hold callbacks by weak
@@ -76,9 +79,12 @@ from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
 from torus_sim.workload.jobs import JobColumns, Workload
 
-__all__ = ["DOWNTIME_MODES", "SchedulingModel"]
+__all__ = ["DOWNTIME_MODES", "EVENT_ORDERS", "SchedulingModel"]
 
 DOWNTIME_MODES = ("transient", "log")
+
+EVENT_ORDERS = ("instant", "each-event")
+"""When the scheduler runs: once per instant after all of its events, or after each attempt end and each submission."""
 """``transient``: a failed node is back at once (BGL-FAULT §6.1); ``log``: it stays down until the
 log's repair time (transient where the log has none). A number of seconds gives every failure that
 fixed downtime."""
@@ -106,11 +112,12 @@ def _build_platform(platform, table, needs_identities: bool):
     raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
 
 
-def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
+def _arrival_groups(jobs: list[Job], each: bool = False) -> tuple[np.ndarray | None, array]:
     """The jobs grouped by submit time: ``(order, bounds)``.
 
     Args:
         jobs: the run's jobs in rank order (``submitted_at`` in seconds).
+        each: one job per group (``event_order="each-event"``), in submit then rank order.
 
     Returns:
         ``order`` is None when the jobs are in submit order already, else the stable argsort of their
@@ -120,7 +127,7 @@ def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
     A batch (one submit time) is one group without array work: a RIGID run of 100 jobs spent a sixth
     of its set-up in the numpy calls.
     """
-    if jobs:
+    if jobs and not each:
         first = jobs[0].submitted_at
         if all(job.submitted_at == first for job in jobs):
             return None, array("q", (0, len(jobs)))
@@ -128,6 +135,8 @@ def _arrival_groups(jobs: list[Job]) -> tuple[np.ndarray | None, array]:
     in_order = bool(np.all(submits[1:] >= submits[:-1]))
     order = None if in_order else np.argsort(submits, kind="stable")
     ordered = submits if in_order else submits[order]
+    if each:
+        return order, array("q", range(len(ordered) + 1))
     bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
     return order, array("q", bounds)  # Python ints when indexed
 
@@ -173,6 +182,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         table: a prebuilt partition table for a torus (saves building one per run).
         plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
             a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.engine.guard`).
+        event_order: ``instant`` (one pass per instant, after all of its events) or ``each-event``
+            (a pass right after each attempt end and each submission; :data:`EVENT_ORDERS`).
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -204,8 +215,13 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         record_fairness: bool | None = None,
         table: PartitionTable | None = None,
         plan_timeout: float | None = DEFAULT_PLAN_TIMEOUT,
+        event_order: str = "instant",
     ) -> None:
         super().__init__(seed=seed)
+        if event_order not in EVENT_ORDERS:
+            raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
+        self.event_order = event_order
+        self._pass_each_event = event_order == "each-event"
         if plan_timeout is not None and not plan_timeout > 0:
             raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
         self.plan_timeout = plan_timeout
@@ -368,7 +384,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
             self._observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs)
+        self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs, each=self._pass_each_event)
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)

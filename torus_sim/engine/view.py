@@ -146,9 +146,9 @@ class SchedulingView:
             above_rank: with ``releasing`` None: the running jobs of greater rank count as free from
                 now and the others are released (PV-EASY's shadow and sunny load below and above
                 the job of that rank), the same answer as passing them as ``vacated`` and ``releasing``.
-            together: release every job that ends at the shadow instant before answering (the torus
-                planner's rule); False checks after each job, in (end, rank) order, as PV-EASY's
-                count-based code does (the occupancy then holds only the jobs needed).
+            together: release every job that ends at the shadow instant before answering (the textbook
+                rule, Krevat's torus planner's, CQSim's); False checks after each job, in (end, rank)
+                order, as PV-EASY's count-based code does (the occupancy then holds only the jobs needed).
 
         Returns:
             (shadow time in seconds, inf when never; the planning occupancy at that time).
@@ -170,15 +170,20 @@ class SchedulingView:
         if occupancy.fits(need):
             return now, occupancy
         repairs = self._model.platform.repairs_ahead()
-        kept = self._model.running_ends() if releasing is None and not repairs and not together else None
+        kept = self._model.running_ends() if releasing is None and not repairs else None
         if kept is not None:
+            shadow_at = None
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
+                if shadow_at is not None and end_at != shadow_at:
+                    return shadow_at, occupancy  # together: every job of the shadow instant is released
                 if above_rank is not None and job.rank > above_rank:
                     continue  # counted free already
                 occupancy.vacate(job)
-                if occupancy.fits(need):
-                    return end_at, occupancy
-            return math.inf, occupancy
+                if shadow_at is None and occupancy.fits(need):
+                    if not together:
+                        return end_at, occupancy
+                    shadow_at = end_at
+            return (math.inf if shadow_at is None else shadow_at), occupancy
         if releasing is None:
             releasing = self.running.values()
             if above_rank is not None:

@@ -71,6 +71,8 @@ def run_key(config: Scenario) -> str:
     """
     fields = config.model_dump(mode="json")
     fields.pop("plan_timeout", None)
+    if fields.get("event_order") == "instant":  # the order before the setting existed: keys of earlier runs hold
+        fields.pop("event_order")
     if not config.batch:  # what cannot apply to an online run does not make it another run (resume keeps it)
         fields.update(scenarios=1, job_set=0)
     for name in PARAMS_FIELDS:  # empty parameter tables leave the key of a run as it was before they existed

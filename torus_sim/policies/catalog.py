@@ -14,7 +14,7 @@ References:
 from __future__ import annotations
 
 from torus_sim.policies.base import Policy
-from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, FcfsPolicy
+from torus_sim.policies.easy import DEFAULT_EASY_EXTRA, ConservativePolicy, EasyPolicy, FcfsPolicy
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.placement import MfpPlacement
@@ -81,8 +81,8 @@ def _fcfs(placement=None) -> Policy:
 
 
 def _easy(order: str):
-    def factory(placement=None) -> Policy:
-        return EasyPolicy(order, placement)
+    def factory(scenario=None, placement=None) -> Policy:
+        return EasyPolicy(order, placement, scenario.easy_extra if scenario is not None else DEFAULT_EASY_EXTRA)
 
     return factory
 

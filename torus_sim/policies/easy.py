@@ -11,11 +11,13 @@ shadow time may start only where it leaves the head a free partition then, as Kr
 does (BGL-FAULT §5.1). On a cluster it is the count of free nodes, and the same rule is EASY's
 "extra nodes".
 
-Jobs that end at the same instant: on a cluster they are released one at a time in (predicted end,
-rank) order and the shadow time is the first release that frees enough nodes, the extra nodes being
-counted there, as PV-EASY's count-based code does (bit for bit the numbers of docs/pv_easy); on the
-torus every job ending at the shadow instant is released at once (Krevat's planner), which can leave
-more room for backfilling at that instant.
+Jobs that end at the same instant: by default (``extra = "textbook"``, Lifka; Mu'alem and Feitelson
+2001) every job predicted to end by the shadow time frees its nodes then, so the extra nodes count
+them all; this is what CQSim does (job for job on CTC-SP2 and SDSC-SP2, docs/validation). With
+``extra = "pv-easy"`` (the scenario's ``easy_extra``) a cluster releases them one at a time in
+(predicted end, rank) order and counts the extra nodes at the first release that frees enough, as
+PV-EASY's count-based code does (bit for bit the numbers of docs/pv_easy). FCFS-EASY on the torus is
+Krevat's planner, which releases every job of the shadow instant at once under either reading.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ from torus_sim.policies.availability import availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.krevat import KrevatScheduler
+
+EASY_EXTRA = ("textbook", "pv-easy")
+"""Readings of EASY's extra nodes: every job predicted to end by the shadow time frees its nodes then
+(textbook: Lifka; Mu'alem and Feitelson 2001; CQSim), or only the jobs up to the one that makes the head
+fit (PV-EASY's count-based code)."""
+
+DEFAULT_EASY_EXTRA = "pv-easy"
+"""The reading FCFS-EASY and EASY-SJBF use unless told (the scenario's ``easy_extra``)."""
 
 __all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "easy_pass", "start_in_order"]
 
@@ -50,9 +60,11 @@ class EasyPolicy(Policy):
             shortest predicted remaining time first, rank breaking ties; PV-EASY §5.2.2 calls it SJF-EASY).
             The queue, and so the head that gets the reservation, is in FCFS order either way.
         placement: which partition / nodes a job gets (MFP / lowest free ids when None).
+        extra: ``textbook`` (every job predicted to end by the shadow time counts toward the extra
+            nodes) or ``pv-easy`` (only those up to the one that makes the head fit).
 
     Raises:
-        ConfigurationError: an unknown order.
+        ConfigurationError: an unknown order or reading of the extra nodes.
 
     References:
         Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; Tsafrir, Etsion and Feitelson,
@@ -61,12 +73,19 @@ class EasyPolicy(Policy):
 
     starts_head_when_it_fits = True
 
-    def __init__(self, order: str = "fcfs", placement=None) -> None:
+    def __init__(self, order: str = "fcfs", placement=None, extra: str = DEFAULT_EASY_EXTRA) -> None:
         if order not in ("fcfs", "sjf"):
             raise ConfigurationError(f"EASY candidate order must be 'fcfs' or 'sjf', got {order!r}")
+        if extra not in EASY_EXTRA:
+            raise ConfigurationError(f"EASY's extra nodes are 'textbook' or 'pv-easy', got {extra!r}")
         self.order = order
         self.placement = placement
+        self.extra = extra
         self.name = "EASY-SJBF" if order == "sjf" else "FCFS-EASY"
+
+    def settings(self) -> str:
+        """The reading of the extra nodes, when it is not the default's."""
+        return "" if self.extra == DEFAULT_EASY_EXTRA else f"extra nodes: {self.extra}"
 
     def plan(self, view):
         """Start in order, then reserve for the head and backfill.
@@ -88,7 +107,7 @@ class EasyPolicy(Policy):
             if planner.reservation is not None:
                 actions.append(Reserve(planner._reserved_job, planner.reservation[1]))
             return actions
-        return easy_pass(self, view, self.order, self.placement)
+        return easy_pass(self, view, self.order, self.placement, together=self.extra == "textbook")
 
     def _torus_planner(self):
         if getattr(self, "_planner", None) is None:

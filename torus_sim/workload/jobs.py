@@ -1,14 +1,19 @@
 """A workload (the jobs of a run), and SWF records turned into jobs with documented cleaning rules.
 
-Two rule sets, one per paper family (:data:`SWF_RULES`): ``bgl-fault`` (BGL-FAULT §6.2, the
-default on the torus) and ``pv-easy`` (PV-EASY §5.1, the default on a cluster). They differ in
-rules 5, 4 and 10 below. Cleaning rules (each skipped or altered job is counted in
-:attr:`Workload.cleaning` under the key given in brackets):
+Three rule sets (:data:`SWF_RULES`): ``bgl-fault`` (BGL-FAULT §6.2, the default on the torus),
+``pv-easy`` (PV-EASY §5.1, the default on a cluster) and ``cqsim`` (what CQSim's SWF filter keeps, for
+job-for-job comparisons with it; docs/validation). They differ in rules 2, 3b, 4, 5 and 10 below.
+Cleaning rules (each skipped or altered job is counted in :attr:`Workload.cleaning` under the key
+given in brackets):
 
 1. Unknown submit time (``submit_time < 0``): skipped [``skipped_unknown_submit``].
 2. Size = allocated processors; if unknown, requested processors [``size_from_request``];
-   if both unknown: skipped [``skipped_unknown_size``].
+   if both unknown: skipped [``skipped_unknown_size``]. ``cqsim``: requested processors first,
+   allocated ones when unknown [``size_from_allocation``].
 3. Runtime = ``run_time``; unknown (``< 0``): skipped [``skipped_unknown_runtime``].
+3b. ``cqsim`` only: a runtime under 1 s [``skipped_short_runtime``] or a requested time under 1 s
+   (none given) [``skipped_no_walltime``]: skipped, as CQSim's filter does (``int(run) <= 0``,
+   ``int(reqTime) <= 0``).
 4. Walltime (the scheduler's estimate t_e) = ``requested_time``; if unknown or not positive,
    the runtime [``walltime_from_runtime``] (at least 1 s with ``pv-easy``).
 5. Processors to supernodes: a log from a machine no larger than the platform maps one log
@@ -22,8 +27,8 @@ rules 5, 4 and 10 below. Cleaning rules (each skipped or altered job is counted 
 8. Load scale ``c`` multiplies runtime and walltime alike (BGL-FAULT §6.2).
 9. Jobs are ordered by submit time, then job id; a file out of order is sorted
    [``reordered``, the number of lines that were out of order]; a job's rank is its position.
-10. ``pv-easy`` only: the requested time is the kill time; a job that ran longer is cut there
-    [``cut_at_walltime``].
+10. ``pv-easy`` and ``cqsim``: the requested time is the kill time; a job that ran longer is cut
+    there [``cut_at_walltime``].
 """
 
 from __future__ import annotations
@@ -53,18 +58,29 @@ class SwfRules:
         scale_to_platform: a log from a larger machine scales sizes to the platform (else such jobs are skipped).
         kill_at_walltime: the walltime is the kill time (runtimes are cut there).
         walltime_floor: a missing requested time becomes max(runtime, this), seconds.
+        size_from_request: the size is the requested processors, the allocated ones when unknown
+            (else the allocated ones first).
+        min_runtime: jobs that ran less than this many seconds are skipped (0: none is).
+        min_walltime: jobs that requested less than this many seconds are skipped (0: none is; the
+            walltime of one that requested none is then its runtime).
     """
 
     scale_to_platform: bool = True
     kill_at_walltime: bool = False
     walltime_floor: float = 0.0
+    size_from_request: bool = False
+    min_runtime: float = 0.0
+    min_walltime: float = 0.0
 
 
 SWF_RULES = {
     "bgl-fault": SwfRules(scale_to_platform=True, kill_at_walltime=False, walltime_floor=0.0),
     "pv-easy": SwfRules(scale_to_platform=False, kill_at_walltime=True, walltime_floor=1.0),
+    "cqsim": SwfRules(scale_to_platform=False, kill_at_walltime=True, size_from_request=True, min_runtime=1.0, min_walltime=1.0),
 }
-"""The rule sets: BGL-FAULT §6.2's (the torus default) and PV-EASY §5.1's (the cluster default)."""
+"""The rule sets: BGL-FAULT §6.2's (the torus default), PV-EASY §5.1's (the cluster default) and CQSim's
+SWF filter's (SPEAR-UIC/CQSim ``Filter_job_SWF.input_check``: requested processors, runtime and
+requested time of at least 1 s, the runtime cut at the requested time)."""
 
 
 class JobColumns(Sequence):
@@ -260,14 +276,23 @@ def jobs_from_swf(
     }
     keep = submit >= 0
     count("skipped_unknown_submit", ~keep)
-    from_request = keep & (allocated <= 0)
-    unknown_size = from_request & (requested <= 0)
+    first, second = (requested, allocated) if rules.size_from_request else (allocated, requested)
+    from_second = keep & (first <= 0)
+    unknown_size = from_second & (second <= 0)
     count("skipped_unknown_size", unknown_size)
-    count("size_from_request", from_request & ~unknown_size)
+    count("size_from_allocation" if rules.size_from_request else "size_from_request", from_second & ~unknown_size)
     keep &= ~unknown_size
-    processors = np.where(allocated > 0, allocated, requested)
+    processors = np.where(first > 0, first, second)
     count("skipped_unknown_runtime", keep & (run_time < 0))
     keep &= run_time >= 0
+    if rules.min_runtime > 0:
+        short = keep & (run_time < rules.min_runtime)
+        count("skipped_short_runtime", short)
+        keep &= ~short
+    if rules.min_walltime > 0:
+        unasked = keep & (trace.column("requested_time") < rules.min_walltime)
+        count("skipped_no_walltime", unasked)
+        keep &= ~unasked
     size = processors
     if scale != 1.0:
         size = np.maximum(1.0, np.ceil(processors * scale - 1e-9))
@@ -355,15 +380,24 @@ def _jobs_by_lines(
         if record.submit_time < 0:
             cleaning["skipped_unknown_submit"] += 1
             continue
-        processors = record.allocated_processors
+        first, second = record.allocated_processors, record.requested_processors
+        if rules.size_from_request:
+            first, second = second, first
+        processors = first
         if processors <= 0:
-            processors = record.requested_processors
+            processors = second
             if processors <= 0:
                 cleaning["skipped_unknown_size"] += 1
                 continue
-            cleaning["size_from_request"] += 1
+            cleaning["size_from_allocation" if rules.size_from_request else "size_from_request"] += 1
         if record.run_time < 0:
             cleaning["skipped_unknown_runtime"] += 1
+            continue
+        if rules.min_runtime > 0 and record.run_time < rules.min_runtime:
+            cleaning["skipped_short_runtime"] += 1
+            continue
+        if rules.min_walltime > 0 and record.requested_time < rules.min_walltime:
+            cleaning["skipped_no_walltime"] += 1
             continue
         size = processors
         if scale != 1.0:
