@@ -103,6 +103,7 @@ def test_online_ctc_replays_are_unchanged(name):
         preemption=pinned["preemption"],
         time_cost=pinned["time_cost"],
         seed=pinned["seed"],
+        **({"easy_extra": pinned["easy_extra"]} if "easy_extra" in pinned else {}),
     )
     result = run(scenario)
     same_summary(result.summary, pinned["summary"])

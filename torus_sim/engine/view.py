@@ -132,7 +132,7 @@ class SchedulingView:
         return kept.columns(self._model.simulator.time)
 
     def shadow(
-        self, need: int, releasing, vacated=(), together: bool = False, above_rank: int | None = None
+        self, need: int, releasing, vacated=(), together: bool = True, above_rank: int | None = None
     ) -> tuple[float, object]:
         """When ``need`` nodes fit, releasing running jobs at their predicted ends (EASY's shadow time).
 

@@ -37,7 +37,7 @@ def start_in_order(view, placement=None):
         yield Start(head, allocation)
 
 
-def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = False):
+def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = True):
     """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
 
     A waiting job is backfilled when it fits now and either is predicted to end by the head's shadow
@@ -49,7 +49,8 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         order: ``fcfs`` or ``sjf`` (shortest predicted runtime first) for the backfill candidates.
         placement: the placement policy (MFP / lowest free ids when None).
         backfill: False gives plain FCFS.
-        together: jobs ending at the shadow instant all count free then (see :meth:`~torus_sim.engine.view.SchedulingView.shadow`).
+        together: jobs ending at the shadow instant all count free then (the textbook extra nodes; False:
+            PV-EASY's count, see :meth:`~torus_sim.engine.view.SchedulingView.shadow`).
 
     Yields:
         :class:`Start` and :class:`Reserve` actions.

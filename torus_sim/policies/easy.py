@@ -35,7 +35,7 @@ EASY_EXTRA = ("textbook", "pv-easy")
 (textbook: Lifka; Mu'alem and Feitelson 2001; CQSim), or only the jobs up to the one that makes the head
 fit (PV-EASY's count-based code)."""
 
-DEFAULT_EASY_EXTRA = "pv-easy"
+DEFAULT_EASY_EXTRA = "textbook"
 """The reading FCFS-EASY and EASY-SJBF use unless told (the scenario's ``easy_extra``)."""
 
 __all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "easy_pass", "start_in_order"]

@@ -69,7 +69,8 @@ class PvEasyPolicy(Policy):
                     break
                 yield Preempt(job)
         head = queue.head
-        reservation_at, _ = view.shadow(head.partition_size, None, above_rank=head.rank)
+        # PV-EASY's own count: the first end that makes the head fit (its code; not the textbook extra nodes)
+        reservation_at, _ = view.shadow(head.partition_size, None, above_rank=head.rank, together=False)
         yield Reserve(head, reservation_at)
         now = view.now
         counts = view.platform.kind == "cluster" and not view.platform.identities
