@@ -38,6 +38,12 @@ Run from the repository root::
 9. The browser view (:mod:`benchmarks.viz`): server time per step (model + charts) for four machine
    sizes beside the model's step alone, ``torus-sim viz``'s start-up, and the browser's time per step.
 
+10. The matrix (:mod:`benchmarks.matrix`, only when asked: ``--only matrix``, whole logs, about
+    an hour on 2 processes; ``--matrix-jobs N`` a prefix): every built-in policy on every platform it
+    declares with every failure source, each cell completed or refused up front with its sentence,
+    wall time and a digest of the job record. ``python -m benchmarks.matrix --markdown FILE`` writes
+    the table with the commit (docs/matrix/).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -174,12 +180,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins", "machines", "viz"],
+        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins", "machines", "viz", "matrix"],
         action="append",
         help="run only these sections",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one, with ratios")
+    parser.add_argument(
+        "--matrix-jobs", type=int, default=None, help="matrix: a prefix of N jobs of each log (default: whole logs)"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="matrix: processes (default 2)")
     args = parser.parse_args(argv)
+    if args.only and "matrix" in args.only:
+        from benchmarks.matrix import main as matrix_main
+
+        code = matrix_main((["--jobs", str(args.matrix_jobs)] if args.matrix_jobs else []) + ["--workers", str(args.workers)])
+        args.only = [section for section in args.only if section != "matrix"]
+        if not args.only:
+            return code
     sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online", "plugins", "machines", "viz"]
     if args.baseline is not None and "scale" in sections:
         from benchmarks.scale import scale_replays

@@ -1,0 +1,338 @@
+"""Every built-in on every platform it declares, with every failure source (issue 40, section 2).
+
+``python -m benchmarks.run --only matrix`` runs the whole logs; ``--matrix-jobs N`` a prefix of N jobs
+of each (the test suite's cells, ``tests/test_matrix.py``). Each cell is one policy on one platform
+with one failure source on a real SWF log; the table says, for each, ``completed`` or the sentence it
+was refused with, the wall time, the failures that hit the run, and a digest of the job record (the
+first 12 hex digits of the SHA-256 of every job's id, start, end, kills and preemptions), so two
+commits' tables show which schedules moved.
+
+Axes:
+    policies: every built-in (:data:`torus_sim.policies.catalog.BUILTIN_POLICIES`).
+    platforms: BG/L's 4x4x8 torus of supernodes and Mira's 2x3x4x4 torus of midplanes with
+        SDSC-SP2 (128 processors; on Mira the log's machine is scaled onto 96 midplanes), a cluster
+        of CTC-SP2's 338 nodes keeping node identities, and the same cluster keeping counts only.
+    failures: none; the BG/L RAS sample (FATAL lines); LANL's failure data with the logged repair
+        times (``downtime = "log"``); the same LANL system 20 in the Failure Trace Archive's
+        ``event_trace`` layout (written from the published CSV, :func:`write_lanl_as_fta`); Mira's
+        LogAider events; 4,000 synthetic bursty failures.
+
+A count-only cluster cannot tell nodes apart, so it runs without failures only (node failures make
+the engine keep identities, which is the node-identity column). A policy that declares it cannot run a
+cell (MOLDABLE's four on rigid jobs) is refused before anything runs: the cell shows the sentence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from torus_sim.errors import TorusSimError
+from torus_sim.policies.catalog import BUILTIN_POLICIES
+
+__all__ = [
+    "FAILURE_SOURCES",
+    "PLATFORMS",
+    "Cell",
+    "CellResult",
+    "cells",
+    "job_digest",
+    "matrix",
+    "print_table",
+    "run_cell",
+    "write_lanl_as_fta",
+]
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
+BGL_RAS = SHARED_DATA / "failures" / "bgl" / "BGL_2k.log"
+LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
+FTA_SYSTEM = "20"
+"""The LANL system written in the FTA layout: system 20, 512 nodes, 2,478 failures (Schroeder & Gibson)."""
+
+PLATFORMS: dict[str, dict] = {
+    "torus 4x4x8": {"platform": "torus", "workload": str(SDSC)},
+    "Mira 2x3x4x4": {"machine": "mira", "workload": str(SDSC)},
+    "cluster, node ids": {"platform": "cluster", "nodes": 338, "workload": str(CTC), "node_identities": True},
+    "cluster, counts": {"platform": "cluster", "nodes": 338, "workload": str(CTC)},
+}
+"""Platform columns: scenario fields (``node_identities`` is the model's, not the scenario's)."""
+
+FAILURE_SOURCES: dict[str, dict] = {
+    "none": {"failures": "none"},
+    "BG/L RAS": {"failures": str(BGL_RAS)},
+    "LANL, logged repairs": {"failures": str(LANL), "downtime": "log"},
+    "FTA event_trace": {"failures": "{fta}", "fta_system": FTA_SYSTEM, "fta_nodes": 512, "downtime": "log"},
+    "Mira": {"failures": "mira"},
+    "synthetic bursty": {"failures": "synthetic:4000:bursty"},
+}
+"""Failure rows: scenario fields (``{fta}`` is the FTA table :func:`write_lanl_as_fta` writes)."""
+
+COUNT_ONLY = "cluster, counts"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One policy on one platform with one failure source."""
+
+    policy: str
+    platform: str
+    failures: str
+
+
+@dataclass
+class CellResult:
+    """What a cell did.
+
+    Attributes:
+        cell: the cell.
+        status: ``completed``, ``refused`` (a sentence before anything ran) or ``failed`` (an error
+            while the engine ran: a defect).
+        sentence: the refusal's or the failure's message ("" when completed).
+        wall: seconds of wall time (building and running).
+        jobs: jobs in the record; failures: failures that hit the run's span.
+        digest: 12 hex digits of the job record's SHA-256 ("" unless completed).
+        summary: the run's summary metrics (empty unless completed).
+    """
+
+    cell: Cell
+    status: str
+    sentence: str = ""
+    wall: float = 0.0
+    jobs: int = 0
+    failures: int = 0
+    digest: str = ""
+    summary: dict = field(default_factory=dict)
+
+
+def cells(policies=BUILTIN_POLICIES, platforms=tuple(PLATFORMS), failures=tuple(FAILURE_SOURCES)) -> list[Cell]:
+    """Every cell of the matrix (a count-only cluster without failures only), policies outermost."""
+    return [
+        Cell(policy, platform, source)
+        for policy in policies
+        for platform in platforms
+        for source in failures
+        if platform != COUNT_ONLY or source == "none"
+    ]
+
+
+def write_lanl_as_fta(path: Path, system: str = FTA_SYSTEM) -> int:
+    """Write a LANL system's failures from the published CSV as an FTA ``event_trace`` table.
+
+    The FTA republished LANL's data in this layout (Kondo et al., CCGrid 2010): one unavailability
+    interval (``event_type`` 0) per failure, from "Prob Started" to "Prob Fixed" in seconds since 1970,
+    ``node_id`` = system * 10,000 + node, ``node_name`` = ``<system>.<node>``.
+
+    Args:
+        path: the table to write (tab-separated, with the FTA header row).
+        system: the LANL system number.
+
+    Returns:
+        The number of data lines written.
+    """
+    import pandas as pd
+
+    table = pd.read_csv(LANL, dtype=str, keep_default_na=False)
+    rows = table[table["System"].str.strip() == system]
+    epoch = pd.Timestamp("1970-01-01")
+
+    def seconds(column: str):
+        stamps = pd.to_datetime(rows[column].str.strip(), format="%m/%d/%Y %H:%M")
+        return ((stamps - epoch).dt.total_seconds()).astype(int)
+
+    header = "event_id component_id node_id platform_id node_name event_type event_start_time event_stop_time event_end_reason"
+    lines = ["\t".join(header.split())]
+    nodes = rows["nodenumz"].str.strip()
+    for index, (node, start, stop) in enumerate(zip(nodes, seconds("Prob Started"), seconds("Prob Fixed"), strict=True)):
+        lines.append(f"{index}\t0\t{int(system) * 10_000 + int(node)}\t{system}\t{system}.{node}\t0\t{start}\t{stop}\t")
+    path.write_text("\n".join(lines) + "\n")
+    return len(lines) - 1
+
+
+def job_digest(jobs) -> str:
+    """12 hex digits of the SHA-256 of every job's (id, start, end, kills, preemptions), in job-id order.
+
+    Args:
+        jobs: the record's job table (columns ``job_id``,
+            ``started_at``, ``finished_at``, ``kills``, ``preemptions``).
+    """
+    table = jobs.sort_values("job_id")
+    columns = [table[name].to_numpy() for name in ("job_id", "started_at", "finished_at", "kills", "preemptions")]
+    digest = hashlib.sha256()
+    for column in columns:
+        digest.update(np.ascontiguousarray(column, dtype=np.float64).tobytes())
+    return digest.hexdigest()[:12]
+
+
+def _scenario_fields(cell: Cell, max_jobs: int | None, fta: Path) -> tuple[dict, bool]:
+    fields = {"policy": cell.policy, "max_jobs": max_jobs, "seed": 0}
+    platform = dict(PLATFORMS[cell.platform])
+    identities = platform.pop("node_identities", False)
+    fields.update(platform)
+    for key, value in FAILURE_SOURCES[cell.failures].items():
+        fields[key] = str(fta) if value == "{fta}" else value
+    return fields, identities
+
+
+def run_cell(cell: Cell, max_jobs: int | None, fta: Path) -> CellResult:
+    """Build and run one cell; a refusal while building is ``refused``, any error while running ``failed``.
+
+    Args:
+        cell: the cell.
+        max_jobs: the prefix of the log (None: the whole log).
+        fta: the FTA table :func:`write_lanl_as_fta` wrote.
+    """
+    from torus_sim.engine.model import SchedulingModel
+    from torus_sim.metrics import summarize
+    from torus_sim.runner import Scenario, model_arguments
+
+    fields, identities = _scenario_fields(cell, max_jobs, fta)
+    began = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # offered load, uncovered spans: the run's header says them
+            arguments, keywords = model_arguments(Scenario.make("matrix", **fields), {}, node_identities=identities)
+            model = SchedulingModel(*arguments, **keywords)
+    except TorusSimError as error:
+        return CellResult(cell, "refused", str(error), time.perf_counter() - began)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            record = model.run()
+        summary = summarize(record)
+    except Exception as error:  # noqa: BLE001 - a cell that breaks is the finding, reported in the table
+        return CellResult(cell, "failed", f"{type(error).__name__}: {error}", time.perf_counter() - began)
+    wall = time.perf_counter() - began
+    return CellResult(cell, "completed", "", wall, summary["jobs"], summary["failures"], job_digest(record.jobs), summary)
+
+
+def matrix(max_jobs: int | None, chosen: list[Cell] | None = None, folder: Path | None = None, echo=None) -> list[CellResult]:
+    """Run every cell (or ``chosen``); ``echo`` gets each result as it ends.
+
+    Args:
+        max_jobs: the prefix of each log (None: the whole logs).
+        chosen: the cells (default: :func:`cells`).
+        folder: where the FTA table is written (default: a temporary folder).
+        echo: called with each :class:`CellResult`.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        fta = Path(folder or scratch) / f"lanl{FTA_SYSTEM}.tab"
+        write_lanl_as_fta(fta)
+        results = []
+        for cell in chosen or cells():
+            result = run_cell(cell, max_jobs, fta)
+            results.append(result)
+            if echo is not None:
+                echo(result)
+    return results
+
+
+def print_table(results: list[CellResult], out=print) -> None:
+    """A Markdown table of the cells: policy, platform, failures, outcome, wall time, jobs, failures, digest."""
+    out("| policy | platform | failures | outcome | wall (s) | jobs | failures in span | mean wait (s) | digest |")
+    out("|---|---|---|---|---:|---:|---:|---:|---|")
+    for result in results:
+        cell = result.cell
+        outcome = result.status if result.status == "completed" else f"{result.status}: {result.sentence}"
+        wait = result.summary.get("avg_wait_time")
+        wait_text = f"{wait:,.0f}" if wait is not None else ""
+        out(
+            f"| {cell.policy} | {cell.platform} | {cell.failures} | {outcome} | {result.wall:.1f} | "
+            f"{result.jobs:,} | {result.failures:,} | {wait_text} | {result.digest} |"
+        )
+
+
+def _run_one(arguments) -> CellResult:
+    cell, max_jobs, fta = arguments
+    return run_cell(cell, max_jobs, fta)
+
+
+def run_parallel(max_jobs: int | None, workers: int, chosen: list[Cell] | None = None, echo=None) -> list[CellResult]:
+    """:func:`matrix` over ``workers`` processes (results in cell order; ``echo`` as each ends)."""
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
+    if workers <= 1:
+        return matrix(max_jobs, chosen, echo=echo)
+    with tempfile.TemporaryDirectory() as scratch:
+        fta = Path(scratch) / f"lanl{FTA_SYSTEM}.tab"
+        write_lanl_as_fta(fta)
+        chosen = chosen or cells()
+        with ProcessPoolExecutor(workers) as pool:
+            results = []
+            for result in pool.map(_run_one, [(cell, max_jobs, fta) for cell in chosen]):
+                results.append(result)
+                if echo is not None:
+                    echo(result)
+    return results
+
+
+def write_markdown(results: list[CellResult], path: Path, max_jobs: int | None, seconds: float) -> None:
+    """Write the table with the commit it ran on, the machine and the wall time of the whole matrix."""
+    import os
+    import platform
+    import subprocess
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=Path(__file__).parent
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "unknown", ""
+    completed = sum(result.status == "completed" for result in results)
+    refused = sum(result.status == "refused" for result in results)
+    failed = len(results) - completed - refused
+    lines = [
+        f"Ran on commit {commit}{' (with uncommitted changes)' if dirty else ''}, "
+        f"{'the whole logs' if max_jobs is None else f'the first {max_jobs:,} jobs of each log'}: "
+        f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed; "
+        f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}).",
+        "",
+    ]
+    print_table(results, lines.append)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=None, help="a prefix of N jobs of each log (default: the whole logs)")
+    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    parser.add_argument("--markdown", type=Path, default=None, help="write the table here, with the commit")
+    parser.add_argument("--policy", action="append", default=None, help="only these policies")
+    args = parser.parse_args(argv)
+    chosen = cells(policies=tuple(args.policy) if args.policy else BUILTIN_POLICIES)
+    began = time.perf_counter()
+
+    def echo(result: CellResult) -> None:
+        cell = result.cell
+        what = result.status if result.status == "completed" else f"{result.status}: {result.sentence}"
+        print(
+            f"{cell.policy:>14} | {cell.platform:<17} | {cell.failures:<20} | {result.wall:7.1f} s | {result.digest:<12} | {what}",
+            flush=True,
+        )
+
+    results = run_parallel(args.jobs, args.workers, chosen, echo)
+    seconds = time.perf_counter() - began
+    if args.markdown is not None:
+        write_markdown(results, args.markdown, args.jobs, seconds)
+    failed = [result for result in results if result.status == "failed"]
+    print(f"{len(results)} cells in {seconds:.0f} s; {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

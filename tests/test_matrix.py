@@ -1,0 +1,83 @@
+"""Every built-in on every platform it declares, with every failure source, on real logs (issue 40 §2).
+
+Each policy runs the first jobs of SDSC-SP2 on BG/L's 4x4x8 torus and on Mira's 2x3x4x4, and of
+CTC-SP2 on a 338-node cluster with and without node identities, with no failures, the BG/L RAS sample,
+LANL with its logged repairs, the same LANL system in the FTA layout, Mira's events and synthetic bursty
+failures (:mod:`benchmarks.matrix`; the whole logs: ``python -m benchmarks.run --only matrix``).
+Every cell completes, or is refused with a sentence before anything runs; prefixes reach failures.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.matrix import COUNT_ONLY, FAILURE_SOURCES, PLATFORMS, cells, run_cell, write_lanl_as_fta
+from torus_sim.policies.catalog import BUILTIN_POLICIES, MOLDABLE_POLICIES
+
+PREFIX = 1000
+"""Jobs of each log per cell: SDSC-SP2's first 1,000 meet 3 BG/L RAS failures, 117 LANL ones."""
+
+SLOW = {"conservative": 400, "R-LIST-Q": 400}
+"""Policies that reserve for every waiting job: on a torus with SDSC-SP2's queue a 1,000-job prefix
+takes a minute per cell (Mira: three), so they run 400 jobs (BG/L RAS's sparse sample may then meet none)."""
+
+EXPECTED_REFUSALS = {
+    # (the failure source, the platform) pairs that cannot make sense, whatever the policy
+    ("Mira", "torus 4x4x8"): "the Mira log names the 96 midplanes of the 2x3x4x4 torus; the platform has 128",
+    ("Mira", "cluster, node ids"): "the Mira log names the 96 midplanes of the 2x3x4x4 torus; the platform has 338",
+    ("BG/L RAS", "Mira 2x3x4x4"): "names supernode 126, the platform has 96",
+}
+
+
+@pytest.fixture(scope="module")
+def fta(tmp_path_factory):
+    path = tmp_path_factory.mktemp("matrix") / "lanl20.tab"
+    assert write_lanl_as_fta(path) == 2478  # LANL system 20's failures (Schroeder & Gibson)
+    return path
+
+
+def expected_refusal(cell) -> str | None:
+    """The sentence a cell must be refused with, or None when it must complete."""
+    known = EXPECTED_REFUSALS.get((cell.failures, cell.platform))
+    if known is not None:
+        return known
+    if cell.policy in MOLDABLE_POLICIES:
+        return "runs on cluster platforms" if cell.platform.startswith(("torus", "Mira")) else "for moldable jobs"
+    return None
+
+
+@pytest.mark.parametrize("policy", BUILTIN_POLICIES)
+def test_every_cell_of_a_policy_completes_or_is_refused_up_front(policy, fta):
+    results = {}
+    prefix = SLOW.get(policy, PREFIX)
+    for cell in cells(policies=(policy,)):
+        result = run_cell(cell, prefix, fta)
+        results[cell.platform, cell.failures] = result
+        refusal = expected_refusal(cell)
+        if refusal is None:
+            assert result.status == "completed", (cell, result.sentence)
+            assert result.jobs == prefix, cell
+            assert len(result.digest) == 12
+            if cell.failures != "none" and not (prefix < PREFIX and cell.failures == "BG/L RAS"):
+                assert result.failures > 0, f"{cell}: the prefix meets no failure"
+        else:
+            assert result.status == "refused", (cell, result.status, result.sentence)
+            assert refusal in result.sentence, (cell, result.sentence)
+    if policy in MOLDABLE_POLICIES:
+        return
+    # the same failures read from LANL's CSV and from its FTA layout give the same schedule
+    for platform in ("torus 4x4x8", "Mira 2x3x4x4", "cluster, node ids"):
+        assert results[platform, "LANL, logged repairs"].digest == results[platform, "FTA event_trace"].digest, platform
+    # without failures, a cluster that keeps counts schedules exactly as one that keeps node identities
+    assert results[COUNT_ONLY, "none"].digest == results["cluster, node ids", "none"].digest
+    # failures change the schedule
+    assert results["torus 4x4x8", "synthetic bursty"].digest != results["torus 4x4x8", "none"].digest
+
+
+def test_the_matrix_covers_every_builtin_platform_and_failure_source():
+    every = cells()
+    assert {cell.policy for cell in every} == set(BUILTIN_POLICIES)
+    assert {cell.platform for cell in every} == set(PLATFORMS)
+    assert {cell.failures for cell in every} == set(FAILURE_SOURCES)
+    per_policy = (len(PLATFORMS) - 1) * len(FAILURE_SOURCES) + 1  # a count-only cluster has no failures
+    assert len(every) == len(BUILTIN_POLICIES) * per_policy
