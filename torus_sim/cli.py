@@ -244,6 +244,14 @@ def build_parser() -> argparse.ArgumentParser:
             "--yes", action="store_true", help="run a sweep larger than its max_runs (default limit 10,000 runs)"
         )
         sweep_parser.add_argument("--replot", action="store_true", help="only redraw the figures from an existing results.csv")
+        sweep_parser.add_argument(
+            "--check",
+            action="store_true",
+            help="re-run into a scratch folder and compare every result with the results folder's (exit 1 if any differs)",
+        )
+        sweep_parser.add_argument(
+            "--rtol", type=float, default=0.0, help="--check: relative tolerance on numbers (default 0: identical as written)"
+        )
         sweep_parser.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
         sweep_parser.add_argument(
             "--parquet", action="store_true", help="also results.parquet (and each table) with the file's title in its metadata"
@@ -488,6 +496,8 @@ def _sweep(args) -> int:
         experiment.sets = min(args.sets, experiment.sets) if experiment.sets else args.sets
     experiment.check_size(args.yes)
     overrides = {key: getattr(args, key) for key in ("max_jobs", "scenarios") if getattr(args, key)}
+    if args.check:
+        return _check_sweep(experiment, out, args, overrides)
     print(f"{experiment.title} ({experiment.reference}): {experiment.run_count():,} runs on {args.executor}", file=sys.stderr)
     table = run_experiment(
         experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
@@ -495,6 +505,38 @@ def _sweep(args) -> int:
     for path in write_experiment(experiment, table, out, parquet=args.parquet):
         print(f"wrote {path}")
     return 0
+
+
+def _check_sweep(experiment, out: Path, args, overrides: dict) -> int:
+    """``sweep --check``: the runs again, in a scratch folder, compared with ``out``'s tables."""
+    import tempfile
+
+    from torus_sim.experiments import run_experiment, write_experiment
+    from torus_sim.experiments.check import compare_tables
+
+    if not (out / "results.csv").exists():
+        print(f"torus-sim: error: --check compares with {out / 'results.csv'}, which does not exist", file=sys.stderr)
+        return 2
+    print(f"{experiment.title}: {experiment.run_count():,} runs on {args.executor}, compared with {out}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="torus-sim-check-") as scratch:
+        fresh = Path(scratch)
+        table = run_experiment(
+            experiment, args.executor, args.workers, fresh / "runs", args.scheduler_address, progress=args.progress, **overrides
+        )
+        write_experiment(experiment, table, fresh)
+        report = compare_tables(out, fresh, args.rtol)
+    cells = sum(report.compared.values())
+    for problem in report.problems:
+        print(f"{out}: {problem}")
+    for table_name, row, column, old, new in report.differences[:20]:
+        print(f"{out}: {table_name}.csv {row} {column}: committed {old!r}, now {new!r}")
+    if len(report.differences) > 20:
+        print(f"{out}: ... {len(report.differences) - 20} more differences")
+    if report.identical:
+        print(f"{out}: identical ({cells:,} values in {', '.join(f'{name}.csv' for name in report.compared)})")
+        return 0
+    print(f"{out}: {len(report.differences):,} of {cells:,} values differ")
+    return 1
 
 
 def _viz(args) -> int:

@@ -1,0 +1,102 @@
+"""Does a committed results folder still come out of the current code? (``torus-sim sweep FILE --check``).
+
+A sweep's results are re-run into a scratch folder (nothing cached is reused) and its tables
+(``results.csv`` and the derived ``size_groups``, ``summary``, ``comparison``) compared with those in the
+results folder: every metric, cell by cell. Columns that never come from the simulation are left out:
+``wall_time`` (the machine), ``key`` (a hash of the scenario's fields, which grows with new fields), and
+scenario fields (the inputs: the file says them; paths differ between checkouts). A run is
+deterministic for a given seed, so the default tolerance is none: numbers are compared as the CSV
+writer rounds them (10 significant digits). ``rtol`` is for a results folder whose runs draw random
+numbers from a library whose stream may change between versions (say why where it is used).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["CHECKED_TABLES", "CheckReport", "compare_tables", "results_columns"]
+
+CHECKED_TABLES = ("results", "size_groups", "summary", "comparison")
+"""The CSV tables of a results folder that ``--check`` compares (when the folder has them)."""
+
+NOT_RESULTS = {"wall_time", "key"}
+
+
+def results_columns(table: pd.DataFrame) -> list[str]:
+    """The columns of ``table`` that hold what the runs computed (not the scenario's fields, the wall time or the key)."""
+    from torus_sim.scenario import Scenario
+
+    inputs = set(Scenario.model_fields) - {"name"}
+    return [column for column in table.columns if column not in NOT_RESULTS and column not in inputs]
+
+
+@dataclass
+class CheckReport:
+    """What a check found.
+
+    Attributes:
+        compared: cells compared, by table name.
+        differences: ``(table, row, column, committed, now)`` for every cell that differs (row: the
+            row's ``name`` when it has one, else its index).
+        problems: sentences for tables that cannot be compared (missing, different rows, columns gone).
+    """
+
+    compared: dict = field(default_factory=dict)
+    differences: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        """True when every compared cell is the same and nothing was missing."""
+        return not self.differences and not self.problems
+
+
+def _same(committed, now, rtol: float) -> bool:
+    if isinstance(committed, float) and isinstance(now, float):
+        if math.isnan(committed) or math.isnan(now):
+            return math.isnan(committed) and math.isnan(now)
+        return committed == now or abs(committed - now) <= rtol * max(abs(committed), abs(now))
+    if pd.isna(committed) and pd.isna(now):
+        return True
+    return str(committed) == str(now)
+
+
+def compare_tables(committed_folder: Path, fresh_folder: Path, rtol: float = 0.0) -> CheckReport:
+    """Compare the tables a fresh run wrote with the committed ones, cell by cell.
+
+    Args:
+        committed_folder: the results folder under version control.
+        fresh_folder: where the fresh run wrote its tables (same writer, same rounding).
+        rtol: relative tolerance on numbers (0: the written values must be equal).
+
+    Returns:
+        A :class:`CheckReport`.
+    """
+    report = CheckReport()
+    for name in CHECKED_TABLES:
+        committed_path, fresh_path = committed_folder / f"{name}.csv", fresh_folder / f"{name}.csv"
+        if not fresh_path.exists():
+            continue
+        if not committed_path.exists():
+            report.problems.append(f"{committed_path} is not committed; the current code writes it")
+            continue
+        committed, fresh = pd.read_csv(committed_path), pd.read_csv(fresh_path)
+        if len(committed) != len(fresh):
+            report.problems.append(f"{name}.csv: {len(committed)} rows committed, {len(fresh)} now")
+            continue
+        columns = results_columns(fresh) if name == "results" else list(fresh.columns)
+        gone = [column for column in columns if column not in committed.columns]
+        if gone:
+            report.problems.append(f"{name}.csv: the committed table lacks {', '.join(gone)} (written by older code)")
+        columns = [column for column in columns if column in committed.columns]
+        report.compared[name] = len(columns) * len(fresh)
+        labels = fresh["name"].astype(str) if "name" in fresh.columns else pd.Series(range(len(fresh))).astype(str)
+        for column in columns:
+            for row, (old, new) in enumerate(zip(committed[column].tolist(), fresh[column].tolist(), strict=True)):
+                if not _same(old, new, rtol):
+                    report.differences.append((name, f"{labels.iloc[row]} (row {row + 1})", column, old, new))
+    return report
