@@ -77,7 +77,8 @@ DOCUMENTED = (
             "history_lanl",
         )
     ),
-    *(_sweep("pv_easy", name) for name in ("ctc_fairness_prediction", "ctc_checkpoint", "ctc_suspend", "ctc_virtual_predictor")),
+    _sweep("pv_easy", "ctc_fairness_prediction", cheap=True),
+    *(_sweep("pv_easy", name) for name in ("ctc_checkpoint", "ctc_suspend", "ctc_virtual_predictor")),
     _sweep("mira", "policies_real_failures", out="docs/mira/real_failures"),
     _sweep("mira", "policies_poisson", out="docs/mira/poisson"),
     _sweep("moldable", "table1"),
