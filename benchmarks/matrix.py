@@ -45,6 +45,7 @@ __all__ = [
     "matrix",
     "print_table",
     "run_cell",
+    "write_markdown",
     "write_lanl_as_fta",
 ]
 
@@ -212,29 +213,6 @@ def run_cell(cell: Cell, max_jobs: int | None, fta: Path) -> CellResult:
     return CellResult(cell, "completed", "", wall, summary["jobs"], summary["failures"], job_digest(record.jobs), summary)
 
 
-def matrix(max_jobs: int | None, chosen: list[Cell] | None = None, folder: Path | None = None, echo=None) -> list[CellResult]:
-    """Run every cell (or ``chosen``); ``echo`` gets each result as it ends.
-
-    Args:
-        max_jobs: the prefix of each log (None: the whole logs).
-        chosen: the cells (default: :func:`cells`).
-        folder: where the FTA table is written (default: a temporary folder).
-        echo: called with each :class:`CellResult`.
-    """
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as scratch:
-        fta = Path(folder or scratch) / f"lanl{FTA_SYSTEM}.tab"
-        write_lanl_as_fta(fta)
-        results = []
-        for cell in chosen or cells():
-            result = run_cell(cell, max_jobs, fta)
-            results.append(result)
-            if echo is not None:
-                echo(result)
-    return results
-
-
 def print_table(results: list[CellResult], out=print) -> None:
     """A Markdown table of the cells: policy, platform, failures, outcome, wall time, jobs, failures, digest."""
     out("| policy | platform | failures | outcome | wall (s) | jobs | failures in span | mean wait (s) | digest |")
@@ -255,24 +233,44 @@ def _run_one(arguments) -> CellResult:
     return run_cell(cell, max_jobs, fta)
 
 
-def run_parallel(max_jobs: int | None, workers: int, chosen: list[Cell] | None = None, echo=None) -> list[CellResult]:
-    """:func:`matrix` over ``workers`` processes (results in cell order; ``echo`` as each ends)."""
+def matrix(max_jobs: int | None, workers: int = 1, chosen: list[Cell] | None = None, echo=None) -> list[CellResult]:
+    """Run every cell (or ``chosen``), in this process or over ``workers`` processes.
+
+    Args:
+        max_jobs: the prefix of each log (None: the whole logs).
+        workers: processes (1: this one).
+        chosen: the cells (default: :func:`cells`).
+        echo: called with each :class:`CellResult` as it ends, in cell order.
+
+    Returns:
+        One :class:`CellResult` per cell, in cell order.
+    """
     import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
-    if workers <= 1:
-        return matrix(max_jobs, chosen, echo=echo)
     with tempfile.TemporaryDirectory() as scratch:
         fta = Path(scratch) / f"lanl{FTA_SYSTEM}.tab"
         write_lanl_as_fta(fta)
-        chosen = chosen or cells()
-        with ProcessPoolExecutor(workers) as pool:
-            results = []
-            for result in pool.map(_run_one, [(cell, max_jobs, fta) for cell in chosen]):
+        jobs = [(cell, max_jobs, fta) for cell in chosen or cells()]
+        results = []
+        with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
+            for result in pool.map(_run_one, jobs):
                 results.append(result)
                 if echo is not None:
                     echo(result)
     return results
+
+
+class _InProcess:
+    """The part of an executor :func:`matrix` uses, running in this process."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    map = staticmethod(map)
 
 
 def write_markdown(results: list[CellResult], path: Path, max_jobs: int | None, seconds: float) -> None:
@@ -325,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    results = run_parallel(args.jobs, args.workers, chosen, echo)
+    results = matrix(args.jobs, args.workers, chosen, echo)
     seconds = time.perf_counter() - began
     if args.markdown is not None:
         write_markdown(results, args.markdown, args.jobs, seconds)
