@@ -44,6 +44,13 @@ Run from the repository root::
     wall time and a digest of the job record. ``python -m benchmarks.matrix --markdown FILE`` writes
     the table with the commit (docs/matrix/).
 
+12. The browser view's memory (:mod:`benchmarks.viz_memory`, only when asked: ``--only viz-memory``,
+    about 4 minutes): 50 sessions opened, stepped and closed; resident memory after the cull against
+    the warm server (goal, issue 44: within 30 MB), models alive and stale task hooks (0).
+
+11. The command line's start-up (:mod:`benchmarks.startup`): ``torus-sim --help`` and an argument
+    error, beside the interpreter alone (goal, issue 44: under 0.5 s).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -180,7 +187,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=["replay", "partitions", "sweep", "rigid", "moldable", "online", "scale", "plugins", "machines", "viz", "matrix"],
+        choices=[
+            "replay",
+            "partitions",
+            "sweep",
+            "rigid",
+            "moldable",
+            "online",
+            "scale",
+            "plugins",
+            "machines",
+            "viz",
+            "matrix",
+            "startup",
+        ],
         action="append",
         help="run only these sections",
     )
@@ -190,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workers", type=int, default=2, help="matrix: processes (default 2)")
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # each row reaches a log file or a pipe when printed (issue 44 §6)
     if args.only and "matrix" in args.only:
         from benchmarks.matrix import main as matrix_main
 
@@ -197,7 +218,18 @@ def main(argv: list[str] | None = None) -> int:
         args.only = [section for section in args.only if section != "matrix"]
         if not args.only:
             return code
-    sections = args.only or ["replay", "partitions", "sweep", "rigid", "moldable", "online", "plugins", "machines", "viz"]
+    sections = args.only or [
+        "replay",
+        "partitions",
+        "sweep",
+        "rigid",
+        "moldable",
+        "online",
+        "plugins",
+        "machines",
+        "viz",
+        "startup",
+    ]
     if args.baseline is not None and "scale" in sections:
         from benchmarks.scale import scale_replays
 
@@ -263,6 +295,14 @@ def main(argv: list[str] | None = None) -> int:
         server_steps()
         startup()
         browser_steps()
+    if "viz-memory" in sections:
+        from benchmarks.viz_memory import main as viz_memory_main
+
+        viz_memory_main(["--sessions", "10" if args.quick else "50"])
+    if "startup" in sections:
+        from benchmarks.startup import command_line_startup
+
+        command_line_startup()
     return 0
 
 

@@ -12,14 +12,6 @@ Key components:
         installed plug-ins); load_failure_source: one outside a run.
 """
 
-from failure_logs.bgl_ras import MidplaneMapping, read_bgl_ras
-from failure_logs.events import FailureLog
-from failure_logs.lanl import read_lanl
-from failure_logs.mira import read_mira
-from failure_logs.sources import BUNDLED_BGL_RAS, FAILURE_SOURCES, FailureSource, failure_source, load_failure_source
-from failure_logs.synthetic import GeneratedFailures, SyntheticFailures, generate_failures, scale_failure_count
-from failure_logs.transform import cut_to_span, fit_to_span, shift, window_onto_span
-
 __all__ = [
     "BUNDLED_BGL_RAS",
     "FAILURE_SOURCES",
@@ -40,3 +32,37 @@ __all__ = [
     "shift",
     "window_onto_span",
 ]
+
+_HOMES = {
+    "BUNDLED_BGL_RAS": "sources",
+    "FAILURE_SOURCES": "sources",
+    "FailureLog": "events",
+    "FailureSource": "sources",
+    "GeneratedFailures": "synthetic",
+    "MidplaneMapping": "bgl_ras",
+    "SyntheticFailures": "synthetic",
+    "cut_to_span": "transform",
+    "failure_source": "sources",
+    "fit_to_span": "transform",
+    "generate_failures": "synthetic",
+    "load_failure_source": "sources",
+    "read_bgl_ras": "bgl_ras",
+    "read_lanl": "lanl",
+    "read_mira": "mira",
+    "scale_failure_count": "synthetic",
+    "shift": "transform",
+    "window_onto_span": "transform",
+}
+
+
+def __getattr__(name: str):
+    """Import each reader on first use.
+
+    A predictor that reads :class:`FailureLog` (and the command line's start-up) then does not pull
+    pandas in through the LANL and Mira readers.
+    """
+    if name in _HOMES:
+        import importlib
+
+        return getattr(importlib.import_module(f"failure_logs.{_HOMES[name]}"), name)
+    raise AttributeError(f"module 'failure_logs' has no attribute {name!r}")

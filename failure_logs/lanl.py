@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError, FailureLogFormatError
@@ -69,6 +68,8 @@ def read_lanl(
             0..:data:`MAX_NODES` (naming the CSV line).
         ConfigurationError: the system has no rows.
     """
+    import pandas as pd  # here: the failure sources' registry (and the command line's --help) reads this module
+
     text = input_text(path, "failure log")
     try:
         table = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)

@@ -163,6 +163,44 @@ def _subcommands(parser, path=()):
                 yield from _subcommands(sub, (*path, name))
 
 
+HEAVY_LIBRARIES = ("pandas", "mesa", "scipy", "networkx", "matplotlib", "pyarrow", "solara", "dask", "torch")
+
+
+@pytest.mark.parametrize("arguments", [["--help"], ["run", "--help"], ["sweep", "--help"], ["run", "--no-such-option"]])
+def test_help_and_argument_errors_import_no_heavy_library(arguments):
+    # issue 44 section 5: --help and argument errors start in under 0.5 s (benchmarks/startup.py measures
+    # it); what keeps them there is that no library a run needs is imported before the arguments are read.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from torus_sim.cli import main\n"
+        "try:\n"
+        f"    main({arguments!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(name for name in {HEAVY_LIBRARIES!r} if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout[-400:]
+
+
+def test_viz_on_a_port_in_use_says_so_in_one_sentence_and_exits_2(capsys):
+    # issue 44 section 4: it printed "serving ...", then Errno 98, and ran on for 42 s before exit 3
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        assert main(["viz", "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"cannot serve on 127.0.0.1:{port}" in captured.err and "choose another --port" in captured.err
+    with pytest.raises(SystemExit) as caught:
+        main(["viz", "--cull-timeout", "soon"])
+    assert caught.value.code == 2 and "expected a duration" in capsys.readouterr().err
+
+
 def test_every_subcommand_prints_its_help(capsys):
     # a '%' in a scenario field's description once made `torus-sim run --help` raise TypeError
     from torus_sim.cli import build_parser

@@ -50,7 +50,7 @@ def test_dask_local_cluster_gives_identical_rows(serial_rows):
     pd.testing.assert_frame_equal(comparable(serial_rows), comparable(distributed))
 
 
-def test_an_interrupted_sweep_resumes_with_no_lost_and_no_duplicated_run(tmp_path, serial_rows):
+def test_an_interrupted_sweep_resumes_with_no_lost_and_no_duplicated_run(tmp_path, serial_rows, capsys):
     finished = []
 
     def stop_after_three(record):
@@ -64,8 +64,14 @@ def test_an_interrupted_sweep_resumes_with_no_lost_and_no_duplicated_run(tmp_pat
     assert stored == sorted(finished) and len(stored) == 3
     assert not list((tmp_path / "runs").glob(".*.tmp"))  # no half-written result
     resumed = []
-    table = sweep(BASE, GRID, SEEDS, results_dir=tmp_path, progress=False, on_result=lambda r: resumed.append(r["key"]))
+    capsys.readouterr()
+    table = sweep(BASE, GRID, SEEDS, results_dir=tmp_path, progress=True, on_result=lambda r: resumed.append(r["key"]))
     assert len(resumed) == 3 and not set(resumed) & set(finished)
+    # no terminal here: a plain line per finished run (issue 44 section 6), naming what varies
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == "3 of 6 runs found stored; running the other 3"
+    assert [line.split(" done")[0] for line in lines[1:]] == ["[4/6]", "[5/6]", "[6/6]"]
+    assert lines[-1].endswith(": confidence=0.9 seed=1") and " s: " in lines[-1]
     assert len(table) == 6 and table["key"].is_unique
     pd.testing.assert_frame_equal(comparable(table), comparable(serial_rows))
     manifest = json.loads((tmp_path / "runs" / f"{table.loc[0, 'key']}.json").read_text())["manifest"]

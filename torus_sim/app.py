@@ -56,6 +56,7 @@ from torus_sim.viz_menus import (
     scenario_fields,
     uses_predictor,
 )
+from torus_sim.viz_session import use_session_release
 
 __all__ = [
     "ComparePage",
@@ -428,7 +429,8 @@ def Page():
     Solara renders ``Page`` once per session; ``use_memo`` keeps that session's model across renders,
     and Mesa's Reset replaces it in the session's own reactive state.
     """
-    model = solara.use_memo(VizModel, dependencies=[])
+    model = solara.use_reactive(solara.use_memo(VizModel, dependencies=[]))
+    use_session_release(lambda: [model.peek()])  # at the session's close: its model and the hooks Solara keeps are freed
     return SolaraViz(
         model,
         components=[(TorusView, 0), (QueueView, 0), (JumpView, 0), (LivePlots, 0), (RecentJobs, 0)],
@@ -489,6 +491,9 @@ def ComparePage():
         return {policy: VizModel(policy=policy, machine=machine, seed=seed) for policy in PAIRS[chosen]}
 
     models = solara.use_memo(build, dependencies=[pair, seed])
+    shown_now = solara.use_memo(dict, dependencies=[])  # the models on the page now, read at the session's close
+    shown_now["models"] = models
+    use_session_release(lambda: shown_now["models"].values())
 
     def step(count: int = 1):
         for model in models.values():

@@ -65,6 +65,15 @@ def _value(text: str):
     return text
 
 
+def _duration(text: str) -> str:
+    """A duration as Solara reads it (``90s``, ``2m``, ``1.5h``, ``1d``; seconds without a unit)."""
+    import re
+
+    if not re.fullmatch(r"\d+(\.\d+)?[smhd]?", text.strip()):
+        raise argparse.ArgumentTypeError(f"expected a duration such as 90s, 2m or 1h, got {text!r}")
+    return text.strip()
+
+
 def _parameter(text: str) -> tuple[str, object]:
     """``key=value`` of ``--policy-param``: the value read as a TOML value (``3``, ``0.5``, ``true``, ``"x"``, ``[1, 2]``), else as text."""
     import tomllib
@@ -262,6 +271,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     viz_parser.add_argument("--host", default="127.0.0.1", help="address to serve on")
     viz_parser.add_argument("--port", type=int, default=8765, help="port to serve on")
+    viz_parser.add_argument(
+        "--cull-timeout",
+        default="2m",
+        type=_duration,
+        help="how long a closed tab's session is kept before its model is freed, e.g. 90s, 2m, 1h (Solara's own default: 24h)",
+    )
 
     tables_parser = commands.add_parser(
         "ckpt-tables", help="print the CKPT-MIG slides' tables, recomputed (checkpointing vs migration)"
@@ -312,6 +327,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _line_buffered(stream) -> None:
+    """Flush ``stream`` at each line even when it is a file or a pipe (no-op where it cannot be reconfigured)."""
+    try:
+        stream.reconfigure(line_buffering=True)
+    except (AttributeError, ValueError, OSError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line.
 
@@ -324,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     warnings.formatwarning = _warning_line  # one line each: "torus-sim: warning: ...", no source line
+    _line_buffered(sys.stdout)  # a run's header reaches a log file or a pipe when printed, not at exit
     if argv and argv[0] in ("flat", "online"):  # removed commands: whatever follows, even --help, gets the new form
         return small_commands.removed(argparse.Namespace(command=argv[0], rest=argv[1:]))
     args = build_parser().parse_args(argv)
@@ -339,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "generate-rigid":
             return small_commands.generate_rigid(args)
         if args.command == "viz":
-            return _viz(args)
+            return small_commands.viz(args)
         if args.command == "ckpt-tables":
             return small_commands.ckpt_tables(args)
         if args.command == "ckpt-compare":
@@ -498,7 +522,8 @@ def _sweep(args) -> int:
     overrides = {key: getattr(args, key) for key in ("max_jobs", "scenarios") if getattr(args, key)}
     if args.check:
         return _check_sweep(experiment, out, args, overrides)
-    print(f"{experiment.title} ({experiment.reference}): {experiment.run_count():,} runs on {args.executor}", file=sys.stderr)
+    reference = f" ({experiment.reference})" if experiment.reference else ""
+    print(f"{experiment.title}{reference}: {experiment.run_count():,} runs on {args.executor}", file=sys.stderr)
     table = run_experiment(
         experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
     )
@@ -537,25 +562,6 @@ def _check_sweep(experiment, out: Path, args, overrides: dict) -> int:
         return 0
     print(f"{out}: {len(report.differences):,} of {cells:,} values differ")
     return 1
-
-
-def _viz(args) -> int:
-    import subprocess
-
-    from torus_sim import app as _  # noqa: F401  (fail here, with a clear traceback, if the app cannot load)
-
-    app_path = Path(__file__).with_name("app.py")
-    print(f"torus-sim viz: serving http://{args.host}:{args.port} (Ctrl-C to stop)")
-    if args.host not in ("localhost", "127.0.0.1", "::1"):
-        print(
-            f"torus-sim viz: warning: --host {args.host} makes the page reachable by others on the network "
-            "(anyone who reaches it can run simulations on this machine; the controls accept only the choices shown)"
-        )
-    command = [sys.executable, "-m", "solara", "run", str(app_path), "--host", args.host, "--port", str(args.port), "--no-open"]
-    try:
-        return subprocess.call(command)
-    except KeyboardInterrupt:
-        return 0
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The command line's smaller commands: ``figure``, ``summarize``, ``generate-rigid``, ``ckpt-tables`` and the removed ones.
+"""The command line's smaller commands: ``figure``, ``summarize``, ``generate-rigid``, ``ckpt-tables``, ``viz`` and the removed ones.
 
-:mod:`torus_sim.cli` parses the command line and runs ``run``, ``sweep`` and ``viz``; each function here
+:mod:`torus_sim.cli` parses the command line and runs ``run`` and ``sweep``; each function here
 takes the parsed arguments and returns the exit code (0, or 2 with one sentence on standard error).
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from torus_sim.errors import TorusSimError
 
-__all__ = ["NEW_FORMS", "ckpt_tables", "figure", "generate_rigid", "removed", "summarize"]
+__all__ = ["NEW_FORMS", "ckpt_tables", "figure", "generate_rigid", "removed", "summarize", "viz"]
 
 
 def figure(args) -> int:
@@ -151,3 +151,44 @@ def ckpt_tables(args) -> int:
             blocks.append(scenario_table(name))
     print("\n\n".join(blocks))
     return 0
+
+
+def viz(args) -> int:
+    """``torus-sim viz``: serve the browser view (exit code of the server; 2 with a sentence when the port is taken).
+
+    The port is checked before anything starts; a closed tab's session is freed after ``--cull-timeout``
+    (:mod:`torus_sim.viz_session`); Solara's check for a newer version is off (offline machines, a pinned version).
+    """
+    import os
+    import socket
+    import subprocess
+
+    try:
+        with socket.create_server((args.host, args.port)):
+            pass
+    except OSError as error:
+        print(
+            f"torus-sim viz: error: cannot serve on {args.host}:{args.port} ({error.strerror or error}); choose another --port",
+            file=sys.stderr,
+        )
+        return 2
+    from torus_sim import app as _  # noqa: F401  (fail here, with a clear traceback, if the app cannot load)
+
+    app_path = Path(__file__).with_name("app.py")
+    print(
+        f"torus-sim viz: serving http://{args.host}:{args.port} (Ctrl-C to stop); "
+        f"a closed tab's session is freed after {args.cull_timeout} (--cull-timeout)"
+    )
+    if args.host not in ("localhost", "127.0.0.1", "::1"):
+        print(
+            f"torus-sim viz: warning: --host {args.host} makes the page reachable by others on the network "
+            "(anyone who reaches it can run simulations on this machine; the controls accept only the choices shown)"
+        )
+    environment = dict(os.environ, SOLARA_KERNEL_CULL_TIMEOUT=str(args.cull_timeout))
+    environment.setdefault("MALLOC_ARENA_MAX", "2")  # glibc: freed session memory returns instead of staying per thread
+    command = [sys.executable, "-m", "solara", "run", str(app_path), "--host", args.host, "--port", str(args.port), "--no-open"]
+    command.append("--no-check-version")  # offline machines; the version is pinned on purpose
+    try:
+        return subprocess.call(command, env=environment)
+    except KeyboardInterrupt:
+        return 0

@@ -58,7 +58,7 @@ from pydantic import (
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.errors import ConfigurationError
 from torus_sim.machines import machine_torus
-from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING
+from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING
 from torus_sim.platforms.cluster import MAX_NODES
 from torus_sim.policies.catalog import BATCH_POLICIES, BUILTIN_POLICIES, MOLDABLE_POLICIES, ONLINE_POLICIES, RIGID_POLICIES
 from torus_sim.policies.easy import DEFAULT_EASY_EXTRA

@@ -14,13 +14,16 @@ and likewise over every dimension of an N-D one.
 from __future__ import annotations
 
 import math
+import typing
 from dataclasses import dataclass
 from functools import cached_property
 
-import networkx as nx
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
+
+if typing.TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "MAX_DIMENSIONS", "NODES_PER_SUPERNODE", "Torus"]
 
@@ -172,6 +175,8 @@ class Torus:
             An undirected graph with ``size`` nodes and an edge between torus neighbours (no
             wrap-around edge along a mesh dimension).
         """
+        import networkx as nx  # here, not at the top: the command line's start-up reads this module
+
         # grid_graph numbers its node tuples in reverse order of `dim`, so reversed dims give (x, y, z, ...).
         grid = nx.grid_graph(dim=list(reversed(self.dims)), periodic=list(reversed(self.wraps)))
         return nx.relabel_nodes(grid, {node: self.index(node if isinstance(node, tuple) else (node,)) for node in grid})

@@ -19,9 +19,24 @@ Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView
 priorities are meant for use outside the engine; policies see the view.
 """
 
-from torus_sim.engine.events import EventPriority
-from torus_sim.engine.model import SchedulingModel
-from torus_sim.engine.record import SimulationRecord
-from torus_sim.engine.view import SchedulingView
-
 __all__ = ["EventPriority", "SchedulingModel", "SchedulingView", "SimulationRecord"]
+
+_HOMES = {
+    "EventPriority": "torus_sim.engine.events",
+    "SchedulingModel": "torus_sim.engine.model",
+    "SimulationRecord": "torus_sim.engine.record",
+    "SchedulingView": "torus_sim.engine.view",
+}
+
+
+def __getattr__(name: str):
+    """Import the engine's public classes on first use.
+
+    ``torus_sim.engine.guard`` (read by the scenario's defaults and the command line's parser) then
+    does not pull Mesa, pandas and scipy in.
+    """
+    if name in _HOMES:
+        import importlib
+
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'torus_sim.engine' has no attribute {name!r}")

@@ -38,7 +38,7 @@ def run_experiment(
         workers: worker processes.
         results_dir: folder for per-run results; runs already stored there are skipped (resume).
         scheduler_address: a Dask scheduler instead of a local cluster.
-        progress: show a progress bar.
+        progress: show progress (a bar on a terminal, else a line per finished run on standard error).
         **overrides: Scenario fields replacing the file's for every run (``max_jobs``, ``scenarios``).
 
     Returns:

@@ -31,6 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.experiments.progress import RunProgress, varying_fields
 from torus_sim.files import atomic_write, json_text
 from torus_sim.runner import run
 from torus_sim.scenario import Scenario
@@ -265,7 +266,7 @@ def run_configs(
         workers: worker processes for ``process`` and a local Dask cluster.
         results_dir: folder for per-run results and manifests; runs already stored there are skipped.
         scheduler_address: a Dask scheduler (``tcp://host:port``) instead of a local cluster.
-        progress: show a progress bar.
+        progress: show progress (a bar on a terminal, else a line per finished run on standard error).
         on_result: called with each new run's record as it is stored.
 
     Returns:
@@ -285,10 +286,8 @@ def run_configs(
     todo = [config for key, config in unique.items() if key not in done]
     check_inputs(todo)  # every input of every run read once before the first run starts
     bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=len(unique), initial=len(unique) - len(todo), unit="run", desc="sweep", disable=None)  # terminals only
+    if progress:  # a bar on a terminal, a line per finished run elsewhere
+        bar = RunProgress(len(unique), len(unique) - len(todo), varying_fields(list(unique.values())))
     try:
         for record in _execute(todo, executor, workers, scheduler_address):
             _store(results_path, record)
@@ -296,7 +295,7 @@ def run_configs(
             if on_result is not None:
                 on_result(record)
             if bar is not None:
-                bar.update(1)
+                bar.finished(record["row"])
     finally:
         if bar is not None:
             bar.close()
@@ -333,7 +332,8 @@ def sweep(
         results_dir: folder for per-run results and manifests; runs already stored there are skipped.
         scheduler_address: a Dask scheduler (``tcp://host:port``) instead of a local cluster.
         cases: parameter sets that vary together, each crossed with the grid.
-        progress: show a progress bar (runs done / total, estimated time left).
+        progress: show progress: a bar (runs done / total, time left) on a terminal, else a line per
+            finished run on standard error (:mod:`torus_sim.experiments.progress`).
         on_result: called with each new run's record as it is stored (for tests and live reports).
 
     Returns:

@@ -18,9 +18,12 @@ References:
 
 from __future__ import annotations
 
-import pandas as pd
+import typing
 
 from torus_sim.registry import Registry
+
+if typing.TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ALWAYS", "FORMATS", "FORMAT_ENTRY_POINTS", "OutputFormat", "output_format"]
 

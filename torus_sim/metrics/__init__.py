@@ -12,9 +12,6 @@ Key components:
     summarize_record: all of them for one simulation.
 """
 
-from torus_sim.metrics.families import summarize_record
-from torus_sim.metrics.summary import BSLD_FORMS, DEFAULT_GAMMA, bounded_slowdown, capacity_fractions, job_table, summarize
-
 __all__ = [
     "BSLD_FORMS",
     "DEFAULT_GAMMA",
@@ -24,3 +21,20 @@ __all__ = [
     "summarize",
     "summarize_record",
 ]
+
+
+def __getattr__(name: str):
+    """Import the metrics on first use.
+
+    ``torus_sim.metrics.readings`` (the scenario's defaults) then does not pull pandas into the
+    command line's start-up.
+    """
+    if name == "summarize_record":
+        from torus_sim.metrics.families import summarize_record
+
+        return summarize_record
+    if name in __all__:
+        from torus_sim.metrics import summary
+
+        return getattr(summary, name)
+    raise AttributeError(f"module 'torus_sim.metrics' has no attribute {name!r}")

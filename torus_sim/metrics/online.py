@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING, FAIRNESS_READINGS
+
 __all__ = [
     "DEFAULT_FAIRNESS_READING",
     "FAIRNESS_READINGS",
@@ -28,13 +30,6 @@ def bounded_slowdown(wait: np.ndarray, runtime: np.ndarray, threshold: float = T
     """(wait + max(runtime, Γ)) / max(runtime, Γ), PV-EASY Eq. 1 (arrays of seconds)."""
     floor = np.maximum(runtime, threshold)
     return (wait + floor) / floor
-
-
-FAIRNESS_READINGS = ("backfilled", "shadow")
-"""The readings of PV-EASY's strict fairness and reservation violation (see :func:`fairness_table`)."""
-
-DEFAULT_FAIRNESS_READING = "backfilled"
-"""The reading the summaries use unless told (see docs/pv_easy for what each gives on CTC)."""
 
 
 def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
