@@ -152,6 +152,57 @@ def test_jump_to_an_hour_and_to_the_next_failure():
     assert model.now == model.failure_log.failed_at[model.failure_log.failed_at > 10 * 3600].min() // 3600 * 3600 + 3600
 
 
+def test_what_the_page_shows_is_about_the_model_it_runs():
+    """Issue 44 sections 2-3: no message about an earlier model; failed nodes named once; the downtime control."""
+    import ipyvuetify as v
+
+    first = app.VizModel()
+    box, rc = solara.render(app.JumpView(first), handle_error=False)
+
+    def shown() -> list[str]:
+        return [text for widget in rc.find(v.Html).widgets for text in widget.children if isinstance(text, str)]
+
+    rc.find(v.Btn, children=["Next failure"]).widget.click()
+    assert any(text.startswith(f"{first.steps} steps: t = ") and "failed node(s)" in text for text in shown()), shown()
+    rc.render(app.JumpView(app.VizModel()))  # Mesa's Reset: a new model in the same component
+    assert not any("steps: t = " in text for text in shown()), shown()  # it said 27 steps ... over Intrepid
+    rc.close()
+
+    model = app.VizModel()
+    model.failed_this_step = [50, 51, 4, 5, 50, 4]
+    assert app.failed_nodes_text(model) == "failed node(s) 4, 5, 50, 51 (6 events)"
+    model.failed_this_step = []
+    assert app.failed_nodes_text(model) == "no node failed"
+
+    # "down 0" always with BGL-FAULT's transient failures; with a downtime the drawing shows down nodes
+    held = app.VizModel(downtime="12 h")
+    assert held.config.downtime == 43200.0 and held.notice == ""
+    assert "failures bundled (347) · downtime 12 h · policy krevat" in app.scenario_line(held)
+    ever_down = 0
+    for _ in range(48):
+        held.step()
+        ever_down = max(ever_down, int(app.viz_charts.node_table(held)[0]["state"].eq("down").sum()))
+    assert ever_down > 0
+    down = app.viz_charts.node_table(held)[0].query("state == 'down'")["detail"]
+    assert all(text.startswith("down until t = ") for text in down)  # the tooltip: repair time, no job fields
+    mira = app.VizModel(machine="mira", failures="bundled", downtime="log (the log's repair times; Mira has them)")
+    assert mira.config.downtime == "log" and mira.notice == ""
+    refused = app.VizModel(downtime="forever")
+    assert refused.config.downtime == "transient" and "is not one of the choices offered" in refused.notice
+
+
+def test_the_side_by_side_table_says_what_each_row_is_and_shows_no_nan():
+    models = {policy: app.VizModel(policy=policy) for policy in ("krevat", "FCFS-EASY")}
+    text = app.compare_markdown(app.compare_table(models))
+    assert text.splitlines()[0] == "| metric | krevat | FCFS-EASY |" and "nan" not in text.lower()
+    assert "| utilization (mean of the hourly samples so far) | – | – |" in text  # t = 0: nothing sampled yet
+    for model in models.values():
+        app.jump(model, until_hours=5)
+    table = app.compare_table(models)
+    samples = models["krevat"].datacollector.get_model_vars_dataframe()
+    assert table.iloc[5]["krevat"] == round(float(samples.loc[samples["time"] > 0, "utilization"].mean()), 3)
+
+
 def test_two_policies_side_by_side_meet_the_same_jobs_and_failures():
     models = {policy: app.VizModel(policy=policy) for policy in ("krevat", "FCFS-EASY")}
     for model in models.values():

@@ -54,6 +54,8 @@ LAYERS = [
             "torus_sim.commands",
             "torus_sim.app",
             "torus_sim.viz_menus",
+            "torus_sim.viz_model",
+            "torus_sim.viz_session",
             "torus_sim",
         ],
     ),

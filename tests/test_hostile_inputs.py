@@ -976,9 +976,8 @@ def test_i41_row2_numbers_outside_their_slider_are_refused_on_the_page(field, va
 
 
 def test_i41_row2_viz_on_every_address_says_others_can_reach_it(capsys, monkeypatch):
-    import subprocess as sp
-
     import socket
+    import subprocess as sp
 
     started = []
     monkeypatch.setattr(sp, "call", lambda command, **options: started.append(options["env"]) or 0)

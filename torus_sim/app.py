@@ -18,11 +18,16 @@ What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.v
   kills by failures (or preemptions);
 * the most recently started jobs (one row each, start to end);
 * controls: platform, machine (BG/L, Intrepid, Mira), workload (the bundled NASA log, and the SDSC /
-  CTC logs when ``../shared/data`` is present), failure source, policy, predictor, confidence /
-  accuracy, load scale c, seed. A control changes the model at Reset.
+  CTC logs when ``../shared/data`` is present), failure source, downtime after a failure (transient,
+  the log's repair times, a fixed time), policy, predictor, confidence / accuracy, load scale c, seed.
+  A control changes the model at Reset; a message about an earlier model is not shown beside a new one.
 
-``/compare`` runs two policies side by side on the same workload and failures, stepped together,
-with their metrics so far in one table (:func:`ComparePage`).
+``/compare`` runs two policies side by side on the same workload and failures (load scale and
+failure source chosen on the page), stepped together, with their metrics so far in one table
+(:func:`ComparePage`).
+
+A closed session is freed after the cull timeout (:mod:`torus_sim.viz_session`); the model and what
+the page says of it live in :mod:`torus_sim.viz_model`.
 
 Mesa's SolaraViz frames the page (controls, Step / Play / Reset, the step counter); its space
 drawing does not serve here (it flattens a torus into one 2-D grid and redraws through matplotlib),
@@ -33,37 +38,37 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-import solara
-import solara.widgets
-from mesa.visualization import SolaraViz
-from mesa.visualization import solara_viz as _solara_viz
-from mesa.visualization.utils import update_counter
+# Two warnings Solara printed for every session, about code that is not ours and needs no action: Mesa
+# 3.3's ComponentsView calls use_state after an early return (its tab index), and a plain-http
+# server falls back to SameSite=lax cookies. Set before Mesa's components are defined (issue 44 §4).
+warnings.filterwarnings("ignore", message=r".*ComponentsView: `use_state` found despite early return", category=UserWarning)
+warnings.filterwarnings("ignore", message=r"Cookies with samesite=none require https", category=UserWarning)
 
-from torus_sim import viz_charts
-from torus_sim.metrics import bounded_slowdown
-from torus_sim.platforms.kinds import platform_kind
-from torus_sim.runner import ConfiguredModel
-from torus_sim.viz_menus import (
-    DEFAULT_CHOICE,
-    PAIR_MACHINES,
-    PAIRS,
-    WORKLOADS,
-    model_params,
-    scenario_fields,
-    uses_predictor,
-)
-from torus_sim.viz_session import use_session_release
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import solara  # noqa: E402
+import solara.widgets  # noqa: E402
+from mesa.visualization import SolaraViz  # noqa: E402
+from mesa.visualization import solara_viz as _solara_viz  # noqa: E402
+from mesa.visualization.utils import update_counter  # noqa: E402
+
+from torus_sim import viz_charts  # noqa: E402
+from torus_sim.metrics import bounded_slowdown  # noqa: E402
+from torus_sim.viz_menus import PAIR_MACHINES, PAIRS, model_params  # noqa: E402
+from torus_sim.viz_model import VizModel, VizTorusModel, failed_nodes_text, jump, scenario_line, shown_text  # noqa: E402
+from torus_sim.viz_session import use_session_release  # noqa: E402
 
 __all__ = [
     "ComparePage",
     "Page",
     "VizModel",
     "VizTorusModel",
+    "compare_markdown",
     "compare_table",
+    "failed_nodes_text",
     "jump",
     "model_params",
     "queue_summary",
@@ -117,177 +122,18 @@ def offline_vega_assets(cache: Path | None = None) -> Path | None:
 offline_vega_assets()
 
 
-class VizModel(ConfiguredModel):
-    """The model with the parameters the page's controls set.
+def _quiet_frame() -> None:
+    """The page's frame says torus-sim: no "This website runs on Solara" badge (it covered a chart title at 1280x800)."""
+    from solara.server import settings
 
-    Args:
-        platform: ``torus`` (the machine's torus of midplanes) or ``cluster`` (P nodes, the workload's size).
-        machine: ``bgl`` (4x4x8), ``intrepid`` (4x4x5) or ``mira`` (2x3x4x4), see :mod:`torus_sim.machines`.
-        workload: a label of :data:`WORKLOADS` (never a path: the values come from the browser).
-        failures: ``bundled`` (the machine's own log: BG/L's RAS sample, Mira's events; none on Intrepid),
-            ``mira``, ``none`` or one of the ``synthetic:N[:bursty]`` the control offers.
-        policy: a name of :data:`~torus_sim.scenario.ONLINE_POLICIES` (``scheduler`` is accepted too).
-        predictor: ``default`` (the policy's own), ``oracle-confidence``, ``oracle-accuracy`` or
-            ``history``; ignored by policies that use none.
-        confidence: a of the oracle-confidence predictor, in [0, 1].
-        accuracy: a of the oracle-accuracy predictor, in [0, 1].
-        load_scale: c.
-        seed: the run's seed.
-        step_seconds: simulated seconds per step.
-
-    Every value is checked against the choices the page offers (:data:`model_params`: names from
-    the menus, numbers within their slider's range) before anything is opened or imported: the
-    values come from a websocket, and a crafted message can send any. A value outside them is refused
-    on the page (:attr:`notice`) and the control's default runs instead; a Python caller who wants
-    another file or a plug-in uses :class:`~torus_sim.runner.ConfiguredModel`.
-
-    Raises:
-        ConfigurationError: a combination of offered values that cannot run together.
-    """
-
-    def __init__(
-        self,
-        platform: str | None = None,
-        machine: str | None = None,
-        workload: str | None = None,
-        failures: str | None = None,
-        policy: str | None = None,
-        predictor: str | None = None,
-        confidence: float | None = None,
-        accuracy: float | None = None,
-        load_scale: float | None = None,
-        seed: int = 0,
-        step_seconds: float | None = None,
-        scheduler: str | None = None,
-    ) -> None:
-        policy = scheduler or policy
-        given = {"platform": platform, "machine": machine, "workload": workload, "failures": failures, "policy": policy}
-        given |= {"predictor": predictor, "confidence": confidence, "accuracy": accuracy, "load_scale": load_scale}
-        platform, machine, workload, failures, policy, predictor, confidence, accuracy, load_scale = (
-            model_params[name]["value"] if value is None else value for name, value in given.items()
-        )  # a control left out takes the page's default
-        step_seconds = model_params["step_seconds"] if step_seconds is None else step_seconds
-        refused: list[str] = []
-        platform = _offered("platform", platform, refused)
-        machine = _offered("machine", machine, refused)
-        workload = _offered("workload", workload, refused)
-        failures = _offered("failures", failures, refused)
-        policy = _offered("policy", policy, refused)
-        predictor = _offered("predictor", predictor, refused)
-        confidence = _in_range("confidence", confidence, refused)
-        accuracy = _in_range("accuracy", accuracy, refused)
-        load_scale = _in_range("load_scale", load_scale, refused)
-        if not (isinstance(step_seconds, (int, float)) and 0 < step_seconds <= 7 * 86400):
-            refused.append(f"Step of {step_seconds!r} s is not between 0 and a week: {model_params['step_seconds']:g} s is used.")
-            step_seconds = model_params["step_seconds"]
-        # a predictor applies to a policy whose placement asks one (its registry entry declares a default placement)
-        chosen = None if predictor == DEFAULT_CHOICE or not uses_predictor(policy) else predictor
-        try:  # a control's text: refused in place (a notice on the page), never a traceback
-            text = str(seed).strip()
-            if len(text) > 20:
-                raise ValueError
-            seed = int(text)
-            if not 0 <= seed < 2**63:
-                raise ValueError
-        except ValueError:
-            refused.append(f"Seed {_shown(seed)} is not a whole number >= 0: seed 0 is used.")
-            seed = 0
-        self.notice = " ".join(refused)
-        super().__init__(
-            step_seconds=step_seconds,
-            node_identities=True,
-            **scenario_fields(platform, machine, failures),
-            workload=WORKLOADS[workload],
-            policy=policy,
-            predictor=chosen,
-            confidence=float(confidence),
-            accuracy=float(accuracy),
-            load_scale=float(load_scale),
-            seed=seed,
-        )
-
-    @property
-    def config(self):
-        """The scenario (as the controls set it)."""
-        return self.scenario
+    settings.theme.show_banner = False
+    settings.theme.title = "torus-sim"
 
 
-VizTorusModel = VizModel
-"""The name the page's model had before it drew clusters too."""
+_quiet_frame()
 
-
-def _shown(value) -> str:
-    """A value from the page, shortened for a notice (a crafted message may send megabytes)."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _offered(name: str, value, refused: list[str]):
-    """``value`` when it is one of the choices the page offers for control ``name``; else its default (and a notice)."""
-    control = model_params[name]
-    if isinstance(value, str) and value in control["values"]:
-        return value
-    refused.append(f"{control['label']} {_shown(value)} is not one of the choices offered: {control['value']!r} is used.")
-    return control["value"]
-
-
-def _in_range(name: str, value, refused: list[str]) -> float:
-    """``value`` as a float when it is a number within the slider ``name``'s range; else its default (and a notice)."""
-    control = model_params[name]
-    try:
-        number = float(value) if not isinstance(value, (bool, str)) else math.nan
-    except (TypeError, ValueError, OverflowError):
-        number = math.nan
-    if control["min"] <= number <= control["max"]:
-        return number
-    refused.append(
-        f"{control['label']} {_shown(value)} is outside its range {control['min']:g} to {control['max']:g}: "
-        f"{control['value']:g} is used."
-    )
-    return float(control["value"])
-
-
-def scenario_line(model) -> str:
-    """One line naming the scenario a model runs: platform, workload, failures, policy, predictor, c, seed.
-
-    Args:
-        model: a :class:`VizModel`.
-
-    Returns:
-        Markdown text, e.g. ``Scenario: torus 4x4x8 · NASA-iPSC-... (18,239 jobs) · failures bundled (347) · ...``.
-    """
-    config = model.config
-    where = platform_kind(config.platform).label(model.platform, config)
-    workload = Path(config.workload_path).name
-    predictor = config.predictor or "the policy's own"
-    return (
-        f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
-        f"({len(model.failure_log):,}) · policy {config.policy} · predictor {predictor} · c = {model.workload.load_scale:g} · "
-        f"seed {config.seed}"
-    )
-
-
-def jump(model, until_hours: float | None = None, next_failure: bool = False, limit: int = 100_000) -> int:
-    """Step a model to a simulated time, or until a step in which a node fails.
-
-    Args:
-        model: a :class:`VizModel`.
-        until_hours: step until ``model.now`` reaches this many hours (or the run ends).
-        next_failure: step until a step in which a failure happened (or the run ends).
-        limit: the most steps taken.
-
-    Returns:
-        The number of steps taken.
-    """
-    taken = 0
-    while taken < limit and model.running:
-        if until_hours is not None and model.now >= until_hours * 3600.0:
-            break
-        model.step()
-        taken += 1
-        if next_failure and model.failed_this_step:
-            break
-    return taken
+PAGE_CSS = ".v-tabs:not(:has(.v-tab ~ .v-tab)) { display: none; }"
+"""Mesa's SolaraViz draws a tab bar ("PAGE 0") even for one page of components: a bar of one tab is hidden."""
 
 
 def _vega(chart) -> solara.Element:
@@ -378,7 +224,12 @@ def JumpView(model):
     """Jump to a simulated hour or to the next failure (a bad hour is refused beside the field)."""
     update_counter.get()
     hours, set_hours = solara.use_state("")
-    message, set_message = solara.use_state("")
+    said, set_said = solara.use_state(("", 0))  # (message, serial of the model it is about)
+    serial = getattr(model, "serial", 0)
+    message = said[0] if said[1] == serial else ""  # after Reset or a new model: no stale message
+
+    def set_message(text: str) -> None:
+        set_said((text, serial))
 
     def go_to_hour():
         try:
@@ -394,8 +245,7 @@ def JumpView(model):
 
     def go_to_failure():
         taken = jump(model, next_failure=True)
-        failed = ", ".join(str(n) for n in model.failed_this_step) or "none (the run ended)"
-        set_message(f"{taken} steps: t = {model.now / 3600:,.1f} h, failed node(s) {failed}")
+        set_message(f"{taken} steps: t = {model.now / 3600:,.1f} h, {failed_nodes_text(model)}")
         update_counter.value += 1
 
     with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):
@@ -431,15 +281,25 @@ def Page():
     """
     model = solara.use_reactive(solara.use_memo(VizModel, dependencies=[]))
     use_session_release(lambda: [model.peek()])  # at the session's close: its model and the hooks Solara keeps are freed
-    return SolaraViz(
-        model,
-        components=[(TorusView, 0), (QueueView, 0), (JumpView, 0), (LivePlots, 0), (RecentJobs, 0)],
-        model_params=model_params,
-        name="torus-sim: scheduling on failure-prone machines",
-    )
+    with solara.Column(gap="0px") as page:
+        solara.Style(PAGE_CSS)
+        SolaraViz(
+            model,
+            components=[(TorusView, 0), (QueueView, 0), (JumpView, 0), (LivePlots, 0), (RecentJobs, 0)],
+            model_params=model_params,
+            name="torus-sim: scheduling on failure-prone machines",
+        )
+    return page
 
 
-COMPARED = ("average bounded slowdown", "average wait (h)", "completed", "queued", "job kills", "utilization")
+COMPARED = (
+    "average bounded slowdown (jobs finished)",
+    "average wait (h, jobs finished)",
+    "completed",
+    "queued",
+    "job kills",
+    "utilization (mean of the hourly samples so far)",
+)
 
 
 def compare_table(models: dict[str, VizModel]) -> pd.DataFrame:
@@ -449,7 +309,9 @@ def compare_table(models: dict[str, VizModel]) -> pd.DataFrame:
         models: label -> model (same workload and failures, stepped together).
 
     Returns:
-        A table with the rows of :data:`COMPARED` (bounded slowdown and wait over the jobs finished so far).
+        A table with the rows of :data:`COMPARED`: bounded slowdown (BGL-FAULT §6, threshold 10 s) and
+        wait over the jobs finished so far (NaN before the first one finishes), counts, and the mean of
+        the utilization sampled at every step (NaN at t = 0).
     """
     columns = {}
     for label, model in models.items():
@@ -461,16 +323,37 @@ def compare_table(models: dict[str, VizModel]) -> pd.DataFrame:
             else float("nan")
         )
         wait = float((jobs["started_at"] - jobs["submitted_at"]).mean() / 3600.0) if done else float("nan")
-        busy = int(np.count_nonzero(np.asarray(model.platform.job_at) >= 0))
+        samples = model.datacollector.get_model_vars_dataframe()
+        sampled = samples.loc[samples["time"] > 0, "utilization"]
         columns[label] = [
             round(slowdown, 3),
             round(wait, 3),
             done,
             len(model.scheduler.queue),
             int(model.counters["job_kills"]),
-            round(busy / model.platform.capacity, 3),
+            round(float(sampled.mean()), 3) if len(sampled) else float("nan"),
         ]
     return pd.DataFrame(columns, index=list(COMPARED)).rename_axis("metric").reset_index()
+
+
+def compare_markdown(table: pd.DataFrame) -> str:
+    """:func:`compare_table` as a Markdown table: no index, no pages, "–" where nothing is known yet."""
+
+    def shown(value) -> str:
+        if isinstance(value, float) and math.isnan(value):
+            return "–"
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}"
+
+    labels = [column for column in table.columns if column != "metric"]
+    lines = ["| metric | " + " | ".join(labels) + " |", "|---|" + "---:|" * len(labels)]
+    lines += [
+        "| " + row["metric"] + " | " + " | ".join(shown(row[label]) for label in labels) + " |" for _, row in table.iterrows()
+    ]
+    return "\n".join(lines)
+
+
+COMPARE_LOADS = ("1.0", "1.2", "1.4")
+"""Load scales offered on ``/compare`` (it opens on 1.2: at c = 1 the pairs often schedule alike for days)."""
 
 
 @solara.component
@@ -482,25 +365,36 @@ def ComparePage():
     """
     pair, set_pair = solara.use_state(next(iter(PAIRS)))
     seed, set_seed = solara.use_state("0")
-    counter, set_counter = solara.use_state(0)
-    message, set_message = solara.use_state("")
+    load, set_load = solara.use_state(COMPARE_LOADS[1])
+    failures, set_failures = solara.use_state(model_params["failures"]["value"])
+    _, set_tick = solara.use_state(0)  # a new value redraws the page after a step
+    said, set_said = solara.use_state(("", ()))  # (message, the models it is about)
 
     def build():
         chosen = pair if isinstance(pair, str) and pair in PAIRS else next(iter(PAIRS))  # only the pairs offered
         machine = PAIR_MACHINES.get(chosen, model_params["machine"]["value"])
-        return {policy: VizModel(policy=policy, machine=machine, seed=seed) for policy in PAIRS[chosen]}
+        scale = float(load) if load in COMPARE_LOADS else 1.0
+        return {
+            policy: VizModel(policy=policy, machine=machine, seed=seed, load_scale=scale, failures=failures)
+            for policy in PAIRS[chosen]
+        }
 
-    models = solara.use_memo(build, dependencies=[pair, seed])
+    models = solara.use_memo(build, dependencies=[pair, seed, load, failures])
     shown_now = solara.use_memo(dict, dependencies=[])  # the models on the page now, read at the session's close
     shown_now["models"] = models
     use_session_release(lambda: shown_now["models"].values())
+    serials = tuple(model.serial for model in models.values())
+    message = said[0] if said[1] == serials else ""  # a message about other models (another pair, seed...) is gone
+
+    def set_message(text: str) -> None:
+        set_said((text, serials))
 
     def step(count: int = 1):
         for model in models.values():
             for _ in range(count):
                 if model.running:
                     model.step()
-        set_counter(counter + count)
+        set_tick(lambda tick: tick + 1)
 
     def next_failure():
         first = next(iter(models.values()))
@@ -509,8 +403,8 @@ def ComparePage():
             for _ in range(taken):
                 if model.running:
                     model.step()
-        set_counter(counter + taken)
-        set_message(f"{taken} steps to the next failure (same log for both)")
+        set_message(f"{taken} steps to the next failure (the same log for both): {failed_nodes_text(first)}")
+        set_tick(lambda tick: tick + 1)
 
     def set_seed_checked(text: str):
         try:
@@ -518,7 +412,7 @@ def ComparePage():
                 raise ValueError
             set_message("")
         except (TypeError, ValueError):
-            set_message(f"Seed {_shown(text)} is not a whole number >= 0: seed 0 is used.")
+            set_message(f"Seed {shown_text(text)} is not a whole number >= 0: seed 0 is used.")
         set_seed(str(text)[:20])
 
     first = next(iter(models.values()))
@@ -526,6 +420,8 @@ def ComparePage():
         solara.Markdown("## Two policies side by side (same workload, same failures)")
         with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):
             solara.Select("Comparison", value=pair, values=list(PAIRS), on_value=set_pair)
+            solara.Select("Load scale c", value=load, values=list(COMPARE_LOADS), on_value=set_load)
+            solara.Select("Failures", value=failures, values=model_params["failures"]["values"], on_value=set_failures)
             solara.InputText("Seed", value=seed, on_value=set_seed_checked)
             solara.Button("Step both", on_click=lambda: step(1))
             solara.Button("Step both x 24", on_click=lambda: step(24))
@@ -534,17 +430,16 @@ def ComparePage():
             solara.Warning(message)
         config = first.config
         solara.Markdown(
-            f"**t = {first.now / 3600:,.1f} h** (step {counter}) · {Path(config.workload_path).name} ({len(first.jobs):,} jobs) · "
+            f"**t = {first.now / 3600:,.1f} h** (step {first.steps}) · {Path(config.workload_path).name} ({len(first.jobs):,} jobs) · "
             f"failures {config.failure_spec} ({len(first.failure_log):,}) · c = {first.workload.load_scale:g} · seed {config.seed}"
         )
-        table = compare_table(models)
-        shown = table.assign(**{label: [f"{value:,.3f}".rstrip("0").rstrip(".") for value in table[label]] for label in models})
-        solara.DataFrame(shown, items_per_page=len(COMPARED))
+        solara.Markdown(compare_markdown(compare_table(models)))
         with solara.Columns([1, 1]):
             for label, model in models.items():
                 with solara.Column():
                     solara.Markdown(f"### {label}")
                     _vega(viz_charts.machine_chart(model))
+        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html())
 
 
 routes = [

@@ -115,7 +115,24 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
             ],
         }
     )
+    table["detail"] = [_node_detail(row) for row in table.itertuples(index=False)]
     return table, titles
+
+
+def _node_detail(row) -> str:
+    """The tooltip's line for one node: its job's facts when busy, its repair time when down, nothing when free."""
+    if row.state == "busy":
+        return (
+            f"job {row.job} · size {row.size} · started t = {row.started_h:,.2f} h · walltime {row.walltime_h:,.2f} h · "
+            f"attempt {row.attempts}"
+        )
+    if row.state == "down":
+        return (
+            f"down until t = {row.down_until_h:,.2f} h"
+            if row.down_until_h is not None and not pd.isna(row.down_until_h)
+            else "down"
+        )
+    return ""
 
 
 def legend_html() -> str:
@@ -167,15 +184,10 @@ def machine_chart(model, height: int = 330) -> alt.Chart:
             fill=alt.Fill("fill:N", scale=None),
             stroke=alt.Stroke("stroke:N", scale=None),
             strokeWidth=strokes,
-            tooltip=[
+            tooltip=[  # only what applies to the node's state (no "down until 0" on a busy node)
                 alt.Tooltip("node:Q", title="node"),
                 alt.Tooltip("state:N", title="state"),
-                alt.Tooltip("job:Q", title="job"),
-                alt.Tooltip("size:Q", title="size"),
-                alt.Tooltip("started_h:Q", title="started (h)"),
-                alt.Tooltip("walltime_h:Q", title="walltime (h)"),
-                alt.Tooltip("attempts:Q", title="attempts"),
-                alt.Tooltip("down_until_h:Q", title="down until (h)"),
+                alt.Tooltip("detail:N", title=" "),
             ],
         )
     )
@@ -187,7 +199,7 @@ def machine_chart(model, height: int = 330) -> alt.Chart:
     what = f"torus {platform.torus.label}" if platform.kind == "torus" else f"cluster of {platform.capacity} nodes"
     title = [
         f"{what}   t = {model.now / 3600:,.1f} h   busy {int(np.count_nonzero(np.asarray(platform.job_at) >= 0))}   down {down}",
-        f"failed this step {len(model.failed_this_step)}   started this step {len(model.started_this_step)}",
+        f"nodes failed this step {len(set(model.failed_this_step))}   jobs started this step {len(model.started_this_step)}",
     ]
     drawing = alt.layer(*layers).properties(width="container", height=height, title=title, autosize="fit")
     return drawing.configure_view(strokeWidth=0).configure_title(fontSize=13, anchor="start")

@@ -17,6 +17,7 @@ __all__ = [
     "BGL_FAILURES",
     "DEFAULT_CHOICE",
     "PAIRS",
+    "DOWNTIMES",
     "PAIR_MACHINES",
     "WORKLOADS",
     "installed_policies",
@@ -66,6 +67,16 @@ def installed_policies() -> list[str]:
     return sorted(POLICIES.iter_plugins())
 
 
+DOWNTIMES = {
+    "transient": "transient",
+    "log (the log's repair times; Mira has them)": "log",
+    "1 h": 3600.0,
+    "12 h": 43200.0,
+}
+"""The downtime control's choices -> the scenario's ``downtime`` (BGL-FAULT's failures are transient:
+a node is back at once, so nothing is ever drawn "down"; ``log`` takes each failure's repair time)."""
+
+
 model_params = {
     "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
     "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
@@ -83,7 +94,13 @@ model_params = {
             "synthetic:4000:bursty",
             *_installed("failures"),
         ],
-        "label": "Failures",
+        "label": "Failures (bundled = the machine's own log: BG/L RAS, Mira's; none on Intrepid)",
+    },
+    "downtime": {
+        "type": "Select",
+        "value": "transient",
+        "values": list(DOWNTIMES),
+        "label": "Downtime after a failure",
     },
     "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
     "predictor": {
