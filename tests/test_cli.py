@@ -15,6 +15,10 @@ def test_run_writes_jobs_csv_and_summary_json_with_the_configuration_and_input_h
     assert "average bounded slowdown" in printed and "capacity lost" in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["config"]["max_jobs"] == 400 and summary["inputs"]["failures"]["spec"] == "bundled"
+    assert summary["config"]["failures"] == "bundled"  # what ran, not null (issue 44 section 7)
+    header = printed.splitlines()
+    assert header[2].startswith("failures  bundled: ") and header[2].split("  (")[0].endswith("BGL_2k.log")  # no fitting spec
+    assert "cleaning walltime from runtime 400;" in header[0] and "{" not in header[0]
     assert summary["inputs"]["workload"]["sha256"] == "5589ae9b2fb78e3bf92de097497cf33a91607de1ad54563e43533f7827597f29"
     assert summary["inputs"]["failures"]["count"] == 64  # the whole run's 347 fitted failures that fall in these 400 jobs' span
     assert summary["summary"]["jobs"] == 400

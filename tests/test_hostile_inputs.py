@@ -426,7 +426,7 @@ def test_row22_the_header_and_manifest_name_what_ran(capsys, tmp_path):
     assert main(["run", "--policy", "balancing", "--max-jobs", "200", "--out", str(tmp_path / "a"), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "policy    balancing (predictor oracle-confidence), backfill on, migration on" in out
-    assert "(the first 200 jobs, online; cleaning {'walltime_from_runtime': 200}; offered load " in out
+    assert "(the first 200 jobs, online; cleaning walltime from runtime 200; offered load " in out
     assert json_roundtrip(tmp_path / "a" / "summary.json")["inputs"]["policy"] == "balancing"
     arguments = ["run", "--platform", "cluster", "--policy", "PV-EASY", "--max-jobs", "200", "--failures", "bundled"]
     assert main([*arguments, "--out", str(tmp_path / "b"), "--no-progress"]) == 0

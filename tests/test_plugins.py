@@ -587,6 +587,6 @@ def test_a_machine_and_a_platform_kind_of_your_own_are_selected_by_import_path(t
     )
     out = tmp_path / "out"
     assert main(["run", "--machine", f"{module}:TINY", "--max-jobs", "60", "--out", str(out)]) == 0
-    assert "torus 2x2x4 of 16 supernodes" in capsys.readouterr().out
+    assert "torus 2x2x4 of 16 midplanes" in capsys.readouterr().out
     assert main(["run", "--platform", f"{module}:HalfCluster", "--max-jobs", "60", "--failures", "none", "--out", str(out)]) == 0
     assert "platform  cluster of 64 nodes" in capsys.readouterr().out  # the kind's capacity: half of NASA's 128

@@ -426,6 +426,16 @@ def _scenario_from(args):
     return experiment.scenario(point, **given)
 
 
+def _counts_text(counts: dict | None) -> str:
+    """Cleaning counts as words: ``size rounded up 56, walltime from runtime 200`` (``nothing`` when empty)."""
+    if not counts:
+        return "nothing"
+    return ", ".join(
+        f"{name.replace('_', ' ')} {value:,}" if isinstance(value, int) else f"{name.replace('_', ' ')} {value}"
+        for name, value in counts.items()
+    )
+
+
 def _run(args) -> int:
     from torus_sim.files import check_output_folder
     from torus_sim.formats.catalog import output_format
@@ -449,18 +459,25 @@ def _run(args) -> int:
         if workload.get("offered_load")
         else ""
     )
-    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {workload['cleaning'] or 'nothing'}{load})")
+    print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {_counts_text(workload['cleaning'])}{load})")
     print(f"platform  {platform_kind(scenario.platform).header(platform)}")
+    read = (failures.get("source") or "").split("|")[0].split("#")[0]  # the file read, without the fitting spec
+    if not read or read == failures["spec"]:
+        named = failures["spec"]
+    else:
+        named = read if read.startswith(failures["spec"]) else f"{failures['spec']}: {read}"
     print(
-        f"failures  {failures['source'] or failures['spec']}  ({failures['count']:,} fail-stop"
+        f"failures  {named}  ({failures['count']:,} fail-stop"
         + (f"; {failures['timing']}" if failures.get("timing") else "")
         + f"); silent errors {result.inputs['silent_errors']}"
     )
     settings = f", {result.inputs['policy_settings']}" if result.inputs.get("policy_settings") else ""
     used = result.inputs["extensions"].get("predictor") is not None  # None: the placement asks no predictor
     predictor = f" (predictor {result.inputs['predictor']})" if used else ""
+    runtime = f", runtime predictor {scenario.runtime_predictor}" if scenario.runtime_predictor else ""
     c = workload.get("load_scale", scenario.load_scale)
-    print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}; c = {c:.4g}; seed {scenario.seed}")
+    scale = f"; c = {c:.4g}" if workload["kind"] != "batch" else ""  # c scales arrival times: no meaning for a batch
+    print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}{runtime}{scale}; seed {scenario.seed}")
     declared = workload.get("declared") or {}
     if declared:
         ran = ", ".join(

@@ -172,10 +172,17 @@ class RunResult:
     scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def manifest(self) -> dict:
-        """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data)."""
+        """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data).
+
+        ``config`` is the scenario's fields, with ``failures`` naming the source that ran where the
+        scenario left it to the platform's default (``bundled`` on BG/L, ``mira`` on Mira), never null.
+        """
+        config = self.config.model_dump(mode="json")
+        if config.get("failures") is None and self.inputs.get("failures", {}).get("spec"):
+            config["failures"] = self.inputs["failures"]["spec"]
         return {
             "torus_sim_version": __version__,
-            "config": self.config.model_dump(mode="json"),
+            "config": config,
             "inputs": self.inputs,
             "summary": self.summary,
         }

@@ -153,9 +153,10 @@ class TorusKind(PlatformKind):
         return load_machine(scenario.machine or DEFAULT_MACHINE).failures
 
     def header(self, described: dict) -> str:
-        """``torus 2x3x4x4 of 96 supernodes (machine mira)``."""
+        """``torus 4x4x8 of 128 supernodes`` (BG/L's word, BGL-FAULT §2), ``torus 2x3x4x4 of 96 midplanes (machine mira)``."""
         machine = f" (machine {described['machine']})" if described.get("machine") else ""
-        return f"torus {described['torus']} of {described['nodes']:,} supernodes{machine}"
+        unit = "midplanes" if described.get("machine") not in (None, "", DEFAULT_MACHINE) else "supernodes"
+        return f"torus {described['torus']} of {described['nodes']:,} {unit}{machine}"
 
     def label(self, platform, scenario) -> str:
         """``torus 4x4x8 (bgl)``: the torus and its machine (BG/L's when the scenario names none)."""
