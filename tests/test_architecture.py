@@ -40,7 +40,10 @@ LAYERS = [
     ),
     ("engine", ["torus_sim.engine", "agents"]),
     ("metrics", ["torus_sim.metrics"]),
-    ("outputs", ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz_charts"]),
+    (
+        "outputs",
+        ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz_charts", "torus_sim.output_columns"],
+    ),
     (
         "orchestration",
         [

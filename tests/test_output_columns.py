@@ -1,0 +1,38 @@
+"""Every column a run writes is described, with its unit, in torus_sim/output_columns.py, and docs/outputs.md is made from it."""
+
+from pathlib import Path
+
+import pytest
+
+from torus_sim.output_columns import JOB_COLUMNS, SCENARIO_COLUMNS, SUMMARY_METRICS, describe, outputs_markdown
+from torus_sim.runner import Scenario, run
+
+RUNS = {
+    "torus": {"max_jobs": 150, "failures": "synthetic:20"},
+    "torus, tie-break": {"max_jobs": 150, "failures": "synthetic:20", "policy": "tiebreak"},
+    "cluster with fairness": {"platform": "cluster", "policy": "PV-EASY", "fairness": True, "max_jobs": 150},
+    "rigid batch": {
+        "platform": "cluster",
+        "workload": "rigid",
+        "mean_failure_probability": 0.3,
+        "scenarios": 2,
+        "policy": "R-LIST-0",
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_column_and_metric_written_is_described(name):
+    result = run(Scenario.make(name, **RUNS[name]))
+    undocumented = [column for column in result.jobs.columns if describe(column, JOB_COLUMNS) is None]
+    undocumented += [column for column in result.scenarios.columns if describe(column, SCENARIO_COLUMNS) is None]
+    undocumented += [key for key in result.summary if describe(key, SUMMARY_METRICS) is None]
+    assert not undocumented, f"{name}: describe these in torus_sim/output_columns.py: {undocumented}"
+    for unit, meaning in [*JOB_COLUMNS.values(), *SCENARIO_COLUMNS.values(), *SUMMARY_METRICS.values()]:
+        assert meaning and isinstance(unit, str)
+
+
+def test_docs_outputs_is_the_schemas_text():
+    committed = (Path(__file__).resolve().parents[1] / "docs" / "outputs.md").read_text()
+    assert committed == outputs_markdown(), "regenerate: python -m torus_sim.output_columns > docs/outputs.md"
+    assert describe("tie_changed", SUMMARY_METRICS) is not None and describe("no_such_metric", SUMMARY_METRICS) is None

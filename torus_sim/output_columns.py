@@ -1,0 +1,157 @@
+"""What every column of a run's outputs means, with its unit: one schema for the docs and the tests.
+
+``jobs.csv`` (one row per job), a batch's ``scenarios.csv`` (one row per failure scenario) and the
+``summary`` of ``summary.json`` (a sweep's ``results.csv`` has the same metric columns beside the
+scenario's fields) are described here and nowhere else: ``docs/outputs.md`` is made from this module
+(``python -m torus_sim.output_columns > docs/outputs.md``), and tests/test_output_columns.py checks
+that every column the writers produce on the torus, on a cluster with the fairness columns and in a
+batch is described, and that the document is the one this module makes, so the two cannot drift.
+
+Units: times in seconds unless the name says ``_min`` or ``_h``; sizes in nodes on a cluster and in
+supernodes (midplanes) on a torus, as the job's ``size``; ``lost_work`` in those units x seconds.
+Times in ``jobs.csv`` are written with every digit a float64 carries (``%.17g``), so a result read
+back is the simulated one bit for bit; the inputs (SWF) carry whole seconds.
+"""
+
+from __future__ import annotations
+
+__all__ = ["JOB_COLUMNS", "SCENARIO_COLUMNS", "SUMMARY_METRICS", "describe", "outputs_markdown"]
+
+JOB_COLUMNS: dict[str, tuple[str, str]] = {
+    "job_id": ("", "the job's number in the workload (SWF field 1)"),
+    "user_id": ("", "its user (SWF field 12; -1 where the workload has none)"),
+    "size": ("nodes / supernodes", "nodes it runs on (the SWF log's processors after cleaning and scaling to the platform)"),
+    "partition_size": (
+        "nodes / supernodes",
+        "the partition it held: size rounded up to a free box on a torus, size on a cluster",
+    ),
+    "submitted_at": ("s", "submission time after the load scale c (BGL-FAULT §6.2: t_a / c)"),
+    "first_started_at": ("s", "start of its first attempt"),
+    "started_at": ("s", "start of its last (completed) attempt, BGL-FAULT's t_s"),
+    "finished_at": ("s", "end of its last attempt, BGL-FAULT's t_f"),
+    "runtime": ("s", "the work it needs (SWF field 4), BGL-FAULT's t_e"),
+    "walltime": ("s", "requested time (SWF field 9; the runtime where the log has none)"),
+    "prediction": ("s", "the runtime the scheduler believed (the runtime predictor's, else the walltime)"),
+    "attempts": ("", "attempts run (1 when nothing interrupted it)"),
+    "kills": ("", "attempts ended by a failure (fail-stop)"),
+    "preemptions": ("", "attempts ended by the policy (PV-EASY's shadow-load preemption)"),
+    "silent_errors": ("", "attempts whose result a silent error spoiled (RIGID, MOLDABLE)"),
+    "lost_work": ("size x s", "work thrown away by kills and errors: size x the time since the last checkpoint"),
+    "migrations": ("", "times it was moved while running (Krevat's repacking, CKPT-MIG's preventive migration)"),
+    "time_sum": ("s", "running time summed over its attempts (the job's share of the machine's used time)"),
+    "wait_time": ("s", "started_at - submitted_at (BGL-FAULT §3.4)"),
+    "response_time": ("s", "finished_at - submitted_at"),
+    "bounded_slowdown": ("", "max(response, Γ) / max(runtime, Γ), Γ = 10 s (BGL-FAULT §3.4, the field's form)"),
+}
+"""``jobs.csv``: one row per completed job (the record's columns, :data:`torus_sim.engine.record.JOB_COLUMNS`,
+then :func:`torus_sim.metrics.summary.job_table`'s three)."""
+
+SCENARIO_COLUMNS: dict[str, tuple[str, str]] = {
+    "scenario": ("", "the failure scenario's number (0 to scenarios - 1)"),
+    "failures": ("", "silent errors drawn in it"),
+    "makespan": ("s", "the batch's makespan in it"),
+    "lower_bound": ("s", "the makespan lower bound L(f) (RIGID Eq. 5-6) or L'(J, f) (MOLDABLE §5.1)"),
+    "ratio": ("", "makespan / lower_bound"),
+}
+"""A batch's ``scenarios.csv``: one row per failure scenario (RIGID §5, MOLDABLE §5)."""
+
+SUMMARY_METRICS: dict[str, tuple[str, str]] = {
+    "jobs": ("", "jobs completed"),
+    "avg_wait_time": ("s", "mean wait_time (BGL-FAULT §3.4)"),
+    "avg_response_time": ("s", "mean response_time"),
+    "avg_bounded_slowdown": ("", "mean bounded_slowdown (BGL-FAULT §3.4)"),
+    "max_bounded_slowdown": ("", "largest bounded_slowdown"),
+    "makespan": ("s", "online: the span T from the first submission to the last end (BGL-FAULT §6.1); batch: see mean_makespan"),
+    "omega_util": ("fraction", "ω_util: the jobs' size x runtime over N x T (BGL-FAULT §6.1; CKPT-MIG's yield)"),
+    "omega_unused": (
+        "fraction",
+        "ω_unused: free capacity beyond what the waiting jobs asked for, max(0, free - queued demand), over N x T",
+    ),
+    "omega_lost": (
+        "fraction",
+        "ω_lost: 1 - ω_util - ω_unused: capacity wanted but not used (fragmentation, killed work, downtime)",
+    ),
+    "failures": ("", "fail-stop failures met during the run"),
+    "job_kills": ("", "attempts killed by failures"),
+    "jobs_killed": ("", "jobs with at least one killed attempt"),
+    "lost_work": ("size x s", "work thrown away by kills (summed lost_work)"),
+    "migrations": ("", "running jobs moved (Krevat's repacking, preventive migrations)"),
+    "repacks": ("", "repacking actions (Krevat's migration of several jobs at once)"),
+    "preventive_checkpoints": ("", "checkpoints taken because a failure was predicted (CKPT-MIG)"),
+    "preventive_migrations": ("", "jobs moved to spares before a predicted failure (CKPT-MIG)"),
+    "preventive_migrations_failed": ("", "preventive migrations the failure overtook"),
+    "offered_load": ("", "work / (capacity x submission span) after cleaning; above 1 the queue grows without bound"),
+    "mbs": ("", "PV-EASY's mean bounded slowdown (Eq. 1, Γ = 10 s, wait + runtime over runtime)"),
+    "mwbs": ("", "PV-EASY's mean bounded slowdown weighted by size (Eq. 2)"),
+    "mean_wait": ("s", "PV-EASY's mean wait: the same number as avg_wait_time, under the name of PV-EASY's tables"),
+    "total_load": ("fraction", "node-time used (time_sum x size) over P x span (PV-EASY Table 4)"),
+    "useful_load": ("fraction", "node-time of the jobs' runtimes over P x span"),
+    "wasted_load": ("fraction", "total_load - useful_load: lost work and overheads (PV-EASY Table 4)"),
+    "preempted_jobs": ("", "jobs preempted at least once"),
+    "preempted_rate": ("fraction", "preempted_jobs / jobs"),
+    "mkt": ("", "mean preemptions of a preempted job (PV-EASY Table 5)"),
+    "mean_rtw": ("", "mean (time_sum - runtime) / runtime of preempted jobs (PV-EASY Eq. 3)"),
+    "blocked_jobs": ("", "jobs that were the blocked head of the queue (with --fairness)"),
+    "delayed_jobs": ("", "blocked jobs started later than they could have but for lower-priority jobs (PV-EASY Table 1)"),
+    "mean_delay_min": ("min", "mean delay of the delayed jobs"),
+    "max_delay_h": ("h", "largest delay"),
+    "violations": ("", "jobs whose reservation backfilled jobs violated (PV-EASY Table 2)"),
+    "mean_dtr_min": ("min", "mean delay from the reservation of the violated jobs"),
+    "max_dtr_h": ("h", "largest delay from the reservation"),
+    "mean_si": ("", "mean slowdown increase of the violated jobs (actual minus promised bounded slowdown)"),
+    "max_si": ("", "largest slowdown increase"),
+    "violation_mean_parallelism": ("nodes", "mean size of the violated jobs"),
+    "silent_errors": ("", "silent errors met (RIGID, MOLDABLE)"),
+    "preemptions": ("", "attempts preempted by the policy"),
+    "scenarios": ("", "batch: failure scenarios run"),
+    "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
+    "mean_lower_bound": ("s", "batch: mean lower bound L(f) / L'(J, f)"),
+    "mean_ratio": ("", "batch: mean makespan / lower bound (RIGID Table 1, MOLDABLE Table 1)"),
+    "max_ratio": ("", "batch: largest ratio"),
+    "mean_failures": ("", "batch: mean silent errors per scenario"),
+    "tie_*": ("", "tie-break placement only: placements decided, ties, alarmed, all alarmed, changed from MFP (BGL-FAULT §5.3)"),
+}
+"""``summary.json``'s ``summary`` (and the metric columns of a sweep's ``results.csv``): the keys a run has
+depend on what its record holds (:func:`torus_sim.metrics.families.summarize_record`)."""
+
+
+def describe(name: str, schema: dict[str, tuple[str, str]]) -> tuple[str, str] | None:
+    """The (unit, meaning) of a column, a ``prefix_*`` entry covering a family; None when undocumented."""
+    if name in schema:
+        return schema[name]
+    for key, value in schema.items():
+        if key.endswith("*") and name.startswith(key[:-1]):
+            return value
+    return None
+
+
+def _table(title: str, note: str, schema: dict[str, tuple[str, str]]) -> list[str]:
+    lines = [f"## {title}", "", note, "", "| column | unit | meaning |", "|---|---|---|"]
+    lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in schema.items()]
+    return [*lines, ""]
+
+
+def outputs_markdown() -> str:
+    """docs/outputs.md: the three tables with a heading (the text this module's schema makes)."""
+    lines = [
+        "# What a run writes",
+        "",
+        "Made by `python -m torus_sim.output_columns > docs/outputs.md` from `torus_sim/output_columns.py`, the",
+        "one description of the outputs (tests/test_output_columns.py checks that every column written is in it).",
+        "Times in seconds unless the name says `_min` or `_h`; sizes in nodes on a cluster and in supernodes",
+        "(midplanes) on a torus. `summary.json` also holds `config` (the scenario's fields: `torus_sim/scenario.py`)",
+        "and `inputs` (each input's path, SHA-256, the registry entry that read it and its cleaning counts).",
+        "",
+    ]
+    lines += _table("jobs.csv", "One row per completed job.", JOB_COLUMNS)
+    lines += _table("scenarios.csv (batches)", "One row per failure scenario of a batch run.", SCENARIO_COLUMNS)
+    lines += _table(
+        "summary.json: summary (and results.csv)",
+        "The run's metrics; a run has the keys its record supports (fairness with `--fairness`, batch keys in a batch).",
+        SUMMARY_METRICS,
+    )
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(outputs_markdown(), end="")
