@@ -226,3 +226,15 @@ def test_a_finished_run_frees_its_models_so_a_serial_sweep_does_not_grow():
     del model
     gc.collect()
     assert watch() is None
+
+
+def test_results_csv_puts_what_varies_and_the_metrics_before_what_every_run_shares(tmp_path, capsys):
+    """Issue 44 section 7: 70 shared scenario columns buried the metrics; bundled failures showed only their count."""
+    scenario = tmp_path / "probe.toml"
+    scenario.write_text('title = "probe"\nseeds = [0, 1]\n[workload]\nmax_jobs = 120\n[grid]\npolicy = ["FCFS-EASY", "krevat"]\n')
+    assert main(["sweep", str(scenario), "--out", str(tmp_path / "out")]) == 0
+    assert "[4/4] done in " in capsys.readouterr().err  # no terminal here: a line per finished run
+    table = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert list(table.columns[:5]) == ["policy", "seed", "failures_given", "failures", "avg_wait_time"]
+    assert set(table["failures_given"]) == {"bundled"} and (table["failures"] > 0).all()  # the source, and the count met
+    assert table.columns.get_loc("wall_time") < table.columns.get_loc("max_jobs")  # shared fields come last

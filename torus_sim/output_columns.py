@@ -150,6 +150,14 @@ def outputs_markdown() -> str:
         "The run's metrics; a run has the keys its record supports (fairness with `--fairness`, batch keys in a batch).",
         SUMMARY_METRICS,
     )
+    lines += [
+        "## results.csv (sweeps)",
+        "",
+        "One row per run: `name` and the scenario fields that vary between the runs, `failures_given` (the failure",
+        "source as given, e.g. `bundled` or `synthetic:4000`; the metric `failures` is the count met), the metrics",
+        "above, `wall_time` (s, this machine) and `key` (the run's hash), then the scenario fields every run shares.",
+        "",
+    ]
     return "\n".join(lines).rstrip() + "\n"
 
 

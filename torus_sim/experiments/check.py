@@ -23,7 +23,7 @@ __all__ = ["CHECKED_TABLES", "CheckReport", "compare_tables", "results_columns"]
 CHECKED_TABLES = ("results", "size_groups", "summary", "comparison")
 """The CSV tables of a results folder that ``--check`` compares (when the folder has them)."""
 
-NOT_RESULTS = {"wall_time", "key"}
+NOT_RESULTS = {"wall_time", "key", "failures_given"}
 
 
 def results_columns(table: pd.DataFrame) -> list[str]:

@@ -119,6 +119,28 @@ def compare_with_paper(results: pd.DataFrame, paper: list[dict]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["case", "metric", "ours", "paper", "difference"])
 
 
+def readable_order(table: pd.DataFrame) -> pd.DataFrame:
+    """``results.csv``'s columns in reading order (issue 44: the shared fields buried the metrics).
+
+    First the run's name and the scenario fields that vary, the failure source given, then the metrics,
+    then the fields every run shares. ``failures`` is the metric (the count met) there, not the field.
+
+    Args:
+        table: one row per run (scenario fields, metrics, ``wall_time``, ``key``).
+
+    Returns:
+        The same table, columns reordered (none dropped: ``--replot`` and the figures read them by name).
+    """
+    from torus_sim.scenario import Scenario
+
+    fields = set(Scenario.model_fields) - {"failures"}
+    varying = [c for c in table.columns if c in fields and c != "name" and table[c].astype(str).nunique() > 1]
+    shared = [c for c in table.columns if c in fields and c != "name" and c not in varying]
+    first = [c for c in ("name", *varying, "failures_given") if c in table.columns]
+    rest = [c for c in table.columns if c not in first and c not in shared]
+    return table[first + rest + shared]
+
+
 def write_experiment(
     experiment: Experiment, table: pd.DataFrame, out: str | Path, tables: dict | None = None, parquet: bool = False
 ) -> list[Path]:
@@ -148,6 +170,7 @@ def write_experiment(
 
         manifest = {"scenario_file": str(experiment.path), "title": experiment.title, "reference": experiment.reference}
         blobs = {name: parquet_bytes(frame, manifest) for name, frame in {"results": table, **tables}.items()}
+    table = readable_order(table)
     written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
     for name, frame in tables.items():
         written.append(

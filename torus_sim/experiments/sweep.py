@@ -119,8 +119,9 @@ def run_row(config: Scenario) -> dict:
     """Run one scenario and flatten it to a row with its manifest and extra tables.
 
     Returns:
-        ``{"key", "row", "manifest", "tables"}``: the row has every Scenario field, every summary
-        metric and ``wall_time`` (seconds); the manifest holds scenario, version and input hashes;
+        ``{"key", "row", "manifest", "tables"}``: the row has every Scenario field, ``failures_given``
+        (the failure source as given: the metric ``failures`` is the count met), every summary metric
+        and ``wall_time`` (seconds); the manifest holds scenario, version and input hashes;
         ``tables`` holds ``size_groups`` (PV-EASY Figs. 2-3, online runs) and ``scenarios`` (the
         per-scenario makespans of a batch), as lists of records.
     """
@@ -129,6 +130,9 @@ def run_row(config: Scenario) -> dict:
     began = time.perf_counter()
     result = run(config)
     row = scenario_row(config)
+    # the failure source given (the scenario's field; its default named), kept apart from the metric
+    # ``failures`` (the count met) that shares the field's name
+    row["failures_given"] = str(row["failures"]) if row.get("failures") is not None else result.inputs["failures"]["spec"]
     row.update(result.summary)
     row["wall_time"] = time.perf_counter() - began
     tables = {}
