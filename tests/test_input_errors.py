@@ -173,7 +173,8 @@ def test_an_fta_table_runs_from_the_command_line_with_its_downtime(chdir_tmp, ca
     )
     printed = capsys.readouterr().out
     assert code == 0 and (out / "summary.json").exists()
-    assert "lanl.tab.gz#system=20|fit=" in printed and "|cut=" in printed  # the whole log fitted, the prefix's span kept
+    assert "lanl.tab.gz#system=20  (" in printed and "|fit=" not in printed  # the file and system read, no internal spec
+    assert "fitted onto the whole log's span" in printed and "prefix's part kept" in printed  # the timing, in words
     import json
     import re
 

@@ -461,7 +461,7 @@ def _run(args) -> int:
     )
     print(f"workload  {workload['path']}  ({first}, {workload['kind']}; cleaning {_counts_text(workload['cleaning'])}{load})")
     print(f"platform  {platform_kind(scenario.platform).header(platform)}")
-    read = (failures.get("source") or "").split("|")[0].split("#")[0]  # the file read, without the fitting spec
+    read = (failures.get("source") or "").split("|")[0]  # the file read (#system=N kept), without the fitting spec
     if not read or read == failures["spec"]:
         named = failures["spec"]
     else:

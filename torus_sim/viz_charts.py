@@ -287,7 +287,7 @@ def gantt_chart(model, count: int = 20) -> alt.Chart:
         alt.Chart(data)
         .mark_bar(height={"band": 0.8})
         .encode(
-            x=alt.X("start_h:Q", title="simulated hours"),
+            x=alt.X("start_h:Q", title="simulated hours", scale=alt.Scale(zero=False)),  # the last hours, not from t = 0
             x2="end_h:Q",
             y=alt.Y("label:N", sort=order, title="job (by start)", axis=alt.Axis(labelFontSize=10)),
             color=alt.Color("colour:N", scale=None),

@@ -67,6 +67,9 @@ def installed_policies() -> list[str]:
     return sorted(POLICIES.iter_plugins())
 
 
+_TENTHS = [round(tenth / 10, 1) for tenth in range(11)]
+"""0.0, 0.1, ..., 1.0: the values of the confidence and accuracy menus."""
+
 DOWNTIMES = {
     "transient": "transient",
     "log (the log's repair times; Mira has them)": "log",
@@ -109,9 +112,24 @@ model_params = {
         "values": ["default", "oracle-confidence", "oracle-accuracy", "history", "recency"],
         "label": "Predictor",
     },
-    "confidence": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Confidence a"},
-    "accuracy": {"type": "SliderFloat", "value": 0.1, "min": 0.0, "max": 1.0, "step": 0.1, "label": "Accuracy a"},
-    "load_scale": {"type": "SliderFloat", "value": 1.0, "min": 0.5, "max": 1.5, "step": 0.1, "label": "Load scale c"},
+    # menus, not sliders: Mesa's sliders do not show their value (issue 44 §3); min and max bound what the model accepts
+    "confidence": {
+        "type": "Select",
+        "value": 0.1,
+        "values": _TENTHS,
+        "min": 0.0,
+        "max": 1.0,
+        "label": "Confidence a (balancing)",
+    },
+    "accuracy": {"type": "Select", "value": 0.1, "values": _TENTHS, "min": 0.0, "max": 1.0, "label": "Accuracy a (tie-break)"},
+    "load_scale": {
+        "type": "Select",
+        "value": 1.0,
+        "values": [round(0.5 + tenth, 1) for tenth in _TENTHS],
+        "min": 0.5,
+        "max": 1.5,
+        "label": "Load scale c",
+    },
     "seed": {"type": "InputText", "value": 0, "label": "Seed"},
     "step_seconds": 3600.0,
 }

@@ -163,6 +163,7 @@ def write_experiment(
     from torus_sim.figures import draw_figure
 
     out = Path(out)
+    table = readable_order(table)
     tables = experiment_tables(experiment, table) if tables is None else tables
     blobs = {}
     if parquet:
@@ -170,7 +171,6 @@ def write_experiment(
 
         manifest = {"scenario_file": str(experiment.path), "title": experiment.title, "reference": experiment.reference}
         blobs = {name: parquet_bytes(frame, manifest) for name, frame in {"results": table, **tables}.items()}
-    table = readable_order(table)
     written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
     for name, frame in tables.items():
         written.append(
