@@ -180,6 +180,27 @@ def dask_sweep_speedup() -> None:
     print(f"  1 worker {times[1]:.1f} s, 2 workers {times[2]:.1f} s -> speed-up {times[1] / times[2]:.2f}x (goal >= 1.8x)")
 
 
+SECTIONS = [
+    "replay",
+    "partitions",
+    "sweep",
+    "rigid",
+    "moldable",
+    "online",
+    "scale",
+    "plugins",
+    "machines",
+    "viz",
+    "viz-memory",
+    "matrix",
+    "startup",
+]
+"""Every section ``--only`` takes."""
+
+DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix")]
+"""The sections run when none is chosen (scale, the browser's memory and the matrix only when asked)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workload", type=Path, default=DEFAULT_SDSC)
@@ -187,20 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="replay only the first 5,000 jobs")
     parser.add_argument(
         "--only",
-        choices=[
-            "replay",
-            "partitions",
-            "sweep",
-            "rigid",
-            "moldable",
-            "online",
-            "scale",
-            "plugins",
-            "machines",
-            "viz",
-            "matrix",
-            "startup",
-        ],
+        choices=SECTIONS,
         action="append",
         help="run only these sections",
     )
@@ -218,18 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         args.only = [section for section in args.only if section != "matrix"]
         if not args.only:
             return code
-    sections = args.only or [
-        "replay",
-        "partitions",
-        "sweep",
-        "rigid",
-        "moldable",
-        "online",
-        "plugins",
-        "machines",
-        "viz",
-        "startup",
-    ]
+    sections = args.only or list(DEFAULT_SECTIONS)
     if args.baseline is not None and "scale" in sections:
         from benchmarks.scale import scale_replays
 
