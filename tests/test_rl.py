@@ -151,3 +151,45 @@ def test_an_agent_that_always_waits_runs_one_job_at_a_time_started_by_the_enviro
     assert terminated and info["completed"] == 60 and info["forced_starts"] == 60
     jobs = env.model.record().jobs.sort_values("started_at")
     assert (jobs["started_at"].to_numpy()[1:] >= jobs["finished_at"].to_numpy()[:-1]).all()  # never two at once
+
+
+def test_action_masks_is_the_info_mask_and_an_invalid_action_waits_raises_or_costs():
+    """Issue 43 section 1: MaskablePPO reads env.action_masks(); invalid_action wait (default) | raise | penalty."""
+    from torus_sim.errors import ConfigurationError
+
+    scenario = {"platform": "cluster", "nodes": 128}
+    env = SchedulingEnv(scenario, window=40, queue_slots=6)
+    with pytest.raises(ConfigurationError, match="reset"):
+        env.action_masks()
+    _, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    checked = invalid_seen = 0
+    done = False
+    while not done and checked < 200:
+        mask = env.action_masks()
+        assert mask.dtype == bool and mask.shape == (env.action_space.n,) and mask[-1]
+        assert np.array_equal(mask, info["action_mask"].astype(bool))
+        action = int(rng.integers(env.action_space.n))
+        _, _, terminated, truncated, info = env.step(action)
+        invalid_seen += info["invalid_action"]
+        assert info["invalid_action"] == (not mask[action])
+        checked += 1
+        done = terminated or truncated
+    assert invalid_seen > 0  # random actions on 6 slots meet forbidden ones
+
+    strict = SchedulingEnv(scenario, window=40, queue_slots=6, invalid_action="raise")
+    strict.reset(seed=3)
+    forbidden = int(np.flatnonzero(~strict.action_masks())[0])
+    with pytest.raises(ConfigurationError, match=f"action {forbidden} is not valid now"):
+        strict.step(forbidden)
+
+    costly = SchedulingEnv(scenario, window=40, queue_slots=6, invalid_action="penalty", invalid_penalty=0.5)
+    plain = SchedulingEnv(scenario, window=40, queue_slots=6)
+    costly.reset(seed=3)
+    plain.reset(seed=3)
+    forbidden = int(np.flatnonzero(~costly.action_masks())[0])
+    paid = costly.step(forbidden)
+    free = plain.step(forbidden)
+    assert paid[1] == pytest.approx(free[1] - 0.5) and paid[4]["invalid_action"]
+    with pytest.raises(ConfigurationError, match="invalid_action must be one of"):
+        SchedulingEnv(scenario, window=40, invalid_action="ignore")

@@ -55,7 +55,12 @@ from torus_sim.policies.placement import MFP
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 
-__all__ = ["JOB_FEATURES", "REWARDS", "SchedulingEnv"]
+__all__ = ["INVALID_ACTIONS", "JOB_FEATURES", "REWARDS", "SchedulingEnv"]
+
+INVALID_ACTIONS = ("wait", "raise", "penalty")
+"""What a step does with an action its mask forbids: ``wait`` (the default: the agent waits for the next
+event, as RLScheduler treats it), ``raise`` (a :class:`ConfigurationError` naming it: for debugging an agent)
+or ``penalty`` (a wait, and ``invalid_penalty`` taken off the step's reward)."""
 
 JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
 """The features of each queue slot in the observation, in order."""
@@ -147,6 +152,11 @@ class SchedulingEnv(gym.Env):
         reward: ``bsld`` or ``utilization`` (:data:`REWARDS`).
         start_range: ``(low, high)``, fractions of the log where a window may start, 0 <= low < high <= 1.
         max_decisions: an episode is truncated after this many decisions, >= 1 (default 50 x window).
+        invalid_action: what an action the mask forbids does, one of :data:`INVALID_ACTIONS` (``wait``).
+        invalid_penalty: taken off the reward of such a step under ``penalty``, >= 0.
+
+    The valid actions are ``info["action_mask"]`` and :meth:`action_masks` (sb3-contrib's MaskablePPO
+    calls the latter on the environment itself: no wrapper).
 
     Raises:
         ConfigurationError: a bad argument (named: a float or a bool where a whole number is expected,
@@ -167,6 +177,8 @@ class SchedulingEnv(gym.Env):
         reward: str = "bsld",
         start_range: tuple[float, float] = (0.0, 1.0),
         max_decisions: int | None = None,
+        invalid_action: str = "wait",
+        invalid_penalty: float = 1.0,
     ) -> None:
         from failure_logs.sources import failure_source
         from torus_sim.inputs import load_failures, load_workload
@@ -178,6 +190,16 @@ class SchedulingEnv(gym.Env):
             raise ConfigurationError("SchedulingEnv replays windows of an online workload (an SWF log), not a batch")
         if not isinstance(reward, str) or reward not in REWARDS:
             raise ConfigurationError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if not isinstance(invalid_action, str) or invalid_action not in INVALID_ACTIONS:
+            raise ConfigurationError(f"invalid_action must be one of {INVALID_ACTIONS}, got {_shown(invalid_action)}")
+        if (
+            isinstance(invalid_penalty, bool)
+            or not isinstance(invalid_penalty, (int, float))
+            or not 0 <= invalid_penalty < math.inf
+        ):
+            raise ConfigurationError(f"invalid_penalty must be a number >= 0, got {_shown(invalid_penalty)}")
+        self.invalid_action = invalid_action
+        self.invalid_penalty = float(invalid_penalty)
         window = _whole("window", window)
         queue_slots = _whole("queue_slots", queue_slots)
         placements = _whole("placements", placements)
@@ -277,6 +299,12 @@ class SchedulingEnv(gym.Env):
                 f"Discrete({self.action_space.n})), got {_shown(action)}"
             )
         action = number
+        invalid = not self._mask()[action]
+        if invalid and self.invalid_action == "raise":
+            raise ConfigurationError(
+                f"step: action {action} is not valid now (action_masks() / info['action_mask'] mark the valid ones; "
+                f"invalid_action='raise')"
+            )
         self._decisions += 1
         started = False
         if model.pass_open and action < self.action_space.n - 1:
@@ -292,9 +320,23 @@ class SchedulingEnv(gym.Env):
             self._wait()
         self._advance()
         reward = self._reward()
+        if invalid and self.invalid_action == "penalty":
+            reward -= self.invalid_penalty
         terminated = not self._unfinished()
         truncated = not terminated and self._decisions >= self.max_decisions
-        return self._observe(), reward, terminated, truncated, self._info()
+        return self._observe(), reward, terminated, truncated, {**self._info(), "invalid_action": invalid}
+
+    def action_masks(self) -> np.ndarray:
+        """The actions valid now, as booleans of shape ``(K * M + 1,)`` (the last, wait, always valid).
+
+        The same as ``info["action_mask"]``; sb3-contrib's ``MaskablePPO`` reads it from the environment.
+
+        Raises:
+            ConfigurationError: before :meth:`reset`.
+        """
+        if self.model is None:
+            raise ConfigurationError("call reset() before action_masks()")
+        return self._mask().astype(bool)
 
     # -- engine ----------------------------------------------------------------------------
 
