@@ -193,3 +193,21 @@ def test_action_masks_is_the_info_mask_and_an_invalid_action_waits_raises_or_cos
     assert paid[1] == pytest.approx(free[1] - 0.5) and paid[4]["invalid_action"]
     with pytest.raises(ConfigurationError, match="invalid_action must be one of"):
         SchedulingEnv(scenario, window=40, invalid_action="ignore")
+
+
+def test_maskable_ppo_trains_on_the_environment_with_no_wrapper():
+    """Issue 43: sb3-contrib's MaskablePPO reads env.action_masks() itself (the [sb3] extra)."""
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", reason="the [sb3] extra is not installed: pip install '.[sb3]' (CPU torch 2.13.0) to run it"
+    )
+    env = SchedulingEnv({"platform": "cluster", "nodes": 128}, window=64, queue_slots=8)
+    model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=0, verbose=0)
+    model.learn(total_timesteps=256)
+    observation, _ = env.reset(seed=5)
+    done, chosen_invalid = False, 0
+    while not done:
+        action, _ = model.predict(observation, action_masks=env.action_masks(), deterministic=True)
+        observation, _, terminated, truncated, info = env.step(action)
+        chosen_invalid += info["invalid_action"]
+        done = terminated or truncated
+    assert chosen_invalid == 0 and info["completed"] >= 64  # masked: never a forbidden action
