@@ -12,26 +12,7 @@ Key components:
         installed plug-ins); load_failure_source: one outside a run.
 """
 
-__all__ = [
-    "BUNDLED_BGL_RAS",
-    "FAILURE_SOURCES",
-    "FailureLog",
-    "FailureSource",
-    "GeneratedFailures",
-    "MidplaneMapping",
-    "SyntheticFailures",
-    "cut_to_span",
-    "failure_source",
-    "fit_to_span",
-    "generate_failures",
-    "load_failure_source",
-    "read_bgl_ras",
-    "read_lanl",
-    "read_mira",
-    "scale_failure_count",
-    "shift",
-    "window_onto_span",
-]
+from torus_sim.lazy_imports import lazy_attributes
 
 _HOMES = {
     "BUNDLED_BGL_RAS": "sources",
@@ -53,16 +34,8 @@ _HOMES = {
     "shift": "transform",
     "window_onto_span": "transform",
 }
+"""Each public name -> its module, imported on first use: a predictor that reads :class:`FailureLog`
+(and the command line's start-up) does not pull pandas in through the LANL and Mira readers."""
 
-
-def __getattr__(name: str):
-    """Import each reader on first use.
-
-    A predictor that reads :class:`FailureLog` (and the command line's start-up) then does not pull
-    pandas in through the LANL and Mira readers.
-    """
-    if name in _HOMES:
-        import importlib
-
-        return getattr(importlib.import_module(f"failure_logs.{_HOMES[name]}"), name)
-    raise AttributeError(f"module 'failure_logs' has no attribute {name!r}")
+__all__ = sorted(_HOMES)
+__getattr__ = lazy_attributes(__name__, {name: f"failure_logs.{module}" for name, module in _HOMES.items()})

@@ -25,6 +25,7 @@ LAYERS = [
             "torus_sim.input_source",
             "torus_sim.untrusted",
             "torus_sim.version",
+            "torus_sim.lazy_imports",
             "torus_sim.job",
             "torus_sim.topology",
             "torus_sim.partitions",

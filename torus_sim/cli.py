@@ -431,8 +431,7 @@ def _counts_text(counts: dict | None) -> str:
     if not counts:
         return "nothing"
     return ", ".join(
-        f"{name.replace('_', ' ')} {value:,}" if isinstance(value, int) else f"{name.replace('_', ' ')} {value}"
-        for name, value in counts.items()
+        f"{name.replace('_', ' ')} {f'{value:,}' if isinstance(value, int) else value}" for name, value in counts.items()
     )
 
 

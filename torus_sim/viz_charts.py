@@ -127,11 +127,7 @@ def _node_detail(row) -> str:
             f"attempt {row.attempts}"
         )
     if row.state == "down":
-        return (
-            f"down until t = {row.down_until_h:,.2f} h"
-            if row.down_until_h is not None and not pd.isna(row.down_until_h)
-            else "down"
-        )
+        return "down" if pd.isna(row.down_until_h) else f"down until t = {row.down_until_h:,.2f} h"
     return ""
 
 

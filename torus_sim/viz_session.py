@@ -22,10 +22,12 @@ sessions; tests/test_app.py proves the models freed.
 
 from __future__ import annotations
 
+import functools
 import gc
 import typing
 
 import solara
+import solara.server.kernel_context
 
 __all__ = ["drop_stale_task_hooks", "release_model", "return_free_memory", "use_session_release"]
 
@@ -99,6 +101,21 @@ def drop_stale_task_hooks(closing: typing.Any = None) -> int:
     return removed
 
 
+@functools.cache
+def _malloc_trim():
+    """The C library's ``malloc_trim`` (glibc), looked up once (``find_library`` runs a subprocess), or None elsewhere."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    if not name:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+
+
 def return_free_memory() -> bool:
     """Hand the C allocator's free pages back to the system (glibc's ``malloc_trim``), where there is one.
 
@@ -109,17 +126,8 @@ def return_free_memory() -> bool:
     Returns:
         True when memory was trimmed.
     """
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
-    try:
-        trim = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return False
-    return bool(trim(0))
+    trim = _malloc_trim()
+    return bool(trim(0)) if trim is not None else False
 
 
 def use_session_release(models: typing.Callable[[], typing.Iterable[typing.Any]]) -> None:

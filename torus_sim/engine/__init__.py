@@ -19,7 +19,7 @@ Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView
 priorities are meant for use outside the engine; policies see the view.
 """
 
-__all__ = ["EventPriority", "SchedulingModel", "SchedulingView", "SimulationRecord"]
+from torus_sim.lazy_imports import lazy_attributes
 
 _HOMES = {
     "EventPriority": "torus_sim.engine.events",
@@ -27,16 +27,8 @@ _HOMES = {
     "SimulationRecord": "torus_sim.engine.record",
     "SchedulingView": "torus_sim.engine.view",
 }
+"""Each public class -> its module, imported on first use: ``torus_sim.engine.guard`` (read by the
+scenario's defaults and the command line's parser) does not pull Mesa, pandas and scipy in."""
 
-
-def __getattr__(name: str):
-    """Import the engine's public classes on first use.
-
-    ``torus_sim.engine.guard`` (read by the scenario's defaults and the command line's parser) then
-    does not pull Mesa, pandas and scipy in.
-    """
-    if name in _HOMES:
-        import importlib
-
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module 'torus_sim.engine' has no attribute {name!r}")
+__all__ = sorted(_HOMES)
+__getattr__ = lazy_attributes(__name__, _HOMES)

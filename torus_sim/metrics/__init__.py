@@ -12,29 +12,19 @@ Key components:
     summarize_record: all of them for one simulation.
 """
 
-__all__ = [
-    "BSLD_FORMS",
-    "DEFAULT_GAMMA",
-    "bounded_slowdown",
-    "capacity_fractions",
-    "job_table",
-    "summarize",
-    "summarize_record",
-]
+from torus_sim.lazy_imports import lazy_attributes
 
+_HOMES = {
+    "BSLD_FORMS": "torus_sim.metrics.summary",
+    "DEFAULT_GAMMA": "torus_sim.metrics.summary",
+    "bounded_slowdown": "torus_sim.metrics.summary",
+    "capacity_fractions": "torus_sim.metrics.summary",
+    "job_table": "torus_sim.metrics.summary",
+    "summarize": "torus_sim.metrics.summary",
+    "summarize_record": "torus_sim.metrics.families",
+}
+"""Each public name -> its module, imported on first use: ``torus_sim.metrics.readings`` (the
+scenario's defaults) does not pull pandas into the command line's start-up."""
 
-def __getattr__(name: str):
-    """Import the metrics on first use.
-
-    ``torus_sim.metrics.readings`` (the scenario's defaults) then does not pull pandas into the
-    command line's start-up.
-    """
-    if name == "summarize_record":
-        from torus_sim.metrics.families import summarize_record
-
-        return summarize_record
-    if name in __all__:
-        from torus_sim.metrics import summary
-
-        return getattr(summary, name)
-    raise AttributeError(f"module 'torus_sim.metrics' has no attribute {name!r}")
+__all__ = sorted(_HOMES)
+__getattr__ = lazy_attributes(__name__, _HOMES)
