@@ -206,6 +206,7 @@ class SchedulingEnv(gym.Env):
         max_decisions = None if max_decisions is None else _whole("max_decisions", max_decisions)
         low, high = _fractions("start_range", start_range)
         self.scenario = scenario
+        self.start_range = (low, high)
         self.workload = load_workload(scenario)
         jobs = self.workload.jobs
         if len(jobs) < window:
@@ -267,7 +268,7 @@ class SchedulingEnv(gym.Env):
             start = int(self.np_random.integers(*self._starts))
         self.window_start = start
         self.model_seed = int(self.np_random.integers(2**31 - 1))
-        self.model = self._build_model(start, self.model_seed)
+        self.model = self.window_model(start, self.model_seed)
         self._rows_seen = 0
         self._mask_key = None
         self._decisions = 0
@@ -340,8 +341,20 @@ class SchedulingEnv(gym.Env):
 
     # -- engine ----------------------------------------------------------------------------
 
-    def _build_model(self, start: int, seed: int) -> SchedulingModel:
-        from torus_sim.extensions import build_predictor
+    def window_model(self, start: int, seed: int, policy: Policy | None = None) -> SchedulingModel:
+        """The engine for the window of jobs ``start .. start + window - 1``, with the window's failures.
+
+        Args:
+            start: index of the window's first job in the log.
+            seed: the model's seed (``model_seed`` of an episode).
+            policy: None: the agent's seat (the engine pauses at every pass; what :meth:`reset` builds);
+                a built policy: that policy schedules the same window with the same failures (baselines,
+                :mod:`torus_sim.rl.baselines`), with the scenario's runtime predictor and event order.
+
+        Returns:
+            The model, not yet run.
+        """
+        from torus_sim.extensions import build_predictor, runtime_predictor_of
         from torus_sim.inputs import load_failures
         from torus_sim.platforms.kinds import build_platform
         from torus_sim.runner import preemption_of, resilience_of
@@ -363,12 +376,13 @@ class SchedulingEnv(gym.Env):
         else:
             failures = self._failures_in(workload.span)
         predictor = None
-        if failures is not None:
+        if failures is not None and policy is None:
             name = scenario.predictor if scenario.predictor is not None else "history"
             predictor = build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
+        own = {} if policy is None else {"runtime_predictor": runtime_predictor_of(scenario), "event_order": scenario.event_order}
         model = SchedulingModel(
             workload,
-            _AgentSeat(predictor),
+            _AgentSeat(predictor) if policy is None else policy,
             platform,
             failures,
             downtime=scenario.downtime,
@@ -377,8 +391,9 @@ class SchedulingEnv(gym.Env):
             seed=seed,
             record=True,
             record_fairness=False,
+            **own,
         )
-        model.pause_at_passes = True
+        model.pause_at_passes = policy is None
         return model
 
     def _failures_in(self, span: tuple[float, float]):

@@ -1,13 +1,14 @@
-"""Train a small policy-gradient scheduler and compare it with FCFS and SJF on held-back windows.
+"""Train a small policy-gradient scheduler and compare it with FCFS, SJF and EASY on held-back windows.
 
 Run it (a few minutes on 2 cores)::
 
     python -m torus_sim.rl.train --out rl-results
 
 It trains :class:`~torus_sim.rl.agents.LinearSoftmaxAgent` with REINFORCE on windows drawn from the
-first 70% of the log and evaluates the greedy agent, FCFS and SJF on windows from the last 30%
-(never seen in training); it writes ``training.csv`` (mean bounded slowdown per epoch),
-``learning_curve.csv`` (the greedy agent on 8 fixed training windows as it learns), ``heldout.csv`` (per window and agent), ``weights.json`` and ``rl_training.png``. The default
+first 70% of the log and evaluates the greedy agent, FCFS and SJF, and the registry's FCFS-EASY and EASY-SJBF on the same windows
+from the last 30% (never seen in training; :mod:`torus_sim.rl.baselines`); it writes ``training.csv`` (mean bounded slowdown per epoch),
+``learning_curve.csv`` (the greedy agent on 8 fixed training windows as it learns), ``heldout.csv`` (bounded slowdown per window and entry), ``heldout_summary.csv`` (mean, median,
+worst window, wait, utilization, windows at most FCFS-EASY's), ``weights.json`` and ``rl_training.png``. The default
 workload is the bundled NASA iPSC/860 log on its 128-node cluster at load scale c = 1.5 (BGL-FAULT
 §6.2's c: runtimes x 1.5, so that the queue builds up and the order matters).
 
@@ -25,7 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["main", "train_and_compare"]
+__all__ = ["BASELINES", "main", "train_and_compare"]
+
+BASELINES = ("FCFS-EASY", "EASY-SJBF")
+"""The registry policies the learned agent is compared with on the held-back windows, beside the FCFS and
+SJF agents (FCFS without backfilling is no baseline the field publishes against: issue 43 §3)."""
 
 
 def train_and_compare(
@@ -51,18 +56,20 @@ def train_and_compare(
         quiet: no progress lines.
 
     Returns:
-        ``{"fcfs": mean bsld, "sjf": ..., "learned": ..., "seconds": training time}`` over the held-back windows.
+        ``{"FCFS": mean bsld, "SJF": ..., "learned": ..., "FCFS-EASY": ..., "EASY-SJBF": ..., "seconds": training
+        time}`` over the held-back windows.
     """
     import pandas as pd
 
     from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce
+    from torus_sim.rl.baselines import compare_on_windows, heldout_starts, summary_table
     from torus_sim.rl.env import SchedulingEnv
 
     out.mkdir(parents=True, exist_ok=True)
     train_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.0, 0.7))
     test_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.7, 1.0))
     last = len(test_env.workload.jobs) - window
-    starts = np.linspace(int(0.7 * last) + 1, last, heldout_windows).astype(int).tolist()
+    starts = heldout_starts(test_env, heldout_windows)
     agent = LinearSoftmaxAgent.for_env(train_env, seed=seed)
     # a fixed set of training-range windows on which the greedy agent is scored as it learns
     probe = np.linspace(0, int(0.7 * last), 8).astype(int).tolist()
@@ -80,15 +87,15 @@ def train_and_compare(
     seconds = time.perf_counter() - began
     probe_fcfs = float(np.mean(evaluate(train_env, fcfs_agent, probe)))
     probe_sjf = float(np.mean(evaluate(train_env, sjf_agent, probe)))
-    results = {
-        "FCFS": evaluate(test_env, fcfs_agent, starts),
-        "SJF": evaluate(test_env, sjf_agent, starts),
-        "learned": evaluate(test_env, lambda o, m, e: agent.act(o, m, e), starts),
-    }
+    agents = {"FCFS": fcfs_agent, "SJF": sjf_agent, "learned": lambda o, m, e: agent.act(o, m, e)}
+    per_window = compare_on_windows(test_env, starts, BASELINES, agents)
+    bsld = per_window.pivot(index="window", columns="entry", values="bsld")
+    results = {name: bsld[name].tolist() for name in (*agents, *BASELINES)}
     pd.DataFrame({"epoch": range(len(history)), "mean_bounded_slowdown": history}).to_csv(out / "training.csv", index=False)
     pd.DataFrame(curve, columns=["epoch", "greedy_mean_bounded_slowdown"]).to_csv(out / "learning_curve.csv", index=False)
     heldout = pd.DataFrame({"window_start": starts, **results})
     heldout.to_csv(out / "heldout.csv", index=False)
+    summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
     (out / "weights.json").write_text(json.dumps({"weights": agent.weights.tolist(), "scenario": scenario}, indent=1))
     _figure(curve, (probe_fcfs, probe_sjf), results, out / "rl_training.png", scenario, window)
     summary = {name: float(np.mean(values)) for name, values in results.items()}
@@ -114,7 +121,7 @@ def _figure(curve: list, references: tuple, results: dict, path: Path, scenario:
     left.set_title("REINFORCE, linear softmax over job slots")
     names = list(results)
     means = [float(np.mean(results[name])) for name in names]
-    bars = right.bar(names, means, color=["tab:gray", "tab:orange", "tab:blue"])
+    bars = right.bar(names, means, color=["tab:gray", "tab:orange", "tab:blue", "tab:green", "tab:olive"][: len(names)])
     right.bar_label(bars, fmt="%.1f")
     right.set_ylabel("mean bounded slowdown (held-back windows)")
     right.set_title(f"{len(next(iter(results.values())))} held-back windows of {window} jobs")
@@ -153,9 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"trained {args.epochs} epochs in {summary['seconds']:.0f} s")
     print(
         "mean bounded slowdown on held-back windows: "
-        + ", ".join(f"{name} {summary[name]:.2f}" for name in ("FCFS", "SJF", "learned"))
+        + ", ".join(f"{name} {summary[name]:.2f}" for name in ("FCFS", "SJF", "learned", *BASELINES))
     )
-    print(f"wrote {args.out / 'rl_training.png'}, training.csv, heldout.csv, weights.json")
+    print(f"wrote {args.out / 'rl_training.png'}, training.csv, heldout.csv, heldout_summary.csv, weights.json")
     return 0
 
 
