@@ -51,6 +51,11 @@ Run from the repository root::
 11. The command line's start-up (:mod:`benchmarks.startup`): ``torus-sim --help`` and an argument
     error, beside the interpreter alone (goal, issue 44: under 0.5 s).
 
+13. The learning environment (:mod:`benchmarks.rl_env`, ``--only rl``): import and build of
+    SchedulingEnv in a fresh process (goal, issue 43: build under 0.5 s), random valid steps per second
+    on a cluster and on the torus with BG/L RAS failures against FCFS's time per pass, and
+    AsyncVectorEnv's 2 workers against one environment.
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -194,6 +199,7 @@ SECTIONS = [
     "viz-memory",
     "matrix",
     "startup",
+    "rl",
 ]
 """Every section ``--only`` takes."""
 
@@ -296,6 +302,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.viz_memory import main as viz_memory_main
 
         viz_memory_main(["--sessions", "10" if args.quick else "50"])
+    if "rl" in sections:
+        from benchmarks.rl_env import main as rl_main
+
+        rl_main(["--quick"] if args.quick else [])
     if "startup" in sections:
         from benchmarks.startup import command_line_startup
 

@@ -211,3 +211,51 @@ def test_maskable_ppo_trains_on_the_environment_with_no_wrapper():
         chosen_invalid += info["invalid_action"]
         done = terminated or truncated
     assert chosen_invalid == 0 and info["completed"] >= 64  # masked: never a forbidden action
+
+
+class _Maker:
+    """A picklable factory: each vectorized worker builds its own environment."""
+
+    def __call__(self):
+        return SchedulingEnv({"platform": "cluster", "nodes": 128, "failures": "synthetic:10"}, window=60, queue_slots=6)
+
+
+def _vector_run(vector, steps: int = 150):
+    """Observations, rewards and masks of ``steps`` vector steps choosing each environment's first valid action."""
+    observation, info = vector.reset(seed=[3, 4])
+    seen = [observation]
+    for _ in range(steps):
+        actions = np.array([int(np.flatnonzero(mask)[0]) for mask in info["action_mask"]])
+        observation, reward, terminated, truncated, info = vector.step(actions)
+        seen += [observation, reward, terminated, info["action_mask"]]
+    vector.close()
+    return seen
+
+
+def test_vectorized_workers_build_their_own_environment_and_step_as_one_process_does():
+    """Issue 43 §1: gymnasium's AsyncVectorEnv (2 worker processes) = SyncVectorEnv, episodes ending and restarting."""
+    asynchronous = _vector_run(gymnasium.vector.AsyncVectorEnv([_Maker(), _Maker()]))
+    synchronous = _vector_run(gymnasium.vector.SyncVectorEnv([_Maker(), _Maker()]))
+    assert len(asynchronous) == len(synchronous)
+    for ours, theirs in zip(asynchronous, synchronous, strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    assert np.concatenate(synchronous[3::4]).any()  # at least one episode ended (and restarted) on the way
+
+
+def test_maskable_ppo_trains_on_sb3s_subprocess_vector_of_environments():
+    """Issue 43 §1: SB3's SubprocVecEnv (2 workers, each building its own environment) under MaskablePPO."""
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", reason="the [sb3] extra is not installed: pip install '.[sb3]' (CPU torch 2.13.0) to run it"
+    )
+    from stable_baselines3.common.vec_env import SubprocVecEnv
+
+    vector = SubprocVecEnv([_Maker(), _Maker()])
+    try:
+        vector.reset()
+        masks = vector.env_method("action_masks")
+        assert len(masks) == 2 and all(mask[-1] for mask in masks)
+        model = sb3_contrib.MaskablePPO("MlpPolicy", vector, n_steps=64, batch_size=64, seed=0, verbose=0)
+        model.learn(total_timesteps=256)
+        assert model.num_timesteps >= 256
+    finally:
+        vector.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
 import pytest
 
@@ -79,3 +81,40 @@ def test_the_training_example_compares_the_learned_agent_with_easy_on_the_same_w
     assert list(heldout.columns) == ["window_start", "FCFS", "SJF", "learned", "FCFS-EASY", "EASY-SJBF"]
     table = pd.read_csv(tmp_path / "heldout_summary.csv", index_col="entry")
     assert table.loc["FCFS-EASY", "mean bsld"] == pytest.approx(heldout["FCFS-EASY"].mean())
+
+
+def test_the_sb3_example_says_what_to_install_and_names_the_algorithms(monkeypatch, capsys):
+    from torus_sim.rl import sb3
+
+    assert sb3.main(["--algo", "no-such-algo", "--window", "40"]) == 2
+    assert "the algorithms are: maskable-ppo, ppo" in capsys.readouterr().err
+    monkeypatch.setitem(sys.modules, "sb3_contrib", None)  # as where the [sb3] extra is not installed
+    assert sb3.main(["--window", "40", "--timesteps", "64"]) == 2
+    error = capsys.readouterr().err
+    assert "pip install 'torus-sim[sb3]'" in error and "Traceback" not in error
+
+
+def test_the_sb3_example_trains_saves_and_compares_on_held_back_windows(tmp_path):
+    """Issue 43 §1: python -m torus_sim.rl.sb3 (skipped where the [sb3] extra is not installed, as in CI)."""
+    sb3_contrib = pytest.importorskip(
+        "sb3_contrib", reason="the [sb3] extra is not installed: pip install '.[sb3]' (CPU torch 2.13.0) to run it"
+    )
+    from torus_sim.rl.sb3 import train_sb3
+
+    scenario = {"platform": "cluster", "nodes": 128, "load_scale": 1.5}
+    summary = train_sb3(scenario, tmp_path, timesteps=256, window=40, heldout_windows=2, quiet=True)
+    assert {"FCFS", "SJF", "maskable-ppo", "FCFS-EASY", "EASY-SJBF"} <= set(summary) and summary["timesteps"] >= 256
+    for name in ("model.zip", "training.csv", "heldout.csv", "heldout_summary.csv", "rl_training.png"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    heldout = pd.read_csv(tmp_path / "heldout.csv")
+    assert heldout["maskable-ppo"].mean() == pytest.approx(summary["maskable-ppo"])
+    model = sb3_contrib.MaskablePPO.load(tmp_path / "model.zip")  # the saved agent plays the same held-back window
+    env = SchedulingEnv(scenario, window=40, queue_slots=16, start_range=(0.7, 1.0))
+    observation, info = env.reset(seed=0, options={"start": int(heldout["window_start"][0])})
+    done, total = False, 0.0
+    while not done:
+        action, _ = model.predict(observation, action_masks=info["action_mask"].astype(bool), deterministic=True)
+        observation, reward, terminated, truncated, info = env.step(int(action))
+        total += reward
+        done = terminated or truncated
+    assert -total == pytest.approx(heldout["maskable-ppo"][0])

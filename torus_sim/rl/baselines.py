@@ -34,7 +34,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["DEFAULT_POLICIES", "compare_on_windows", "heldout_starts", "main", "summary_table", "window_metrics"]
+__all__ = [
+    "DEFAULT_POLICIES",
+    "add_cluster_arguments",
+    "cluster_scenario",
+    "compare_on_windows",
+    "guarded",
+    "heldout_starts",
+    "main",
+    "summary_table",
+    "window_metrics",
+]
 
 DEFAULT_POLICIES = ("FCFS", "FCFS-EASY", "EASY-SJBF", "conservative")
 """The registry policies the command compares by default (beside the FCFS and SJF agents)."""
@@ -208,12 +218,45 @@ def markdown(table) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Command line: print the table (markdown) for registry policies and the reference agents."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every learning command shares: ``--workload``, ``--nodes``, ``--load-scale``."""
     parser.add_argument("--workload", default="bundled", help="SWF log (default: the bundled NASA iPSC/860 log)")
     parser.add_argument("--nodes", type=int, default=128, help="cluster nodes P")
     parser.add_argument("--load-scale", type=float, default=1.5, help="c: runtimes x c (BGL-FAULT §6.2)")
+
+
+def cluster_scenario(args: argparse.Namespace) -> dict:
+    """The environment's scenario fields from :func:`add_cluster_arguments`' options."""
+    return {"platform": "cluster", "nodes": args.nodes, "workload": args.workload, "load_scale": args.load_scale}
+
+
+def guarded(program: str, body: Callable[[], int]) -> int:
+    """Run a learning command's ``body``: a sentence and exit code 2 when gymnasium is missing or an input is bad.
+
+    Args:
+        program: the command's name for the sentence (``torus_sim.rl.train``).
+        body: the command's work; its return value is the exit code.
+
+    Returns:
+        The exit code.
+    """
+    from torus_sim.errors import TorusSimError
+    from torus_sim.rl import MISSING, gymnasium
+
+    if gymnasium is None:
+        print(f"{program}: error: {MISSING}", file=sys.stderr)
+        return 2
+    try:
+        return body()
+    except (TorusSimError, FileNotFoundError) as error:
+        print(f"{program}: error: {error}", file=sys.stderr)
+        return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: print the table (markdown) for registry policies and the reference agents."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_cluster_arguments(parser)
     parser.add_argument("--window", type=int, default=256, help="jobs per window")
     parser.add_argument("--windows", type=int, default=20, help="held-back windows")
     parser.add_argument("--heldout", type=float, default=0.7, help="the held-back part starts at this fraction of the log")
@@ -222,27 +265,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", help="also write the per-window table here")
     args = parser.parse_args(argv)
-    from torus_sim.errors import TorusSimError
-    from torus_sim.rl import MISSING, gymnasium
 
-    if gymnasium is None:
-        print(f"torus_sim.rl.baselines: error: {MISSING}", file=sys.stderr)
-        return 2
-    from torus_sim.rl.env import SchedulingEnv
+    def body() -> int:
+        from torus_sim.rl.env import SchedulingEnv
 
-    scenario = {"platform": "cluster", "nodes": args.nodes, "workload": args.workload, "load_scale": args.load_scale}
-    policies = [name.strip() for name in args.policies.split(",") if name.strip()]
-    try:
-        env = SchedulingEnv(scenario, window=args.window, start_range=(args.heldout, 1.0))
+        policies = [name.strip() for name in args.policies.split(",") if name.strip()]
+        env = SchedulingEnv(cluster_scenario(args), window=args.window, start_range=(args.heldout, 1.0))
         per_window = compare_on_windows(env, heldout_starts(env, args.windows), policies, seed=args.seed)
-    except (TorusSimError, FileNotFoundError) as error:
-        print(f"torus_sim.rl.baselines: error: {error}", file=sys.stderr)
-        return 2
-    if args.csv:
-        per_window.to_csv(args.csv, index=False)
-    print(f"{args.windows} windows of {args.window} jobs from the last {100 * (1 - args.heldout):.0f}% of {env.workload.source}")
-    print(markdown(summary_table(per_window, args.reference)))
-    return 0
+        if args.csv:
+            per_window.to_csv(args.csv, index=False)
+        print(
+            f"{args.windows} windows of {args.window} jobs from the last {100 * (1 - args.heldout):.0f}% of {env.workload.source}"
+        )
+        print(markdown(summary_table(per_window, args.reference)))
+        return 0
+
+    return guarded("torus_sim.rl.baselines", body)
 
 
 if __name__ == "__main__":

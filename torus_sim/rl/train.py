@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BASELINES", "main", "train_and_compare"]
+__all__ = ["BASELINES", "main", "train_and_compare", "training_figure"]
 
 BASELINES = ("FCFS-EASY", "EASY-SJBF")
 """The registry policies the learned agent is compared with on the held-back windows, beside the FCFS and
@@ -97,31 +97,51 @@ def train_and_compare(
     heldout.to_csv(out / "heldout.csv", index=False)
     summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
     (out / "weights.json").write_text(json.dumps({"weights": agent.weights.tolist(), "scenario": scenario}, indent=1))
-    _figure(curve, (probe_fcfs, probe_sjf), results, out / "rl_training.png", scenario, window)
+    labels = (
+        "epoch (8 sampled training windows each)",
+        "mean bounded slowdown, 8 fixed training windows",
+        "REINFORCE, linear softmax over job slots",
+        "learned (greedy)",
+    )
+    training_figure(curve, {"FCFS": probe_fcfs, "SJF": probe_sjf}, results, out / "rl_training.png", scenario, window, labels)
     summary = {name: float(np.mean(values)) for name, values in results.items()}
     summary["seconds"] = seconds
     return summary
 
 
-def _figure(curve: list, references: tuple, results: dict, path: Path, scenario: dict, window: int) -> None:
+def training_figure(
+    curve: list, references: dict, results: dict, path: Path, scenario: dict, window: int, labels: tuple[str, str, str, str]
+) -> None:
+    """Draw the learning curve (left) and the held-back means (right) into ``path`` (PNG).
+
+    Args:
+        curve: ``[(x, mean bounded slowdown), ...]`` as the agent learned.
+        references: ``{label: value}`` drawn as dashed lines on the curve (FCFS, SJF on the same windows).
+        results: ``{entry: [bounded slowdown per held-back window]}``, drawn as bars in that order.
+        path: the PNG to write.
+        scenario: the environment's scenario fields (workload, nodes, load scale) for the title.
+        window: jobs per window.
+        labels: the curve's x label, y label, title and legend label.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    epochs, values = zip(*curve, strict=True)
-    left.plot(epochs, values, marker="o", color="tab:blue", label="learned (greedy)")
-    left.axhline(references[0], color="tab:gray", linestyle="--", label="FCFS")
-    left.axhline(references[1], color="tab:orange", linestyle="--", label="SJF")
-    left.set_xlabel("epoch (8 sampled training windows each)")
-    left.set_ylabel("mean bounded slowdown, 8 fixed training windows")
+    xs, values = zip(*curve, strict=True)
+    left.plot(xs, values, marker="o" if len(xs) <= 40 else None, color="tab:blue", label=labels[3])
+    for (label, value), color in zip(references.items(), ("tab:gray", "tab:orange"), strict=False):
+        left.axhline(value, color=color, linestyle="--", label=label)
+    left.set_xlabel(labels[0])
+    left.set_ylabel(labels[1])
     left.set_yscale("log")
     left.legend()
-    left.set_title("REINFORCE, linear softmax over job slots")
+    left.set_title(labels[2])
     names = list(results)
     means = [float(np.mean(results[name])) for name in names]
-    bars = right.bar(names, means, color=["tab:gray", "tab:orange", "tab:blue", "tab:green", "tab:olive"][: len(names)])
+    colors = ["tab:gray", "tab:orange", "tab:blue", "tab:green", "tab:olive", "tab:purple"]
+    bars = right.bar(names, means, color=(colors * 2)[: len(names)])
     right.bar_label(bars, fmt="%.1f")
     right.set_ylabel("mean bounded slowdown (held-back windows)")
     right.set_title(f"{len(next(iter(results.values())))} held-back windows of {window} jobs")
@@ -135,35 +155,28 @@ def _figure(curve: list, references: tuple, results: dict, path: Path, scenario:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: train, compare, print the held-back means."""
+    from torus_sim.rl.baselines import add_cluster_arguments
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", default="bundled", help="SWF log (default: the bundled NASA iPSC/860 log)")
-    parser.add_argument("--nodes", type=int, default=128, help="cluster nodes P")
-    parser.add_argument("--load-scale", type=float, default=1.5, help="c: runtimes x c (BGL-FAULT §6.2)")
+    add_cluster_arguments(parser)
     parser.add_argument("--epochs", type=int, default=300)
     parser.add_argument("--window", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("rl-results"))
     args = parser.parse_args(argv)
-    from torus_sim.errors import TorusSimError
-    from torus_sim.rl import MISSING, gymnasium
+    from torus_sim.rl.baselines import cluster_scenario, guarded
 
-    if gymnasium is None:
-        print(f"torus_sim.rl.train: error: {MISSING}", file=sys.stderr)
-        return 2
+    def body() -> int:
+        summary = train_and_compare(cluster_scenario(args), args.out, args.epochs, window=args.window, seed=args.seed)
+        print(f"trained {args.epochs} epochs in {summary['seconds']:.0f} s")
+        print(
+            "mean bounded slowdown on held-back windows: "
+            + ", ".join(f"{name} {summary[name]:.2f}" for name in ("FCFS", "SJF", "learned", *BASELINES))
+        )
+        print(f"wrote {args.out / 'rl_training.png'}, training.csv, heldout.csv, heldout_summary.csv, weights.json")
+        return 0
 
-    scenario = {"platform": "cluster", "nodes": args.nodes, "workload": args.workload, "load_scale": args.load_scale}
-    try:
-        summary = train_and_compare(scenario, args.out, args.epochs, window=args.window, seed=args.seed)
-    except (TorusSimError, FileNotFoundError) as error:
-        print(f"torus_sim.rl.train: error: {error}", file=sys.stderr)
-        return 2
-    print(f"trained {args.epochs} epochs in {summary['seconds']:.0f} s")
-    print(
-        "mean bounded slowdown on held-back windows: "
-        + ", ".join(f"{name} {summary[name]:.2f}" for name in ("FCFS", "SJF", "learned", *BASELINES))
-    )
-    print(f"wrote {args.out / 'rl_training.png'}, training.csv, heldout.csv, heldout_summary.csv, weights.json")
-    return 0
+    return guarded("torus_sim.rl.train", body)
 
 
 if __name__ == "__main__":
