@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError, WorkloadFormatError
 from torus_sim.partitions import round_up_to_feasible_size
-from torus_sim.workload.jobs import jobs_from_swf
+from torus_sim.workload.jobs import SWF_RULES, jobs_from_swf
 from torus_sim.workload.sources import BUNDLED_NASA_LOG
 from torus_sim.workload.swf import SWF_FIELDS, read_swf
 
@@ -171,7 +171,7 @@ _TIME = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 10.0, 59.5, 60.0, 3600.0, 7200.0])
     rows=st.lists(st.tuples(st.integers(1, 40), _TIME, _TIME, _FIELD, _FIELD, _TIME, st.integers(-1, 5)), max_size=30),
     max_nodes=st.sampled_from([None, 64, 128, 500]),
     capacity=st.sampled_from([64, 128, 300]),
-    rules=st.sampled_from(["bgl-fault", "pv-easy", "cqsim"]),
+    rules=st.sampled_from(sorted(SWF_RULES)),
     rounded=st.booleans(),
     load_scale=st.sampled_from([1.0, 0.7, 1.3]),
     max_jobs=st.sampled_from([None, 1, 5]),

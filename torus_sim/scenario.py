@@ -147,7 +147,7 @@ class Scenario(BaseModel):
         description="choose c so that the cleaned workload's offered load is this (instead of load_scale), 1e-6 to 1e6",
     )
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
-    swf_rules: Literal["bgl-fault", "pv-easy", "cqsim"] | None = Field(
+    swf_rules: Literal["bgl-fault", "pv-easy", "cqsim", "rlscheduler"] | None = Field(
         None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster; cqsim: CQSim's filter)"
     )
     jobs: int | None = Field(
@@ -294,10 +294,11 @@ class Scenario(BaseModel):
     seed: int = Field(
         0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
     )
-    event_order: Literal["instant", "each-event"] = Field(
+    event_order: Literal["instant", "each-event", "each-event-submissions-first"] = Field(
         "instant",
         description="when the scheduler runs: once per instant after all its events, or after each job end and each "
-        "submission (CQSim's order: ends before submissions, each in turn)",
+        "submission (each-event: CQSim's order, ends before submissions, each in turn; each-event-submissions-first: "
+        "RLScheduler's, submissions before ends)",
     )
     plan_timeout: float = Field(
         DEFAULT_PLAN_TIMEOUT,

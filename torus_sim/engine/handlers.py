@@ -38,7 +38,8 @@ class EventHandlers:
             else:
                 jobs = [self.jobs[position] for position in self._arrival_order[start:stop].tolist()]
             self._next_arrival += 1
-            self._schedule(self._handle_arrivals, jobs[0].submitted_at, EventPriority.ARRIVAL, jobs)
+            self._scheduled += 1
+            self.simulator.schedule(self._handle_arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
 
     def _on_arrivals(self, jobs: list[Job]) -> None:
         self._schedule_next_arrival()

@@ -83,8 +83,13 @@ __all__ = ["DOWNTIME_MODES", "EVENT_ORDERS", "SchedulingModel"]
 
 DOWNTIME_MODES = ("transient", "log")
 
-EVENT_ORDERS = ("instant", "each-event")
-"""When the scheduler runs: once per instant after all of its events, or after each attempt end and each submission."""
+EVENT_ORDERS = ("instant", "each-event", "each-event-submissions-first")
+"""When the scheduler runs: once per instant after all of its events, or after each attempt end and each
+submission, ends first at an instant (CQSim's order) or submissions first (RLScheduler's: its simulator
+takes the next submission while it is due no later than the next end)."""
+
+_SUBMISSIONS_FIRST = (_LEVELS[EventPriority.FAILURE] + _LEVELS[EventPriority.JOB_END]) / 2
+"""The same-instant level of submissions under ``each-event-submissions-first``: after failures, before attempt ends."""
 """``transient``: a failed node is back at once (BGL-FAULT §6.1); ``log``: it stays down until the
 log's repair time (transient where the log has none). A number of seconds gives every failure that
 fixed downtime."""
@@ -182,8 +187,9 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         table: a prebuilt partition table for a torus (saves building one per run).
         plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
             a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.engine.guard`).
-        event_order: ``instant`` (one pass per instant, after all of its events) or ``each-event``
-            (a pass right after each attempt end and each submission; :data:`EVENT_ORDERS`).
+        event_order: ``instant`` (one pass per instant, after all of its events), ``each-event``
+            (a pass right after each attempt end and each submission, ends first at an instant) or
+            ``each-event-submissions-first`` (the same, submissions first; :data:`EVENT_ORDERS`).
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -221,7 +227,10 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         if event_order not in EVENT_ORDERS:
             raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
         self.event_order = event_order
-        self._pass_each_event = event_order == "each-event"
+        self._pass_each_event = event_order != "instant"
+        self._arrival_level = (
+            _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
+        )
         if plan_timeout is not None and not plan_timeout > 0:
             raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
         self.plan_timeout = plan_timeout

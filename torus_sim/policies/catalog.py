@@ -18,6 +18,7 @@ from torus_sim.policies.easy import DEFAULT_EASY_EXTRA, ConservativePolicy, Easy
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.placement import MfpPlacement
+from torus_sim.policies.priority import PriorityPolicy
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
 from torus_sim.registry import Registry
@@ -39,9 +40,10 @@ POLICY_ENTRY_POINTS = "torus_sim.policies"
 POLICIES: Registry[Policy] = Registry("policy", POLICY_ENTRY_POINTS, Policy)
 """Scheduling policies by name (built-ins below, installed plug-ins, import paths)."""
 
-ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "EASY-SJBF", "conservative", "PV-EASY")
+ONLINE_POLICIES = ("krevat", "balancing", "tiebreak", "FCFS", "FCFS-EASY", "EASY-SJBF", "conservative", "PV-EASY", "greedy")
 """Policies for jobs submitted over time (they run batches too): Krevat's (BGL-FAULT §5.1) with MFP,
-balancing or tie-break placement (§5.2), and the online policies of PV-EASY §5."""
+balancing or tie-break placement (§5.2), the online policies of PV-EASY §5, and the greedy priority
+orders RLScheduler compares with (FCFS, SJF, WFP3, UNICEP, F1; :mod:`torus_sim.policies.priority`)."""
 
 RIGID_POLICIES = ("R-LIST-0", "R-LIST-1", "R-LIST-Q", "R-SHELF-B", "R-SHELF-NB", "R-SHELFFILL-B", "R-SHELFFILL-NB")
 """The seven rigid heuristics of RIGID §5.1."""
@@ -138,6 +140,7 @@ POLICIES.alias(
 )
 POLICIES.register("conservative", lambda placement=None: ConservativePolicy(placement))
 POLICIES.register("PV-EASY", lambda placement=None: PvEasyPolicy(placement))
+POLICIES.register("greedy", PriorityPolicy)
 for _suffix, _m in (("0", 0), ("1", 1), ("Q", -1)):
     POLICIES.register(f"R-LIST-{_suffix}", _list(_m))
 for _name, _blocking, _fill in (

@@ -1,21 +1,27 @@
 """A workload (the jobs of a run), and SWF records turned into jobs with documented cleaning rules.
 
-Three rule sets (:data:`SWF_RULES`): ``bgl-fault`` (BGL-FAULT §6.2, the default on the torus),
-``pv-easy`` (PV-EASY §5.1, the default on a cluster) and ``cqsim`` (what CQSim's SWF filter keeps, for
-job-for-job comparisons with it; docs/validation). They differ in rules 2, 3b, 4, 5 and 10 below.
+Four rule sets (:data:`SWF_RULES`): ``bgl-fault`` (BGL-FAULT §6.2, the default on the torus),
+``pv-easy`` (PV-EASY §5.1, the default on a cluster), ``cqsim`` (what CQSim's SWF filter keeps, for
+job-for-job comparisons with it; docs/validation) and ``rlscheduler`` (what RLScheduler's SWF reader
+keeps, Zhang et al. SC'20, DIR-LAB/deep-batch-scheduler ``job.py``; docs/rl). They differ in rules 2,
+3, 3b, 4, 5 and 10 below.
 Cleaning rules (each skipped or altered job is counted in :attr:`Workload.cleaning` under the key
 given in brackets):
 
 1. Unknown submit time (``submit_time < 0``): skipped [``skipped_unknown_submit``].
 2. Size = allocated processors; if unknown, requested processors [``size_from_request``];
    if both unknown: skipped [``skipped_unknown_size``]. ``cqsim``: requested processors first,
-   allocated ones when unknown [``size_from_allocation``].
-3. Runtime = ``run_time``; unknown (``< 0``): skipped [``skipped_unknown_runtime``].
+   allocated ones when unknown [``size_from_allocation``]. ``rlscheduler``: the larger of the two
+   [``size_max_of_both``, the jobs whose requested count was the larger].
+3. Runtime = ``run_time``; unknown (``< 0``): skipped [``skipped_unknown_runtime``]. ``rlscheduler``:
+   10 s [``runtime_unknown_as_10s``], and a runtime of 0 skipped [``skipped_short_runtime``].
 3b. ``cqsim`` only: a runtime under 1 s [``skipped_short_runtime``] or a requested time under 1 s
    (none given) [``skipped_no_walltime``]: skipped, as CQSim's filter does (``int(run) <= 0``,
    ``int(reqTime) <= 0``).
 4. Walltime (the scheduler's estimate t_e) = ``requested_time``; if unknown or not positive,
-   the runtime [``walltime_from_runtime``] (at least 1 s with ``pv-easy``).
+   the runtime [``walltime_from_runtime``] (at least 1 s with ``pv-easy``; ``rlscheduler``: only an
+   unknown one, -1, and by the runtime as logged, so -1 when that is unknown too; a requested time of 0
+   stays 0).
 5. Processors to supernodes: a log from a machine no larger than the platform maps one log
    node to one supernode (BGL-FAULT §6: the 128-node logs on the 128-supernode torus); a larger
    log scales sizes by ``capacity / MaxNodes``, rounding up [``size_scaled``] (``bgl-fault``; with
@@ -63,6 +69,10 @@ class SwfRules:
         min_runtime: jobs that ran less than this many seconds are skipped (0: none is).
         min_walltime: jobs that requested less than this many seconds are skipped (0: none is; the
             walltime of one that requested none is then its runtime).
+        size_max_of_both: the size is the larger of the allocated and the requested processors.
+        unknown_runtime: an unknown runtime (-1) becomes this many seconds (None: the job is skipped).
+        zero_walltime_kept: a requested time of 0 stays 0, and an unknown one (-1) becomes the runtime as
+            logged, before an unknown runtime is replaced (so -1 when both are unknown: RLScheduler's reader).
     """
 
     scale_to_platform: bool = True
@@ -71,16 +81,24 @@ class SwfRules:
     size_from_request: bool = False
     min_runtime: float = 0.0
     min_walltime: float = 0.0
+    size_max_of_both: bool = False
+    unknown_runtime: float | None = None
+    zero_walltime_kept: bool = False
 
 
 SWF_RULES = {
     "bgl-fault": SwfRules(scale_to_platform=True, kill_at_walltime=False, walltime_floor=0.0),
     "pv-easy": SwfRules(scale_to_platform=False, kill_at_walltime=True, walltime_floor=1.0),
     "cqsim": SwfRules(scale_to_platform=False, kill_at_walltime=True, size_from_request=True, min_runtime=1.0, min_walltime=1.0),
+    "rlscheduler": SwfRules(
+        scale_to_platform=False, min_runtime=1.0, size_max_of_both=True, unknown_runtime=10.0, zero_walltime_kept=True
+    ),
 }
 """The rule sets: BGL-FAULT §6.2's (the torus default), PV-EASY §5.1's (the cluster default) and CQSim's
 SWF filter's (SPEAR-UIC/CQSim ``Filter_job_SWF.input_check``: requested processors, runtime and
-requested time of at least 1 s, the runtime cut at the requested time)."""
+requested time of at least 1 s, the runtime cut at the requested time) and RLScheduler's reader's (the
+larger processor count, an unknown runtime as 10 s, runtime 0 dropped, only an unknown requested time
+replaced by the runtime, no kill at the requested time)."""
 
 
 class JobColumns(Sequence):
@@ -283,6 +301,13 @@ def jobs_from_swf(
     count("size_from_allocation" if rules.size_from_request else "size_from_request", from_second & ~unknown_size)
     keep &= ~unknown_size
     processors = np.where(first > 0, first, second)
+    if rules.size_max_of_both:
+        count("size_max_of_both", keep & (second > first) & (first > 0))
+        processors = np.maximum(first, second)
+    logged_run_time = run_time
+    if rules.unknown_runtime is not None:
+        count("runtime_unknown_as_10s" if rules.unknown_runtime == 10.0 else "runtime_unknown_replaced", keep & (run_time < 0))
+        run_time = np.where(run_time < 0, rules.unknown_runtime, run_time)
     count("skipped_unknown_runtime", keep & (run_time < 0))
     keep &= run_time >= 0
     if rules.min_runtime > 0:
@@ -308,9 +333,11 @@ def jobs_from_swf(
     count("size_rounded_up", partition_size != size, rows)
     runtime = run_time[rows]
     walltime = trace.column("requested_time")[rows]
-    unknown_walltime = walltime <= 0
+    unknown_walltime = walltime < 0 if rules.zero_walltime_kept else walltime <= 0
     count("walltime_from_runtime", unknown_walltime, rows)
     floor = np.maximum(runtime, rules.walltime_floor) if rules.walltime_floor else runtime
+    if rules.zero_walltime_kept:  # RLScheduler's reader: the logged runtime, before its own replacement
+        floor = logged_run_time[rows]
     walltime = np.where(unknown_walltime, floor, walltime)
     if rules.kill_at_walltime:
         cut = runtime > walltime
@@ -390,10 +417,17 @@ def _jobs_by_lines(
                 cleaning["skipped_unknown_size"] += 1
                 continue
             cleaning["size_from_allocation" if rules.size_from_request else "size_from_request"] += 1
-        if record.run_time < 0:
+        if rules.size_max_of_both and first > 0 and second > first:
+            processors = second
+            cleaning["size_max_of_both"] += 1
+        run_time = record.run_time
+        if rules.unknown_runtime is not None and run_time < 0:
+            run_time = rules.unknown_runtime
+            cleaning["runtime_unknown_as_10s" if rules.unknown_runtime == 10.0 else "runtime_unknown_replaced"] += 1
+        if run_time < 0:
             cleaning["skipped_unknown_runtime"] += 1
             continue
-        if rules.min_runtime > 0 and record.run_time < rules.min_runtime:
+        if rules.min_runtime > 0 and run_time < rules.min_runtime:
             cleaning["skipped_short_runtime"] += 1
             continue
         if rules.min_walltime > 0 and record.requested_time < rules.min_walltime:
@@ -410,10 +444,12 @@ def _jobs_by_lines(
         if partition_size != size:
             cleaning["size_rounded_up"] += 1
         walltime = record.requested_time
-        if walltime <= 0:
-            walltime = max(record.run_time, rules.walltime_floor) if rules.walltime_floor else record.run_time
+        if walltime < 0 or (walltime == 0 and not rules.zero_walltime_kept):
+            walltime = max(run_time, rules.walltime_floor) if rules.walltime_floor else run_time
+            if rules.zero_walltime_kept:
+                walltime = record.run_time
             cleaning["walltime_from_runtime"] += 1
-        runtime = record.run_time
+        runtime = run_time
         if rules.kill_at_walltime and runtime > walltime:
             runtime = walltime
             cleaning["cut_at_walltime"] += 1
