@@ -259,3 +259,37 @@ def test_maskable_ppo_trains_on_sb3s_subprocess_vector_of_environments():
         assert model.num_timesteps >= 256
     finally:
         vector.close()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "placements", "steps", "digest"),
+    [
+        (
+            {"platform": "cluster", "nodes": 128, "failures": "synthetic:20", "load_scale": 1.5},
+            1,
+            212,
+            "e50fab5722f44c0089f89365b9bfa767851073e8810edc403f590e66f37f3683",
+        ),
+        (
+            {"platform": "torus", "failures": "bundled", "load_scale": 1.5},
+            3,
+            201,
+            "28e8697bf9c1e27b7e7ea67f7d03c006fd04234977d4cefccca1d22f73354600",
+        ),
+    ],
+    ids=["cluster+synthetic", "torus+bgl-3-placements"],
+)
+def test_observations_masks_and_rewards_of_an_episode_are_pinned(scenario, placements, steps, digest):
+    """Golden values (taken before the observation moved to torus_sim/rl/observation.py): every byte of an SJF episode."""
+    import hashlib
+
+    env = SchedulingEnv(scenario, window=200, queue_slots=8, placements=placements)
+    observation, info = env.reset(seed=3)
+    seen = hashlib.sha256(observation.tobytes() + info["action_mask"].tobytes())
+    done, count = False, 0
+    while not done:
+        observation, reward, terminated, truncated, info = env.step(sjf_agent(observation, info["action_mask"], env))
+        seen.update(observation.tobytes() + info["action_mask"].tobytes() + np.float64(reward).tobytes())
+        count += 1
+        done = terminated or truncated
+    assert (count, seen.hexdigest()) == (steps, digest)

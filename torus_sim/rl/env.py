@@ -52,6 +52,7 @@ from torus_sim.engine import SchedulingModel
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
+from torus_sim.rl.observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 
@@ -62,14 +63,8 @@ INVALID_ACTIONS = ("wait", "raise", "penalty")
 event, as RLScheduler treats it), ``raise`` (a :class:`ConfigurationError` naming it: for debugging an agent)
 or ``penalty`` (a wait, and ``invalid_penalty`` taken off the step's reward)."""
 
-JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
-"""The features of each queue slot in the observation, in order."""
-
 REWARDS = ("bsld", "utilization")
 """The reward forms :class:`SchedulingEnv` offers."""
-
-_WAIT_SCALE = 4 * 3600.0
-_GLOBAL_FEATURES = 5
 
 
 def _integer(value) -> int | None:
@@ -226,11 +221,11 @@ class SchedulingEnv(gym.Env):
         spec = scenario.failure_spec
         self._failures_per_window = failure_source(spec, scenario.failures_params).generated
         self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
-        self._sizes = self._feasible_sizes(platform)
         walltimes = jobs.column("walltime") if isinstance(jobs, JobColumns) else [job.walltime for job in jobs]
-        self._max_walltime = max(float(np.max(walltimes)), 1.0)
-        size = queue_slots * len(JOB_FEATURES) + _GLOBAL_FEATURES + len(self._sizes)
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+        self.shape = ObservationShape(
+            queue_slots, self._capacity, max(float(np.max(walltimes)), 1.0), feasible_size_counts(platform)
+        )
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(self.shape.length,), dtype=np.float32)
         self.action_space = spaces.Discrete(queue_slots * self.placements + 1)
         self.model: SchedulingModel | None = None
         self._mask_key: tuple | None = None
@@ -490,63 +485,32 @@ class SchedulingEnv(gym.Env):
         mask[-1] = 1
         if not model.pass_open:
             return mask
-        free = model.platform.free_count()
-        open_sizes = model.view.open_sizes()
-        for slot, job in enumerate(model.queue[: self.queue_slots]):
-            if job.partition_size > free or (open_sizes is not None and job.partition_size not in open_sizes):
+        fits = fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
+        for slot, fit in enumerate(fits):
+            if not fit:
                 continue
             if self.placements == 1:
                 mask[slot] = 1
             else:
+                job = model.queue[slot]
                 mask[slot * self.placements : slot * self.placements + len(self._ranked_partitions(job))] = 1
         return mask
 
     def _observe(self) -> np.ndarray:
         model = self.model
-        now = model.now
-        capacity = self._capacity
-        slots = self.queue_slots
-        queue = model.queue
-        jobs = queue[:slots]
         mask = self._mask()
-        predictor = model.policy.predictor
-        log_max = math.log1p(self._max_walltime)
-        exp, log1p = math.exp, math.log1p
-        values: list[float] = []
-        for slot, job in enumerate(jobs):  # plain floats: 16 slots cost less than numpy's per-call overhead
-            fits = mask[slot * self.placements] == 1
-            risk = 0.0
-            if fits and predictor is not None:
-                nodes = model.platform.members(model.view.place(job))
-                risk = predictor.partition_failure_probability(nodes, now, job.walltime)
-            waited = now - job.submitted_at
-            values += (
-                1.0,
-                min(job.partition_size / capacity, 1.0),
-                min(log1p(job.walltime) / log_max, 1.0),
-                1.0 - exp(-waited / _WAIT_SCALE) if waited > 0 else 0.0,
-                1.0 if fits else 0.0,
-                risk,
-            )
-        values += [0.0] * ((slots - len(jobs)) * len(JOB_FEATURES))
-        platform = model.platform
-        beyond = max(len(queue) - slots, 0)
-        span = max(self._span[1] - self._span[0], 1.0)
-        free = platform.free_count()
-        largest = platform.mfp() if platform.kind == "torus" else free
-        glob = [
-            free / capacity,
-            model.down_count() / capacity,
-            beyond / (beyond + slots),
-            min(max((now - self._span[0]) / span, 0.0), 1.0),
-            largest / capacity,
-        ]
-        values += glob
-        if platform.kind == "torus":
-            table = platform.table
-            words = platform.words()
-            values += [len(table.free_ids_of_size(words, size)) / total for size, total in self._sizes]
-        return np.array(values, dtype=np.float32)
+        fits = [mask[slot * self.placements] == 1 for slot in range(min(len(model.queue), self.queue_slots))]
+        return observe(
+            self.shape,
+            model.now,
+            model.queue,
+            model.platform,
+            model.down_count(),
+            fits,
+            model.view.place,
+            model.policy.predictor,
+            self._span,
+        )
 
     def _info(self) -> dict:
         model = self.model
@@ -579,13 +543,3 @@ class SchedulingEnv(gym.Env):
         )
         bsld = np.maximum(response / np.maximum(runtime, self.scenario.gamma), 1.0)
         return -math.fsum(bsld.tolist()) / self.window
-
-    @staticmethod
-    def _feasible_sizes(platform) -> list[tuple[int, int]]:
-        if isinstance(platform, int) or platform.kind != "torus":
-            return []
-        from torus_sim.partitions import feasible_sizes
-
-        table = platform.table
-        empty = table.pack(np.zeros(platform.capacity, dtype=bool))
-        return [(size, len(table.free_ids_of_size(empty, size))) for size in feasible_sizes(platform.torus.dims)]
