@@ -280,7 +280,7 @@ def test_maskable_ppo_trains_on_sb3s_subprocess_vector_of_environments():
     ids=["cluster+synthetic", "torus+bgl-3-placements"],
 )
 def test_observations_masks_and_rewards_of_an_episode_are_pinned(scenario, placements, steps, digest):
-    """Golden values (taken before the observation moved to torus_sim/rl/observation.py): every byte of an SJF episode."""
+    """Golden values (taken before the observation moved to torus_sim/policies/agent_observation.py): every byte of an SJF episode."""
     import hashlib
 
     env = SchedulingEnv(scenario, window=200, queue_slots=8, placements=placements)

@@ -60,6 +60,10 @@ class SchedulingView:
         """V, seconds the engine adds to every attempt for the silent-error detector."""
         return self._model.verification_time
 
+    def down_count(self) -> int:
+        """Nodes down now (0 on a cluster that keeps counts only)."""
+        return self._model.down_count()
+
     def free_count(self) -> int:
         """Nodes free now."""
         return self.platform.free_count()

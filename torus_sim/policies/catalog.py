@@ -107,6 +107,12 @@ def _shelf(blocking: bool, fill: bool):
     return factory
 
 
+def _learned(agent, scenario=None) -> Policy:
+    from torus_sim.policies.learned import LearnedPolicy  # numpy and the agent file only when asked for
+
+    return LearnedPolicy(agent, scenario)
+
+
 def _batch(scenario, placement=None, tables=None, batch=None) -> Policy:
     if tables is None and batch is not None and batch.workload.times is not None:  # the job set's tables, made once
         tables = batch.shared("tables", lambda: AllotmentTables(batch.workload.times))
@@ -141,6 +147,7 @@ POLICIES.alias(
 POLICIES.register("conservative", lambda placement=None: ConservativePolicy(placement))
 POLICIES.register("PV-EASY", lambda placement=None: PvEasyPolicy(placement))
 POLICIES.register("greedy", PriorityPolicy)
+POLICIES.register("learned", _learned)
 for _suffix, _m in (("0", 0), ("1", 1), ("Q", -1)):
     POLICIES.register(f"R-LIST-{_suffix}", _list(_m))
 for _name, _blocking, _fill in (

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from torus_sim.policies.learned import linear_probabilities
 from torus_sim.rl.env import JOB_FEATURES, SchedulingEnv
 
 __all__ = ["LinearSoftmaxAgent", "evaluate", "fcfs_agent", "sjf_agent", "train_reinforce"]
@@ -62,18 +63,15 @@ class LinearSoftmaxAgent:
 
     def inputs(self, observation: np.ndarray, env: SchedulingEnv) -> np.ndarray:
         """Per slot: [job features, platform features, 1], float ``(K, F + G + 1)``."""
-        jobs = _slots(observation, env)
-        rest = observation[env.queue_slots * len(JOB_FEATURES) :]
-        return np.hstack([jobs, np.tile(rest, (env.queue_slots, 1)), np.ones((env.queue_slots, 1))])
+        return linear_probabilities(observation, np.ones(env.queue_slots, dtype=bool), self.weights, env.queue_slots)[1]
 
     def probabilities(self, observation: np.ndarray, mask: np.ndarray, env: SchedulingEnv) -> tuple[np.ndarray, np.ndarray]:
-        """(probabilities over the K slots, zero where a job does not fit; the inputs)."""
-        x = self.inputs(observation, env)
+        """(probabilities over the K slots, zero where a job does not fit; the inputs).
+
+        The scorer a saved agent runs with as a policy (:func:`torus_sim.policies.learned.linear_probabilities`).
+        """
         fits = mask[: env.queue_slots * env.placements : env.placements].astype(bool)
-        scores = np.where(fits, x @ self.weights, -np.inf)
-        scores -= scores[fits].max()
-        weights = np.where(fits, np.exp(scores), 0.0)
-        return weights / weights.sum(), x
+        return linear_probabilities(observation, fits, self.weights, env.queue_slots)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, env: SchedulingEnv, greedy: bool = True) -> int:
         """The chosen action (the best-scored fitting job, or a sample when not greedy); wait when nothing fits."""

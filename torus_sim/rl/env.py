@@ -50,9 +50,9 @@ from gymnasium import spaces
 from failure_logs.events import FailureLog
 from torus_sim.engine import SchedulingModel
 from torus_sim.errors import ConfigurationError
+from torus_sim.policies.agent_observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
-from torus_sim.rl.observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 

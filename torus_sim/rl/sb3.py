@@ -7,7 +7,8 @@ Run it (install the ``sb3`` extra: ``pip install 'torus-sim[sb3]'``)::
 
 It trains on windows drawn from the first 70% of the log (``--timesteps`` steps, or until
 ``--minutes`` of training have passed, whichever comes first), saves the model (``model.zip``, loaded
-back with the algorithm's ``load``), then plays the deterministic agent on ``--windows`` windows spread
+back with the algorithm's ``load``) and its actor as data (``policy.npz``, which ``torus-sim run --policy
+learned --policy-param agent=policy.npz`` runs), then plays the deterministic agent on ``--windows`` windows spread
 over the last 30% (never drawn in training) beside the FCFS and SJF agents and the registry's
 FCFS-EASY and EASY-SJBF on the same windows (:func:`torus_sim.rl.baselines.compare_on_windows`). It
 writes the files :mod:`torus_sim.rl.train` writes: ``training.csv`` (every finished training episode:
@@ -31,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["ALGORITHMS", "MISSING_SB3", "main", "train_sb3"]
+__all__ = ["ALGORITHMS", "MISSING_SB3", "export_policy", "main", "train_sb3"]
 
 ALGORITHMS = {"maskable-ppo": ("sb3_contrib", "MaskablePPO", True), "ppo": ("stable_baselines3", "PPO", False)}
 """``--algo`` name -> (module, class, reads the action masks)."""
@@ -57,6 +58,55 @@ def _algorithm(name: str):
         return getattr(importlib.import_module(module), cls)
     except ImportError:
         raise ConfigurationError(MISSING_SB3) from None
+
+
+def export_policy(model, shape, path: Path) -> Path:
+    """Write the trained actor as data (``policy.npz``) that ``--policy learned`` runs without torch or pickle.
+
+    The actor of SB3's ``MlpPolicy``: the hidden layers of ``mlp_extractor.policy_net`` (Linear layers with
+    Tanh or ReLU) and ``action_net``; the features extractor must be the identity (``FlattenExtractor`` of
+    a 1-D observation), and the agent must have one placement per job (``Discrete(K + 1)``).
+
+    Args:
+        model: a trained MaskablePPO or PPO.
+        shape: the environment's :class:`~torus_sim.policies.agent_observation.ObservationShape`.
+        path: the ``.npz`` to write.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ConfigurationError: another network shape (a layer kind or activation not listed above).
+    """
+    import numpy as np
+
+    from torus_sim.errors import ConfigurationError
+
+    arrays: dict = {
+        "kind": np.array("mlp"),
+        "queue_slots": np.array(shape.queue_slots),
+        "max_walltime": np.array(shape.max_walltime),
+        "observation_length": np.array(shape.length),
+    }
+    activations, index = set(), 0
+    for module in model.policy.mlp_extractor.policy_net:
+        kind = type(module).__name__
+        if kind == "Linear":
+            arrays[f"layer_{index}_weight"] = module.weight.detach().cpu().numpy()
+            arrays[f"layer_{index}_bias"] = module.bias.detach().cpu().numpy()
+            index += 1
+        elif kind in ("Tanh", "ReLU"):
+            activations.add(kind.lower())
+        else:
+            raise ConfigurationError(f"export_policy: a {kind} layer in the policy network is not exported (Linear, Tanh, ReLU)")
+    if len(activations) > 1:
+        raise ConfigurationError(f"export_policy: one activation expected, found {sorted(activations)}")
+    arrays["activation"] = np.array(activations.pop() if activations else "tanh")
+    arrays["action_weight"] = model.policy.action_net.weight.detach().cpu().numpy()
+    arrays["action_bias"] = model.policy.action_net.bias.detach().cpu().numpy()
+    with path.open("wb") as stream:
+        np.savez(stream, **arrays)
+    return path
 
 
 def train_sb3(
@@ -128,6 +178,7 @@ def train_sb3(
     model.learn(total_timesteps=timesteps, callback=_Progress())
     seconds = time.perf_counter() - began
     model.save(out / "model.zip")
+    export_policy(model, train_env.shape, out / "policy.npz")  # the actor as data: --policy learned
 
     def learned(observation, mask, env) -> int:
         keywords = {"action_masks": mask.astype(bool)} if masked else {}
@@ -184,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trained {summary['timesteps']:,} steps in {summary['seconds']:.0f} s")
         names = [name for name in summary if name not in ("seconds", "timesteps")]
         print("mean bounded slowdown on held-back windows: " + ", ".join(f"{name} {summary[name]:.2f}" for name in names))
-        print(f"wrote {args.out / 'model.zip'}, training.csv, heldout.csv, heldout_summary.csv, rl_training.png")
+        print(f"wrote {args.out / 'model.zip'}, policy.npz, training.csv, heldout.csv, heldout_summary.csv, rl_training.png")
         return 0
 
     return guarded("torus_sim.rl.sb3", body)

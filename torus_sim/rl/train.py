@@ -19,7 +19,6 @@ References:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -61,6 +60,7 @@ def train_and_compare(
     """
     import pandas as pd
 
+    from torus_sim.policies.learned import write_linear_agent
     from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce
     from torus_sim.rl.baselines import compare_on_windows, heldout_starts, summary_table
     from torus_sim.rl.env import SchedulingEnv
@@ -96,7 +96,7 @@ def train_and_compare(
     heldout = pd.DataFrame({"window_start": starts, **results})
     heldout.to_csv(out / "heldout.csv", index=False)
     summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
-    (out / "weights.json").write_text(json.dumps({"weights": agent.weights.tolist(), "scenario": scenario}, indent=1))
+    write_linear_agent(out / "weights.json", agent.weights, train_env.shape, scenario)  # runs as --policy learned
     labels = (
         "epoch (8 sampled training windows each)",
         "mean bounded slowdown, 8 fixed training windows",

@@ -1,7 +1,7 @@
 """What a learning agent sees: the observation vector and which queue slots can start, from the engine's state.
 
 Shared by the environment (:class:`~torus_sim.rl.env.SchedulingEnv`) and by a trained agent run as a
-policy (:class:`~torus_sim.rl.policy.LearnedPolicy`), so that an agent sees the same numbers in both.
+policy (:class:`~torus_sim.policies.learned.LearnedPolicy`), so that an agent sees the same numbers in both.
 No gymnasium here: a saved agent runs as a policy without it.
 
 Observation (float32 in [0, 1], length ``K * 6 + 5 + S``): per queue slot, :data:`JOB_FEATURES`
