@@ -70,7 +70,9 @@ def test_agent_files_are_data_and_a_bad_one_is_a_sentence(tmp_path):
     with pytest.raises(ConfigurationError, match="kind must be 'linear-softmax'"):
         read_agent(tmp_path / "old.json")
     (tmp_path / "short.json").write_text(
-        json.dumps({"kind": "linear-softmax", "queue_slots": 8, "max_walltime": 100.0, "observation_length": 53, "weights": [1.0]})
+        json.dumps(
+            {"kind": "linear-softmax", "queue_slots": 8, "max_walltime": 100.0, "observation_length": 53, "weights": [1.0]}
+        )
     )
     with pytest.raises(ConfigurationError, match="weights must be 12 finite numbers"):
         read_agent(tmp_path / "short.json")
