@@ -29,17 +29,19 @@ def _trained(env, path):
     return agent
 
 
-@pytest.mark.parametrize("name", list(SCENARIOS))
-def test_a_saved_agent_as_a_policy_schedules_a_window_as_it_did_in_the_environment(name, tmp_path):
-    env = SchedulingEnv(SCENARIOS[name], window=150, queue_slots=8, start_range=(0.7, 1.0))
+@pytest.mark.parametrize(("name", "backfill"), [(name, "none") for name in SCENARIOS] + [("cluster+synthetic", "rlscheduler")])
+def test_a_saved_agent_as_a_policy_schedules_a_window_as_it_did_in_the_environment(name, backfill, tmp_path):
+    env = SchedulingEnv(SCENARIOS[name], window=150, queue_slots=8, start_range=(0.7, 1.0), backfill=backfill)
     agent = _trained(env, tmp_path / "weights.json")
     observation, info = env.reset(seed=2)
     done = False
     while not done:
         observation, _, terminated, truncated, info = env.step(agent.act(observation, info["action_mask"], env))
         done = terminated or truncated
+    assert backfill == "none" or info["backfilled"] > 0  # it picked jobs that did not fit, and others were backfilled
     played = env.model.record().jobs.sort_values("job_id").reset_index(drop=True)
-    model = env.window_model(env.window_start, env.model_seed, LearnedPolicy(str(tmp_path / "weights.json"), env.scenario))
+    policy = LearnedPolicy(str(tmp_path / "weights.json"), env.scenario, backfill)
+    model = env.window_model(env.window_start, env.model_seed, policy)
     ran = model.run().jobs.sort_values("job_id").reset_index(drop=True)
     assert len(ran) == 150 and ran.equals(played)
 

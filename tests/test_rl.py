@@ -293,3 +293,26 @@ def test_observations_masks_and_rewards_of_an_episode_are_pinned(scenario, place
         count += 1
         done = terminated or truncated
     assert (count, seen.hexdigest()) == (steps, digest)
+
+
+@pytest.mark.parametrize("backfill", ["easy", "rlscheduler"])
+def test_backfilling_around_the_fcfs_agent_is_fcfs_easy_or_rlschedulers_loop(backfill):
+    """Issue 43 §2: the agent picks any visible job; one that does not fit is reserved for and the environment backfills."""
+    from torus_sim.errors import ConfigurationError
+    from torus_sim.policies.easy import EasyPolicy
+    from torus_sim.policies.priority import PriorityPolicy
+
+    env = SchedulingEnv({"platform": "cluster", "nodes": 128, "load_scale": 1.5}, window=300, queue_slots=8, backfill=backfill)
+    observation, info = env.reset(seed=6)
+    done = False
+    while not done:
+        assert info["action_mask"][: min(info["waiting"], 8)].all()  # every visible job can be picked
+        observation, _, terminated, truncated, info = env.step(0)
+        done = terminated or truncated
+    assert info["backfilled"] > 0
+    played = env.model.record().jobs.sort_values("job_id").reset_index(drop=True)
+    policy = EasyPolicy("fcfs") if backfill == "easy" else PriorityPolicy("fcfs", "rlscheduler")
+    ran = env.window_model(env.window_start, env.model_seed, policy).run().jobs.sort_values("job_id").reset_index(drop=True)
+    assert ran.equals(played)
+    with pytest.raises(ConfigurationError, match="backfill must be one of"):
+        SchedulingEnv({"platform": "cluster", "nodes": 128}, window=20, backfill="conservative")

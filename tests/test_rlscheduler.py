@@ -103,7 +103,7 @@ def test_wfp3_and_unicep_read_the_wait_as_published_or_as_rlschedulers_code_does
 def test_bad_settings_and_platforms_are_sentences():
     with pytest.raises(ConfigurationError, match="order must be one of fcfs, sjf, wfp3, unicep, f1"):
         PriorityPolicy("f2")
-    with pytest.raises(ConfigurationError, match="backfill must be one of none, rlscheduler"):
-        PriorityPolicy("fcfs", backfill="easy")
+    with pytest.raises(ConfigurationError, match="backfill must be one of none, rlscheduler, easy"):
+        PriorityPolicy("fcfs", backfill="conservative")
     with pytest.raises(ConfigurationError, match="runs on cluster platforms, not on a torus"):
         SchedulingModel(Workload([Job(1, 0.0, 1.0, 1.0, 1)], "one", kind="online"), PriorityPolicy(), None)

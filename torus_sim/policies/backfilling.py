@@ -79,7 +79,40 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     if order == "sjf":
         remaining = view.predicted_remaining
         candidates = sorted(candidates, key=lambda job: (remaining(job), job.rank))
-    if counts:
+    yield from backfill_scan(view, candidates, occupancy, need, shadow_at, placement)
+
+
+def backfill_around(view, head, candidates, placement=None, together: bool = True):
+    """EASY's backfilling around a blocked ``head`` that need not be the first waiting job (an agent's pick).
+
+    Args:
+        view: the engine's view.
+        head: the blocked job the reservation is for.
+        candidates: the other waiting jobs, in backfill order.
+        placement: the placement policy (MFP / lowest free ids when None).
+        together: EASY's extra nodes, textbook (True) or PV-EASY's count (False), as :func:`easy_pass`.
+
+    Yields:
+        :class:`Start` actions: jobs that fit now and end by the head's shadow time or leave it its nodes then.
+
+    References:
+        Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
+    """
+    need = head.partition_size
+    shadow_at, occupancy = view.shadow(need, None, together=together)
+    yield from backfill_scan(view, candidates, occupancy, need, shadow_at, placement)
+
+
+def backfill_scan(view, candidates, occupancy, need: int, shadow_at: float, placement=None):
+    """EASY's backfill scan over ``candidates`` given the blocked job's ``need`` and its shadow (:func:`easy_pass`).
+
+    Yields:
+        :class:`Start` actions, each applied by the engine before the next is looked at.
+    """
+    free = view.free_count()
+    if free == 0:
+        return
+    if view.platform.kind == "cluster" and not view.platform.identities:
         yield from _backfill_counts(view, candidates, free, occupancy, need, shadow_at)
         return
     now = view.now

@@ -107,10 +107,10 @@ def _shelf(blocking: bool, fill: bool):
     return factory
 
 
-def _learned(agent, scenario=None) -> Policy:
+def _learned(agent, scenario=None, backfill: str | None = None) -> Policy:
     from torus_sim.policies.learned import LearnedPolicy  # numpy and the agent file only when asked for
 
-    return LearnedPolicy(agent, scenario)
+    return LearnedPolicy(agent, scenario, backfill)
 
 
 def _batch(scenario, placement=None, tables=None, batch=None) -> Policy:

@@ -78,6 +78,7 @@ class SavedAgent:
             layer, or the perceptron's hidden layers followed by its action layer.
         activation: the hidden layers' activation (``tanh`` or ``relu``; unused by the linear scorer).
         source: the file.
+        backfill: the backfilling around it in training (``SchedulingEnv(backfill=...)``), the policy's default.
     """
 
     kind: str
@@ -87,6 +88,7 @@ class SavedAgent:
     layers: tuple
     activation: str = "tanh"
     source: str = ""
+    backfill: str = "none"
 
     def choose(self, observation: np.ndarray, fits: list[bool]) -> int | None:
         """The slot the agent starts, or None (it waits).
@@ -181,7 +183,10 @@ def read_agent(path: str | Path) -> SavedAgent:
         expected = len(JOB_FEATURES) + length - slots * len(JOB_FEATURES) + 1
         if weights.shape != (expected,) or not np.all(np.isfinite(weights)):
             raise ConfigurationError(f"agent file {path}: weights must be {expected} finite numbers, got shape {weights.shape}")
-        return SavedAgent("linear-softmax", slots, scale, length, ((weights.reshape(1, -1), np.zeros(1)),), source=str(path))
+        backfill = str(numbers.get("backfill", "none"))
+        return SavedAgent(
+            "linear-softmax", slots, scale, length, ((weights.reshape(1, -1), np.zeros(1)),), source=str(path), backfill=backfill
+        )
     activation = str(arrays.get("activation", "tanh"))
     if activation not in _ACTIVATIONS:
         raise ConfigurationError(f"agent file {path}: activation must be one of {', '.join(_ACTIVATIONS)}, got {activation!r}")
@@ -199,13 +204,14 @@ def read_agent(path: str | Path) -> SavedAgent:
         raise ConfigurationError(
             f"agent file {path}: the action layer has {width} outputs, K + 1 = {slots + 1} expected (one placement per job)"
         )
-    return SavedAgent("mlp", slots, scale, length, tuple(layers), activation, str(path))
+    return SavedAgent("mlp", slots, scale, length, tuple(layers), activation, str(path), str(arrays.get("backfill", "none")))
 
 
-def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape, scenario: dict) -> None:
-    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, the training scenario)."""
+def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape, scenario: dict, backfill: str = "none") -> None:
+    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, its backfilling, the training scenario)."""
     record = {
         "kind": "linear-softmax",
+        "backfill": backfill,
         "queue_slots": shape.queue_slots,
         "max_walltime": shape.max_walltime,
         "observation_length": shape.length,
@@ -222,6 +228,8 @@ class LearnedPolicy(Policy):
         agent: the agent file (:func:`read_agent`), relative to the working directory.
         scenario: the run's scenario (offered by the engine): its failure predictor names the risk
             feature's predictor (``history`` when none, as the environment).
+        backfill: ``none``, or ``easy`` / ``rlscheduler``: the agent may pick a job that does not fit, which
+            is then kept and backfilled around until it starts; None: the agent file's (what it was trained with).
 
     Raises:
         ConfigurationError: see :func:`read_agent`; at the start of a run, an observation of another
@@ -231,10 +239,18 @@ class LearnedPolicy(Policy):
     name = "learned"
     workloads = ("online",)
 
-    def __init__(self, agent: str, scenario=None) -> None:
+    def __init__(self, agent: str, scenario=None, backfill: str | None = None) -> None:
+        from torus_sim.policies.priority import BACKFILLING, PriorityPolicy
+
         if not isinstance(agent, (str, Path)):
             raise ConfigurationError(f"learned policy: agent must be a file path, got {agent!r}")
         self.agent = read_agent(agent)
+        backfill = self.agent.backfill if backfill is None else backfill
+        if not isinstance(backfill, str) or backfill not in BACKFILLING:
+            raise ConfigurationError(f"learned policy: backfill must be one of {', '.join(BACKFILLING)}; got {backfill!r}")
+        self.backfill = backfill
+        self._backfiller = PriorityPolicy("fcfs", backfill) if backfill != "none" else None
+        self._committed = None
         self._scenario = scenario
         self._predictor = None
         self._shape: ObservationShape | None = None
@@ -242,7 +258,7 @@ class LearnedPolicy(Policy):
 
     def settings(self) -> str:
         """The agent file and its kind."""
-        return f"agent {self.agent.source} ({self.agent.kind}, K = {self.agent.queue_slots})"
+        return f"agent {self.agent.source} ({self.agent.kind}, K = {self.agent.queue_slots}), backfilling {self.backfill}"
 
     def attach(self, model) -> None:
         """Size the observation for the platform (refuse another length), take the workload's span, build the risk predictor."""
@@ -276,15 +292,29 @@ class LearnedPolicy(Policy):
         queue = view.queue
         slots = self.agent.queue_slots
         while queue:
+            job = self._committed
+            if job is not None:  # the agent's pick that did not fit: start it when it fits, backfill around it till then
+                if job in queue:
+                    allocation = view.place(job)
+                    if allocation is None:
+                        yield from self._backfiller.backfill_around(view, job)
+                        return
+                    yield Start(job, allocation)
+                self._committed = None
+                continue
             fits = fitting_slots(queue, slots, view.free_count(), view.open_sizes())
-            if any(fits):
+            choices = fits if self._backfiller is None else [True] * len(fits)
+            if any(choices):
                 observation = observe(
                     self._shape, view.now, queue, view.platform, view.down_count(), fits, view.place, self._predictor, self._span
                 )
-                slot = self.agent.choose(observation, fits)
-                if slot is not None and slot < len(fits) and fits[slot]:
+                slot = self.agent.choose(observation, choices)
+                if slot is not None and slot < len(fits) and choices[slot]:
                     job = queue[slot]
-                    yield Start(job, view.place(job))
+                    if fits[slot]:
+                        yield Start(job, view.place(job))
+                    else:
+                        self._committed = job
                     continue
             if view.running:
                 return

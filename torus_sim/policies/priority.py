@@ -45,6 +45,7 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.job import JobState
+from torus_sim.policies.backfilling import backfill_around
 from torus_sim.policies.base import Policy, Start
 
 __all__ = ["BACKFILLING", "ORDERS", "WAIT_READINGS", "PriorityPolicy"]
@@ -55,8 +56,9 @@ ORDERS = ("fcfs", "sjf", "wfp3", "unicep", "f1")
 WAIT_READINGS = ("actual", "rlscheduler")
 """How WFP3 and UNICEP read the time waited: the real one, or RLScheduler's code's -1 - s."""
 
-BACKFILLING = ("none", "rlscheduler")
-"""No backfilling, or RLScheduler's (shadow of the committed job, FCFS candidates, no extra nodes)."""
+BACKFILLING = ("none", "rlscheduler", "easy")
+"""No backfilling; RLScheduler's (shadow of the committed job, FCFS candidates, no extra nodes); or EASY's
+around the committed job (FCFS candidates that end by its shadow time or leave it its nodes then)."""
 
 _TINY = 0.1
 
@@ -96,7 +98,7 @@ class PriorityPolicy(Policy):
         self.placement = placement
         self.name = f"greedy-{order}" + ("-bf" if backfill != "none" else "")
         self._committed = None  # the job picked and not started yet
-        self._shadow: float | None = None  # its shadow time while it is blocked (backfill="rlscheduler")
+        self._shadow: tuple | None = None  # (job, its shadow time) while it is blocked (backfill="rlscheduler")
 
     def settings(self) -> str:
         """Order, backfilling and wait reading in words (a run's header)."""
@@ -135,13 +137,25 @@ class PriorityPolicy(Policy):
                 break
             self._committed = None
             yield Start(job, allocation)
-        if self.backfill == "rlscheduler":
-            yield from self._backfill(view, job)
+        yield from self.backfill_around(view, job)
 
-    def _backfill(self, view, head):
+    def backfill_around(self, view, head):
+        """This policy's backfilling around the blocked ``head`` (module docstring; none: nothing).
+
+        Also what :class:`~torus_sim.rl.env.SchedulingEnv` runs around an agent's pick that does not fit.
+
+        Yields:
+            :class:`Start` actions, each applied by the engine before the next is looked at.
+        """
+        if self.backfill == "easy":
+            yield from backfill_around(view, head, [job for job in view.queue.jobs() if job is not head], self.placement)
+        elif self.backfill == "rlscheduler":
+            yield from self._rlscheduler_backfill(view, head)
+
+    def _rlscheduler_backfill(self, view, head):
         """RLScheduler's backfilling around the blocked ``head`` (module docstring)."""
         now = view.now
-        if self._shadow is None:
+        if self._shadow is None or self._shadow[0] is not head:
             free = view.free_count()
             shadow = now
             for end, size in sorted(
@@ -151,9 +165,10 @@ class PriorityPolicy(Policy):
                 shadow = end
                 if free >= head.size:
                     break
-            self._shadow = shadow
+            self._shadow = (head, shadow)
+        shadow = self._shadow[1]
         for job in sorted(view.queue, key=lambda waiting: (waiting.submitted_at, waiting.rank)):
-            if job is head or not now + job.walltime < self._shadow:
+            if job is head or not now + job.walltime < shadow:
                 continue
             allocation = view.place(job, placement=self.placement)
             if allocation is not None:

@@ -53,6 +53,7 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.policies.agent_observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
+from torus_sim.policies.priority import BACKFILLING, PriorityPolicy
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 
@@ -149,6 +150,11 @@ class SchedulingEnv(gym.Env):
         max_decisions: an episode is truncated after this many decisions, >= 1 (default 50 x window).
         invalid_action: what an action the mask forbids does, one of :data:`INVALID_ACTIONS` (``wait``).
         invalid_penalty: taken off the reward of such a step under ``penalty``, >= 0.
+        backfill: ``none`` (the agent's starts are the only ones, and only jobs that fit can be picked),
+            ``easy`` or ``rlscheduler``: any visible job can be picked; one that does not fit is kept as the
+            reserved job and the environment backfills around it (EASY's rule, or RLScheduler's: no extra
+            nodes) at every pass until it starts, without asking the agent
+            (:data:`~torus_sim.policies.priority.BACKFILLING`; RLScheduler and DRAS evaluate agents so).
 
     The valid actions are ``info["action_mask"]`` and :meth:`action_masks` (sb3-contrib's MaskablePPO
     calls the latter on the environment itself: no wrapper).
@@ -174,6 +180,7 @@ class SchedulingEnv(gym.Env):
         max_decisions: int | None = None,
         invalid_action: str = "wait",
         invalid_penalty: float = 1.0,
+        backfill: str = "none",
     ) -> None:
         from failure_logs.sources import failure_source
         from torus_sim.inputs import load_failures, load_workload
@@ -195,6 +202,13 @@ class SchedulingEnv(gym.Env):
             raise ConfigurationError(f"invalid_penalty must be a number >= 0, got {_shown(invalid_penalty)}")
         self.invalid_action = invalid_action
         self.invalid_penalty = float(invalid_penalty)
+        if not isinstance(backfill, str) or backfill not in BACKFILLING:
+            raise ConfigurationError(f"backfill must be one of {BACKFILLING}, got {_shown(backfill)}")
+        if backfill != "none" and placements != 1:
+            raise ConfigurationError("backfill around the agent offers one placement per job: placements must be 1")
+        self.backfill = backfill
+        self._backfiller = PriorityPolicy("fcfs", backfill) if backfill != "none" else None
+        self._committed = None
         window = _whole("window", window)
         queue_slots = _whole("queue_slots", queue_slots)
         placements = _whole("placements", placements)
@@ -268,6 +282,8 @@ class SchedulingEnv(gym.Env):
         self._mask_key = None
         self._decisions = 0
         self._forced = 0
+        self._committed = None
+        self._backfilled = 0
         self._span = self.model.workload.span
         self._advance()
         return self._observe(), self._info()
@@ -311,6 +327,10 @@ class SchedulingEnv(gym.Env):
                 allocation = self._allocation(job, choice)
                 if allocation is not None:
                     model.apply_action(Start(job, allocation))
+                    started = True
+                elif self._backfiller is not None:  # kept until it fits; the environment backfills around it
+                    self._committed = job
+                    self._backfill()
                     started = True
         if model.pass_open and not started:
             self._wait()
@@ -407,6 +427,15 @@ class SchedulingEnv(gym.Env):
         """Run events until a decision point (an open pass where a visible job fits) or the end."""
         model = self.model
         while True:
+            if model.pass_open and self._committed is not None:
+                job = self._committed
+                allocation = model.view.place(job) if job in model.queue else None
+                if allocation is not None:
+                    model.apply_action(Start(job, allocation))
+                if allocation is not None or job not in model.queue:
+                    self._committed = None
+                    continue
+                self._backfill()
             if model.pass_open:
                 if self._choices_exist():
                     return
@@ -437,6 +466,14 @@ class SchedulingEnv(gym.Env):
                 self._forced += 1
                 if self._choices_exist():
                     return
+        model.close_pass()
+
+    def _backfill(self) -> None:
+        """Backfill around the kept job (each start applied before the next is looked at), then close the pass."""
+        model = self.model
+        for action in self._backfiller.backfill_around(model.view, self._committed):
+            model.apply_action(action)
+            self._backfilled += 1
         model.close_pass()
 
     def _choices_exist(self) -> bool:
@@ -486,6 +523,9 @@ class SchedulingEnv(gym.Env):
         if not model.pass_open:
             return mask
         fits = fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
+        if self._backfiller is not None:  # any visible job may be picked: one that does not fit is reserved for
+            mask[: len(fits)] = 1
+            return mask
         for slot, fit in enumerate(fits):
             if not fit:
                 continue
@@ -498,8 +538,11 @@ class SchedulingEnv(gym.Env):
 
     def _observe(self) -> np.ndarray:
         model = self.model
-        mask = self._mask()
-        fits = [mask[slot * self.placements] == 1 for slot in range(min(len(model.queue), self.queue_slots))]
+        fits = (
+            fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
+            if model.pass_open
+            else [False] * min(len(model.queue), self.queue_slots)
+        )
         return observe(
             self.shape,
             model.now,
@@ -522,6 +565,7 @@ class SchedulingEnv(gym.Env):
             "waiting": len(model.queue),
             "decisions": self._decisions,
             "forced_starts": self._forced,
+            "backfilled": self._backfilled,
         }
 
     def _reward(self) -> float:

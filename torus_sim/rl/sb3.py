@@ -60,7 +60,7 @@ def _algorithm(name: str):
         raise ConfigurationError(MISSING_SB3) from None
 
 
-def export_policy(model, shape, path: Path) -> Path:
+def export_policy(model, shape, path: Path, backfill: str = "none") -> Path:
     """Write the trained actor as data (``policy.npz``) that ``--policy learned`` runs without torch or pickle.
 
     The actor of SB3's ``MlpPolicy``: the hidden layers of ``mlp_extractor.policy_net`` (Linear layers with
@@ -71,6 +71,7 @@ def export_policy(model, shape, path: Path) -> Path:
         model: a trained MaskablePPO or PPO.
         shape: the environment's :class:`~torus_sim.policies.agent_observation.ObservationShape`.
         path: the ``.npz`` to write.
+        backfill: the backfilling around the agent it was trained with (the policy's default).
 
     Returns:
         ``path``.
@@ -84,6 +85,7 @@ def export_policy(model, shape, path: Path) -> Path:
 
     arrays: dict = {
         "kind": np.array("mlp"),
+        "backfill": np.array(backfill),
         "queue_slots": np.array(shape.queue_slots),
         "max_walltime": np.array(shape.max_walltime),
         "observation_length": np.array(shape.length),
@@ -119,6 +121,7 @@ def train_sb3(
     heldout_windows: int = 20,
     seed: int = 0,
     quiet: bool = False,
+    backfill: str = "none",
 ) -> dict:
     """Train, save, evaluate on held-back windows, write the tables and the figure.
 
@@ -132,6 +135,7 @@ def train_sb3(
         heldout_windows: evaluation windows, spread over the last 30% of the log.
         seed: seeds the algorithm and the training windows.
         quiet: no progress lines.
+        backfill: the environment's backfilling around the agent (``SchedulingEnv(backfill=...)``).
 
     Returns:
         ``{entry: mean bounded slowdown over the held-back windows, ..., "seconds": training time,
@@ -153,8 +157,8 @@ def train_sb3(
     from stable_baselines3.common.callbacks import BaseCallback
 
     out.mkdir(parents=True, exist_ok=True)
-    train_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.0, 0.7))
-    test_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.7, 1.0))
+    train_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.0, 0.7), backfill=backfill)
+    test_env = SchedulingEnv(scenario, window=window, queue_slots=16, start_range=(0.7, 1.0), backfill=backfill)
     episodes: list[tuple[int, float]] = []
     deadline = None if minutes is None else time.perf_counter() + 60.0 * minutes
 
@@ -178,7 +182,7 @@ def train_sb3(
     model.learn(total_timesteps=timesteps, callback=_Progress())
     seconds = time.perf_counter() - began
     model.save(out / "model.zip")
-    export_policy(model, train_env.shape, out / "policy.npz")  # the actor as data: --policy learned
+    export_policy(model, train_env.shape, out / "policy.npz", backfill)  # the actor as data: --policy learned
 
     def learned(observation, mask, env) -> int:
         keywords = {"action_masks": mask.astype(bool)} if masked else {}
@@ -223,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=int, default=256)
     parser.add_argument("--windows", type=int, default=20, help="held-back windows")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--backfill", default="none", help="backfilling around the agent: none, easy or rlscheduler")
     parser.add_argument("--out", type=Path, default=Path("sb3-results"))
     args = parser.parse_args(argv)
     from torus_sim.rl.baselines import cluster_scenario, guarded
@@ -230,7 +235,16 @@ def main(argv: list[str] | None = None) -> int:
     def body() -> int:
         _algorithm(args.algo)  # the sentence before anything is built
         summary = train_sb3(
-            cluster_scenario(args), args.out, args.algo, args.timesteps, args.minutes, args.window, args.windows, args.seed
+            cluster_scenario(args),
+            args.out,
+            args.algo,
+            args.timesteps,
+            args.minutes,
+            args.window,
+            args.windows,
+            args.seed,
+            False,
+            args.backfill,
         )
         print(f"trained {summary['timesteps']:,} steps in {summary['seconds']:.0f} s")
         names = [name for name in summary if name not in ("seconds", "timesteps")]
