@@ -316,3 +316,31 @@ def test_backfilling_around_the_fcfs_agent_is_fcfs_easy_or_rlschedulers_loop(bac
     assert ran.equals(played)
     with pytest.raises(ConfigurationError, match="backfill must be one of"):
         SchedulingEnv({"platform": "cluster", "nodes": 128}, window=20, backfill="conservative")
+
+
+def test_reward_objectives_and_the_episode_only_timing_give_the_windows_metrics():
+    """Issue 43 §2: wait, turnaround (and bsld) returns are minus the window's means; 'episode' holds it to the end."""
+
+    def episode(reward, timing="step"):
+        env = SchedulingEnv(
+            {"platform": "cluster", "nodes": 128, "load_scale": 1.5},
+            window=120,
+            queue_slots=8,
+            reward=reward,
+            reward_timing=timing,
+        )
+        observation, info = env.reset(seed=5)
+        rewards, done = [], False
+        while not done:
+            observation, reward_value, terminated, truncated, info = env.step(sjf_agent(observation, info["action_mask"], env))
+            rewards.append(reward_value)
+            done = terminated or truncated
+        return rewards, env.model.record().jobs
+
+    rewards, jobs = episode("wait")
+    assert sum(rewards) == pytest.approx(-(jobs["first_started_at"] - jobs["submitted_at"]).mean())
+    rewards, jobs = episode("turnaround")
+    assert sum(rewards) == pytest.approx(-(jobs["finished_at"] - jobs["submitted_at"]).mean())
+    stepwise, _ = episode("bsld")
+    held, _ = episode("bsld", "episode")
+    assert all(value == 0.0 for value in held[:-1]) and held[-1] == pytest.approx(sum(stepwise)) and sum(stepwise) < -1.0

@@ -54,6 +54,10 @@ from torus_sim.policies.agent_observation import JOB_FEATURES, ObservationShape,
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
 from torus_sim.policies.priority import BACKFILLING, PriorityPolicy
+from torus_sim.rl.arguments import fractions as _fractions
+from torus_sim.rl.arguments import integer as _integer
+from torus_sim.rl.arguments import shown as _shown
+from torus_sim.rl.arguments import whole as _whole
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 
@@ -64,49 +68,8 @@ INVALID_ACTIONS = ("wait", "raise", "penalty")
 event, as RLScheduler treats it), ``raise`` (a :class:`ConfigurationError` naming it: for debugging an agent)
 or ``penalty`` (a wait, and ``invalid_penalty`` taken off the step's reward)."""
 
-REWARDS = ("bsld", "utilization")
+REWARDS = ("bsld", "wait", "turnaround", "utilization")
 """The reward forms :class:`SchedulingEnv` offers."""
-
-
-def _integer(value) -> int | None:
-    """``value`` as an int when it is a whole number (Python or numpy, or a numpy array of one); None otherwise (a bool too)."""
-    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
-        value = value.reshape(()).item()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        return None
-    return int(value)
-
-
-def _shown(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _whole(name: str, value) -> int:
-    """A constructor argument that must be a whole number >= 1.
-
-    Raises:
-        ConfigurationError: naming the argument, for a float, a bool, text or a number < 1.
-    """
-    number = _integer(value)
-    if number is None or number < 1:
-        raise ConfigurationError(f"{name} must be a whole number >= 1, got {_shown(value)}")
-    return number
-
-
-def _fractions(name: str, value) -> tuple[float, float]:
-    """``(low, high)`` with 0 <= low < high <= 1.
-
-    Raises:
-        ConfigurationError: naming the argument, for anything else.
-    """
-    try:
-        low, high = (float(part) for part in value)
-    except (TypeError, ValueError):
-        raise ConfigurationError(f"{name} must be (low, high) with 0 <= low < high <= 1, got {_shown(value)}") from None
-    if not 0.0 <= low < high <= 1.0:
-        raise ConfigurationError(f"{name} must satisfy 0 <= low < high <= 1, got {_shown(value)}")
-    return low, high
 
 
 class _AgentSeat(Policy):
@@ -145,7 +108,12 @@ class SchedulingEnv(gym.Env):
         window: jobs per episode, >= 1.
         queue_slots: K, the waiting jobs the agent sees and chooses among, >= 1.
         placements: M, allocations offered per job (M > 1 only on the torus), >= 1.
-        reward: ``bsld`` or ``utilization`` (:data:`REWARDS`).
+        reward: the objective (:data:`REWARDS`): ``bsld`` (minus the completed jobs' bounded slowdowns over the
+            window's job count: the return is minus the window's mean bounded slowdown), ``wait`` and
+            ``turnaround`` (minus their waits, or submission-to-end times, in seconds over the job count),
+            ``utilization`` (their size x runtime over capacity x the window's submission span).
+        reward_timing: ``step`` (each decision is rewarded for the jobs completed since the last) or
+            ``episode`` (0 until the episode ends, then its whole return: RLScheduler's trajectory reward).
         start_range: ``(low, high)``, fractions of the log where a window may start, 0 <= low < high <= 1.
         max_decisions: an episode is truncated after this many decisions, >= 1 (default 50 x window).
         invalid_action: what an action the mask forbids does, one of :data:`INVALID_ACTIONS` (``wait``).
@@ -181,6 +149,7 @@ class SchedulingEnv(gym.Env):
         invalid_action: str = "wait",
         invalid_penalty: float = 1.0,
         backfill: str = "none",
+        reward_timing: str = "step",
     ) -> None:
         from failure_logs.sources import failure_source
         from torus_sim.inputs import load_failures, load_workload
@@ -192,6 +161,10 @@ class SchedulingEnv(gym.Env):
             raise ConfigurationError("SchedulingEnv replays windows of an online workload (an SWF log), not a batch")
         if not isinstance(reward, str) or reward not in REWARDS:
             raise ConfigurationError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if not isinstance(reward_timing, str) or reward_timing not in ("step", "episode"):
+            raise ConfigurationError(f"reward_timing must be 'step' or 'episode', got {_shown(reward_timing)}")
+        self.reward_timing = reward_timing
+        self._pending = 0.0
         if not isinstance(invalid_action, str) or invalid_action not in INVALID_ACTIONS:
             raise ConfigurationError(f"invalid_action must be one of {INVALID_ACTIONS}, got {_shown(invalid_action)}")
         if (
@@ -284,6 +257,7 @@ class SchedulingEnv(gym.Env):
         self._forced = 0
         self._committed = None
         self._backfilled = 0
+        self._pending = 0.0
         self._span = self.model.workload.span
         self._advance()
         return self._observe(), self._info()
@@ -336,10 +310,13 @@ class SchedulingEnv(gym.Env):
             self._wait()
         self._advance()
         reward = self._reward()
-        if invalid and self.invalid_action == "penalty":
-            reward -= self.invalid_penalty
         terminated = not self._unfinished()
         truncated = not terminated and self._decisions >= self.max_decisions
+        if self.reward_timing == "episode":  # held back until the episode ends
+            self._pending += reward
+            reward, self._pending = (self._pending, 0.0) if terminated or truncated else (0.0, self._pending)
+        if invalid and self.invalid_action == "penalty":
+            reward -= self.invalid_penalty
         return self._observe(), reward, terminated, truncated, {**self._info(), "invalid_action": invalid}
 
     def action_masks(self) -> np.ndarray:
@@ -569,7 +546,7 @@ class SchedulingEnv(gym.Env):
         }
 
     def _reward(self) -> float:
-        """Minus the completed jobs' bounded slowdowns / window (``bsld``), or their work / (capacity x window span).
+        """The completed jobs' share of the objective (the ``reward`` argument), since the last decision.
 
         Read from the rows the engine appended to its jobs table since the last decision (one per completed job).
         """
@@ -582,8 +559,14 @@ class SchedulingEnv(gym.Env):
         if self.reward_form == "utilization":
             size = np.asarray(table["size"][first:last], dtype=np.float64)
             return float(np.dot(size, runtime)) / (self._capacity * max(self._span[1] - self._span[0], 1.0))
-        response = np.asarray(table["finished_at"][first:last], dtype=np.float64) - np.asarray(
-            table["submitted_at"][first:last], dtype=np.float64
-        )
+        submitted = np.asarray(table["submitted_at"][first:last], dtype=np.float64)
+        if self.reward_form == "wait":
+            return (
+                -math.fsum((np.asarray(table["first_started_at"][first:last], dtype=np.float64) - submitted).tolist())
+                / self.window
+            )
+        response = np.asarray(table["finished_at"][first:last], dtype=np.float64) - submitted
+        if self.reward_form == "turnaround":
+            return -math.fsum(response.tolist()) / self.window
         bsld = np.maximum(response / np.maximum(runtime, self.scenario.gamma), 1.0)
         return -math.fsum(bsld.tolist()) / self.window
