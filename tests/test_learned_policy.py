@@ -29,9 +29,14 @@ def _trained(env, path):
     return agent
 
 
-@pytest.mark.parametrize(("name", "backfill"), [(name, "none") for name in SCENARIOS] + [("cluster+synthetic", "rlscheduler")])
-def test_a_saved_agent_as_a_policy_schedules_a_window_as_it_did_in_the_environment(name, backfill, tmp_path):
-    env = SchedulingEnv(SCENARIOS[name], window=150, queue_slots=8, start_range=(0.7, 1.0), backfill=backfill)
+@pytest.mark.parametrize(
+    ("name", "backfill", "features"),
+    [(name, "none", ()) for name in SCENARIOS]
+    + [("cluster+synthetic", "rlscheduler", ()), ("cluster+synthetic", "none", ("user", "predicted_runtime"))],
+)
+def test_a_saved_agent_as_a_policy_schedules_a_window_as_it_did_in_the_environment(name, backfill, features, tmp_path):
+    scenario = {**SCENARIOS[name], "runtime_predictor": "last"} if features else SCENARIOS[name]
+    env = SchedulingEnv(scenario, window=150, queue_slots=8, start_range=(0.7, 1.0), backfill=backfill, job_features=features)
     agent = _trained(env, tmp_path / "weights.json")
     observation, info = env.reset(seed=2)
     done = False
@@ -105,3 +110,35 @@ def test_an_exported_sb3_actor_runs_as_the_policy_it_was_in_the_environment(tmp_
     policy = LearnedPolicy(str(tmp_path / "policy.npz"), env.scenario)
     ran = env.window_model(env.window_start, env.model_seed, policy).run().jobs.sort_values("job_id").reset_index(drop=True)
     assert ran.equals(played)
+
+
+def test_extra_job_features_are_appended_to_each_slot_and_named_in_the_agent_file(tmp_path):
+    from gymnasium.utils.env_checker import check_env
+
+    from torus_sim.policies.agent_observation import JOB_FEATURE_HOOKS, register_job_feature
+
+    register_job_feature("test-small-job", lambda job, now, shape: 1.0 if job.size <= 8 else 0.0)
+    try:
+        env = SchedulingEnv(
+            {"platform": "cluster", "nodes": 128, "runtime_predictor": "last"},
+            window=60,
+            queue_slots=4,
+            job_features=("user", "test-small-job"),
+        )
+        check_env(env, skip_render_check=True)
+        observation, _ = env.reset(seed=1)
+        assert observation.shape == (4 * 8 + 5,) and env.shape.per_slot == 8
+        head = env.model.queue[0] if env.model.queue else None
+        if head is not None:
+            assert observation[6] == pytest.approx(head.user_id / env.shape.max_user)
+            assert observation[7] == (1.0 if head.size <= 8 else 0.0)
+        write_linear_agent(tmp_path / "a.json", np.zeros(8 + 5 + 1), env.shape, {})
+        assert read_agent(tmp_path / "a.json").features == ("user", "test-small-job")
+        with pytest.raises(ConfigurationError, match="is taken"):
+            register_job_feature("user", lambda job, now, shape: 0.0)
+    finally:
+        JOB_FEATURE_HOOKS.pop("test-small-job")
+    with pytest.raises(ConfigurationError, match="unknown job feature 'test-small-job'"):
+        read_agent(tmp_path / "a.json")  # the file names a feature this installation no longer offers
+    with pytest.raises(ConfigurationError, match="unknown job feature 'group'"):
+        SchedulingEnv({"platform": "cluster", "nodes": 128}, window=20, job_features=("group",))

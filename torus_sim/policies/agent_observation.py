@@ -18,11 +18,22 @@ References:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GLOBAL_FEATURES", "JOB_FEATURES", "ObservationShape", "feasible_size_counts", "fitting_slots", "observe"]
+__all__ = [
+    "GLOBAL_FEATURES",
+    "JOB_FEATURES",
+    "JOB_FEATURE_HOOKS",
+    "ObservationShape",
+    "feasible_size_counts",
+    "fitting_slots",
+    "job_feature",
+    "observe",
+    "register_job_feature",
+]
 
 JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
 """The features of each queue slot in the observation, in order."""
@@ -43,17 +54,78 @@ class ObservationShape:
         capacity: nodes (supernodes on the torus) of the platform.
         max_walltime: seconds, the walltime that maps to 1 (the largest of the training log).
         sizes: on the torus, ``((size, partitions of that size), ...)`` for every feasible size; () on a cluster.
+        extra_features: names of :data:`JOB_FEATURE_HOOKS` appended to each slot's features, in order.
+        max_user: the user id that maps to 1 (the training log's largest) for the ``user`` feature.
     """
 
     queue_slots: int
     capacity: int
     max_walltime: float
     sizes: tuple = ()
+    extra_features: tuple = ()
+    max_user: int = 1
+
+    @property
+    def per_slot(self) -> int:
+        """Values per queue slot."""
+        return len(JOB_FEATURES) + len(self.extra_features)
 
     @property
     def length(self) -> int:
         """Values in an observation."""
-        return self.queue_slots * len(JOB_FEATURES) + GLOBAL_FEATURES + len(self.sizes)
+        return self.queue_slots * self.per_slot + GLOBAL_FEATURES + len(self.sizes)
+
+
+def _user(job, now: float, shape: ObservationShape) -> float:
+    return job.user_id / shape.max_user if job.user_id > 0 else 0.0
+
+
+def _predicted_runtime(job, now: float, shape: ObservationShape) -> float:
+    predicted = job.walltime if job.prediction is None else job.prediction
+    return math.log1p(max(predicted, 0.0)) / math.log1p(shape.max_walltime)
+
+
+JOB_FEATURE_HOOKS: dict[str, Callable] = {"user": _user, "predicted_runtime": _predicted_runtime}
+"""Extra per-job observation features by name: ``function(job, now, shape) -> float`` (clipped to [0, 1]).
+Built in: ``user`` (the user id over the training log's largest) and ``predicted_runtime`` (the run's
+runtime predictor's prediction, log-scaled as the walltime; the walltime without a predictor). The
+engine's jobs keep no group or queue (SWF fields 13 and 15 are read, not kept): not offered."""
+
+
+def register_job_feature(name: str, function: Callable) -> None:
+    """Offer another per-job feature by name, for ``SchedulingEnv(job_features=(name, ...))`` and saved agents.
+
+    Args:
+        name: the feature's name (not a built-in one).
+        function: ``function(job, now, shape) -> float``, in [0, 1] (clipped); it must only read the job.
+
+    Raises:
+        ConfigurationError: a name already taken or not text, or a function that is not callable.
+    """
+    from torus_sim.errors import ConfigurationError
+
+    if not isinstance(name, str) or not name or name in JOB_FEATURES or name in JOB_FEATURE_HOOKS:
+        raise ConfigurationError(
+            f"job feature name {name!r} is taken or empty; taken: {', '.join([*JOB_FEATURES, *JOB_FEATURE_HOOKS])}"
+        )
+    if not callable(function):
+        raise ConfigurationError(f"job feature {name!r}: the function must be callable, got {type(function).__name__}")
+    JOB_FEATURE_HOOKS[name] = function
+
+
+def job_feature(name: str) -> Callable:
+    """The registered feature ``name``.
+
+    Raises:
+        ConfigurationError: an unknown name (the names offered listed).
+    """
+    if not isinstance(name, str) or name not in JOB_FEATURE_HOOKS:
+        from torus_sim.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"unknown job feature {name!r}; offered: {', '.join(JOB_FEATURE_HOOKS)} (torus_sim.policies.agent_observation.register_job_feature adds one)"
+        )
+    return JOB_FEATURE_HOOKS[name]
 
 
 def feasible_size_counts(platform) -> tuple:
@@ -104,6 +176,7 @@ def observe(shape: ObservationShape, now: float, queue, platform, down: int, fit
     jobs = queue[:slots]
     log_max = math.log1p(shape.max_walltime)
     exp, log1p = math.exp, math.log1p
+    extras = [JOB_FEATURE_HOOKS[name] for name in shape.extra_features]
     values: list[float] = []
     for slot, job in enumerate(jobs):  # plain floats: 16 slots cost less than numpy's per-call overhead
         fit = fits[slot]
@@ -120,7 +193,10 @@ def observe(shape: ObservationShape, now: float, queue, platform, down: int, fit
             1.0 if fit else 0.0,
             risk,
         )
-    values += [0.0] * ((slots - len(jobs)) * len(JOB_FEATURES))
+        for function in extras:
+            value = float(function(job, now, shape))
+            values.append(min(max(value, 0.0), 1.0) if value == value else 0.0)  # NaN: 0
+    values += [0.0] * ((slots - len(jobs)) * shape.per_slot)
     beyond = max(len(queue) - slots, 0)
     width = max(span[1] - span[0], 1.0)
     free = platform.free_count()

@@ -30,7 +30,14 @@ import numpy as np
 
 from failure_logs.events import FailureLog
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.agent_observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
+from torus_sim.policies.agent_observation import (
+    JOB_FEATURES,
+    ObservationShape,
+    feasible_size_counts,
+    fitting_slots,
+    job_feature,
+    observe,
+)
 from torus_sim.policies.base import Policy, Start
 
 __all__ = ["AGENT_KINDS", "LearnedPolicy", "SavedAgent", "linear_probabilities", "read_agent", "write_linear_agent"]
@@ -42,7 +49,7 @@ _ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 def linear_probabilities(
-    observation: np.ndarray, fits: np.ndarray, weights: np.ndarray, queue_slots: int
+    observation: np.ndarray, fits: np.ndarray, weights: np.ndarray, queue_slots: int, per_slot: int = len(JOB_FEATURES)
 ) -> tuple[np.ndarray, np.ndarray]:
     """The linear softmax scorer: each slot's score is ``w . [its features, the platform's features, 1]``.
 
@@ -51,11 +58,12 @@ def linear_probabilities(
         fits: bool ``(K,)``, the slots that can start (at least one True).
         weights: float ``(F + G + 1,)``.
         queue_slots: K.
+        per_slot: F, values per slot (the base features and any extra ones).
 
     Returns:
         ``(probabilities over the K slots, zero where a job does not fit; the inputs (K, F + G + 1))``.
     """
-    features = len(JOB_FEATURES)
+    features = per_slot
     jobs = observation[: queue_slots * features].reshape(queue_slots, features)
     rest = observation[queue_slots * features :]
     x = np.hstack([jobs, np.tile(rest, (queue_slots, 1)), np.ones((queue_slots, 1))])
@@ -79,6 +87,8 @@ class SavedAgent:
         activation: the hidden layers' activation (``tanh`` or ``relu``; unused by the linear scorer).
         source: the file.
         backfill: the backfilling around it in training (``SchedulingEnv(backfill=...)``), the policy's default.
+        features: its extra per-job features (``SchedulingEnv(job_features=...)``), by name.
+        max_user: the ``user`` feature's scale.
     """
 
     kind: str
@@ -89,6 +99,13 @@ class SavedAgent:
     activation: str = "tanh"
     source: str = ""
     backfill: str = "none"
+    features: tuple = ()
+    max_user: int = 1
+
+    @property
+    def per_slot(self) -> int:
+        """Values per queue slot in its observations."""
+        return len(JOB_FEATURES) + len(self.features)
 
     def choose(self, observation: np.ndarray, fits: list[bool]) -> int | None:
         """The slot the agent starts, or None (it waits).
@@ -101,7 +118,7 @@ class SavedAgent:
         mask = np.zeros(slots, dtype=bool)
         mask[: len(fits)] = fits
         if self.kind == "linear-softmax":
-            probabilities, _ = linear_probabilities(observation, mask, self.layers[0][0][0], slots)
+            probabilities, _ = linear_probabilities(observation, mask, self.layers[0][0][0], slots, self.per_slot)
             return int(np.argmax(probabilities))
         x = observation.astype(np.float32)
         activation = _ACTIVATIONS[self.activation]
@@ -175,17 +192,29 @@ def read_agent(path: str | Path) -> SavedAgent:
     slots = _whole(numbers["queue_slots"], "queue_slots", str(path))
     length = _whole(numbers["observation_length"], "observation_length", str(path))
     scale = _positive(numbers["max_walltime"], "max_walltime", str(path))
+    features = numbers.get("job_features", arrays.get("job_features", []))
+    if isinstance(features, np.ndarray) and features.dtype.kind == "U":
+        features = features.reshape(-1).tolist()
+    if not isinstance(features, list) or not all(isinstance(name, str) for name in features):
+        raise ConfigurationError(f"agent file {path}: job_features must be a list of feature names")
+    features = tuple(features)
+    for name in features:
+        job_feature(name)  # a sentence for a feature this installation does not offer
+    max_user = numbers.get("max_user", arrays.get("max_user", 1))
+    max_user = _whole(max_user.item() if isinstance(max_user, np.ndarray) else max_user, "max_user", str(path))
+    common = {"source": str(path), "features": features, "max_user": max_user}
+    per_slot = len(JOB_FEATURES) + len(features)
     if path.suffix == ".json":
         try:
             weights = np.asarray(arrays["weights"], dtype=np.float64)
         except (TypeError, ValueError):
             raise ConfigurationError(f"agent file {path}: weights must be a list of numbers") from None
-        expected = len(JOB_FEATURES) + length - slots * len(JOB_FEATURES) + 1
+        expected = per_slot + length - slots * per_slot + 1
         if weights.shape != (expected,) or not np.all(np.isfinite(weights)):
             raise ConfigurationError(f"agent file {path}: weights must be {expected} finite numbers, got shape {weights.shape}")
         backfill = str(numbers.get("backfill", "none"))
         return SavedAgent(
-            "linear-softmax", slots, scale, length, ((weights.reshape(1, -1), np.zeros(1)),), source=str(path), backfill=backfill
+            "linear-softmax", slots, scale, length, ((weights.reshape(1, -1), np.zeros(1)),), backfill=backfill, **common
         )
     activation = str(arrays.get("activation", "tanh"))
     if activation not in _ACTIVATIONS:
@@ -204,7 +233,9 @@ def read_agent(path: str | Path) -> SavedAgent:
         raise ConfigurationError(
             f"agent file {path}: the action layer has {width} outputs, K + 1 = {slots + 1} expected (one placement per job)"
         )
-    return SavedAgent("mlp", slots, scale, length, tuple(layers), activation, str(path), str(arrays.get("backfill", "none")))
+    return SavedAgent(
+        "mlp", slots, scale, length, tuple(layers), activation, backfill=str(arrays.get("backfill", "none")), **common
+    )
 
 
 def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape, scenario: dict, backfill: str = "none") -> None:
@@ -215,6 +246,8 @@ def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape,
         "queue_slots": shape.queue_slots,
         "max_walltime": shape.max_walltime,
         "observation_length": shape.length,
+        "job_features": list(shape.extra_features),
+        "max_user": shape.max_user,
         "weights": np.asarray(weights).tolist(),
         "scenario": scenario,
     }
@@ -264,8 +297,14 @@ class LearnedPolicy(Policy):
         """Size the observation for the platform (refuse another length), take the workload's span, build the risk predictor."""
         super().attach(model)
         platform = model.platform
+        agent = self.agent
         shape = ObservationShape(
-            self.agent.queue_slots, platform.capacity, self.agent.max_walltime, feasible_size_counts(platform)
+            agent.queue_slots,
+            platform.capacity,
+            agent.max_walltime,
+            feasible_size_counts(platform),
+            agent.features,
+            agent.max_user,
         )
         if shape.length != self.agent.observation_length:
             raise ConfigurationError(

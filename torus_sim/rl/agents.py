@@ -39,7 +39,8 @@ def sjf_agent(observation: np.ndarray, mask: np.ndarray, env: SchedulingEnv) -> 
 
 
 def _slots(observation: np.ndarray, env: SchedulingEnv) -> np.ndarray:
-    return observation[: env.queue_slots * len(JOB_FEATURES)].reshape(env.queue_slots, len(JOB_FEATURES))
+    per_slot = env.shape.per_slot
+    return observation[: env.queue_slots * per_slot].reshape(env.queue_slots, per_slot)
 
 
 @dataclass
@@ -57,13 +58,16 @@ class LinearSoftmaxAgent:
     @classmethod
     def for_env(cls, env: SchedulingEnv, seed: int = 0) -> LinearSoftmaxAgent:
         """A fresh agent sized for ``env`` (small random weights)."""
-        size = len(JOB_FEATURES) + (env.observation_space.shape[0] - env.queue_slots * len(JOB_FEATURES)) + 1
+        per_slot = env.shape.per_slot
+        size = per_slot + (env.observation_space.shape[0] - env.queue_slots * per_slot) + 1
         rng = np.random.default_rng(seed)
         return cls(rng.normal(0.0, 0.01, size), rng)
 
     def inputs(self, observation: np.ndarray, env: SchedulingEnv) -> np.ndarray:
         """Per slot: [job features, platform features, 1], float ``(K, F + G + 1)``."""
-        return linear_probabilities(observation, np.ones(env.queue_slots, dtype=bool), self.weights, env.queue_slots)[1]
+        return linear_probabilities(
+            observation, np.ones(env.queue_slots, dtype=bool), self.weights, env.queue_slots, env.shape.per_slot
+        )[1]
 
     def probabilities(self, observation: np.ndarray, mask: np.ndarray, env: SchedulingEnv) -> tuple[np.ndarray, np.ndarray]:
         """(probabilities over the K slots, zero where a job does not fit; the inputs).
@@ -71,7 +75,7 @@ class LinearSoftmaxAgent:
         The scorer a saved agent runs with as a policy (:func:`torus_sim.policies.learned.linear_probabilities`).
         """
         fits = mask[: env.queue_slots * env.placements : env.placements].astype(bool)
-        return linear_probabilities(observation, fits, self.weights, env.queue_slots)
+        return linear_probabilities(observation, fits, self.weights, env.queue_slots, env.shape.per_slot)
 
     def act(self, observation: np.ndarray, mask: np.ndarray, env: SchedulingEnv, greedy: bool = True) -> int:
         """The chosen action (the best-scored fitting job, or a sample when not greedy); wait when nothing fits."""

@@ -50,7 +50,14 @@ from gymnasium import spaces
 from failure_logs.events import FailureLog
 from torus_sim.engine import SchedulingModel
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.agent_observation import JOB_FEATURES, ObservationShape, feasible_size_counts, fitting_slots, observe
+from torus_sim.policies.agent_observation import (
+    JOB_FEATURES,
+    ObservationShape,
+    feasible_size_counts,
+    fitting_slots,
+    job_feature,
+    observe,
+)
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
 from torus_sim.policies.priority import BACKFILLING, PriorityPolicy
@@ -112,6 +119,9 @@ class SchedulingEnv(gym.Env):
             window's job count: the return is minus the window's mean bounded slowdown), ``wait`` and
             ``turnaround`` (minus their waits, or submission-to-end times, in seconds over the job count),
             ``utilization`` (their size x runtime over capacity x the window's submission span).
+        job_features: extra per-job features appended to each slot, by name (built in: ``user``,
+            ``predicted_runtime`` from the scenario's runtime predictor; more with
+            :func:`~torus_sim.policies.agent_observation.register_job_feature`).
         reward_timing: ``step`` (each decision is rewarded for the jobs completed since the last) or
             ``episode`` (0 until the episode ends, then its whole return: RLScheduler's trajectory reward).
         start_range: ``(low, high)``, fractions of the log where a window may start, 0 <= low < high <= 1.
@@ -150,6 +160,7 @@ class SchedulingEnv(gym.Env):
         invalid_penalty: float = 1.0,
         backfill: str = "none",
         reward_timing: str = "step",
+        job_features: tuple = (),
     ) -> None:
         from failure_logs.sources import failure_source
         from torus_sim.inputs import load_failures, load_workload
@@ -209,8 +220,16 @@ class SchedulingEnv(gym.Env):
         self._failures_per_window = failure_source(spec, scenario.failures_params).generated
         self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
         walltimes = jobs.column("walltime") if isinstance(jobs, JobColumns) else [job.walltime for job in jobs]
+        if isinstance(job_features, str) or not all(callable(job_feature(name)) for name in job_features):
+            raise ConfigurationError(f"job_features must be a sequence of feature names, got {_shown(job_features)}")
+        users = jobs.column("user_id") if isinstance(jobs, JobColumns) else [job.user_id for job in jobs]
         self.shape = ObservationShape(
-            queue_slots, self._capacity, max(float(np.max(walltimes)), 1.0), feasible_size_counts(platform)
+            queue_slots,
+            self._capacity,
+            max(float(np.max(walltimes)), 1.0),
+            feasible_size_counts(platform),
+            tuple(job_features),
+            max(int(np.max(users)), 1),
         )
         self.observation_space = spaces.Box(0.0, 1.0, shape=(self.shape.length,), dtype=np.float32)
         self.action_space = spaces.Discrete(queue_slots * self.placements + 1)
@@ -371,7 +390,9 @@ class SchedulingEnv(gym.Env):
         if failures is not None and policy is None:
             name = scenario.predictor if scenario.predictor is not None else "history"
             predictor = build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
-        own = {} if policy is None else {"runtime_predictor": runtime_predictor_of(scenario), "event_order": scenario.event_order}
+        own = {"runtime_predictor": runtime_predictor_of(scenario)}  # predictions: the predicted_runtime feature, backfilling
+        if policy is not None:
+            own["event_order"] = scenario.event_order
         model = SchedulingModel(
             workload,
             _AgentSeat(predictor) if policy is None else policy,

@@ -89,6 +89,8 @@ def export_policy(model, shape, path: Path, backfill: str = "none") -> Path:
         "queue_slots": np.array(shape.queue_slots),
         "max_walltime": np.array(shape.max_walltime),
         "observation_length": np.array(shape.length),
+        "job_features": np.array(shape.extra_features, dtype=str),
+        "max_user": np.array(shape.max_user),
     }
     activations, index = set(), 0
     for module in model.policy.mlp_extractor.policy_net:
