@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -61,6 +62,9 @@ def test_the_command_prints_the_table_and_an_unknown_policy_is_a_sentence(tmp_pa
     out = capsys.readouterr().out
     assert "| FCFS-EASY |" in out and "| SJF agent |" in out and "windows <= FCFS-EASY" in out
     assert len(pd.read_csv(tmp_path / "w.csv")) == 8
+    agent = str(Path(__file__).resolve().parents[1] / "docs" / "rl" / "weights.json")  # the training example's agent
+    assert main(["--windows", "2", "--window", "40", "--policies", "FCFS-EASY", "--agent", agent]) == 0
+    assert f"| agent {agent} |" in capsys.readouterr().out
     assert main(["--windows", "1", "--window", "40", "--policies", "no-such-policy"]) == 2
     error = capsys.readouterr().err
     assert "no-such-policy" in error and "Traceback" not in error

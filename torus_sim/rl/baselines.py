@@ -118,7 +118,8 @@ def compare_on_windows(env, starts: list[int], policies=DEFAULT_POLICIES, agents
     Args:
         env: a :class:`~torus_sim.rl.env.SchedulingEnv` (scenario, window length, failures).
         starts: window starts (job indices), e.g. :func:`heldout_starts`.
-        policies: registry policy names (or import paths, as ``--policy`` takes).
+        policies: registry policy names (or import paths, as ``--policy`` takes), or ``(label, name, params)``
+            triples (``("my agent", "learned", {"agent": "weights.json"})``: a saved agent as a policy).
         agents: ``{name: function (observation, mask, env) -> action}``; None: the FCFS and SJF agents.
         seed: the episodes' seed: every entry's window i is built with the same model seed.
 
@@ -142,8 +143,9 @@ def compare_on_windows(env, starts: list[int], policies=DEFAULT_POLICIES, agents
     for window, start in enumerate(starts):
         env.reset(seed=seed, options={"start": start})  # the episode's model seed for this window
         model_seed = env.model_seed
-        for name in policies:
-            model = env.window_model(start, model_seed, build_policy(scenario.replace(policy=name)))
+        for entry in policies:
+            name, (policy, params) = (entry, (entry, {})) if isinstance(entry, str) else (entry[0], entry[1:])
+            model = env.window_model(start, model_seed, build_policy(scenario.replace(policy=policy, policy_params=params)))
             model.run()
             rows.append(
                 {
@@ -261,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", type=int, default=20, help="held-back windows")
     parser.add_argument("--heldout", type=float, default=0.7, help="the held-back part starts at this fraction of the log")
     parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES), help="registry policies, comma-separated")
+    parser.add_argument("--agent", action="append", default=[], help="a saved agent file (weights.json, policy.npz), repeatable")
     parser.add_argument("--reference", default="FCFS-EASY", help="the entry wins are counted against")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--csv", help="also write the per-window table here")
@@ -270,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         from torus_sim.rl.env import SchedulingEnv
 
         policies = [name.strip() for name in args.policies.split(",") if name.strip()]
+        policies += [(f"agent {path}", "learned", {"agent": path}) for path in args.agent]
         env = SchedulingEnv(cluster_scenario(args), window=args.window, start_range=(args.heldout, 1.0))
         per_window = compare_on_windows(env, heldout_starts(env, args.windows), policies, seed=args.seed)
         if args.csv:
