@@ -128,10 +128,10 @@ def test_extra_job_features_are_appended_to_each_slot_and_named_in_the_agent_fil
         check_env(env, skip_render_check=True)
         observation, _ = env.reset(seed=1)
         assert observation.shape == (4 * 8 + 5,) and env.shape.per_slot == 8
-        head = env.model.queue[0] if env.model.queue else None
-        if head is not None:
-            assert observation[6] == pytest.approx(head.user_id / env.shape.max_user)
-            assert observation[7] == (1.0 if head.size <= 8 else 0.0)
+        assert env.model.queue  # a decision point: a job waits
+        head = env.model.queue[0]
+        assert observation[6] == pytest.approx(head.user_id / env.shape.max_user)
+        assert observation[7] == (1.0 if head.size <= 8 else 0.0)
         write_linear_agent(tmp_path / "a.json", np.zeros(8 + 5 + 1), env.shape, {})
         assert read_agent(tmp_path / "a.json").features == ("user", "test-small-job")
         with pytest.raises(ConfigurationError, match="is taken"):

@@ -33,6 +33,7 @@ __all__ = [
     "job_feature",
     "observe",
     "register_job_feature",
+    "risk_predictor",
 ]
 
 JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
@@ -139,6 +140,27 @@ def feasible_size_counts(platform) -> tuple:
     return tuple((size, len(table.free_ids_of_size(empty, size))) for size in feasible_sizes(platform.torus.dims))
 
 
+def risk_predictor(scenario):
+    """The failure predictor of the failure-risk feature: the scenario's, ``history`` when it names none.
+
+    ``history`` learns from past failures only, so nothing leaks the future; on a run without failures
+    every risk is 0 whichever predictor is built.
+
+    Args:
+        scenario: the run's :class:`~torus_sim.scenario.Scenario`.
+
+    Returns:
+        A fresh predictor, not yet attached.
+
+    Raises:
+        ConfigurationError: an unknown predictor name (the registry's sentence).
+    """
+    from torus_sim.extensions import build_predictor
+
+    name = scenario.predictor if scenario.predictor is not None else "history"
+    return build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
+
+
 def fitting_slots(queue, slots: int, free: int, open_sizes) -> list[bool]:
     """Whether each of the first ``slots`` waiting jobs can start now: enough free nodes and, on the torus, a free partition of its size.
 
@@ -147,6 +169,9 @@ def fitting_slots(queue, slots: int, free: int, open_sizes) -> list[bool]:
         slots: K.
         free: free nodes.
         open_sizes: the sizes with a free partition now (torus), or None (cluster).
+
+    Returns:
+        One boolean per visible slot (``min(len(queue), slots)`` of them), in queue order.
     """
     return [
         not (job.partition_size > free or (open_sizes is not None and job.partition_size not in open_sizes))

@@ -37,6 +37,7 @@ from torus_sim.policies.agent_observation import (
     fitting_slots,
     job_feature,
     observe,
+    risk_predictor,
 )
 from torus_sim.policies.base import Policy, Start
 
@@ -314,11 +315,8 @@ class LearnedPolicy(Policy):
         self._shape = shape
         self._span = model.workload.span
         log = model.failure_log
-        if self._scenario is not None and not (isinstance(log, FailureLog) and len(log) == 0):  # the environment's rule
-            from torus_sim.extensions import build_predictor
-
-            name = self._scenario.predictor if self._scenario.predictor is not None else "history"
-            self._predictor = build_predictor(self._scenario.replace(predictor=name, policy="FCFS", placement=None))
+        if self._scenario is not None and not (isinstance(log, FailureLog) and len(log) == 0):  # no failures: every risk is 0
+            self._predictor = risk_predictor(self._scenario)
             self._predictor.attach(log, model.rng, platform.capacity)
 
     def observe_failure(self, at: float, node: int) -> None:

@@ -106,7 +106,15 @@ class PriorityPolicy(Policy):
         return f"order {self.order}, backfilling {self.backfill}{reading}"
 
     def score(self, job, now: float):
-        """The job's score at ``now`` (smaller first), without the rank tie-break."""
+        """The job's score at ``now`` (smaller first), without the rank tie-break.
+
+        Args:
+            job: a waiting job (submit time and walltime in seconds, size in nodes).
+            now: the time, seconds (WFP3 and UNICEP read the wait from it when ``wait="actual"``).
+
+        Returns:
+            A float, or a (walltime, submit time) pair for ``sjf`` (module docstring's formulas).
+        """
         order = self.order
         if order == "fcfs":
             return job.submitted_at
@@ -167,7 +175,7 @@ class PriorityPolicy(Policy):
                     break
             self._shadow = (head, shadow)
         shadow = self._shadow[1]
-        for job in sorted(view.queue, key=lambda waiting: (waiting.submitted_at, waiting.rank)):
+        for job in view.queue.jobs():  # FCFS order (submit time, then job id), copied: starts change the queue
             if job is head or not now + job.walltime < shadow:
                 continue
             allocation = view.place(job, placement=self.placement)

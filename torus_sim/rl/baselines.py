@@ -201,7 +201,14 @@ def summary_table(per_window, reference: str = "FCFS-EASY"):
 
 
 def markdown(table) -> str:
-    """The summary table as GitHub markdown (bsld 2 decimals, wait whole seconds, utilization %)."""
+    """The summary table as GitHub markdown (bsld 2 decimals, wait whole seconds, utilization %).
+
+    Args:
+        table: :func:`summary_table`'s table.
+
+    Returns:
+        The markdown text, one row per entry.
+    """
     columns = list(table.columns)
     lines = ["| entry | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
     for name, row in table.iterrows():

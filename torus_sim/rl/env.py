@@ -57,6 +57,7 @@ from torus_sim.policies.agent_observation import (
     fitting_slots,
     job_feature,
     observe,
+    risk_predictor,
 )
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
@@ -365,7 +366,7 @@ class SchedulingEnv(gym.Env):
         Returns:
             The model, not yet run.
         """
-        from torus_sim.extensions import build_predictor, runtime_predictor_of
+        from torus_sim.extensions import runtime_predictor_of
         from torus_sim.inputs import load_failures
         from torus_sim.platforms.kinds import build_platform
         from torus_sim.runner import preemption_of, resilience_of
@@ -388,8 +389,7 @@ class SchedulingEnv(gym.Env):
             failures = self._failures_in(workload.span)
         predictor = None
         if failures is not None and policy is None:
-            name = scenario.predictor if scenario.predictor is not None else "history"
-            predictor = build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
+            predictor = risk_predictor(scenario)
         own = {"runtime_predictor": runtime_predictor_of(scenario)}  # predictions: the predicted_runtime feature, backfilling
         if policy is not None:
             own["event_order"] = scenario.event_order

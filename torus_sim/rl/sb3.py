@@ -150,9 +150,9 @@ def train_sb3(
     import pandas as pd
 
     from torus_sim.rl.agents import fcfs_agent, sjf_agent
-    from torus_sim.rl.baselines import compare_on_windows, heldout_starts, summary_table
+    from torus_sim.rl.baselines import heldout_starts
     from torus_sim.rl.env import SchedulingEnv
-    from torus_sim.rl.train import BASELINES, training_figure
+    from torus_sim.rl.train import heldout_comparison, training_figure
 
     algorithm = _algorithm(algo)
     masked = ALGORITHMS[algo][2]
@@ -192,12 +192,8 @@ def train_sb3(
 
     starts = heldout_starts(test_env, heldout_windows)
     agents = {"FCFS": fcfs_agent, "SJF": sjf_agent, algo: learned}
-    per_window = compare_on_windows(test_env, starts, BASELINES, agents)
-    bsld = per_window.pivot(index="window", columns="entry", values="bsld")
-    results = {name: bsld[name].tolist() for name in (*agents, *BASELINES)}
+    results = heldout_comparison(test_env, starts, agents, out)
     pd.DataFrame(episodes, columns=["timesteps", "mean_bounded_slowdown"]).to_csv(out / "training.csv", index=False)
-    pd.DataFrame({"window_start": starts, **results}).to_csv(out / "heldout.csv", index=False)
-    summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
     if episodes:
         smooth = pd.Series([value for _, value in episodes]).rolling(20, min_periods=1).mean()
         curve = list(zip([step for step, _ in episodes], smooth.tolist(), strict=True))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["BASELINES", "main", "train_and_compare", "training_figure"]
+__all__ = ["BASELINES", "heldout_comparison", "main", "train_and_compare", "training_figure"]
 
 BASELINES = ("FCFS-EASY", "EASY-SJBF")
 """The registry policies the learned agent is compared with on the held-back windows, beside the FCFS and
@@ -62,7 +62,7 @@ def train_and_compare(
 
     from torus_sim.policies.learned import write_linear_agent
     from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce
-    from torus_sim.rl.baselines import compare_on_windows, heldout_starts, summary_table
+    from torus_sim.rl.baselines import heldout_starts
     from torus_sim.rl.env import SchedulingEnv
 
     out.mkdir(parents=True, exist_ok=True)
@@ -88,14 +88,9 @@ def train_and_compare(
     probe_fcfs = float(np.mean(evaluate(train_env, fcfs_agent, probe)))
     probe_sjf = float(np.mean(evaluate(train_env, sjf_agent, probe)))
     agents = {"FCFS": fcfs_agent, "SJF": sjf_agent, "learned": lambda o, m, e: agent.act(o, m, e)}
-    per_window = compare_on_windows(test_env, starts, BASELINES, agents)
-    bsld = per_window.pivot(index="window", columns="entry", values="bsld")
-    results = {name: bsld[name].tolist() for name in (*agents, *BASELINES)}
+    results = heldout_comparison(test_env, starts, agents, out)
     pd.DataFrame({"epoch": range(len(history)), "mean_bounded_slowdown": history}).to_csv(out / "training.csv", index=False)
     pd.DataFrame(curve, columns=["epoch", "greedy_mean_bounded_slowdown"]).to_csv(out / "learning_curve.csv", index=False)
-    heldout = pd.DataFrame({"window_start": starts, **results})
-    heldout.to_csv(out / "heldout.csv", index=False)
-    summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
     write_linear_agent(out / "weights.json", agent.weights, train_env.shape, scenario)  # runs as --policy learned
     labels = (
         "epoch (8 sampled training windows each)",
@@ -107,6 +102,30 @@ def train_and_compare(
     summary = {name: float(np.mean(values)) for name, values in results.items()}
     summary["seconds"] = seconds
     return summary
+
+
+def heldout_comparison(env, starts: list[int], agents: dict, out: Path) -> dict[str, list[float]]:
+    """The agents and :data:`BASELINES` on the same held-back windows; ``heldout.csv`` and ``heldout_summary.csv`` written.
+
+    Args:
+        env: the held-back :class:`~torus_sim.rl.env.SchedulingEnv`.
+        starts: the windows' first jobs.
+        agents: ``{name: function (observation, mask, env) -> action}``.
+        out: the folder for the two tables.
+
+    Returns:
+        ``{entry: [bounded slowdown of each window]}``, the agents first, then :data:`BASELINES`.
+    """
+    import pandas as pd
+
+    from torus_sim.rl.baselines import compare_on_windows, summary_table
+
+    per_window = compare_on_windows(env, starts, BASELINES, agents)
+    bsld = per_window.pivot(index="window", columns="entry", values="bsld")
+    results = {name: bsld[name].tolist() for name in (*agents, *BASELINES)}
+    pd.DataFrame({"window_start": starts, **results}).to_csv(out / "heldout.csv", index=False)
+    summary_table(per_window, "FCFS-EASY").to_csv(out / "heldout_summary.csv", index_label="entry")
+    return results
 
 
 def training_figure(
