@@ -152,6 +152,43 @@ def test_jump_to_an_hour_and_to_the_next_failure():
     assert model.now == model.failure_log.failed_at[model.failure_log.failed_at > 10 * 3600].min() // 3600 * 3600 + 3600
 
 
+def test_the_controls_offer_what_runs_together_and_mark_a_pending_change():
+    """Issue 44 sections 2-3: menus by platform (greedy is cluster-only), a node count, a pending change until Reset."""
+    import ipyvuetify as v
+
+    from torus_sim import viz_controls
+
+    chosen = viz_controls.ChosenControls()
+    model = solara.reactive(app.VizModel(controls=chosen))
+    _, rc = solara.render(viz_controls.ScenarioControls(model, chosen), handle_error=False)
+
+    def menu(label: str):
+        found = [select for select in rc.find(v.Select).widgets if select.label == label]
+        return found[0] if found else None
+
+    def pending() -> str:
+        return " ".join(str(alert.children) for alert in rc.find(v.Alert).widgets)
+
+    assert "greedy" not in menu("Policy").items and "krevat" in menu("Policy").items  # greedy declares clusters only
+    assert menu("Machine (torus)") is not None and menu("Nodes (cluster)") is None and pending() == ""
+    menu("Platform").v_model = "cluster"
+    assert "greedy" in menu("Policy").items and menu("Machine (torus)") is None
+    assert "Platform: cluster (running: torus)" in pending()
+    menu("Policy").v_model = "greedy"
+    menu("Nodes (cluster)").v_model = "256"
+    assert chosen.values["policy"] == "greedy" and chosen.values["nodes"] == "256"
+    model.value = app.VizModel(controls=chosen)  # what Mesa's Reset does with the fixed parameter
+    assert model.value.platform.capacity == 256 and model.value.config.policy == "greedy" and model.value.notice == ""
+    assert pending() == ""
+    menu("Platform").v_model = "torus"  # greedy cannot run there: the menu falls back to the default, which runs on both
+    assert chosen.values["policy"] == app.model_params["policy"]["value"] and "greedy" not in menu("Policy").items
+    assert "Policy: krevat (running: greedy)" in pending() and menu("Predictor") is None  # Krevat's placement asks none
+    menu("Policy").v_model = "balancing"
+    assert menu("Predictor") is not None and menu("Confidence a (balancing)") is not None
+    rc.close()
+    assert viz_controls.pending_changes({"seed": " 3"}, {"seed": 3}) == []
+
+
 def test_what_the_page_shows_is_about_the_model_it_runs():
     """Issue 44 sections 2-3: no message about an earlier model; failed nodes named once; the downtime control."""
     import ipyvuetify as v
@@ -311,8 +348,17 @@ def test_the_cluster_drawing_is_inside_its_cell_and_the_side_by_side_view_steps_
         page.get_by_role("button", name="Step").wait_for(timeout=90_000)
         page.locator(".v-select", has_text="Platform").click()
         page.locator(".v-menu__content .v-list-item", has_text="cluster").first.click()
+        page.get_by_text("Pending, applied at Reset: Platform: cluster (running: torus)").wait_for(timeout=60_000)
+        pending_shown = page.inner_text("body")
+        # Solara's busy bar (a Reset that builds a model for > 0.3 s) is drawn above the app bar, not under it
+        bar_on_top = page.evaluate(
+            """() => { const bar = document.querySelector('.v-application--wrap > .v-progress-linear');
+                const header = document.querySelector('header.v-app-bar');
+                return [bar.getBoundingClientRect().top, +getComputedStyle(bar).zIndex, +getComputedStyle(header).zIndex]; }"""
+        )
         page.get_by_role("button", name="Reset").click()
         page.wait_for_function("document.body.innerText.includes('Scenario: cluster of 128 nodes')", timeout=60_000)
+        page.wait_for_function("!document.body.innerText.includes('Pending, applied at Reset')", timeout=60_000)
         page.get_by_role("button", name="Step").click()
         page.get_by_text("Step: 1").wait_for(timeout=60_000)
         _charts_drawn(page, 6)
@@ -351,6 +397,8 @@ def test_the_cluster_drawing_is_inside_its_cell_and_the_side_by_side_view_steps_
         after_change = compare.inner_text("body")
         browser.close()
     assert "steps to the next failure" not in after_change and "PV-EASY" in after_change
+    assert bar_on_top[0] == 0 and bar_on_top[1] > bar_on_top[2], bar_on_top  # at the top, stacked above the app bar
+    assert "Model Parameters" not in pending_shown  # Mesa's card is empty: our controls draw the scenario
     assert "This website runs on" not in laptop_text and "page 0" not in laptop_text.lower()
     for box, inside in ((drawing, cell), (small, small_cell)):
         assert box["x"] >= inside["x"] and box["x"] + box["width"] <= inside["x"] + inside["width"] + 1, (box, inside)

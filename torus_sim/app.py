@@ -17,10 +17,13 @@ What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.v
 * live plots: utilization, queue length, average bounded slowdown of the jobs finished so far, job
   kills by failures (or preemptions);
 * the most recently started jobs (one row each, start to end);
-* controls: platform, machine (BG/L, Intrepid, Mira), workload (the bundled NASA log, and the SDSC /
-  CTC logs when ``../shared/data`` is present), failure source, downtime after a failure (transient,
-  the log's repair times, a fixed time), policy, predictor, confidence / accuracy, load scale c, seed.
-  A control changes the model at Reset; a message about an earlier model is not shown beside a new one.
+* controls (:mod:`torus_sim.viz_controls`): platform, machine (BG/L, Intrepid, Mira) on a torus or node
+  count on a cluster, workload (the bundled NASA log, and the SDSC / CTC logs when ``../shared/data`` is
+  present), failure source, downtime after a failure (transient, the log's repair times, a fixed time),
+  policy (only those declaring the chosen platform), predictor and confidence / accuracy (for a policy
+  whose placement asks one), load scale c, seed. A control changes the model at Reset and is listed as
+  pending until then; a message about an earlier model is not shown beside a new one; Solara's busy bar
+  shows above the app bar while a Reset builds the model.
 
 ``/compare`` runs two policies side by side on the same workload and failures (load scale and
 failure source chosen on the page), stepped together, with their metrics so far in one table
@@ -57,6 +60,7 @@ from mesa.visualization.utils import update_counter  # noqa: E402
 
 from torus_sim import viz_charts  # noqa: E402
 from torus_sim.metrics import bounded_slowdown  # noqa: E402
+from torus_sim.viz_controls import ChosenControls, ScenarioControls  # noqa: E402
 from torus_sim.viz_menus import PAIR_MACHINES, PAIRS, model_params  # noqa: E402
 from torus_sim.viz_model import VizModel, VizTorusModel, failed_nodes_text, jump, scenario_line, shown_text  # noqa: E402
 from torus_sim.viz_session import use_session_release  # noqa: E402
@@ -132,8 +136,16 @@ def _quiet_frame() -> None:
 
 _quiet_frame()
 
-PAGE_CSS = ".v-tabs:not(:has(.v-tab ~ .v-tab)) { display: none; }"
-"""Mesa's SolaraViz draws a tab bar ("PAGE 0") even for one page of components: a bar of one tab is hidden."""
+PAGE_CSS = """
+.v-tabs:not(:has(.v-tab ~ .v-tab)) { display: none; }
+.v-navigation-drawer .v-card:has(> .v-card__text > .d-flex:empty) { display: none; }
+.v-application--wrap > .v-progress-linear { z-index: 10; height: 6px !important; }
+.v-application--wrap > .v-progress-linear .v-progress-linear__indeterminate { background-color: #ffb300 !important; }
+"""
+"""Mesa's SolaraViz draws a tab bar ("PAGE 0") even for one page of components: a bar of one tab is hidden;
+its "Model Parameters" card is empty (the page draws the scenario's controls itself): hidden. Solara's own
+busy bar (shown while the server works longer than 0.3 s: a Reset builds a model, a jump steps it) lay
+under the app bar in its colour: raised above it, amber."""
 
 
 def _vega(chart) -> solara.Element:
@@ -276,20 +288,45 @@ def RecentJobs(model):
 def Page():
     """The page: one model per browser session (a module-level model would be shared by every visitor).
 
-    Solara renders ``Page`` once per session; ``use_memo`` keeps that session's model across renders,
-    and Mesa's Reset replaces it in the session's own reactive state.
+    Solara renders ``Page`` once per session; ``use_memo`` keeps that session's model and its chosen
+    controls across renders. The scenario's controls are ours (:mod:`torus_sim.viz_controls`: menus that
+    depend on each other, a pending change marked); Mesa's Reset builds the next model from them (a
+    fixed model parameter) in the session's own reactive state. The play interval is a reactive of the
+    page, so its value is shown beside Mesa's slider (which shows none).
     """
     model = solara.use_reactive(solara.use_memo(VizModel, dependencies=[]))
+    chosen = solara.use_memo(ChosenControls, dependencies=[])
+    play_interval = solara.use_reactive(PLAY_INTERVAL_MS)
     use_session_release(lambda: [model.peek()])  # at the session's close: its model and the hooks Solara keeps are freed
     with solara.Column(gap="0px") as page:
         solara.Style(PAGE_CSS)
         SolaraViz(
             model,
             components=[(TorusView, 0), (QueueView, 0), (JumpView, 0), (LivePlots, 0), (RecentJobs, 0)],
-            model_params=model_params,
+            model_params={"controls": chosen, "step_seconds": model_params["step_seconds"]},
+            play_interval=play_interval,
             name="torus-sim: scheduling on failure-prone machines",
         )
+        ScenarioCard(model, chosen, play_interval)
     return page
+
+
+@solara.component
+def ScenarioCard(model, chosen, play_interval):
+    """The sidebar's card of scenario controls (:func:`~torus_sim.viz_controls.ScenarioControls`) under Mesa's cards.
+
+    Solara orders the sidebar's parts by how deep in the page each is declared, shallowest first: this
+    component is one level deeper than Mesa's SolaraViz, so Step, Play and Reset stay at the top.
+    """
+    with solara.Column():
+        with solara.Sidebar():
+            with solara.Card("Scenario (applied at Reset, above)"):
+                solara.Text(f"Play interval: {play_interval.value} ms between steps while playing (the slider above)")
+                ScenarioControls(model, chosen)
+
+
+PLAY_INTERVAL_MS = 100
+"""Mesa's default pause between two steps while playing, in milliseconds (its slider: 1 to 500)."""
 
 
 COMPARED = (

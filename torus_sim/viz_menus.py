@@ -18,10 +18,12 @@ __all__ = [
     "DEFAULT_CHOICE",
     "PAIRS",
     "DOWNTIMES",
+    "NODES",
     "PAIR_MACHINES",
     "WORKLOADS",
     "installed_policies",
     "model_params",
+    "policies_for",
     "scenario_fields",
     "uses_predictor",
 ]
@@ -80,8 +82,18 @@ DOWNTIMES = {
 a node is back at once, so nothing is ever drawn "down"; ``log`` takes each failure's repair time)."""
 
 
+WORKLOAD_NODES = "the workload's (its MaxNodes)"
+"""The node-count control's choice that means "as many nodes as the workload's machine had"."""
+
+NODES = {WORKLOAD_NODES: None, "128": 128, "256": 256, "512": 512, "1024": 1024, "4096": 4096}
+"""The node-count control's choices (a cluster only) -> the scenario's ``nodes`` (None: the workload's
+``MaxNodes``, 128 for the bundled NASA log). A job larger than the cluster is skipped and counted in the
+run's cleaning counts; none is below 128, the nodes BG/L's RAS sample names (the bundled failures)."""
+
+
 model_params = {
     "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
+    "nodes": {"type": "Select", "value": WORKLOAD_NODES, "values": list(NODES), "label": "Nodes (cluster)"},
     "workload": {"type": "Select", "value": "NASA iPSC/860 (bundled)", "values": list(WORKLOADS), "label": "Workload"},
     "machine": {"type": "Select", "value": "bgl", "values": ["bgl", "intrepid", "mira"], "label": "Machine (torus)"},
     "failures": {
@@ -134,6 +146,34 @@ model_params = {
     "step_seconds": 3600.0,
 }
 """The page's controls (Mesa user parameters) and fixed parameters."""
+
+
+def policies_for(platform: str) -> list[str]:
+    """The policy menu's names that declare ``platform`` (``torus`` or ``cluster``), in the menu's order.
+
+    A policy's registry entry declares where it runs (:attr:`torus_sim.policies.base.Policy.platforms`;
+    ``greedy`` and the moldable policies: clusters only); an entry that declares nothing (a plain
+    function) is offered on both, and refused with a sentence at Reset if it cannot run.
+
+    Args:
+        platform: a platform kind offered by the platform control.
+
+    Returns:
+        Policy names, a sub-list of ``model_params["policy"]["values"]``.
+    """
+    from torus_sim.extensions import registries
+
+    registry = registries()["policy"]
+    offered = []
+    for name in model_params["policy"]["values"]:
+        try:
+            factory = registry.resolve(name)[0]
+        except Exception:  # noqa: BLE001 - a broken plug-in is left out of the menu (a run would name it)
+            continue
+        declared = getattr(factory, "platforms", None)
+        if not isinstance(declared, (tuple, list)) or platform in declared:
+            offered.append(name)
+    return offered
 
 
 DEFAULT_CHOICE = "default"

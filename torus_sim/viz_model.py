@@ -14,7 +14,7 @@ from pathlib import Path
 
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.runner import ConfiguredModel
-from torus_sim.viz_menus import DEFAULT_CHOICE, DOWNTIMES, WORKLOADS, model_params, scenario_fields, uses_predictor
+from torus_sim.viz_menus import DEFAULT_CHOICE, DOWNTIMES, NODES, WORKLOADS, model_params, scenario_fields, uses_predictor
 
 __all__ = ["VizModel", "VizTorusModel", "failed_nodes_text", "jump", "scenario_line", "shown_text"]
 
@@ -41,6 +41,14 @@ class VizModel(ConfiguredModel):
         step_seconds: simulated seconds per step.
         downtime: a label of :data:`~torus_sim.viz_menus.DOWNTIMES` (``transient``: a failed node is back at
             once, BGL-FAULT's assumption; ``log``: the log's repair times; or a fixed time).
+        nodes: a label of :data:`~torus_sim.viz_menus.NODES`: a cluster's node count (the workload's
+            ``MaxNodes`` by default); ignored on a torus.
+        controls: the values a session's controls hold (:class:`torus_sim.viz_controls.ChosenControls`,
+            its ``values`` dict by control name): how the page's Reset passes them; a keyword given
+            explicitly wins.
+
+    After construction :attr:`controls` holds the value of every control as it was applied (a refused
+    value replaced by its default): the page compares it with the controls to mark a pending change.
 
     Every value is checked against the choices the page offers (:data:`model_params`: names from
     the menus, numbers within their slider's range) before anything is opened or imported: the
@@ -63,16 +71,21 @@ class VizModel(ConfiguredModel):
         confidence: float | None = None,
         accuracy: float | None = None,
         load_scale: float | None = None,
-        seed: int = 0,
+        seed: int | str | None = None,
         step_seconds: float | None = None,
         scheduler: str | None = None,
         downtime: str | None = None,
+        nodes: str | None = None,
+        controls=None,
     ) -> None:
         policy = scheduler or policy
         given = {"platform": platform, "machine": machine, "workload": workload, "failures": failures, "policy": policy}
         given |= {"predictor": predictor, "confidence": confidence, "accuracy": accuracy, "load_scale": load_scale}
-        platform, machine, workload, failures, policy, predictor, confidence, accuracy, load_scale = (
-            model_params[name]["value"] if value is None else value for name, value in given.items()
+        given |= {"downtime": downtime, "nodes": nodes, "seed": seed}
+        chosen = dict(getattr(controls, "values", None) or {})
+        given = {name: chosen.get(name) if value is None else value for name, value in given.items()}
+        platform, machine, workload, failures, policy, predictor, confidence, accuracy, load_scale, downtime, nodes, seed = (
+            (model_params[name]["value"] if value is None else value) for name, value in given.items()
         )  # a control left out takes the page's default
         step_seconds = model_params["step_seconds"] if step_seconds is None else step_seconds
         refused: list[str] = []
@@ -82,7 +95,8 @@ class VizModel(ConfiguredModel):
         failures = _offered("failures", failures, refused)
         policy = _offered("policy", policy, refused)
         predictor = _offered("predictor", predictor, refused)
-        downtime = _offered("downtime", model_params["downtime"]["value"] if downtime is None else downtime, refused)
+        downtime = _offered("downtime", downtime, refused)
+        nodes = _offered("nodes", nodes, refused)
         confidence = _in_range("confidence", confidence, refused)
         accuracy = _in_range("accuracy", accuracy, refused)
         load_scale = _in_range("load_scale", load_scale, refused)
@@ -103,8 +117,12 @@ class VizModel(ConfiguredModel):
             seed = 0
         self.notice = " ".join(refused)
         self.serial = next(_MODEL_SERIALS)
+        self.controls = {"platform": platform, "nodes": nodes, "machine": machine, "workload": workload, "failures": failures}
+        self.controls |= {"downtime": downtime, "policy": policy, "predictor": predictor, "confidence": confidence}
+        self.controls |= {"accuracy": accuracy, "load_scale": load_scale, "seed": seed}
         super().__init__(
             step_seconds=step_seconds,
+            nodes=NODES[nodes] if platform == "cluster" else None,
             node_identities=True,
             **scenario_fields(platform, machine, failures),
             workload=WORKLOADS[workload],
