@@ -326,6 +326,12 @@ def test_browser_shows_the_torus_steps_it_and_shows_no_error(served_app):
         after = machine.screenshot()
         page.screenshot(path=str(ARTIFACTS / "viz-torus.png"))
         visible = page.inner_text("body")
+        # issue 44 section 2: the jump's message is about its model; after Reset it is gone (it said "27 steps: ...")
+        page.get_by_role("button", name="Next failure").click()
+        page.wait_for_function("/\\d+ steps: t = .*failed node/.test(document.body.innerText)", timeout=60_000)
+        page.get_by_role("button", name="Reset").click()
+        page.get_by_text("Step: 0").wait_for(timeout=60_000)
+        page.wait_for_function("!/steps: t = /.test(document.body.innerText)", timeout=60_000)
         browser.close()
     assert before != after, "the torus picture did not change after three steps"
     assert "error in step" not in visible and "Traceback" not in visible and "Error" not in visible
