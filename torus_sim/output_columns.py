@@ -9,13 +9,20 @@ batch is described, and that the document is the one this module makes, so the t
 
 Units: times in seconds unless the name says ``_min`` or ``_h``; sizes in nodes on a cluster and in
 supernodes (midplanes) on a torus, as the job's ``size``; ``lost_work`` in those units x seconds.
-Times in ``jobs.csv`` are written with every digit a float64 carries (``%.17g``), so a result read
-back is the simulated one bit for bit; the inputs (SWF) carry whole seconds.
+Times in ``jobs.csv`` (the columns documented in ``s``) are rounded to the millisecond
+(:data:`TIME_DECIMALS`), what the inputs carry (SWF: whole seconds; failure logs: timestamps, scaled):
+``1.793``, not ``1.7930301229343064``. Every other number is written in its shortest form that reads
+back as the same float64 (a batch's ``scenarios.csv`` too: RIGID's and MOLDABLE's makespans are in the
+reference code's time units, compared with it at full precision). The Parquet files (``--parquet``) keep every
+digit of every column, times included, for programs that need the simulated values bit for bit.
 """
 
 from __future__ import annotations
 
-__all__ = ["JOB_COLUMNS", "SCENARIO_COLUMNS", "SUMMARY_METRICS", "describe", "outputs_markdown"]
+__all__ = ["JOB_COLUMNS", "SCENARIO_COLUMNS", "SUMMARY_METRICS", "TIME_DECIMALS", "csv_text", "describe", "outputs_markdown"]
+
+TIME_DECIMALS = 3
+"""Decimals of a time (seconds) in a CSV table: the millisecond."""
 
 JOB_COLUMNS: dict[str, tuple[str, str]] = {
     "job_id": ("", "the job's number in the workload (SWF field 1)"),
@@ -125,6 +132,34 @@ def describe(name: str, schema: dict[str, tuple[str, str]]) -> tuple[str, str] |
     return None
 
 
+def shortest_float(value: float) -> str:
+    """A float in its shortest text that reads back as the same float64 (``1460`` for 1460.0, ``nan``)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def csv_text(name: str, table) -> str:
+    """A run's table as CSV text for people: times to the millisecond, other numbers in their shortest exact form.
+
+    Args:
+        name: the table's name (``jobs``: its columns documented in seconds are rounded to
+            :data:`TIME_DECIMALS`; any other table, e.g. ``scenarios`` or Batsim's record, is not rounded).
+        table: a pandas DataFrame.
+
+    Returns:
+        The CSV text (no index column).
+    """
+    schema = JOB_COLUMNS if name == "jobs" else {}
+    seconds = [
+        column
+        for column in table.columns
+        if (describe(str(column), schema) or ("",))[0] == "s" and table[column].dtype.kind == "f"
+    ]
+    if seconds:
+        table = table.assign(**{column: table[column].round(TIME_DECIMALS) for column in seconds})
+    return table.to_csv(index=False, float_format=shortest_float)
+
+
 def _table(title: str, note: str, schema: dict[str, tuple[str, str]]) -> list[str]:
     lines = [f"## {title}", "", note, "", "| column | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in schema.items()]
@@ -143,7 +178,12 @@ def outputs_markdown() -> str:
         "and `inputs` (each input's path, SHA-256, the registry entry that read it and its cleaning counts).",
         "",
     ]
-    lines += _table("jobs.csv", "One row per completed job.", JOB_COLUMNS)
+    lines += _table(
+        "jobs.csv",
+        "One row per completed job. Times (unit s) are rounded to the millisecond; other numbers are written in their "
+        "shortest exact form. `jobs.parquet` (`--parquet`) keeps every digit of every column.",
+        JOB_COLUMNS,
+    )
     lines += _table("scenarios.csv (batches)", "One row per failure scenario of a batch run.", SCENARIO_COLUMNS)
     lines += _table(
         "summary.json: summary (and results.csv)",

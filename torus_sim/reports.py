@@ -175,7 +175,9 @@ def write_results(
     tables: dict = {}
     for writer in writers:
         tables.update(writer.tables(result))
-    texts = {f"{name}.csv": table.to_csv(index=False, float_format="%.17g") for name, table in tables.items()}
+    from torus_sim.output_columns import csv_text
+
+    texts = {f"{name}.csv": csv_text(name, table) for name, table in tables.items()}
     files: dict[str, bytes] = {}
     for writer in writers:
         files.update(writer.files(result, tables))
