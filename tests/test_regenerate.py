@@ -78,6 +78,22 @@ def test_the_check_leaves_out_wall_time_key_and_the_scenarios_fields(committed):
     assert compare_tables(out, scratch).identical
 
 
+def test_rows_are_matched_by_their_scenario_fields_not_their_position(committed):
+    """A grid that expands in another order than when the table was written holds the same runs in other rows."""
+    _, out = committed
+    scratch = out.parent / "reordered"
+    shutil.copytree(out, scratch)
+    table = pd.read_csv(scratch / "results.csv")
+    table.iloc[::-1].to_csv(scratch / "results.csv", index=False, float_format="%.10g")
+    assert compare_tables(out, scratch).identical
+    table.loc[0, "avg_wait_time"] += 1.0  # a value that differs is still found, in the committed row's place
+    table.iloc[::-1].to_csv(scratch / "results.csv", index=False, float_format="%.10g")
+    report = compare_tables(out, scratch)
+    assert [(row, column) for _, row, column, _, _ in report.differences] == [
+        (f"{table.loc[0, 'name']} (row 1)", "avg_wait_time")
+    ]
+
+
 def test_a_missing_results_folder_is_a_sentence(tmp_path, capsys):
     sweep = tmp_path / "small.toml"
     sweep.write_text(SMALL_SWEEP)

@@ -4,7 +4,9 @@ A sweep's results are re-run into a scratch folder (nothing cached is reused) an
 (``results.csv`` and the derived ``size_groups``, ``summary``, ``comparison``) compared with those in the
 results folder: every metric, cell by cell. Columns that never come from the simulation are left out:
 ``wall_time`` (the machine), ``key`` (a hash of the scenario's fields, which grows with new fields), and
-scenario fields (the inputs: the file says them; paths differ between checkouts). A run is
+scenario fields (the inputs: the file says them; paths differ between checkouts). Rows are matched by
+their scenario fields (:func:`aligned_rows`: a grid may expand in another order than when the table was
+written). A run is
 deterministic for a given seed, so the default tolerance is none: numbers are compared as the CSV
 writer rounds them (10 significant digits). ``rtol`` is for a results folder whose runs draw random
 numbers from a library whose stream may change between versions (say why where it is used).
@@ -18,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["CHECKED_TABLES", "CheckReport", "compare_tables", "results_columns"]
+__all__ = ["CHECKED_TABLES", "CheckReport", "aligned_rows", "compare_tables", "results_columns"]
 
 CHECKED_TABLES = ("results", "size_groups", "summary", "comparison")
 """The CSV tables of a results folder that ``--check`` compares (when the folder has them)."""
@@ -65,6 +67,43 @@ def _same(committed, now, rtol: float) -> bool:
     return str(committed) == str(now)
 
 
+def aligned_rows(committed: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
+    """``fresh``'s rows in ``committed``'s order, matched by the scenario fields both tables have.
+
+    A grid's expansion order is presentation, not a result: a table written when the grid expanded
+    in another order holds the same runs in other rows. The rows are matched by the scenario fields both
+    tables share whose values vary between the rows (``name``, the grid's and the cases' fields,
+    ``job_set``, ``seed``; a field every run shares, such as a log's path, may differ between checkouts),
+    written as text. Where those keys do not identify each row once in both tables, or name
+    other runs, ``fresh`` is returned as it is (compared row by row, and its differences reported).
+
+    Args:
+        committed: the committed table.
+        fresh: the same table from a fresh run (as many rows).
+
+    Returns:
+        ``fresh`` reordered (index reset), or ``fresh`` unchanged.
+    """
+    from torus_sim.scenario import Scenario
+
+    fields = [
+        column
+        for column in committed.columns
+        if column in fresh.columns and (column in Scenario.model_fields or column == "name")
+    ]
+    keys = [
+        column for column in fields if committed[column].nunique(dropna=False) > 1
+    ]  # a shared path may differ between checkouts
+    if not keys:
+        return fresh
+    old_keys = committed[keys].astype(str).agg("|".join, axis=1)
+    new_keys = fresh[keys].astype(str).agg("|".join, axis=1)
+    if not (old_keys.is_unique and new_keys.is_unique) or set(old_keys) != set(new_keys):
+        return fresh
+    position = pd.Series(range(len(fresh)), index=new_keys.to_numpy())
+    return fresh.iloc[position.loc[old_keys.to_numpy()].to_numpy()].reset_index(drop=True)
+
+
 def compare_tables(committed_folder: Path, fresh_folder: Path, rtol: float = 0.0) -> CheckReport:
     """Compare the tables a fresh run wrote with the committed ones, cell by cell.
 
@@ -88,6 +127,7 @@ def compare_tables(committed_folder: Path, fresh_folder: Path, rtol: float = 0.0
         if len(committed) != len(fresh):
             report.problems.append(f"{name}.csv: {len(committed)} rows committed, {len(fresh)} now")
             continue
+        fresh = aligned_rows(committed, fresh)
         columns = results_columns(fresh) if name == "results" else list(fresh.columns)
         gone = [column for column in columns if column not in committed.columns]
         if gone:
