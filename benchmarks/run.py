@@ -56,6 +56,10 @@ Run from the repository root::
     on a cluster and on the torus with BG/L RAS failures against FCFS's time per pass, and
     AsyncVectorEnv's 2 workers against one environment.
 
+14. Power accounting (:mod:`benchmarks.power`, only when asked: ``--only power``, about 10 minutes):
+    SDSC-SP2 on the torus with 4,000 failures and RICC online, with and without ``power = true``,
+    alternated (goal, issue 45: at most 1.15x).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -200,11 +204,12 @@ SECTIONS = [
     "matrix",
     "startup",
     "rl",
+    "power",
 ]
 """Every section ``--only`` takes."""
 
-DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix")]
-"""The sections run when none is chosen (scale, the browser's memory and the matrix only when asked)."""
+DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power")]
+"""The sections run when none is chosen (scale, the browser's memory, the matrix and power only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -306,6 +311,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.rl_env import main as rl_main
 
         rl_main(["--quick"] if args.quick else [])
+    if "power" in sections:
+        from benchmarks.power import main as power_main
+
+        power_main(["--quick"] if args.quick else [])
     if "startup" in sections:
         from benchmarks.startup import command_line_startup
 

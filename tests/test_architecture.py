@@ -34,7 +34,7 @@ LAYERS = [
             "torus_sim.analytic",
         ],
     ),
-    ("inputs", ["torus_sim.workload", "failure_logs"]),
+    ("inputs", ["torus_sim.workload", "failure_logs", "torus_sim.energy"]),
     (
         "platform + policy",
         ["torus_sim.platforms", "torus_sim.policies", "predictors", "torus_sim.guarded_extensions", "torus_sim.extensions"],

@@ -4,13 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from torus_sim.output_columns import JOB_COLUMNS, SCENARIO_COLUMNS, SUMMARY_METRICS, describe, outputs_markdown
+from torus_sim.output_columns import JOB_COLUMNS, POWER_COLUMNS, SCENARIO_COLUMNS, SUMMARY_METRICS, describe, outputs_markdown
 from torus_sim.runner import Scenario, run
 
 RUNS = {
     "torus": {"max_jobs": 150, "failures": "synthetic:20"},
     "torus, tie-break": {"max_jobs": 150, "failures": "synthetic:20", "policy": "tiebreak"},
     "cluster with fairness": {"platform": "cluster", "policy": "PV-EASY", "fairness": True, "max_jobs": 150},
+    "torus with power accounting": {"max_jobs": 150, "failures": "synthetic:20", "power": True, "price": "tou:0.05:3"},
     "rigid batch": {
         "platform": "cluster",
         "workload": "rigid",
@@ -27,8 +28,9 @@ def test_every_column_and_metric_written_is_described(name):
     undocumented = [column for column in result.jobs.columns if describe(column, JOB_COLUMNS) is None]
     undocumented += [column for column in result.scenarios.columns if describe(column, SCENARIO_COLUMNS) is None]
     undocumented += [key for key in result.summary if describe(key, SUMMARY_METRICS) is None]
+    undocumented += [column for column in result.power.columns if describe(column, POWER_COLUMNS) is None]
     assert not undocumented, f"{name}: describe these in torus_sim/output_columns.py: {undocumented}"
-    for unit, meaning in [*JOB_COLUMNS.values(), *SCENARIO_COLUMNS.values(), *SUMMARY_METRICS.values()]:
+    for unit, meaning in [*JOB_COLUMNS.values(), *SCENARIO_COLUMNS.values(), *SUMMARY_METRICS.values(), *POWER_COLUMNS.values()]:
         assert meaning and isinstance(unit, str)
 
 

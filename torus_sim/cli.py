@@ -169,7 +169,7 @@ def _add_scenario_options(parser: argparse.ArgumentParser) -> None:
                     help=help_text + " (repeat for each; the value read as TOML, else as text)",
                 )
                 continue
-            if name in ("monotonic", "bound_verification"):
+            if name in ("monotonic", "bound_verification", "power"):
                 flag = "--" + name.replace("_", "-")
                 group.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
                 continue
@@ -485,6 +485,14 @@ def _run(args) -> int:
             for name, item in declared.items()
         )
         print(f"header    ran {ran}")
+    power = result.inputs.get("power")
+    if power:
+        node = power["node"]
+        print(
+            f"power     {node['unit']} idle {node['idle_w']:,.0f} W, busy {node['busy_w']:,.0f} W, down {node['down_w']:,.0f} W "
+            f"(busy: {power['sources']['busy']}; idle: {power['sources']['idle']}); jobs: {power['job_power']}; "
+            f"price: {power['tariff']}; t = 0 at {scenario.clock_start_hour:g}:00"
+        )
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)
         if info and info["origin"] != "built-in":

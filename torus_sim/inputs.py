@@ -38,10 +38,12 @@ from torus_sim.workload.sources import BatchJobs, WorkloadContext, workload_sour
 
 __all__ = [
     "BatchSet",
+    "PowerInputs",
     "batch_set",
     "failure_horizon",
     "failure_timing_text",
     "load_failures",
+    "load_power",
     "load_workload",
     "uncovered_span",
 ]
@@ -295,3 +297,54 @@ def failure_timing_text(scenario, workload: Workload, failures) -> str:
     if timing == "window":
         return f"a window from {scenario.failure_offset:,.0f} s after the log's first failure, at its real rate{share}{squeezed}"
     return "at the times the log gives"
+
+
+@dataclass
+class PowerInputs:
+    """What power accounting reads (issue 45): node draws, each job's watts per node, the tariff.
+
+    Attributes:
+        node: the :class:`~torus_sim.energy.node_power.NodePower` of the platform's nodes.
+        job_watts: job id -> watts per node.
+        source: the job-power source (its ``describe()`` for the header).
+        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+    """
+
+    node: object
+    job_watts: dict
+    source: object
+    tariff: object
+
+    def manifest(self) -> dict:
+        """The run manifest's ``power`` entry: node figures with their sources, job power, tariff."""
+        node = self.node
+        return {
+            "node": {"unit": node.unit, "idle_w": node.idle_w, "busy_w": node.busy_w, "down_w": node.down_w},
+            "sources": dict(node.sources),
+            "job_power": self.source.describe(),
+            "tariff": self.tariff.describe(),
+        }
+
+
+def load_power(scenario, job_ids) -> PowerInputs:
+    """The power inputs of a run whose scenario has ``power`` on.
+
+    Args:
+        scenario: the run (its ``[power]`` fields, its platform kind's machine, its seed).
+        job_ids: every job id of the workload (the uniform model draws per job id, the same under every policy).
+
+    Raises:
+        ConfigurationError: a bad job-power or price specification, idle above busy.
+        FileNotFoundError, InputFileError: a missing, empty or malformed job-power or price file.
+    """
+    from torus_sim.energy.job_power import job_power_source
+    from torus_sim.energy.node_power import node_power
+    from torus_sim.energy.tariffs import tariff
+
+    node = node_power(scenario, platform_kind(scenario.platform).machine(scenario))  # a torus: its machine's midplanes
+    source = job_power_source(scenario.job_power)
+    ids = np.asarray(list(job_ids), dtype=np.int64)
+    watts = source.watts(ids, node.busy_w, scenario.seed)
+    return PowerInputs(
+        node, dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True)), source, tariff(scenario.price)
+    )

@@ -12,6 +12,8 @@ built-in; ``--machine path.toml`` reads a user's own description::
     block_sizes = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96]   # optional, midplanes; default every box size
     block_shapes = [[1, 1, 1, 1], ...]   # optional, default every box of an allowed size
     failures = "none"                    # optional: the failure source when a scenario names none
+    midplane_busy_w = 41093.75           # optional: watts of a busy midplane (power accounting)
+    midplane_idle_w = 20000.0            # optional: watts of an idle midplane (default: half the busy)
     [sources]                            # optional: where each figure comes from
     dims = "ALCF machine overview"
 
@@ -66,6 +68,10 @@ class Machine:
         failures: the failure source a run on it meets when the scenario names none (``bundled``: the
             BG/L RAS sample; ``mira``: Mira's events; ``none``).
         sources: figure -> where it comes from.
+        midplane_busy_w: watts one midplane draws running a job (the published full-machine draw at
+            Linpack divided by the midplanes), None when unknown.
+        midplane_idle_w: watts of an idle midplane, None when no figure is published (power
+            accounting then takes half the busy draw and says so).
 
     References:
         BGL-FAULT §3.1; ALCF, "Machine Overview" and "Machine Partitions" for Mira.
@@ -80,6 +86,8 @@ class Machine:
     block_shapes: tuple[tuple[int, ...], ...] | None = None
     sources: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
     failures: str = "none"
+    midplane_busy_w: float | None = None
+    midplane_idle_w: float | None = None
 
     @property
     def torus(self) -> Torus:
@@ -107,7 +115,9 @@ MACHINES: dict[str, Machine] = {
         "Blue Gene/L (LLNL): 4x4x8 supernodes of 512 nodes",
         (4, 4, 8),
         failures="bundled",
+        midplane_busy_w=11_200.0,
         sources={
+            "midplane_busy_w": "TOP500 June 2008, BlueGene/L at LLNL: 2,329.6 kW at Linpack for 104 racks (208 midplanes)",
             "dims": "BGL-FAULT §3.1: a 32x32x64 node torus seen as 4x4x8 supernodes of 8x8x8 nodes",
             "block_sizes": "BGL-FAULT §3.3 and Appendix 9: any box of supernodes, wrapping in every dimension",
         },
@@ -117,7 +127,9 @@ MACHINES: dict[str, Machine] = {
         "Blue Gene/P Intrepid (ALCF): 80 midplanes of 512 nodes, 4x4x5",
         (4, 4, 5),
         block_sizes=(1, 2, 4, 8, 16, 32, 64, 80),
+        midplane_busy_w=15_750.0,
         sources={
+            "midplane_busy_w": "TOP500 June 2008, Intrepid (Blue Gene/P, ANL): 1,260 kW at Linpack for 40 racks (80 midplanes)",
             "dims": (
                 "40 racks of 2 midplanes of 8x8x8 nodes (ALCF Intrepid overview); the 80 midplanes taken as the "
                 "4x4x5 midplane torus of a 32x32x40 node torus (not checked against ALCF's block list: give "
@@ -132,7 +144,9 @@ MACHINES: dict[str, Machine] = {
         (2, 3, 4, 4),
         block_sizes=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96),
         failures="mira",
+        midplane_busy_w=41_093.75,
         sources={
+            "midplane_busy_w": "TOP500 June 2012, Mira (Blue Gene/Q, ANL): 3,945 kW at Linpack for 48 racks (96 midplanes)",
             "dims": (
                 "ALCF 'Machine Overview for Mira': 48 racks of 2 midplanes, a 5-D node torus of 8x12x16x16x2; "
                 "a midplane is 4x4x4x4x2 nodes, so the midplanes form a 2x3x4x4 torus"
@@ -193,6 +207,8 @@ class _MachineFile(BaseModel):
     block_shapes: list[list[int]] | None = Field(None, min_length=1)
     failures: str = "none"
     sources: dict[str, str] = {}
+    midplane_busy_w: float | None = Field(None, ge=0)
+    midplane_idle_w: float | None = Field(None, ge=0)
 
 
 MACHINE_ENTRY_POINTS = "torus_sim.machines"
@@ -265,6 +281,8 @@ def load_machine(spec: str) -> Machine:
         None if described.block_shapes is None else tuple(tuple(s) for s in described.block_shapes),
         dict(described.sources),
         described.failures,
+        described.midplane_busy_w,
+        described.midplane_idle_w,
     )
     try:
         machine.torus  # noqa: B018 - checks the description now, with the file's name

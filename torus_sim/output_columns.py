@@ -19,7 +19,16 @@ digit of every column, times included, for programs that need the simulated valu
 
 from __future__ import annotations
 
-__all__ = ["JOB_COLUMNS", "SCENARIO_COLUMNS", "SUMMARY_METRICS", "TIME_DECIMALS", "csv_text", "describe", "outputs_markdown"]
+__all__ = [
+    "JOB_COLUMNS",
+    "POWER_COLUMNS",
+    "SCENARIO_COLUMNS",
+    "SUMMARY_METRICS",
+    "TIME_DECIMALS",
+    "csv_text",
+    "describe",
+    "outputs_markdown",
+]
 
 TIME_DECIMALS = 3
 """Decimals of a time (seconds) in a CSV table: the millisecond."""
@@ -49,6 +58,8 @@ JOB_COLUMNS: dict[str, tuple[str, str]] = {
     "wait_time": ("s", "started_at - submitted_at (BGL-FAULT §3.4)"),
     "response_time": ("s", "finished_at - submitted_at"),
     "bounded_slowdown": ("", "max(response, Γ) / max(runtime, Γ), Γ = 10 s (BGL-FAULT §3.4, the field's form)"),
+    "power_w": ("W per node", "power accounting only: the job's draw per allocated node (the scenario's job_power)"),
+    "energy_kwh": ("kWh", "power accounting only: energy of all its attempts (killed ones included)"),
 }
 """``jobs.csv``: one row per completed job (the record's columns, :data:`torus_sim.engine.record.JOB_COLUMNS`,
 then :func:`torus_sim.metrics.summary.job_table`'s three)."""
@@ -117,7 +128,30 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "max_ratio": ("", "batch: largest ratio"),
     "mean_failures": ("", "batch: mean silent errors per scenario"),
     "tie_*": ("", "tie-break placement only: placements decided, ties, alarmed, all alarmed, changed from MFP (BGL-FAULT §5.3)"),
+    "energy_kwh": ("kWh", "power accounting: the machine's energy over [0, makespan], integrated exactly over the events"),
+    "busy_energy_kwh": ("kWh", "power accounting: energy of every attempt (allocated nodes x time x the job's watts)"),
+    "idle_energy_kwh": ("kWh", "power accounting: energy of the node-time neither busy nor down, at the idle draw"),
+    "down_energy_kwh": ("kWh", "power accounting: energy of failed or repairing nodes (node_down_w)"),
+    "wasted_energy_kwh": (
+        "kWh",
+        "power accounting: energy of the attempts that did not complete (killed, preempted, silent error)",
+    ),
+    "energy_per_job_kwh": ("kWh", "power accounting: energy_kwh / completed jobs"),
+    "bill": ("currency", "power accounting: the energy priced by the tariff over time (price per kWh x kWh, exact)"),
+    "wasted_bill": ("currency", "power accounting: what the wasted attempts cost"),
+    "peak_power_kw": ("kW", "power accounting: the highest draw of the machine"),
+    "mean_power_kw": ("kW", "power accounting: energy_kwh over the makespan"),
+    "mean_price": ("currency per kWh", "power accounting: bill / energy_kwh"),
 }
+
+POWER_COLUMNS: dict[str, tuple[str, str]] = {
+    "hour": ("h", "the simulated hour (0: the first hour after t = 0)"),
+    "energy_kwh": ("kWh", "the machine's energy in that hour"),
+    "mean_power_kw": ("kW", "its mean draw in that hour"),
+    "price": ("currency per kWh", "the hour's mean price, weighted by energy"),
+    "cost": ("currency", "what that hour's energy cost"),
+}
+"""``power.csv`` (power accounting only): one row per simulated hour, for power-over-time figures."""
 """``summary.json``'s ``summary`` (and the metric columns of a sweep's ``results.csv``): the keys a run has
 depend on what its record holds (:func:`torus_sim.metrics.families.summarize_record`)."""
 
@@ -185,6 +219,7 @@ def outputs_markdown() -> str:
         JOB_COLUMNS,
     )
     lines += _table("scenarios.csv (batches)", "One row per failure scenario of a batch run.", SCENARIO_COLUMNS)
+    lines += _table("power.csv (power accounting)", "One row per simulated hour, with `--power` (issue 45).", POWER_COLUMNS)
     lines += _table(
         "summary.json: summary (and results.csv)",
         "The run's metrics; a run has the keys its record supports (fairness with `--fairness`, batch keys in a batch).",

@@ -162,6 +162,7 @@ class RunResult:
         inputs: file paths and SHA-256 of the inputs, cleaning counts.
         record: the raw event record (the first simulation's).
         scenarios: per silent-error scenario of a batch: makespan, lower bound, failures (else empty).
+        power: with power accounting, one row per simulated hour: energy, mean power, price, cost (else empty).
     """
 
     config: Scenario
@@ -170,6 +171,7 @@ class RunResult:
     inputs: dict
     record: SimulationRecord | None = field(repr=False, default=None)
     scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
+    power: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def manifest(self) -> dict:
         """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data).
@@ -307,13 +309,18 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         summary["offered_load"] = offered if offered is not None else float("nan")
         from torus_sim.metrics.summary import job_table
 
-        return RunResult(
+        result = RunResult(
             scenario,
             summary,
             job_table(record.jobs, scenario.gamma, scenario.bsld_form),
             _inputs_manifest(scenario, inputs, model),
             record,
         )
+        if scenario.power:
+            _account_power(result, model)
+        return result
+    if scenario.power:
+        raise ConfigurationError("power accounting (power = true) runs with online workloads; this one is a batch")
     model = build_model(scenario, inputs, 0, record=True)
     batch: BatchSet = inputs["batch"]
     count = len(batch.model_seeds)
@@ -343,6 +350,29 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
 
     jobs = job_table(record.jobs, scenario.gamma, scenario.bsld_form)
     return RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
+
+
+def _account_power(result: RunResult, model: SchedulingModel) -> None:
+    """Add power accounting to a finished online run: summary metrics, the jobs' power and energy, hourly power.
+
+    The summary gains :func:`torus_sim.metrics.energy.account_energy`'s keys; ``jobs`` gains
+    ``power_w`` (watts per node) and ``energy_kwh`` (all its attempts); ``power`` is the hourly table;
+    the manifest's ``inputs.power`` names the figures and their sources.
+    """
+    from torus_sim.inputs import load_power
+    from torus_sim.metrics.energy import account_energy
+
+    scenario, record = result.config, result.record
+    power = load_power(scenario, [job.job_id for job in model.jobs])
+    attempts = record.attempts
+    watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
+    energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour)
+    result.summary.update(energy.summary)
+    jobs = result.jobs
+    jobs.insert(len(jobs.columns), "power_w", jobs["job_id"].map(power.job_watts).astype(float))
+    jobs.insert(len(jobs.columns), "energy_kwh", jobs["job_id"].map(energy.job_energy_kwh).fillna(0.0).astype(float))
+    result.power = energy.hourly
+    result.inputs["power"] = power.manifest()
 
 
 def _summary(scenario: Scenario, model: SchedulingModel, record: SimulationRecord) -> dict:

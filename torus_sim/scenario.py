@@ -18,6 +18,7 @@ directly); a scenario file groups them in sections::
     [resilience]      checkpoint_interval, checkpoint_cost, recovery_time, preventive,
                       preventive_migration_cost, spares, prediction_accuracy
     [metrics]         gamma, bsld_form, fairness
+    [power]           power, job_power, price, node_idle_w, node_busy_w, node_down_w, clock_start_hour (issue 45)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -55,6 +56,7 @@ from pydantic import (
     model_validator,
 )
 
+from torus_sim.energy.settings import POWER_FIELDS, PowerSettings
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.errors import ConfigurationError
 from torus_sim.machines import machine_torus
@@ -96,6 +98,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "resilience": ("checkpoint_interval", "checkpoint_cost", "recovery_time", "preventive", "preventive_migration_cost",
         "spares", "prediction_accuracy"),
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
+    "power": POWER_FIELDS,
     "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
@@ -108,7 +111,7 @@ MAX_BATCH_JOBS = 10**6
 """The most jobs of a generated batch (its per-job arrays and time tables stay within memory)."""
 
 
-class Scenario(BaseModel):
+class Scenario(PowerSettings, BaseModel):
     """Everything that defines a run (and goes into its manifest); see the module docstring.
 
     Raises:

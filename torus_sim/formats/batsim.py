@@ -115,8 +115,9 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
         workload_name: Batsim's ``workload_name`` column (the workload file's stem).
 
     Returns:
-        :data:`BATSIM_COLUMNS`, rows in start order; times in seconds; ``consumed_energy`` -1 (no
-        energy model), ``stretch`` = turnaround / execution time (NaN for a zero-length execution).
+        :data:`BATSIM_COLUMNS`, rows in start order; times in seconds; ``consumed_energy`` in joules
+        (allocated nodes x the segment's length x the job's ``power_w``) with power accounting, else -1
+        (Batsim's "no energy model"), ``stretch`` = turnaround / execution time (NaN for a zero-length execution).
 
     Raises:
         ValueError: the record holds no attempt table (a run made with ``record=False``).
@@ -149,9 +150,17 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
             "turnaround_time": turnaround,
             "stretch": turnaround / execution.where(execution > 0),
             "allocated_resources": segments["resources"],
-            "consumed_energy": -1.0,
+            "consumed_energy": _attempt_joules(segments, jobs),
             "metadata": [f"attempt {a}, {_ENDED[o]}" for a, o in zip(segments["attempt"], segments["outcome"], strict=True)],
         },
         columns=BATSIM_COLUMNS,
     )
     return table
+
+
+def _attempt_joules(segments: pd.DataFrame, jobs: pd.DataFrame):
+    """Each segment's energy in joules (its allocated nodes x length x the job's watts per node), or -1 without power accounting."""
+    if "power_w" not in jobs.columns:
+        return -1.0
+    watts = segments["job_id"].map(jobs.set_index("job_id")["power_w"])
+    return (segments["nodes"] * (segments["end"] - segments["start"]) * watts).fillna(-1.0)

@@ -58,7 +58,11 @@ class OutputFormat:
 
 
 class JobsFormat(OutputFormat):
-    """``jobs.csv`` (one row per job, :func:`torus_sim.metrics.summary.job_table`) and a batch's ``scenarios.csv``."""
+    """``jobs.csv``, a batch's ``scenarios.csv``, and ``power.csv`` when the run accounts for power.
+
+    ``jobs.csv``: one row per job (:func:`torus_sim.metrics.summary.job_table`); ``power.csv``: one row
+    per simulated hour (:mod:`torus_sim.metrics.energy`).
+    """
 
     name = "jobs"
     description = "jobs.csv (and scenarios.csv for a batch); always written"
@@ -67,6 +71,9 @@ class JobsFormat(OutputFormat):
         tables = {"jobs": result.jobs}
         if not result.scenarios.empty:
             tables["scenarios"] = result.scenarios
+        power = getattr(result, "power", None)
+        if power is not None and not power.empty:
+            tables["power"] = power  # power accounting: one row per simulated hour
         return tables
 
 

@@ -109,6 +109,10 @@ class PlatformKind:
         """The run manifest's platform entry: ``kind`` and ``nodes`` at least."""
         return {"kind": platform.kind, "nodes": platform.capacity}
 
+    def machine(self, scenario):
+        """The :class:`~torus_sim.machines.Machine` whose figures (power) the platform's nodes have, or None (plain nodes)."""
+        return None
+
     def default_failures(self, scenario) -> str:
         """The failure source of a run on this platform whose scenario names none (``none`` by default)."""
         return "none"
@@ -146,11 +150,15 @@ class TorusKind(PlatformKind):
     def describe(self, platform, scenario) -> dict:  # noqa: D102
         return {"kind": platform.kind, "nodes": platform.capacity, "torus": platform.torus.label, "machine": scenario.machine}
 
-    def default_failures(self, scenario) -> str:
-        """The machine's own log (BG/L: the bundled RAS sample; Mira: its events; others: none)."""
+    def machine(self, scenario):
+        """The scenario's machine (BG/L's by default): its midplanes are the nodes."""
         from torus_sim.machines import load_machine
 
-        return load_machine(scenario.machine or DEFAULT_MACHINE).failures
+        return load_machine(scenario.machine or DEFAULT_MACHINE)
+
+    def default_failures(self, scenario) -> str:
+        """The machine's own log (BG/L: the bundled RAS sample; Mira: its events; others: none)."""
+        return self.machine(scenario).failures
 
     def header(self, described: dict) -> str:
         """``torus 4x4x8 of 128 supernodes`` (BG/L's word, BGL-FAULT §2), ``torus 2x3x4x4 of 96 midplanes (machine mira)``."""

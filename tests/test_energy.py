@@ -1,0 +1,179 @@
+"""Power accounting (issue 45 §1-§3): exact energy and bill against a per-second sum, invariants on real runs, inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.energy.job_power import job_power_source
+from torus_sim.energy.node_power import NodePower, node_power
+from torus_sim.energy.tariffs import tariff
+from torus_sim.engine.record import SimulationRecord
+from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.metrics.energy import account_energy
+from torus_sim.runner import Scenario, run
+
+
+@st.composite
+def small_runs(draw):
+    """A record of a few attempts and failures on integer seconds, node draws and a tariff."""
+    nodes = draw(st.integers(14, 20))  # room for every attempt (6 x 2 nodes) and two down nodes at once
+    horizon = draw(st.integers(20, 400))
+    rows = []
+    for job in range(draw(st.integers(0, 6))):
+        start = draw(st.integers(0, horizon - 1))
+        end = draw(st.integers(start, horizon))
+        outcome = draw(st.sampled_from(["completed", "killed", "preempted", "silent_error"]))
+        rows.append((job + 1, 1, float(start), float(end), draw(st.integers(1, 2)), outcome, ""))
+    attempts = pd.DataFrame(rows, columns=["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome", "resources"])
+    failures = []
+    for _ in range(draw(st.integers(0, 4))):
+        at = draw(st.integers(0, horizon))
+        failures.append((float(at), draw(st.integers(0, 1)), -1, float(at + draw(st.integers(0, 60)))))
+    failures = pd.DataFrame(failures, columns=["time", "node", "killed_job", "down_until"])
+    watts = np.array([draw(st.integers(100, 900)) for _ in range(len(attempts))], dtype=float)
+    node = NodePower(float(draw(st.integers(0, 100))), 500.0, float(draw(st.integers(0, 50))))
+    spec = draw(st.sampled_from(["flat:0.2", "tou:0.1:3", "tou:0.05:2:22-6"]))
+    clock = float(draw(st.integers(0, 23)))
+    record = SimulationRecord(None, attempts, None, failures, nodes, {}, float(horizon), "cluster")
+    return record, watts, node, tariff(spec), clock
+
+
+def per_second(record, watts, node, price, clock):
+    """Energy (J), bill and wasted bill from a second-by-second walk of the machine (the definition)."""
+    seconds = np.arange(int(record.makespan), dtype=float)
+    attempts, failures = record.attempts, record.failures
+    active = (attempts["started_at"].to_numpy()[:, None] <= seconds) & (seconds < attempts["ended_at"].to_numpy()[:, None])
+    size = attempts["nodes"].to_numpy(float)[:, None]
+    busy_nodes = (active * size).sum(axis=0)
+    job_draw = (active * size * watts[:, None]).sum(axis=0)
+    wasted = (attempts["outcome"] != "completed").to_numpy()[:, None]
+    wasted_draw = (active * size * watts[:, None] * wasted).sum(axis=0)
+    down_nodes = np.zeros(len(seconds))
+    for node_id in failures["node"].unique() if len(failures) else ():
+        rows = failures[failures["node"] == node_id]
+        down = ((rows["time"].to_numpy()[:, None] <= seconds) & (seconds < rows["down_until"].to_numpy()[:, None])).any(axis=0)
+        down_nodes += down
+    draw = job_draw + down_nodes * node.down_w + (record.capacity_total - busy_nodes - down_nodes) * node.idle_w
+    rate = price.price_at(seconds, clock)
+    return float(draw.sum()), float((draw * rate).sum() / 3.6e6), float((wasted_draw * rate).sum() / 3.6e6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(small_runs())
+def test_energy_and_bill_equal_a_per_second_sum(case):
+    record, watts, node, price, clock = case
+    account = account_energy(record, watts, node, price, clock)
+    energy, bill, wasted_bill = per_second(record, watts, node, price, clock)
+    summary = account.summary
+    assert summary["energy_kwh"] * 3.6e6 == pytest.approx(energy, rel=1e-9, abs=1e-6)
+    assert summary["bill"] == pytest.approx(bill, rel=1e-9, abs=1e-9)
+    assert summary["wasted_bill"] == pytest.approx(wasted_bill, rel=1e-9, abs=1e-9)
+    parts = summary["busy_energy_kwh"] + summary["idle_energy_kwh"] + summary["down_energy_kwh"]
+    assert parts == pytest.approx(summary["energy_kwh"], rel=1e-9, abs=1e-9)  # the machine = the sum of its node states
+    assert account.job_energy_kwh.sum() == pytest.approx(summary["busy_energy_kwh"], rel=1e-9, abs=1e-12)
+    assert account.hourly["energy_kwh"].sum() == pytest.approx(summary["energy_kwh"], rel=1e-9, abs=1e-9)
+
+
+def test_power_accounting_changes_no_schedule_and_its_parts_add_up():
+    base = {"max_jobs": 400, "failures": "synthetic:1000", "downtime": 3600.0}
+    plain = run(Scenario.make("plain", **base))
+    powered = run(
+        Scenario.make("powered", **base, power=True, price="tou:0.05:3", job_power="uniform:6000:14000", node_down_w=1000.0)
+    )
+    assert powered.jobs.drop(columns=["power_w", "energy_kwh"]).equals(plain.jobs)
+    assert {key: value for key, value in powered.summary.items() if key in plain.summary} == plain.summary
+    summary = powered.summary
+    assert summary["down_energy_kwh"] > 0 and summary["wasted_energy_kwh"] > 0 and summary["job_kills"] > 0
+    parts = summary["busy_energy_kwh"] + summary["idle_energy_kwh"] + summary["down_energy_kwh"]
+    assert parts == pytest.approx(summary["energy_kwh"], rel=1e-9)
+    assert powered.jobs["energy_kwh"].sum() == pytest.approx(summary["busy_energy_kwh"], rel=1e-9)  # every job ran to its end
+    assert 0.05 < summary["mean_price"] < 0.15 and summary["peak_power_kw"] >= summary["mean_power_kw"]
+    assert powered.power["energy_kwh"].sum() == pytest.approx(summary["energy_kwh"], rel=1e-9)
+    assert len(powered.power) == int(np.ceil(summary["makespan"] / 3600.0))
+    # a flat price: the bill is the energy times the price; every node at one draw: N x draw x T
+    flat = run(Scenario.make("flat", **base, power=True, price="flat:0.2", node_idle_w=11200.0, node_down_w=11200.0))
+    assert flat.summary["bill"] == pytest.approx(0.2 * flat.summary["energy_kwh"], rel=1e-12)
+    assert flat.summary["energy_kwh"] == pytest.approx(128 * 11200.0 * flat.summary["makespan"] / 3.6e6, rel=1e-12)
+
+
+def test_a_job_has_the_same_drawn_power_under_every_policy():
+    runs = [
+        run(
+            Scenario.make(
+                policy, max_jobs=200, failures="none", power=True, job_power="uniform:5000:15000", policy=policy, seed=3
+            )
+        )
+        for policy in ("krevat", "FCFS-EASY")
+    ]
+    first, second = (result.jobs.set_index("job_id")["power_w"] for result in runs)
+    assert first.equals(second.loc[first.index]) and first.between(5000, 15000).all() and first.nunique() > 100
+    other = job_power_source("uniform:5000:15000").watts(np.array(sorted(first.index)), 0.0, 4)
+    assert not np.allclose(other, first.sort_index().to_numpy())  # another seed, other draws
+
+
+def test_node_figures_carry_their_sources_and_the_inputs_are_checked(tmp_path):
+    from torus_sim.machines import load_machine
+
+    mira = node_power(Scenario.make(), load_machine("mira"))
+    assert mira.busy_w == pytest.approx(3_945_000 / 96) and "TOP500 June 2012" in mira.sources["busy"]
+    assert mira.idle_w == mira.busy_w / 2 and "assumption" in mira.sources["idle"]
+    assert node_power(Scenario.make(node_idle_w=80.0)).idle_w == 80.0
+    with pytest.raises(ConfigurationError, match="above the busy draw"):
+        node_power(Scenario.make(node_idle_w=300.0))
+    for spec, message in (("tou:0.05", "expected tou"), ("tou:0.05:3:20-20", "on-peak hours"), ("flat:-1", "not a number")):
+        with pytest.raises(ConfigurationError, match=message):
+            tariff(spec)
+    with pytest.raises(ConfigurationError, match="uniform:LOW:HIGH"):
+        job_power_source("uniform:9:3")
+    prices = tmp_path / "prices.csv"
+    prices.write_text("time,price\n0,0.1\n3600,abc\n")
+    with pytest.raises(InputFileError, match=r"prices.csv:3: malformed"):
+        tariff(str(prices))
+    prices.write_text("time,price\n")
+    with pytest.raises(InputFileError, match="empty"):
+        tariff(str(prices))
+    prices.write_text("time,price\n# a comment\n0,0.1\n\n0,0.3\n")
+    with pytest.raises(InputFileError, match=r"prices.csv:5: malformed .*times must increase"):
+        tariff(str(prices))
+    prices.write_text("time,price\n0,0.1\n7200,0.3\n")
+    assert tariff(str(prices)).price_at(np.array([0.0, 7199.0, 7200.0, 9e9]), 0.0).tolist() == [0.1, 0.1, 0.3, 0.3]
+    watts = tmp_path / "watts.csv"
+    watts.write_text("job_id,watts_per_node\n1,9000\n2,7000\n")
+    source = job_power_source(str(watts))
+    assert source.watts(np.array([2, 1, 3]), 500.0, 0).tolist() == [7000.0, 9000.0, 500.0] and "1 not listed" in source.describe()
+
+
+def test_the_command_line_prints_energy_and_refuses_bad_power_input(tmp_path, capsys):
+    from torus_sim.cli import main
+
+    out = tmp_path / "out"
+    code = main(["run", "--max-jobs", "150", "--power", "--price", "tou:0.05:3", "--out", str(out), "--batsim"])
+    text = capsys.readouterr().out
+    assert code == 0 and "energy (kWh)" in text and "electricity bill" in text and "power     midplane idle 5,600 W" in text
+    assert (out / "power.csv").exists()
+    batsim = pd.read_csv(out / "batsim_jobs.csv")
+    jobs = pd.read_csv(out / "jobs.csv")
+    assert (batsim["consumed_energy"] > 0).all()
+    assert batsim["consumed_energy"].sum() / 3.6e6 == pytest.approx(jobs["energy_kwh"].sum(), rel=1e-6)
+    assert main(["run", "--max-jobs", "50", "--power", "--price", "tou:abc:3", "--out", str(tmp_path / "bad")]) == 2
+    assert "tou:abc:3" in capsys.readouterr().err and not (tmp_path / "bad").exists()
+    batch = [
+        "run",
+        "--platform",
+        "cluster",
+        "--workload",
+        "rigid",
+        "--policy",
+        "R-LIST-0",
+        "--power",
+        "--out",
+        str(tmp_path / "b"),
+    ]
+    assert main(batch) == 2
+    assert "online workloads" in capsys.readouterr().err
+    plain = main(["run", "--max-jobs", "50", "--out", str(tmp_path / "plain")])
+    assert plain == 0 and "energy" not in capsys.readouterr().out and not (tmp_path / "plain" / "power.csv").exists()

@@ -1,0 +1,55 @@
+"""The scenario's ``[power]`` section: whether a run accounts for power, and with which figures.
+
+A mixin of :class:`torus_sim.scenario.Scenario` (fields only, validated by pydantic): with ``power``
+off (the default) nothing is read or computed and every output is byte for byte what it was
+without power accounting.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field, field_validator
+
+__all__ = ["POWER_FIELDS", "PowerSettings"]
+
+POWER_FIELDS = ("power", "job_power", "price", "node_idle_w", "node_busy_w", "node_down_w", "clock_start_hour")
+"""The ``[power]`` section's fields, in the order the command line lists them."""
+
+
+class PowerSettings(BaseModel):
+    """Power accounting settings (issue 45 §1-§3).
+
+    Attributes:
+        power: account for power: energy (kWh) per job, per node state and for the machine, the
+            energy of killed attempts (wasted), the electricity bill, peak and mean power.
+        job_power: each job's draw per node: ``machine`` (the node's busy figure), ``uniform:LOW:HIGH``
+            (watts per node drawn per job with the run's seed) or a CSV file ``job_id,watts_per_node``.
+        price: the electricity price: ``flat:PRICE`` (per kWh), ``tou:OFF_PEAK:RATIO[:START-END]``
+            (on-peak hours START to END of each day cost RATIO x OFF_PEAK) or a CSV file ``time,price``.
+        node_idle_w, node_busy_w: watts of one node (a midplane on a torus) idle and busy; None: the
+            machine's figures (:func:`torus_sim.energy.node_power.node_power`).
+        node_down_w: watts of a failed or repairing node (0: switched off).
+        clock_start_hour: the hour of the day at t = 0 (the log's first submission), for on-peak hours.
+    """
+
+    power: bool = Field(False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power")
+    job_power: str = Field(
+        "machine", description="job draw per node: machine (busy figure), uniform:LOW:HIGH watts, or a CSV job_id,watts_per_node"
+    )
+    price: str = Field(
+        "flat:0.10", description="price per kWh: flat:P, tou:OFF_PEAK:RATIO[:START-END] hours, or a CSV time,price"
+    )
+    node_idle_w: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="watts of an idle node (default: the machine's)"
+    )
+    node_busy_w: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="watts of a busy node (default: the machine's)"
+    )
+    node_down_w: float = Field(0.0, ge=0, allow_inf_nan=False, description="watts of a failed or repairing node")
+    clock_start_hour: float = Field(0.0, ge=0, lt=24, allow_inf_nan=False, description="hour of the day at t = 0 (on-peak hours)")
+
+    @field_validator("job_power", "price")
+    @classmethod
+    def _short_text(cls, value: str) -> str:
+        if not value or len(value) > 4096:
+            raise ValueError("expected a short specification (a name, name:arguments or a file path)")
+        return value
