@@ -20,6 +20,7 @@ from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 __all__ = ["summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
+_DUPLICATES = ("mean_wait",)  # PV-EASY's name of BGL-FAULT's avg_wait_time: one number, one name in a summary (issue 44 §7)
 
 
 def summarize_record(
@@ -43,7 +44,8 @@ def summarize_record(
 
     Returns:
         BGL-FAULT's keys (``avg_bounded_slowdown``, ``omega_util``, ...; ``makespan`` is the span T),
-        PV-EASY's (``mbs``, ``mwbs``, ``wasted_load``, ``delayed_jobs``, ``violations``, ...),
+        PV-EASY's (``mbs``, ``mwbs``, ``wasted_load``, ``delayed_jobs``, ``violations``, ...; its mean wait
+        is ``avg_wait_time``, the same number, not repeated as ``mean_wait``),
         ``silent_errors`` and ``preemptions``.
 
     References:
@@ -67,7 +69,7 @@ def summarize_record(
                 "violation_mean_parallelism",
             ):
                 online.pop(key)
-        summary.update({key: value for key, value in online.items() if key not in _SHARED})
+        summary.update({key: value for key, value in online.items() if key not in _SHARED + _DUPLICATES})
     summary["silent_errors"] = int(record.counters.get("silent_errors", 0))
     summary["preemptions"] = int(record.counters.get("preemptions", 0))
     return summary
