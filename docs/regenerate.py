@@ -82,6 +82,7 @@ DOCUMENTED = (
     _sweep("mira", "policies_real_failures", out="docs/mira/real_failures"),
     _sweep("mira", "policies_poisson", out="docs/mira/poisson"),
     _sweep("energy", "bgl_wasted_energy"),
+    _sweep("energy", "power_window_bgl"),
     _sweep("moldable", "table1"),
     _sweep("moldable", "table1_vs_processors", "--sets", "5", "--scenarios", "20"),
     _sweep("moldable", "table1_vs_jobs", "--sets", "5", "--scenarios", "20"),

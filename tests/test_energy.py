@@ -177,3 +177,68 @@ def test_the_command_line_prints_energy_and_refuses_bad_power_input(tmp_path, ca
     assert "online workloads" in capsys.readouterr().err
     plain = main(["run", "--max-jobs", "50", "--out", str(tmp_path / "plain")])
     assert plain == 0 and "energy" not in capsys.readouterr().out and not (tmp_path / "plain" / "power.csv").exists()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 8), st.floats(-50, 500, allow_nan=False)), min_size=0, max_size=8),
+    st.integers(0, 20),
+    st.one_of(st.just(float("inf")), st.floats(-10, 2000, allow_nan=False)),
+)
+def test_the_window_knapsack_is_the_best_subset(jobs, free, headroom):
+    """JSSPP'13's 0-1 knapsack: the most nodes within the free nodes and the power headroom, least power on ties."""
+    import itertools
+
+    from torus_sim.policies.power_aware import knapsack_subset
+
+    sizes, powers = [size for size, _ in jobs], [power for _, power in jobs]
+    chosen = knapsack_subset(sizes, powers, free, headroom)
+    feasible = [
+        subset
+        for k in range(1, len(jobs) + 1)
+        for subset in itertools.combinations(range(len(jobs)), k)
+        if sum(sizes[i] for i in subset) <= free and sum(powers[i] for i in subset) <= headroom
+    ]
+    if not feasible:
+        assert chosen == ()
+        return
+    best = max(sum(sizes[i] for i in subset) for subset in feasible)
+    assert sum(sizes[i] for i in chosen) == best
+    least = min(sum(powers[i] for i in subset) for subset in feasible if sum(sizes[i] for i in subset) == best)
+    assert sum(powers[i] for i in chosen) == pytest.approx(least, abs=1e-9)
+
+
+POWER_WINDOW = {"max_jobs": 3000, "failures": "none", "power": True, "job_power": "uniform:5600:16800"}
+
+
+def test_the_power_window_policy_keeps_on_peak_starts_within_its_budget_and_lowers_the_bill():
+    from torus_sim.metrics.energy import power_timeline
+
+    fcfs = {ratio: run(Scenario.make("FCFS", **POWER_WINDOW, price=f"tou:0.05:{ratio}", policy="FCFS")) for ratio in (2, 5)}
+    window = {
+        ratio: run(Scenario.make("window", **POWER_WINDOW, price=f"tou:0.05:{ratio}", policy="power-window")) for ratio in (2, 5)
+    }
+    savings = {ratio: 1 - window[ratio].summary["bill"] / fcfs[ratio].summary["bill"] for ratio in (2, 5)}
+    assert 0 < savings[2] < savings[5]  # the papers' trend: the larger the on-/off-peak ratio, the larger the saving
+    assert window[5].summary["jobs"] == fcfs[5].summary["jobs"]
+    # every start in on-peak hours (8:00-20:00) leaves the draw within 0.75 x N x busy, unless it was the only job running
+    record = window[5].record
+    attempts = record.attempts
+    watts = attempts["job_id"].map(window[5].jobs.set_index("job_id")["power_w"]).to_numpy(float)
+    times, draw = power_timeline(attempts, watts, (np.empty(0), np.empty(0)), 128, 5600.0, 0.0)
+    budget = 0.75 * 128 * 11200.0
+    for start in attempts["started_at"].unique():
+        if not 8 <= (start / 3600.0) % 24 < 20:
+            continue
+        after = draw[np.searchsorted(times, start, side="right") - 1]
+        alone = ((attempts["started_at"] <= start) & (attempts["ended_at"] > start)).sum() == 1  # the rule: never idle
+        assert after <= budget + 1e-6 or alone, (start, after)
+
+
+def test_the_power_window_policy_refuses_a_run_without_power_and_a_budget_below_the_idle_draw():
+    with pytest.raises(ConfigurationError, match="needs power accounting"):
+        run(Scenario.make("no power", max_jobs=50, policy="power-window"))
+    with pytest.raises(ConfigurationError, match="not above the idle draw"):
+        run(Scenario.make("low", max_jobs=50, policy="power-window", power=True, policy_params={"budget": 0.4}))
+    with pytest.raises(ConfigurationError, match="selection must be one of knapsack, greedy"):
+        run(Scenario.make("bad", max_jobs=50, policy="power-window", power=True, policy_params={"selection": "best"}))

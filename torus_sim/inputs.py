@@ -308,12 +308,14 @@ class PowerInputs:
         job_watts: job id -> watts per node.
         source: the job-power source (its ``describe()`` for the header).
         tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        clock_start_hour: the hour of the day at t = 0.
     """
 
     node: object
     job_watts: dict
     source: object
     tariff: object
+    clock_start_hour: float = 0.0
 
     def manifest(self) -> dict:
         """The run manifest's ``power`` entry: node figures with their sources, job power, tariff."""

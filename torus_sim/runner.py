@@ -138,6 +138,13 @@ def model_arguments(
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
     }
+    if scenario.power and not scenario.batch:  # read before the run: power-aware policies plan with them
+        from torus_sim.inputs import load_power
+
+        jobs = workload.jobs
+        ids = getattr(jobs, "job_id", None)
+        keywords["power"] = inputs.get("power") or load_power(scenario, ids if ids is not None else [job.job_id for job in jobs])
+        inputs["power"] = keywords["power"]
     return (workload, policy, platform, inputs["failures"]), keywords
 
 
@@ -359,11 +366,10 @@ def _account_power(result: RunResult, model: SchedulingModel) -> None:
     ``power_w`` (watts per node) and ``energy_kwh`` (all its attempts); ``power`` is the hourly table;
     the manifest's ``inputs.power`` names the figures and their sources.
     """
-    from torus_sim.inputs import load_power
     from torus_sim.metrics.energy import account_energy
 
     scenario, record = result.config, result.record
-    power = load_power(scenario, [job.job_id for job in model.jobs])
+    power = model.power  # read when the model was built (model_arguments)
     attempts = record.attempts
     watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
     energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour)

@@ -187,6 +187,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         table: a prebuilt partition table for a torus (saves building one per run).
         plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
             a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.engine.guard`).
+        power: the run's power inputs (job watts, node figures, tariff: :class:`torus_sim.inputs.PowerInputs`)
+            when it accounts for power, for the policies that read them; None otherwise.
         event_order: ``instant`` (one pass per instant, after all of its events), ``each-event``
             (a pass right after each attempt end and each submission, ends first at an instant) or
             ``each-event-submissions-first`` (the same, submissions first; :data:`EVENT_ORDERS`).
@@ -222,8 +224,10 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         table: PartitionTable | None = None,
         plan_timeout: float | None = DEFAULT_PLAN_TIMEOUT,
         event_order: str = "instant",
+        power=None,
     ) -> None:
         super().__init__(seed=seed)
+        self.power = power  # the run's power inputs (torus_sim.inputs.PowerInputs) or None; read by power-aware policies
         if event_order not in EVENT_ORDERS:
             raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
         self.event_order = event_order
