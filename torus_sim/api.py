@@ -27,6 +27,12 @@ Inputs and outputs of your own (registries with the same machinery):
         model drawn with the run's generator (``--failures NAME``).
     PlatformKind, PLATFORMS: a platform kind (``--platform NAME``).
     OutputFormat, FORMATS: an output format (``--format NAME``).
+    JobPowerSource, JOB_POWER_SOURCES: each job's watts per node (``--job-power NAME``); Tariff,
+        TARIFFS: the electricity price over time (``--price NAME``).
+
+Power (issue 45): when the run accounts for power (``--power``), a policy's ``attach(model)`` finds
+``model.power``, a :class:`PowerInputs` (``job_watts`` by job id, the ``node`` draws idle / busy / down,
+the ``tariff`` and ``clock_start_hour``); else None. The built-in ``power-window`` policy plans with it.
 
 What the engine checks (docs/policies/README.md has the whole contract):
     * Start: the job is waiting; the allocation is a partition id of the job's size (torus) or
@@ -45,9 +51,12 @@ from failure_logs.sources import FAILURE_SOURCES, FailureSource
 from failure_logs.synthetic import GeneratedFailures
 from predictors.base import PREDICTORS, FailurePredictor
 from predictors.runtime import RUNTIME_PREDICTORS, RuntimePredictor
+from torus_sim.energy.job_power import JOB_POWER_SOURCES, JobPowerSource
+from torus_sim.energy.tariffs import TARIFFS, Tariff
 from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError
 from torus_sim.formats.catalog import FORMATS, OutputFormat
+from torus_sim.inputs import PowerInputs
 from torus_sim.job import Job, JobState
 from torus_sim.platforms.kinds import PLATFORMS, PlatformKind
 from torus_sim.policies.backfilling import easy_pass, start_in_order
@@ -61,12 +70,14 @@ from torus_sim.workload.swf import SwfRecord, SwfTrace
 __all__ = [
     "FAILURE_SOURCES",
     "FORMATS",
+    "JOB_POWER_SOURCES",
     "MFP",
     "PLACEMENTS",
     "PLATFORMS",
     "POLICIES",
     "PREDICTORS",
     "RUNTIME_PREDICTORS",
+    "TARIFFS",
     "WORKLOADS",
     "ConfigurationError",
     "FailureLog",
@@ -74,12 +85,14 @@ __all__ = [
     "FailureSource",
     "GeneratedFailures",
     "Job",
+    "JobPowerSource",
     "JobState",
     "OutputFormat",
     "PlacementPolicy",
     "PlatformKind",
     "Policy",
     "PolicyError",
+    "PowerInputs",
     "Preempt",
     "Repack",
     "Reserve",
@@ -88,6 +101,7 @@ __all__ = [
     "Start",
     "SwfRecord",
     "SwfTrace",
+    "Tariff",
     "TraceSource",
     "WorkloadSource",
     "easy_pass",
