@@ -73,8 +73,9 @@ def aligned_rows(committed: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
     A grid's expansion order is presentation, not a result: a table written when the grid expanded
     in another order holds the same runs in other rows. The rows are matched by the scenario fields both
     tables share whose values vary between the rows (``name``, the grid's and the cases' fields,
-    ``job_set``, ``seed``; a field every run shares, such as a log's path, may differ between checkouts),
-    written as text. Where those keys do not identify each row once in both tables, or name
+    ``job_set``, ``seed``; a field every run shares, such as a log's path, may differ between checkouts)
+    and that hold the same values in both (older code wrote RIGID's derived ``error_rate``, today's leaves
+    it empty), written as text. Where those keys do not identify each row once in both tables, or name
     other runs, ``fresh`` is returned as it is (compared row by row, and its differences reported).
 
     Args:
@@ -92,8 +93,11 @@ def aligned_rows(committed: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
         if column in fresh.columns and (column in Scenario.model_fields or column == "name")
     ]
     keys = [
-        column for column in fields if committed[column].nunique(dropna=False) > 1
-    ]  # a shared path may differ between checkouts
+        column
+        for column in fields
+        if committed[column].nunique(dropna=False) > 1  # a field every run shares (a log's path) may differ between checkouts
+        and set(committed[column].astype(str)) == set(fresh[column].astype(str))  # a derived field older code wrote is no key
+    ]
     if not keys:
         return fresh
     old_keys = committed[keys].astype(str).agg("|".join, axis=1)
