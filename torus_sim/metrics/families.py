@@ -20,7 +20,6 @@ from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 __all__ = ["summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
-_DUPLICATES = ("mean_wait",)  # PV-EASY's name of BGL-FAULT's avg_wait_time: one number, one name in a summary (issue 44 §7)
 
 
 def summarize_record(
@@ -44,8 +43,7 @@ def summarize_record(
 
     Returns:
         BGL-FAULT's keys (``avg_bounded_slowdown``, ``omega_util``, ...; ``makespan`` is the span T),
-        PV-EASY's (``mbs``, ``mwbs``, ``wasted_load``, ``delayed_jobs``, ``violations``, ...; its mean wait
-        is ``avg_wait_time``, the same number, not repeated as ``mean_wait``),
+        PV-EASY's (``mbs``, ``mwbs``, ``wasted_load``, ``delayed_jobs``, ``violations``, ...),
         ``silent_errors`` and ``preemptions``.
 
     References:
@@ -69,7 +67,7 @@ def summarize_record(
                 "violation_mean_parallelism",
             ):
                 online.pop(key)
-        summary.update({key: value for key, value in online.items() if key not in _SHARED + _DUPLICATES})
+        summary.update({key: value for key, value in online.items() if key not in _SHARED})
     summary["silent_errors"] = int(record.counters.get("silent_errors", 0))
     summary["preemptions"] = int(record.counters.get("preemptions", 0))
     return summary
