@@ -101,7 +101,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "offered_load": ("", "work / (capacity x submission span) after cleaning; above 1 the queue grows without bound"),
     "mbs": ("", "PV-EASY's mean bounded slowdown (Eq. 1, Γ = 10 s, wait + runtime over runtime)"),
     "mwbs": ("", "PV-EASY's mean bounded slowdown weighted by size (Eq. 2)"),
-    "mean_wait": ("s", "PV-EASY's mean wait: the same number as avg_wait_time, under the name of PV-EASY's tables"),
+    "mean_wait": (
+        "s",
+        "PV-EASY's mean wait: finished_at - submitted_at - runtime, so time lost to preemptions and restarts counts; "
+        "equal to avg_wait_time only when no attempt was interrupted (PV-EASY suspend on CTC: 2,834.3 vs 2,954.3 s)",
+    ),
     "total_load": ("fraction", "node-time used (time_sum x size) over P x span (PV-EASY Table 4)"),
     "useful_load": ("fraction", "node-time of the jobs' runtimes over P x span"),
     "wasted_load": ("fraction", "total_load - useful_load: lost work and overheads (PV-EASY Table 4)"),
