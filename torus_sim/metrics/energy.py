@@ -39,7 +39,7 @@ class EnergyAccount:
         attempt_energy_j: joules of each attempt, in the order of the record's attempt table.
         job_energy_kwh: kWh of each job's attempts (killed ones included), by job id.
         hourly: one row per simulated hour: ``hour``, ``energy_kwh``, ``mean_power_kw``, ``price``
-            (the hour's mean price, time-weighted), ``cost``.
+            (the hour's mean price, weighted by energy: cost / energy_kwh), ``cost``.
     """
 
     summary: dict

@@ -32,6 +32,8 @@ What is ours, not the papers': their text is not in ../shared/seeds; the window,
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
@@ -46,13 +48,11 @@ MAX_WINDOW = 16
 """The largest window the exact knapsack enumerates (2^16 subsets)."""
 
 
+@lru_cache(maxsize=MAX_WINDOW + 1)
 def _subset_bits(count: int) -> np.ndarray:
-    """Every subset of ``count`` jobs as a row of 0/1 (``2^count x count``), job 0 the highest bit."""
+    """Every subset of ``count`` jobs as a row of 0/1 (``2^count x count``), job 0 the highest bit (made once per count)."""
     masks = np.arange(1 << count, dtype=np.int64)
     return ((masks[:, None] >> np.arange(count - 1, -1, -1)) & 1).astype(float)
-
-
-_BITS = [_subset_bits(count) for count in range(MAX_WINDOW + 1)]
 
 
 def knapsack_subset(sizes: list[int], powers: list[float], free: int, headroom: float) -> tuple[int, ...]:
@@ -72,7 +72,7 @@ def knapsack_subset(sizes: list[int], powers: list[float], free: int, headroom: 
     count = len(sizes)
     if count == 0:
         return ()
-    bits = _BITS[count]
+    bits = _subset_bits(count)
     nodes = bits @ np.asarray(sizes, dtype=float)
     power = bits @ np.asarray(powers, dtype=float)
     feasible = (nodes <= free) & (power <= headroom)
