@@ -237,6 +237,20 @@ def test_the_power_window_policy_keeps_on_peak_starts_within_its_budget_and_lowe
         assert after <= budget + 1e-6 or alone, (start, after)
 
 
+def test_the_power_window_policy_reads_the_clock_of_the_run():
+    """t = 0 at 12:00 is on-peak under tou 8-20; at 0:00 it is not (the policy sees clock_start_hour)."""
+    from torus_sim.policies.power_aware import PowerWindowPolicy
+    from torus_sim.runner import build_model
+
+    for hour, on_peak in ((12.0, True), (0.0, False)):
+        scenario = Scenario.make(
+            "clock", max_jobs=20, power=True, price="tou:0.05:3", clock_start_hour=hour, policy="power-window"
+        )
+        model = build_model(scenario)
+        assert isinstance(model.policy, PowerWindowPolicy) and model.power.clock_start_hour == hour
+        assert model.policy.on_peak(0.0, model.power.clock_start_hour) is on_peak
+
+
 def test_the_power_window_policy_refuses_a_run_without_power_and_a_budget_below_the_idle_draw():
     with pytest.raises(ConfigurationError, match="needs power accounting"):
         run(Scenario.make("no power", max_jobs=50, policy="power-window"))

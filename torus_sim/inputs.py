@@ -347,6 +347,5 @@ def load_power(scenario, job_ids) -> PowerInputs:
     source = job_power_source(scenario.job_power)
     ids = np.asarray(list(job_ids), dtype=np.int64)
     watts = source.watts(ids, node.busy_w, scenario.seed)
-    return PowerInputs(
-        node, dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True)), source, tariff(scenario.price)
-    )
+    job_watts = dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True))
+    return PowerInputs(node, job_watts, source, tariff(scenario.price), scenario.clock_start_hour)
