@@ -84,3 +84,26 @@ def test_the_matrix_covers_every_builtin_platform_and_failure_source():
     assert {cell.failures for cell in every} == set(FAILURE_SOURCES)
     per_policy = (len(PLATFORMS) - 1) * len(FAILURE_SOURCES) + 1  # a count-only cluster has no failures
     assert len(every) == len(BUILTIN_POLICIES) * per_policy
+
+
+RESERVING_DIGESTS = {
+    ("conservative", "torus 4x4x8", "none"): "9da22f25210f",
+    ("conservative", "torus 4x4x8", "LANL, logged repairs"): "086d02f2bcc0",
+    ("conservative", "Mira 2x3x4x4", "LANL, logged repairs"): "ef8757b31871",
+    ("conservative", "cluster, node ids", "LANL, logged repairs"): "708eb2225ec1",
+    ("R-LIST-Q", "torus 4x4x8", "none"): "b3a02a31e483",
+    ("R-LIST-Q", "torus 4x4x8", "LANL, logged repairs"): "7db02aae6094",
+    ("R-LIST-Q", "Mira 2x3x4x4", "LANL, logged repairs"): "3f3a0b856b98",
+    ("R-LIST-Q", "cluster, node ids", "LANL, logged repairs"): "4e9dfff56bb2",
+}
+"""Golden job-record digests of the first 300 jobs, pinned on 7e8d863 before the torus profile kept its
+steps as ints (availability.PartitionProfile): every start, end, kill and preemption the same."""
+
+
+@pytest.mark.parametrize(("policy", "platform", "failures"), sorted(RESERVING_DIGESTS))
+def test_reserving_policies_keep_their_schedules(policy, platform, failures, fta):
+    from benchmarks.matrix import Cell
+
+    result = run_cell(Cell(policy, platform, failures), 300, fta)
+    assert result.status == "completed", result.sentence
+    assert result.digest == RESERVING_DIGESTS[policy, platform, failures]

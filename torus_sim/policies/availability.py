@@ -97,18 +97,29 @@ class AvailabilityProfile:
 class PartitionProfile:
     """Taken supernodes over time from now on: the torus's availability profile.
 
+    Each step's occupancy is a Python int (bit i = supernode i, the partition table's
+    :meth:`~torus_sim.partition_table.PartitionTable.occupied_of` form): a window's occupancy is a few
+    ``|`` and the table's memo of free partitions answers most questions (many steps repeat an
+    occupancy).
+
     Args:
         now: the current time, seconds.
         table: the torus's partition table.
         blocked: bool ``(N,)``, supernodes taken now (busy, down or spare).
-        releases: ``(end_at, supernodes)`` of every running job (int array of its partition's
-            members) and down supernode with a known repair.
+        releases: ``(end_at, supernodes)`` of every running job and down supernode with a known
+            repair; ``supernodes`` is an int of bits (a partition's
+            :attr:`~torus_sim.partition_table.PartitionTable.mask_ints` entry, ``1 << node``) or an int
+            array of supernode ids.
         placement: chooses the partition of a reservation among those free over its window (the
             MFP heuristic on the window's occupancy).
 
     Attributes:
         dates: ascending breakpoints, seconds; ``dates[0] == now``.
-        blocked: bool ``(N,)`` masks, supernodes taken from ``dates[i]`` to ``dates[i + 1]``.
+        occupied: ints, the supernodes taken from ``dates[i]`` to ``dates[i + 1]`` (bit i = supernode i).
+
+    References:
+        Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile); BGL-FAULT §3.3 and Appendix 9
+        (partitions as sets of supernodes, occupancies as bitmasks).
     """
 
     def __init__(self, now: float, table, blocked: np.ndarray, releases, placement=None) -> None:
@@ -117,22 +128,27 @@ class PartitionProfile:
         self.table = table
         self.placement = placement or MFP
         self.dates = [now]
-        self.blocked = [blocked.copy()]
+        self.occupied = [table.occupied_of(table.pack(np.asarray(blocked, dtype=bool)))]
         soon = math.nextafter(now, math.inf)
         for end_at, members in sorted(((max(end_at, soon), members) for end_at, members in releases), key=lambda r: r[0]):
             if end_at > self.dates[-1]:
                 self.dates.append(end_at)
-                self.blocked.append(self.blocked[-1].copy())
-            self.blocked[-1][members] = False
+                self.occupied.append(self.occupied[-1])
+            self.occupied[-1] &= ~(members if isinstance(members, int) else _bits(members))
 
-    def _window(self, index: int, duration: float) -> np.ndarray:
-        end_at = self.dates[index] + duration
-        combined = self.blocked[index].copy()
+    def _window(self, index: int, duration: float) -> int:
+        """The supernodes taken at any time in [dates[index], dates[index] + duration), as an int."""
+        dates, occupied = self.dates, self.occupied
+        end_at = dates[index] + duration
+        combined = occupied[index]
         later = index + 1
-        while later < len(self.dates) and self.dates[later] < end_at:
-            combined |= self.blocked[later]
+        while later < len(dates) and dates[later] < end_at:
+            combined |= occupied[later]
             later += 1
         return combined
+
+    def _choose(self, candidates: np.ndarray, window: int, at: float) -> int:
+        return self.placement.choose(self.table, None, candidates, self.table.words_of(window).copy(), at)
 
     def earliest(self, size: int, duration: float) -> tuple[float, int | None]:
         """The earliest breakpoint from which a partition of ``size`` stays free for ``duration`` seconds.
@@ -140,29 +156,38 @@ class PartitionProfile:
         Returns:
             (start time, partition id); (inf, None) when no partition is ever free.
         """
-        table = self.table
+        free_under = self.table.free_ids_under
         for index, start_at in enumerate(self.dates):
-            if not len(table.free_ids_of_size(table.pack(self.blocked[index]), size)):
+            if not len(free_under(self.occupied[index], size)):
                 continue
-            words = table.pack(self._window(index, duration))
-            candidates = table.free_ids_of_size(words, size)
+            window = self._window(index, duration)
+            candidates = free_under(window, size)
             if len(candidates):
-                return start_at, self.placement.choose(table, None, candidates, words, start_at)
+                return start_at, self._choose(candidates, window, start_at)
         return math.inf, None
 
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""
-        words = self.table.pack(self._window(0, duration))
-        candidates = self.table.free_ids_of_size(words, size)
-        return self.placement.choose(self.table, None, candidates, words, self.dates[0]) if len(candidates) else None
+        window = self._window(0, duration)
+        candidates = self.table.free_ids_under(window, size)
+        return self._choose(candidates, window, self.dates[0]) if len(candidates) else None
 
     def reserve(self, start_at: float, duration: float, size: int, where: int | None) -> None:
         """Take partition ``where`` over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at) or where is None:
             return
-        members = self.table.members[where]
-        for index in _window_indices(self.dates, self.blocked, start_at, start_at + duration, np.copy):
-            self.blocked[index][members] = True
+        bits = self.table.mask_ints[where]
+        occupied = self.occupied
+        for index in _window_indices(self.dates, occupied, start_at, start_at + duration, int):
+            occupied[index] |= bits
+
+
+def _bits(members) -> int:
+    """Supernode ids as an int of bits (bit i = supernode i)."""
+    bits = 0
+    for member in np.asarray(members).ravel().tolist():
+        bits |= 1 << member
+    return bits
 
 
 def availability_profile(view, releases, placement=None):
@@ -186,11 +211,11 @@ def availability_profile(view, releases, placement=None):
             platform.free_count(),
             [(end_at, job.allocated_size) for end_at, job in releases] + [(at, 1) for at, _ in repairs],
         )
-    members = platform.table.members
+    masks = platform.table.mask_ints
     return PartitionProfile(
         now,
         platform.table,
         platform.blocked(),
-        [(end_at, members[job.allocation]) for end_at, job in releases] + [(at, np.array([node])) for at, node in repairs],
+        [(end_at, masks[job.allocation]) for end_at, job in releases] + [(at, 1 << int(node)) for at, node in repairs],
         placement,
     )
