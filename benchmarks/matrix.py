@@ -93,8 +93,9 @@ class CellResult:
 
     Attributes:
         cell: the cell.
-        status: ``completed``, ``refused`` (a sentence before anything ran) or ``failed`` (an error
-            while the engine ran: a defect).
+        status: ``completed``, ``refused`` (a sentence before anything ran), ``failed`` (an error
+            while the engine ran: a defect) or ``stopped`` (the cell's wall-clock limit came first;
+            the sentence says how far it got).
         sentence: the refusal's or the failure's message ("" when completed).
         wall: seconds of wall time (building and running).
         jobs: jobs in the record; failures: failures that hit the run's span.
@@ -181,13 +182,24 @@ def _scenario_fields(cell: Cell, max_jobs: int | None, fta: Path) -> tuple[dict,
     return fields, identities
 
 
-def run_cell(cell: Cell, max_jobs: int | None, fta: Path) -> CellResult:
+class _CellLimit(BaseException):
+    """Raised by SIGUSR1's handler when a cell's wall-clock limit passes (a BaseException: no policy code swallows it)."""
+
+
+def _alarm(signum, frame) -> None:
+    raise _CellLimit
+
+
+def run_cell(cell: Cell, max_jobs: int | None, fta: Path, limit: float | None = None) -> CellResult:
     """Build and run one cell; a refusal while building is ``refused``, any error while running ``failed``.
 
     Args:
         cell: the cell.
         max_jobs: the prefix of the log (None: the whole log).
         fta: the FTA table :func:`write_lanl_as_fta` wrote.
+        limit: seconds of wall time the run may take (None: no limit); past it the cell is ``stopped``
+            and says how many jobs had completed by which simulated day (SIGUSR1 from a timer thread to
+            the main thread, which a process pool's worker runs its task in).
     """
     from torus_sim.engine.model import SchedulingModel
     from torus_sim.metrics import summarize
@@ -202,15 +214,48 @@ def run_cell(cell: Cell, max_jobs: int | None, fta: Path) -> CellResult:
             model = SchedulingModel(*arguments, **keywords)
     except TorusSimError as error:
         return CellResult(cell, "refused", str(error), time.perf_counter() - began)
+    if limit is not None:  # the engine's pass watchdog owns SIGALRM: a timer thread sends SIGUSR1
+        import signal
+        import threading
+
+        previous = signal.signal(signal.SIGUSR1, _alarm)
+        timer = threading.Timer(limit, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR1))
+        timer.start()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             record = model.run()
         summary = summarize(record)
     except Exception as error:  # noqa: BLE001 - a cell that breaks is the finding, reported in the table
+        if _stopped_by_limit(error):
+            return _stopped(cell, model, limit, began)
         return CellResult(cell, "failed", f"{type(error).__name__}: {error}", time.perf_counter() - began)
+    except _CellLimit:
+        return _stopped(cell, model, limit, began)
+    finally:
+        if limit is not None:
+            timer.cancel()
+            signal.signal(signal.SIGUSR1, previous)
     wall = time.perf_counter() - began
     return CellResult(cell, "completed", "", wall, summary["jobs"], summary["failures"], job_digest(record.jobs), summary)
+
+
+def _stopped_by_limit(error: BaseException) -> bool:
+    """Whether the alarm is what ended the run (the engine turns what a policy's pass raises into a PolicyError)."""
+    while error is not None:
+        if isinstance(error, _CellLimit):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _stopped(cell: Cell, model, limit: float, began: float) -> CellResult:
+    """The result of a cell its limit stopped: how many jobs had completed, by which simulated day."""
+    sentence = (
+        f"after {limit:,g} s of wall time, {model.completed:,} of {len(model.jobs):,} jobs completed "
+        f"(simulated day {model.now / 86400:,.0f})"
+    )
+    return CellResult(cell, "stopped", sentence, time.perf_counter() - began, model.completed)
 
 
 def print_table(results: list[CellResult], out=print) -> None:
@@ -229,11 +274,13 @@ def print_table(results: list[CellResult], out=print) -> None:
 
 
 def _run_one(arguments) -> CellResult:
-    cell, max_jobs, fta = arguments
-    return run_cell(cell, max_jobs, fta)
+    cell, max_jobs, fta, limit = arguments
+    return run_cell(cell, max_jobs, fta, limit)
 
 
-def matrix(max_jobs: int | None, workers: int = 1, chosen: list[Cell] | None = None, echo=None) -> list[CellResult]:
+def matrix(
+    max_jobs: int | None, workers: int = 1, chosen: list[Cell] | None = None, echo=None, limit: float | None = None
+) -> list[CellResult]:
     """Run every cell (or ``chosen``), in this process or over ``workers`` processes.
 
     Args:
@@ -241,6 +288,7 @@ def matrix(max_jobs: int | None, workers: int = 1, chosen: list[Cell] | None = N
         workers: processes (1: this one).
         chosen: the cells (default: :func:`cells`).
         echo: called with each :class:`CellResult` as it ends, in cell order.
+        limit: each cell's wall-clock limit, seconds (None: none; see :func:`run_cell`).
 
     Returns:
         One :class:`CellResult` per cell, in cell order.
@@ -251,7 +299,7 @@ def matrix(max_jobs: int | None, workers: int = 1, chosen: list[Cell] | None = N
     with tempfile.TemporaryDirectory() as scratch:
         fta = Path(scratch) / f"lanl{FTA_SYSTEM}.tab"
         write_lanl_as_fta(fta)
-        jobs = [(cell, max_jobs, fta) for cell in chosen or cells()]
+        jobs = [(cell, max_jobs, fta, limit) for cell in chosen or cells()]
         results = []
         with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
             for result in pool.map(_run_one, jobs):
@@ -273,8 +321,10 @@ class _InProcess:
     map = staticmethod(map)
 
 
-def write_markdown(results: list[CellResult], path: Path, max_jobs: int | None, seconds: float) -> None:
-    """Write the table with the commit it ran on, the machine and the wall time of the whole matrix."""
+def write_markdown(
+    results: list[CellResult], path: Path, max_jobs: int | None, seconds: float, limit: float | None = None
+) -> None:
+    """Write the table with the commit it ran on, the machine, each cell's limit and the wall time of the whole matrix."""
     import os
     import platform
     import subprocess
@@ -290,11 +340,13 @@ def write_markdown(results: list[CellResult], path: Path, max_jobs: int | None, 
         commit, dirty = "unknown", ""
     completed = sum(result.status == "completed" for result in results)
     refused = sum(result.status == "refused" for result in results)
-    failed = len(results) - completed - refused
+    stopped = sum(result.status == "stopped" for result in results)
+    failed = len(results) - completed - refused - stopped
     lines = [
         f"Ran on commit {commit}{' (with uncommitted changes)' if dirty else ''}, "
         f"{'the whole logs' if max_jobs is None else f'the first {max_jobs:,} jobs of each log'}: "
-        f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed; "
+        f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed, "
+        f"{stopped} stopped by the cell limit{'' if limit is None else f' of {limit:,.0f} s'}; "
         f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}).",
         "",
     ]
@@ -303,7 +355,7 @@ def write_markdown(results: list[CellResult], path: Path, max_jobs: int | None, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...]``."""
+    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...] [--cell-limit S]``."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -311,8 +363,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     parser.add_argument("--markdown", type=Path, default=None, help="write the table here, with the commit")
     parser.add_argument("--policy", action="append", default=None, help="only these policies")
+    parser.add_argument("--skip-policy", action="append", default=[], help="all policies but these")
+    parser.add_argument("--cell-limit", type=float, default=None, help="stop a cell after S seconds of wall time")
     args = parser.parse_args(argv)
-    chosen = cells(policies=tuple(args.policy) if args.policy else BUILTIN_POLICIES)
+    policies = tuple(args.policy) if args.policy else BUILTIN_POLICIES
+    chosen = cells(policies=tuple(policy for policy in policies if policy not in args.skip_policy))
     began = time.perf_counter()
 
     def echo(result: CellResult) -> None:
@@ -323,10 +378,10 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    results = matrix(args.jobs, args.workers, chosen, echo)
+    results = matrix(args.jobs, args.workers, chosen, echo, args.cell_limit)
     seconds = time.perf_counter() - began
     if args.markdown is not None:
-        write_markdown(results, args.markdown, args.jobs, seconds)
+        write_markdown(results, args.markdown, args.jobs, seconds, args.cell_limit)
     failed = [result for result in results if result.status == "failed"]
     print(f"{len(results)} cells in {seconds:.0f} s; {len(failed)} failed")
     return 1 if failed else 0

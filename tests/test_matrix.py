@@ -107,3 +107,15 @@ def test_reserving_policies_keep_their_schedules(policy, platform, failures, fta
     result = run_cell(Cell(policy, platform, failures), 300, fta)
     assert result.status == "completed", result.sentence
     assert result.digest == RESERVING_DIGESTS[policy, platform, failures]
+
+
+def test_a_cell_past_its_wall_clock_limit_is_stopped_and_says_how_far_it_got(fta):
+    from benchmarks.matrix import Cell
+
+    result = run_cell(Cell("conservative", "Mira 2x3x4x4", "LANL, logged repairs"), 3000, fta, limit=0.5)
+    assert result.status == "stopped"
+    assert result.sentence.startswith("after 0.5 s of wall time, ")
+    assert "of 3,000 jobs completed (simulated day" in result.sentence
+    assert 0 <= result.jobs < 3000
+    quick = run_cell(Cell("krevat", "torus 4x4x8", "none"), 200, fta, limit=120)
+    assert quick.status == "completed" and quick.jobs == 200
