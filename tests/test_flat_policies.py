@@ -119,6 +119,27 @@ def test_availability_profile_finds_the_earliest_hole_and_cuts_reservations():
     assert not profile.fits(0.0, 1, 6.0) and profile.fits(0.0, 1, 5.0)
 
 
+def test_a_pass_stops_where_no_later_job_could_start_now():
+    from torus_sim.policies.availability import StartsLeft
+
+    # 2 nodes free now, 2 more at t = 5; jobs in priority order: (size, duration)
+    profile = AvailabilityProfile(0.0, 2, [(5.0, 2)])
+    jobs = [(4, 10.0), (1, 3.0), (2, 8.0), (1, 9.0), (1, 2.0), (3, 1.0)]
+    left = StartsLeft(profile, [size for size, _ in jobs], [duration for _, duration in jobs])
+    assert left.alive == 4  # size 3 and 4 are not free now: only the three 1s and the 2
+    answers = []
+    for size, duration in jobs[:5]:
+        start_at, _ = profile.earliest(size, duration)
+        profile.reserve(start_at, duration, size)
+        answers.append((start_at, left.passed(size, duration, start_at <= 0.0)))
+    # the 4 waits for t = 5; a 1 starts (1 node left: the 2 is out); the 2 waits; the 1 of 9 s waits
+    # (the 4 takes every node at t = 5), leaving only 1s shorter than 9 s in; the 1 of 2 s starts and
+    # fills the first step: no later job could start now, the pass stops
+    assert answers == [(5.0, True), (0.0, True), (15.0, True), (15.0, True), (0.0, False)]
+    assert left.alive == 0
+    assert profile.earliest(3, 1.0)[0] > 0.0  # the job the stop skips would not have started now
+
+
 def test_rigid_input_errors_are_clear():
     with pytest.raises(ConfigurationError, match="needs 5 processors"):
         run_rigid(RigidJobSet(np.array([1.0]), np.array([5])), 4, [0])

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["AvailabilityProfile", "PartitionProfile", "availability_profile"]
+__all__ = ["AvailabilityProfile", "PartitionProfile", "StartsLeft", "availability_profile"]
 
 
 def _window_indices(dates: list[float], values: list, start_at: float, end_at: float, clone) -> range:
@@ -85,6 +85,10 @@ class AvailabilityProfile:
             if self.free[index] >= need and self.fits(start_at, need, duration):
                 return start_at, None
         return math.inf, None
+
+    def open_now(self, need: int) -> bool:
+        """Whether ``need`` nodes are free on the first step (a job of that size could start now)."""
+        return self.free[0] >= need
 
     def reserve(self, start_at: float, duration: float, need: int, where=None) -> None:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
@@ -186,6 +190,10 @@ class PartitionProfile:
                 return start_at, self._choose(candidates, window, start_at)
         return math.inf, None
 
+    def open_now(self, size: int) -> bool:
+        """Whether a partition of ``size`` is free on the first step (a job of that size could start now)."""
+        return len(self.table.free_ids_under(self.occupied[0], size)) > 0
+
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""
         window = self._window(0, duration)
@@ -200,6 +208,58 @@ class PartitionProfile:
         occupied = self.occupied
         for index in _window_indices(self.dates, occupied, start_at, start_at + duration, int):
             occupied[index] |= bits
+
+
+class StartsLeft:
+    """Whether a job later in the queue could still start now, as a pass reserves in priority order.
+
+    A pass of conservative backfilling (or R-LIST with reservations) acts only on the jobs whose
+    reservation is now and on the first job's reservation; the reservations of the others are made
+    again at the next pass. The profile only fills as the pass goes on, so a job of size s and
+    predicted duration d that cannot start now rules out every later job of size s lasting d or
+    longer, and a size not free on the profile's first step rules out its jobs. Once no job left is
+    ruled in, the rest of the pass would start nothing: the pass stops there, with the same actions.
+
+    Args:
+        profile: the pass's :class:`AvailabilityProfile` or :class:`PartitionProfile`.
+        sizes: the waiting jobs' sizes (nodes or supernodes), in the order the pass takes them.
+        durations: their predicted durations, seconds, in the same order.
+
+    References:
+        Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1.
+    """
+
+    def __init__(self, profile, sizes, durations) -> None:
+        self.profile = profile
+        self._left: dict[int, list[float]] = {}  # size -> durations of the jobs not taken yet, ascending
+        for size, duration in zip(sizes, durations, strict=True):
+            self._left.setdefault(size, []).append(duration)
+        for left in self._left.values():
+            left.sort()
+        self._below: dict[int, float] = {}  # size -> a job of it can start now only if shorter than this
+        self._alive: dict[int, int] = {}  # size -> jobs left that may still start now
+        self.alive = 0
+        for size in self._left:
+            self._rule(size, math.inf if profile.open_now(size) else 0.0)
+
+    def _rule(self, size: int, below: float) -> None:
+        self._below[size] = below
+        alive = bisect.bisect_left(self._left[size], below) if below > 0.0 else 0
+        self.alive += alive - self._alive.get(size, 0)
+        self._alive[size] = alive
+
+    def passed(self, size: int, duration: float, started: bool) -> bool:
+        """Count one job as taken (``started``: it starts now); whether a later job could still start now."""
+        left = self._left[size]
+        del left[bisect.bisect_left(left, duration)]
+        if started:  # the first step filled: sizes no longer free on it are out
+            for other, below in self._below.items():
+                if below > 0.0 and not self.profile.open_now(other):
+                    self._rule(other, 0.0)
+            self._rule(size, self._below[size])
+        else:
+            self._rule(size, min(self._below[size], duration))
+        return self.alive > 0
 
 
 def _bits(members) -> int:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import availability_profile
+from torus_sim.policies.availability import StartsLeft, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.krevat import KrevatScheduler
@@ -189,14 +189,19 @@ class ConservativePolicy(Policy):
         profile = availability_profile(view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement)
         cluster = view.platform.kind == "cluster"
         starting = []
-        for position, job in enumerate(view.queue.jobs()):
-            duration = max(view.predicted_remaining(job), 1e-9)
+        jobs = view.queue.jobs()
+        durations = [max(view.predicted_remaining(job), 1e-9) for job in jobs]
+        starts_left = StartsLeft(profile, [job.partition_size for job in jobs], durations)
+        for position, job in enumerate(jobs):
+            duration = durations[position]
             start_at, where = profile.earliest(job.partition_size, duration)
             profile.reserve(start_at, duration, job.partition_size, where)
             if position == 0:
                 yield Reserve(job, start_at)
             if start_at <= now:
                 starting.append((job, where))
+            if not starts_left.passed(job.partition_size, duration, start_at <= now):
+                break  # no later job can start now: their reservations would change nothing this pass
         for job, where in starting:
             yield Start(job, view.place(job, placement=self.placement) if cluster else where)
 

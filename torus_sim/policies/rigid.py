@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import AvailabilityProfile, availability_profile
+from torus_sim.policies.availability import AvailabilityProfile, StartsLeft, availability_profile
 from torus_sim.policies.base import Policy, Start
 
 __all__ = [
@@ -238,22 +238,31 @@ class ListPolicy(PriorityPolicy):
         cluster = view.platform.kind == "cluster"
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
+        sizes = [self._size[job.rank] for job in queue]
+        durations = [self._runtime[job.rank] + verification for job in queue]
+        starts_left = StartsLeft(profile, sizes, durations)
         for position, job in enumerate(queue):
-            need, duration = self._size[job.rank], self._runtime[job.rank] + verification
+            need, duration = sizes[position], durations[position]
+            started = False
             if position < depth:
                 start_at, where = profile.earliest(need, duration)
                 profile.reserve(start_at, duration, need, where)
                 if start_at <= now:
+                    started = True
                     yield self._start(view, job, None if cluster else where)
             elif cluster:
                 if profile.fits(now, need, duration):
                     profile.reserve(now, duration, need)
+                    started = True
                     yield self._start(view, job)
             else:
                 where = profile.fits_now(need, duration)
                 if where is not None:
                     profile.reserve(now, duration, need, where)
+                    started = True
                     yield self._start(view, job, where)
+            if not starts_left.passed(need, duration, started):
+                return  # no later job can start now: their reservations would change nothing this pass
 
 
 class ShelfPolicy(PriorityPolicy):
