@@ -40,6 +40,8 @@ class Documented:
         cheap: checked on every CI run (well under a minute on 2 cores).
         made_by: the command, for a result made by a script.
         checked_by: for a script's result, how it is checked (or why it is not yet).
+        script: a script that re-makes the result and, given ``--check``, compares it with ``out`` the way
+            a sweep does (exit 0 identical, 1 with lines starting with ``out``); empty when it cannot.
     """
 
     name: str
@@ -49,9 +51,12 @@ class Documented:
     cheap: bool = False
     made_by: str = ""
     checked_by: str = ""
+    script: str = ""
 
     def command(self, check: bool) -> list[str]:
-        """The ``torus-sim sweep`` command line (``--check`` when checking)."""
+        """The ``torus-sim sweep`` command line, or the script's (``--check`` when checking)."""
+        if self.script:
+            return [sys.executable, self.script, *(["--check"] if check else [])]
         line = ["torus-sim", "sweep", self.sweep, *self.args, "--executor", "process", "--workers", "2"]
         return [*line, "--out", self.out, "--no-progress", *(["--check"] if check else [])]
 
@@ -116,8 +121,11 @@ DOCUMENTED = (
     Documented("rl", made_by="see docs/rl/README.md", checked_by="not compared yet: training draws from torch's random streams"),
     Documented(
         "exchange/gantt",
+        out="docs/exchange",
         made_by="python docs/exchange/gantt.py",
-        checked_by="not compared yet; known drift (issue 40 §3): it redraws the README's chart with 0 failures",
+        checked_by="the run's batsim_jobs.csv, line for line, against the committed one; the PNG is drawn from it",
+        script="docs/exchange/gantt.py",
+        cheap=True,
     ),
     Documented(
         "ckpt_migration", made_by="torus-sim ckpt-tables; torus-sim ckpt-compare", checked_by="tests/test_paper_ckpt_migration.py"
@@ -187,18 +195,22 @@ def main(argv: list[str] | None = None) -> int:
         recorded = _recorded()
         for entry in chosen:
             how = " ".join(entry.command(check=False)) if entry.sweep else f"{entry.made_by} ({entry.checked_by})"
+            if entry.script:
+                how = f"python {entry.script} ({entry.checked_by})"
             last = recorded.get(entry.name, "never checked")
             print(f"{entry.name}{' [cheap]' if entry.cheap else ''}\n    {how}\n    last: {last}")
         return 0
     outcomes: dict[str, tuple[str, float]] = {}
     worst = 0
     for entry in chosen:
-        if entry.sweep is None:
+        if entry.sweep is None and not entry.script:
             continue
         began = time.perf_counter()
         line = entry.command(check=args.check)
         beside = Path(sys.executable).parent / "torus-sim"  # this interpreter's environment's, when not on PATH
-        done = subprocess.run([str(beside) if beside.exists() else line[0], *line[1:]], cwd=ROOT, capture_output=True, text=True)
+        if entry.sweep is not None and beside.exists():
+            line = [str(beside), *line[1:]]
+        done = subprocess.run(line, cwd=ROOT, capture_output=True, text=True)
         seconds = time.perf_counter() - began
         report = [line for line in done.stdout.splitlines() if line.startswith(entry.out)]
         if done.returncode == 0:

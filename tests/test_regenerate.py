@@ -108,6 +108,7 @@ def test_the_cheap_documented_results_regenerate_identically():
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "cross/cluster_lanl_ctc: identical" in done.stdout and "pv_easy/ctc_fairness_prediction: identical" in done.stdout
+    assert "exchange/gantt: identical" in done.stdout  # the README's Gantt chart's record (a script's result)
 
 
 def test_every_sweep_file_under_experiments_is_a_documented_result():
