@@ -37,6 +37,7 @@ from torus_sim.policies.catalog import BUILTIN_POLICIES
 
 __all__ = [
     "FAILURE_SOURCES",
+    "FTA_HEADER",
     "PLATFORMS",
     "Cell",
     "CellResult",
@@ -54,6 +55,8 @@ SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 BGL_RAS = SHARED_DATA / "failures" / "bgl" / "BGL_2k.log"
 LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
+FTA_HEADER = "event_id component_id node_id platform_id node_name event_type event_start_time event_stop_time event_end_reason"
+"""The FTA ``event_trace`` table's header row (Kondo et al., CCGrid 2010), space-separated here."""
 FTA_SYSTEM = "20"
 """The LANL system written in the FTA layout: system 20, 512 nodes, 2,478 failures (Schroeder & Gibson)."""
 
@@ -124,36 +127,47 @@ def cells(policies=BUILTIN_POLICIES, platforms=tuple(PLATFORMS), failures=tuple(
     ]
 
 
-def write_lanl_as_fta(path: Path, system: str = FTA_SYSTEM) -> int:
-    """Write a LANL system's failures from the published CSV as an FTA ``event_trace`` table.
+def write_lanl_as_fta(path: Path, systems: tuple[str, ...] = (FTA_SYSTEM,), up_every: int = 0) -> int:
+    """Write LANL systems' failures from the published CSV as an FTA ``event_trace`` table.
 
     The FTA republished LANL's data in this layout (Kondo et al., CCGrid 2010): one unavailability
     interval (``event_type`` 0) per failure, from "Prob Started" to "Prob Fixed" in seconds since 1970,
-    ``node_id`` = system * 10,000 + node, ``node_name`` = ``<system>.<node>``.
+    ``node_id`` = system * 10,000 + node, ``platform_id`` the system, ``node_name`` = ``<system>.<node>``.
 
     Args:
-        path: the table to write (tab-separated, with the FTA header row).
-        system: the LANL system number.
+        path: the table to write (tab-separated, with the FTA header row; gzip-compressed when the name
+            ends in ``.gz``).
+        systems: the LANL system numbers, as the CSV writes them.
+        up_every: > 0: an availability interval (``event_type`` 1, one hour from the repair) follows
+            every that many down intervals (the readers' tests); 0: none.
 
     Returns:
         The number of data lines written.
     """
+    import gzip
+
     import pandas as pd
 
     table = pd.read_csv(LANL, dtype=str, keep_default_na=False)
-    rows = table[table["System"].str.strip() == system]
+    rows = table[table["System"].str.strip().isin(systems)]
     epoch = pd.Timestamp("1970-01-01")
 
     def seconds(column: str):
         stamps = pd.to_datetime(rows[column].str.strip(), format="%m/%d/%Y %H:%M")
         return ((stamps - epoch).dt.total_seconds()).astype(int)
 
-    header = "event_id component_id node_id platform_id node_name event_type event_start_time event_stop_time event_end_reason"
-    lines = ["\t".join(header.split())]
-    nodes = rows["nodenumz"].str.strip()
-    for index, (node, start, stop) in enumerate(zip(nodes, seconds("Prob Started"), seconds("Prob Fixed"), strict=True)):
-        lines.append(f"{index}\t0\t{int(system) * 10_000 + int(node)}\t{system}\t{system}.{node}\t0\t{start}\t{stop}\t")
-    path.write_text("\n".join(lines) + "\n")
+    lines = ["\t".join(FTA_HEADER.split())]
+    columns = (rows["System"].str.strip(), rows["nodenumz"].str.strip(), seconds("Prob Started"), seconds("Prob Fixed"))
+    for index, (system, node, start, stop) in enumerate(zip(*columns, strict=True)):
+        node_id = int(system) * 10_000 + int(node)
+        lines.append(f"{2 * index}\t0\t{node_id}\t{system}\t{system}.{node}\t0\t{start}\t{stop}\t")
+        if up_every and index % up_every == 0:
+            lines.append(f"{2 * index + 1}\t0\t{node_id}\t{system}\t{system}.{node}\t1\t{stop}\t{stop + 3600}\t")
+    text = "\n".join(lines) + "\n"
+    if str(path).endswith(".gz"):
+        Path(path).write_bytes(gzip.compress(text.encode()))
+    else:
+        Path(path).write_text(text)
     return len(lines) - 1
 
 

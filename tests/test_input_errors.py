@@ -11,6 +11,8 @@ import lzma
 import numpy as np
 import pytest
 
+from benchmarks.matrix import FTA_HEADER
+from benchmarks.matrix import write_lanl_as_fta as lanl_as_fta  # noqa: F401  (the readers' tests use it from here)
 from failure_logs.bgl_ras import read_bgl_ras
 from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
@@ -24,38 +26,6 @@ from .conftest import SHARED_DATA
 
 LANL = SHARED_DATA / "failures" / "lanl" / "LA-UR-05-7318-failure-data-1996-2005.csv.xz"
 SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
-FTA_HEADER = "event_id component_id node_id platform_id node_name event_type event_start_time event_stop_time event_end_reason"
-
-
-def lanl_as_fta(path, systems=("20",), up_every: int = 0) -> int:
-    """Write LANL systems' failures as an FTA event_trace table (tab-separated); returns the data lines.
-
-    ``node_name`` is ``<system>.<nodenumz>``, ``platform_id`` the system; with ``up_every`` > 0 an
-    availability interval (event_type 1) follows every that many down intervals.
-    """
-    import pandas as pd
-
-    table = pd.read_csv(LANL, dtype=str, keep_default_na=False)
-    rows = table[table["System"].str.strip().isin(systems)]
-    epoch = pd.Timestamp("1970-01-01")
-
-    def seconds(column):
-        return ((pd.to_datetime(rows[column].str.strip(), format="%m/%d/%Y %H:%M") - epoch).dt.total_seconds()).astype(int)
-
-    lines = ["\t".join(FTA_HEADER.split())]
-    for index, (system, node, start, stop) in enumerate(
-        zip(rows["System"].str.strip(), rows["nodenumz"].str.strip(), seconds("Prob Started"), seconds("Prob Fixed"), strict=True)
-    ):
-        node_id = int(system) * 10_000 + int(node)
-        lines.append(f"{2 * index}\t0\t{node_id}\t{system}\t{system}.{node}\t0\t{start}\t{stop}\t")
-        if up_every and index % up_every == 0:
-            lines.append(f"{2 * index + 1}\t0\t{node_id}\t{system}\t{system}.{node}\t1\t{stop}\t{stop + 3600}\t")
-    text = "\n".join(lines) + "\n"
-    if str(path).endswith(".gz"):
-        path.write_bytes(gzip.compress(text.encode()))
-    else:
-        path.write_text(text)
-    return len(lines) - 1
 
 
 def run_cli(tmp_path, *arguments):
