@@ -258,3 +258,36 @@ def test_the_power_window_policy_refuses_a_run_without_power_and_a_budget_below_
         run(Scenario.make("low", max_jobs=50, policy="power-window", power=True, policy_params={"budget": 0.4}))
     with pytest.raises(ConfigurationError, match="selection must be one of knapsack, greedy"):
         run(Scenario.make("bad", max_jobs=50, policy="power-window", power=True, policy_params={"selection": "best"}))
+
+
+def test_a_job_the_on_peak_budget_holds_starts_when_off_peak_hours_begin(tmp_path):
+    """The power-window policy's pass at a price change (passes_at_price_changes).
+
+    A 4-node cluster (100 W idle, 200 W busy per node, budget 0.75 x 800 = 600 W), t = 0 at 12:00 under
+    tou 8-20: job 1 (1 node at 150 W, 100,000 s) starts at once (never idle with work that fits: 450 W);
+    job 2 (2 nodes at 300 W each: 850 W) is held on-peak. Off-peak starts at 20:00, t = 28,800 s: job 2
+    starts then, not when job 1 ends (no arrival or end comes between).
+    """
+    trace = tmp_path / "trace.swf"
+    rows = [(1, 0, 100_000, 1, 100_000), (2, 10, 100, 2, 100)]
+    trace.write_text(
+        "; MaxProcs: 4\n" + "".join(f"{j} {s} 0 {r} {p} -1 -1 {p} {q} -1 1 1 1 -1 1 -1 -1 -1\n" for j, s, r, p, q in rows)
+    )
+    watts = tmp_path / "watts.csv"
+    watts.write_text("job_id,watts_per_node\n1,150\n2,300\n")
+    result = run(
+        Scenario.make(
+            "held",
+            workload=str(trace),
+            platform="cluster",
+            nodes=4,
+            power=True,
+            job_power=str(watts),
+            price="tou:0.05:3",
+            clock_start_hour=12.0,
+            policy="power-window",
+        )
+    )
+    started = result.jobs.set_index("job_id")["started_at"]
+    assert started[1] == 0.0
+    assert started[2] == 28_800.0

@@ -41,6 +41,33 @@ class EventHandlers:
             self._scheduled += 1
             self.simulator.schedule(self._handle_arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
 
+    def _schedule_price_pass(self) -> None:
+        """After a pass that left jobs waiting: a pass at the tariff's next price change, for a policy that asks.
+
+        Only while other events are pending (a run that would stall without it still stalls, with its
+        sentence) and one such pass at a time; a tariff that never changes its price schedules none
+        (looked up over 1, 4, 16, ... days up to about four years).
+
+        References:
+            SC'13 and JSSPP'13 (jobs held for cheaper hours start when the price falls).
+        """
+        if self._price_pass_pending or not len(self.simulator.event_list):
+            return
+        power, now, horizon = self.power, self.now, 86_400.0
+        while horizon < 1_500 * 86_400.0:
+            changes = power.tariff.breakpoints(now, now + horizon, power.clock_start_hour)
+            if len(changes):
+                self._price_pass_pending = True
+                self._schedule(self._handle_price_change, float(changes[0]), EventPriority.SCHEDULE)
+                return
+            horizon *= 4
+
+    def _on_price_change(self) -> None:
+        self._run += 1
+        self._price_pass_pending = False
+        if self.queue:
+            self._request_pass()
+
     def _on_arrivals(self, jobs: list[Job]) -> None:
         self._schedule_next_arrival()
         self._run += 1

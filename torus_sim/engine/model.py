@@ -288,6 +288,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self._handle_job_end = partial(SchedulingModel._on_job_end, self)
         self._handle_pass = partial(SchedulingModel._on_schedule_pass, self)
         self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
+        self._handle_price_change = partial(SchedulingModel._on_price_change, self)
+        self._price_pass_pending = False
         self._handle_failure = partial(SchedulingModel._on_failure, self)
         self._handle_repair = partial(SchedulingModel._on_repair, self)
         self._handle_preventive = partial(SchedulingModel._on_preventive_migration, self)

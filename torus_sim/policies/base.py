@@ -96,6 +96,8 @@ class Policy:
             ``"predicted"`` (the run's predictions); None: none. Only with the default (FCFS) queue key.
         shadow_load: it asks :meth:`~torus_sim.engine.view.SchedulingView.held_above` (PV-EASY): on a count
             cluster the engine keeps the running jobs' sizes by rank for it.
+        passes_at_price_changes: with power accounting, a pass that leaves jobs waiting is followed by
+            one at the tariff's next price change (a policy that holds jobs for cheaper hours).
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
@@ -119,6 +121,7 @@ class Policy:
     queue_by_size = False
     queue_columns: str | None = None
     shadow_load = False
+    passes_at_price_changes = False
     size_index: str | None = None
     placement = None
 
@@ -173,6 +176,7 @@ _DECLARED_FLAGS = (
     "needs_node_identities",
     "queue_by_size",
     "shadow_load",
+    "passes_at_price_changes",
 )
 _DECLARED_CHOICES = {"queue_columns": (None, "queue", "shortest"), "size_index": (None, "walltime", "predicted")}
 

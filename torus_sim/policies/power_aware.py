@@ -17,8 +17,9 @@ papers' fairness rule) and starts a subset of them:
 On-peak means the price now is above the lowest price of the next 24 hours (the tariff's
 :meth:`~torus_sim.energy.tariffs.Tariff.breakpoints`); off-peak the budget does not apply. The machine is
 never left idle with work that fits: when nothing runs and nothing was chosen, the first window job that
-fits starts whatever the budget. Passes happen at arrivals and ends (a change of price triggers none: a
-job held by the budget may wait past the start of off-peak hours until the next event). The draw now is
+fits starts whatever the budget. Passes happen at arrivals and ends, and, while jobs wait, at each change
+of price (``passes_at_price_changes``: a job held by the on-peak budget starts when off-peak hours begin,
+not at the next arrival or end). The draw now is
 N x idle_w plus each running job's allocated nodes x (its watts per node - idle_w): down nodes are counted
 at the idle draw (an upper bound when ``node_down_w`` <= idle). A job whose own draw exceeds the whole
 budget still starts off-peak. The policy needs power accounting (``power = true``): the job powers, the
@@ -104,6 +105,7 @@ class PowerWindowPolicy(Policy):
     """
 
     workloads = ("online",)
+    passes_at_price_changes = True
 
     def __init__(self, window: int = 10, selection: str = "knapsack", budget: float = 0.75, placement=None) -> None:
         if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= MAX_WINDOW:
