@@ -45,6 +45,7 @@ __all__ = [
     "job_digest",
     "matrix",
     "print_table",
+    "read_markdown",
     "run_cell",
     "write_markdown",
     "write_lanl_as_fta",
@@ -313,7 +314,7 @@ def matrix(
     with tempfile.TemporaryDirectory() as scratch:
         fta = Path(scratch) / f"lanl{FTA_SYSTEM}.tab"
         write_lanl_as_fta(fta)
-        jobs = [(cell, max_jobs, fta, limit) for cell in chosen or cells()]
+        jobs = [(cell, max_jobs, fta, limit) for cell in (cells() if chosen is None else chosen)]
         results = []
         with ProcessPoolExecutor(workers) if workers > 1 else _InProcess() as pool:
             for result in pool.map(_run_one, jobs):
@@ -335,10 +336,45 @@ class _InProcess:
     map = staticmethod(map)
 
 
+def read_markdown(path: Path) -> dict[Cell, CellResult]:
+    """The cells of a table :func:`write_markdown` wrote, by cell (to carry them over: ``--resume``).
+
+    Args:
+        path: the Markdown table.
+
+    Returns:
+        Cell -> its result as the table shows it (``summary`` holds only ``avg_wait_time`` when shown;
+        a blank jobs or failures column reads as 0).
+
+    Raises:
+        ValueError: a table row without the table's nine columns.
+    """
+    results = {}
+    for line in Path(path).read_text().splitlines():
+        if not line.startswith("| ") or line.startswith(("| policy |", "|---")):
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 9:
+            raise ValueError(f"{path}: a table row with {len(cells)} columns, expected 9: {line}")
+        policy, platform, failures, outcome, wall, jobs, hit, wait, digest = cells
+        status, _, sentence = outcome.partition(": ")
+        summary = {"avg_wait_time": float(wait.replace(",", ""))} if wait else {}
+        cell = Cell(policy, platform, failures)
+        results[cell] = CellResult(cell, status, sentence, float(wall), _count(jobs), _count(hit), digest, summary)
+    return results
+
+
+def _count(text: str) -> int:
+    return int(text.replace(",", "")) if text else 0
+
+
 def write_markdown(
-    results: list[CellResult], path: Path, max_jobs: int | None, seconds: float, limit: float | None = None
+    results: list[CellResult], path: Path, max_jobs: int | None, seconds: float, limit: float | None = None, carried: int = 0
 ) -> None:
-    """Write the table with the commit it ran on, the machine, each cell's limit and the wall time of the whole matrix."""
+    """Write the table with the commit it ran on, the machine, each cell's limit and the wall time of the whole matrix.
+
+    ``carried`` cells came from an earlier run of the table (``--resume``); the header says how many.
+    """
     import os
     import platform
     import subprocess
@@ -361,7 +397,8 @@ def write_markdown(
         f"{'the whole logs' if max_jobs is None else f'the first {max_jobs:,} jobs of each log'}: "
         f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed, "
         f"{stopped} stopped by the cell limit{'' if limit is None else f' of {limit:,.0f} s'}; "
-        f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()}).",
+        f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()})"
+        + (f"; {carried} completed or refused cells carried over from an earlier run (--resume)." if carried else "."),
         "",
     ]
     print_table(results, lines.append)
@@ -369,7 +406,7 @@ def write_markdown(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...] [--cell-limit S]``."""
+    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...] [--cell-limit S] [--resume PATH]``."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -379,6 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", action="append", default=None, help="only these policies")
     parser.add_argument("--skip-policy", action="append", default=[], help="all policies but these")
     parser.add_argument("--cell-limit", type=float, default=None, help="stop a cell after S seconds of wall time")
+    parser.add_argument(
+        "--resume", type=Path, default=None, help="keep the completed and refused cells of this earlier table, run the rest"
+    )
     args = parser.parse_args(argv)
     policies = tuple(args.policy) if args.policy else BUILTIN_POLICIES
     chosen = cells(policies=tuple(policy for policy in policies if policy not in args.skip_policy))
@@ -392,10 +432,14 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    results = matrix(args.jobs, args.workers, chosen, echo, args.cell_limit)
+    kept = {}
+    if args.resume is not None:
+        kept = {cell: result for cell, result in read_markdown(args.resume).items() if result.status in ("completed", "refused")}
+    fresh = iter(matrix(args.jobs, args.workers, [cell for cell in chosen if cell not in kept], echo, args.cell_limit))
+    results = [kept[cell] if cell in kept else next(fresh) for cell in chosen]
     seconds = time.perf_counter() - began
     if args.markdown is not None:
-        write_markdown(results, args.markdown, args.jobs, seconds, args.cell_limit)
+        write_markdown(results, args.markdown, args.jobs, seconds, args.cell_limit, len(kept))
     failed = [result for result in results if result.status == "failed"]
     print(f"{len(results)} cells in {seconds:.0f} s; {len(failed)} failed")
     return 1 if failed else 0

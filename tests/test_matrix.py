@@ -119,3 +119,32 @@ def test_a_cell_past_its_wall_clock_limit_is_stopped_and_says_how_far_it_got(fta
     assert 0 <= result.jobs < 3000
     quick = run_cell(Cell("krevat", "torus 4x4x8", "none"), 200, fta, limit=120)
     assert quick.status == "completed" and quick.jobs == 200
+
+
+def test_a_table_reads_back_and_resume_runs_only_the_cells_it_lacks(tmp_path, capsys):
+    from benchmarks.matrix import Cell, CellResult, main, read_markdown, write_markdown
+
+    done = Cell("krevat", "torus 4x4x8", "none")
+    refused = Cell("krevat", "torus 4x4x8", "Mira")
+    stopped = Cell("krevat", "torus 4x4x8", "BG/L RAS")
+    earlier = [
+        CellResult(done, "completed", "", 1.5, 100, 0, "0123456789ab", {"avg_wait_time": 1234.0}),
+        CellResult(refused, "refused", "the Mira log names the 96 midplanes", 0.1),
+        CellResult(stopped, "stopped", "after 1 s of wall time, 5 of 100 jobs completed (simulated day 0)", 1.0, 5),
+    ]
+    table = tmp_path / "earlier.md"
+    write_markdown(earlier, table, 100, 3.0, 1.0)
+    read = read_markdown(table)
+    assert read[done].digest == "0123456789ab" and read[done].jobs == 100 and read[done].summary == {"avg_wait_time": 1234.0}
+    assert read[refused].status == "refused" and read[refused].sentence == "the Mira log names the 96 midplanes"
+    assert read[stopped].status == "stopped"
+    merged = tmp_path / "merged.md"
+    argv = ["--jobs", "100", "--policy", "krevat", "--resume", str(table), "--markdown", str(merged)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    lines = [line for line in printed.splitlines() if "torus 4x4x8" in line]
+    assert not any("| none " in line or "| Mira " in line for line in lines)  # the kept cells are not run again
+    assert any("| BG/L RAS " in line for line in lines)  # the stopped one is
+    again = read_markdown(merged)
+    assert again[done].digest == "0123456789ab" and again[stopped].status == "completed"
+    assert "2 completed or refused cells carried over" in merged.read_text().splitlines()[0]
