@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.experiments.batch import run_moldable, run_rigid
@@ -117,6 +119,24 @@ def test_availability_profile_finds_the_earliest_hole_and_cuts_reservations():
     profile.reserve(5.0, 7.0, 2)
     assert (profile.dates, profile.free) == ([0.0, 5.0, 10.0, 12.0], [1, 0, 2, 4])
     assert not profile.fits(0.0, 1, 6.0) and profile.fits(0.0, 1, 5.0)
+
+
+@given(
+    st.integers(0, 6),
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 4)), max_size=6),
+    st.lists(st.tuples(st.integers(0, 40), st.integers(1, 20), st.integers(1, 6)), max_size=6),
+    st.integers(1, 12),
+    st.integers(1, 25),
+)
+@settings(max_examples=150, deadline=None)
+def test_the_earliest_start_on_counts_is_the_first_breakpoint_that_fits(free, releases, reservations, need, duration):
+    """One scan of the steps gives what trying every breakpoint with fits() gives."""
+    profile = AvailabilityProfile(0.0, free, [(float(at), used) for at, used in releases])
+    for at, length, used in reservations:
+        if profile.fits(float(at), used, float(length)):
+            profile.reserve(float(at), float(length), used)
+    plain = next((at for at in profile.dates if profile.fits(at, need, float(duration))), float("inf"))
+    assert profile.earliest(need, float(duration)) == (plain, None)
 
 
 def test_a_pass_stops_where_no_later_job_could_start_now():

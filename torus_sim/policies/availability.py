@@ -78,12 +78,24 @@ class AvailabilityProfile:
     def earliest(self, need: int, duration: float) -> tuple[float, None]:
         """The earliest breakpoint from which ``need`` nodes stay free for ``duration`` seconds.
 
+        One scan of the steps: a run of steps with ``need`` free that lasts ``duration`` from its first
+        breakpoint answers; a step short of nodes ends every window that reaches it, so the next
+        candidate is the step after it (the same answer as trying each breakpoint with :meth:`fits`).
+
         Returns:
             (start time, None); the start is inf when ``need`` is never free.
         """
-        for index, start_at in enumerate(self.dates):
-            if self.free[index] >= need and self.fits(start_at, need, duration):
-                return start_at, None
+        dates, free = self.dates, self.free
+        last = len(dates) - 1
+        first = -1  # the first step of the current run with need free (-1: none)
+        for index in range(len(dates)):
+            if free[index] < need:
+                first = -1
+                continue
+            if first < 0:
+                first = index
+            if index == last or dates[index + 1] >= dates[first] + duration:
+                return dates[first], None
         return math.inf, None
 
     def open_now(self, need: int) -> bool:
