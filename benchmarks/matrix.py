@@ -369,11 +369,19 @@ def _count(text: str) -> int:
 
 
 def write_markdown(
-    results: list[CellResult], path: Path, max_jobs: int | None, seconds: float, limit: float | None = None, carried: int = 0
+    results: list[CellResult],
+    path: Path,
+    max_jobs: int | None,
+    seconds: float,
+    limit: float | None = None,
+    carried: int = 0,
+    of: int | None = None,
 ) -> None:
     """Write the table with the commit it ran on, the machine, each cell's limit and the wall time of the whole matrix.
 
-    ``carried`` cells came from an earlier run of the table (``--resume``); the header says how many.
+    ``carried`` cells came from an earlier run of the table (``--resume``); ``of``: the cells the run
+    was asked for, when the table holds fewer so far (written after every cell: a stopped run leaves a
+    table that ``--resume`` finishes). The header says both.
     """
     import os
     import platform
@@ -398,7 +406,8 @@ def write_markdown(
         f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed, "
         f"{stopped} stopped by the cell limit{'' if limit is None else f' of {limit:,.0f} s'}; "
         f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()})"
-        + (f"; {carried} completed or refused cells carried over from an earlier run (--resume)." if carried else "."),
+        + (f"; {carried} completed or refused cells carried over from an earlier run (--resume)" if carried else "")
+        + (f"; PARTIAL: {len(results)} of the {of} cells asked for so far." if of is not None and of > len(results) else "."),
         "",
     ]
     print_table(results, lines.append)
@@ -435,7 +444,16 @@ def main(argv: list[str] | None = None) -> int:
     kept = {}
     if args.resume is not None:
         kept = {cell: result for cell, result in read_markdown(args.resume).items() if result.status in ("completed", "refused")}
-    fresh = iter(matrix(args.jobs, args.workers, [cell for cell in chosen if cell not in kept], echo, args.cell_limit))
+    done = dict(kept)
+
+    def echo_and_keep(result: CellResult) -> None:
+        echo(result)
+        done[result.cell] = result
+        if args.markdown is not None:  # the table so far, in cell order: a run stopped here can be resumed
+            so_far = [done[cell] for cell in chosen if cell in done]
+            write_markdown(so_far, args.markdown, args.jobs, time.perf_counter() - began, args.cell_limit, len(kept), len(chosen))
+
+    fresh = iter(matrix(args.jobs, args.workers, [cell for cell in chosen if cell not in kept], echo_and_keep, args.cell_limit))
     results = [kept[cell] if cell in kept else next(fresh) for cell in chosen]
     seconds = time.perf_counter() - began
     if args.markdown is not None:
