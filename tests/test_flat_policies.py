@@ -257,3 +257,26 @@ def test_time_tables_are_read_and_bad_lines_named(tmp_path):
         assert str(caught.value).startswith(f"{path}:{line}:")
     path.write_text("10, 6, 7, 4\n")
     assert read_time_table(path).times(4).tolist() == [[10.0, 6.0, 7.0, 4.0]]  # arbitrary: no check
+
+
+@pytest.mark.parametrize("policy", ["R-LIST-1", "R-LIST-Q", "conservative"])
+@pytest.mark.parametrize("platform", [["--platform", "torus"], ["--platform", "cluster", "--nodes", "128"]])
+def test_jobs_of_run_time_zero_late_in_a_log_are_not_given_the_same_nodes(tmp_path, policy, platform):
+    """SDSC-SP2's jobs 47037 and 47044 (run time 0, one processor) waited together at t = 30,044,138 s, where
+    1e-9 s adds nothing to a date: R-LIST-1 gave both the same supernode and the engine refused the second.
+
+    Two jobs of 64 fill the 128 nodes (or supernodes); three of run time 0 (walltime 0:
+    conservative predicts 0 s too) wait and start in one pass when the first ends, at 30,005,000 s."""
+    from torus_sim.cli import main
+
+    start = 30_000_000
+    rows = [f"{i + 1} {start + i} -1 5000 64 -1 -1 64 6000 -1 1 1 1 -1 -1 -1 -1 -1" for i in range(2)]
+    rows += [f"{i + 1} {start + i} -1 0 1 -1 -1 1 0 -1 1 1 1 -1 -1 -1 -1 -1" for i in range(2, 5)]
+    log = tmp_path / "zero.swf"
+    log.write_text("; MaxProcs: 128\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "out"
+    assert main(["run", *platform, "--workload", str(log), "--failures", "none", "--policy", policy, "--out", str(out)]) == 0
+    header, *lines = (out / "jobs.csv").read_text().splitlines()
+    columns = header.split(",")
+    starts = {int(line.split(",")[0]): float(line.split(",")[columns.index("started_at")]) for line in lines}
+    assert starts == {1: start, 2: start + 1, 3: start + 5000, 4: start + 5000, 5: start + 5000}

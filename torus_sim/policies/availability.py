@@ -22,7 +22,21 @@ import math
 
 import numpy as np
 
-__all__ = ["AvailabilityProfile", "PartitionProfile", "StartsLeft", "availability_profile"]
+__all__ = ["MIN_DURATION", "AvailabilityProfile", "PartitionProfile", "StartsLeft", "availability_profile", "window_end"]
+
+MIN_DURATION = 1e-9
+"""Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
+
+
+def window_end(start_at: float, duration: float) -> float:
+    """The end of a job's window in a profile: ``start_at + duration``, at least the next float after ``start_at``.
+
+    A job of run time 0 (SDSC-SP2 has 10) or one whose duration is below the start's last digit
+    (1e-9 s at t = 3e7 s) still holds its nodes for an instant: a second job started in the same pass
+    is not given them too (the engine would refuse it: "a job runs on part of it").
+    """
+    end_at = start_at + duration
+    return end_at if end_at > start_at else math.nextafter(start_at, math.inf)
 
 
 def _window_indices(dates: list[float], values: list, start_at: float, end_at: float, clone) -> range:
@@ -67,7 +81,7 @@ class AvailabilityProfile:
     def fits(self, start_at: float, need: int, duration: float) -> bool:
         """Whether ``need`` nodes stay free over [start_at, start_at + duration)."""
         index = bisect.bisect_right(self.dates, start_at) - 1
-        end_at = start_at + duration
+        end_at = window_end(start_at, duration)
         dates, free = self.dates, self.free
         while index < len(dates) and dates[index] < end_at:
             if free[index] < need:
@@ -106,7 +120,7 @@ class AvailabilityProfile:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at):
             return
-        for index in _window_indices(self.dates, self.free, start_at, start_at + duration, int):
+        for index in _window_indices(self.dates, self.free, start_at, window_end(start_at, duration), int):
             self.free[index] -= need
 
 
@@ -218,7 +232,7 @@ class PartitionProfile:
             return
         bits = self.table.mask_ints[where]
         occupied = self.occupied
-        for index in _window_indices(self.dates, occupied, start_at, start_at + duration, int):
+        for index in _window_indices(self.dates, occupied, start_at, window_end(start_at, duration), int):
             occupied[index] |= bits
 
 

@@ -38,10 +38,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from torus_sim.policies.availability import MIN_DURATION
+
 __all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "reserve_in_order"]
 
-MIN_DURATION = 1e-9
-"""Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
 
 BLOCK = 32
 """Breakpoints a block of the profile holds at most (a full block splits in two halves)."""
@@ -156,7 +156,9 @@ def _place_in_order(block, dates, free, slot, length, offset, fewest, most, last
                 break
             start_at = dates[slot[cp] * block + ci]
             end_at = start_at + duration
-            if end_at == start_at or need <= 0:  # an empty window (or no nodes) takes nothing: all start here
+            if end_at == start_at:  # a duration under the start's last digit still holds the nodes an instant (window_end)
+                end_at = np.nextafter(start_at, np.inf)
+            if need <= 0:  # no nodes: takes nothing, all start here
                 while job < last:
                     starts[job] = start_at
                     job += 1

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import StartsLeft, availability_profile
+from torus_sim.policies.availability import MIN_DURATION, StartsLeft, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.krevat import KrevatScheduler
@@ -190,7 +190,7 @@ class ConservativePolicy(Policy):
         cluster = view.platform.kind == "cluster"
         starting = []
         jobs = view.queue.jobs()
-        durations = [max(view.predicted_remaining(job), 1e-9) for job in jobs]
+        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs]
         starts_left = StartsLeft(profile, [job.partition_size for job in jobs], durations)
         for position, job in enumerate(jobs):
             duration = durations[position]

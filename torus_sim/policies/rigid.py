@@ -16,7 +16,7 @@ from functools import partial
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import AvailabilityProfile, StartsLeft, availability_profile
+from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile
 from torus_sim.policies.base import Policy, Start
 
 __all__ = [
@@ -239,7 +239,8 @@ class ListPolicy(PriorityPolicy):
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
         sizes = [self._size[job.rank] for job in queue]
-        durations = [self._runtime[job.rank] + verification for job in queue]
+        # a job of run time 0 still holds its nodes (else a second job of the pass is given them too)
+        durations = [max(self._runtime[job.rank] + verification, MIN_DURATION) for job in queue]
         starts_left = StartsLeft(profile, sizes, durations)
         for position, job in enumerate(queue):
             need, duration = sizes[position], durations[position]
