@@ -110,30 +110,39 @@ class SchedulingView:
         return None if sums is None else sums.above(rank)
 
     def running_releases(self):
-        """The running jobs' predicted ends and node counts as numpy columns, from the engine's kept order.
+        """The running jobs' predicted ends and node counts as numpy columns (a cluster's releases).
 
-        For a profile built at every pass on a cluster that keeps node counts (conservative
-        backfilling, :mod:`torus_sim.policies.count_reservations`): the engine keeps the columns from
-        the first call on, a row in or out per start and stop, instead of a sort of the running jobs.
+        For a profile built at every pass on a cluster (conservative backfilling,
+        :mod:`torus_sim.policies.count_reservations`). Where the cluster keeps node counts the engine
+        keeps the columns from the first call on, a row in or out per start and stop, instead of a
+        sort of the running jobs. Elsewhere on a cluster (node identities, periodic checkpoints,
+        preemption arithmetic) they are built for this pass from :meth:`predicted_end` of every
+        running job plus one node at each down node's known repair time (the rows
+        :func:`~torus_sim.policies.availability.availability_profile` gives the profile), with
+        ``changes`` = -1: nothing kept between passes stands for them.
 
         Returns:
             A :class:`~torus_sim.engine.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
             predicted ends in seconds, ascending (an end at or before now stands for now); ``sizes``,
-            int64 ``(r,)``, the nodes each job frees (views, valid until the next action is applied);
-            ``changes``, rows added and removed so far. None where the engine keeps no such order (the
-            torus, a cluster with node identities, periodic checkpoints, preemption arithmetic): sort
-            ``predicted_end`` over :attr:`running` there.
+            int64 ``(r,)``, the nodes each releases (views, valid until the next action is applied);
+            ``changes``, rows added and removed so far (-1: built for this pass). None on a torus.
 
         References:
             Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile of running jobs' expected ends).
         """
         platform = self.platform
-        if platform.kind != "cluster" or platform.identities:
+        if platform.kind != "cluster":
             return None
-        kept = self._model.running_ends()
-        if kept is None:
-            return None
-        return kept.columns(self._model.simulator.time)
+        kept = None if platform.identities else self._model.running_ends()
+        if kept is not None:
+            return kept.columns(self._model.simulator.time)
+        from torus_sim.engine.running_ends import ReleaseColumns
+
+        rows = [(self.predicted_end(job), job.allocated_size) for job in self.running.values()]
+        rows += [(at, 1) for at, _ in platform.repairs_ahead()]
+        columns = ReleaseColumns(rows)
+        columns.changes = -1
+        return columns
 
     def shadow(
         self, need: int, releasing, vacated=(), together: bool = True, above_rank: int | None = None

@@ -514,8 +514,8 @@ class CountProfile:
 
     def _keeps(self, now: float, free_now: int, releases, jobs: list) -> bool:
         """Whether the last pass's profile and reservations stand now (see the class docstring)."""
-        if not self._valid or releases.changes != self._changes:
-            return False
+        if not self._valid or releases.changes < 0 or releases.changes != self._changes:
+            return False  # changes < 0: columns built for one pass, nothing says what changed since
         ends = releases.ends
         if len(ends) and ends[0] <= now:
             return False
@@ -534,7 +534,8 @@ class CountProfile:
             now: the pass's time, seconds.
             free_now: nodes free now.
             releases: the running jobs' :class:`~torus_sim.engine.running_ends.ReleaseColumns` (predicted ends
-                ascending, node counts, change count).
+                ascending, node counts, change count; a count of -1, columns built for this pass only,
+                makes the next pass recompute every reservation).
             jobs: the waiting jobs in priority order (not changed here).
             sizes: int64 ``(q,)``: their sizes.
             durations: float64 ``(q,)``: their predicted run times, seconds.

@@ -134,9 +134,11 @@ class ConservativePolicy(Policy):
     """Conservative backfilling: every waiting job gets a reservation, in priority order, on the predicted profile.
 
     A job starts when its reservation is now; reservations are recomputed at every pass. On the
-    torus a reservation is a partition free over the job's whole predicted window. On a cluster that
-    keeps node counts the pass runs in compiled code over the queue's and the running jobs' numpy
-    columns (:mod:`torus_sim.policies.count_reservations`: the same reservations, start for start).
+    torus a reservation is a partition free over the job's whole predicted window. On a cluster the
+    pass runs in compiled code over the queue's and the running jobs' numpy columns
+    (:mod:`torus_sim.policies.count_reservations`: the same reservations, start for start; with node
+    identities the profile counts nodes too, down nodes coming back at their known repair times, and
+    the placement picks the nodes of each job that starts).
 
     References:
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; RIGID §4.1 (m = |Q|).
@@ -164,7 +166,7 @@ class ConservativePolicy(Policy):
         return self._plan_on_counts(view, releases)
 
     def _plan_on_counts(self, view, releases) -> list:
-        """The pass on a cluster that keeps node counts: the reservations in compiled code, on a kept profile."""
+        """The pass on a cluster: the reservations in compiled code (on the last pass's profile when only jobs arrived since)."""
         if self._counts is None:
             self._counts = _count_profile()()
         queue = view.queue
@@ -178,10 +180,18 @@ class ConservativePolicy(Policy):
             durations = np.fromiter((remaining(job) for job in jobs), dtype=np.float64, count=len(jobs))
         head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
         actions = [Reserve(jobs[0], head_at)]
+        if view.platform.identities:
+            return self._placed(view, actions, [jobs[index] for index in starting])
         for index in starting:
             job = jobs[index]
             actions.append(Start(job, job.partition_size))  # a count cluster places a job as its node count
         return actions
+
+    def _placed(self, view, actions: list, starting: list):
+        """``actions``, then a Start for each of ``starting`` on the nodes the placement picks once the earlier ones are applied."""
+        yield from actions
+        for job in starting:
+            yield Start(job, view.place(job, placement=self.placement))
 
     def _plan_on_profile(self, view):
         """The pass on any platform: the profile in Python (:func:`~torus_sim.policies.availability.availability_profile`)."""
