@@ -163,3 +163,30 @@ def test_conservative_on_a_cluster_with_node_identities_reserves_as_the_plain_pr
     plain = run_cell(cell, 1500, fta)
     assert compiled.status == plain.status == "completed" and compiled.failures > 0
     assert compiled.digest == plain.digest
+
+
+@pytest.mark.parametrize(("platform", "failures"), [("torus 4x4x8", "none"), ("Mira 2x3x4x4", "LANL, logged repairs")])
+def test_conservative_on_a_torus_keeps_its_profile_over_arrivals_with_the_fresh_profiles_schedule(
+    platform, failures, fta, monkeypatch
+):
+    """ProfileKeeper: a pass after arrivals only goes on from the last pass's profile; the schedule is the one a
+    fresh profile at every pass gives (2,000 jobs of SDSC-SP2, where about a third of the passes keep it)."""
+    from benchmarks.matrix import Cell
+    from torus_sim.policies import kept_profile
+
+    taken = []
+    take = kept_profile.ProfileKeeper.take
+
+    def counted(self, view, jobs):
+        kept = take(self, view, jobs)
+        taken.append(kept is not None)
+        return kept
+
+    cell = Cell("conservative", platform, failures)
+    monkeypatch.setattr(kept_profile.ProfileKeeper, "take", counted)
+    kept = run_cell(cell, 2000, fta)
+    assert sum(taken) > len(taken) / 5
+    monkeypatch.setattr(kept_profile.ProfileKeeper, "take", lambda self, view, jobs: None)
+    fresh = run_cell(cell, 2000, fta)
+    assert kept.status == fresh.status == "completed"
+    assert kept.digest == fresh.digest

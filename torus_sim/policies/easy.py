@@ -28,6 +28,7 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, StartsLeft, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
+from torus_sim.policies.kept_profile import ProfileKeeper
 from torus_sim.policies.krevat import KrevatScheduler
 
 EASY_EXTRA = ("textbook", "pv-easy")
@@ -150,6 +151,7 @@ class ConservativePolicy(Policy):
     def __init__(self, placement=None) -> None:
         self.placement = placement
         self._counts = None  # the count cluster's profile, kept between passes (CountProfile)
+        self._keeper = ProfileKeeper()  # the torus profile, kept between passes while only jobs arrive
 
     @property
     def queue_columns(self) -> str:
@@ -194,26 +196,53 @@ class ConservativePolicy(Policy):
             yield Start(job, view.place(job, placement=self.placement))
 
     def _plan_on_profile(self, view):
-        """The pass on any platform: the profile in Python (:func:`~torus_sim.policies.availability.availability_profile`)."""
+        """The pass on any platform: the profile in Python (:func:`~torus_sim.policies.availability.availability_profile`).
+
+        On the torus the last pass's profile stands when only jobs arrived since
+        (:class:`~torus_sim.policies.kept_profile.ProfileKeeper`): the jobs it reserved keep their
+        reservations and the pass goes on from the first job it did not reserve.
+        """
         now = view.now
-        profile = availability_profile(view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement)
         cluster = view.platform.kind == "cluster"
-        starting = []
         jobs = view.queue.jobs()
-        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs]
-        starts_left = StartsLeft(profile, [job.partition_size for job in jobs], durations)
-        for position, job in enumerate(jobs):
-            duration = durations[position]
+        kept = None if cluster else self._keeper.take(view, jobs)
+        if kept is None:
+            profile = availability_profile(
+                view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement
+            )
+            first, head_at = 0, None
+        else:
+            profile, first, head_at = kept.profile, len(kept.waiting), kept.head_at
+            if first:  # the head kept its reservation
+                yield Reserve(jobs[0], head_at)
+        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs[first:]]
+        starts_left = StartsLeft(profile, [job.partition_size for job in jobs[first:]], durations)
+        starting = []
+        backfilled = False
+        reserved = len(jobs)
+        for position in range(first, len(jobs)):
+            job = jobs[position]
+            duration = durations[position - first]
             start_at, where = profile.earliest(job.partition_size, duration)
             profile.reserve(start_at, duration, job.partition_size, where)
             if position == 0:
                 yield Reserve(job, start_at)
             if start_at <= now:
-                starting.append((job, where))
+                starting.append((job, where, duration))
+                backfilled = backfilled or head_at is not None  # started behind a job that waits
+            elif head_at is None:
+                head_at = start_at  # the first reserved job left waiting: the next pass's head
             if not starts_left.passed(job.partition_size, duration, start_at <= now):
+                reserved = position + 1
                 break  # no later job can start now: their reservations would change nothing this pass
-        for job, where in starting:
+        for job, where, _ in starting:
             yield Start(job, view.place(job, placement=self.placement) if cluster else where)
+        # every start is applied now: keep the profile for a pass after arrivals only, unless a job started behind one
+        # that waits (a fresh pass would reserve the waiting one around the running one: perhaps another partition)
+        if not cluster and not backfilled:
+            started = {id(job) for job, _, _ in starting}
+            waiting = [job for job in jobs[:reserved] if id(job) not in started]
+            self._keeper.keep(view, profile, waiting, head_at, [(job, duration) for job, _, duration in starting])
 
 
 def _count_profile():
