@@ -112,9 +112,18 @@ class AvailabilityProfile:
                 return dates[first], None
         return math.inf, None
 
-    def open_now(self, need: int) -> bool:
-        """Whether ``need`` nodes are free on the first step (a job of that size could start now)."""
-        return self.free[0] >= need
+    def open_for(self, need: int) -> float:
+        """How long ``need`` nodes stay free from now, seconds (0.0: not free now; inf: from now on).
+
+        A job of that size lasting longer cannot start now (:class:`StartsLeft`).
+        """
+        dates, free = self.dates, self.free
+        index = 0
+        while index < len(dates) and free[index] >= need:
+            index += 1
+        if index == len(dates):
+            return math.inf
+        return dates[index] - dates[0]
 
     def reserve(self, start_at: float, duration: float, need: int, where=None) -> None:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
@@ -216,9 +225,19 @@ class PartitionProfile:
                 return start_at, self._choose(candidates, window, start_at)
         return math.inf, None
 
-    def open_now(self, size: int) -> bool:
-        """Whether a partition of ``size`` is free on the first step (a job of that size could start now)."""
-        return len(self.table.free_ids_under(self.occupied[0], size)) > 0
+    def open_for(self, size: int) -> float:
+        """How long some partition of ``size`` stays free from now, seconds (0.0: none free now; inf: from now on).
+
+        A job of that size lasting longer cannot start now (:class:`StartsLeft`).
+        """
+        free_under = self.table.free_ids_under
+        dates, occupied = self.dates, self.occupied
+        taken = 0
+        for index in range(len(dates)):
+            taken |= occupied[index]
+            if not len(free_under(taken, size)):
+                return dates[index] - dates[0]
+        return math.inf
 
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""
@@ -243,8 +262,9 @@ class StartsLeft:
     reservation is now and on the first job's reservation; the reservations of the others are made
     again at the next pass. The profile only fills as the pass goes on, so a job of size s and
     predicted duration d that cannot start now rules out every later job of size s lasting d or
-    longer, and a size not free on the profile's first step rules out its jobs. Once no job left is
-    ruled in, the rest of the pass would start nothing: the pass stops there, with the same actions.
+    longer, and a job longer than any partition (or count) of its size stays free from now is ruled
+    out (the profile's :meth:`open_for`, asked again after each start). Once no job left is ruled in,
+    the rest of the pass would start nothing: the pass stops there, with the same actions.
 
     Args:
         profile: the pass's :class:`AvailabilityProfile` or :class:`PartitionProfile`.
@@ -266,7 +286,12 @@ class StartsLeft:
         self._alive: dict[int, int] = {}  # size -> jobs left that may still start now
         self.alive = 0
         for size in self._left:
-            self._rule(size, math.inf if profile.open_now(size) else 0.0)
+            self._rule(size, self._open(size))
+
+    def _open(self, size: int) -> float:
+        """A job of ``size`` can start now only if shorter than this (a margin over :meth:`open_for` for rounding)."""
+        longest = self.profile.open_for(size)
+        return longest * (1.0 + 1e-9) + 1e-6 if longest > 0.0 else 0.0
 
     def _rule(self, size: int, below: float) -> None:
         self._below[size] = below
@@ -274,17 +299,27 @@ class StartsLeft:
         self.alive += alive - self._alive.get(size, 0)
         self._alive[size] = alive
 
-    def passed(self, size: int, duration: float, started: bool) -> bool:
-        """Count one job as taken (``started``: it starts now); whether a later job could still start now."""
+    def passed(self, size: int, duration: float, started: bool, start_at: float | None = None) -> bool:
+        """Count one job as taken; whether a later job could still start now.
+
+        Args:
+            size: its size (nodes or supernodes).
+            duration: its predicted duration, seconds.
+            started: it starts now.
+            start_at: its reservation, seconds (None: not said); a reservation that begins before a
+                size's free span from now ends may shorten that span, which is then asked again.
+        """
         left = self._left[size]
         del left[bisect.bisect_left(left, duration)]
-        if started:  # the first step filled: sizes no longer free on it are out
-            for other, below in self._below.items():
-                if below > 0.0 and not self.profile.open_now(other):
-                    self._rule(other, 0.0)
-            self._rule(size, self._below[size])
+        if started:  # the first steps filled: each size may stay free for less long from now
+            start_at = self.profile.dates[0]
         else:
             self._rule(size, min(self._below[size], duration))
+        if start_at is not None:
+            horizon = start_at - self.profile.dates[0]
+            for other, below in list(self._below.items()):
+                if below > horizon and self._alive[other]:
+                    self._rule(other, min(below, self._open(other)))
         return self.alive > 0
 
 

@@ -232,7 +232,7 @@ class ConservativePolicy(Policy):
                 backfilled = backfilled or head_at is not None  # started behind a job that waits
             elif head_at is None:
                 head_at = start_at  # the first reserved job left waiting: the next pass's head
-            if not starts_left.passed(job.partition_size, duration, start_at <= now):
+            if not starts_left.passed(job.partition_size, duration, start_at <= now, start_at):
                 reserved = position + 1
                 break  # no later job can start now: their reservations would change nothing this pass
         for job, where, _ in starting:

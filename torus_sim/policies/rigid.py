@@ -245,6 +245,7 @@ class ListPolicy(PriorityPolicy):
         for position, job in enumerate(queue):
             need, duration = sizes[position], durations[position]
             started = False
+            start_at = None  # a job past the m reserved ones only starts now or not
             if position < depth:
                 start_at, where = profile.earliest(need, duration)
                 profile.reserve(start_at, duration, need, where)
@@ -262,7 +263,7 @@ class ListPolicy(PriorityPolicy):
                     profile.reserve(now, duration, need, where)
                     started = True
                     yield self._start(view, job, where)
-            if not starts_left.passed(need, duration, started):
+            if not starts_left.passed(need, duration, started, start_at):
                 return  # no later job can start now: their reservations would change nothing this pass
 
 
