@@ -102,7 +102,8 @@ class CellResult:
             the sentence says how far it got).
         sentence: the refusal's or the failure's message ("" when completed).
         wall: seconds of wall time (building and running).
-        jobs: jobs in the record; failures: failures that hit the run's span.
+        jobs: jobs in the record; failures: failures that hit the run's span (None: not known, a cell
+            carried over from a table that did not show it, or the failures of a stopped run).
         digest: 12 hex digits of the job record's SHA-256 ("" unless completed).
         summary: the run's summary metrics (empty unless completed).
     """
@@ -111,8 +112,8 @@ class CellResult:
     status: str
     sentence: str = ""
     wall: float = 0.0
-    jobs: int = 0
-    failures: int = 0
+    jobs: int | None = 0
+    failures: int | None = 0
     digest: str = ""
     summary: dict = field(default_factory=dict)
 
@@ -270,7 +271,7 @@ def _stopped(cell: Cell, model, limit: float, began: float) -> CellResult:
         f"after {limit:,g} s of wall time, {model.completed:,} of {len(model.jobs):,} jobs completed "
         f"(simulated day {model.now / 86400:,.0f})"
     )
-    return CellResult(cell, "stopped", sentence, time.perf_counter() - began, model.completed)
+    return CellResult(cell, "stopped", sentence, time.perf_counter() - began, model.completed, None)
 
 
 def print_table(results: list[CellResult], out=print) -> None:
@@ -284,8 +285,12 @@ def print_table(results: list[CellResult], out=print) -> None:
         wait_text = f"{wait:,.0f}" if wait is not None else ""
         out(
             f"| {cell.policy} | {cell.platform} | {cell.failures} | {outcome} | {result.wall:.1f} | "
-            f"{result.jobs:,} | {result.failures:,} | {wait_text} | {result.digest} |"
+            f"{_shown(result.jobs)} | {_shown(result.failures)} | {wait_text} | {result.digest} |"
         )
+
+
+def _shown(count: int | None) -> str:
+    return "" if count is None else f"{count:,}"
 
 
 def _run_one(arguments) -> CellResult:
@@ -344,7 +349,7 @@ def read_markdown(path: Path) -> dict[Cell, CellResult]:
 
     Returns:
         Cell -> its result as the table shows it (``summary`` holds only ``avg_wait_time`` when shown;
-        a blank jobs or failures column reads as 0).
+        a blank jobs or failures column reads as None, not known).
 
     Raises:
         ValueError: a table row without the table's nine columns.
@@ -364,8 +369,8 @@ def read_markdown(path: Path) -> dict[Cell, CellResult]:
     return results
 
 
-def _count(text: str) -> int:
-    return int(text.replace(",", "")) if text else 0
+def _count(text: str) -> int | None:
+    return int(text.replace(",", "")) if text else None
 
 
 def write_markdown(
@@ -391,9 +396,15 @@ def write_markdown(
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
         ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=Path(__file__).parent
-        ).stdout.strip()
+        here = Path(__file__).parent
+        top = Path(
+            subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, cwd=here).stdout.strip()
+        )
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=here
+        )
+        # the table itself does not count: a run that resumes it rewrites it after every cell
+        dirty = [line for line in changed.stdout.splitlines() if (top / line[3:]).resolve() != Path(path).resolve()]
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = "unknown", ""
     completed = sum(result.status == "completed" for result in results)

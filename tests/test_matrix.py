@@ -131,7 +131,7 @@ def test_a_table_reads_back_and_resume_runs_only_the_cells_it_lacks(tmp_path, ca
     earlier = [
         CellResult(done, "completed", "", 1.5, 100, 0, "0123456789ab", {"avg_wait_time": 1234.0}),
         CellResult(refused, "refused", "the Mira log names the 96 midplanes", 0.1),
-        CellResult(stopped, "stopped", "after 1 s of wall time, 5 of 100 jobs completed (simulated day 0)", 1.0, 5),
+        CellResult(stopped, "stopped", "after 1 s of wall time, 5 of 100 jobs completed (simulated day 0)", 1.0, 5, None),
     ]
     table = tmp_path / "earlier.md"
     write_markdown(earlier, table, 100, 3.0, 1.0)
@@ -139,6 +139,11 @@ def test_a_table_reads_back_and_resume_runs_only_the_cells_it_lacks(tmp_path, ca
     assert read[done].digest == "0123456789ab" and read[done].jobs == 100 and read[done].summary == {"avg_wait_time": 1234.0}
     assert read[refused].status == "refused" and read[refused].sentence == "the Mira log names the 96 midplanes"
     assert read[stopped].status == "stopped"
+    assert read[refused].jobs == 0 and read[stopped].jobs == 5 and read[stopped].failures is None  # blank: not known
+    unknown = tmp_path / "unknown.md"  # a carried cell whose counts the earlier table did not show stays blank
+    write_markdown([CellResult(done, "completed", "", 1.5, None, None, "0123456789ab")], unknown, 100, 3.0)
+    assert "| completed | 1.5 |  |  |  | 0123456789ab |" in unknown.read_text()
+    assert read_markdown(unknown)[done].jobs is None
     merged = tmp_path / "merged.md"
     argv = ["--jobs", "100", "--policy", "krevat", "--resume", str(table), "--markdown", str(merged)]
     assert main(argv) == 0
