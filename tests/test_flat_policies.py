@@ -160,6 +160,44 @@ def test_a_pass_stops_where_no_later_job_could_start_now():
     assert profile.earliest(3, 1.0)[0] > 0.0  # the job the stop skips would not have started now
 
 
+def _pass_with_stops(profile, jobs, now=0.0):
+    """Reserve ``jobs`` ((size, duration), priority order) in turn; after StartsLeft says stop, whether any later one started."""
+    from torus_sim.policies.availability import StartsLeft
+
+    left = StartsLeft(profile, [size for size, _ in jobs], [duration for _, duration in jobs])
+    stopped = left.alive == 0
+    for size, duration in jobs:
+        start_at, where = profile.earliest(size, duration)
+        profile.reserve(start_at, duration, size, where)
+        if stopped and start_at <= now:
+            return True
+        stopped = stopped or not left.passed(size, duration, start_at <= now, start_at)
+    return False
+
+
+@given(
+    st.integers(0, 8),
+    st.lists(st.tuples(st.sampled_from([0.5, 1.0, 2.0, 3.0, 5.0, 8.0]), st.integers(1, 3)), max_size=6),
+    st.lists(st.tuples(st.integers(1, 6), st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 7.0, 20.0])), min_size=1, max_size=25),
+)
+@settings(max_examples=300, deadline=None)
+def test_no_job_after_a_pass_stops_would_have_started_now_on_counts(free, releases, jobs):
+    """StartsLeft's rules (a job that waits, a job longer than its size's free span from now) never skip a start."""
+    assert not _pass_with_stops(AvailabilityProfile(0.0, free, releases), jobs)
+
+
+def test_no_job_after_a_pass_stops_would_have_started_now_on_the_torus(bgl_table):
+    from torus_sim.policies.availability import PartitionProfile
+
+    rng = np.random.default_rng(40)
+    sizes = sorted({int(size) for size in bgl_table.sizes})[:8]
+    for _ in range(60):
+        busy = rng.random(bgl_table.torus.size) < rng.uniform(0.2, 0.9)
+        releases = [(float(rng.choice([1.0, 2.0, 4.0, 9.0])), 1 << int(node)) for node in np.flatnonzero(busy)]
+        jobs = [(int(rng.choice(sizes)), float(rng.choice([0.0, 0.5, 1.0, 3.0, 6.0, 30.0]))) for _ in range(30)]
+        assert not _pass_with_stops(PartitionProfile(0.0, bgl_table, busy, releases), jobs)
+
+
 def test_rigid_input_errors_are_clear():
     with pytest.raises(ConfigurationError, match="needs 5 processors"):
         run_rigid(RigidJobSet(np.array([1.0]), np.array([5])), 4, [0])

@@ -263,8 +263,9 @@ class StartsLeft:
     again at the next pass. The profile only fills as the pass goes on, so a job of size s and
     predicted duration d that cannot start now rules out every later job of size s lasting d or
     longer, and a job longer than any partition (or count) of its size stays free from now is ruled
-    out (the profile's :meth:`open_for`, asked again after each start). Once no job left is ruled in,
-    the rest of the pass would start nothing: the pass stops there, with the same actions.
+    out (the profile's :meth:`open_for`, asked again after each start and after each reservation that
+    begins inside that span). Once no job left is ruled in, the rest of the pass would start nothing:
+    the pass stops there, with the same actions.
 
     Args:
         profile: the pass's :class:`AvailabilityProfile` or :class:`PartitionProfile`.
