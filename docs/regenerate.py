@@ -116,7 +116,12 @@ DOCUMENTED = (
         checked_by="reads history_lanl's results.csv (checked above)",
     ),
     Documented(
-        "mira/study", made_by="python docs/mira/study.py", checked_by="not compared yet (failures_per_week.png, midplane_map.csv)"
+        "mira/study",
+        out="docs/mira",
+        made_by="python docs/mira/study.py",
+        checked_by="failures_per_week.csv (the figure's data) and midplane_map.csv line for line, the results tables' rows in README.md",
+        script="docs/mira/study.py",
+        cheap=True,
     ),
     Documented("rl", made_by="see docs/rl/README.md", checked_by="not compared yet: training draws from torch's random streams"),
     Documented(
