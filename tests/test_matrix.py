@@ -195,3 +195,11 @@ def test_conservative_on_a_torus_keeps_its_profile_over_arrivals_with_the_fresh_
     fresh = run_cell(cell, 2000, fta)
     assert kept.status == fresh.status == "completed"
     assert kept.digest == fresh.digest
+
+
+def test_the_matrix_runs_only_the_platforms_asked_for(capsys):
+    from benchmarks.matrix import main
+
+    assert main(["--jobs", "60", "--policy", "FCFS", "--platform", "cluster, counts"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "|" in line]
+    assert len(lines) == 1 and "cluster, counts" in lines[0] and lines[0].rstrip().endswith("completed")
