@@ -426,7 +426,7 @@ def write_markdown(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...] [--skip-policy P ...] [--platform NAME ...] [--cell-limit S] [--resume PATH]``."""
+    """``python -m benchmarks.matrix [--jobs N] [--workers W] [--markdown PATH] [--policy P ...] [--skip-policy P ...] [--platform NAME ...] [--failures NAME ...] [--cell-limit S] [--resume PATH]``."""
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -436,6 +436,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--policy", action="append", default=None, help="only these policies")
     parser.add_argument("--skip-policy", action="append", default=[], help="all policies but these")
     parser.add_argument("--platform", action="append", default=None, choices=list(PLATFORMS), help="only these platforms")
+    parser.add_argument(
+        "--failures", action="append", default=None, choices=list(FAILURE_SOURCES), help="only these failure sources"
+    )
     parser.add_argument("--cell-limit", type=float, default=None, help="stop a cell after S seconds of wall time")
     parser.add_argument(
         "--resume", type=Path, default=None, help="keep the completed and refused cells of this earlier table, run the rest"
@@ -443,7 +446,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     policies = tuple(args.policy) if args.policy else BUILTIN_POLICIES
     platforms = tuple(args.platform) if args.platform else tuple(PLATFORMS)
-    chosen = cells(policies=tuple(policy for policy in policies if policy not in args.skip_policy), platforms=platforms)
+    sources = tuple(args.failures) if args.failures else tuple(FAILURE_SOURCES)
+    chosen = cells(
+        policies=tuple(policy for policy in policies if policy not in args.skip_policy), platforms=platforms, failures=sources
+    )
     began = time.perf_counter()
 
     def echo(result: CellResult) -> None:

@@ -197,9 +197,9 @@ def test_conservative_on_a_torus_keeps_its_profile_over_arrivals_with_the_fresh_
     assert kept.digest == fresh.digest
 
 
-def test_the_matrix_runs_only_the_platforms_asked_for(capsys):
+def test_the_matrix_runs_only_the_platforms_and_failure_sources_asked_for(capsys):
     from benchmarks.matrix import main
 
-    assert main(["--jobs", "60", "--policy", "FCFS", "--platform", "cluster, counts"]) == 0
+    assert main(["--jobs", "60", "--policy", "FCFS", "--platform", "cluster, counts", "--failures", "none"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if "|" in line]
     assert len(lines) == 1 and "cluster, counts" in lines[0] and lines[0].rstrip().endswith("completed")
