@@ -115,17 +115,18 @@ class SchedulingView:
         For a profile built at every pass on a cluster (conservative backfilling,
         :mod:`torus_sim.policies.count_reservations`). Where the cluster keeps node counts the engine
         keeps the columns from the first call on, a row in or out per start and stop, instead of a
-        sort of the running jobs. Elsewhere on a cluster (node identities, periodic checkpoints,
-        preemption arithmetic) they are built for this pass from :meth:`predicted_end` of every
-        running job plus one node at each down node's known repair time (the rows
-        :func:`~torus_sim.policies.availability.availability_profile` gives the profile), with
-        ``changes`` = -1: nothing kept between passes stands for them.
+        sort of the running jobs. On a cluster with node identities they are built for this pass
+        from :meth:`predicted_end` of every running job plus one node at each down node's known
+        repair time (the rows :func:`~torus_sim.policies.availability.availability_profile` gives the
+        profile), with ``changes`` = -1: nothing kept between passes stands for them.
 
         Returns:
             A :class:`~torus_sim.engine.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
             predicted ends in seconds, ascending (an end at or before now stands for now); ``sizes``,
             int64 ``(r,)``, the nodes each releases (views, valid until the next action is applied);
-            ``changes``, rows added and removed so far (-1: built for this pass). None on a torus.
+            ``changes``, rows added and removed so far (-1: built for this pass). None on a torus and
+            where a count cluster's engine keeps no such order (periodic checkpoints, preemption
+            arithmetic): sort ``predicted_end`` over :attr:`running` there.
 
         References:
             Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile of running jobs' expected ends).
@@ -133,9 +134,9 @@ class SchedulingView:
         platform = self.platform
         if platform.kind != "cluster":
             return None
-        kept = None if platform.identities else self._model.running_ends()
-        if kept is not None:
-            return kept.columns(self._model.simulator.time)
+        if not platform.identities:
+            kept = self._model.running_ends()
+            return None if kept is None else kept.columns(self._model.simulator.time)
         from torus_sim.engine.running_ends import ReleaseColumns
 
         rows = [(self.predicted_end(job), job.allocated_size) for job in self.running.values()]
