@@ -34,6 +34,16 @@ def window_end(start_at: float, duration: float) -> float:
     A job of run time 0 (SDSC-SP2 has 10) or one whose duration is below the start's last digit
     (1e-9 s at t = 3e7 s) still holds its nodes for an instant: a second job started in the same pass
     is not given them too (the engine would refuse it: "a job runs on part of it").
+
+    Args:
+        start_at: the window's start, seconds.
+        duration: the job's (predicted) duration, seconds, >= 0.
+
+    Returns:
+        The window's end, seconds (> ``start_at`` whenever ``start_at`` is finite).
+
+    References:
+        Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile); RIGID §4.1 (R-LIST's reservations).
     """
     end_at = start_at + duration
     return end_at if end_at > start_at else math.nextafter(start_at, math.inf)

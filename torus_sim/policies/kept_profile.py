@@ -67,6 +67,10 @@ class ProfileKeeper:
         Args:
             view: the pass's view.
             jobs: the waiting jobs in priority order.
+
+        Returns:
+            The :class:`KeptProfile` (its profile's first date set to now; ``waiting`` are ``jobs``'
+            first ones), or None: build a fresh profile.
         """
         kept, self._kept = self._kept, None
         if kept is None:
