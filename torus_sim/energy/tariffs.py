@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from torus_sim.energy.daily_hours import DailyHours
 from torus_sim.energy.pair_file import EnergyInput, PairFileError, built, read_pairs
 from torus_sim.errors import ConfigurationError
 from torus_sim.registry import Registry
 
 __all__ = ["TARIFFS", "Tariff", "tariff"]
-
-DAY = 86_400.0
 
 
 class Tariff(EnergyInput):
@@ -79,34 +78,16 @@ class TimeOfUse(Tariff):
             raise ConfigurationError(f"{where}: expected tou:OFF_PEAK:RATIO or tou:OFF_PEAK:RATIO:START-END (0.05:3:8-20)")
         self.off_peak = _price(parts[0], where)
         self.ratio = _price(parts[1], where)
-        try:
-            start, end = (float(hour) for hour in (parts[2] if len(parts) == 3 else "8-20").split("-"))
-            if not (0 <= start < 24 and 0 <= end < 24 and start != end):
-                raise ValueError
-        except ValueError:
-            raise ConfigurationError(f"{where}: on-peak hours START-END within 0-24, START != END (8-20)") from None
-        self.start_h, self.end_h = start, end
-
-    def _on_peak(self, hour: np.ndarray) -> np.ndarray:
-        if self.start_h < self.end_h:
-            return (hour >= self.start_h) & (hour < self.end_h)
-        return (hour >= self.start_h) | (hour < self.end_h)
+        self.hours = DailyHours(parts[2] if len(parts) == 3 else "8-20", where, "on-peak hours")
 
     def breakpoints(self, start: float, end: float, clock_start_hour: float) -> np.ndarray:  # noqa: D102
-        offset = clock_start_hour * 3600.0
-        marks = []
-        for hour in (self.start_h, self.end_h):
-            first = np.ceil((start + offset - hour * 3600.0) / DAY) * DAY + hour * 3600.0 - offset
-            marks.append(np.arange(first, end, DAY))
-        points = np.sort(np.concatenate(marks))
-        return points[(points > start) & (points < end)]
+        return self.hours.breakpoints(start, end, clock_start_hour)
 
     def price_at(self, times: np.ndarray, clock_start_hour: float) -> np.ndarray:  # noqa: D102
-        hour = np.mod(np.asarray(times, dtype=float) / 3600.0 + clock_start_hour, 24.0)
-        return np.where(self._on_peak(hour), self.off_peak * self.ratio, self.off_peak)
+        return np.where(self.hours.holds(times, clock_start_hour), self.off_peak * self.ratio, self.off_peak)
 
     def describe(self) -> str:  # noqa: D102
-        return f"time of use: {self.off_peak:g} per kWh off-peak, {self.ratio:g}x on-peak {self.start_h:g}:00-{self.end_h:g}:00"
+        return f"time of use: {self.off_peak:g} per kWh off-peak, {self.ratio:g}x on-peak {self.hours.describe()}"
 
 
 class PriceFile(Tariff):

@@ -42,25 +42,37 @@ class EventHandlers:
             self.simulator.schedule(self._handle_arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
 
     def _schedule_price_pass(self) -> None:
-        """After a pass that left jobs waiting: a pass at the tariff's next price change, for a policy that asks.
+        """After a pass that left jobs waiting: a pass at the next time the policy asks for.
 
-        Only while other events are pending (a run that would stall without it still stalls, with its
-        sentence) and one such pass at a time; a tariff that never changes its price schedules none
-        (looked up over 1, 4, 16, ... days up to about four years).
+        That time is the earlier of the tariff's next price change (a policy that
+        ``passes_at_price_changes``, with power accounting) and the policy's own
+        :meth:`~torus_sim.policies.base.Policy.next_pass_after` (one that ``passes_at_own_times``: a
+        power cap's next change). Only while other events are pending (a run that would stall without
+        it still stalls, with its sentence) and one such pass at a time; a tariff that never changes its
+        price schedules none (looked up over 1, 4, 16, ... days up to about four years).
 
         References:
             SC'13 and JSSPP'13 (jobs held for cheaper hours start when the price falls).
         """
         if self._price_pass_pending or not len(self.simulator.event_list):
             return
-        power, now, horizon = self.power, self.now, 86_400.0
-        while horizon < 1_500 * 86_400.0:
-            changes = power.tariff.breakpoints(now, now + horizon, power.clock_start_hour)
-            if len(changes):
-                self._price_pass_pending = True
-                self._schedule(self._handle_price_change, float(changes[0]), EventPriority.SCHEDULE)
-                return
-            horizon *= 4
+        power, now, policy = self.power, self.now, self.policy
+        at = math.inf
+        if policy.passes_at_own_times:
+            wanted = policy.next_pass_after(now)
+            if wanted is not None and wanted > now:
+                at = float(wanted)
+        if power is not None and policy.passes_at_price_changes:
+            horizon = 86_400.0
+            while horizon < 1_500 * 86_400.0:
+                changes = power.tariff.breakpoints(now, min(now + horizon, at), power.clock_start_hour)
+                if len(changes):
+                    at = min(at, float(changes[0]))
+                    break
+                horizon *= 4
+        if math.isfinite(at):
+            self._price_pass_pending = True
+            self._schedule(self._handle_price_change, at, EventPriority.SCHEDULE)
 
     def _on_price_change(self) -> None:
         self._run += 1

@@ -192,7 +192,7 @@ class SchedulingPass:
                 f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {self.platform.free_count()} free), "
                 "yet the pass started nothing: no event would ever start it",
             )
-        if queue and self.power is not None and self.policy.passes_at_price_changes:
+        if queue and ((self.power is not None and self.policy.passes_at_price_changes) or self.policy.passes_at_own_times):
             self._schedule_price_pass()
         if not self.record_enabled:
             return

@@ -75,7 +75,10 @@ class AvailabilityProfile:
     Attributes:
         dates: ascending breakpoints, seconds; ``dates[0] == now``.
         free: nodes free from ``dates[i]`` to ``dates[i + 1]`` (the last one to infinity).
+        value_type: the type of the amounts (``int`` nodes; a subclass may count watts as ``float``).
     """
+
+    value_type = int
 
     def __init__(self, now: float, free: int, releases) -> None:
         self.dates = [now]
@@ -139,7 +142,7 @@ class AvailabilityProfile:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at):
             return
-        for index in _window_indices(self.dates, self.free, start_at, window_end(start_at, duration), int):
+        for index in _window_indices(self.dates, self.free, start_at, window_end(start_at, duration), self.value_type):
             self.free[index] -= need
 
 
@@ -248,6 +251,22 @@ class PartitionProfile:
             if not len(free_under(taken, size)):
                 return dates[index] - dates[0]
         return math.inf
+
+    def free_at(self, start_at: float, size: int, duration: float) -> int | None:
+        """A partition of ``size`` free over [start_at, start_at + duration) (the placement's choice), or None.
+
+        ``start_at`` need not be a breakpoint: the step holding it counts from ``start_at`` on.
+        """
+        dates, occupied = self.dates, self.occupied
+        index = max(bisect.bisect_right(dates, start_at) - 1, 0)
+        end_at = window_end(start_at, duration)
+        window = occupied[index]
+        later = index + 1
+        while later < len(dates) and dates[later] < end_at:
+            window |= occupied[later]
+            later += 1
+        candidates = self.table.free_ids_under(window, size)
+        return self._choose(candidates, window, start_at) if len(candidates) else None
 
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""

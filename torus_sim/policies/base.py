@@ -98,6 +98,8 @@ class Policy:
             cluster the engine keeps the running jobs' sizes by rank for it.
         passes_at_price_changes: with power accounting, a pass that leaves jobs waiting is followed by
             one at the tariff's next price change (a policy that holds jobs for cheaper hours).
+        passes_at_own_times: a pass that leaves jobs waiting is followed by one at
+            :meth:`next_pass_after` (a policy whose own limits change over time: a power cap's schedule).
 
     Hooks a subclass overrides:
         plan(view) -> iterable of actions (required).
@@ -108,6 +110,8 @@ class Policy:
         observe_failure(at, node): a fail-stop failure happened (for predictors that learn).
         why_unsupported(platform, workload): a sentence when the combination cannot run, else None.
         settings(): its settings in a few words for the run's header.
+        next_pass_after(now): with ``passes_at_own_times``, the time (seconds) of the next pass it wants
+            while jobs wait, or None.
     """
 
     name = "policy"
@@ -122,6 +126,7 @@ class Policy:
     queue_columns: str | None = None
     shadow_load = False
     passes_at_price_changes = False
+    passes_at_own_times = False
     size_index: str | None = None
     placement = None
 
@@ -138,6 +143,13 @@ class Policy:
         """A fail-stop failure of ``node`` at ``at`` seconds (passed on to the placement's predictor)."""
         if self.placement is not None:
             self.placement.observe_failure(at, node)
+
+    def next_pass_after(self, now: float) -> float | None:
+        """The time (seconds, > ``now``) of the next pass this policy wants while jobs wait, or None.
+
+        Read only when ``passes_at_own_times`` (after a pass that leaves jobs waiting).
+        """
+        return None
 
     def plan(self, view: SchedulingView) -> Iterable:
         """The actions of one scheduling pass, in the order to apply them."""
@@ -177,6 +189,7 @@ _DECLARED_FLAGS = (
     "queue_by_size",
     "shadow_load",
     "passes_at_price_changes",
+    "passes_at_own_times",
 )
 _DECLARED_CHOICES = {"queue_columns": (None, "queue", "shortest"), "size_index": (None, "walltime", "predicted")}
 

@@ -19,6 +19,7 @@ from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.placement import MfpPlacement
 from torus_sim.policies.power_aware import PowerWindowPolicy
+from torus_sim.policies.power_cap import PowerCapPolicy
 from torus_sim.policies.priority import PriorityPolicy
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
@@ -149,6 +150,7 @@ POLICIES.register("conservative", lambda placement=None: ConservativePolicy(plac
 POLICIES.register("PV-EASY", lambda placement=None: PvEasyPolicy(placement))
 POLICIES.register("greedy", PriorityPolicy)
 POLICIES.register("power-window", PowerWindowPolicy)  # needs power accounting (power = true): not in ONLINE_POLICIES' menus
+POLICIES.register("power-cap", PowerCapPolicy)  # the same
 POLICIES.register("learned", _learned)
 for _suffix, _m in (("0", 0), ("1", 1), ("Q", -1)):
     POLICIES.register(f"R-LIST-{_suffix}", _list(_m))

@@ -40,13 +40,44 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
 
-__all__ = ["SELECTIONS", "PowerWindowPolicy", "knapsack_subset"]
+__all__ = ["SELECTIONS", "PowerWindowPolicy", "added_draw", "job_watts", "knapsack_subset", "machine_draw", "run_power"]
 
 SELECTIONS = ("knapsack", "greedy")
 """How a window's jobs are chosen (module docstring)."""
 
 MAX_WINDOW = 16
 """The largest window the exact knapsack enumerates (2^16 subsets)."""
+
+
+def run_power(model, policy: str):
+    """The run's :class:`~torus_sim.inputs.PowerInputs` (``model.power``) for a power-aware policy.
+
+    Raises:
+        ConfigurationError: the run has no power accounting (``power = true``), naming ``policy``.
+    """
+    power = getattr(model, "power", None)
+    if power is None:
+        raise ConfigurationError(f"{policy} needs power accounting: set power = true (--power) with a job power and a price")
+    return power
+
+
+def job_watts(power, job) -> float:
+    """A job's draw per node, watts: the run's job power (a workload column, a model), else the node's busy draw."""
+    return power.job_watts.get(job.job_id, power.node.busy_w)
+
+
+def added_draw(power, job, size: int) -> float:
+    """What ``job`` on ``size`` nodes adds to the machine's draw, watts: ``size x (its watts per node - idle_w)``."""
+    return size * (job_watts(power, job) - power.node.idle_w)
+
+
+def machine_draw(power, nodes: int, running) -> float:
+    """The draw of a machine of ``nodes`` nodes running ``running`` (jobs with ``allocated_size``), watts.
+
+    Every node at the idle draw (down nodes too: an upper bound when ``node_down_w`` <= idle) plus each
+    running job's :func:`added_draw` on its allocated nodes.
+    """
+    return nodes * power.node.idle_w + sum(added_draw(power, job, job.allocated_size) for job in running)
 
 
 @lru_cache(maxsize=MAX_WINDOW + 1)
@@ -127,11 +158,7 @@ class PowerWindowPolicy(Policy):
     def attach(self, model) -> None:
         """Take the run's power inputs (job watts, node figures, tariff); refuse a run without them."""
         super().attach(model)
-        self._power = getattr(model, "power", None)
-        if self._power is None:
-            raise ConfigurationError(
-                "power-window needs power accounting: set power = true (--power) with a job power and a price"
-            )
+        self._power = run_power(model, "power-window")
         self._nodes = model.platform.capacity
         node = self._power.node
         if self.budget * node.busy_w <= node.idle_w:
@@ -149,10 +176,7 @@ class PowerWindowPolicy(Policy):
 
     def draw(self, view) -> float:
         """The machine's draw now, watts (down nodes at the idle draw)."""
-        idle = self._power.node.idle_w
-        watts = self._power.job_watts
-        extra = sum(job.allocated_size * (watts.get(job.job_id, self._power.node.busy_w) - idle) for job in view.running.values())
-        return self._nodes * idle + extra
+        return machine_draw(self._power, self._nodes, view.running.values())
 
     def plan(self, view):
         """Choose within the window (module docstring) and start the chosen jobs that the platform can place."""
@@ -161,8 +185,8 @@ class PowerWindowPolicy(Policy):
             return
         peak = self.on_peak(view.now, self._power.clock_start_hour)
         headroom = self.budget * self._nodes * self._power.node.busy_w - self.draw(view) if peak else float("inf")
-        watts = [self._power.job_watts.get(job.job_id, self._power.node.busy_w) for job in window]
-        powers = [job.partition_size * (w - self._power.node.idle_w) for job, w in zip(window, watts, strict=True)]
+        watts = [job_watts(self._power, job) for job in window]
+        powers = [added_draw(self._power, job, job.partition_size) for job in window]
         if self.selection == "knapsack":
             chosen = [
                 window[i] for i in knapsack_subset([job.partition_size for job in window], powers, view.free_count(), headroom)

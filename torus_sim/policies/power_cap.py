@@ -1,0 +1,256 @@
+"""Power capping: EASY backfilling inside a machine power cap, constant or held in hours of the day.
+
+A job starts only where the machine's predicted draw stays under the cap over its whole predicted
+run: nodes and watts are two resources, and EASY's rules hold for both. Each pass starts jobs in
+queue order while the first one fits (a free partition or enough nodes, and watts under the cap);
+the first job that does not fit gets a reservation at the earliest time both its nodes and its watts
+are free over its predicted window (the running jobs' predicted ends give back nodes and watts, the
+cap's schedule changes the watts); a later job starts now only where its nodes and watts stay free
+of that reservation (on a cluster EASY's "extra nodes", on the torus a partition that leaves the
+head's, as conservative backfilling reserves it; the watts the same way).
+
+The draw is N x idle_w plus each running job's allocated nodes x (its watts per node - idle_w)
+(:func:`~torus_sim.policies.power_aware.machine_draw`; down nodes at the idle draw). The cap is
+``cap`` x the machine's busy draw N x busy_w; with ``cap_hours`` (``START-END`` on the run's clock,
+``clock_start_hour``) it holds only in those hours of every day and there is none outside them (a
+demand-response window), and the engine runs a pass where the cap begins or ends while jobs wait.
+
+Two rules keep the run going: the machine is never idle with work that fits (when nothing runs, the
+first waiting job starts if its nodes are free, whatever its watts: a job that draws more than the
+cap alone can only run this way), and a first waiting job that no time within the schedule can hold
+under the cap is reserved at the time the running jobs are predicted to be all done, and backfilled
+jobs must end by then.
+
+References:
+    Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (backfilling with reservations);
+    SC'13 (Yang et al.) and JSSPP'13 (Zhou et al.) §1 (a power budget over hours of the day on Blue
+    Gene). EASY with the cap as a second resource is the rule of power-capped batch schedulers (e.g.
+    Bodas et al., "Simple power-aware scheduler to limit power consumption by HPC system within a
+    budget", E2SC 2014); the default cap (0.8 of the busy draw) is ours.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from torus_sim.energy.daily_hours import DAY, DailyHours
+from torus_sim.errors import ConfigurationError
+from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile
+from torus_sim.policies.base import Policy, Reserve, Start
+from torus_sim.policies.power_aware import added_draw, machine_draw, run_power
+
+__all__ = ["HeadroomProfile", "PowerCapPolicy"]
+
+WATT_SLACK = 1e-6
+"""Watts of rounding a job may exceed the headroom by (sums of watts in floating point)."""
+
+
+class HeadroomProfile(AvailabilityProfile):
+    """Watts left under the cap over time from now on: cap(t) - predicted draw(t), a step function.
+
+    Args:
+        now: the current time, seconds.
+        draw: the machine's draw now, watts.
+        releases: ``(end_at, watts)`` of every running job: its predicted end and what its end takes
+            off the draw.
+        cap_at: the cap in force from a time on, watts (inf: none), ``cap_at(t) -> float``.
+        cap_changes: times after ``now`` where the cap may change, seconds.
+
+    Attributes:
+        dates: ascending breakpoints, seconds; ``dates[0] == now``.
+        free: watts left from ``dates[i]`` to ``dates[i + 1]`` (the last one to infinity); inf without a cap.
+    """
+
+    value_type = float
+
+    def __init__(self, now: float, draw: float, releases, cap_at, cap_changes) -> None:
+        soon = math.nextafter(now, math.inf)
+        falls: dict[float, float] = {}
+        for end_at, watts in releases:
+            at = max(end_at, soon)
+            falls[at] = falls.get(at, 0.0) + watts
+        dates = sorted({now, *falls, *(at for at in cap_changes if at > now)})
+        self.dates, self.free = [], []
+        for at in dates:
+            draw -= falls.get(at, 0.0)
+            self.dates.append(at)
+            self.free.append(cap_at(at) - draw)
+
+
+class PowerCapPolicy(Policy):
+    """EASY backfilling that keeps the machine's predicted draw under a power cap (module docstring).
+
+    Args:
+        cap: the cap as a share of the machine's busy draw N x busy_w (> the idle share idle_w / busy_w,
+            at most 10: a job may draw more than busy_w per node).
+        cap_hours: ``"START-END"``: the cap holds only in those hours of every day (run's clock); None:
+            at every hour.
+        placement: which nodes a job gets (MFP on a torus, lowest free ids on a cluster when None).
+
+    Raises:
+        ConfigurationError: a parameter out of its domain; at the run's start, a run without power
+            accounting or a cap not above the idle draw.
+
+    References:
+        Module docstring (EASY; Mu'alem and Feitelson 2001; SC'13, JSSPP'13; Bodas et al. 2014).
+    """
+
+    name = "power-cap"
+    workloads = ("online",)
+    passes_at_own_times = True
+
+    def __init__(self, cap: float = 0.8, cap_hours: str | None = None, placement=None) -> None:
+        if not isinstance(cap, (int, float)) or isinstance(cap, bool) or not 0 < cap <= 10:
+            raise ConfigurationError(f"power-cap: cap must be a share in (0, 10] of the machine's busy draw, got {cap!r}")
+        if cap_hours is not None and not isinstance(cap_hours, str):
+            raise ConfigurationError(f"power-cap: cap_hours must be text START-END (14-20), got {cap_hours!r}")
+        self.cap = float(cap)
+        self.hours = None if cap_hours is None else DailyHours(cap_hours, "power-cap", "cap_hours")
+        self.placement = placement
+        self.cap_w = math.inf
+        self._power = None
+        self._nodes = 0
+
+    def settings(self) -> str:
+        """The cap in words (a run's header)."""
+        when = f" in hours {self.hours.describe()} of each day" if self.hours is not None else ""
+        return f"cap {self.cap:g} x the busy draw ({self.cap_w / 1e3:,.1f} kW){when}, EASY inside the cap"
+
+    def attach(self, model) -> None:
+        """Take the run's power inputs; refuse a run without them or a cap not above the idle draw."""
+        super().attach(model)
+        self._power = run_power(model, "power-cap")
+        self._nodes = model.platform.capacity
+        node = self._power.node
+        self.cap_w = self.cap * self._nodes * node.busy_w
+        if self.cap * node.busy_w <= node.idle_w:
+            raise ConfigurationError(
+                f"power-cap: the cap {self.cap:g} x {node.busy_w:,.0f} W per node is not above the idle draw "
+                f"({node.idle_w:,.0f} W): nothing could start under it; give a larger cap (policy parameter cap)"
+            )
+
+    def cap_at(self, at: float) -> float:
+        """The cap in force at ``at`` seconds, watts (inf outside ``cap_hours``)."""
+        if self.hours is None or self.hours.holds([at], self._power.clock_start_hour)[0]:
+            return self.cap_w
+        return math.inf
+
+    def next_pass_after(self, now: float) -> float | None:
+        """Where the cap next begins or ends (seconds), for the pass there; None for a constant cap."""
+        if self.hours is None:
+            return None
+        changes = self.hours.breakpoints(now, now + 2 * DAY, self._power.clock_start_hour)
+        return float(changes[0]) if len(changes) else None
+
+    def plan(self, view):
+        """Start in order while the first job fits under the cap, reserve for the first that does not, backfill.
+
+        The nodes follow EASY's pass (:func:`~torus_sim.policies.backfilling.easy_pass`: ``view.place``,
+        and ``keep_room`` at the shadow time for a job predicted to run past it); the watts follow the
+        :class:`HeadroomProfile`, in which the first blocked job's watts are reserved over its window.
+        """
+        jobs = view.queue.jobs()
+        if not jobs:
+            return
+        now, power = view.now, self._power
+        running = list(view.running.values())
+        ends = [(view.predicted_end(job), job) for job in running]
+        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs]
+        last_end = max([now] + [end_at for end_at, _ in ends])
+        horizon = max(last_end, now + max(durations)) + DAY
+        changes = [] if self.hours is None else self.hours.breakpoints(now, horizon, power.clock_start_hour).tolist()
+        headroom = HeadroomProfile(
+            now,
+            machine_draw(power, self._nodes, running),
+            [(end_at, added_draw(power, job, job.allocated_size)) for end_at, job in ends],
+            self.cap_at,
+            changes,
+        )
+        busy = bool(running)
+        position = 0
+        for position, job in enumerate(jobs):  # start in order while the first job fits
+            duration, watts = durations[position], added_draw(power, job, job.partition_size)
+            if not (headroom.fits(now, watts - WATT_SLACK, duration) or not busy):
+                break
+            where = view.place(job, placement=self.placement)
+            if where is None:
+                break
+            yield Start(job, where)
+            headroom.reserve(now, duration, watts)
+            busy, last_end = True, max(last_end, now + duration)
+        else:
+            return
+        head, head_duration = jobs[position], durations[position]
+        need, head_watts = head.partition_size, added_draw(power, head, head.partition_size)
+        shadow_at, alone = self._shadow(view, head, head_duration, head_watts, headroom)
+        if alone:  # never under the cap: it runs alone once all that runs is done
+            shadow_at = last_end
+        else:
+            headroom.reserve(shadow_at, head_duration, head_watts)
+        yield Reserve(head, shadow_at)
+        occupancy = self._occupancy_at(view, shadow_at)
+        free = view.free_count()
+        for job, duration in zip(jobs[position + 1 :], durations[position + 1 :], strict=True):
+            if free == 0:
+                break
+            size = job.partition_size
+            if size > free:
+                continue
+            watts = added_draw(power, job, size)
+            if not headroom.fits(now, watts - WATT_SLACK, duration):
+                continue
+            if now + duration <= shadow_at:
+                where = view.place(job, placement=self.placement)
+            elif alone:
+                continue
+            else:
+                where = view.place(job, keep_room=(occupancy, need), placement=self.placement)
+                if where is not None:
+                    occupancy.occupy(where)
+            if where is None:
+                continue
+            yield Start(job, where)
+            headroom.reserve(now, duration, watts)
+            free = view.free_count()
+
+    def _shadow(self, view, head, duration: float, watts: float, headroom: HeadroomProfile) -> tuple[float, bool]:
+        """The blocked first job's reservation: the earliest time its nodes and its watts stay free for ``duration``.
+
+        Its nodes from the availability profile of the running jobs' predicted ends (a partition on the
+        torus), its watts from ``headroom``.
+
+        Returns:
+            (time in seconds, False); (inf, False) when its nodes are never free (EASY's shadow at
+            infinity); (inf, True) when its nodes are but its watts never fit under the cap within the
+            schedule (it will run alone).
+        """
+        nodes = availability_profile(view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement)
+        earliest, _ = nodes.earliest(head.partition_size, duration)
+        if math.isinf(earliest):
+            return math.inf, False
+        cluster = view.platform.kind == "cluster"
+        times = sorted({*nodes.dates, *headroom.dates})
+        for at in times[bisect.bisect_left(times, earliest) :]:
+            if not headroom.fits(at, watts - WATT_SLACK, duration):
+                continue
+            if cluster:
+                if nodes.fits(at, head.partition_size, duration):
+                    return at, False
+            elif nodes.free_at(at, head.partition_size, duration) is not None:
+                return at, False
+        return math.inf, True
+
+    @staticmethod
+    def _occupancy_at(view, at: float):
+        """The planning occupancy at ``at``: running jobs predicted to end by then and repairs due by then freed."""
+        occupancy = view.snapshot()
+        if math.isinf(at):
+            return occupancy
+        for job in view.running.values():
+            if view.predicted_end(job) <= at:
+                occupancy.vacate(job)
+        for repair_at, node in view.platform.repairs_ahead():
+            if repair_at <= at:
+                occupancy.vacate_node(node)
+        return occupancy
