@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torus_sim.energy.caps import PowerCap
 from torus_sim.energy.job_power import job_power_source
 from torus_sim.energy.node_power import NodePower, node_power
 from torus_sim.energy.tariffs import tariff
@@ -39,7 +40,11 @@ def small_runs(draw):
     spec = draw(st.sampled_from(["flat:0.2", "tou:0.1:3", "tou:0.05:2:22-6"]))
     clock = float(draw(st.integers(0, 23)))
     record = SimulationRecord(None, attempts, None, failures, nodes, {}, float(horizon), "cluster")
-    return record, watts, node, tariff(spec), clock
+    cap = None
+    if draw(st.booleans()):  # a level of k + 0.5 W never equals a draw (whole watts): no tie to round either way
+        share = (draw(st.integers(500, 9000)) + 0.5) / (nodes * 500.0)
+        cap = PowerCap.of(share, draw(st.sampled_from([None, "8-20", "22-6"])))
+    return record, watts, node, tariff(spec), clock, cap
 
 
 def per_second(record, watts, node, price, clock):
@@ -59,16 +64,23 @@ def per_second(record, watts, node, price, clock):
         down_nodes += down
     draw = job_draw + down_nodes * node.down_w + (record.capacity_total - busy_nodes - down_nodes) * node.idle_w
     rate = price.price_at(seconds, clock)
-    return float(draw.sum()), float((draw * rate).sum() / 3.6e6), float((wasted_draw * rate).sum() / 3.6e6)
+    return float(draw.sum()), float((draw * rate).sum() / 3.6e6), float((wasted_draw * rate).sum() / 3.6e6), draw
 
 
 @settings(max_examples=80, deadline=None)
 @given(small_runs())
-def test_energy_and_bill_equal_a_per_second_sum(case):
-    record, watts, node, price, clock = case
-    account = account_energy(record, watts, node, price, clock)
-    energy, bill, wasted_bill = per_second(record, watts, node, price, clock)
+def test_energy_bill_and_time_over_the_cap_equal_a_per_second_sum(case):
+    record, watts, node, price, clock, cap = case
+    account = account_energy(record, watts, node, price, clock, cap=cap)
+    energy, bill, wasted_bill, draw = per_second(record, watts, node, price, clock)
     summary = account.summary
+    if cap is None:
+        assert "hours_over_cap" not in summary
+    else:  # the time and the energy above the cap's line, second by second
+        level = cap.at(np.arange(len(draw), dtype=float), record.capacity_total, node.busy_w, clock)
+        over = draw > level
+        assert summary["hours_over_cap"] * 3600.0 == pytest.approx(float(over.sum()), rel=1e-9, abs=1e-9)
+        assert summary["energy_over_cap_kwh"] * 3.6e6 == pytest.approx(float((draw - level)[over].sum()), rel=1e-9, abs=1e-6)
     assert summary["energy_kwh"] * 3.6e6 == pytest.approx(energy, rel=1e-9, abs=1e-6)
     assert summary["bill"] == pytest.approx(bill, rel=1e-9, abs=1e-9)
     assert summary["wasted_bill"] == pytest.approx(wasted_bill, rel=1e-9, abs=1e-9)

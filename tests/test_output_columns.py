@@ -11,7 +11,13 @@ RUNS = {
     "torus": {"max_jobs": 150, "failures": "synthetic:20"},
     "torus, tie-break": {"max_jobs": 150, "failures": "synthetic:20", "policy": "tiebreak"},
     "cluster with fairness": {"platform": "cluster", "policy": "PV-EASY", "fairness": True, "max_jobs": 150},
-    "torus with power accounting": {"max_jobs": 150, "failures": "synthetic:20", "power": True, "price": "tou:0.05:3"},
+    "torus with power accounting": {
+        "max_jobs": 150,
+        "failures": "synthetic:20",
+        "power": True,
+        "price": "tou:0.05:3",
+        "power_cap": 0.8,
+    },
     "rigid batch": {
         "platform": "cluster",
         "workload": "rigid",

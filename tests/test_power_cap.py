@@ -39,7 +39,7 @@ def test_a_cap_that_never_binds_gives_fcfs_easy_job_for_job(platform, failures):
     """
     settings = {**TORUS_POWER, **platform, "workload": SDSC, "max_jobs": 2500, "failures": failures}
     easy = run(Scenario.make("easy", **settings, policy="FCFS-EASY"))
-    capped = run(Scenario.make("capped", **settings, policy="power-cap", policy_params={"cap": 10}))
+    capped = run(Scenario.make("capped", **settings, policy="power-cap", power_cap=10))
     assert (_starts(capped) == _starts(easy)).all()
     assert capped.summary["jobs"] == easy.summary["jobs"] == 2500
 
@@ -69,7 +69,7 @@ def test_the_draw_stays_under_the_cap_unless_a_job_runs_alone_and_waits_grow_as_
     settings = {**TORUS_POWER, "max_jobs": 3000, "failures": "none"}
     waits = {}
     for cap in (1.0, 0.8):
-        result = run(Scenario.make("cap", **settings, policy="power-cap", policy_params={"cap": cap}))
+        result = run(Scenario.make("cap", **settings, policy="power-cap", power_cap=cap))
         assert _over_the_cap(result, cap * 128 * 11200.0) == []
         assert result.summary["jobs"] == 3000
         waits[cap] = result.summary["mean_wait"]
@@ -82,13 +82,13 @@ def test_the_draw_stays_under_the_cap_unless_a_job_runs_alone_and_waits_grow_as_
 def test_a_cap_held_in_hours_of_the_day_binds_only_then():
     """cap_hours 8-20: the draw stays under 0.7 x the busy draw from 8:00 to 20:00 (t = 0 at 0:00) and goes above it at night."""
     settings = {**TORUS_POWER, "max_jobs": 3000, "failures": "none"}
-    result = run(Scenario.make("day", **settings, policy="power-cap", policy_params={"cap": 0.7, "cap_hours": "8-20"}))
+    result = run(Scenario.make("day", **settings, policy="power-cap", power_cap=0.7, power_cap_hours="8-20"))
     cap_w = 0.7 * 128 * 11200.0
     assert _over_the_cap(result, cap_w, (8.0, 20.0)) == []
     assert _over_the_cap(result, cap_w, (20.0, 24.0)) or _over_the_cap(result, cap_w, (0.0, 8.0))
 
 
-def _cluster_run(tmp_path, rows, watts, **policy_params):
+def _cluster_run(tmp_path, rows, watts, **cap):
     """A 4-node cluster (100 W idle, 200 W busy per node: cap share x 800 W), jobs ``(id, submit, run, procs, request)``."""
     trace = tmp_path / "trace.swf"
     trace.write_text(
@@ -109,7 +109,7 @@ def _cluster_run(tmp_path, rows, watts, **policy_params):
             price="flat:0.1",
             clock_start_hour=12.0,
             policy="power-cap",
-            policy_params=policy_params,
+            **cap,
         )
     )
 
@@ -120,7 +120,7 @@ def test_the_first_blocked_job_keeps_its_watts_and_a_job_that_leaves_them_backfi
     120 W: +20 W, 1,000 s) runs past the reservation and leaves job 2 its watts: it backfills at once. Job 4 (1 node at
     300 W: +200 W) fits no watts until job 2 has ended (1,100 s)."""
     rows = [(1, 0, 1000, 2, 1000), (2, 10, 100, 1, 100), (3, 20, 1000, 1, 1000), (4, 30, 100, 1, 100)]
-    result = _cluster_run(tmp_path, rows, {1: 200, 2: 300, 3: 120, 4: 300}, cap=0.875)
+    result = _cluster_run(tmp_path, rows, {1: 200, 2: 300, 3: 120, 4: 300}, power_cap=0.875)
     started = _starts(result)
     assert (started[1], started[2], started[3], started[4]) == (0.0, 1000.0, 20.0, 1100.0)
 
@@ -130,7 +130,7 @@ def test_a_backfill_that_would_take_the_watts_the_blocked_job_needs_waits(tmp_pa
     1,000 s, where it leaves no watts. Job 3 (1 node at 150 W: +50 W, 5,000 s) fits now but would still run then: it
     waits (and starts after job 2, at 1,100 s); job 4 (the same, 500 s) ends by 1,000 s: it backfills at once."""
     rows = [(1, 0, 1000, 1, 1000), (2, 10, 100, 2, 100), (3, 20, 5000, 1, 5000), (4, 30, 500, 1, 500)]
-    result = _cluster_run(tmp_path, rows, {1: 300, 2: 250, 3: 150, 4: 150}, cap=0.875)
+    result = _cluster_run(tmp_path, rows, {1: 300, 2: 250, 3: 150, 4: 150}, power_cap=0.875)
     started = _starts(result)
     assert (started[1], started[2], started[3], started[4]) == (0.0, 1000.0, 1100.0, 30.0)
 
@@ -139,7 +139,7 @@ def test_a_job_held_by_the_cap_starts_when_the_cap_hours_end(tmp_path):
     """Cap 600 W in hours 12-14 on a clock starting at 12:00: job 2 (+400 W over job 1's 600 W) starts at 14:00
     (t = 7,200 s, a pass where the cap ends), not at job 1's end (100,000 s)."""
     rows = [(1, 0, 100_000, 1, 100_000), (2, 10, 100, 2, 100)]
-    result = _cluster_run(tmp_path, rows, {1: 300, 2: 300}, cap=0.75, cap_hours="12-14")
+    result = _cluster_run(tmp_path, rows, {1: 300, 2: 300}, power_cap=0.75, power_cap_hours="12-14")
     started = _starts(result)
     assert started[1] == 0.0
     assert started[2] == 7_200.0
@@ -150,22 +150,28 @@ def test_a_job_over_the_cap_by_itself_runs_alone_after_the_others(tmp_path):
     (1,000 s) and starts then on the idle machine; job 3 (ends by then) backfills; job 4 (would run past it) waits
     until job 2 is done (1,100 s)."""
     rows = [(1, 0, 1000, 1, 1000), (2, 10, 100, 4, 100), (3, 20, 500, 1, 500), (4, 30, 5000, 1, 5000)]
-    result = _cluster_run(tmp_path, rows, {1: 200, 2: 400, 3: 150, 4: 150}, cap=0.75)
+    result = _cluster_run(tmp_path, rows, {1: 200, 2: 400, 3: 150, 4: 150}, power_cap=0.75)
     started = _starts(result)
     assert started[2] == 1000.0
     assert started[3] == 20.0
     assert started[4] == 1100.0
+    # the summary sees it: 100 s at 400 + 4 x 300 = 1,600 W, 1,000 W above the cap
+    assert result.summary["cap_kw"] == pytest.approx(0.6)
+    assert result.summary["hours_over_cap"] == pytest.approx(100.0 / 3600.0)
+    assert result.summary["energy_over_cap_kwh"] == pytest.approx(1000.0 * 100.0 / 3.6e6)
 
 
-def test_the_policy_refuses_a_run_without_power_a_cap_below_the_idle_draw_and_bad_hours():
+def test_the_policy_refuses_a_run_without_power_or_a_cap_a_cap_below_the_idle_draw_and_bad_hours():
     with pytest.raises(ConfigurationError, match="needs power accounting"):
         run(Scenario.make("no power", max_jobs=20, policy="power-cap"))
+    with pytest.raises(ConfigurationError, match="needs a power cap"):
+        run(Scenario.make("no cap", max_jobs=20, policy="power-cap", power=True))
     with pytest.raises(ConfigurationError, match="not above the idle draw"):
-        run(Scenario.make("low", max_jobs=20, policy="power-cap", power=True, policy_params={"cap": 0.5}))
-    with pytest.raises(ConfigurationError, match="parameter 'cap'"):
-        run(Scenario.make("bad", max_jobs=20, policy="power-cap", power=True, policy_params={"cap": "high"}))
-    with pytest.raises(ConfigurationError, match="cap_hours"):
-        run(Scenario.make("bad", max_jobs=20, policy="power-cap", power=True, policy_params={"cap_hours": "25-3"}))
+        run(Scenario.make("low", max_jobs=20, policy="power-cap", power=True, power_cap=0.5))
+    with pytest.raises(ConfigurationError, match="power_cap"):
+        Scenario.make("bad", max_jobs=20, policy="power-cap", power=True, power_cap="high")
+    with pytest.raises(ConfigurationError, match="power_cap_hours"):
+        Scenario.make("bad", max_jobs=20, policy="power-cap", power=True, power_cap=0.8, power_cap_hours="25-3")
 
 
 def test_the_headroom_profile_is_the_cap_less_the_predicted_draw_at_every_step():

@@ -492,6 +492,7 @@ def _run(args) -> int:
             f"power     {node['unit']} idle {node['idle_w']:,.0f} W, busy {node['busy_w']:,.0f} W, down {node['down_w']:,.0f} W "
             f"(busy: {power['sources']['busy']}; idle: {power['sources']['idle']}); jobs: {power['job_power']}; "
             f"price: {power['tariff']}; t = 0 at {scenario.clock_start_hour:g}:00"
+            + (f"; {power['cap']}" if power.get("cap") else "")
         )
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)

@@ -309,6 +309,8 @@ class PowerInputs:
         source: the job-power source (its ``describe()`` for the header).
         tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
         clock_start_hour: the hour of the day at t = 0.
+        cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None.
+        nodes: N, the platform's nodes (midplanes on a torus): the cap's level is ``cap.watts(nodes, node.busy_w)``.
     """
 
     node: object
@@ -316,6 +318,8 @@ class PowerInputs:
     source: object
     tariff: object
     clock_start_hour: float = 0.0
+    cap: object = None
+    nodes: int = 0
 
     def manifest(self) -> dict:
         """The run manifest's ``power`` entry: node figures with their sources, job power, tariff."""
@@ -325,20 +329,23 @@ class PowerInputs:
             "sources": dict(node.sources),
             "job_power": self.source.describe(),
             "tariff": self.tariff.describe(),
+            **({"cap": self.cap.describe(self.nodes, node.busy_w)} if self.cap is not None else {}),
         }
 
 
-def load_power(scenario, job_ids) -> PowerInputs:
+def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     """The power inputs of a run whose scenario has ``power`` on.
 
     Args:
         scenario: the run (its ``[power]`` fields, its platform kind's machine, its seed).
         job_ids: every job id of the workload (the uniform model draws per job id, the same under every policy).
+        nodes: N, the platform's nodes (midplanes on a torus), for the power cap's level.
 
     Raises:
         ConfigurationError: a bad job-power or price specification, idle above busy.
         FileNotFoundError, InputFileError: a missing, empty or malformed job-power or price file.
     """
+    from torus_sim.energy.caps import PowerCap
     from torus_sim.energy.job_power import job_power_source
     from torus_sim.energy.node_power import node_power
     from torus_sim.energy.tariffs import tariff
@@ -348,4 +355,5 @@ def load_power(scenario, job_ids) -> PowerInputs:
     ids = np.asarray(list(job_ids), dtype=np.int64)
     watts = source.watts(ids, node.busy_w, scenario.seed)
     job_watts = dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True))
-    return PowerInputs(node, job_watts, source, tariff(scenario.price), scenario.clock_start_hour)
+    cap = PowerCap.of(scenario.power_cap, scenario.power_cap_hours)
+    return PowerInputs(node, job_watts, source, tariff(scenario.price), scenario.clock_start_hour, cap, int(nodes))

@@ -143,7 +143,10 @@ def model_arguments(
 
         jobs = workload.jobs
         ids = getattr(jobs, "job_id", None)
-        keywords["power"] = inputs.get("power") or load_power(scenario, ids if ids is not None else [job.job_id for job in jobs])
+        nodes = platform if isinstance(platform, int) else platform.capacity
+        keywords["power"] = inputs.get("power") or load_power(
+            scenario, ids if ids is not None else [job.job_id for job in jobs], nodes
+        )
         inputs["power"] = keywords["power"]
     return (workload, policy, platform, inputs["failures"]), keywords
 
@@ -372,7 +375,7 @@ def _account_power(result: RunResult, model: SchedulingModel) -> None:
     power = model.power  # read when the model was built (model_arguments)
     attempts = record.attempts
     watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
-    energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour)
+    energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap)
     result.summary.update(energy.summary)
     jobs = result.jobs
     jobs.insert(len(jobs.columns), "power_w", jobs["job_id"].map(power.job_watts).astype(float))

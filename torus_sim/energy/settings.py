@@ -11,7 +11,17 @@ from pydantic import BaseModel, Field, field_validator
 
 __all__ = ["POWER_FIELDS", "PowerSettings"]
 
-POWER_FIELDS = ("power", "job_power", "price", "node_idle_w", "node_busy_w", "node_down_w", "clock_start_hour")
+POWER_FIELDS = (
+    "power",
+    "job_power",
+    "price",
+    "node_idle_w",
+    "node_busy_w",
+    "node_down_w",
+    "clock_start_hour",
+    "power_cap",
+    "power_cap_hours",
+)
 """The ``[power]`` section's fields, in the order the command line lists them."""
 
 
@@ -29,6 +39,10 @@ class PowerSettings(BaseModel):
             machine's figures (:func:`torus_sim.energy.node_power.node_power`).
         node_down_w: watts of a failed or repairing node (0: switched off).
         clock_start_hour: the hour of the day at t = 0 (the log's first submission), for on-peak hours.
+        power_cap: a machine power cap as a share of its busy draw N x busy_w (None: no cap): what the
+            ``power-cap`` policy keeps the draw under and what ``hours_over_cap`` / ``energy_over_cap_kwh``
+            measure every policy against (:class:`~torus_sim.energy.caps.PowerCap`).
+        power_cap_hours: ``START-END``: the cap holds only in those hours of each day (None: always).
     """
 
     power: bool = Field(False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power")
@@ -46,6 +60,24 @@ class PowerSettings(BaseModel):
     )
     node_down_w: float = Field(0.0, ge=0, allow_inf_nan=False, description="watts of a failed or repairing node")
     clock_start_hour: float = Field(0.0, ge=0, lt=24, allow_inf_nan=False, description="hour of the day at t = 0 (on-peak hours)")
+
+    power_cap: float | None = Field(
+        None, gt=0, le=10, allow_inf_nan=False, description="power cap, a share of the machine's busy draw (none by default)"
+    )
+    power_cap_hours: str | None = Field(None, description="hours START-END of each day the power cap holds (default: every hour)")
+
+    @field_validator("power_cap_hours")
+    @classmethod
+    def _cap_hours(cls, value: str | None) -> str | None:
+        if value is not None:
+            from torus_sim.energy.daily_hours import DailyHours
+            from torus_sim.errors import ConfigurationError
+
+            try:
+                DailyHours(value, "power_cap_hours")
+            except ConfigurationError:
+                raise ValueError("expected hours of the day START-END within 0-24, START != END (14-20)") from None
+        return value
 
     @field_validator("job_power", "price")
     @classmethod

@@ -111,7 +111,13 @@ def power_timeline(
 
 
 def account_energy(
-    record, attempt_watts: np.ndarray, node, tariff, clock_start_hour: float = 0.0, horizon: float | None = None
+    record,
+    attempt_watts: np.ndarray,
+    node,
+    tariff,
+    clock_start_hour: float = 0.0,
+    horizon: float | None = None,
+    cap=None,
 ) -> EnergyAccount:
     """Integrate a run's energy, wasted energy, bill and hourly power from its record.
 
@@ -122,6 +128,9 @@ def account_energy(
         tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
         clock_start_hour: the hour of the day at t = 0.
         horizon: the end of the accounted span (default: the last attempt's end, the makespan).
+        cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None: with one, the summary adds
+            ``cap_kw`` (its level), ``hours_over_cap`` (time with the draw above it, hours) and
+            ``energy_over_cap_kwh`` (the energy above the cap's line), integrated exactly like the rest.
 
     Returns:
         The :class:`EnergyAccount`.
@@ -139,7 +148,15 @@ def account_energy(
     times, watts = power_timeline(attempts, attempt_watts, down, record.capacity_total, node.idle_w, node.down_w)
     hours = np.arange(3600.0, horizon, 3600.0)
     cuts = np.unique(
-        np.concatenate([times[times < horizon], hours, tariff.breakpoints(0.0, horizon, clock_start_hour), [horizon]])
+        np.concatenate(
+            [
+                times[times < horizon],
+                hours,
+                tariff.breakpoints(0.0, horizon, clock_start_hour),
+                cap.breakpoints(0.0, horizon, clock_start_hour) if cap is not None else [],
+                [horizon],
+            ]
+        )
     )
     starts, lengths = cuts[:-1], np.diff(cuts)
     draw = watts[np.searchsorted(times, starts, side="right") - 1]
@@ -177,6 +194,12 @@ def account_energy(
         "mean_power_kw": total_j / horizon / 1000.0 if horizon > 0 else 0.0,
         "mean_price": bill / (total_j / JOULES_PER_KWH) if total_j > 0 else float("nan"),
     }
+    if cap is not None:
+        level = cap.at(starts, record.capacity_total, node.busy_w, clock_start_hour)
+        over = (draw > level) & (lengths > 0)
+        summary["cap_kw"] = cap.watts(record.capacity_total, node.busy_w) / 1000.0
+        summary["hours_over_cap"] = float(lengths[over].sum()) / 3600.0
+        summary["energy_over_cap_kwh"] = float(((draw[over] - level[over]) * lengths[over]).sum()) / JOULES_PER_KWH
     job_kwh = pd.Series(attempt_j / JOULES_PER_KWH, index=attempts["job_id"].to_numpy()).groupby(level=0).sum()
     return EnergyAccount(summary, attempt_j, job_kwh, hourly[["hour", "energy_kwh", "mean_power_kw", "price", "cost"]])
 

@@ -10,10 +10,12 @@ of that reservation (on a cluster EASY's "extra nodes", on the torus a partition
 head's, as conservative backfilling reserves it; the watts the same way).
 
 The draw is N x idle_w plus each running job's allocated nodes x (its watts per node - idle_w)
-(:func:`~torus_sim.policies.power_aware.machine_draw`; down nodes at the idle draw). The cap is
-``cap`` x the machine's busy draw N x busy_w; with ``cap_hours`` (``START-END`` on the run's clock,
-``clock_start_hour``) it holds only in those hours of every day and there is none outside them (a
-demand-response window), and the engine runs a pass where the cap begins or ends while jobs wait.
+(:func:`~torus_sim.policies.power_aware.machine_draw`; down nodes at the idle draw). The cap is the
+run's (:class:`~torus_sim.energy.caps.PowerCap`): ``power_cap`` x the machine's busy draw N x busy_w;
+with ``power_cap_hours`` (``START-END`` on the run's clock, ``clock_start_hour``) it holds only in those
+hours of every day and there is none outside them (a demand-response window), and the engine runs a
+pass where the cap begins or ends while jobs wait. The summary measures every policy against the same
+cap (``hours_over_cap``, ``energy_over_cap_kwh``).
 
 Two rules keep the run going: the machine is never idle with work that fits (when nothing runs, the
 first waiting job starts if its nodes are free, whatever its watts: a job that draws more than the
@@ -26,7 +28,7 @@ References:
     SC'13 (Yang et al.) and JSSPP'13 (Zhou et al.) §1 (a power budget over hours of the day on Blue
     Gene). EASY with the cap as a second resource is the rule of power-capped batch schedulers (e.g.
     Bodas et al., "Simple power-aware scheduler to limit power consumption by HPC system within a
-    budget", E2SC 2014); the default cap (0.8 of the busy draw) is ours.
+    budget", E2SC 2014).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from __future__ import annotations
 import bisect
 import math
 
-from torus_sim.energy.daily_hours import DAY, DailyHours
+from torus_sim.energy.daily_hours import DAY
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile
 from torus_sim.policies.base import Policy, Reserve, Start
@@ -79,18 +81,17 @@ class HeadroomProfile(AvailabilityProfile):
 
 
 class PowerCapPolicy(Policy):
-    """EASY backfilling that keeps the machine's predicted draw under a power cap (module docstring).
+    """EASY backfilling that keeps the machine's predicted draw under the run's power cap (module docstring).
+
+    The cap is the run's (``power_cap``, ``power_cap_hours``: :class:`~torus_sim.energy.caps.PowerCap`),
+    the one the summary measures every policy against (``hours_over_cap``).
 
     Args:
-        cap: the cap as a share of the machine's busy draw N x busy_w (> the idle share idle_w / busy_w,
-            at most 10: a job may draw more than busy_w per node).
-        cap_hours: ``"START-END"``: the cap holds only in those hours of every day (run's clock); None:
-            at every hour.
         placement: which nodes a job gets (MFP on a torus, lowest free ids on a cluster when None).
 
     Raises:
-        ConfigurationError: a parameter out of its domain; at the run's start, a run without power
-            accounting or a cap not above the idle draw.
+        ConfigurationError: at the run's start, a run without power accounting or without a cap, or a
+            cap not above the idle draw.
 
     References:
         Module docstring (EASY; Mu'alem and Feitelson 2001; SC'13, JSSPP'13; Bodas et al. 2014).
@@ -100,47 +101,40 @@ class PowerCapPolicy(Policy):
     workloads = ("online",)
     passes_at_own_times = True
 
-    def __init__(self, cap: float = 0.8, cap_hours: str | None = None, placement=None) -> None:
-        if not isinstance(cap, (int, float)) or isinstance(cap, bool) or not 0 < cap <= 10:
-            raise ConfigurationError(f"power-cap: cap must be a share in (0, 10] of the machine's busy draw, got {cap!r}")
-        if cap_hours is not None and not isinstance(cap_hours, str):
-            raise ConfigurationError(f"power-cap: cap_hours must be text START-END (14-20), got {cap_hours!r}")
-        self.cap = float(cap)
-        self.hours = None if cap_hours is None else DailyHours(cap_hours, "power-cap", "cap_hours")
+    def __init__(self, placement=None) -> None:
         self.placement = placement
-        self.cap_w = math.inf
         self._power = None
+        self._cap = None
         self._nodes = 0
 
     def settings(self) -> str:
         """The cap in words (a run's header)."""
-        when = f" in hours {self.hours.describe()} of each day" if self.hours is not None else ""
-        return f"cap {self.cap:g} x the busy draw ({self.cap_w / 1e3:,.1f} kW){when}, EASY inside the cap"
+        if self._cap is None:
+            return "EASY inside the run's power cap"
+        return f"{self._cap.describe(self._nodes, self._power.node.busy_w)}, EASY inside the cap"
 
     def attach(self, model) -> None:
-        """Take the run's power inputs; refuse a run without them or a cap not above the idle draw."""
+        """Take the run's power inputs and cap; refuse a run without them or a cap not above the idle draw."""
         super().attach(model)
         self._power = run_power(model, "power-cap")
+        self._cap = self._power.cap
+        if self._cap is None:
+            raise ConfigurationError("power-cap needs a power cap: set power_cap (--power-cap SHARE of the machine's busy draw)")
         self._nodes = model.platform.capacity
         node = self._power.node
-        self.cap_w = self.cap * self._nodes * node.busy_w
-        if self.cap * node.busy_w <= node.idle_w:
+        if self._cap.share * node.busy_w <= node.idle_w:
             raise ConfigurationError(
-                f"power-cap: the cap {self.cap:g} x {node.busy_w:,.0f} W per node is not above the idle draw "
-                f"({node.idle_w:,.0f} W): nothing could start under it; give a larger cap (policy parameter cap)"
+                f"power-cap: the cap {self._cap.share:g} x {node.busy_w:,.0f} W per node is not above the idle draw "
+                f"({node.idle_w:,.0f} W): nothing could start under it; give a larger power_cap"
             )
 
     def cap_at(self, at: float) -> float:
-        """The cap in force at ``at`` seconds, watts (inf outside ``cap_hours``)."""
-        if self.hours is None or self.hours.holds([at], self._power.clock_start_hour)[0]:
-            return self.cap_w
-        return math.inf
+        """The cap in force at ``at`` seconds, watts (inf outside its hours)."""
+        return float(self._cap.at([at], self._nodes, self._power.node.busy_w, self._power.clock_start_hour)[0])
 
     def next_pass_after(self, now: float) -> float | None:
-        """Where the cap next begins or ends (seconds), for the pass there; None for a constant cap."""
-        if self.hours is None:
-            return None
-        changes = self.hours.breakpoints(now, now + 2 * DAY, self._power.clock_start_hour)
+        """Where the cap next begins or ends (seconds), for the pass there; None for a cap at every hour."""
+        changes = self._cap.breakpoints(now, now + 2 * DAY, self._power.clock_start_hour)
         return float(changes[0]) if len(changes) else None
 
     def plan(self, view):
@@ -159,7 +153,7 @@ class PowerCapPolicy(Policy):
         durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs]
         last_end = max([now] + [end_at for end_at, _ in ends])
         horizon = max(last_end, now + max(durations)) + DAY
-        changes = [] if self.hours is None else self.hours.breakpoints(now, horizon, power.clock_start_hour).tolist()
+        changes = self._cap.breakpoints(now, horizon, power.clock_start_hour).tolist()
         headroom = HeadroomProfile(
             now,
             machine_draw(power, self._nodes, running),
