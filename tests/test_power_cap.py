@@ -145,6 +145,18 @@ def test_a_job_held_by_the_cap_starts_when_the_cap_hours_end(tmp_path):
     assert started[2] == 7_200.0
 
 
+def test_an_idle_machine_holds_a_job_until_the_cap_hours_end(tmp_path):
+    """Cap 600 W in hours 12-14 (t = 0 at 12:00): job 1 alone draws 400 + 2 x 200 = 800 W, over the cap though nothing
+    runs; the cap ends at t = 7,200 s and it starts then (the engine's pass at the cap's end, with no other event left:
+    no stall). Job 2 (1 node at 150 W: 450 W, 50 s) ends long before job 1's reservation: it backfills at once."""
+    rows = [(1, 0, 100, 2, 100), (2, 10, 50, 1, 50)]
+    result = _cluster_run(tmp_path, rows, {1: 300, 2: 150}, power_cap=0.75, power_cap_hours="12-14")
+    started = _starts(result)
+    assert started[1] == 7_200.0
+    assert started[2] == 10.0
+    assert result.summary["hours_over_cap"] == 0.0
+
+
 def test_a_job_over_the_cap_by_itself_runs_alone_after_the_others(tmp_path):
     """Cap 600 W. Job 2 draws 4 x 400 W = 1,600 W even alone: it is reserved at the running job's predicted end
     (1,000 s) and starts then on the idle machine; job 3 (ends by then) backfills; job 4 (would run past it) waits

@@ -25,6 +25,9 @@ __all__ = ["EventHandlers"]
 
 _JOB_END = LEVELS[EventPriority.JOB_END]  # the plain int an attempt's end event carries
 
+LONE_TIMED_PASSES = 1_000
+"""Passes a policy may ask for in a row with no other event pending (``passes_at_own_times``) before the run stalls."""
+
 
 class EventHandlers:
     """The model's event handlers and the state changes they share with the pass (a mixin of the model)."""
@@ -49,14 +52,23 @@ class EventHandlers:
         :meth:`~torus_sim.policies.base.Policy.next_pass_after` (one that ``passes_at_own_times``: a
         power cap's next change). Only while other events are pending (a run that would stall without
         it still stalls, with its sentence) and one such pass at a time; a tariff that never changes its
-        price schedules none (looked up over 1, 4, 16, ... days up to about four years).
+        price schedules none (looked up over 1, 4, 16, ... days up to about four years). A policy's own
+        pass comes even when no other event is pending (it may hold a job on an idle machine until its
+        cap ends), :data:`LONE_TIMED_PASSES` times in a row at most: then the run stalls with its sentence.
 
         References:
             SC'13 and JSSPP'13 (jobs held for cheaper hours start when the price falls).
         """
-        if self._price_pass_pending or not len(self.simulator.event_list):
+        if self._price_pass_pending:
             return
         power, now, policy = self.power, self.now, self.policy
+        if not len(self.simulator.event_list):
+            if not policy.passes_at_own_times or self._lone_timed_passes >= LONE_TIMED_PASSES:
+                return
+            self._lone_timed_passes += 1
+            power = None  # only the policy's own time: a price change alone would not start what it holds
+        else:
+            self._lone_timed_passes = 0
         at = math.inf
         if policy.passes_at_own_times:
             wanted = policy.next_pass_after(now)

@@ -290,6 +290,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
         self._handle_price_change = partial(SchedulingModel._on_price_change, self)
         self._price_pass_pending = False
+        self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
         self._handle_failure = partial(SchedulingModel._on_failure, self)
         self._handle_repair = partial(SchedulingModel._on_repair, self)
         self._handle_preventive = partial(SchedulingModel._on_preventive_migration, self)

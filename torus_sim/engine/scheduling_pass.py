@@ -177,7 +177,8 @@ class SchedulingPass:
         Raises:
             SimulationError: a policy that serves the head first left it waiting though it fits.
             PolicyError: nothing runs and the first waiting job fits, yet the pass started nothing
-                (the run would stall: no event would ever start it).
+                (the run would stall: no event would ever start it), unless the policy holds it for a
+                pass it asked for (``passes_at_own_times``: a power cap's end).
         """
         queue = self.queue
         self.pass_open = False
@@ -185,15 +186,16 @@ class SchedulingPass:
             self.returned_jobs = []
         if self.check_head and queue and self._head_fits(queue.head):
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {self.platform.free_count()} nodes free")
-        if queue and not self.running_jobs and self._stalls(queue.head):
+        if queue and ((self.power is not None and self.policy.passes_at_price_changes) or self.policy.passes_at_own_times):
+            self._schedule_price_pass()
+        holds = self._price_pass_pending and self.policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
+        if queue and not self.running_jobs and not holds and self._stalls(queue.head):
             head = queue.head
             raise self._policy_error(
                 head.job_id,
                 f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {self.platform.free_count()} free), "
                 "yet the pass started nothing: no event would ever start it",
             )
-        if queue and ((self.power is not None and self.policy.passes_at_price_changes) or self.policy.passes_at_own_times):
-            self._schedule_price_pass()
         if not self.record_enabled:
             return
         row = {

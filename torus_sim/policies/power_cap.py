@@ -17,11 +17,11 @@ hours of every day and there is none outside them (a demand-response window), an
 pass where the cap begins or ends while jobs wait. The summary measures every policy against the same
 cap (``hours_over_cap``, ``energy_over_cap_kwh``).
 
-Two rules keep the run going: the machine is never idle with work that fits (when nothing runs, the
-first waiting job starts if its nodes are free, whatever its watts: a job that draws more than the
-cap alone can only run this way), and a first waiting job that no time within the schedule can hold
-under the cap is reserved at the time the running jobs are predicted to be all done, and backfilled
-jobs must end by then.
+A job that no time within the cap's schedule holds under it (it draws more than the cap by itself,
+or runs longer than the hours without a cap) runs alone: as the first waiting job it is reserved at
+the time the running jobs are predicted to be all done, backfilled jobs must end by then, and it
+starts on the idle machine. Any other job waits for its watts, on an idle machine too (a cap held in
+hours of the day: the pass where the cap ends starts it).
 
 References:
     Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (backfilling with reservations);
@@ -165,8 +165,10 @@ class PowerCapPolicy(Policy):
         position = 0
         for position, job in enumerate(jobs):  # start in order while the first job fits
             duration, watts = durations[position], added_draw(power, job, job.partition_size)
-            if not (headroom.fits(now, watts - WATT_SLACK, duration) or not busy):
-                break
+            if not headroom.fits(now, watts - WATT_SLACK, duration) and (
+                busy or not self._shadow(view, job, duration, watts, headroom)[1]
+            ):
+                break  # it waits for watts; on an idle machine only a job that no time under the cap holds runs anyway
             where = view.place(job, placement=self.placement)
             if where is None:
                 break
