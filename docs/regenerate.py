@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import shutil
 import subprocess
 import sys
 import time
@@ -212,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         if entry.sweep is None and not entry.script:
             continue
         began = time.perf_counter()
+        if args.write and entry.sweep is not None:  # the stored runs would be resumed: made by the code before the change
+            shutil.rmtree(ROOT / entry.out / "runs", ignore_errors=True)
         line = entry.command(check=args.check)
         beside = Path(sys.executable).parent / "torus-sim"  # this interpreter's environment's, when not on PATH
         if entry.sweep is not None and beside.exists():

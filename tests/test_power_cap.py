@@ -72,6 +72,10 @@ def test_the_draw_stays_under_the_cap_unless_a_job_runs_alone_and_waits_grow_as_
         result = run(Scenario.make("cap", **settings, policy="power-cap", power_cap=cap))
         assert _over_the_cap(result, cap * 128 * 11200.0) == []
         assert result.summary["jobs"] == 3000
+        # the summary's time over the cap is exactly the run time of the jobs over it by themselves (they run alone)
+        jobs = result.jobs
+        alone = jobs["partition_size"] * (jobs["power_w"] - 5600.0) > cap * 128 * 11200.0 - 128 * 5600.0
+        assert result.summary["hours_over_cap"] * 3600.0 == pytest.approx(float(jobs.loc[alone, "runtime"].sum()))
         waits[cap] = result.summary["mean_wait"]
     easy = run(Scenario.make("easy", **settings, policy="FCFS-EASY"))
     assert easy.summary["mean_wait"] < waits[1.0] < waits[0.8]
