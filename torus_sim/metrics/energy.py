@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EnergyAccount", "account_energy", "down_intervals", "power_timeline"]
+__all__ = ["EnergyAccount", "account_energy", "attempts_cost", "down_intervals", "power_timeline"]
 
 JOULES_PER_KWH = 3.6e6
 
@@ -208,11 +208,38 @@ def _wasted_bill(attempts: pd.DataFrame, watts: np.ndarray, tariff, clock_start_
     """What the attempts that did not complete cost: each one's draw x the price over its span, exactly."""
     if attempts.empty:
         return 0.0
-    starts, ends = attempts["started_at"].to_numpy(float), attempts["ended_at"].to_numpy(float)
+    return attempts_cost(
+        attempts["started_at"].to_numpy(float),
+        attempts["ended_at"].to_numpy(float),
+        attempts["nodes"].to_numpy(float),
+        watts,
+        tariff,
+        clock_start_hour,
+    )
+
+
+def attempts_cost(starts, ends, nodes, watts, tariff, clock_start_hour: float = 0.0) -> float:
+    """What attempts' energy cost: each one's nodes x watts per node x the price integrated over its span, exactly.
+
+    Args:
+        starts: each attempt's start, seconds (a float array).
+        ends: each attempt's end, seconds (the same length).
+        nodes: each attempt's allocated nodes.
+        watts: each attempt's job's draw per node, watts.
+        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        clock_start_hour: the hour of the day at t = 0.
+
+    Returns:
+        The cost, in the tariff's currency (its price per kWh x kWh); 0.0 for no attempt.
+    """
+    starts, ends = np.asarray(starts, dtype=float), np.asarray(ends, dtype=float)
+    if not len(starts):
+        return 0.0
+    nodes, watts = np.asarray(nodes, dtype=float), np.asarray(watts, dtype=float)
     low, high = float(starts.min()), float(ends.max())
     cuts = np.unique(np.concatenate([[low, high], tariff.breakpoints(low, high, clock_start_hour)]))
     price = tariff.price_at(cuts[:-1], clock_start_hour)
     # cumulative price x time at each cut, then each attempt's integral by interpolation at its ends (exact: linear between cuts)
     cumulative = np.concatenate([[0.0], np.cumsum(price * np.diff(cuts))])
     integral = np.interp(ends, cuts, cumulative) - np.interp(starts, cuts, cumulative)
-    return float((attempts["nodes"].to_numpy(float) * watts * integral).sum() / JOULES_PER_KWH)
+    return float((nodes * watts * integral).sum() / JOULES_PER_KWH)

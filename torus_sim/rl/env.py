@@ -23,10 +23,12 @@ the future)]; then [free nodes, down nodes, waiting beyond K / (K + waiting), ti
 largest free partition] as fractions; then S values: on the torus, the fraction of the partitions of
 each feasible size that are free (S = number of sizes), on a cluster S = 0.
 
-Reward: ``bsld`` (default): minus the bounded slowdowns of the jobs that completed since the last
-decision, divided by the window's job count (an episode's return is minus its mean bounded slowdown);
-``utilization``: the work (size x runtime) of the jobs that completed since the last decision over
-capacity x the window's submission span (BGL-FAULT §6.1's ω_util, credited as jobs complete).
+Reward (:mod:`torus_sim.rl.rewards`): ``bsld`` (default): minus the bounded slowdowns of the jobs that
+completed since the last decision, divided by the window's job count (an episode's return is minus its
+mean bounded slowdown); ``wait``, ``turnaround``; ``utilization``: the work (size x runtime) of the jobs
+that completed since the last decision over capacity x the window's submission span (BGL-FAULT §6.1's
+ω_util, credited as jobs complete); ``energy_cost``: minus the electricity cost of the attempts that
+ended (with power accounting).
 
 Episodes: a window of ``window`` consecutive jobs of the scenario's workload (an SWF log), starting
 at a job drawn uniformly from the fraction ``start_range`` of the log (RLScheduler's sampling; keep
@@ -66,6 +68,7 @@ from torus_sim.rl.arguments import fractions as _fractions
 from torus_sim.rl.arguments import integer as _integer
 from torus_sim.rl.arguments import shown as _shown
 from torus_sim.rl.arguments import whole as _whole
+from torus_sim.rl.rewards import REWARD_FORMS
 from torus_sim.scenario import Scenario
 from torus_sim.workload.jobs import JobColumns, Workload
 
@@ -76,8 +79,8 @@ INVALID_ACTIONS = ("wait", "raise", "penalty")
 event, as RLScheduler treats it), ``raise`` (a :class:`ConfigurationError` naming it: for debugging an agent)
 or ``penalty`` (a wait, and ``invalid_penalty`` taken off the step's reward)."""
 
-REWARDS = ("bsld", "wait", "turnaround", "utilization")
-"""The reward forms :class:`SchedulingEnv` offers."""
+REWARDS = tuple(REWARD_FORMS)
+"""The reward forms :class:`SchedulingEnv` offers (:mod:`torus_sim.rl.rewards`)."""
 
 
 class _AgentSeat(Policy):
@@ -119,7 +122,9 @@ class SchedulingEnv(gym.Env):
         reward: the objective (:data:`REWARDS`): ``bsld`` (minus the completed jobs' bounded slowdowns over the
             window's job count: the return is minus the window's mean bounded slowdown), ``wait`` and
             ``turnaround`` (minus their waits, or submission-to-end times, in seconds over the job count),
-            ``utilization`` (their size x runtime over capacity x the window's submission span).
+            ``utilization`` (their size x runtime over capacity x the window's submission span),
+            ``energy_cost`` (minus the ended attempts' energy cost under the run's tariff over the job count;
+            needs ``power = true``; :mod:`torus_sim.rl.rewards`).
         job_features: extra per-job features appended to each slot, by name (built in: ``user``,
             ``predicted_runtime`` from the scenario's runtime predictor; more with
             :func:`~torus_sim.policies.agent_observation.register_job_feature`).
@@ -140,7 +145,8 @@ class SchedulingEnv(gym.Env):
 
     Raises:
         ConfigurationError: a bad argument (named: a float or a bool where a whole number is expected,
-            a number out of range), a batch workload, or a window larger than the log.
+            a number out of range), a batch workload, a window larger than the log, or the ``energy_cost``
+            reward without power accounting.
 
     References:
         See the module docstring.
@@ -217,6 +223,14 @@ class SchedulingEnv(gym.Env):
         )
         platform = build_platform(scenario, scenario.nodes or self.workload.processors or 1)
         self._capacity = platform if isinstance(platform, int) else platform.capacity
+        self.power = None  # the power inputs (job watts, tariff) where the scenario accounts for power
+        if getattr(REWARD_FORMS[reward], "needs_power", False) and not scenario.power:
+            raise ConfigurationError(f"reward {reward} needs power accounting: power = true with a price (tou:0.05:3)")
+        if scenario.power:
+            from torus_sim.inputs import load_power
+
+            ids = jobs.column("job_id") if isinstance(jobs, JobColumns) else [job.job_id for job in jobs]
+            self.power = load_power(scenario, ids, self._capacity)
         spec = scenario.failure_spec
         self._failures_per_window = failure_source(spec, scenario.failures_params).generated
         self._failures = None if self._failures_per_window else load_failures(scenario, self._capacity, self.workload)[0]
@@ -271,7 +285,7 @@ class SchedulingEnv(gym.Env):
         self.window_start = start
         self.model_seed = int(self.np_random.integers(2**31 - 1))
         self.model = self.window_model(start, self.model_seed)
-        self._rows_seen = 0
+        self._rows_seen = self._attempts_seen = 0
         self._mask_key = None
         self._decisions = 0
         self._forced = 0
@@ -567,27 +581,5 @@ class SchedulingEnv(gym.Env):
         }
 
     def _reward(self) -> float:
-        """The completed jobs' share of the objective (the ``reward`` argument), since the last decision.
-
-        Read from the rows the engine appended to its jobs table since the last decision (one per completed job).
-        """
-        table = self.model.datacollector.tables["jobs"]
-        first, last = self._rows_seen, len(table["job_id"])
-        self._rows_seen = last
-        if first == last:
-            return 0.0
-        runtime = np.asarray(table["runtime"][first:last], dtype=np.float64)
-        if self.reward_form == "utilization":
-            size = np.asarray(table["size"][first:last], dtype=np.float64)
-            return float(np.dot(size, runtime)) / (self._capacity * max(self._span[1] - self._span[0], 1.0))
-        submitted = np.asarray(table["submitted_at"][first:last], dtype=np.float64)
-        if self.reward_form == "wait":
-            return (
-                -math.fsum((np.asarray(table["first_started_at"][first:last], dtype=np.float64) - submitted).tolist())
-                / self.window
-            )
-        response = np.asarray(table["finished_at"][first:last], dtype=np.float64) - submitted
-        if self.reward_form == "turnaround":
-            return -math.fsum(response.tolist()) / self.window
-        bsld = np.maximum(response / np.maximum(runtime, self.scenario.gamma), 1.0)
-        return -math.fsum(bsld.tolist()) / self.window
+        """The objective's share (the ``reward`` argument, :data:`~torus_sim.rl.rewards.REWARD_FORMS`) since the last decision."""
+        return REWARD_FORMS[self.reward_form](self)

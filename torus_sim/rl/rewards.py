@@ -1,0 +1,99 @@
+"""The reward forms of :class:`~torus_sim.rl.env.SchedulingEnv`, by name.
+
+Each form turns what happened since the agent's last decision into a number: the jobs that completed
+(the engine's ``jobs`` table) or, for the energy cost, every attempt that ended (its ``attempts`` table:
+killed attempts cost too). All are divided by the window's job count, so an episode's return is minus
+the window's mean (or, for utilization, its ω_util).
+
+* ``bsld``: minus the completed jobs' bounded slowdowns (RLScheduler's objective).
+* ``wait``, ``turnaround``: minus their waits (first start - submission) or submission-to-end times, seconds.
+* ``utilization``: their size x runtime over capacity x the window's submission span (BGL-FAULT §6.1's ω_util).
+* ``energy_cost``: minus what the ended attempts' energy cost under the run's tariff (nodes x the job's
+  watts per node x the price integrated over the attempt, exact; the idle machine's draw is not the
+  agent's to move): an agent that starts high-power jobs off-peak and loses fewer to failures earns more.
+  Needs power accounting (``power = true`` with a ``price``; SC'13 and JSSPP'13's objective).
+
+References:
+    Zhang et al., RLScheduler, SC'20 (bsld); BGL-FAULT §6.1 (ω_util); SC'13 (Yang et al.), JSSPP'13 (Zhou
+    et al.): the electricity bill under time-of-use prices.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["REWARD_FORMS", "reward_of"]
+
+
+def _rows(env, table: str, cursor: str) -> dict | None:
+    """The rows of the model's ``table`` appended since the env's ``cursor`` (which moves past them); None: none."""
+    columns = env.model.datacollector.tables[table]
+    first, last = getattr(env, cursor), len(columns["job_id"])
+    setattr(env, cursor, last)
+    if first == last:
+        return None
+    return {name: values[first:last] for name, values in columns.items()}
+
+
+def _completed(env) -> dict | None:
+    """The rows of the jobs completed since the last decision (column -> values), or None."""
+    return _rows(env, "jobs", "_rows_seen")
+
+
+def _bsld(env) -> float:
+    rows = _completed(env)
+    if rows is None:
+        return 0.0
+    runtime = np.asarray(rows["runtime"], dtype=np.float64)
+    response = np.asarray(rows["finished_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
+    bsld = np.maximum(response / np.maximum(runtime, env.scenario.gamma), 1.0)
+    return -math.fsum(bsld.tolist()) / env.window
+
+
+def _wait(env) -> float:
+    rows = _completed(env)
+    if rows is None:
+        return 0.0
+    waits = np.asarray(rows["first_started_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
+    return -math.fsum(waits.tolist()) / env.window
+
+
+def _turnaround(env) -> float:
+    rows = _completed(env)
+    if rows is None:
+        return 0.0
+    response = np.asarray(rows["finished_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
+    return -math.fsum(response.tolist()) / env.window
+
+
+def _utilization(env) -> float:
+    rows = _completed(env)
+    if rows is None:
+        return 0.0
+    size, runtime = np.asarray(rows["size"], dtype=np.float64), np.asarray(rows["runtime"], dtype=np.float64)
+    return float(np.dot(size, runtime)) / (env._capacity * max(env._span[1] - env._span[0], 1.0))
+
+
+def _energy_cost(env) -> float:
+    from torus_sim.metrics.energy import attempts_cost
+
+    rows = _rows(env, "attempts", "_attempts_seen")
+    if rows is None:
+        return 0.0
+    power = env.power
+    watts = [power.job_watts.get(job_id, power.node.busy_w) for job_id in np.asarray(rows["job_id"]).tolist()]
+    cost = attempts_cost(rows["started_at"], rows["ended_at"], rows["nodes"], watts, power.tariff, power.clock_start_hour)
+    return -cost / env.window
+
+
+_energy_cost.needs_power = True
+
+REWARD_FORMS = {"bsld": _bsld, "wait": _wait, "turnaround": _turnaround, "utilization": _utilization, "energy_cost": _energy_cost}
+"""Reward form name -> ``form(env) -> float`` (the reward of the decisions since the last; module docstring)."""
+
+
+def reward_of(name: str):
+    """The reward form ``name`` (:data:`REWARD_FORMS`)."""
+    return REWARD_FORMS[name]
