@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics.energy import power_timeline
@@ -193,13 +195,35 @@ def test_the_policy_refuses_a_run_without_power_or_a_cap_a_cap_below_the_idle_dr
 def test_the_headroom_profile_is_the_cap_less_the_predicted_draw_at_every_step():
     """Draw 1,000 W now; jobs ending at 50 s (-300 W) and 200 s (-200 W); a cap of 900 W in force from 100 s to 300 s."""
 
-    def cap_at(at):
-        return 900.0 if 100.0 <= at < 300.0 else math.inf
+    def cap_levels(times):
+        times = np.asarray(times, dtype=float)
+        return np.where((times >= 100.0) & (times < 300.0), 900.0, math.inf)
 
-    profile = HeadroomProfile(0.0, 1000.0, [(50.0, 300.0), (200.0, 200.0)], cap_at, [100.0, 300.0])
+    profile = HeadroomProfile(0.0, 1000.0, [(50.0, 300.0), (200.0, 200.0)], cap_levels, [100.0, 300.0])
     assert profile.dates == [0.0, 50.0, 100.0, 200.0, 300.0]
     assert profile.free == [math.inf, math.inf, 200.0, 400.0, math.inf]
     assert profile.fits(0.0, 150.0, 150.0) and not profile.fits(0.0, 250.0, 150.0)
     assert profile.earliest(250.0, 150.0) == (200.0, None)
     profile.reserve(200.0, 50.0, 300.0)
     assert profile.free[profile.dates.index(200.0)] == 100.0
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 500), st.integers(-300, 300)), max_size=12),
+    st.lists(st.tuples(st.integers(0, 600), st.integers(-50, 400), st.integers(0, 700)), max_size=4),
+    st.integers(-100, 600),
+    st.integers(0, 800),
+)
+def test_fits_now_is_the_scan_of_fits_from_now(releases, reservations, need, duration):
+    """HeadroomProfile.fits_now (a running minimum and one bisection) answers as AvailabilityProfile.fits from now,
+    before and after reservations."""
+
+    def cap_levels(times):
+        times = np.asarray(times, dtype=float)
+        return np.where(np.mod(times, 400.0) < 200.0, 1000.0, math.inf)
+
+    profile = HeadroomProfile(0.0, 800.0, [(float(at), float(w)) for at, w in releases], cap_levels, [200.0, 400.0, 600.0])
+    for start, watts, length in [(0, 0, 0), *reservations]:
+        profile.reserve(float(start), float(length), float(watts))
+        assert profile.fits_now(float(need), float(duration)) == profile.fits(0.0, float(need), float(duration))

@@ -34,11 +34,14 @@ References:
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
+
+import numpy as np
 
 from torus_sim.energy.daily_hours import DAY
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile
+from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile, window_end
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.power_aware import added_draw, machine_draw, run_power
 
@@ -56,7 +59,8 @@ class HeadroomProfile(AvailabilityProfile):
         draw: the machine's draw now, watts.
         releases: ``(end_at, watts)`` of every running job: its predicted end and what its end takes
             off the draw.
-        cap_at: the cap in force from a time on, watts (inf: none), ``cap_at(t) -> float``.
+        cap_levels: the cap in force from each of an array of times on, watts (inf: none),
+            ``cap_levels(times) -> float array``.
         cap_changes: times after ``now`` where the cap may change, seconds.
 
     Attributes:
@@ -66,18 +70,29 @@ class HeadroomProfile(AvailabilityProfile):
 
     value_type = float
 
-    def __init__(self, now: float, draw: float, releases, cap_at, cap_changes) -> None:
+    def __init__(self, now: float, draw: float, releases, cap_levels, cap_changes) -> None:
         soon = math.nextafter(now, math.inf)
         falls: dict[float, float] = {}
         for end_at, watts in releases:
             at = max(end_at, soon)
             falls[at] = falls.get(at, 0.0) + watts
-        dates = sorted({now, *falls, *(at for at in cap_changes if at > now)})
-        self.dates, self.free = [], []
-        for at in dates:
+        self.dates = sorted({now, *falls, *(at for at in cap_changes if at > now)})
+        self.free = []
+        for at, cap in zip(self.dates, cap_levels(self.dates).tolist(), strict=True):
             draw -= falls.get(at, 0.0)
-            self.dates.append(at)
-            self.free.append(cap_at(at) - draw)
+            self.free.append(cap - draw)
+        self._lowest = None  # lowest[i]: min(free[0..i]), made when asked, dropped by a reservation
+
+    def fits_now(self, need: float, duration: float) -> bool:
+        """:meth:`fits` from ``dates[0]`` (the same answer) by the running minimum of the steps: one bisection."""
+        if self._lowest is None:
+            self._lowest = list(itertools.accumulate(self.free, min))
+        last = bisect.bisect_left(self.dates, window_end(self.dates[0], duration)) - 1
+        return self._lowest[last] >= need
+
+    def reserve(self, start_at: float, duration: float, need: float, where=None) -> None:  # noqa: D102
+        super().reserve(start_at, duration, need, where)
+        self._lowest = None
 
 
 class PowerCapPolicy(Policy):
@@ -106,6 +121,7 @@ class PowerCapPolicy(Policy):
         self._power = None
         self._cap = None
         self._nodes = 0
+        self._longest = 0.0  # the workload's longest walltime, seconds: how far ahead the cap's schedule is read
 
     def settings(self) -> str:
         """The cap in words (a run's header)."""
@@ -121,6 +137,7 @@ class PowerCapPolicy(Policy):
         if self._cap is None:
             raise ConfigurationError("power-cap needs a power cap: set power_cap (--power-cap SHARE of the machine's busy draw)")
         self._nodes = model.platform.capacity
+        self._longest = max((job.walltime for job in model.jobs), default=0.0)
         node = self._power.node
         if self._cap.share * node.busy_w <= node.idle_w:
             raise ConfigurationError(
@@ -128,9 +145,9 @@ class PowerCapPolicy(Policy):
                 f"({node.idle_w:,.0f} W): nothing could start under it; give a larger power_cap"
             )
 
-    def cap_at(self, at: float) -> float:
-        """The cap in force at ``at`` seconds, watts (inf outside its hours)."""
-        return float(self._cap.at([at], self._nodes, self._power.node.busy_w, self._power.clock_start_hour)[0])
+    def cap_levels(self, times) -> np.ndarray:
+        """The cap in force from each of ``times`` (seconds) on, watts (inf outside its hours)."""
+        return self._cap.at(times, self._nodes, self._power.node.busy_w, self._power.clock_start_hour)
 
     def next_pass_after(self, now: float) -> float | None:
         """Where the cap next begins or ends (seconds), for the pass there; None for a cap at every hour."""
@@ -150,22 +167,22 @@ class PowerCapPolicy(Policy):
         now, power = view.now, self._power
         running = list(view.running.values())
         ends = [(view.predicted_end(job), job) for job in running]
-        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs]
+        remaining = view.predicted_remaining
         last_end = max([now] + [end_at for end_at, _ in ends])
-        horizon = max(last_end, now + max(durations)) + DAY
+        horizon = max(last_end, now + self._longest) + 2 * DAY  # past every waiting job's window and a day
         changes = self._cap.breakpoints(now, horizon, power.clock_start_hour).tolist()
         headroom = HeadroomProfile(
             now,
             machine_draw(power, self._nodes, running),
             [(end_at, added_draw(power, job, job.allocated_size)) for end_at, job in ends],
-            self.cap_at,
+            self.cap_levels,
             changes,
         )
         busy = bool(running)
         position = 0
-        for position, job in enumerate(jobs):  # start in order while the first job fits
-            duration, watts = durations[position], added_draw(power, job, job.partition_size)
-            if not headroom.fits(now, watts - WATT_SLACK, duration) and (
+        for position, job in enumerate(jobs):  # noqa: B007 - start in order while the first job fits (position: after)
+            duration, watts = max(remaining(job), MIN_DURATION), added_draw(power, job, job.partition_size)
+            if not headroom.fits_now(watts - WATT_SLACK, duration) and (
                 busy or not self._shadow(view, job, duration, watts, headroom)[1]
             ):
                 break  # it waits for watts; on an idle machine only a job that no time under the cap holds runs anyway
@@ -177,7 +194,7 @@ class PowerCapPolicy(Policy):
             busy, last_end = True, max(last_end, now + duration)
         else:
             return
-        head, head_duration = jobs[position], durations[position]
+        head, head_duration = jobs[position], max(remaining(jobs[position]), MIN_DURATION)
         need, head_watts = head.partition_size, added_draw(power, head, head.partition_size)
         shadow_at, alone = self._shadow(view, head, head_duration, head_watts, headroom)
         if alone:  # never under the cap: it runs alone once all that runs is done
@@ -187,14 +204,18 @@ class PowerCapPolicy(Policy):
         yield Reserve(head, shadow_at)
         occupancy = self._occupancy_at(view, shadow_at)
         free = view.free_count()
-        for job, duration in zip(jobs[position + 1 :], durations[position + 1 :], strict=True):
+        job_watts, busy_w, idle_w = power.job_watts, power.node.busy_w, power.node.idle_w
+        for job in jobs[position + 1 :]:
             if free == 0:
                 break
             size = job.partition_size
             if size > free:
                 continue
-            watts = added_draw(power, job, size)
-            if not headroom.fits(now, watts - WATT_SLACK, duration):
+            watts = size * (job_watts.get(job.job_id, busy_w) - idle_w)  # added_draw, inline: the scan's hot line
+            if watts - WATT_SLACK > headroom.free[0]:
+                continue  # not even now (the profile's first step)
+            duration = max(remaining(job), MIN_DURATION)
+            if not headroom.fits_now(watts - WATT_SLACK, duration):
                 continue
             if now + duration <= shadow_at:
                 where = view.place(job, placement=self.placement)
