@@ -11,6 +11,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import numpy as np
 import pytest
 import solara
 
@@ -485,3 +486,34 @@ def test_closed_sessions_free_their_models_and_the_server_does_not_grow(route):
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["models_alive"] == 0 and result["stale_hooks"] == 0 and result["kernels_open"] == 0, result
     assert result["rss_end_mb"] - result["rss_warm_mb"] < 30, result
+
+
+def test_with_a_price_the_page_plots_the_machines_power_exactly_and_offers_a_cap():
+    """Issue 45 §6: the price control turns power accounting on; the live plots gain the power (the draw at each step,
+    equal to the energy accounting's timeline there), the cap and the price; the cap menu shows with a price only."""
+    from torus_sim import viz_controls
+    from torus_sim.metrics.energy import down_intervals, power_timeline
+
+    assert "power_cap" not in viz_controls.shown_controls({"platform": "torus", "price": app.model_params["price"]["value"]})
+    tou = "time of use: 0.05 per kWh, 3x on-peak 8-20"
+    assert "power_cap" in viz_controls.shown_controls({"platform": "torus", "price": tou})
+    model = app.VizModel(price=tou, power_cap="0.8 x the busy draw, on-peak (8-20)", policy="power-cap")
+    assert model.notice == "" and model.config.power and model.config.power_cap == 0.8
+    assert app.scenario_line(model).endswith("price tou:0.05:3:8-20 · cap 0.8 x the busy draw in hours 8-20")
+    for _ in range(150):
+        model.step()
+    charts = viz_charts.live_charts(model)
+    assert len(charts) == 5 and viz_charts.spec(charts[-1])["title"].startswith("power (kW")
+    series = model.datacollector.get_model_vars_dataframe()
+    model.run()  # to the end: every attempt of the stepped hours is in the record
+    record = model.record()
+    attempts = record.attempts
+    watts = attempts["job_id"].map(model.power.job_watts).to_numpy(float)
+    down = down_intervals(record.failures, record.makespan)
+    times, draw = power_timeline(attempts, watts, down, 128, model.power.node.idle_w, model.power.node.down_w)
+    stepped = series[series["time"] > 0]  # row 0 is taken before the jobs of t = 0 start
+    at = np.searchsorted(times, stepped["time"].to_numpy(), side="right") - 1
+    assert np.allclose(draw[at] / 1000.0, stepped["power_kw"].to_numpy(), rtol=1e-12, atol=1e-9)
+    assert stepped["power_kw"].max() > 716.8  # not only the idle machine
+    plain = app.VizModel()
+    assert "power_kw" not in plain.datacollector.get_model_vars_dataframe().columns  # nothing without a price

@@ -270,10 +270,11 @@ def JumpView(model):
 
 @solara.component
 def LivePlots(model):
-    """Utilization, queue length, average bounded slowdown so far, job kills."""
+    """Utilization, queue length, average bounded slowdown so far, job kills; power and price with power accounting."""
     update_counter.get()
-    with solara.Columns([1, 1, 1, 1]):
-        for chart in viz_charts.live_charts(model):
+    charts = viz_charts.live_charts(model)
+    with solara.Columns([1] * len(charts)):
+        for chart in charts:
             _vega(chart)
 
 

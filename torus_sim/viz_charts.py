@@ -25,7 +25,17 @@ import pandas as pd
 
 from torus_sim.metrics import bounded_slowdown
 
-__all__ = ["JOB_PALETTE", "STATES", "gantt_chart", "legend_html", "live_charts", "machine_chart", "node_table", "spec"]
+__all__ = [
+    "JOB_PALETTE",
+    "STATES",
+    "gantt_chart",
+    "legend_html",
+    "live_charts",
+    "machine_chart",
+    "node_table",
+    "power_chart",
+    "spec",
+]
 
 JOB_PALETTE = (
     "#1f77b4 #aec7e8 #ff7f0e #ffbb78 #2ca02c #98df8a #d62728 #ff9896 #9467bd #c5b0d5 "
@@ -215,13 +225,15 @@ def _running_bounded_slowdown(model, times: np.ndarray) -> np.ndarray:
 def live_charts(model, height: int = 190) -> list[alt.Chart]:
     """Utilization, queue length, average bounded slowdown so far and job kills (or preemptions) over simulated hours.
 
+    With power accounting, the machine's power and the price too (:func:`power_chart`).
+
     Args:
         model: a model that has collected at least its initial row.
         height: pixels of each chart; the width is the cell's.
 
     Returns:
-        Four line charts (one view each, so each takes its container's width); a flat series gets the
-        range [0, 1] (never a ±0.04 axis).
+        Four line charts (five with power accounting; one view each, so each takes its container's width);
+        a flat series gets the range [0, 1] (never a ±0.04 axis).
     """
     series = model.datacollector.get_model_vars_dataframe()
     hours = series["time"].to_numpy() / 3600.0
@@ -254,7 +266,62 @@ def live_charts(model, height: int = 190) -> list[alt.Chart]:
             .configure_axis(labelFontSize=11, titleFontSize=11)
             .configure_title(fontSize=12, anchor="start")
         )
+    if "power_kw" in series.columns and getattr(model, "power", None) is not None:
+        charts.append(power_chart(model, series, height))
     return charts
+
+
+def power_chart(model, series: pd.DataFrame, height: int = 190) -> alt.Chart:
+    """The machine's power (kW) at each step, its cap where one holds, and the electricity price (right axis).
+
+    Args:
+        model: a model with power accounting (``model.power``).
+        series: its collected rows (``time``, ``power_kw``).
+        height: pixels; the width is the cell's.
+
+    Returns:
+        A layered chart: power and the cap (left axis, kW), the price per kWh (right axis, dashed).
+    """
+    power = model.power
+    times = series["time"].to_numpy(dtype=float)
+    data = pd.DataFrame(
+        {
+            "hours": times / 3600.0,
+            "power_kw": series["power_kw"].to_numpy(dtype=float),
+            "price": power.tariff.price_at(times, power.clock_start_hour),
+        }
+    )
+    layers = [
+        alt.Chart(data)
+        .mark_line(color="#d62728", point=len(data) <= 2)
+        .encode(
+            x=alt.X("hours:Q", title="simulated hours"),
+            y=alt.Y("power_kw:Q", title="kW", scale=alt.Scale(zero=True)),
+            tooltip=[alt.Tooltip("hours:Q", format=",.1f"), alt.Tooltip("power_kw:Q", format=",.1f", title="power (kW)")],
+        )
+    ]
+    if power.cap is not None:
+        level = power.cap.at(times, power.nodes, power.node.busy_w, power.clock_start_hour) / 1000.0
+        data["cap_kw"] = np.where(np.isfinite(level), level, np.nan)
+        layers.append(alt.Chart(data).mark_line(color="#7f7f7f").encode(x="hours:Q", y=alt.Y("cap_kw:Q", title="kW")))
+    watts = alt.layer(*layers)
+    price = (
+        alt.Chart(data)
+        .mark_line(color="#2ca02c", strokeDash=[4, 3], interpolate="step-after")
+        .encode(
+            x="hours:Q",
+            y=alt.Y("price:Q", title="price per kWh", scale=alt.Scale(zero=True)),
+            tooltip=[alt.Tooltip("hours:Q", format=",.1f"), alt.Tooltip("price:Q", format=",.3f", title="price per kWh")],
+        )
+    )
+    title = "power (kW, red; cap grey) and price (green, dashed)"
+    return (
+        alt.layer(watts, price)
+        .resolve_scale(y="independent")
+        .properties(width="container", height=height, title=title, autosize="fit")
+        .configure_axis(labelFontSize=11, titleFontSize=11)
+        .configure_title(fontSize=12, anchor="start")
+    )
 
 
 def gantt_chart(model, count: int = 20) -> alt.Chart:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import solara
 
-from torus_sim.viz_menus import model_params, policies_for, uses_predictor
+from torus_sim.viz_menus import POWER_OFF, model_params, policies_for, uses_predictor
 
 __all__ = ["ChosenControls", "ScenarioControls", "pending_changes", "shown_controls"]
 
@@ -46,13 +46,16 @@ def shown_controls(values: dict) -> list[str]:
 
     Returns:
         Names of :data:`CONTROLS`: ``machine`` on a torus only, ``nodes`` on a cluster only, the
-        predictor and its confidence / accuracy only for a policy whose placement asks a predictor.
+        predictor and its confidence / accuracy only for a policy whose placement asks a predictor, the
+        power cap only with a price (power accounting on).
     """
     cluster = values.get("platform") == "cluster"
     predicted = uses_predictor(values.get("policy"))
     hidden = {"machine"} if cluster else {"nodes"}
     if not predicted:
         hidden |= {"predictor", "confidence", "accuracy"}
+    if values.get("price", POWER_OFF) == POWER_OFF:
+        hidden.add("power_cap")  # a cap is measured and kept with power accounting only
     return [name for name in CONTROLS if name not in hidden]
 
 

@@ -15,6 +15,11 @@ from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
 __all__ = [
     "BGL_FAILURES",
+    "CAPS",
+    "JOB_POWER",
+    "POWER_OFF",
+    "POWER_POLICIES",
+    "PRICES",
     "DEFAULT_CHOICE",
     "PAIRS",
     "DOWNTIMES",
@@ -24,6 +29,7 @@ __all__ = [
     "installed_policies",
     "model_params",
     "policies_for",
+    "power_fields",
     "scenario_fields",
     "uses_predictor",
 ]
@@ -91,6 +97,34 @@ NODES = {WORKLOAD_NODES: None, "128": 128, "256": 256, "512": 512, "1024": 1024,
 run's cleaning counts; none is below 128, the nodes BG/L's RAS sample names (the bundled failures)."""
 
 
+POWER_OFF = "off (no power accounting)"
+"""The price control's choice that means no power accounting."""
+
+PRICES = {
+    POWER_OFF: None,
+    "time of use: 0.05 per kWh, 3x on-peak 8-20": "tou:0.05:3:8-20",
+    "time of use: 0.05 per kWh, 5x on-peak 8-20": "tou:0.05:5:8-20",
+    "flat 0.10 per kWh": "flat:0.10",
+}
+"""The price control's choices -> the scenario's ``price``. Any but the first turns power accounting on,
+each job drawing per node uniform 0.5 to 1.5 x the machine's busy figure (``busy-share:0.5:1.5``, as
+docs/energy): the page then shows the machine's power over time beside the price."""
+
+JOB_POWER = "busy-share:0.5:1.5"
+"""The job power the page's runs draw with power accounting on."""
+
+CAPS = {
+    "none": (None, None),
+    "0.8 x the busy draw": (0.8, None),
+    "0.8 x the busy draw, on-peak (8-20)": (0.8, "8-20"),
+    "0.7 x the busy draw, on-peak (8-20)": (0.7, "8-20"),
+}
+"""The power cap control's choices -> the scenario's ``(power_cap, power_cap_hours)`` (with a price only)."""
+
+POWER_POLICIES = ("power-window", "power-cap")
+"""The power-aware built-ins the policy menu offers (they need a price; power-cap needs a cap too)."""
+
+
 model_params = {
     "platform": {"type": "Select", "value": "torus", "values": ["torus", "cluster"], "label": "Platform"},
     "nodes": {"type": "Select", "value": WORKLOAD_NODES, "values": list(NODES), "label": "Nodes (cluster)"},
@@ -117,7 +151,14 @@ model_params = {
         "values": list(DOWNTIMES),
         "label": "Downtime after a failure",
     },
-    "policy": {"type": "Select", "value": "krevat", "values": list(ONLINE_POLICIES) + installed_policies(), "label": "Policy"},
+    "policy": {
+        "type": "Select",
+        "value": "krevat",
+        "values": list(ONLINE_POLICIES) + list(POWER_POLICIES) + installed_policies(),
+        "label": "Policy",
+    },
+    "price": {"type": "Select", "value": POWER_OFF, "values": list(PRICES), "label": "Electricity price (power accounting)"},
+    "power_cap": {"type": "Select", "value": "none", "values": list(CAPS), "label": "Power cap"},
     "predictor": {
         "type": "Select",
         "value": "default",
@@ -193,6 +234,19 @@ def uses_predictor(policy: str) -> bool:
 
 BGL_FAILURES = "bundled"
 """The failures control's choice that means "the machine's own log" (BG/L's RAS sample on BG/L)."""
+
+
+def power_fields(price: str, cap: str) -> dict:
+    """The scenario's ``[power]`` fields from the page's checked price and power cap controls.
+
+    Returns:
+        ``{}`` with the price off (no power accounting; the cap is ignored); else ``power``, ``job_power``
+        (:data:`JOB_POWER`), ``price``, ``power_cap`` and ``power_cap_hours``.
+    """
+    if PRICES[price] is None:
+        return {}
+    share, hours = CAPS[cap]
+    return {"power": True, "job_power": JOB_POWER, "price": PRICES[price], "power_cap": share, "power_cap_hours": hours}
 
 
 def scenario_fields(platform: str, machine: str, failures: str) -> dict:

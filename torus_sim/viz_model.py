@@ -14,7 +14,16 @@ from pathlib import Path
 
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.runner import ConfiguredModel
-from torus_sim.viz_menus import DEFAULT_CHOICE, DOWNTIMES, NODES, WORKLOADS, model_params, scenario_fields, uses_predictor
+from torus_sim.viz_menus import (
+    DEFAULT_CHOICE,
+    DOWNTIMES,
+    NODES,
+    WORKLOADS,
+    model_params,
+    power_fields,
+    scenario_fields,
+    uses_predictor,
+)
 
 __all__ = ["VizModel", "VizTorusModel", "failed_nodes_text", "jump", "scenario_line", "shown_text"]
 
@@ -43,6 +52,10 @@ class VizModel(ConfiguredModel):
             once, BGL-FAULT's assumption; ``log``: the log's repair times; or a fixed time).
         nodes: a label of :data:`~torus_sim.viz_menus.NODES`: a cluster's node count (the workload's
             ``MaxNodes`` by default); ignored on a torus.
+        price: a label of :data:`~torus_sim.viz_menus.PRICES`: power accounting off, or a price (jobs draw
+            0.5 to 1.5 x the machine's busy figure per node; the page shows the power over time).
+        power_cap: a label of :data:`~torus_sim.viz_menus.CAPS` (with a price only): the run's cap, which
+            ``power-cap`` keeps and the summary measures.
         controls: the values a session's controls hold (:class:`torus_sim.viz_controls.ChosenControls`,
             its ``values`` dict by control name): how the page's Reset passes them; a keyword given
             explicitly wins.
@@ -77,16 +90,23 @@ class VizModel(ConfiguredModel):
         downtime: str | None = None,
         nodes: str | None = None,
         controls=None,
+        price: str | None = None,
+        power_cap: str | None = None,
     ) -> None:
         policy = scheduler or policy
         given = {"platform": platform, "machine": machine, "workload": workload, "failures": failures, "policy": policy}
         given |= {"predictor": predictor, "confidence": confidence, "accuracy": accuracy, "load_scale": load_scale}
-        given |= {"downtime": downtime, "nodes": nodes, "seed": seed}
+        given |= {"downtime": downtime, "nodes": nodes, "seed": seed, "price": price, "power_cap": power_cap}
         chosen = dict(getattr(controls, "values", None) or {})
         given = {name: chosen.get(name) if value is None else value for name, value in given.items()}
-        platform, machine, workload, failures, policy, predictor, confidence, accuracy, load_scale, downtime, nodes, seed = (
-            (model_params[name]["value"] if value is None else value) for name, value in given.items()
-        )  # a control left out takes the page's default
+        given = {name: model_params[name]["value"] if value is None else value for name, value in given.items()}
+        platform, machine, workload, failures, policy = (
+            given[name] for name in ("platform", "machine", "workload", "failures", "policy")
+        )
+        predictor, confidence, accuracy, load_scale = (
+            given[name] for name in ("predictor", "confidence", "accuracy", "load_scale")
+        )
+        downtime, nodes, seed = given["downtime"], given["nodes"], given["seed"]  # a control left out takes the page's default
         step_seconds = model_params["step_seconds"] if step_seconds is None else step_seconds
         refused: list[str] = []
         platform = _offered("platform", platform, refused)
@@ -97,6 +117,8 @@ class VizModel(ConfiguredModel):
         predictor = _offered("predictor", predictor, refused)
         downtime = _offered("downtime", downtime, refused)
         nodes = _offered("nodes", nodes, refused)
+        price = _offered("price", given["price"], refused)
+        power_cap = _offered("power_cap", given["power_cap"], refused)
         confidence = _in_range("confidence", confidence, refused)
         accuracy = _in_range("accuracy", accuracy, refused)
         load_scale = _in_range("load_scale", load_scale, refused)
@@ -119,7 +141,7 @@ class VizModel(ConfiguredModel):
         self.serial = next(_MODEL_SERIALS)
         self.controls = {"platform": platform, "nodes": nodes, "machine": machine, "workload": workload, "failures": failures}
         self.controls |= {"downtime": downtime, "policy": policy, "predictor": predictor, "confidence": confidence}
-        self.controls |= {"accuracy": accuracy, "load_scale": load_scale, "seed": seed}
+        self.controls |= {"accuracy": accuracy, "load_scale": load_scale, "seed": seed, "price": price, "power_cap": power_cap}
         super().__init__(
             step_seconds=step_seconds,
             nodes=NODES[nodes] if platform == "cluster" else None,
@@ -133,6 +155,7 @@ class VizModel(ConfiguredModel):
             load_scale=float(load_scale),
             seed=seed,
             downtime=DOWNTIMES[downtime],
+            **power_fields(price, power_cap),
         )
 
     @property
@@ -196,10 +219,16 @@ def scenario_line(model) -> str:
         down = " · downtime: the log's repair times"
     else:
         down = f" · downtime {float(downtime) / 3600:g} h"
+    power = ""
+    if config.power:
+        power = f" · price {config.price}"
+        if config.power_cap is not None:
+            hours = f" in hours {config.power_cap_hours}" if config.power_cap_hours else ""
+            power += f" · cap {config.power_cap:g} x the busy draw{hours}"
     return (
         f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
         f"({len(model.failure_log):,}){down} · policy {config.policy} · predictor {predictor} · "
-        f"c = {model.workload.load_scale:g} · seed {config.seed}"
+        f"c = {model.workload.load_scale:g} · seed {config.seed}{power}"
     )
 
 

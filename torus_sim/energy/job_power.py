@@ -67,7 +67,7 @@ class Uniform(JobPowerSource):
                 raise ValueError
         except ValueError:
             raise ConfigurationError(
-                f"job power uniform:{argument}: expected uniform:LOW:HIGH with 0 <= LOW <= HIGH watts"
+                f"job power {self.name}:{argument}: expected {self.name}:{self.argument_form.split(' ')[0]} with 0 <= LOW <= HIGH"
             ) from None
         self.low, self.high = low, high
 
@@ -80,6 +80,24 @@ class Uniform(JobPowerSource):
 
     def describe(self) -> str:  # noqa: D102
         return f"uniform in [{self.low:,.0f}, {self.high:,.0f}] W per node, per job"
+
+
+class BusyShare(Uniform):
+    """``busy-share:LOW:HIGH``: watts per node drawn per job, uniform in [LOW, HIGH] x the node's busy draw.
+
+    The same draw as :class:`Uniform` (per job id, from the run's seed), in shares of the machine's busy
+    figure, so one setting reads the same on BG/L, Mira and a cluster (``busy-share:0.5:1.5``: half to one
+    and a half times it, the range docs/energy uses).
+    """
+
+    name = "busy-share"
+    argument_form = "LOW:HIGH (shares of the node's busy draw)"
+
+    def watts(self, job_ids: np.ndarray, busy_w: float, seed: int) -> np.ndarray:  # noqa: D102
+        return super().watts(job_ids, busy_w, seed) * busy_w
+
+    def describe(self) -> str:  # noqa: D102
+        return f"uniform in [{self.low:g}, {self.high:g}] x the busy draw per node, per job"
 
 
 class JobPowerFile(JobPowerSource):
@@ -114,7 +132,7 @@ JOB_POWER_ENTRY_POINTS = "torus_sim.job_power"
 JOB_POWER_SOURCES: Registry[JobPowerSource] = Registry("job power", JOB_POWER_ENTRY_POINTS, JobPowerSource)
 """Job-power sources by name: the built-ins, installed plug-ins, import paths; a CSV file by suffix."""
 
-for _source in (MachineBusy, Uniform, JobPowerFile):
+for _source in (MachineBusy, Uniform, BusyShare, JobPowerFile):
     JOB_POWER_SOURCES.register(_source.name, _source)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["CLUSTER_NODE_W", "IDLE_SHARE", "NodePower", "node_power"]
+__all__ = ["CLUSTER_NODE_W", "IDLE_SHARE", "NodePower", "draw_now", "node_power"]
 
 CLUSTER_NODE_W = (100.0, 200.0)
 """A cluster node's (idle, busy) watts when the scenario gives none: round numbers of a two-socket
@@ -81,3 +81,28 @@ def node_power(settings, machine=None) -> NodePower:
     if idle > busy:
         raise ConfigurationError(f"node_idle_w {idle:g} W is above the busy draw {busy:g} W: give node_busy_w >= node_idle_w")
     return NodePower(float(idle), float(busy), float(settings.node_down_w), unit, sources)
+
+
+def draw_now(power, nodes: int, down: int, running) -> float:
+    """The machine's draw at an instant, watts: the definition the energy accounting integrates.
+
+    Args:
+        power: the run's :class:`~torus_sim.inputs.PowerInputs` (node figures, each job's watts per node).
+        nodes: N, the platform's nodes.
+        down: nodes down now (failed or repairing: ``node_down_w`` each).
+        running: the running jobs (their ``job_id`` and ``allocated_size``).
+
+    Returns:
+        ``(N - down - busy) x idle_w + down x down_w + sum over running jobs of allocated nodes x their watts``.
+
+    References:
+        Batsim's power states (idle, computing, off), issue 45 §1.
+    """
+    node, watts = power.node, power.job_watts
+    busy = 0
+    jobs_w = 0.0
+    for job in running:
+        size = job.allocated_size
+        busy += size
+        jobs_w += size * watts.get(job.job_id, node.busy_w)
+    return (nodes - down - busy) * node.idle_w + down * node.down_w + jobs_w

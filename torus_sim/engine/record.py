@@ -175,6 +175,7 @@ class Recording:
                     "failures_so_far": lambda model: model.counters["failures"],
                     "preemptions": lambda model: model.counters["preemptions"],
                     "silent_errors": lambda model: model._silent_errors,
+                    **({"power_kw": _power_kw} if self.power is not None else {}),  # with power accounting only
                 },
                 tables={
                     "jobs": JOB_COLUMNS,
@@ -266,3 +267,10 @@ class Recording:
                 "to_resources": self._resources(new),
             },
         )
+
+
+def _power_kw(model) -> float:
+    """The machine's draw now, kW (:func:`~torus_sim.energy.node_power.draw_now`): the browser's power panel."""
+    from torus_sim.energy.node_power import draw_now
+
+    return draw_now(model.power, model.platform.capacity, model.down_count(), model.running_jobs.values()) / 1000.0
