@@ -32,7 +32,10 @@ Inputs and outputs of your own (registries with the same machinery):
 
 Power (issue 45): when the run accounts for power (``--power``), a policy's ``attach(model)`` finds
 ``model.power``, a :class:`PowerInputs` (``job_watts`` by job id, the ``node`` draws idle / busy / down,
-the ``tariff`` and ``clock_start_hour``); else None. The built-in ``power-window`` policy plans with it.
+the ``tariff``, ``clock_start_hour``, the run's power ``cap`` or None, and ``nodes``); else None. The
+built-in ``power-window`` and ``power-cap`` policies plan with it. A policy that sets
+``passes_at_price_changes`` gets a pass at each change of price while jobs wait; one that sets
+``passes_at_own_times`` gets one at its ``next_pass_after(now)`` (a cap's hours).
 
 What the engine checks (docs/policies/README.md has the whole contract):
     * Start: the job is waiting; the allocation is a partition id of the job's size (torus) or
