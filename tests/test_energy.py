@@ -303,3 +303,51 @@ def test_a_job_the_on_peak_budget_holds_starts_when_off_peak_hours_begin(tmp_pat
     started = result.jobs.set_index("job_id")["started_at"]
     assert started[1] == 0.0
     assert started[2] == 28_800.0
+
+
+def test_the_power_window_policy_with_backfilling_keeps_the_budget_and_cuts_the_slowdown():
+    """backfill = true: after the window's starts, EASY inside the on-peak budget. NASA's first 3,000 jobs on BG/L, ratio 3:
+    the bill stays below FCFS's, the bounded slowdown falls below the window alone's, and every on-peak start leaves
+    the draw within 0.75 x N x busy unless one job runs alone (the same rule as without backfilling)."""
+    from torus_sim.metrics.energy import power_timeline
+
+    settings = {**POWER_WINDOW, "price": "tou:0.05:3"}
+    fcfs = run(Scenario.make("FCFS", **settings, policy="FCFS"))
+    alone = run(Scenario.make("window", **settings, policy="power-window"))
+    behind = run(Scenario.make("backfill", **settings, policy="power-window", policy_params={"backfill": True}))
+    assert behind.summary["jobs"] == fcfs.summary["jobs"]
+    assert behind.summary["bill"] < fcfs.summary["bill"]
+    assert behind.summary["avg_bounded_slowdown"] < alone.summary["avg_bounded_slowdown"]
+    attempts = behind.record.attempts
+    watts = attempts["job_id"].map(behind.jobs.set_index("job_id")["power_w"]).to_numpy(float)
+    times, draw = power_timeline(attempts, watts, (np.empty(0), np.empty(0)), 128, 5600.0, 0.0)
+    for start in attempts["started_at"].unique():
+        if not 8 <= (start / 3600.0) % 24 < 20:
+            continue
+        after = draw[np.searchsorted(times, start, side="right") - 1]
+        running = ((attempts["started_at"] <= start) & (attempts["ended_at"] > start)).sum()
+        assert after <= 0.75 * 128 * 11200.0 + 1e-6 or running == 1, (start, after)
+    with pytest.raises(ConfigurationError, match="parameter 'backfill'"):
+        run(Scenario.make("bad", max_jobs=20, policy="power-window", power=True, policy_params={"backfill": "maybe"}))
+
+
+def test_the_window_backfills_budget_is_on_where_on_peak_says_at_every_time(tmp_path):
+    """BudgetBackfill.cap_levels asks on_peak only at price changes and 24 h before them; every time gets on_peak's
+    answer (a time-of-use day and an irregular price file, whose 24-hour look-ahead matters)."""
+    from types import SimpleNamespace
+
+    from torus_sim.energy.node_power import NodePower
+    from torus_sim.policies.power_aware import on_peak
+    from torus_sim.policies.power_cap import BudgetBackfill
+
+    prices = tmp_path / "prices.csv"
+    prices.write_text("time,price\n0,0.1\n30000,0.3\n50000,0.05\n200000,0.2\n260000,0.2\n400000,0.1\n")
+    rng = np.random.default_rng(1)
+    for spec, clock in (("tou:0.05:3:8-20", 5.0), (str(prices), 0.0)):
+        backfill = BudgetBackfill(0.75)
+        backfill._power = SimpleNamespace(tariff=tariff(spec), clock_start_hour=clock, node=NodePower(5600.0, 11200.0, 0.0))
+        backfill._nodes = 128
+        times = np.sort(np.concatenate([rng.uniform(0, 500_000, 300), [30000.0, 50000.0, 113600.0, 313600.0]]))
+        levels = backfill.cap_levels(times)
+        expected = [0.75 * 128 * 11200.0 if on_peak(backfill._power.tariff, t, clock) else np.inf for t in times]
+        assert levels.tolist() == expected

@@ -40,13 +40,38 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
 
-__all__ = ["SELECTIONS", "PowerWindowPolicy", "added_draw", "job_watts", "knapsack_subset", "machine_draw", "run_power"]
+__all__ = [
+    "SELECTIONS",
+    "PowerWindowPolicy",
+    "added_draw",
+    "job_watts",
+    "knapsack_subset",
+    "machine_draw",
+    "on_peak",
+    "run_power",
+]
 
 SELECTIONS = ("knapsack", "greedy")
 """How a window's jobs are chosen (module docstring)."""
 
 MAX_WINDOW = 16
 """The largest window the exact knapsack enumerates (2^16 subsets)."""
+
+
+def on_peak(tariff, now: float, clock_start_hour: float) -> bool:
+    """Whether the price at ``now`` (seconds) is above the lowest price of the next 24 hours (on-peak hours).
+
+    Args:
+        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        now: the time, seconds.
+        clock_start_hour: the hour of the day at t = 0.
+
+    References:
+        SC'13 and JSSPP'13 (on-peak and off-peak hours of a day).
+    """
+    points = np.concatenate([[now], tariff.breakpoints(now, now + 86_400.0, clock_start_hour)])
+    prices = tariff.price_at(points, clock_start_hour)
+    return bool(prices[0] > prices.min())
 
 
 def run_power(model, policy: str):
@@ -122,6 +147,10 @@ class PowerWindowPolicy(Policy):
     """Start a subset of a window of the queue chosen by job power and the electricity price (module docstring).
 
     Args:
+        backfill: after the window's starts, EASY backfilling inside the on-peak budget (the first waiting
+            job gets a reservation where its nodes and its watts are free; others start only where they
+            leave both: :class:`~torus_sim.policies.power_cap.BudgetBackfill`); False (the default): only
+            the window's choice starts.
         window: how many jobs from the front of the queue are considered at each pass (1 to 16).
         selection: ``knapsack`` or ``greedy``.
         budget: the on-peak power budget as a share of the machine's busy draw N x busy_w, in (0, 1], above
@@ -138,22 +167,29 @@ class PowerWindowPolicy(Policy):
     workloads = ("online",)
     passes_at_price_changes = True
 
-    def __init__(self, window: int = 10, selection: str = "knapsack", budget: float = 0.75, placement=None) -> None:
+    def __init__(
+        self, window: int = 10, selection: str = "knapsack", budget: float = 0.75, placement=None, backfill: bool = False
+    ) -> None:
         if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= MAX_WINDOW:
             raise ConfigurationError(f"power-window: window must be a whole number from 1 to {MAX_WINDOW}, got {window!r}")
         if selection not in SELECTIONS:
             raise ConfigurationError(f"power-window: selection must be one of {', '.join(SELECTIONS)}, got {selection!r}")
         if not isinstance(budget, (int, float)) or isinstance(budget, bool) or not 0 < budget <= 1:
             raise ConfigurationError(f"power-window: budget must be a share in (0, 1] of the machine's busy draw, got {budget!r}")
+        if not isinstance(backfill, bool):
+            raise ConfigurationError(f"power-window: backfill must be true or false, got {backfill!r}")
         self.window, self.selection, self.budget = window, selection, float(budget)
         self.placement = placement
+        self.backfill = backfill
+        self._backfiller = None
         self.name = f"power-window-{selection}"
         self._power = None
         self._nodes = 0
 
     def settings(self) -> str:
         """Window, selection and budget in words (a run's header)."""
-        return f"window {self.window}, {self.selection}, on-peak budget {self.budget:g} x the busy draw"
+        behind = ", EASY backfilling inside the budget behind the window" if self.backfill else ""
+        return f"window {self.window}, {self.selection}, on-peak budget {self.budget:g} x the busy draw{behind}"
 
     def attach(self, model) -> None:
         """Take the run's power inputs (job watts, node figures, tariff); refuse a run without them."""
@@ -166,13 +202,15 @@ class PowerWindowPolicy(Policy):
                 f"power-window: the on-peak budget {self.budget:g} x {node.busy_w:,.0f} W per node is not above the idle draw "
                 f"({node.idle_w:,.0f} W): nothing could start on-peak; give a larger budget (policy parameter budget)"
             )
+        if self.backfill:
+            from torus_sim.policies.power_cap import BudgetBackfill
+
+            self._backfiller = BudgetBackfill(self.budget, self.placement)
+            self._backfiller.attach(model)
 
     def on_peak(self, now: float, clock_start_hour: float) -> bool:
-        """Whether the price at ``now`` is above the lowest price of the next 24 hours."""
-        tariff = self._power.tariff
-        points = np.concatenate([[now], tariff.breakpoints(now, now + 86_400.0, clock_start_hour)])
-        prices = tariff.price_at(points, clock_start_hour)
-        return bool(prices[0] > prices.min())
+        """Whether the price at ``now`` is above the lowest price of the next 24 hours (:func:`on_peak`)."""
+        return on_peak(self._power.tariff, now, clock_start_hour)
 
     def draw(self, view) -> float:
         """The machine's draw now, watts (down nodes at the idle draw)."""
@@ -210,4 +248,6 @@ class PowerWindowPolicy(Policy):
                 allocation = view.place(job, placement=self.placement)
                 if allocation is not None:
                     yield Start(job, allocation)
-                    return
+                    break
+        if self._backfiller is not None:  # EASY inside the budget behind the window
+            yield from self._backfiller.plan(view)

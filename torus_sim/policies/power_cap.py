@@ -149,9 +149,13 @@ class PowerCapPolicy(Policy):
         """The cap in force from each of ``times`` (seconds) on, watts (inf outside its hours)."""
         return self._cap.at(times, self._nodes, self._power.node.busy_w, self._power.clock_start_hour)
 
+    def cap_changes(self, start: float, end: float) -> np.ndarray:
+        """Times strictly between ``start`` and ``end`` (seconds) where the cap may change, ascending."""
+        return self._cap.breakpoints(start, end, self._power.clock_start_hour)
+
     def next_pass_after(self, now: float) -> float | None:
         """Where the cap next begins or ends (seconds), for the pass there; None for a cap at every hour."""
-        changes = self._cap.breakpoints(now, now + 2 * DAY, self._power.clock_start_hour)
+        changes = self.cap_changes(now, now + 2 * DAY)
         return float(changes[0]) if len(changes) else None
 
     def plan(self, view):
@@ -170,7 +174,7 @@ class PowerCapPolicy(Policy):
         remaining = view.predicted_remaining
         last_end = max([now] + [end_at for end_at, _ in ends])
         horizon = max(last_end, now + self._longest) + 2 * DAY  # past every waiting job's window and a day
-        changes = self._cap.breakpoints(now, horizon, power.clock_start_hour).tolist()
+        changes = self.cap_changes(now, horizon).tolist()
         headroom = HeadroomProfile(
             now,
             machine_draw(power, self._nodes, running),
@@ -271,3 +275,59 @@ class PowerCapPolicy(Policy):
             if repair_at <= at:
                 occupancy.vacate_node(node)
         return occupancy
+
+
+class BudgetBackfill(PowerCapPolicy):
+    """EASY backfilling inside an on-peak power budget: what runs behind the power-window policy's window.
+
+    The "cap" is ``budget`` x N x busy_w wherever the price is on-peak (above the lowest price of the
+    next 24 hours, :func:`~torus_sim.policies.power_aware.on_peak`) and none off-peak; the pass is
+    :meth:`PowerCapPolicy.plan`'s. Made and attached by :class:`~torus_sim.policies.power_aware.PowerWindowPolicy`
+    (``backfill = true``); not registered on its own.
+
+    Args:
+        budget: the on-peak budget as a share of the machine's busy draw.
+        placement: the window policy's placement.
+    """
+
+    name = "power-window backfill"
+
+    def __init__(self, budget: float, placement=None) -> None:
+        super().__init__(placement)
+        self.budget = budget
+
+    def attach(self, model) -> None:
+        """Take the run's power inputs (the window policy has checked them)."""
+        Policy.attach(self, model)
+        self._power = run_power(model, "power-window")
+        self._nodes = model.platform.capacity
+        self._longest = max((job.walltime for job in model.jobs), default=0.0)
+
+    def cap_levels(self, times) -> np.ndarray:
+        """The budget (watts) where the price is on-peak, inf off-peak.
+
+        Whether a time is on-peak changes only at a price change or 24 hours before one (the look-ahead's
+        end crosses it): it is asked at those marks and once between each two, and each time takes the
+        answer of its mark (if it is one) or of the span it falls in.
+        """
+        from torus_sim.policies.power_aware import on_peak
+
+        times = np.asarray(times, dtype=float)
+        if not len(times):
+            return times
+        level = self.budget * self._nodes * self._power.node.busy_w
+        tariff, clock = self._power.tariff, self._power.clock_start_hour
+        first, last = float(times.min()), float(times.max()) + 1.0
+        marks = np.concatenate([[first], self.cap_changes(first, last)])
+        inside = (marks + np.append(marks[1:], last)) / 2.0  # a time strictly between each mark and the next
+        at_mark = np.array([on_peak(tariff, mark, clock) for mark in marks.tolist()])
+        between = np.array([on_peak(tariff, mid, clock) for mid in inside.tolist()])
+        index = np.searchsorted(marks, times, side="right") - 1
+        peak = np.where(marks[index] == times, at_mark[index], between[index])
+        return np.where(peak, level, math.inf)
+
+    def cap_changes(self, start: float, end: float) -> np.ndarray:
+        """Where on-peak may begin or end between ``start`` and ``end``: the price changes and 24 hours before each."""
+        changes = self._power.tariff.breakpoints(start, end + DAY, self._power.clock_start_hour)
+        marks = np.unique(np.concatenate([changes, changes - DAY]))
+        return marks[(marks > start) & (marks < end)]
