@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-__all__ = ["REWARD_FORMS", "reward_of"]
+__all__ = ["REWARD_FORMS"]
 
 
 def _rows(env, table: str, cursor: str) -> dict | None:
@@ -92,8 +92,3 @@ _energy_cost.needs_power = True
 
 REWARD_FORMS = {"bsld": _bsld, "wait": _wait, "turnaround": _turnaround, "utilization": _utilization, "energy_cost": _energy_cost}
 """Reward form name -> ``form(env) -> float`` (the reward of the decisions since the last; module docstring)."""
-
-
-def reward_of(name: str):
-    """The reward form ``name`` (:data:`REWARD_FORMS`)."""
-    return REWARD_FORMS[name]
