@@ -73,6 +73,15 @@ def test_an_interrupted_sweep_resumes_with_no_lost_and_no_duplicated_run(tmp_pat
     assert [line.split(" done")[0] for line in lines[1:]] == ["[4/6]", "[5/6]", "[6/6]"]
     assert lines[-1].endswith(": confidence=0.9 seed=1") and " s: " in lines[-1]
     assert len(table) == 6 and table["key"].is_unique
+    # a run stored by other code (an older version, an edited checkout) is run again, with a sentence
+    path = tmp_path / "runs" / f"{finished[0]}.json"
+    record = json.loads(path.read_text())
+    record["code"], record["row"]["avg_wait_time"] = "0000000000000000", -1.0
+    path.write_text(json.dumps(record))
+    again = []
+    table = sweep(BASE, GRID, SEEDS, results_dir=tmp_path, progress=False, on_result=lambda r: again.append(r["key"]))
+    assert again == [finished[0]] and (table["avg_wait_time"] >= 0).all()
+    assert "1 stored run(s) in" in capsys.readouterr().err
     pd.testing.assert_frame_equal(comparable(table), comparable(serial_rows))
     manifest = json.loads((tmp_path / "runs" / f"{table.loc[0, 'key']}.json").read_text())["manifest"]
     assert manifest["config"]["seed"] == 0 and manifest["torus_sim_version"] == torus_sim.__version__

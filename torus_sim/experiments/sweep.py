@@ -12,13 +12,16 @@ executors:
 Every platform, workload and policy runs the same way: a run is a :class:`~torus_sim.scenario.Scenario`.
 With ``results_dir``, each run's row is written atomically to ``results_dir/runs/<key>.json`` the
 moment it finishes, together with its manifest (scenario, seed, torus-sim version, input file
-hashes) and its extra tables (PV-EASY's size groups for an online run, the per-scenario makespans of
-a batch). The key is a hash of the run's full scenario, so running the same sweep again skips every
-run already stored: a sweep killed midway resumes with no lost and no duplicated row.
+hashes), the digest of the code that made it (:func:`code_digest`) and its extra tables (PV-EASY's size
+groups for an online run, the per-scenario makespans of a batch). The key is a hash of the run's full
+scenario, so running the same sweep again skips every run already stored by the same code: a sweep
+killed midway resumes with no lost and no duplicated row, and a run stored by other code (an older
+version, an edited checkout) is run again, with a sentence.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -36,7 +39,7 @@ from torus_sim.files import atomic_write, json_text
 from torus_sim.runner import run
 from torus_sim.scenario import Scenario
 
-__all__ = ["EXECUTORS", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
+__all__ = ["EXECUTORS", "code_digest", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
 
 EXECUTORS = ("serial", "process", "dask")
 """Where the runs of a sweep execute."""
@@ -119,7 +122,8 @@ def run_row(config: Scenario) -> dict:
     """Run one scenario and flatten it to a row with its manifest and extra tables.
 
     Returns:
-        ``{"key", "row", "manifest", "tables"}``: the row has every Scenario field, ``failures_given``
+        ``{"key", "code", "row", "manifest", "tables"}``: ``code`` is :func:`code_digest` (the code that made
+        it); the row has every Scenario field, ``failures_given``
         (the failure source as given: the metric ``failures`` is the count met), every summary metric
         and ``wall_time`` (seconds); the manifest holds scenario, version and input hashes;
         ``tables`` holds ``size_groups`` (PV-EASY Figs. 2-3, online runs) and ``scenarios`` (the
@@ -141,7 +145,25 @@ def run_row(config: Scenario) -> dict:
         tables["size_groups"] = size_group_table(table, result.record.capacity_total).to_dict("records")
     if not result.scenarios.empty:
         tables["scenarios"] = result.scenarios.to_dict("records")
-    return {"key": run_key(config), "row": row, "manifest": result.manifest(), "tables": tables}
+    return {"key": run_key(config), "code": code_digest(), "row": row, "manifest": result.manifest(), "tables": tables}
+
+
+@functools.lru_cache(maxsize=1)
+def code_digest() -> str:
+    """The simulator's own code as a digest: SHA-256 (16 hex digits) of its source files.
+
+    Every ``.py`` file of the ``torus_sim`` and ``failure_logs`` packages, by path within the package, as
+    this process imports them. A stored run carries the digest of the code that made it; a sweep resumed with other code runs it
+    again (:func:`run_configs`). Computed once per process (a few milliseconds).
+    """
+    import failure_logs
+
+    digest = hashlib.sha256()
+    for package in (Path(__file__).resolve().parents[1], Path(failure_logs.__file__).resolve().parent):
+        for path in sorted(package.rglob("*.py")):
+            digest.update(f"{package.name}/{path.relative_to(package).as_posix()}\n".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _store(results_dir: Path | None, record: dict) -> None:
@@ -287,6 +309,16 @@ def run_configs(
     done = _load_done(results_path)
     keys = [run_key(config) for config in configs]
     unique = dict(zip(keys, configs, strict=True))
+    code = code_digest()
+    stale = [key for key in unique if key in done and done[key].get("code") != code]
+    if stale:  # made by other code (an older version, an edit): their numbers may not be today's
+        print(
+            f"torus-sim: {len(stale)} stored run(s) in {results_path / 'runs'} were made by other code than this "
+            f"torus-sim's ({code}): running them again",
+            file=sys.stderr,
+        )
+        for key in stale:
+            del done[key]
     todo = [config for key, config in unique.items() if key not in done]
     check_inputs(todo)  # every input of every run read once before the first run starts
     bar = None
