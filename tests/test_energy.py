@@ -351,3 +351,29 @@ def test_the_window_backfills_budget_is_on_where_on_peak_says_at_every_time(tmp_
         levels = backfill.cap_levels(times)
         expected = [0.75 * 128 * 11200.0 if on_peak(backfill._power.tariff, t, clock) else np.inf for t in times]
         assert levels.tolist() == expected
+
+
+def test_a_batch_with_power_accounting_prices_each_failure_scenario_and_its_spoiled_attempts():
+    """Issue 45 §6: a rigid batch (RIGID §5 set-up) with silent errors: each scenario's energy, the energy of the attempts
+    silent errors spoiled (re-executed) and its bill, their means in the summary; no makespan moves; one scenario's
+    account equals power accounting of its own record."""
+    from torus_sim.metrics.energy import account_energy
+
+    base = {"platform": "cluster", "nodes": 200, "workload": "rigid", "jobs": 40, "mean_failure_probability": 0.3}
+    base |= {"scenarios": 4, "policy": "R-LIST-0"}
+    plain = run(Scenario(**base))
+    powered = run(Scenario(**base, power=True, price="tou:0.05:3", job_power="uniform:150:250"))
+    table = powered.scenarios
+    assert table["makespan"].tolist() == plain.scenarios["makespan"].tolist()  # no schedule moved
+    assert (table["wasted_energy_kwh"] > 0).any() and (table["wasted_energy_kwh"] < table["energy_kwh"]).all()
+    for column in ("energy_kwh", "wasted_energy_kwh", "bill"):
+        assert powered.summary[f"mean_{column}"] == pytest.approx(table[column].mean())
+    assert "energy_kwh" not in powered.summary and "power_w" in powered.jobs.columns  # scenario 0's jobs
+    record = powered.record  # scenario 0's
+    watts = record.attempts["job_id"].map(powered.jobs.set_index("job_id")["power_w"]).to_numpy(float)
+    node = NodePower(100.0, 200.0, 0.0)
+    assert account_energy(record, watts, node, tariff("tou:0.05:3")).summary["energy_kwh"] == pytest.approx(
+        table["energy_kwh"][0]
+    )
+    single = run(Scenario(**{**base, "scenarios": 1}, power=True, price="tou:0.05:3", job_power="uniform:150:250"))
+    assert single.summary["energy_kwh"] == pytest.approx(single.summary["mean_energy_kwh"])

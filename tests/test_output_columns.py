@@ -25,6 +25,14 @@ RUNS = {
         "scenarios": 2,
         "policy": "R-LIST-0",
     },
+    "rigid batch with power accounting": {
+        "platform": "cluster",
+        "workload": "rigid",
+        "mean_failure_probability": 0.3,
+        "scenarios": 2,
+        "policy": "R-LIST-0",
+        "power": True,
+    },
 }
 
 

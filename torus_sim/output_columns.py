@@ -70,6 +70,9 @@ SCENARIO_COLUMNS: dict[str, tuple[str, str]] = {
     "makespan": ("s", "the batch's makespan in it"),
     "lower_bound": ("s", "the makespan lower bound L(f) (RIGID Eq. 5-6) or L'(J, f) (MOLDABLE §5.1)"),
     "ratio": ("", "makespan / lower_bound"),
+    "energy_kwh": ("kWh", "power accounting: the machine's energy over the scenario's makespan"),
+    "wasted_energy_kwh": ("kWh", "power accounting: energy of the attempts a silent error spoiled (re-executed)"),
+    "bill": ("currency", "power accounting: the scenario's energy priced by the tariff"),
 }
 """A batch's ``scenarios.csv``: one row per failure scenario (RIGID §5, MOLDABLE §5)."""
 
@@ -131,6 +134,9 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "mean_ratio": ("", "batch: mean makespan / lower bound (RIGID Table 1, MOLDABLE Table 1)"),
     "max_ratio": ("", "batch: largest ratio"),
     "mean_failures": ("", "batch: mean silent errors per scenario"),
+    "mean_energy_kwh": ("kWh", "batch with power accounting: mean energy over the scenarios"),
+    "mean_wasted_energy_kwh": ("kWh", "batch with power accounting: mean energy of the spoiled attempts over the scenarios"),
+    "mean_bill": ("currency", "batch with power accounting: mean bill over the scenarios"),
     "tie_*": ("", "tie-break placement only: placements decided, ties, alarmed, all alarmed, changed from MFP (BGL-FAULT §5.3)"),
     "energy_kwh": ("kWh", "power accounting: the machine's energy over [0, makespan], integrated exactly over the events"),
     "busy_energy_kwh": ("kWh", "power accounting: energy of every attempt (allocated nodes x time x the job's watts)"),

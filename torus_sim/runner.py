@@ -138,7 +138,7 @@ def model_arguments(
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
     }
-    if scenario.power and not scenario.batch:  # read before the run: power-aware policies plan with them
+    if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.inputs import load_power
 
         jobs = workload.jobs
@@ -329,22 +329,27 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         if scenario.power:
             _account_power(result, model)
         return result
-    if scenario.power:
-        raise ConfigurationError("power accounting (power = true) runs with online workloads; this one is a batch")
     model = build_model(scenario, inputs, 0, record=True)
     batch: BatchSet = inputs["batch"]
     count = len(batch.model_seeds)
     bounds = lower_bounds(scenario, batch, model.platform.capacity)
     record = model.run()
     makespans = [record.makespan]
+    energies = [_scenario_energy(scenario, model, record)] if scenario.power else []
     for index in range(1, count):
-        makespans.append(build_model(scenario, inputs, index, record=False).run().makespan)
+        other = build_model(scenario, inputs, index, record=scenario.power)  # power: each scenario's attempts
+        other_record = other.run()
+        makespans.append(other_record.makespan)
+        if scenario.power:
+            energies.append(_scenario_energy(scenario, other, other_record))
     failures = batch.silent_errors.sum(axis=1) if batch.silent_errors is not None else np.zeros(1, dtype=int)
     makespans = np.array(makespans)
     ratios = makespans / bounds
     table = pd.DataFrame(
         {"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios}
     )
+    for column in BATCH_ENERGY_COLUMNS if scenario.power else ():
+        table[column] = [energy[column] for energy in energies]
     summary = _summary(scenario, model, record) if count == 1 else {}
     summary.update(
         {
@@ -356,16 +361,36 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
             "mean_failures": float(failures.mean()),
         }
     )
+    if scenario.power:
+        summary.update({f"mean_{column}": float(table[column].mean()) for column in BATCH_ENERGY_COLUMNS})
     from torus_sim.metrics.summary import job_table
 
     jobs = job_table(record.jobs, scenario.gamma, scenario.bsld_form)
-    return RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
+    result = RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
+    if scenario.power:  # scenario 0's jobs and hours; its whole account in the summary only when it is the only one
+        _account_power(result, model, into_summary=count == 1)
+    return result
 
 
-def _account_power(result: RunResult, model: SchedulingModel) -> None:
-    """Add power accounting to a finished online run: summary metrics, the jobs' power and energy, hourly power.
+BATCH_ENERGY_COLUMNS = ("energy_kwh", "wasted_energy_kwh", "bill")
+"""What a batch with power accounting adds to each failure scenario's row (and, as ``mean_*``, to the summary)."""
 
-    The summary gains :func:`torus_sim.metrics.energy.account_energy`'s keys; ``jobs`` gains
+
+def _scenario_energy(scenario: Scenario, model: SchedulingModel, record: SimulationRecord) -> dict:
+    """One failure scenario's energy, wasted energy (silent errors' re-executions) and bill (:data:`BATCH_ENERGY_COLUMNS`)."""
+    from torus_sim.metrics.energy import account_energy
+
+    power = model.power
+    watts = record.attempts["job_id"].map(power.job_watts).to_numpy(float)
+    summary = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap).summary
+    return {column: summary[column] for column in BATCH_ENERGY_COLUMNS}
+
+
+def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool = True) -> None:
+    """Add power accounting to a finished run: summary metrics, the jobs' power and energy, hourly power.
+
+    The summary gains :func:`torus_sim.metrics.energy.account_energy`'s keys (unless ``into_summary`` is
+    False: a batch of several failure scenarios, whose summary has their means); ``jobs`` gains
     ``power_w`` (watts per node) and ``energy_kwh`` (all its attempts); ``power`` is the hourly table;
     the manifest's ``inputs.power`` names the figures and their sources.
     """
@@ -376,7 +401,8 @@ def _account_power(result: RunResult, model: SchedulingModel) -> None:
     attempts = record.attempts
     watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
     energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap)
-    result.summary.update(energy.summary)
+    if into_summary:
+        result.summary.update(energy.summary)
     jobs = result.jobs
     jobs.insert(len(jobs.columns), "power_w", jobs["job_id"].map(power.job_watts).astype(float))
     jobs.insert(len(jobs.columns), "energy_kwh", jobs["job_id"].map(energy.job_energy_kwh).fillna(0.0).astype(float))
