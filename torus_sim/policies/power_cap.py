@@ -297,8 +297,7 @@ class BudgetBackfill(PowerCapPolicy):
         self.budget = budget
 
     def attach(self, model) -> None:
-        """Take the run's power inputs (the window policy has checked them)."""
-        Policy.attach(self, model)
+        """Take the run's power inputs (the window policy has checked them and attached the shared placement)."""
         self._power = run_power(model, "power-window")
         self._nodes = model.platform.capacity
         self._longest = max((job.walltime for job in model.jobs), default=0.0)
