@@ -42,30 +42,33 @@ def _completed(env) -> dict | None:
     return _rows(env, "jobs", "_rows_seen")
 
 
+def _since_submission(rows: dict, column: str) -> np.ndarray:
+    """Each completed job's ``column`` (a time, seconds) minus its submission, float64."""
+    return np.asarray(rows[column], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
+
+
+def _minus_per_job(env, values: np.ndarray) -> float:
+    """Minus the exact sum of ``values`` over the window's job count."""
+    return -math.fsum(values.tolist()) / env.window
+
+
 def _bsld(env) -> float:
     rows = _completed(env)
     if rows is None:
         return 0.0
     runtime = np.asarray(rows["runtime"], dtype=np.float64)
-    response = np.asarray(rows["finished_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
-    bsld = np.maximum(response / np.maximum(runtime, env.scenario.gamma), 1.0)
-    return -math.fsum(bsld.tolist()) / env.window
+    bsld = np.maximum(_since_submission(rows, "finished_at") / np.maximum(runtime, env.scenario.gamma), 1.0)
+    return _minus_per_job(env, bsld)
 
 
 def _wait(env) -> float:
     rows = _completed(env)
-    if rows is None:
-        return 0.0
-    waits = np.asarray(rows["first_started_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
-    return -math.fsum(waits.tolist()) / env.window
+    return 0.0 if rows is None else _minus_per_job(env, _since_submission(rows, "first_started_at"))
 
 
 def _turnaround(env) -> float:
     rows = _completed(env)
-    if rows is None:
-        return 0.0
-    response = np.asarray(rows["finished_at"], dtype=np.float64) - np.asarray(rows["submitted_at"], dtype=np.float64)
-    return -math.fsum(response.tolist()) / env.window
+    return 0.0 if rows is None else _minus_per_job(env, _since_submission(rows, "finished_at"))
 
 
 def _utilization(env) -> float:
