@@ -503,7 +503,7 @@ def test_with_a_price_the_page_plots_the_machines_power_exactly_and_offers_a_cap
     for _ in range(150):
         model.step()
     charts = viz_charts.live_charts(model)
-    assert len(charts) == 5 and viz_charts.spec(charts[-1])["title"].startswith("power (kW")
+    assert len(charts) == 5 and viz_charts.spec(charts[-1])["title"].startswith("power kW")
     series = model.datacollector.get_model_vars_dataframe()
     model.run()  # to the end: every attempt of the stepped hours is in the record
     record = model.record()

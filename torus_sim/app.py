@@ -273,7 +273,7 @@ def LivePlots(model):
     """Utilization, queue length, average bounded slowdown so far, job kills; power and price with power accounting."""
     update_counter.get()
     charts = viz_charts.live_charts(model)
-    with solara.Columns([1] * len(charts)):
+    with solara.Columns([1, 1, 1, 1, 2][: len(charts)]):  # the power plot's two axes need a double column
         for chart in charts:
             _vega(chart)
 

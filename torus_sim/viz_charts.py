@@ -314,7 +314,7 @@ def power_chart(model, series: pd.DataFrame, height: int = 190) -> alt.Chart:
             tooltip=[alt.Tooltip("hours:Q", format=",.1f"), alt.Tooltip("price:Q", format=",.3f", title="price per kWh")],
         )
     )
-    title = "power (kW, red; cap grey) and price (green, dashed)"
+    title = "power kW (red), cap (grey), price (green)"
     return (
         alt.layer(watts, price)
         .resolve_scale(y="independent")
