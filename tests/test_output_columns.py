@@ -18,6 +18,13 @@ RUNS = {
         "price": "tou:0.05:3",
         "power_cap": 0.8,
     },
+    "torus with idle nodes switched off": {
+        "max_jobs": 150,
+        "failures": "synthetic:20",
+        "power": True,
+        "idle_off_after": 600,
+        "boot_time": 120,
+    },
     "rigid batch": {
         "platform": "cluster",
         "workload": "rigid",

@@ -493,6 +493,7 @@ def _run(args) -> int:
             f"(busy: {power['sources']['busy']}; idle: {power['sources']['idle']}); jobs: {power['job_power']}; "
             f"price: {power['tariff']}; t = 0 at {scenario.clock_start_hour:g}:00"
             + (f"; {power['cap']}" if power.get("cap") else "")
+            + (f"; {power['switch_off']['description']}" if power.get("switch_off") else "")
         )
     for kind in ("placement", "predictor", "runtime_predictor"):
         info = result.inputs["extensions"].get(kind)

@@ -311,6 +311,7 @@ class PowerInputs:
         clock_start_hour: the hour of the day at t = 0.
         cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None.
         nodes: N, the platform's nodes (midplanes on a torus): the cap's level is ``cap.watts(nodes, node.busy_w)``.
+        switch_off: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (idle nodes switched off), or None.
     """
 
     node: object
@@ -320,6 +321,7 @@ class PowerInputs:
     clock_start_hour: float = 0.0
     cap: object = None
     nodes: int = 0
+    switch_off: object = None
 
     def manifest(self) -> dict:
         """The run manifest's ``power`` entry: node figures with their sources, job power, tariff."""
@@ -330,6 +332,7 @@ class PowerInputs:
             "job_power": self.source.describe(),
             "tariff": self.tariff.describe(),
             **({"cap": self.cap.describe(self.nodes, node.busy_w)} if self.cap is not None else {}),
+            **({"switch_off": self.switch_off.manifest()} if self.switch_off is not None else {}),
         }
 
 
@@ -342,12 +345,14 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
         nodes: N, the platform's nodes (midplanes on a torus), for the power cap's level.
 
     Raises:
-        ConfigurationError: a bad job-power or price specification, idle above busy.
+        ConfigurationError: a bad job-power or price specification, idle above busy, a boot time or
+            off / boot draw without ``idle_off_after``, an off draw above the idle draw.
         FileNotFoundError, InputFileError: a missing, empty or malformed job-power or price file.
     """
     from torus_sim.energy.caps import PowerCap
     from torus_sim.energy.job_power import job_power_source
     from torus_sim.energy.node_power import node_power
+    from torus_sim.energy.switch_off import SwitchOff
     from torus_sim.energy.tariffs import tariff
 
     node = node_power(scenario, platform_kind(scenario.platform).machine(scenario))  # a torus: its machine's midplanes
@@ -356,4 +361,9 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     watts = source.watts(ids, node.busy_w, scenario.seed)
     job_watts = dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True))
     cap = PowerCap.of(scenario.power_cap, scenario.power_cap_hours)
-    return PowerInputs(node, job_watts, source, tariff(scenario.price), scenario.clock_start_hour, cap, int(nodes))
+    switch_off = SwitchOff.of(scenario)
+    if switch_off is not None and switch_off.off_w > node.idle_w:
+        raise ConfigurationError(
+            f"node_off_w {switch_off.off_w:g} W is above the idle draw {node.idle_w:g} W: a switched-off node draws less than an idle one"
+        )
+    return PowerInputs(node, job_watts, source, tariff(scenario.price), scenario.clock_start_hour, cap, int(nodes), switch_off)

@@ -142,6 +142,19 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "busy_energy_kwh": ("kWh", "power accounting: energy of every attempt (allocated nodes x time x the job's watts)"),
     "idle_energy_kwh": ("kWh", "power accounting: energy of the node-time neither busy nor down, at the idle draw"),
     "down_energy_kwh": ("kWh", "power accounting: energy of failed or repairing nodes (node_down_w)"),
+    "off_energy_kwh": (
+        "kWh",
+        "power accounting with idle nodes switched off (idle_off_after): energy of the off nodes (node_off_w)",
+    ),
+    "off_node_hours": ("h", "power accounting with idle nodes switched off: node-hours off"),
+    "boot_energy_kwh": (
+        "kWh",
+        "power accounting with idle nodes switched off: energy of the booting nodes (node_boot_w), part of the jobs' energy",
+    ),
+    "boot_node_hours": (
+        "h",
+        "power accounting with idle nodes switched off: node-hours booting (boot_time per node switched on)",
+    ),
     "wasted_energy_kwh": (
         "kWh",
         "power accounting: energy of the attempts that did not complete (killed, preempted, silent error)",

@@ -382,7 +382,9 @@ def _scenario_energy(scenario: Scenario, model: SchedulingModel, record: Simulat
 
     power = model.power
     watts = record.attempts["job_id"].map(power.job_watts).to_numpy(float)
-    summary = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap).summary
+    summary = account_energy(
+        record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap, switch_off=power.switch_off
+    ).summary
     return {column: summary[column] for column in BATCH_ENERGY_COLUMNS}
 
 
@@ -400,7 +402,9 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
     power = model.power  # read when the model was built (model_arguments)
     attempts = record.attempts
     watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
-    energy = account_energy(record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap)
+    energy = account_energy(
+        record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap, switch_off=power.switch_off
+    )
     if into_summary:
         result.summary.update(energy.summary)
     jobs = result.jobs

@@ -83,7 +83,7 @@ def node_power(settings, machine=None) -> NodePower:
     return NodePower(float(idle), float(busy), float(settings.node_down_w), unit, sources)
 
 
-def draw_now(power, nodes: int, down: int, running) -> float:
+def draw_now(power, nodes: int, down: int, running, model=None) -> float:
     """The machine's draw at an instant, watts: the definition the energy accounting integrates.
 
     Args:
@@ -91,9 +91,12 @@ def draw_now(power, nodes: int, down: int, running) -> float:
         nodes: N, the platform's nodes.
         down: nodes down now (failed or repairing: ``node_down_w`` each).
         running: the running jobs (their ``job_id`` and ``allocated_size``).
+        model: the model, for its switched-off and booting nodes (``model.power_states``) when idle
+            nodes are switched off; None (or a model without them): every idle node draws ``idle_w``.
 
     Returns:
-        ``(N - down - busy) x idle_w + down x down_w + sum over running jobs of allocated nodes x their watts``.
+        ``(N - down - busy) x idle_w + down x down_w + sum over running jobs of allocated nodes x their watts``,
+        with off nodes at ``off_w`` instead of ``idle_w`` and booting ones at ``boot_w`` instead of their job's watts.
 
     References:
         Batsim's power states (idle, computing, off), issue 45 §1.
@@ -105,4 +108,8 @@ def draw_now(power, nodes: int, down: int, running) -> float:
         size = job.allocated_size
         busy += size
         jobs_w += size * watts.get(job.job_id, node.busy_w)
-    return (nodes - down - busy) * node.idle_w + down * node.down_w + jobs_w
+    draw = (nodes - down - busy) * node.idle_w + down * node.down_w + jobs_w
+    states = getattr(model, "power_states", None)
+    if states is not None:
+        draw += states.draw_change_w(model.now, node.idle_w, watts, node.busy_w)
+    return draw

@@ -7,7 +7,7 @@ without power accounting.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 __all__ = ["POWER_FIELDS", "PowerSettings"]
 
@@ -21,6 +21,10 @@ POWER_FIELDS = (
     "clock_start_hour",
     "power_cap",
     "power_cap_hours",
+    "idle_off_after",
+    "boot_time",
+    "node_off_w",
+    "node_boot_w",
 )
 """The ``[power]`` section's fields, in the order the command line lists them."""
 
@@ -43,6 +47,10 @@ class PowerSettings(BaseModel):
             ``power-cap`` policy keeps the draw under and what ``hours_over_cap`` / ``energy_over_cap_kwh``
             measure every policy against (:class:`~torus_sim.energy.caps.PowerCap`).
         power_cap_hours: ``START-END``: the cap holds only in those hours of each day (None: always).
+        idle_off_after: seconds a node stays idle before it is switched off (None: never switched off);
+            with it, ``boot_time`` (seconds a job waits for its switched-off nodes to boot), ``node_off_w``
+            (watts of an off node, 0 when None) and ``node_boot_w`` (watts of a booting node; None: the
+            job's draw): :class:`~torus_sim.energy.switch_off.SwitchOff`.
     """
 
     power: bool = Field(False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power")
@@ -66,6 +74,17 @@ class PowerSettings(BaseModel):
     )
     power_cap_hours: str | None = Field(None, description="hours START-END of each day the power cap holds (default: every hour)")
 
+    idle_off_after: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="seconds an idle node waits before it is switched off (default: never)"
+    )
+    boot_time: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="seconds a switched-off node takes to boot for a job (default 0)"
+    )
+    node_off_w: float | None = Field(None, ge=0, allow_inf_nan=False, description="watts of a switched-off node (default 0)")
+    node_boot_w: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="watts of a booting node (default: its job's draw)"
+    )
+
     @field_validator("power_cap_hours")
     @classmethod
     def _cap_hours(cls, value: str | None) -> str | None:
@@ -85,3 +104,10 @@ class PowerSettings(BaseModel):
         if not value or len(value) > 4096:
             raise ValueError("expected a short specification (a name, name:arguments or a file path)")
         return value
+
+    @model_validator(mode="after")
+    def _switch_off_with_power(self):
+        """Switched-off nodes are a power accounting setting: refused without ``power`` (it would change nothing silently)."""
+        if self.idle_off_after is not None and not self.power:
+            raise ValueError("idle_off_after switches idle nodes off for power accounting: set power = true (--power)")
+        return self

@@ -111,6 +111,8 @@ class EventHandlers:
         now = self.simulator.time
         if self._preventive_events:
             self._cancel_preventive(job)
+        if self.power_states is not None:
+            self.power_states.release(self.platform.members(job.allocation), now)
         self.platform.release(job.allocation, job.job_id)
         self._stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
@@ -176,6 +178,8 @@ class EventHandlers:
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             self._cancel_preventive(job)
+            if self.power_states is not None:
+                self.power_states.release(self.platform.members(job.allocation), now)
             self.platform.release(job.allocation, job_id)
             preventive = None
             if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
@@ -198,6 +202,8 @@ class EventHandlers:
         if until > now:
             if math.isnan(self._down_since[node]):
                 self._down_since[node] = now
+            if self.power_states is not None:
+                self.power_states.fail(node, now)
             self.platform.take_down(node, until)
             if math.isfinite(until):
                 self._schedule(self._handle_repair, until, EventPriority.REPAIR, node)
@@ -210,6 +216,8 @@ class EventHandlers:
     def _on_repair(self, node: int) -> None:
         self._run += 1
         if self.platform.repair(node, self.now):
+            if self.power_states is not None:
+                self.power_states.repair(node, self.now)
             self.node_agents[node].downtime += self.now - self._down_since[node]
             self._down_since[node] = np.nan
             self._request_pass()
@@ -223,6 +231,11 @@ class EventHandlers:
         platform.allocate(allocation, job.job_id)
         simulator = self.simulator
         end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
+        if self.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
+            boot = self.power_states.take(platform.members(allocation), simulator.time, job.job_id, job.attempts)
+            if boot:
+                job.attempt_overhead += boot
+                end_at = job.end_at()
         if self.verification_time:
             end_at += self.verification_time
         self.running_jobs[job.job_id] = job
@@ -269,6 +282,8 @@ class EventHandlers:
         job.end_event.cancel()
         self.counters["events_cancelled"] += 1
         self._cancel_preventive(job)
+        if self.power_states is not None:
+            self.power_states.release(self.platform.members(job.allocation), self.now)
         self.platform.release(job.allocation, job.job_id)
         if self.record_enabled:
             self._add_attempt_row(job, self.now, "preempted")
@@ -278,7 +293,10 @@ class EventHandlers:
         self.returned_jobs.append(job)
 
     def _migrate(self, moves: tuple) -> None:
+        states = self.power_states
         for job, _ in moves:
+            if states is not None:
+                states.release(self.platform.members(job.allocation), self.now)
             self.platform.release(job.allocation, job.job_id)
         cost = self.policy.migration_cost
         for job, allocation in moves:
@@ -289,7 +307,8 @@ class EventHandlers:
             self.platform.allocate(allocation, job.job_id)
             if self._running_ends is not None:
                 self._running_ends.discard(job)
-            job.migrate(self.now, allocation, cost)
+            boot = 0.0 if states is None else states.take(self.platform.members(allocation), self.now, job.job_id, job.attempts)
+            job.migrate(self.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
             if self._running_ends is not None:
                 self._running_ends.add(job)
             job.end_event.cancel()

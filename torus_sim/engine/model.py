@@ -61,6 +61,7 @@ from torus_sim.engine.guard import (
 )
 from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.passed_jobs import PassedJobs
+from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.engine.rank_sums import RankSums
@@ -261,7 +262,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self.calls = ExtensionCalls(names, self._clock, guarded)
         self.resilience = resilience or ResiliencePolicy()
         fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
-        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active
+        switch_off = power.switch_off if power is not None else None  # idle nodes switched off: node ids kept
+        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or switch_off is not None
         self.platform = _build_platform(platform, table, needs_identities)
         if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
             reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
@@ -380,6 +382,11 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         if self.resilience.active:
             self._setup_resilience(workload)
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        if switch_off is not None and not isinstance(self.progress, CheckpointProgress):
+            raise ConfigurationError(
+                "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
+            )
+        self.power_states = None if switch_off is None else NodePowerStates(capacity, switch_off)
         fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
         if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining

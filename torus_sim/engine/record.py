@@ -131,6 +131,8 @@ class SimulationRecord:
         counters: event and action counts (``events_scheduled``, ``migrations``, ...).
         makespan: end of the last completed job, seconds.
         platform_kind: ``torus`` or ``cluster``.
+        power_states: with idle nodes switched off, one row per off or boot interval of a node
+            (:data:`~torus_sim.engine.power_states.POWER_STATE_COLUMNS`); None otherwise.
     """
 
     jobs: pd.DataFrame | None
@@ -142,6 +144,7 @@ class SimulationRecord:
     makespan: float = 0.0
     platform_kind: str = "torus"
     migrations: pd.DataFrame | None = None
+    power_states: pd.DataFrame | None = None
 
 
 class Recording:
@@ -208,6 +211,7 @@ class Recording:
             makespan=self.makespan,
             platform_kind=self.platform.kind,
             migrations=table("migrations"),
+            power_states=self.power_states.table() if self.power_states is not None and self.datacollector is not None else None,
         )
 
     def table(self, name: str) -> pd.DataFrame:
@@ -273,4 +277,4 @@ def _power_kw(model) -> float:
     """The machine's draw now, kW (:func:`~torus_sim.energy.node_power.draw_now`): the browser's power panel."""
     from torus_sim.energy.node_power import draw_now
 
-    return draw_now(model.power, model.platform.capacity, model.down_count(), model.running_jobs.values()) / 1000.0
+    return draw_now(model.power, model.platform.capacity, model.down_count(), model.running_jobs.values(), model) / 1000.0

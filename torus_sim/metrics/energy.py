@@ -10,6 +10,10 @@ and the energy is the sum over the intervals between events of P x their length 
 multiplies each interval's energy by the tariff's price, the intervals split where the price changes
 (:meth:`torus_sim.energy.tariffs.Tariff.breakpoints`). Energy by state: busy (every attempt), idle
 (the node-time neither busy nor down, at ``idle_w``) and down; busy + idle + down = the integral of P.
+With idle nodes switched off (:class:`~torus_sim.energy.switch_off.SwitchOff`) the record's off and
+boot intervals change P by ``off_w - idle_w`` per off node and ``boot_w -`` the job's watts per
+booting node (:func:`state_changes`); then busy + idle + down + off = the integral of P, the boots
+counted in the busy energy of the attempts they were for.
 Wasted energy: the attempts that did not complete (killed by a failure, preempted, spoiled by a
 silent error), Batsim's and SC'13's per-job energy accounting extended to failures.
 
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["EnergyAccount", "account_energy", "attempts_cost", "down_intervals", "power_timeline"]
+__all__ = ["EnergyAccount", "account_energy", "attempts_cost", "down_intervals", "power_timeline", "state_changes"]
 
 JOULES_PER_KWH = 3.6e6
 
@@ -81,6 +85,7 @@ def power_timeline(
     nodes: int,
     idle_w: float,
     down_w: float,
+    changes: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The machine's draw as a step function: ``(times, watts)``, the draw from ``times[k]`` to ``times[k + 1]``.
 
@@ -91,6 +96,8 @@ def power_timeline(
         nodes: N, the platform's nodes.
         idle_w: watts of an idle node.
         down_w: watts of a down node.
+        changes: ``(starts, ends, watts)``: intervals over which the draw changes by ``watts`` (a node
+            off: ``off_w - idle_w``; booting: ``boot_w -`` its job's watts, :func:`state_changes`); None: none.
 
     Returns:
         Sorted distinct event times (the first is 0) and the draw in watts from each on.
@@ -98,9 +105,28 @@ def power_timeline(
     size = attempts["nodes"].to_numpy(float)
     extra = size * (attempt_watts - idle_w)
     starts, ends = down
-    times = np.concatenate([[0.0], attempts["started_at"].to_numpy(float), attempts["ended_at"].to_numpy(float), starts, ends])
+    change_starts, change_ends, change_w = changes if changes is not None else (np.empty(0), np.empty(0), np.empty(0))
+    times = np.concatenate(
+        [
+            [0.0],
+            attempts["started_at"].to_numpy(float),
+            attempts["ended_at"].to_numpy(float),
+            starts,
+            ends,
+            change_starts,
+            change_ends,
+        ]
+    )
     deltas = np.concatenate(
-        [[nodes * idle_w], extra, -extra, np.full(len(starts), down_w - idle_w), np.full(len(ends), idle_w - down_w)]
+        [
+            [nodes * idle_w],
+            extra,
+            -extra,
+            np.full(len(starts), down_w - idle_w),
+            np.full(len(ends), idle_w - down_w),
+            change_w,
+            -change_w,
+        ]
     )
     order = np.argsort(times, kind="stable")
     times, deltas = times[order], deltas[order]
@@ -108,6 +134,61 @@ def power_timeline(
     level = np.cumsum(deltas)
     last_of_each = np.append(first[1:], len(times)) - 1
     return distinct, level[last_of_each]
+
+
+def state_changes(
+    states: pd.DataFrame, attempts: pd.DataFrame, attempt_watts: np.ndarray, idle_w: float, rule, horizon: float
+) -> dict:
+    """The off and boot intervals of a run with idle nodes switched off, as changes of the machine's draw.
+
+    Args:
+        states: the record's ``power_states`` (:data:`~torus_sim.engine.power_states.POWER_STATE_COLUMNS`).
+        attempts: the record's attempt table.
+        attempt_watts: its jobs' watts per node (same order).
+        idle_w: watts of an idle node.
+        rule: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (``off_w``, ``boot_w``).
+        horizon: the end of the accounted span, seconds: intervals are clipped to ``[0, horizon]``.
+
+    Returns:
+        ``changes`` (``(starts, ends, watts)`` for :func:`power_timeline`); ``off_node_s`` and
+        ``boot_node_s`` (node-seconds off and booting); ``boot_j`` (joules the booting nodes drew);
+        ``attempt_change_j`` (per attempt, what booting changed in its energy: ``(boot_w - its watts) x``
+        its boot node-seconds, 0 without a boot draw) and the boots' own ``(starts, ends, watts)``
+        (``boot_changes``) for the bill of the attempts that did not complete, with ``boot_attempt``
+        (each boot's row in the attempt table).
+
+    Raises:
+        ValueError: a boot names no attempt of the table.
+    """
+    starts = states["start"].to_numpy(float).clip(0.0, horizon)
+    ends = states["end"].to_numpy(float).clip(0.0, horizon)
+    is_boot = (states["state"] == "boot").to_numpy()
+    row = pd.Series(np.arange(len(attempts)), index=pd.MultiIndex.from_frame(attempts[["job_id", "attempt"]]))
+    boots = states.loc[is_boot, ["job_id", "attempt"]]
+    at = row.reindex(pd.MultiIndex.from_frame(boots)).to_numpy() if len(boots) else np.empty(0)
+    if len(at) and np.isnan(at.astype(float)).any():
+        raise ValueError("a boot in the record names no attempt of its attempt table")
+    at = at.astype(np.int64)
+    boot_ends = np.minimum(ends[is_boot], attempts["ended_at"].to_numpy(float)[at])  # a kill during the boot ends it
+    ends[is_boot] = np.maximum(boot_ends, starts[is_boot])
+    job_w = attempt_watts[at]
+    boot_w = job_w if rule.boot_w is None else np.full(len(at), float(rule.boot_w))
+    watts = np.where(is_boot, 0.0, rule.off_w - idle_w)
+    watts[is_boot] = boot_w - job_w
+    lengths = ends - starts
+    boot_lengths = lengths[is_boot]
+    attempt_change_j = np.zeros(len(attempts))
+    np.add.at(attempt_change_j, at, (boot_w - job_w) * boot_lengths)
+    keep = lengths > 0
+    return {
+        "changes": (starts[keep], ends[keep], watts[keep]),
+        "off_node_s": float(lengths[~is_boot].sum()),
+        "boot_node_s": float(boot_lengths.sum()),
+        "boot_j": float((boot_w * boot_lengths).sum()),
+        "attempt_change_j": attempt_change_j,
+        "boot_changes": (starts[is_boot], ends[is_boot], boot_w - job_w),
+        "boot_attempt": at,
+    }
 
 
 def account_energy(
@@ -118,6 +199,7 @@ def account_energy(
     clock_start_hour: float = 0.0,
     horizon: float | None = None,
     cap=None,
+    switch_off=None,
 ) -> EnergyAccount:
     """Integrate a run's energy, wasted energy, bill and hourly power from its record.
 
@@ -131,21 +213,31 @@ def account_energy(
         cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None: with one, the summary adds
             ``cap_kw`` (its level), ``hours_over_cap`` (time with the draw above it, hours) and
             ``energy_over_cap_kwh`` (the energy above the cap's line), integrated exactly like the rest.
+        switch_off: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` when idle nodes were
+            switched off (the record then has ``power_states``): off nodes draw ``off_w``, booting ones
+            ``boot_w`` (their job's watts when None); the summary adds ``off_energy_kwh``,
+            ``off_node_hours``, ``boot_energy_kwh`` (part of the busy energy) and ``boot_node_hours``.
 
     Returns:
         The :class:`EnergyAccount`.
 
     Raises:
-        ValueError: the record has no attempt table (a run made with ``record=False``).
+        ValueError: the record has no attempt table (a run made with ``record=False``); a record with
+            ``power_states`` and no ``switch_off``.
     """
     attempts = record.attempts
+    if getattr(record, "power_states", None) is not None and switch_off is None:
+        raise ValueError("the record has switched-off nodes: give the run's switch_off rule")
     if attempts is None:
         raise ValueError("power accounting needs the run's attempt table (record=True)")
     attempt_watts = np.asarray(attempt_watts, dtype=float)
     end = float(attempts["ended_at"].max()) if len(attempts) else 0.0
     horizon = max(end, float(record.makespan)) if horizon is None else float(horizon)
     down = down_intervals(record.failures, horizon)
-    times, watts = power_timeline(attempts, attempt_watts, down, record.capacity_total, node.idle_w, node.down_w)
+    states = getattr(record, "power_states", None)
+    switched = None if states is None else state_changes(states, attempts, attempt_watts, node.idle_w, switch_off, horizon)
+    changes = None if switched is None else switched["changes"]
+    times, watts = power_timeline(attempts, attempt_watts, down, record.capacity_total, node.idle_w, node.down_w, changes)
     hours = np.arange(3600.0, horizon, 3600.0)
     cuts = np.unique(
         np.concatenate(
@@ -164,13 +256,22 @@ def account_energy(
     joules = draw * lengths
     durations = (attempts["ended_at"] - attempts["started_at"]).to_numpy(float)
     attempt_j = attempts["nodes"].to_numpy(float) * durations * attempt_watts
+    if switched is not None:
+        attempt_j = attempt_j + switched["attempt_change_j"]
     wasted = (attempts["outcome"] != "completed").to_numpy()
     down_node_s = float((down[1] - down[0]).sum())
+    off_node_s = 0.0 if switched is None else switched["off_node_s"]
     busy_node_s = float((attempts["nodes"].to_numpy(float) * durations).sum())
-    idle_node_s = max(record.capacity_total * horizon - busy_node_s - down_node_s, 0.0)
+    idle_node_s = max(record.capacity_total * horizon - busy_node_s - down_node_s - off_node_s, 0.0)
     total_j = float(joules.sum())
     bill = float((joules * price).sum() / JOULES_PER_KWH)
     wasted_share = _wasted_bill(attempts[wasted], attempt_watts[wasted], tariff, clock_start_hour)
+    if switched is not None:  # what booting changed in the bill of the attempts that did not complete
+        boot_starts, boot_ends, boot_w = switched["boot_changes"]
+        lost = wasted[switched["boot_attempt"]]
+        wasted_share += attempts_cost(
+            boot_starts[lost], boot_ends[lost], np.ones(int(lost.sum())), boot_w[lost], tariff, clock_start_hour
+        )
     jobs_done = int((attempts["outcome"] == "completed").sum())
     hour_index = np.floor(starts / 3600.0).astype(np.int64)
     hourly = (
@@ -194,6 +295,11 @@ def account_energy(
         "mean_power_kw": total_j / horizon / 1000.0 if horizon > 0 else 0.0,
         "mean_price": bill / (total_j / JOULES_PER_KWH) if total_j > 0 else float("nan"),
     }
+    if switched is not None:
+        summary["off_energy_kwh"] = switch_off.off_w * off_node_s / JOULES_PER_KWH
+        summary["off_node_hours"] = off_node_s / 3600.0
+        summary["boot_energy_kwh"] = switched["boot_j"] / JOULES_PER_KWH
+        summary["boot_node_hours"] = switched["boot_node_s"] / 3600.0
     if cap is not None:
         level = cap.at(starts, record.capacity_total, node.busy_w, clock_start_hour)
         over = (draw > level) & (lengths > 0)

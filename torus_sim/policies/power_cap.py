@@ -130,7 +130,11 @@ class PowerCapPolicy(Policy):
         return f"{self._cap.describe(self._nodes, self._power.node.busy_w)}, EASY inside the cap"
 
     def attach(self, model) -> None:
-        """Take the run's power inputs and cap; refuse a run without them or a cap not above the idle draw."""
+        """Take the run's power inputs and cap; refuse a run without them, a cap not above the idle draw or a boot draw.
+
+        With idle nodes switched off the cap holds still: an off node draws at most the idle draw (checked
+        when the inputs are read) and a booting one its job's watts, which the headroom counts from the start.
+        """
         super().attach(model)
         self._power = run_power(model, "power-cap")
         self._cap = self._power.cap
@@ -139,6 +143,12 @@ class PowerCapPolicy(Policy):
         self._nodes = model.platform.capacity
         self._longest = max((job.walltime for job in model.jobs), default=0.0)
         node = self._power.node
+        switch_off = self._power.switch_off
+        if switch_off is not None and switch_off.boot_w is not None:
+            raise ConfigurationError(
+                "power-cap with a boot draw (node_boot_w): the cap's headroom counts a booting node at its job's watts; "
+                "leave node_boot_w unset"
+            )
         if self._cap.share * node.busy_w <= node.idle_w:
             raise ConfigurationError(
                 f"power-cap: the cap {self._cap.share:g} x {node.busy_w:,.0f} W per node is not above the idle draw "

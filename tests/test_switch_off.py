@@ -1,0 +1,286 @@
+"""Idle nodes switched off and booted again (issue 45 §1): the engine's off / boot intervals and their energy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from torus_sim.errors import ConfigurationError
+from torus_sim.metrics.energy import JOULES_PER_KWH, account_energy, down_intervals, power_timeline, state_changes
+from torus_sim.runner import Scenario, build_model, run
+
+pytestmark = pytest.mark.filterwarnings("ignore:the offered load after cleaning")  # the hand-made traces' few jobs
+
+SDSC = "../shared/data/swf/SDSC-SP2-1998-4.2-cln.swf.gz"
+POWER = {"power": True, "job_power": "uniform:5600:16800", "price": "tou:0.05:3"}
+
+
+def _cluster(tmp_path, rows, **settings):
+    """A 4-node cluster (100 W idle, 200 W busy), jobs ``(id, submit, run, procs)``, FCFS-EASY, flat price 0.1."""
+    trace = tmp_path / "trace.swf"
+    trace.write_text(
+        "; MaxProcs: 4\n" + "".join(f"{j} {s} 0 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 1 -1 -1 -1\n" for j, s, r, p in rows)
+    )
+    scenario = Scenario.make(
+        "switch-off",
+        workload=str(trace),
+        platform="cluster",
+        nodes=4,
+        power=True,
+        node_idle_w=100.0,
+        node_busy_w=200.0,
+        price="flat:0.1",
+        policy="FCFS-EASY",
+        **settings,
+    )
+    return run(scenario)
+
+
+def test_a_hand_made_run_boots_the_nodes_that_were_off_and_its_energy_is_the_hand_sum(tmp_path):
+    """Off after 100 s idle at 10 W, boot 50 s at 300 W. Job 1 (2 nodes, t = 0-1,000) finds the machine on; job 2
+    (2 nodes at t = 500, 200 s) gets nodes 2-3, off since t = 100: it boots and ends at 750; job 3 (4 nodes at
+    1,050, 100 s) gets nodes 0-1 (idle 50 s: on) and 2-3 (off since 850): it boots and ends at 1,200.
+
+    Off: 2 x 400 + 2 x 200 = 1,200 node-s at 10 W; boots: 2 x 2 x 50 s at 300 W; jobs: 400,000 + 2 x 250 x 200
+    + 4 x 150 x 200 J, the booting nodes at 300 W instead of 200 (+ 2 x 10,000 J); idle: 500 node-s at 100 W.
+    """
+    result = _cluster(
+        tmp_path,
+        [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 1050, 100, 4)],
+        idle_off_after=100.0,
+        boot_time=50.0,
+        node_off_w=10.0,
+        node_boot_w=300.0,
+    )
+    jobs = result.jobs.set_index("job_id")
+    assert jobs["started_at"].to_dict() == {1: 0.0, 2: 500.0, 3: 1050.0}
+    assert jobs["finished_at"].to_dict() == {1: 1000.0, 2: 750.0, 3: 1200.0}
+    states = result.record.power_states
+    assert sorted(map(tuple, states.loc[states["state"] == "off", ["node", "start", "end"]].to_numpy().tolist())) == [
+        (0, 1300.0, math.inf),
+        (1, 1300.0, math.inf),
+        (2, 100.0, 500.0),
+        (2, 850.0, 1050.0),
+        (2, 1300.0, math.inf),
+        (3, 100.0, 500.0),
+        (3, 850.0, 1050.0),
+        (3, 1300.0, math.inf),
+    ]
+    boots = states[states["state"] == "boot"]
+    assert sorted(zip(boots["node"], boots["start"], boots["job_id"], strict=True)) == [
+        (2, 500.0, 2),
+        (2, 1050.0, 3),
+        (3, 500.0, 2),
+        (3, 1050.0, 3),
+    ]
+    summary = result.summary
+    joules = {"off": 1200 * 10.0, "boot": 4 * 50 * 300.0, "jobs": 400_000 + 110_000 + 130_000.0, "idle": 500 * 100.0}
+    assert summary["off_energy_kwh"] == pytest.approx(joules["off"] / JOULES_PER_KWH, rel=1e-12)
+    assert summary["boot_energy_kwh"] == pytest.approx(joules["boot"] / JOULES_PER_KWH, rel=1e-12)
+    assert summary["busy_energy_kwh"] == pytest.approx(joules["jobs"] / JOULES_PER_KWH, rel=1e-12)
+    assert summary["idle_energy_kwh"] == pytest.approx(joules["idle"] / JOULES_PER_KWH, rel=1e-12)
+    total = joules["off"] + joules["jobs"] + joules["idle"]
+    assert summary["energy_kwh"] == pytest.approx(total / JOULES_PER_KWH, rel=1e-12)
+    assert summary["bill"] == pytest.approx(0.1 * total / JOULES_PER_KWH, rel=1e-12)
+    assert summary["off_node_hours"] == pytest.approx(1200 / 3600) and summary["boot_node_hours"] == pytest.approx(200 / 3600)
+    assert jobs.loc[[2, 3], "energy_kwh"].tolist() == pytest.approx([110_000 / JOULES_PER_KWH, 130_000 / JOULES_PER_KWH])
+
+
+def _off_and_boots_from_the_record(record, after: float):
+    """Each node's off intervals and boots derived from the attempt and failure tables alone (not the engine's rows).
+
+    A node is occupied while an attempt holds it (its ``resources``) or it is down (merged down intervals); every
+    gap between occupations longer than ``after`` is off from its start + ``after``, and the attempt that ends the
+    gap (if one does) booted the node.
+    """
+    occupied: dict[int, list[tuple[float, float, tuple | None]]] = {}
+    for row in record.attempts.itertuples():
+        for part in row.resources.split():
+            low, _, high = part.partition("-")
+            for node in range(int(low), int(high or low) + 1):
+                occupied.setdefault(node, []).append((row.started_at, row.ended_at, (row.job_id, row.attempt)))
+    failures = record.failures.loc[record.failures["down_until"] > record.failures["time"]].sort_values(["node", "time"])
+    for node, group in failures.groupby("node"):
+        merged: list[list[float]] = []
+        for time, until in zip(group["time"], group["down_until"], strict=True):
+            if merged and time <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], until)
+            else:
+                merged.append([time, until])
+        occupied.setdefault(int(node), []).extend((start, end, None) for start, end in merged)
+    off, boots = set(), set()
+    for node in range(record.capacity_total):
+        free_from = 0.0
+        for start, end, attempt in sorted(occupied.get(node, []), key=lambda item: (item[0], item[1])):
+            if start - free_from > after:
+                off.add((node, free_from + after, start))
+                if attempt is not None:
+                    boots.add((node, start, *attempt))
+            free_from = max(free_from, end)
+    return off, boots
+
+
+@pytest.mark.parametrize(
+    "platform",
+    [{}, {"platform": "cluster", "nodes": 128, "job_power": "uniform:100:300"}],
+    ids=["torus", "cluster"],
+)
+def test_the_engines_off_intervals_and_boots_are_those_the_attempts_and_failures_imply(platform):
+    """SDSC-SP2's first 1,500 jobs with 2,000 bursty failures (repairs of an hour), FCFS-EASY, off after 10 min, boots
+    of 5 min: the engine's off intervals and boots equal those derived from the record's attempts and failures, and
+    every completed attempt lasts its run time plus the boot exactly when it booted a node."""
+    settings = {**POWER, **platform, "workload": SDSC, "max_jobs": 1500, "failures": "synthetic:2000:bursty"}
+    result = run(Scenario.make("off", **settings, policy="FCFS-EASY", downtime=3600, idle_off_after=600, boot_time=300))
+    record = result.record
+    states = record.power_states
+    closed = states[np.isfinite(states["end"])]
+    engine_off = {
+        (int(n), float(s), float(e)) for n, s, e in closed.loc[closed["state"] == "off", ["node", "start", "end"]].to_numpy()
+    }
+    engine_boots = {
+        (int(n), float(s), int(j), int(a))
+        for n, s, j, a in closed.loc[closed["state"] == "boot", ["node", "start", "job_id", "attempt"]].to_numpy()
+    }
+    derived_off, derived_boots = _off_and_boots_from_the_record(record, 600.0)
+    assert len(engine_boots) > 100 and len(engine_off) > len(engine_boots)  # failures end off periods too
+    assert engine_off == derived_off
+    assert engine_boots == derived_boots
+    booted = {(job, attempt) for _, _, job, attempt in engine_boots}
+    done = record.attempts[record.attempts["outcome"] == "completed"]
+    runtime = result.jobs.set_index("job_id")["runtime"]
+    expected = done["job_id"].map(runtime).to_numpy() + np.array(
+        [300.0 if (job, attempt) in booted else 0.0 for job, attempt in zip(done["job_id"], done["attempt"], strict=True)]
+    )
+    assert np.allclose((done["ended_at"] - done["started_at"]).to_numpy(), expected, rtol=0, atol=1e-6)
+    summary = result.summary
+    parts = ["busy_energy_kwh", "idle_energy_kwh", "down_energy_kwh", "off_energy_kwh"]
+    assert sum(summary[key] for key in parts) == pytest.approx(summary["energy_kwh"], rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("policy", "failures"),
+    [("krevat", None), ("FCFS-EASY", "synthetic:2000:bursty")],
+    ids=["krevat-migration-ras", "easy-bursty"],
+)
+def test_nodes_never_off_or_off_at_the_idle_draw_with_no_boot_change_neither_schedule_nor_energy(policy, failures):
+    """Golden guard of the engine's hooks: with nodes off only after the whole span, or off at once but at the idle
+    draw with boots of 0 s, the schedule is the one without switching off, start for start, and so is every energy
+    figure (BG/L's torus, SDSC-SP2's first 1,500 jobs; Krevat's migrations with the bundled RAS failures)."""
+    settings = {**POWER, "workload": SDSC, "max_jobs": 1500, "failures": failures, "policy": policy}
+    plain = run(Scenario.make("plain", **settings))
+    never = run(Scenario.make("never", **settings, idle_off_after=1e12, boot_time=600))
+    at_idle = run(Scenario.make("at-idle", **settings, idle_off_after=0, node_off_w=5600))
+    columns = ["job_id", "started_at", "finished_at", "energy_kwh"]
+    for other in (never, at_idle):
+        pd.testing.assert_frame_equal(other.jobs[columns], plain.jobs[columns], check_exact=False, rtol=1e-12)
+        for key in ("energy_kwh", "bill", "wasted_energy_kwh", "peak_power_kw"):
+            assert other.summary[key] == pytest.approx(plain.summary[key], rel=1e-12)
+    assert never.summary["off_node_hours"] == 0.0
+    assert at_idle.summary["off_node_hours"] > 1000 and at_idle.summary["boot_node_hours"] == 0.0
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    jobs=st.lists(st.tuples(st.integers(0, 3000), st.integers(1, 900), st.integers(1, 4)), min_size=1, max_size=12),
+    after=st.sampled_from([0.0, 30.0, 400.0]),
+    boot=st.sampled_from([0.0, 45.0]),
+    boot_w=st.sampled_from([None, 350.0]),
+)
+def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, after, boot, boot_w):
+    """Random 4-node runs (integer times): the accounting's energy equals summing, second by second and node by node,
+    the draw of the state the record gives it: running (its job's 200 W, or the boot draw while booting), off (10 W),
+    idle (100 W)."""
+    rows = [(index + 1, submit, runtime, procs) for index, (submit, runtime, procs) in enumerate(sorted(jobs))]
+    result = _cluster(tmp_path, rows, idle_off_after=after, boot_time=boot, node_off_w=10.0, node_boot_w=boot_w)
+    record = result.record
+    horizon = int(round(max(record.attempts["ended_at"].max(), record.makespan)))
+    draw = np.full((4, horizon), 100.0)
+    for row in record.attempts.itertuples():
+        for node in range(4):
+            if _in_set(node, row.resources):
+                draw[node, int(row.started_at) : int(row.ended_at)] = 200.0
+    states = record.power_states
+    for row in states[states["state"] == "off"].itertuples():
+        draw[row.node, int(row.start) : int(min(row.end, horizon))] = 10.0
+    for row in states[states["state"] == "boot"].itertuples():
+        end = record.attempts.set_index(["job_id", "attempt"]).loc[(row.job_id, row.attempt), "ended_at"]
+        draw[row.node, int(row.start) : int(min(row.end, end))] = 200.0 if boot_w is None else boot_w
+    assert result.summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
+
+
+def _in_set(node: int, resources: str) -> bool:
+    """Whether ``node`` is in an interval set such as ``"0-2 3"``."""
+    for part in resources.split():
+        low, _, high = part.partition("-")
+        if int(low) <= node <= int(high or low):
+            return True
+    return False
+
+
+def test_the_power_reporter_counts_off_and_booting_nodes_as_the_accounting_does():
+    """The ``power_kw`` reporter (the browser's power plot) at each step equals the accounting's timeline with the
+    off and boot intervals (BG/L's torus, NASA's first 400 jobs, off after 10 min at 500 W, boots at 8 kW)."""
+    scenario = Scenario.make(
+        "reporter", **POWER, max_jobs=400, idle_off_after=600, boot_time=300, node_off_w=500, node_boot_w=8000
+    )
+    model = build_model(scenario)
+    for _ in range(300):
+        model.step()
+    series = model.datacollector.get_model_vars_dataframe()
+    model.run()
+    record = model.record()
+    attempts = record.attempts
+    watts = attempts["job_id"].map(model.power.job_watts).to_numpy(float)
+    node = model.power.node
+    horizon = float(max(attempts["ended_at"].max(), record.makespan))
+    changes = state_changes(record.power_states, attempts, watts, node.idle_w, model.power.switch_off, horizon)["changes"]
+    down = down_intervals(record.failures, horizon)
+    times, draw = power_timeline(attempts, watts, down, 128, node.idle_w, node.down_w, changes)
+    stepped = series[(series["time"] > 0) & (series["time"] < horizon)]
+    at = np.searchsorted(times, stepped["time"].to_numpy(), side="right") - 1
+    assert np.allclose(draw[at] / 1000.0, stepped["power_kw"].to_numpy(), rtol=1e-12, atol=1e-9)
+    assert stepped["power_kw"].min() < 128 * 5.6  # some midplanes off: under the all-idle draw
+
+
+def test_refusals_are_sentences():
+    """Switching off without power accounting, its settings without idle_off_after, an off draw above idle, a boot draw
+    under power-cap, PV-EASY's suspend mode: each refused with a sentence that names the setting."""
+    with pytest.raises(ConfigurationError, match="set power = true"):
+        Scenario.make("x", idle_off_after=600)
+    with pytest.raises(ConfigurationError, match="boot_time: only for switched-off nodes"):
+        run(Scenario.make("x", power=True, boot_time=60, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="node_off_w 6000 W is above the idle draw"):
+        run(Scenario.make("x", power=True, idle_off_after=60, node_off_w=6000, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="leave node_boot_w unset"):
+        run(Scenario.make("x", **POWER, idle_off_after=60, node_boot_w=9000, policy="power-cap", power_cap=0.9, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="suspend mode: not modelled"):
+        run(
+            Scenario.make(
+                "x", power=True, idle_off_after=60, platform="cluster", policy="PV-EASY", preemption="suspend", max_jobs=10
+            )
+        )
+
+
+def test_account_energy_needs_the_rule_for_a_record_with_switched_off_nodes():
+    """A record with off / boot intervals is refused without the rule (its off and boot draws)."""
+    result = run(Scenario.make("x", power=True, idle_off_after=60, max_jobs=50))
+    watts = np.full(len(result.record.attempts), 11200.0)
+    with pytest.raises(ValueError, match="switch_off rule"):
+        account_energy(result.record, watts, _node(), _flat())
+
+
+def _node():
+    from torus_sim.energy.node_power import NodePower
+
+    return NodePower(5600.0, 11200.0, 0.0)
+
+
+def _flat():
+    from torus_sim.energy.tariffs import tariff
+
+    return tariff("flat:0.1")

@@ -1,0 +1,145 @@
+"""Each node's power state during a run with idle nodes switched off: idle, off, booting (busy and down are the platform's).
+
+The engine tells :class:`NodePowerStates` when nodes are given to a job (:meth:`~NodePowerStates.take`),
+freed (:meth:`~NodePowerStates.release`), failed and repaired; it answers the boot delay of each
+start and keeps the off and boot intervals of every node for the record (:meth:`~NodePowerStates.table`),
+from which :func:`torus_sim.metrics.energy.account_energy` integrates their energy.
+
+The rule (:class:`~torus_sim.energy.switch_off.SwitchOff`): a node idle (up, no job) for longer than
+``after_s`` is off from ``idle since + after_s``; when a job is given it, it boots for ``boot_s`` and
+the job's work starts after the boot (the attempt's overhead). At t = 0 every node is up and idle. A
+node that fails while off is off until the failure, then down; after its repair it is idle again.
+
+References:
+    Batsim's host power states (computing, idle, switching on, off); SLURM's power saving
+    (``SuspendTime``, ``ResumeTimeout``); issue 45 §1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["POWER_STATE_COLUMNS", "NodePowerStates"]
+
+POWER_STATE_COLUMNS = ["node", "state", "start", "end", "job_id", "attempt"]
+"""One row per off or boot interval of one node: ``state`` ``off`` or ``boot``, ``[start, end)`` in
+seconds (an off interval still open at the run's end ends at +inf), the job and attempt a boot was for
+(-1 for an off interval)."""
+
+
+class NodePowerStates:
+    """Idle-since times and the off / boot intervals of N nodes under a switch-off rule.
+
+    Args:
+        capacity: N, the platform's nodes.
+        rule: the :class:`~torus_sim.energy.switch_off.SwitchOff`.
+
+    Attributes:
+        idle_since: float ``(N,)``, when each node last became idle (seconds); +inf while it is busy or down.
+        booting_until: float ``(N,)``, the end of each node's boot (-inf when not booting).
+        booting_job: int ``(N,)``, the job each node boots for (-1 when none).
+        boots: node boots so far.
+    """
+
+    def __init__(self, capacity: int, rule) -> None:
+        self.rule = rule
+        self.idle_since = np.zeros(capacity)
+        self.booting_until = np.full(capacity, -math.inf)
+        self.booting_job = np.full(capacity, -1, dtype=np.int64)
+        self.boots = 0
+        self._rows: dict[str, list] = {column: [] for column in POWER_STATE_COLUMNS}
+
+    def _add(self, node: int, state: str, start: float, end: float, job_id: int = -1, attempt: int = -1) -> None:
+        rows = self._rows
+        for column, value in zip(POWER_STATE_COLUMNS, (node, state, start, end, job_id, attempt), strict=True):
+            rows[column].append(value)
+
+    def off(self, now: float) -> np.ndarray:
+        """Bool ``(N,)``: the nodes off at ``now`` (idle for longer than the rule's ``after_s``)."""
+        return now - self.idle_since > self.rule.after_s
+
+    def take(self, members: np.ndarray, now: float, job_id: int, attempt: int) -> float:
+        """Nodes given to a job at ``now``: the off ones boot.
+
+        Args:
+            members: the allocation's node ids (int array).
+            now: seconds.
+            job_id: the job (the boot rows name it).
+            attempt: its attempt number.
+
+        Returns:
+            The boot delay, seconds: the rule's ``boot_s`` if any node was off, else 0.
+        """
+        members = np.asarray(members, dtype=np.int64)
+        since = self.idle_since[members]
+        off = now - since > self.rule.after_s
+        self.idle_since[members] = math.inf
+        if not off.any():
+            return 0.0
+        boot = self.rule.boot_s
+        for node, idle_from in zip(members[off].tolist(), since[off].tolist(), strict=True):
+            self._add(node, "off", idle_from + self.rule.after_s, now)
+            if boot > 0:
+                self._add(node, "boot", now, now + boot, job_id, attempt)
+        self.boots += int(off.sum())
+        if boot > 0:
+            self.booting_until[members[off]] = now + boot
+            self.booting_job[members[off]] = job_id
+        return boot
+
+    def release(self, members: np.ndarray, now: float) -> None:
+        """A job's nodes are free at ``now`` (its end, a kill, a preemption, a move): idle from now."""
+        members = np.asarray(members, dtype=np.int64)
+        self.idle_since[members] = now
+        self.booting_until[members] = -math.inf
+        self.booting_job[members] = -1
+
+    def fail(self, node: int, now: float) -> None:
+        """A node goes down at ``now`` (a failure with a downtime): an off period ends there."""
+        since = self.idle_since[node]
+        if now - since > self.rule.after_s:
+            self._add(int(node), "off", float(since) + self.rule.after_s, now)
+        self.idle_since[node] = math.inf
+
+    def repair(self, node: int, now: float) -> None:
+        """A node is back up at ``now``: idle from now."""
+        self.idle_since[node] = now
+
+    def state(self, node: int, now: float) -> str | None:
+        """``off``, ``booting`` or None (then the platform says: idle, busy or down)."""
+        if now - self.idle_since[node] > self.rule.after_s:
+            return "off"
+        if self.booting_until[node] > now:
+            return "booting"
+        return None
+
+    def draw_change_w(self, now: float, idle_w: float, job_watts: dict, busy_w: float) -> float:
+        """What the off and booting nodes change in the machine's draw at ``now``, watts.
+
+        ``off nodes x (off_w - idle_w)`` plus, with a boot draw, ``booting nodes x (boot_w - their job's watts)``:
+        added to :func:`~torus_sim.energy.node_power.draw_now`'s draw, which counts off nodes as idle and
+        booting ones at their job's watts.
+        """
+        rule = self.rule
+        change = int(self.off(now).sum()) * (rule.off_w - idle_w)
+        if rule.boot_w is not None:
+            booting = self.booting_job[self.booting_until > now]
+            change += sum(rule.boot_w - job_watts.get(job, busy_w) for job in booting.tolist())
+        return change
+
+    def table(self) -> pd.DataFrame:
+        """The off and boot intervals so far (:data:`POWER_STATE_COLUMNS`), with the nodes off now open to +inf."""
+        rows = {column: list(values) for column, values in self._rows.items()}
+        idle = np.isfinite(self.idle_since)
+        for node in np.flatnonzero(idle).tolist():
+            for column, value in zip(
+                POWER_STATE_COLUMNS,
+                (node, "off", float(self.idle_since[node]) + self.rule.after_s, math.inf, -1, -1),
+                strict=True,
+            ):
+                rows[column].append(value)
+        table = pd.DataFrame(rows, columns=POWER_STATE_COLUMNS)
+        return table.astype({"node": np.int64, "start": float, "end": float, "job_id": np.int64, "attempt": np.int64})
