@@ -59,6 +59,19 @@ class NodeAgent(mesa.Agent):
         return NodeState.BUSY if platform.job_at[self.index] >= 0 else NodeState.FREE
 
     @property
+    def power_state(self) -> str:
+        """``busy``, ``down``, ``idle``, or with idle nodes switched off ``off`` / ``booting`` (issue 45 §1).
+
+        Read from the platform and the model's :class:`~torus_sim.engine.power_states.NodePowerStates`
+        (Batsim's power states: computing, idle, switching on, off); a booting node is also BUSY.
+        """
+        states = getattr(self.model, "power_states", None)
+        switched = None if states is None else states.state(self.index, self.model.now)
+        if switched is not None:
+            return switched
+        return {NodeState.FREE: "idle", NodeState.BUSY: "busy", NodeState.DOWN: "down"}[self.state]
+
+    @property
     def job_id(self) -> int | None:
         """Id of the job it runs, or None."""
         job = int(self.model.platform.job_at[self.index])

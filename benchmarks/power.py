@@ -6,7 +6,8 @@
    time-of-use tariff and a uniform job-power model.
 2. RICC (447,794 jobs after cleaning, 8,192 nodes) online under FCFS-EASY on a cluster, the same tariff.
 
-Each run is made with and without ``power = true``, alternated (without, with, without, with, ...),
+Each run is made with and without ``power = true``, and with idle nodes switched off (:data:`SWITCH_OFF`),
+alternated (without, with, switched off, without, ...),
 in the same process; the ratio of the medians is printed (the run's wall time includes the
 accounting, which reads the record after the simulation). ``--quick`` takes the first 20,000 jobs
 of each log.
@@ -37,6 +38,11 @@ CASES = {
     },
 }
 POWER = {"power": True, "price": "tou:0.05:3", "job_power": "uniform:50:300"}
+SWITCH_OFF = {"idle_off_after": 0.0}
+"""Idle nodes switched off at once, drawing the idle figure (``node_off_w`` set per case to the node's idle draw),
+boots of 0 s: the schedule and the energy of the run without switching off (tests/test_switch_off.py), so the
+ratio is the cost of keeping each node's power state (and, on a cluster, its node ids)."""
+IDLE_W = {"SDSC-SP2, torus 4x4x8, 4,000 failures, Krevat": 5600.0, "RICC, cluster, FCFS-EASY": 100.0}
 
 
 def timed(fields: dict) -> tuple[float, float]:
@@ -58,7 +64,7 @@ def timed(fields: dict) -> tuple[float, float]:
     began = time.perf_counter()
     power = load_power(scenario, result.jobs["job_id"].tolist())
     watts = result.record.attempts["job_id"].map(power.job_watts).to_numpy(float)
-    account_energy(result.record, watts, power.node, power.tariff, scenario.clock_start_hour)
+    account_energy(result.record, watts, power.node, power.tariff, scenario.clock_start_hour, switch_off=power.switch_off)
     return whole, time.perf_counter() - began
 
 
@@ -74,16 +80,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name}: skipped ({fields['workload']} is not there)")
             continue
         fields = {**fields, **({"max_jobs": 20_000} if args.quick else {})}
-        without, with_power, alone = [], [], []
+        without, with_power, alone, switched = [], [], [], []
         for _ in range(pairs):
             without.append(timed(fields)[0])
             whole, accounting = timed({**fields, **POWER})
             with_power.append(whole)
             alone.append(accounting)
+            switched.append(timed({**fields, **POWER, **SWITCH_OFF, "node_off_w": IDLE_W[name]})[0])
         base, powered, accounting = statistics.median(without), statistics.median(with_power), statistics.median(alone)
+        off = statistics.median(switched)
         print(
             f"  {name}: without {base:.2f} s, with {powered:.2f} s -> {powered / base:.3f}x; "
-            f"the accounting alone {accounting:.2f} s ({accounting / base:.1%} of the run)"
+            f"the accounting alone {accounting:.2f} s ({accounting / base:.1%} of the run); "
+            f"with idle nodes switched off (at the idle draw, boots of 0 s: the same schedule) {off:.2f} s -> "
+            f"{off / base:.3f}x"
         )
     return 0
 

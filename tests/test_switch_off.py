@@ -284,3 +284,39 @@ def _flat():
     from torus_sim.energy.tariffs import tariff
 
     return tariff("flat:0.1")
+
+
+def test_each_node_agent_reports_its_power_state(tmp_path):
+    """The supernode / node agents carry their power state (the mission's "its own failure, downtime and power
+    state"): in the hand-made run at t = 520, nodes 0-1 run job 1, nodes 2-3 boot for job 2; at t = 1,020 nodes 0-1
+    are idle (free for 20 s) and 2-3 off (idle since 750, off from 850); job 3 (t = 5,000) keeps the run going."""
+    trace = tmp_path / "trace.swf"
+    trace.write_text(
+        "; MaxProcs: 4\n"
+        + "".join(
+            f"{j} {s} 0 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 1 -1 -1 -1\n"
+            for j, s, r, p in [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 5000, 10, 1)]
+        )
+    )
+    scenario = Scenario.make(
+        "agents",
+        workload=str(trace),
+        platform="cluster",
+        nodes=4,
+        power=True,
+        policy="FCFS-EASY",
+        idle_off_after=100,
+        boot_time=50,
+    )
+    model = build_model(scenario)
+    model.step_seconds = 10.0
+    seen = {}
+    for at in (520.0, 1020.0):
+        for _ in range(200):  # bounded: a model with nothing left to run would not move its clock
+            if model.now >= at:
+                break
+            model.step()
+        assert model.now == at
+        seen[at] = [agent.power_state for agent in model.node_agents]
+    assert seen[520.0] == ["busy", "busy", "booting", "booting"]
+    assert seen[1020.0] == ["idle", "idle", "off", "off"]

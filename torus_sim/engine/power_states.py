@@ -50,12 +50,10 @@ class NodePowerStates:
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
         self.boots = 0
-        self._rows: dict[str, list] = {column: [] for column in POWER_STATE_COLUMNS}
+        self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
-    def _add(self, node: int, state: str, start: float, end: float, job_id: int = -1, attempt: int = -1) -> None:
-        rows = self._rows
-        for column, value in zip(POWER_STATE_COLUMNS, (node, state, start, end, job_id, attempt), strict=True):
-            rows[column].append(value)
+    def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
+        self._chunks.append((nodes, state, starts, end, job_id, attempt))
 
     def off(self, now: float) -> np.ndarray:
         """Bool ``(N,)``: the nodes off at ``now`` (idle for longer than the rule's ``after_s``)."""
@@ -80,14 +78,13 @@ class NodePowerStates:
         if not off.any():
             return 0.0
         boot = self.rule.boot_s
-        for node, idle_from in zip(members[off].tolist(), since[off].tolist(), strict=True):
-            self._add(node, "off", idle_from + self.rule.after_s, now)
-            if boot > 0:
-                self._add(node, "boot", now, now + boot, job_id, attempt)
-        self.boots += int(off.sum())
+        nodes = members[off]
+        self._add(nodes, "off", since[off] + self.rule.after_s, now)
         if boot > 0:
-            self.booting_until[members[off]] = now + boot
-            self.booting_job[members[off]] = job_id
+            self._add(nodes, "boot", now, now + boot, job_id, attempt)
+            self.booting_until[nodes] = now + boot
+            self.booting_job[nodes] = job_id
+        self.boots += len(nodes)
         return boot
 
     def release(self, members: np.ndarray, now: float) -> None:
@@ -101,7 +98,7 @@ class NodePowerStates:
         """A node goes down at ``now`` (a failure with a downtime): an off period ends there."""
         since = self.idle_since[node]
         if now - since > self.rule.after_s:
-            self._add(int(node), "off", float(since) + self.rule.after_s, now)
+            self._add(np.array([node], dtype=np.int64), "off", float(since) + self.rule.after_s, now)
         self.idle_since[node] = math.inf
 
     def repair(self, node: int, now: float) -> None:
@@ -132,14 +129,17 @@ class NodePowerStates:
 
     def table(self) -> pd.DataFrame:
         """The off and boot intervals so far (:data:`POWER_STATE_COLUMNS`), with the nodes off now open to +inf."""
-        rows = {column: list(values) for column, values in self._rows.items()}
-        idle = np.isfinite(self.idle_since)
-        for node in np.flatnonzero(idle).tolist():
-            for column, value in zip(
-                POWER_STATE_COLUMNS,
-                (node, "off", float(self.idle_since[node]) + self.rule.after_s, math.inf, -1, -1),
-                strict=True,
-            ):
-                rows[column].append(value)
-        table = pd.DataFrame(rows, columns=POWER_STATE_COLUMNS)
-        return table.astype({"node": np.int64, "start": float, "end": float, "job_id": np.int64, "attempt": np.int64})
+        idle = np.flatnonzero(np.isfinite(self.idle_since))
+        chunks = [*self._chunks, (idle, "off", self.idle_since[idle] + self.rule.after_s, math.inf, -1, -1)]
+        sizes = [len(chunk[0]) for chunk in chunks]
+        columns = {
+            "node": np.concatenate([chunk[0] for chunk in chunks]).astype(np.int64),
+            "state": np.repeat([chunk[1] for chunk in chunks], sizes),
+        }
+        for index, name in ((2, "start"), (3, "end"), (4, "job_id"), (5, "attempt")):
+            parts = [
+                np.broadcast_to(np.asarray(chunk[index], dtype=float), (size,)) for chunk, size in zip(chunks, sizes, strict=True)
+            ]
+            columns[name] = np.concatenate(parts)
+        table = pd.DataFrame(columns, columns=POWER_STATE_COLUMNS)
+        return table.astype({"job_id": np.int64, "attempt": np.int64})
