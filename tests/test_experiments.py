@@ -119,3 +119,18 @@ def test_a_scenario_file_without_a_grid_runs_with_torus_sim_run_and_options_win(
     assert manifest["inputs"]["platform"] == {"kind": "cluster", "nodes": 128}
     spec.write_text("[grid]\nseed = [0, 1]\n")
     assert main(["run", str(spec), "--out", str(out)]) == 2
+
+
+def test_energy_files_in_a_scenario_file_are_read_from_its_folder(tmp_path):
+    """A job-power, price or power cap CSV named relative to the scenario file is found from any directory; the
+    names with arguments (uniform:..., tou:...) stay as they are."""
+    (tmp_path / "caps.csv").write_text("time,share\n0,0.9\n")
+    spec = tmp_path / "energy.toml"
+    spec.write_text(
+        '[power]\npower = true\nprice = "prices.csv"\njob_power = "uniform:50:300"\npower_cap_file = "caps.csv"\n'
+        "[grid]\nseed = [0]\n"
+    )
+    experiment = load_experiment(spec)
+    scenario = experiment.scenario(experiment.points()[0])
+    assert scenario.power_cap_file == str(tmp_path / "caps.csv")
+    assert scenario.price == str(tmp_path / "prices.csv") and scenario.job_power == "uniform:50:300"

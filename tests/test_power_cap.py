@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.errors import ConfigurationError, InputFileError
 from torus_sim.metrics.energy import power_timeline
 from torus_sim.policies.power_cap import HeadroomProfile
 from torus_sim.runner import Scenario, run
@@ -227,3 +227,58 @@ def test_fits_now_is_the_scan_of_fits_from_now(releases, reservations, need, dur
     for start, watts, length in [(0, 0, 0), *reservations]:
         profile.reserve(float(start), float(length), float(watts))
         assert profile.fits_now(float(need), float(duration)) == profile.fits(0.0, float(need), float(duration))
+
+
+def test_a_cap_file_of_the_on_peak_hours_gives_the_daily_hours_schedule_start_for_start(tmp_path):
+    """A ``power_cap_file`` whose levels are 0.8 from 8:00 and 10 (never binding) from 20:00, each day of the run,
+    gives the schedule and the cap measures of ``power_cap = 0.8`` in hours 8-20 (NASA's first 3,000 jobs on BG/L)."""
+    days = 40
+    lines = ["time,share", "0,10"] + [
+        f"{day * 86400 + hour * 3600},{share}" for day in range(days) for hour, share in ((8, 0.8), (20, 10))
+    ]
+    caps = tmp_path / "caps.csv"
+    caps.write_text("\n".join(lines) + "\n")
+    settings = {**TORUS_POWER, "max_jobs": 3000, "failures": "none", "policy": "power-cap"}
+    hours = run(Scenario.make("hours", **settings, power_cap=0.8, power_cap_hours="8-20"))
+    filed = run(Scenario.make("file", **settings, power_cap_file=str(caps)))
+    assert hours.record.makespan < days * 86400
+    assert (_starts(filed) == _starts(hours)).all()
+    for key in ("cap_kw", "hours_over_cap", "energy_over_cap_kwh", "bill"):
+        assert filed.summary[key] == pytest.approx(hours.summary[key], rel=1e-12)
+    assert (
+        hours.summary["avg_bounded_slowdown"]
+        > run(Scenario.make("easy", **{**settings, "policy": "FCFS-EASY"})).summary["avg_bounded_slowdown"]
+    )
+
+
+def test_a_job_held_by_a_cap_file_starts_at_a_level_three_days_ahead(tmp_path):
+    """4 nodes (100 W idle, 200 W busy): the file caps the machine at 0.6 x 800 W until day 3, then 1.0. The 4-node
+    job at 200 W per node adds 400 W, over the first level's 80 W of headroom: held on an idle machine (no other
+    event) until day 3, the next level being past the two days of the hours' look-ahead."""
+    caps = tmp_path / "caps.csv"
+    caps.write_text("time,share\n0,0.6\n259200,1.0\n")
+    result = _cluster_run(tmp_path, [(1, 0, 1000, 4, 4 * 86400)], {1: 200}, power_cap_file=str(caps))
+    assert result.jobs.set_index("job_id")["started_at"].to_dict() == {1: 259200.0}
+    assert result.summary["hours_over_cap"] == 0.0 and result.summary["cap_kw"] == pytest.approx(0.48)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("time,share\n0,0.8\n0,0.9\n", r"caps.csv:3: .*times must increase"),
+        ("time,share\n0,0.8\n3600,0\n", r"caps.csv:3: .*a cap's share must be > 0"),
+        ("time,level\n0,0.8\n", r"caps.csv:1: .*expected the header time,share"),
+        ("time,share\n0,abc\n", r"caps.csv:2: .*expected two finite numbers"),
+        ("time,share\n", r"the power cap file is empty"),
+    ],
+)
+def test_a_malformed_cap_file_names_its_line(tmp_path, text, match):
+    caps = tmp_path / "caps.csv"
+    caps.write_text(text)
+    with pytest.raises(InputFileError, match=match):  # PairFileError is an InputFileError too
+        run(Scenario.make("x", **TORUS_POWER, max_jobs=20, policy="power-cap", power_cap_file=str(caps)))
+
+
+def test_a_share_and_a_cap_file_together_are_refused():
+    with pytest.raises(ConfigurationError, match="power_cap_file, not both"):
+        Scenario.make("x", **TORUS_POWER, power_cap=0.8, power_cap_file="caps.csv")

@@ -347,7 +347,7 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     Raises:
         ConfigurationError: a bad job-power or price specification, idle above busy, a boot time or
             off / boot draw without ``idle_off_after``, an off draw above the idle draw.
-        FileNotFoundError, InputFileError: a missing, empty or malformed job-power or price file.
+        FileNotFoundError, InputFileError: a missing, empty or malformed job-power, price or power cap file.
     """
     from torus_sim.energy.caps import PowerCap
     from torus_sim.energy.job_power import job_power_source
@@ -360,7 +360,7 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     ids = np.asarray(list(job_ids), dtype=np.int64)
     watts = source.watts(ids, node.busy_w, scenario.seed)
     job_watts = dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True))
-    cap = PowerCap.of(scenario.power_cap, scenario.power_cap_hours)
+    cap = PowerCap.of(scenario.power_cap, scenario.power_cap_hours, scenario.power_cap_file)
     switch_off = SwitchOff.of(scenario)
     if switch_off is not None and switch_off.off_w > node.idle_w:
         raise ConfigurationError(

@@ -165,7 +165,10 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "peak_power_kw": ("kW", "power accounting: the highest draw of the machine"),
     "mean_power_kw": ("kW", "power accounting: energy_kwh over the makespan"),
     "mean_price": ("currency per kWh", "power accounting: bill / energy_kwh"),
-    "cap_kw": ("kW", "power accounting with a power cap (power_cap): its level, power_cap x N x busy_w"),
+    "cap_kw": (
+        "kW",
+        "power accounting with a power cap (power_cap): its level, power_cap x N x busy_w; with power_cap_file, its lowest level",
+    ),
     "hours_over_cap": ("h", "power accounting with a power cap: time the machine drew more than the cap (in its hours)"),
     "energy_over_cap_kwh": ("kWh", "power accounting with a power cap: the energy drawn above the cap's level"),
 }

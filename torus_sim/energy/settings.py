@@ -21,6 +21,7 @@ POWER_FIELDS = (
     "clock_start_hour",
     "power_cap",
     "power_cap_hours",
+    "power_cap_file",
     "idle_off_after",
     "boot_time",
     "node_off_w",
@@ -47,6 +48,8 @@ class PowerSettings(BaseModel):
             ``power-cap`` policy keeps the draw under and what ``hours_over_cap`` / ``energy_over_cap_kwh``
             measure every policy against (:class:`~torus_sim.energy.caps.PowerCap`).
         power_cap_hours: ``START-END``: the cap holds only in those hours of each day (None: always).
+        power_cap_file: a CSV file ``time,share``: the cap's level over time instead (a share of the busy
+            draw from each time on; :class:`~torus_sim.energy.caps.CapSchedule`); not with ``power_cap``.
         idle_off_after: seconds a node stays idle before it is switched off (None: never switched off);
             with it, ``boot_time`` (seconds a job waits for its switched-off nodes to boot), ``node_off_w``
             (watts of an off node, 0 when None) and ``node_boot_w`` (watts of a booting node; None: the
@@ -73,6 +76,9 @@ class PowerSettings(BaseModel):
         None, gt=0, le=10, allow_inf_nan=False, description="power cap, a share of the machine's busy draw (none by default)"
     )
     power_cap_hours: str | None = Field(None, description="hours START-END of each day the power cap holds (default: every hour)")
+    power_cap_file: str | None = Field(
+        None, description="power cap over time: a CSV time,share (share of the busy draw from each time on)"
+    )
 
     idle_off_after: float | None = Field(
         None, ge=0, allow_inf_nan=False, description="seconds an idle node waits before it is switched off (default: never)"
@@ -104,6 +110,15 @@ class PowerSettings(BaseModel):
         if not value or len(value) > 4096:
             raise ValueError("expected a short specification (a name, name:arguments or a file path)")
         return value
+
+    @model_validator(mode="after")
+    def _one_cap(self):
+        """A cap is a share (with its hours) or a schedule file, not both."""
+        if self.power_cap_file is not None and (self.power_cap is not None or self.power_cap_hours is not None):
+            raise ValueError("give power_cap (with power_cap_hours) or power_cap_file, not both")
+        if self.power_cap_file is not None and not (0 < len(self.power_cap_file) <= 4096):
+            raise ValueError("power_cap_file: expected a file path")
+        return self
 
     @model_validator(mode="after")
     def _switch_off_with_power(self):

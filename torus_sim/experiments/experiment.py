@@ -38,9 +38,9 @@ One format for every paper and every platform::
     metric = "blocked_jobs"
     value = 3833
 
-Relative paths (a workload or failure log, ``refcode:`` and ``table:`` files) are resolved against
-the file's folder. Every key is checked: an unknown section or key, or a value of the wrong type, is
-an error naming the file, the key and what was expected.
+Relative paths (a workload or failure log, ``refcode:`` and ``table:`` files, a job-power, price or power
+cap CSV file) are resolved against the file's folder. Every key is checked: an unknown section or key,
+or a value of the wrong type, is an error naming the file, the key and what was expected.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ DEFAULT_MAX_RUNS = 10_000
 
 FIELDS = {name for members in SECTIONS.values() for name in members} | {"scheduler"}
 TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "max_runs", "grid", "case", "figure", "paper", *SECTIONS}
-_PATH_FIELDS = ("workload", "failures", "silent_errors")
+_PATH_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file")
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,10 @@ def _file_argument(value: str, field: str) -> tuple[str, str] | None:
     from failure_logs.silent import DRAWN, NO_SILENT_ERRORS
     from torus_sim.extensions import input_registries
 
+    if field == "power_cap_file":
+        return ("", value)
+    if field in ("job_power", "price"):  # a name with arguments (uniform:50:300, tou:0.05:3) or a CSV file
+        return ("", value) if value.lower().endswith(".csv") else None
     registries = input_registries()
     if field not in registries:  # silent errors: none, drawn, or a file
         return None if value in (NO_SILENT_ERRORS, DRAWN) else ("", value)

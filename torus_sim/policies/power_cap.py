@@ -139,7 +139,9 @@ class PowerCapPolicy(Policy):
         self._power = run_power(model, "power-cap")
         self._cap = self._power.cap
         if self._cap is None:
-            raise ConfigurationError("power-cap needs a power cap: set power_cap (--power-cap SHARE of the machine's busy draw)")
+            raise ConfigurationError(
+                "power-cap needs a power cap: set power_cap (--power-cap SHARE of the machine's busy draw) or power_cap_file"
+            )
         self._nodes = model.platform.capacity
         self._longest = max((job.walltime for job in model.jobs), default=0.0)
         node = self._power.node
@@ -164,9 +166,8 @@ class PowerCapPolicy(Policy):
         return self._cap.breakpoints(start, end, self._power.clock_start_hour)
 
     def next_pass_after(self, now: float) -> float | None:
-        """Where the cap next begins or ends (seconds), for the pass there; None for a cap at every hour."""
-        changes = self.cap_changes(now, now + 2 * DAY)
-        return float(changes[0]) if len(changes) else None
+        """Where the cap next begins, ends or changes level (seconds), for the pass there; None for a cap at every hour."""
+        return self._cap.next_change(now, self._power.clock_start_hour)
 
     def plan(self, view):
         """Start in order while the first job fits under the cap, reserve for the first that does not, backfill.
