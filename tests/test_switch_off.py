@@ -320,3 +320,57 @@ def test_each_node_agent_reports_its_power_state(tmp_path):
         seen[at] = [agent.power_state for agent in model.node_agents]
     assert seen[520.0] == ["busy", "busy", "booting", "booting"]
     assert seen[1020.0] == ["idle", "idle", "off", "off"]
+
+
+def test_the_warm_placement_gives_a_job_the_nodes_that_are_on(tmp_path):
+    """4 nodes: job 1 (nodes 0-1) ends at 100, job 2 (nodes 2-3) at 1,000; job 3 (2 nodes at 1,050) finds 0-1 off
+    (since 200) and 2-3 on. The lowest ids boot 0-1 (it ends at 1,050 + 50 + 100); the warm placement gives it
+    2-3, which need no boot (it ends at 1,150)."""
+    rows = [(1, 0, 100, 2), (2, 0, 1000, 2), (3, 1050, 100, 2)]
+    settings = {"idle_off_after": 100.0, "boot_time": 50.0}
+    lowest = _cluster(tmp_path, rows, **settings)
+    warm = _cluster(tmp_path, rows, **settings, placement="warm")
+    assert lowest.jobs.set_index("job_id").loc[3, "finished_at"] == 1200.0
+    assert warm.jobs.set_index("job_id").loc[3, "finished_at"] == 1150.0
+    assert warm.record.attempts.set_index("job_id").loc[3, "resources"] == "2-3"
+    assert warm.summary["boot_node_hours"] == 0.0 and lowest.summary["boot_node_hours"] == pytest.approx(100 / 3600)
+
+
+def test_the_warm_placement_picks_the_partition_with_fewest_off_midplanes_then_mfp():
+    """On BG/L's 4x4x8 torus with supernodes 0-63 off: among the free 32-supernode partitions it picks one with no
+    off supernode (MFP's choice among those); with none off it is MFP's choice exactly."""
+    from torus_sim.energy.switch_off import SwitchOff
+    from torus_sim.engine.power_states import NodePowerStates
+    from torus_sim.job import Job
+    from torus_sim.platforms.kinds import partition_table
+    from torus_sim.policies.placement import MFP
+    from torus_sim.policies.warm_placement import WarmPlacement
+    from torus_sim.topology import BGL_SUPERNODE_TORUS
+
+    table = partition_table(BGL_SUPERNODE_TORUS)
+    words = table.pack(np.zeros(128, dtype=bool))
+    candidates = table.free_ids_of_size(words, 32)
+    job = Job(job_id=1, submitted_at=0.0, runtime=10.0, size=32 * 512, walltime=10.0)
+    job.partition_size = 32
+    placement = WarmPlacement()
+    placement.power_states = NodePowerStates(128, SwitchOff(after_s=600.0))
+    now = 1000.0
+    assert placement.choose(table, job, candidates, words, now) == MFP.choose(table, job, candidates, words, now)
+    placement.power_states.idle_since[128 - 64 :] = now  # supernodes 64-127 on, 0-63 off since 600
+    chosen = placement.choose(table, job, candidates, words, now)
+    off = placement.power_states.off(now)
+    assert not off[table.members[chosen]].any()
+    cool = candidates[[not off[table.members[int(pid)]].any() for pid in candidates]]
+    assert len(cool) < len(candidates) and chosen == MFP.choose(table, job, cool, words, now)
+
+
+def test_without_switched_off_nodes_the_warm_placement_is_mfp_start_for_start():
+    """Krevat with migrations on BG/L (SDSC-SP2's first 1,500 jobs, the bundled RAS failures, power accounting on):
+    the warm placement without ``idle_off_after`` gives MFP's schedule."""
+    settings = {**POWER, "workload": SDSC, "max_jobs": 1500}
+    mfp = run(Scenario.make("mfp", **settings))
+    warm = run(Scenario.make("warm", **settings, placement="warm"))
+    pd.testing.assert_frame_equal(
+        warm.jobs[["job_id", "started_at", "finished_at"]], mfp.jobs[["job_id", "started_at", "finished_at"]]
+    )
+    assert warm.summary["migrations"] == mfp.summary["migrations"] > 0

@@ -48,7 +48,10 @@ def registries() -> dict:
     import predictors  # noqa: F401  (registers the built-in failure predictors)
     from predictors.base import PREDICTORS
     from predictors.runtime import RUNTIME_PREDICTORS
-    from torus_sim.policies import fault_aware  # noqa: F401  (registers balancing and tiebreak)
+    from torus_sim.policies import (
+        fault_aware,  # noqa: F401  (registers balancing and tiebreak)
+        warm_placement,  # noqa: F401  (registers warm)
+    )
     from torus_sim.policies.catalog import POLICIES
     from torus_sim.policies.placement import PLACEMENTS
 

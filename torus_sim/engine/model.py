@@ -265,6 +265,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         switch_off = power.switch_off if power is not None else None  # idle nodes switched off: node ids kept
         needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or switch_off is not None
         self.platform = _build_platform(platform, table, needs_identities)
+        self.power_states = None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off)
         if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
             reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
             if reason is not None and not isinstance(reason, str):
@@ -386,7 +387,6 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
-        self.power_states = None if switch_off is None else NodePowerStates(capacity, switch_off)
         fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
         if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining

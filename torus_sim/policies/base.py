@@ -135,9 +135,15 @@ class Policy:
         return fcfs_key(job)
 
     def attach(self, model) -> None:
-        """Receive the run (jobs, ``rng``, ``failure_log``, ``platform``) once, before any event."""
+        """Receive the run (jobs, ``rng``, ``failure_log``, ``platform``) once, before any event.
+
+        A built-in placement that declares ``uses_power_states`` (:class:`~torus_sim.policies.warm_placement.WarmPlacement`)
+        gets the run's switched-off node states (``model.power_states``, None without switching off).
+        """
         if self.placement is not None:
             self.placement.attach(model.failure_log, model.rng, model.platform.capacity)
+            if getattr(self.placement, "uses_power_states", False) is True:
+                self.placement.power_states = getattr(model, "power_states", None)
 
     def observe_failure(self, at: float, node: int) -> None:
         """A fail-stop failure of ``node`` at ``at`` seconds (passed on to the placement's predictor)."""
