@@ -224,7 +224,8 @@ class Scenario(PowerSettings, BaseModel):
         default_factory=dict, description="the policy's constructor parameters ([policy.params], --policy-param key=value)"
     )
     placement: Any = Field(
-        None, description="placement: mfp, balancing, tiebreak, warm (on nodes first, with idle_off_after), a plug-in's name or an import path (default: the policy's own)"
+        None,
+        description="placement: mfp, balancing, tiebreak, warm (on nodes first, with idle_off_after), a plug-in's name or an import path (default: the policy's own)",
     )
     placement_params: dict[str, Any] = Field(default_factory=dict, description="the placement's constructor parameters")
     backfill: bool = Field(True, description="Krevat's backfilling")
