@@ -517,3 +517,31 @@ def test_with_a_price_the_page_plots_the_machines_power_exactly_and_offers_a_cap
     assert stepped["power_kw"].max() > 716.8  # not only the idle machine
     plain = app.VizModel()
     assert "power_kw" not in plain.datacollector.get_model_vars_dataframe().columns  # nothing without a price
+
+
+def test_the_switch_off_control_shows_with_a_price_and_the_drawing_marks_off_nodes():
+    """Issue 45 §1 in the browser: the *Switch idle nodes off* control shows with a price only; its choice switches
+    idle midplanes off (the scenario's idle_off_after / boot_time), the drawing marks them (state ``off``, its own
+    colour, a tooltip) and the legend names them; a value the menu does not offer is refused with a notice."""
+    from torus_sim import viz_controls
+
+    tou = "time of use: 0.05 per kWh, 3x on-peak 8-20"
+    assert "switch_off" not in viz_controls.shown_controls({"platform": "torus", "price": app.model_params["price"]["value"]})
+    assert "switch_off" in viz_controls.shown_controls({"platform": "torus", "price": tou})
+    model = app.VizModel(price=tou, switch_off="after 10 min idle (boot 5 min)")
+    assert model.notice == "" and model.config.idle_off_after == 600 and model.config.boot_time == 300
+    assert app.scenario_line(model).endswith("idle nodes off after 600 s, boot 300 s")
+    for _ in range(30):  # NASA's machine empties for the first time at t = 6 h
+        model.step()
+        if model.power_states.off(model.now).any():
+            break
+    table, _ = viz_charts.node_table(model)
+    off = table[table["state"] == "off"]
+    assert len(off) > 0 and set(off["fill"]) == {viz_charts.OFF}
+    assert off["detail"].str.startswith("switched off").all()
+    assert set(off["node"]) == {agent.index for agent in model.node_agents if agent.power_state == "off"}
+    assert viz_charts.spec(viz_charts.machine_chart(model))["title"][0].endswith(f"off {len(off)}")
+    assert "switched off" in viz_charts.legend_html(True) and "switched off" not in viz_charts.legend_html()
+    crafted = app.VizModel(price=tou, switch_off="after 1 s")
+    assert "is not one of the choices offered" in crafted.notice and crafted.config.idle_off_after is None
+    assert app.VizModel(switch_off="at once (boot 5 min)").config.idle_off_after is None  # no price: no power accounting

@@ -183,7 +183,8 @@ def TorusView(model):
     with solara.Column(style={"width": "100%"}):
         solara.Markdown(scenario_line(model))
         _vega(viz_charts.machine_chart(model))
-        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html())
+        switched_off = getattr(model, "power_states", None) is not None
+        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html(switched_off))
 
 
 def queue_summary(model) -> list[str]:

@@ -44,8 +44,10 @@ JOB_PALETTE = (
 """One colour per job id (``job_id % 20``): a job keeps its colour from step to step (matplotlib's tab20)."""
 
 FREE, DOWN = "#e6e6e6", "#111111"
+OFF = "#9fb3c8"
+"""A switched-off node's fill (idle nodes switched off, ``idle_off_after``); a booting one has its job's colour."""
 FAILED_STROKE, STARTED_STROKE, SEPARATOR = "#e00000", "#1f4fff", "#ffffff"
-STATES = ("free", "busy", "down", "failed this step", "started this step")
+STATES = ("free", "switched off", "busy", "down", "failed this step", "started this step")
 """The legend's entries."""
 
 
@@ -82,7 +84,7 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
 
     Returns:
         ``(table, titles)``: columns ``node``, ``column``, ``row`` (drawing units, one per node),
-        ``state`` (free / busy / down), ``fill`` (colour), ``stroke`` (red: failed during the last
+        ``state`` (free / busy / down, or off: switched off), ``fill`` (colour), ``stroke`` (red: failed during the last
         step; blue: its job started then; white: neither), ``job``, ``size``, ``started_h``,
         ``walltime_h``, ``attempts``, ``down_until_h``; and the panel titles with their places
         (a torus; empty for a cluster).
@@ -99,6 +101,10 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
     down = np.asarray(platform.down_until) > -np.inf
     state = np.where(down, "down", np.where(job_at >= 0, "busy", "free"))
     fill = np.where(down, DOWN, np.where(job_at >= 0, np.array(JOB_PALETTE)[np.maximum(job_at, 0) % 20], FREE))
+    states = getattr(model, "power_states", None)
+    if states is not None:  # idle nodes switched off: drawn apart from the free ones that are on
+        off = states.off(model.now) & (state == "free")
+        state, fill = np.where(off, "off", state), np.where(off, OFF, fill)
     stroke = np.full(capacity, SEPARATOR, dtype=object)
     started = {int(n) for _, allocation in model.started_this_step for n in platform.members(allocation) if job_at[n] >= 0}
     stroke[list(started)] = STARTED_STROKE
@@ -138,13 +144,20 @@ def _node_detail(row) -> str:
         )
     if row.state == "down":
         return "down" if pd.isna(row.down_until_h) else f"down until t = {row.down_until_h:,.2f} h"
+    if row.state == "off":
+        return "switched off (idle): a job given it waits for its boot"
     return ""
 
 
-def legend_html() -> str:
-    """The machine drawing's legend as HTML: free, busy (one colour per job), down, failed / started this step."""
+def legend_html(switched_off: bool = False) -> str:
+    """The machine drawing's legend as HTML: free, busy (one colour per job), down, failed / started this step.
+
+    Args:
+        switched_off: add the switched-off nodes' colour (a run with ``idle_off_after``).
+    """
     items = [
         (FREE, SEPARATOR, "free"),
+        *([(OFF, SEPARATOR, "switched off")] if switched_off else []),
         (JOB_PALETTE[0], SEPARATOR, "busy (one colour per job)"),
         (DOWN, SEPARATOR, "down"),
         (FREE, FAILED_STROKE, "failed this step"),
@@ -203,8 +216,11 @@ def machine_chart(model, height: int = 330) -> alt.Chart:
         layers.append(alt.Chart(heads).mark_text(fontSize=11, baseline="middle").encode(x=x, y=y, text="title:N"))
     down = int(np.count_nonzero(np.asarray(platform.down_until) > -np.inf))
     what = f"torus {platform.torus.label}" if platform.kind == "torus" else f"cluster of {platform.capacity} nodes"
+    off = int((table["state"] == "off").sum())
+    switched = f"   off {off}" if getattr(model, "power_states", None) is not None else ""
     title = [
-        f"{what}   t = {model.now / 3600:,.1f} h   busy {int(np.count_nonzero(np.asarray(platform.job_at) >= 0))}   down {down}",
+        f"{what}   t = {model.now / 3600:,.1f} h   busy {int(np.count_nonzero(np.asarray(platform.job_at) >= 0))}   down {down}"
+        + switched,
         f"nodes failed this step {len(set(model.failed_this_step))}   jobs started this step {len(model.started_this_step)}",
     ]
     drawing = alt.layer(*layers).properties(width="container", height=height, title=title, autosize="fit")

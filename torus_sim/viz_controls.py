@@ -47,7 +47,7 @@ def shown_controls(values: dict) -> list[str]:
     Returns:
         Names of :data:`CONTROLS`: ``machine`` on a torus only, ``nodes`` on a cluster only, the
         predictor and its confidence / accuracy only for a policy whose placement asks a predictor, the
-        power cap only with a price (power accounting on).
+        power cap and the switch-off only with a price (power accounting on).
     """
     cluster = values.get("platform") == "cluster"
     predicted = uses_predictor(values.get("policy"))
@@ -55,7 +55,7 @@ def shown_controls(values: dict) -> list[str]:
     if not predicted:
         hidden |= {"predictor", "confidence", "accuracy"}
     if values.get("price", POWER_OFF) == POWER_OFF:
-        hidden.add("power_cap")  # a cap is measured and kept with power accounting only
+        hidden |= {"power_cap", "switch_off"}  # a cap and switched-off nodes are power accounting's
     return [name for name in CONTROLS if name not in hidden]
 
 

@@ -121,6 +121,15 @@ CAPS = {
 }
 """The power cap control's choices -> the scenario's ``(power_cap, power_cap_hours)`` (with a price only)."""
 
+SWITCH_OFF = {
+    "never": (None, None),
+    "after 10 min idle (boot 5 min)": (600.0, 300.0),
+    "after 1 h idle (boot 5 min)": (3600.0, 300.0),
+    "at once (boot 5 min)": (0.0, 300.0),
+}
+"""The switch-off control's choices -> the scenario's ``(idle_off_after, boot_time)`` (with a price only): idle
+nodes switched off at 0 W, a job given an off node waiting for its boot (docs/energy)."""
+
 POWER_POLICIES = ("power-window", "power-cap")
 """The power-aware built-ins the policy menu offers (they need a price; power-cap needs a cap too)."""
 
@@ -159,6 +168,7 @@ model_params = {
     },
     "price": {"type": "Select", "value": POWER_OFF, "values": list(PRICES), "label": "Electricity price (power accounting)"},
     "power_cap": {"type": "Select", "value": "none", "values": list(CAPS), "label": "Power cap"},
+    "switch_off": {"type": "Select", "value": "never", "values": list(SWITCH_OFF), "label": "Switch idle nodes off"},
     "predictor": {
         "type": "Select",
         "value": "default",
@@ -236,17 +246,22 @@ BGL_FAILURES = "bundled"
 """The failures control's choice that means "the machine's own log" (BG/L's RAS sample on BG/L)."""
 
 
-def power_fields(price: str, cap: str) -> dict:
-    """The scenario's ``[power]`` fields from the page's checked price and power cap controls.
+def power_fields(price: str, cap: str, switch_off: str = "never") -> dict:
+    """The scenario's ``[power]`` fields from the page's checked price, power cap and switch-off controls.
 
     Returns:
-        ``{}`` with the price off (no power accounting; the cap is ignored); else ``power``, ``job_power``
-        (:data:`JOB_POWER`), ``price``, ``power_cap`` and ``power_cap_hours``.
+        ``{}`` with the price off (no power accounting; the cap and the switch-off are ignored); else
+        ``power``, ``job_power`` (:data:`JOB_POWER`), ``price``, ``power_cap``, ``power_cap_hours`` and,
+        with a switch-off chosen, ``idle_off_after`` and ``boot_time`` (:data:`SWITCH_OFF`).
     """
     if PRICES[price] is None:
         return {}
     share, hours = CAPS[cap]
-    return {"power": True, "job_power": JOB_POWER, "price": PRICES[price], "power_cap": share, "power_cap_hours": hours}
+    fields = {"power": True, "job_power": JOB_POWER, "price": PRICES[price], "power_cap": share, "power_cap_hours": hours}
+    after, boot = SWITCH_OFF[switch_off]
+    if after is not None:
+        fields |= {"idle_off_after": after, "boot_time": boot}
+    return fields
 
 
 def scenario_fields(platform: str, machine: str, failures: str) -> dict:

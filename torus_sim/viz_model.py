@@ -56,6 +56,8 @@ class VizModel(ConfiguredModel):
             0.5 to 1.5 x the machine's busy figure per node; the page shows the power over time).
         power_cap: a label of :data:`~torus_sim.viz_menus.CAPS` (with a price only): the run's cap, which
             ``power-cap`` keeps and the summary measures.
+        switch_off: a label of :data:`~torus_sim.viz_menus.SWITCH_OFF` (with a price only): idle nodes switched
+            off after that long, a job waiting for its off nodes to boot; the drawing shows them off.
         controls: the values a session's controls hold (:class:`torus_sim.viz_controls.ChosenControls`,
             its ``values`` dict by control name): how the page's Reset passes them; a keyword given
             explicitly wins.
@@ -92,11 +94,13 @@ class VizModel(ConfiguredModel):
         controls=None,
         price: str | None = None,
         power_cap: str | None = None,
+        switch_off: str | None = None,
     ) -> None:
         policy = scheduler or policy
         given = {"platform": platform, "machine": machine, "workload": workload, "failures": failures, "policy": policy}
         given |= {"predictor": predictor, "confidence": confidence, "accuracy": accuracy, "load_scale": load_scale}
         given |= {"downtime": downtime, "nodes": nodes, "seed": seed, "price": price, "power_cap": power_cap}
+        given |= {"switch_off": switch_off}
         chosen = dict(getattr(controls, "values", None) or {})
         given = {name: chosen.get(name) if value is None else value for name, value in given.items()}
         given = {name: model_params[name]["value"] if value is None else value for name, value in given.items()}
@@ -119,6 +123,7 @@ class VizModel(ConfiguredModel):
         nodes = _offered("nodes", nodes, refused)
         price = _offered("price", given["price"], refused)
         power_cap = _offered("power_cap", given["power_cap"], refused)
+        switch_off = _offered("switch_off", given["switch_off"], refused)
         confidence = _in_range("confidence", confidence, refused)
         accuracy = _in_range("accuracy", accuracy, refused)
         load_scale = _in_range("load_scale", load_scale, refused)
@@ -142,6 +147,7 @@ class VizModel(ConfiguredModel):
         self.controls = {"platform": platform, "nodes": nodes, "machine": machine, "workload": workload, "failures": failures}
         self.controls |= {"downtime": downtime, "policy": policy, "predictor": predictor, "confidence": confidence}
         self.controls |= {"accuracy": accuracy, "load_scale": load_scale, "seed": seed, "price": price, "power_cap": power_cap}
+        self.controls |= {"switch_off": switch_off}
         super().__init__(
             step_seconds=step_seconds,
             nodes=NODES[nodes] if platform == "cluster" else None,
@@ -155,7 +161,7 @@ class VizModel(ConfiguredModel):
             load_scale=float(load_scale),
             seed=seed,
             downtime=DOWNTIMES[downtime],
-            **power_fields(price, power_cap),
+            **power_fields(price, power_cap, switch_off),
         )
 
     @property
@@ -225,6 +231,8 @@ def scenario_line(model) -> str:
         if config.power_cap is not None:
             hours = f" in hours {config.power_cap_hours}" if config.power_cap_hours else ""
             power += f" · cap {config.power_cap:g} x the busy draw{hours}"
+        if config.idle_off_after is not None:
+            power += f" · idle nodes off after {config.idle_off_after:g} s, boot {config.boot_time or 0:g} s"
     return (
         f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
         f"({len(model.failure_log):,}){down} · policy {config.policy} · predictor {predictor} · "
