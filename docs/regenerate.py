@@ -93,6 +93,8 @@ DOCUMENTED = (
     _sweep("energy", "power_mira"),
     _sweep("energy", "power_cluster_ctc"),
     _sweep("energy", "switch_off_bgl"),
+    _sweep("energy", "switch_off_mira"),
+    _sweep("energy", "switch_off_cluster_ctc"),
     # --rtol 1e-9: docs/moldable's summary.csv files were written with 11 significant digits, today's with 10
     # (table1_vs_jobs: 95 of 4,080 values, e.g. 1.4808667224 -> 1.480866723, 2026-11-27)
     _sweep("moldable", "table1", "--rtol", "1e-9"),
