@@ -112,7 +112,7 @@ class EventHandlers:
         if self._preventive_events:
             self._cancel_preventive(job)
         if self.power_states is not None:
-            self.power_states.release(self.platform.members(job.allocation), now)
+            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
         self.platform.release(job.allocation, job.job_id)
         self._stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
@@ -179,7 +179,7 @@ class EventHandlers:
             self.counters["events_cancelled"] += 1
             self._cancel_preventive(job)
             if self.power_states is not None:
-                self.power_states.release(self.platform.members(job.allocation), now)
+                self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
             self.platform.release(job.allocation, job_id)
             preventive = None
             if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
@@ -232,7 +232,8 @@ class EventHandlers:
         simulator = self.simulator
         end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
         if self.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
-            boot = self.power_states.take(platform.members(allocation), simulator.time, job.job_id, job.attempts)
+            nodes = self.power_states.nodes_taken(platform, allocation, job.job_id)
+            boot = self.power_states.take(nodes, simulator.time, job.job_id, job.attempts)
             if boot:
                 job.attempt_overhead += boot
                 end_at = job.end_at()
@@ -283,7 +284,7 @@ class EventHandlers:
         self.counters["events_cancelled"] += 1
         self._cancel_preventive(job)
         if self.power_states is not None:
-            self.power_states.release(self.platform.members(job.allocation), self.now)
+            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
         self.platform.release(job.allocation, job.job_id)
         if self.record_enabled:
             self._add_attempt_row(job, self.now, "preempted")
@@ -296,7 +297,7 @@ class EventHandlers:
         states = self.power_states
         for job, _ in moves:
             if states is not None:
-                states.release(self.platform.members(job.allocation), self.now)
+                states.release(states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
             self.platform.release(job.allocation, job.job_id)
         cost = self.policy.migration_cost
         for job, allocation in moves:
@@ -307,7 +308,9 @@ class EventHandlers:
             self.platform.allocate(allocation, job.job_id)
             if self._running_ends is not None:
                 self._running_ends.discard(job)
-            boot = 0.0 if states is None else states.take(self.platform.members(allocation), self.now, job.job_id, job.attempts)
+            boot = 0.0
+            if states is not None:
+                boot = states.take(states.nodes_taken(self.platform, allocation, job.job_id), self.now, job.job_id, job.attempts)
             job.migrate(self.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
             if self._running_ends is not None:
                 self._running_ends.add(job)

@@ -262,10 +262,12 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self.calls = ExtensionCalls(names, self._clock, guarded)
         self.resilience = resilience or ResiliencePolicy()
         fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
-        switch_off = power.switch_off if power is not None else None  # idle nodes switched off: node ids kept
-        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or switch_off is not None
+        switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
+        warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
+        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or warm
         self.platform = _build_platform(platform, table, needs_identities)
-        self.power_states = None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off)
+        counts = self.platform.kind == "cluster" and not self.platform.identities
+        self.power_states = None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, counts)
         if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
             reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
             if reason is not None and not isinstance(reason, str):

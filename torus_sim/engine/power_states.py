@@ -36,6 +36,9 @@ class NodePowerStates:
     Args:
         capacity: N, the platform's nodes.
         rule: the :class:`~torus_sim.energy.switch_off.SwitchOff`.
+        counts: the platform keeps node counts only (a cluster nothing else needs node ids on): the
+            nodes of each allocation are then the lowest ids free in this object's own mask, the choice
+            the node-id cluster makes (:meth:`nodes_taken`), so the scheduling keeps its count-only path.
 
     Attributes:
         idle_since: float ``(N,)``, when each node last became idle (seconds); +inf while it is busy or down.
@@ -44,8 +47,11 @@ class NodePowerStates:
         boots: node boots so far.
     """
 
-    def __init__(self, capacity: int, rule) -> None:
+    def __init__(self, capacity: int, rule, counts: bool = False) -> None:
         self.rule = rule
+        self._counts = bool(counts)
+        self._free = np.ones(capacity, dtype=bool) if counts else None  # count mode: the nodes no job holds
+        self._held: dict[int, np.ndarray] = {}  # count mode: job id -> its nodes
         self.idle_since = np.zeros(capacity)
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
@@ -54,6 +60,32 @@ class NodePowerStates:
 
     def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
         self._chunks.append((nodes, state, starts, end, job_id, attempt))
+
+    def nodes_taken(self, platform, allocation, job_id: int) -> np.ndarray:
+        """The node ids ``allocation`` gives job ``job_id``: the platform's, or in count mode the lowest free ids.
+
+        Args:
+            platform: the run's platform.
+            allocation: its allocation handle (a partition id, node ids, or a node count in count mode).
+            job_id: the job.
+
+        Returns:
+            Node ids, int64.
+        """
+        if not self._counts:
+            return platform.members(allocation)
+        nodes = np.flatnonzero(self._free)[: int(allocation)]
+        self._free[nodes] = False
+        self._held[job_id] = nodes
+        return nodes
+
+    def nodes_freed(self, platform, allocation, job_id: int) -> np.ndarray:
+        """The node ids job ``job_id`` gives back with ``allocation`` (its end, a kill, a preemption, a move)."""
+        if not self._counts:
+            return platform.members(allocation)
+        nodes = self._held.pop(job_id)
+        self._free[nodes] = True
+        return nodes
 
     def off(self, now: float) -> np.ndarray:
         """Bool ``(N,)``: the nodes off at ``now`` (idle for longer than the rule's ``after_s``)."""

@@ -128,8 +128,9 @@ class PreventiveActions:
             self._add_migration_row(job, job.allocation, target)
         boot = 0.0
         if self.power_states is not None:  # switched-off nodes boot before the work resumes
-            self.power_states.release(self._members(job), self.now)
-            boot = self.power_states.take(self.platform.members(target), self.now, job.job_id, job.attempts)
+            states = self.power_states
+            states.release(states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
+            boot = states.take(states.nodes_taken(self.platform, target, job.job_id), self.now, job.job_id, job.attempts)
         self.platform.release(job.allocation, job.job_id)
         self.platform.allocate(target, job.job_id)
         job.migrate(self.now, target, cost + boot)
