@@ -115,10 +115,8 @@ def _off_and_boots_from_the_record(record, after: float):
     """
     occupied: dict[int, list[tuple[float, float, tuple | None]]] = {}
     for row in record.attempts.itertuples():
-        for part in row.resources.split():
-            low, _, high = part.partition("-")
-            for node in range(int(low), int(high or low) + 1):
-                occupied.setdefault(node, []).append((row.started_at, row.ended_at, (row.job_id, row.attempt)))
+        for node in _nodes_in(row.resources):
+            occupied.setdefault(node, []).append((row.started_at, row.ended_at, (row.job_id, row.attempt)))
     failures = record.failures.loc[record.failures["down_until"] > record.failures["time"]].sort_values(["node", "time"])
     for node, group in failures.groupby("node"):
         merged: list[list[float]] = []
@@ -216,9 +214,8 @@ def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, a
     horizon = int(round(max(record.attempts["ended_at"].max(), record.makespan)))
     draw = np.full((4, horizon), 100.0)
     for row in record.attempts.itertuples():
-        for node in range(4):
-            if _in_set(node, row.resources):
-                draw[node, int(row.started_at) : int(row.ended_at)] = 200.0
+        for node in _nodes_in(row.resources):
+            draw[node, int(row.started_at) : int(row.ended_at)] = 200.0
     states = record.power_states
     for row in states[states["state"] == "off"].itertuples():
         draw[row.node, int(row.start) : int(min(row.end, horizon))] = 10.0
@@ -228,13 +225,13 @@ def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, a
     assert result.summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
 
 
-def _in_set(node: int, resources: str) -> bool:
-    """Whether ``node`` is in an interval set such as ``"0-2 3"``."""
+def _nodes_in(resources: str) -> list[int]:
+    """The node ids of an interval set such as ``"0-2 5"`` (the attempts' ``resources``)."""
+    nodes = []
     for part in resources.split():
         low, _, high = part.partition("-")
-        if int(low) <= node <= int(high or low):
-            return True
-    return False
+        nodes.extend(range(int(low), int(high or low) + 1))
+    return nodes
 
 
 def test_the_power_reporter_counts_off_and_booting_nodes_as_the_accounting_does():

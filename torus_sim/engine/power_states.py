@@ -44,7 +44,6 @@ class NodePowerStates:
         idle_since: float ``(N,)``, when each node last became idle (seconds); +inf while it is busy or down.
         booting_until: float ``(N,)``, the end of each node's boot (-inf when not booting).
         booting_job: int ``(N,)``, the job each node boots for (-1 when none).
-        boots: node boots so far.
     """
 
     def __init__(self, capacity: int, rule, counts: bool = False) -> None:
@@ -55,7 +54,6 @@ class NodePowerStates:
         self.idle_since = np.zeros(capacity)
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
-        self.boots = 0
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
     def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
@@ -116,7 +114,6 @@ class NodePowerStates:
             self._add(nodes, "boot", now, now + boot, job_id, attempt)
             self.booting_until[nodes] = now + boot
             self.booting_job[nodes] = job_id
-        self.boots += len(nodes)
         return boot
 
     def release(self, members: np.ndarray, now: float) -> None:
