@@ -60,6 +60,10 @@ Run from the repository root::
     SDSC-SP2 on the torus with 4,000 failures and RICC online, with and without ``power = true``,
     alternated (goal, issue 45: at most 1.15x).
 
+15. The torus profile's reservation search on backlogs (:mod:`benchmarks.reservations`, only when
+    asked: ``--only reservations``, about 5 minutes): R-LIST-Q and conservative backfilling on the
+    matrix's slowest cells, the per-size flags against the plain scan of every step (issue 40).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -205,11 +209,12 @@ SECTIONS = [
     "startup",
     "rl",
     "power",
+    "reservations",
 ]
 """Every section ``--only`` takes."""
 
-DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power")]
-"""The sections run when none is chosen (scale, the browser's memory, the matrix and power only when asked)."""
+DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power", "reservations")]
+"""The sections run when none is chosen (scale, the browser's memory, the matrix, power and reservations only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -315,6 +320,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.power import main as power_main
 
         power_main(["--quick"] if args.quick else [])
+    if "reservations" in sections:
+        from benchmarks.reservations import main as reservations_main
+
+        reservations_main(["--jobs", "1000", "--repeats", "1"] if args.quick else [])
     if "startup" in sections:
         from benchmarks.startup import command_line_startup
 

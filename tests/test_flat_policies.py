@@ -318,3 +318,27 @@ def test_jobs_of_run_time_zero_late_in_a_log_are_not_given_the_same_nodes(tmp_pa
     columns = header.split(",")
     starts = {int(line.split(",")[0]): float(line.split(",")[columns.index("started_at")]) for line in lines}
     assert starts == {1: start, 2: start + 1, 3: start + 5000, 4: start + 5000, 5: start + 5000}
+
+
+def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
+    """The per-size flags (kept across a pass's reservations and splits) answer what asking every step answers."""
+    from benchmarks.reservations import plain_search
+    from torus_sim.policies.availability import PartitionProfile
+
+    rng = np.random.default_rng(45)
+    sizes = sorted({int(size) for size in bgl_table.sizes})[:10]
+    asked = skipped = 0
+    for _ in range(40):
+        busy = rng.random(bgl_table.torus.size) < rng.uniform(0.1, 0.8)
+        ends = rng.choice([0.5, 1.0, 2.0, 4.0, 9.0, 20.0], size=busy.size)
+        releases = [(float(ends[node]), 1 << int(node)) for node in np.flatnonzero(busy)]
+        profile = PartitionProfile(0.0, bgl_table, busy, releases)
+        for _ in range(40):
+            size, duration = int(rng.choice(sizes)), float(rng.choice([0.0, 0.5, 1.0, 3.0, 6.0, 30.0]))
+            floor = float(rng.choice(profile.dates))
+            answer = profile._search(size, duration, floor)
+            assert answer == plain_search(profile, size, duration, floor)
+            asked += 1
+            skipped += answer[0] > floor
+            profile.reserve(answer[0], duration, size, answer[1])
+    assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)

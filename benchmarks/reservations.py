@@ -1,0 +1,102 @@
+"""The torus profile's reservation search on backlogs (issue 40: whole-log cells that did not finish).
+
+R-LIST-Q and conservative backfilling on the torus stopped at their wall-clock limit on the whole logs.
+
+    python -m benchmarks.run --only reservations      # or: python -m benchmarks.reservations [--jobs N]
+
+R-LIST-Q and conservative backfilling recompute every waiting job's reservation at every pass (RIGID
+Alg. 1; Mu'alem and Feitelson 2001); on the torus each reservation is a search over the profile's steps
+for the first one from which a partition stays free (:meth:`~torus_sim.policies.availability.PartitionProfile.earliest`).
+With failures the queue holds hundreds of jobs and the profile hundreds of steps. The search keeps, per
+size, which steps hold a free partition on their own (a step that holds none never does again in the
+pass) and skips them in C (``bytearray.find``); the baseline is :func:`plain_search`, the scan of every
+step it replaced, swapped in for the same runs. Both give the same schedule (the digest of the job
+record is printed and compared); the cells are the matrix's (:mod:`benchmarks.matrix`), on the first
+``--jobs`` jobs of SDSC-SP2, alternated (plain, kept, plain, ...), the median of each printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import math
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CELLS = (
+    ("R-LIST-Q", "torus 4x4x8", "LANL, logged repairs"),
+    ("R-LIST-Q", "Mira 2x3x4x4", "Mira"),
+    ("conservative", "Mira 2x3x4x4", "LANL, logged repairs"),
+)
+"""(policy, platform, failure source) of the matrix: the cells that stopped on the whole logs."""
+
+
+def plain_search(self, size: int, duration: float, floor: float):
+    """The baseline: every step from ``floor`` asked in turn (the partition table's memo per step), as before the flags."""
+    if math.isinf(floor):
+        return math.inf, None
+    free_under = self.table.free_ids_under
+    dates, occupied = self.dates, self.occupied
+    for index in range(bisect.bisect_left(dates, floor), len(dates)):
+        if not len(free_under(occupied[index], size)):
+            continue
+        window = self._window(index, duration)
+        candidates = free_under(window, size)
+        if len(candidates):
+            return dates[index], self._choose(candidates, window, dates[index])
+    return math.inf, None
+
+
+def timed(cell, jobs: int, fta: Path, plain: bool) -> tuple[float, str]:
+    """Wall time of one matrix cell on ``jobs`` jobs and its job-record digest, with the plain search or the kept flags."""
+    from benchmarks.matrix import Cell, run_cell
+    from torus_sim.policies.availability import PartitionProfile
+
+    kept = PartitionProfile._search
+    if plain:
+        PartitionProfile._search = plain_search
+    try:
+        began = time.perf_counter()
+        result = run_cell(Cell(*cell), jobs, fta)
+        wall = time.perf_counter() - began
+    finally:
+        PartitionProfile._search = kept
+    if result.status != "completed":
+        raise RuntimeError(f"{cell}: {result.sentence}")
+    return wall, result.digest
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Time each cell with the plain search and the kept flags, alternated; print the medians, their ratio and the digests."""
+    from benchmarks.matrix import write_lanl_as_fta
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=3000, help="a prefix of N jobs (default 3,000)")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each (default 3)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        fta = Path(folder) / "fta.txt"
+        write_lanl_as_fta(fta)
+        print(f"Reservation search on backlogs, first {args.jobs:,} jobs of SDSC-SP2 (median of {args.repeats}):")
+        for cell in CELLS:
+            walls: dict[bool, list[float]] = {True: [], False: []}
+            digests: dict[bool, set[str]] = {True: set(), False: set()}
+            for _ in range(args.repeats):
+                for plain in (True, False):
+                    wall, digest = timed(cell, args.jobs, fta, plain)
+                    walls[plain].append(wall)
+                    digests[plain].add(digest)
+            same = "same schedule" if digests[True] == digests[False] and len(digests[True]) == 1 else "SCHEDULES DIFFER"
+            before, after = statistics.median(walls[True]), statistics.median(walls[False])
+            print(
+                f"  {cell[0]:<13} {cell[1]:<13} {cell[2]:<21} plain {before:7.1f} s  kept flags {after:7.1f} s"
+                f"  {before / after:5.2f}x faster  ({same}, {sorted(digests[False])[0]})"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
