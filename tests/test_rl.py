@@ -346,16 +346,18 @@ def test_reward_objectives_and_the_episode_only_timing_give_the_windows_metrics(
     assert all(value == 0.0 for value in held[:-1]) and held[-1] == pytest.approx(sum(stepwise)) and sum(stepwise) < -1.0
 
 
-def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_power_accounting():
+@pytest.mark.parametrize("switch_off", [{}, {"idle_off_after": 600.0, "boot_time": 300.0, "node_boot_w": 450.0}])
+def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_power_accounting(switch_off):
     """Issue 45 §6: an episode's return under ``energy_cost`` is minus the bill of its attempts' energy (idle nodes
     not counted) over the window's job count, here checked against the bill power accounting integrates from the
-    record (with idle and down nodes at 0 W: only the attempts draw); failures kill attempts, which cost too."""
+    record (with idle, off and down nodes at 0 W: only the attempts draw); failures kill attempts, which cost too;
+    with idle nodes switched off, a boot draws ``node_boot_w``."""
     from torus_sim.energy.node_power import NodePower
     from torus_sim.errors import ConfigurationError
     from torus_sim.metrics.energy import account_energy
 
     scenario = {"platform": "cluster", "nodes": 128, "load_scale": 1.5, "failures": "synthetic:40", "power": True}
-    scenario |= {"job_power": "uniform:100:300", "price": "tou:0.05:3:8-20"}
+    scenario |= {"job_power": "uniform:100:300", "price": "tou:0.05:3:8-20", "node_idle_w": 0.0} | switch_off
     env = SchedulingEnv(scenario, window=120, queue_slots=8, reward="energy_cost")
     observation, info = env.reset(seed=3)
     total, done = 0.0, False
@@ -367,7 +369,9 @@ def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_pow
     attempts = record.attempts
     assert (attempts["outcome"] != "completed").any()  # killed attempts are in the bill
     watts = attempts["job_id"].map(env.power.job_watts).to_numpy(float)
-    bill = account_energy(record, watts, NodePower(0.0, 200.0, 0.0), env.power.tariff, 0.0).summary["bill"]
+    rule = env.power.switch_off
+    assert bool(record.power_states is not None and (record.power_states["state"] == "boot").any()) is bool(switch_off)
+    bill = account_energy(record, watts, NodePower(0.0, 200.0, 0.0), env.power.tariff, 0.0, switch_off=rule).summary["bill"]
     assert total == pytest.approx(-bill / 120, rel=1e-9) and total < 0
     with pytest.raises(ConfigurationError, match="needs power accounting"):
         SchedulingEnv({"platform": "cluster", "nodes": 128}, window=20, reward="energy_cost")

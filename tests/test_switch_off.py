@@ -104,6 +104,10 @@ def test_a_hand_made_run_boots_the_nodes_that_were_off_and_its_energy_is_the_han
     assert summary["bill"] == pytest.approx(0.1 * total / JOULES_PER_KWH, rel=1e-12)
     assert summary["off_node_hours"] == pytest.approx(1200 / 3600) and summary["boot_node_hours"] == pytest.approx(200 / 3600)
     assert jobs.loc[[2, 3], "energy_kwh"].tolist() == pytest.approx([110_000 / JOULES_PER_KWH, 130_000 / JOULES_PER_KWH])
+    from torus_sim.formats.catalog import BatsimFormat
+
+    batsim = BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")  # Batsim's record: the boots' 300 W too
+    assert batsim["consumed_energy"].to_dict() == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 130_000.0}, rel=1e-12)
 
 
 def _off_and_boots_from_the_record(record, after: float):

@@ -173,6 +173,9 @@ class RunResult:
         record: the raw event record (the first simulation's).
         scenarios: per silent-error scenario of a batch: makespan, lower bound, failures (else empty).
         power: with power accounting, one row per simulated hour: energy, mean power, price, cost (else empty).
+        boot_change_j: with power accounting and idle nodes switched off, what each attempt's boot
+            changed in its energy, joules, in the record's attempt-table order (Batsim's
+            ``consumed_energy`` adds it); else None.
     """
 
     config: Scenario
@@ -182,6 +185,7 @@ class RunResult:
     record: SimulationRecord | None = field(repr=False, default=None)
     scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
     power: pd.DataFrame = field(default_factory=pd.DataFrame)
+    boot_change_j: np.ndarray | None = field(repr=False, default=None)
 
     def manifest(self) -> dict:
         """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data).
@@ -411,6 +415,7 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
     jobs.insert(len(jobs.columns), "power_w", jobs["job_id"].map(power.job_watts).astype(float))
     jobs.insert(len(jobs.columns), "energy_kwh", jobs["job_id"].map(energy.job_energy_kwh).fillna(0.0).astype(float))
     result.power = energy.hourly
+    result.boot_change_j = energy.boot_change_j
     result.inputs["power"] = power.manifest()
 
 

@@ -44,6 +44,8 @@ class NodePowerStates:
         idle_since: float ``(N,)``, when each node last became idle (seconds); +inf while it is busy or down.
         booting_until: float ``(N,)``, the end of each node's boot (-inf when not booting).
         booting_job: int ``(N,)``, the job each node boots for (-1 when none).
+        boots: ``(job id, attempt) -> (nodes, start, end)``: each attempt's boot (nodes booted, seconds),
+            for what reads the run as it goes (the learning environment's energy-cost reward).
     """
 
     def __init__(self, capacity: int, rule, counts: bool = False) -> None:
@@ -54,6 +56,7 @@ class NodePowerStates:
         self.idle_since = np.zeros(capacity)
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
+        self.boots: dict[tuple[int, int], tuple[int, float, float]] = {}
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
     def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
@@ -112,6 +115,7 @@ class NodePowerStates:
         self._add(nodes, "off", since[off] + self.rule.after_s, now)
         if boot > 0:
             self._add(nodes, "boot", now, now + boot, job_id, attempt)
+            self.boots[job_id, attempt] = (len(nodes), now, now + boot)
             self.booting_until[nodes] = now + boot
             self.booting_job[nodes] = job_id
         return boot

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
 import pandas as pd
 
 from torus_sim.platforms.base import interval_text
@@ -105,7 +106,7 @@ def _assign_ids(segments: pd.DataFrame, capacity: int) -> list[str]:
     return resources
 
 
-def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
+def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str, boot_joules=None) -> pd.DataFrame:
     """The run's Batsim job record: one row per attempt and placement (see the module docstring).
 
     Args:
@@ -113,11 +114,16 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
         jobs: the per-job table (:func:`torus_sim.metrics.summary.job_table`; job_id, submitted_at,
             walltime, partition_size).
         workload_name: Batsim's ``workload_name`` column (the workload file's stem).
+        boot_joules: float ``(A,)``, what each attempt's boot changed in its energy (its booting nodes
+            drawing ``node_boot_w`` rather than the job's watts), joules, in the record's attempt-table
+            order (:attr:`~torus_sim.metrics.energy.EnergyAccount.boot_change_j`); None: no change.
 
     Returns:
         :data:`BATSIM_COLUMNS`, rows in start order; times in seconds; ``consumed_energy`` in joules
-        (allocated nodes x the segment's length x the job's ``power_w``) with power accounting, else -1
-        (Batsim's "no energy model"), ``stretch`` = turnaround / execution time (NaN for a zero-length execution).
+        (allocated nodes x the segment's length x the job's ``power_w``, plus on an attempt's first
+        segment what its boot's own draw changed, ``boot_joules``) with power accounting, else
+        -1 (Batsim's "no energy model"), ``stretch`` = turnaround / execution time (NaN for a
+        zero-length execution).
 
     Raises:
         ValueError: the record holds no attempt table (a run made with ``record=False``).
@@ -125,6 +131,7 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
     if record.attempts is None:
         raise ValueError("the run kept no attempt table (record=False): no Batsim job record can be written")
     segments = _segments(record.attempts, record.migrations)
+    segments["consumed"] = _attempt_joules(segments, jobs, boot_joules)
     segments = segments.sort_values(["start", "job_id", "attempt"], kind="stable").reset_index(drop=True)
     if len(segments) and (segments["resources"] == "").all():
         segments["resources"] = _assign_ids(segments, record.capacity_total)
@@ -150,7 +157,7 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
             "turnaround_time": turnaround,
             "stretch": turnaround / execution.where(execution > 0),
             "allocated_resources": segments["resources"],
-            "consumed_energy": _attempt_joules(segments, jobs),
+            "consumed_energy": segments["consumed"],
             "metadata": [f"attempt {a}, {_ENDED[o]}" for a, o in zip(segments["attempt"], segments["outcome"], strict=True)],
         },
         columns=BATSIM_COLUMNS,
@@ -158,9 +165,19 @@ def batsim_jobs(record, jobs: pd.DataFrame, workload_name: str) -> pd.DataFrame:
     return table
 
 
-def _attempt_joules(segments: pd.DataFrame, jobs: pd.DataFrame):
-    """Each segment's energy in joules (its allocated nodes x length x the job's watts per node), or -1 without power accounting."""
+def _attempt_joules(segments: pd.DataFrame, jobs: pd.DataFrame, boot_joules=None):
+    """Each segment's energy in joules, or -1 without power accounting.
+
+    A segment draws its allocated nodes x length x the job's watts per node; the first segment of each
+    attempt (a boot comes first) also takes ``boot_joules`` of its attempt (in the attempt table's
+    order, which :func:`_segments` keeps).
+    """
     if "power_w" not in jobs.columns:
         return -1.0
     watts = segments["job_id"].map(jobs.set_index("job_id")["power_w"])
-    return (segments["nodes"] * (segments["end"] - segments["start"]) * watts).fillna(-1.0)
+    joules = segments["nodes"] * (segments["end"] - segments["start"]) * watts
+    if boot_joules is not None and len(segments):
+        keys = segments[["job_id", "attempt"]]
+        first = (keys != keys.shift()).any(axis=1).to_numpy()
+        joules[first] += np.asarray(boot_joules, dtype=float)
+    return joules.fillna(-1.0)

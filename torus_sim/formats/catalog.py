@@ -87,7 +87,8 @@ class BatsimFormat(OutputFormat):
         from torus_sim.formats.batsim import batsim_jobs
         from torus_sim.reports import workload_name
 
-        return {"batsim_jobs": batsim_jobs(result.record, result.jobs, workload_name(result))}
+        boots = getattr(result, "boot_change_j", None)
+        return {"batsim_jobs": batsim_jobs(result.record, result.jobs, workload_name(result), boots)}
 
 
 class SwfScheduleFormat(OutputFormat):

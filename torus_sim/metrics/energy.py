@@ -44,12 +44,16 @@ class EnergyAccount:
         job_energy_kwh: kWh of each job's attempts (killed ones included), by job id.
         hourly: one row per simulated hour: ``hour``, ``energy_kwh``, ``mean_power_kw``, ``price``
             (the hour's mean price, weighted by energy: cost / energy_kwh), ``cost``.
+        boot_change_j: with idle nodes switched off, what each attempt's boot changed in its energy
+            (its booting nodes at ``boot_w`` rather than the job's watts), joules, in the attempt
+            table's order (part of ``attempt_energy_j``); None without switch-off.
     """
 
     summary: dict
     attempt_energy_j: np.ndarray
     job_energy_kwh: pd.Series
     hourly: pd.DataFrame
+    boot_change_j: np.ndarray | None = None
 
 
 def down_intervals(failures: pd.DataFrame | None, horizon: float) -> tuple[np.ndarray, np.ndarray]:
@@ -307,7 +311,8 @@ def account_energy(
         summary["hours_over_cap"] = float(lengths[over].sum()) / 3600.0
         summary["energy_over_cap_kwh"] = float(((draw[over] - level[over]) * lengths[over]).sum()) / JOULES_PER_KWH
     job_kwh = pd.Series(attempt_j / JOULES_PER_KWH, index=attempts["job_id"].to_numpy()).groupby(level=0).sum()
-    return EnergyAccount(summary, attempt_j, job_kwh, hourly[["hour", "energy_kwh", "mean_power_kw", "price", "cost"]])
+    hourly = hourly[["hour", "energy_kwh", "mean_power_kw", "price", "cost"]]
+    return EnergyAccount(summary, attempt_j, job_kwh, hourly, None if switched is None else switched["attempt_change_j"])
 
 
 def _wasted_bill(attempts: pd.DataFrame, watts: np.ndarray, tariff, clock_start_hour: float) -> float:

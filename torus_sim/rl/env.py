@@ -418,6 +418,7 @@ class SchedulingEnv(gym.Env):
             seed=seed,
             record=True,
             record_fairness=False,
+            power=self.power,  # power-aware baselines read it; idle nodes switched off boot in the window too
             **own,
         )
         model.pause_at_passes = policy is None

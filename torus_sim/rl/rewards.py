@@ -9,8 +9,8 @@ the window's mean (or, for utilization, its ω_util).
 * ``wait``, ``turnaround``: minus their waits (first start - submission) or submission-to-end times, seconds.
 * ``utilization``: their size x runtime over capacity x the window's submission span (BGL-FAULT §6.1's ω_util).
 * ``energy_cost``: minus what the ended attempts' energy cost under the run's tariff (nodes x the job's
-  watts per node x the price integrated over the attempt, exact; the idle machine's draw is not the
-  agent's to move): an agent that starts high-power jobs off-peak and loses fewer to failures earns more.
+  watts per node x the price integrated over the attempt, exact, with idle nodes switched off a boot at
+  ``node_boot_w``; the idle machine's draw is not the agent's to move): an agent that starts high-power jobs off-peak and loses fewer to failures earns more.
   Needs power accounting (``power = true`` with a ``price``; SC'13 and JSSPP'13's objective).
 
 References:
@@ -86,8 +86,21 @@ def _energy_cost(env) -> float:
     if rows is None:
         return 0.0
     power = env.power
-    watts = [power.job_watts.get(job_id, power.node.busy_w) for job_id in np.asarray(rows["job_id"]).tolist()]
-    cost = attempts_cost(rows["started_at"], rows["ended_at"], rows["nodes"], watts, power.tariff, power.clock_start_hour)
+    job_ids = np.asarray(rows["job_id"]).tolist()
+    watts = [power.job_watts.get(job_id, power.node.busy_w) for job_id in job_ids]
+    starts, ends, nodes = list(rows["started_at"]), list(rows["ended_at"]), list(rows["nodes"])
+    states = getattr(env.model, "power_states", None)
+    if states is not None and power.switch_off.boot_w is not None:  # booting nodes draw boot_w, not the job's watts
+        ended = zip(job_ids, np.asarray(rows["attempt"]).tolist(), list(rows["ended_at"]), list(watts), strict=True)
+        for job_id, attempt, ended_at, job_w in ended:
+            boot = states.boots.pop((job_id, attempt), None)
+            if boot is not None:
+                booted, began, until = boot
+                starts.append(began)
+                ends.append(max(min(until, ended_at), began))  # a kill during the boot ends it
+                nodes.append(booted)
+                watts.append(power.switch_off.boot_w - job_w)
+    cost = attempts_cost(starts, ends, nodes, watts, power.tariff, power.clock_start_hour)
     return -cost / env.window
 
 
