@@ -8,7 +8,8 @@ imports and caches every server pays once) and after all sessions, with the mode
 stale task hooks left (both must be 0: issue 44 §1, :mod:`torus_sim.viz_session`). Baseline in the
 same run: the resident memory after the warm-up session. Goal: after 50 sessions, within 30 MB of it.
 
-``python -m benchmarks.viz_memory --sessions 3 --json`` prints the numbers as JSON (tests/test_app.py).
+``python -m benchmarks.viz_memory --sessions 4 --route both --json`` prints the numbers as JSON for both
+pages, one server, sessions alternated (tests/test_app.py).
 Memory is that of this process, which also holds Playwright's client (a few MB, the same at every
 reading). glibc's arenas are limited to 2 as ``torus-sim viz`` does (``MALLOC_ARENA_MAX``): set before
 the run, so it holds only when this module is the program (the test runs it as one).
@@ -56,8 +57,9 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
     """Serve the app here, open and close ``sessions`` browser sessions, and read what is left after the cull.
 
     Args:
-        sessions: sessions after the warm-up one.
-        route: the page ("" for the simulation, "compare" for two policies side by side).
+        sessions: sessions after the warm-up one(s).
+        route: the page ("" for the simulation, "compare" for two policies side by side), or "both":
+            one warm-up session on each, then the sessions alternate between them (one server).
 
     Returns:
         ``rss_start_mb``, ``rss_warm_mb``, ``rss_end_mb`` (resident memory, MiB), ``models_alive``,
@@ -89,7 +91,8 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(solara.server.starlette.app, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
-    url = f"http://127.0.0.1:{port}/{route}"
+    routes = ["", "compare"] if route == "both" else [route]
+    url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 90
     while True:
         try:
@@ -99,31 +102,31 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
             if time.monotonic() > deadline:
                 raise RuntimeError("the solara server did not answer within 90 s") from None
             time.sleep(0.3)
-    step_name = "Step both" if route == "compare" else "Step"
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox", "--disable-gpu"])
 
-        def one_session() -> None:
+        def one_session(page_route: str) -> None:
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
-            page.goto(url, timeout=90_000)
-            step = page.get_by_role("button", name=step_name, exact=True)
+            page.goto(url + page_route, timeout=90_000)
+            step = page.get_by_role("button", name="Step both" if page_route == "compare" else "Step", exact=True)
             step.wait_for(timeout=90_000)
             for _ in range(2):
                 step.click()
                 page.wait_for_timeout(700)
             context.close()
 
-        one_session()
+        for page_route in routes:
+            one_session(page_route)
         time.sleep(CULL_SECONDS + 4)
         rss_warm = process.memory_info().rss / 2**20
-        for _ in range(sessions):
-            one_session()
+        for index in range(sessions):
+            one_session(routes[index % len(routes)])
         browser.close()
     time.sleep(CULL_SECONDS + 4)
     result = {
         "sessions": sessions,
-        "route": route or "/",
+        "route": route if route == "both" else "/" + route,
         "rss_start_mb": round(rss_start, 1),
         "rss_warm_mb": round(rss_warm, 1),
         "rss_end_mb": round(process.memory_info().rss / 2**20, 1),
@@ -137,10 +140,10 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m benchmarks.viz_memory [--sessions N] [--route compare] [--json]``: print the rows (or JSON)."""
+    """``python -m benchmarks.viz_memory [--sessions N] [--route compare|both] [--json]``: print the rows (or JSON)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=50)
-    parser.add_argument("--route", default="", choices=["", "compare"])
+    parser.add_argument("--route", default="", choices=["", "compare", "both"], help="the page, or both pages alternated")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure_sessions(args.sessions, args.route)

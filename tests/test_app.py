@@ -462,20 +462,20 @@ def test_mira_is_drawn_as_16_slices_of_its_2x3_midplanes_with_its_own_failures()
     assert viz_charts.spec(viz_charts.machine_chart(model))["title"][0].startswith("torus 2x3x4x4")
 
 
-@pytest.mark.parametrize("route", ["", "compare"])
-def test_closed_sessions_free_their_models_and_the_server_does_not_grow(route):
+def test_closed_sessions_free_their_models_and_the_server_does_not_grow():
     """Issue 44 section 1: ~19 MB per closed session stayed for good (Mesa's use_task hooks in Solara 1.58.2).
 
     A server runs in a child process (benchmarks/viz_memory.py, the 50-session benchmark's code) with a
-    3 s cull timeout; Chromium opens and closes a warm-up session and 3 more. After the cull no model
-    is alive, no task hook is left and no kernel is open; resident memory grew less than 30 MB over
-    the warm server (about 16 MB measured; 45 MB before the fix).
+    3 s cull timeout; Chromium opens and closes a warm-up session on each page (the simulation and the
+    side-by-side comparison) and 4 more, alternating. After the cull no model is alive, no task hook is
+    left and no kernel is open; resident memory grew less than 30 MB over the warm server (about 16 MB
+    measured on each page alone; 45 MB before the fix).
     """
     import json
 
     _playwright()
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.viz_memory", "--sessions", "3", "--json", *(["--route", route] if route else [])],
+        [sys.executable, "-m", "benchmarks.viz_memory", "--sessions", "4", "--route", "both", "--json"],
         cwd=Path(__file__).resolve().parents[1],
         capture_output=True,
         text=True,
@@ -484,6 +484,7 @@ def test_closed_sessions_free_their_models_and_the_server_does_not_grow(route):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["route"] == "both" and result["sessions"] == 4
     assert result["models_alive"] == 0 and result["stale_hooks"] == 0 and result["kernels_open"] == 0, result
     assert result["rss_end_mb"] - result["rss_warm_mb"] < 30, result
 
