@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.matrix import write_lanl_as_fta
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=3000, help="a prefix of N jobs (default 3,000)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each (default 3)")
+    parser.add_argument("--jobs", type=int, default=4000, help="a prefix of N jobs (default 4,000: queues of hundreds by then)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each (default 2)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         fta = Path(folder) / "fta.txt"

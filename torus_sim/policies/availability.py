@@ -27,11 +27,6 @@ __all__ = ["MIN_DURATION", "AvailabilityProfile", "PartitionProfile", "StartsLef
 MIN_DURATION = 1e-9
 """Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
 
-_SINGLE_NO, _SINGLE_YES, _SINGLE_UNKNOWN = 0, 1, 2
-"""A :class:`PartitionProfile` step's flag for one size: no partition of it free in that step alone,
-one free (as last asked), not asked since the step last filled."""
-_YES_BYTE, _UNKNOWN_BYTE = bytes([_SINGLE_YES]), bytes([_SINGLE_UNKNOWN])
-
 
 def window_end(start_at: float, duration: float) -> float:
     """The end of a job's window in a profile: ``start_at + duration``, at least the next float after ``start_at``.
@@ -187,7 +182,7 @@ class PartitionProfile:
         self.dates = [now]
         self.occupied = [table.occupied_of(table.pack(np.asarray(blocked, dtype=bool)))]
         self._found: dict[int, list[tuple[float, float]]] = {}  # size -> (duration, earliest start) answered
-        self._single: dict[int, bytearray] = {}  # size -> per step: a partition free in that step alone (_SINGLE_*)
+        self._maybe: dict[int, bytearray] = {}  # size -> per step: 0 when no partition of it is free there alone
         soon = math.nextafter(now, math.inf)
         for end_at, members in sorted(((max(end_at, soon), members) for end_at, members in releases), key=lambda r: r[0]):
             if end_at > self.dates[-1]:
@@ -232,40 +227,30 @@ class PartitionProfile:
     def _search(self, size: int, duration: float, floor: float) -> tuple[float, int | None]:
         """The first step from ``floor`` on where a partition of ``size`` is free over the whole window.
 
-        A step qualifies only if a partition of ``size`` is free in that step alone: the per-size
-        flags (:data:`_SINGLE_NO`, :data:`_SINGLE_YES`, :data:`_SINGLE_UNKNOWN`) let ``bytearray.find``
-        skip the steps known to hold none (a step's occupancy only grows during a pass, so "none" stays
-        true; a new step copies its predecessor's flag with its occupancy), and the window is asked
-        only at the others (a "yes" a reservation made stale is asked again; were it not, the window,
-        which holds the step, would still answer right). The answer is the plain scan's
-        (:func:`benchmarks.reservations.plain_search`, tests/test_flat_policies.py).
+        A step qualifies only if a partition of ``size`` is free in that step alone. Each size keeps a
+        flag per step, 0 once a search found none free there: a step's occupancy only grows during a
+        pass (a new step copies its predecessor's occupancy and flag), so that stays true and
+        ``bytearray.find`` skips those steps in C; the others are asked as the plain scan asks them
+        (:func:`benchmarks.reservations.plain_search`, the same answers: tests/test_flat_policies.py).
         """
         if math.isinf(floor):
             return math.inf, None
         free_under = self.table.free_ids_under
         dates, occupied = self.dates, self.occupied
-        flags = self._single.get(size)
-        if flags is None:
-            flags = self._single[size] = bytearray([_SINGLE_UNKNOWN]) * len(dates)
-        index = bisect.bisect_left(dates, floor)
-        yes, unknown = flags.find(_SINGLE_YES, index), flags.find(_SINGLE_UNKNOWN, index)
-        while yes >= 0 or unknown >= 0:
-            if unknown >= 0 and (yes < 0 or unknown < yes):
-                index = unknown
-                if len(free_under(occupied[index], size)):
-                    flags[index] = _SINGLE_YES
-                    yes = index
-                else:
-                    flags[index] = _SINGLE_NO
-                unknown = flags.find(_SINGLE_UNKNOWN, index + 1)
-                continue
-            index = yes
-            window = self._window(index, duration)
-            candidates = free_under(window, size)
-            if len(candidates):
-                start_at = dates[index]
-                return start_at, self._choose(candidates, window, start_at)
-            yes = flags.find(_SINGLE_YES, index + 1)
+        maybe = self._maybe.get(size)
+        if maybe is None:
+            maybe = self._maybe[size] = bytearray(b"\x01") * len(dates)
+        index = maybe.find(1, bisect.bisect_left(dates, floor))
+        while index >= 0:
+            if not len(free_under(occupied[index], size)):
+                maybe[index] = 0
+            else:
+                window = self._window(index, duration)
+                candidates = free_under(window, size)
+                if len(candidates):
+                    start_at = dates[index]
+                    return start_at, self._choose(candidates, window, start_at)
+            index = maybe.find(1, index + 1)
         return math.inf, None
 
     def open_for(self, size: int) -> float:
@@ -309,21 +294,19 @@ class PartitionProfile:
         if math.isinf(start_at) or where is None:
             return
         bits = self.table.mask_ints[where]
-        dates, occupied, single = self.dates, self.occupied, self._single.values()
+        dates, occupied, maybe = self.dates, self.occupied, self._maybe.values()
         end_at = window_end(start_at, duration)
         for date in (start_at, end_at):  # split the steps at the window's ends (a new step copies its predecessor)
             index = bisect.bisect_right(dates, date) - 1
             if dates[index] != date:
                 dates.insert(index + 1, date)
                 occupied.insert(index + 1, occupied[index])
-                for flags in single:
+                for flags in maybe:
                     flags.insert(index + 1, flags[index])
         first = bisect.bisect_left(dates, start_at)
         last = bisect.bisect_left(dates, end_at)
         for index in range(first, last):
             occupied[index] |= bits
-        for flags in single:  # a step that held a free partition may hold none now: ask again
-            flags[first:last] = flags[first:last].replace(_YES_BYTE, _UNKNOWN_BYTE)
 
 
 class StartsLeft:
