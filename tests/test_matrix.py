@@ -156,13 +156,17 @@ def test_a_table_reads_back_and_resume_runs_only_the_cells_it_lacks(tmp_path, ca
     assert "2 completed or refused cells carried over" in merged.read_text().splitlines()[0]
 
 
-def test_conservative_on_a_cluster_with_node_identities_reserves_as_the_plain_profile_does(fta, monkeypatch):
-    """The compiled pass (count_reservations) on a cluster that keeps node identities, with LANL's failures and
-    their repairs coming back in the profile: the plain Python profile's schedule, kill for kill."""
+@pytest.mark.parametrize(
+    ("policy", "platform"),
+    [("conservative", "cluster, node ids"), ("R-LIST-Q", "cluster, node ids"), ("R-LIST-Q", "cluster, counts")],
+)
+def test_reservations_on_a_cluster_are_the_plain_profiles(policy, platform, fta, monkeypatch):
+    """The compiled pass (count_reservations) on a cluster, with LANL's failures and their repairs coming back in
+    the profile: the plain Python profile's schedule, kill for kill (R-LIST-Q on the attempts' real ends)."""
     from benchmarks.matrix import Cell
     from torus_sim.policies import easy
 
-    cell = Cell("conservative", "cluster, node ids", "LANL, logged repairs")
+    cell = Cell(policy, platform, "LANL, logged repairs")
     compiled = run_cell(cell, 1500, fta)
     monkeypatch.setattr(easy, "_COUNT_PROFILE", None)
     plain = run_cell(cell, 1500, fta)

@@ -39,7 +39,7 @@ fit (PV-EASY's count-based code)."""
 DEFAULT_EASY_EXTRA = "textbook"
 """The reading FCFS-EASY and EASY-SJBF use unless told (the scenario's ``easy_extra``)."""
 
-__all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "easy_pass", "start_in_order"]
+__all__ = ["ConservativePolicy", "EasyPolicy", "FcfsPolicy", "compiled_count_profile", "easy_pass", "start_in_order"]
 
 
 class FcfsPolicy(Policy):
@@ -163,14 +163,14 @@ class ConservativePolicy(Policy):
         if not view.queue:
             return ()
         releases = view.running_releases()
-        if releases is None or _count_profile() is None:
+        if releases is None or compiled_count_profile() is None:
             return self._plan_on_profile(view)
         return self._plan_on_counts(view, releases)
 
     def _plan_on_counts(self, view, releases) -> list:
         """The pass on a cluster: the reservations in compiled code (on the last pass's profile when only jobs arrived since)."""
         if self._counts is None:
-            self._counts = _count_profile()()
+            self._counts = compiled_count_profile()()
         queue = view.queue
         columns = queue.columns
         if columns is not None:  # kept while the queue is long
@@ -245,8 +245,12 @@ class ConservativePolicy(Policy):
             self._keeper.keep(view, profile, waiting, head_at, [(job, duration) for job, _, duration in starting])
 
 
-def _count_profile():
-    """:class:`~torus_sim.policies.count_reservations.CountProfile`, or None where numba cannot be imported."""
+def compiled_count_profile():
+    """:class:`~torus_sim.policies.count_reservations.CountProfile` (the class), or None where numba cannot be imported.
+
+    Looked up at the first call (the import compiles nothing but loads numba); conservative backfilling
+    and R-LIST-Q on a cluster reserve with it.
+    """
     global _COUNT_PROFILE
     if _COUNT_PROFILE is False:
         try:

@@ -181,6 +181,7 @@ class ListPolicy(PriorityPolicy):
         if reservations < -1:
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
+        self._counts = None  # m = |Q| on a cluster: the compiled profile (count_reservations.CountProfile)
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
     def plan(self, view):
@@ -232,6 +233,46 @@ class ListPolicy(PriorityPolicy):
                     yield start
 
     def _with_reservations(self, view):
+        if self.reservations == -1 and view.platform.kind == "cluster":
+            from torus_sim.policies.easy import compiled_count_profile
+
+            if compiled_count_profile() is not None:
+                return self._every_reservation_on_counts(view, compiled_count_profile())
+        return self._with_reservations_on_profile(view)
+
+    def _every_reservation_on_counts(self, view, count_profile):
+        """R-LIST with m = |Q| on a cluster: every waiting job's reservation in compiled code.
+
+        The same reservations as the profile in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`,
+        start for start: :mod:`~torus_sim.policies.count_reservations`), on the running jobs' real ends
+        (the attempts' lengths are known here) and the down nodes' known repairs; a fresh profile at
+        every pass (nothing kept: ``changes`` = -1).
+
+        Returns:
+            The starts of the jobs whose reservation is now, in priority order.
+
+        References:
+            RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
+        """
+        from torus_sim.engine.running_ends import ReleaseColumns
+
+        platform = view.platform
+        rows = [(job.end_event.time, job.allocated_size) for job in view.running.values()]
+        releases = ReleaseColumns(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
+        releases.changes = -1
+        queue = view.queue.jobs()
+        verification = view.verification_time
+        size_of, runtime_of = self._size, self._runtime
+        sizes = np.fromiter((size_of[job.rank] for job in queue), dtype=np.int64, count=len(queue))
+        durations = np.fromiter(
+            (max(runtime_of[job.rank] + verification, MIN_DURATION) for job in queue), dtype=np.float64, count=len(queue)
+        )
+        if self._counts is None:
+            self._counts = count_profile()
+        _, starting = self._counts.plan(view.now, platform.free_count(), releases, queue, sizes, durations)
+        return self._emit(view, [(queue[i], size_of[queue[i].rank], runtime_of[queue[i].rank]) for i in starting])
+
+    def _with_reservations_on_profile(self, view):
         now = view.now
         verification = view.verification_time
         profile = availability_profile(view, [(job.end_event.time, job) for job in view.running.values()], self.placement)
