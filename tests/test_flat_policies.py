@@ -342,3 +342,29 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
             skipped += answer[0] > floor
             profile.reserve(answer[0], duration, size, answer[1])
     assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)
+
+
+@given(
+    st.integers(3, 9),
+    st.lists(
+        st.tuples(st.sampled_from([0.5, 1.0, 2.5, 4.0, 10.0]), st.integers(1, 6), st.integers(0, 2)), min_size=1, max_size=14
+    ),
+    st.sampled_from([0.0, 0.5, 2.0]),
+    st.sampled_from(["LPT", "SPT", "LA"]),
+)
+@settings(max_examples=60, deadline=None)
+def test_r_list_q_on_the_compiled_count_profile_is_the_plain_profiles_attempt_for_attempt(processors, rows, verification, rule):
+    """R-LIST with m = |Q| reserves on count_reservations' compiled profile: every attempt's start and end are those
+    of the plain Python profile (silent errors, verification time, equal run times)."""
+    import torus_sim.policies.easy as easy
+
+    jobs = RigidJobSet(np.array([t for t, _, _ in rows]), np.array([min(p, processors) for _, p, _ in rows]))
+    failures = [f for _, _, f in rows]
+    compiled = trace(run_rigid(jobs, processors, failures, "R-LIST-Q", rule, verification, record_attempts=True))
+    kept = easy._COUNT_PROFILE
+    easy._COUNT_PROFILE = None  # the plain profile (as where numba is missing)
+    try:
+        plain = trace(run_rigid(jobs, processors, failures, "R-LIST-Q", rule, verification, record_attempts=True))
+    finally:
+        easy._COUNT_PROFILE = kept
+    assert compiled == plain
