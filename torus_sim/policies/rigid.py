@@ -182,6 +182,7 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self._counts = None  # m = |Q| on a cluster: the compiled profile (count_reservations.CountProfile)
+        self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
     def plan(self, view):
@@ -261,12 +262,13 @@ class ListPolicy(PriorityPolicy):
         releases = ReleaseColumns(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
         releases.changes = -1
         queue = view.queue.jobs()
-        verification = view.verification_time
         size_of, runtime_of = self._size, self._runtime
-        sizes = np.fromiter((size_of[job.rank] for job in queue), dtype=np.int64, count=len(queue))
-        durations = np.fromiter(
-            (max(runtime_of[job.rank] + verification, MIN_DURATION) for job in queue), dtype=np.float64, count=len(queue)
-        )
+        key = (id(size_of), id(runtime_of), view.verification_time)
+        if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
+            durations = np.maximum(np.asarray(runtime_of, dtype=np.float64) + view.verification_time, MIN_DURATION)
+            self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
+        ranks = np.fromiter((job.rank for job in queue), dtype=np.int64, count=len(queue))
+        sizes, durations = self._by_rank[1][ranks], self._by_rank[2][ranks]
         if self._counts is None:
             self._counts = count_profile()
         _, starting = self._counts.plan(view.now, platform.free_count(), releases, queue, sizes, durations)
