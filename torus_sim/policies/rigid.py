@@ -255,12 +255,9 @@ class ListPolicy(PriorityPolicy):
         References:
             RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
         """
-        from torus_sim.engine.running_ends import ReleaseColumns
-
         platform = view.platform
         rows = [(job.end_event.time, job.allocated_size) for job in view.running.values()]
-        releases = ReleaseColumns(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
-        releases.changes = -1
+        releases = _PassReleases(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
         queue = view.queue.jobs()
         size_of, runtime_of = self._size, self._runtime
         key = (id(size_of), id(runtime_of), view.verification_time)
@@ -308,6 +305,29 @@ class ListPolicy(PriorityPolicy):
                     yield self._start(view, job, where)
             if not starts_left.passed(need, duration, started, start_at):
                 return  # no later job can start now: their reservations would change nothing this pass
+
+
+class _PassReleases:
+    """Releases built for one pass, as :meth:`~torus_sim.policies.count_reservations.CountProfile.plan` reads them.
+
+    The engine's :class:`~torus_sim.engine.running_ends.ReleaseColumns` hold the running jobs' predicted
+    ends; R-LIST releases them at their attempts' real ends. ``ends`` (seconds, ascending) and ``sizes``
+    (nodes) as numpy columns; ``changes`` is -1: the next pass recomputes every reservation.
+
+    Args:
+        rows: ``(end seconds, nodes)`` pairs, any order.
+    """
+
+    __slots__ = ("changes", "ends", "sizes")
+
+    def __init__(self, rows) -> None:
+        rows = sorted(rows)
+        self.ends = np.array([end for end, _ in rows], dtype=np.float64)
+        self.sizes = np.array([nodes for _, nodes in rows], dtype=np.int64)
+        self.changes = -1
+
+    def __len__(self) -> int:
+        return len(self.ends)
 
 
 class ShelfPolicy(PriorityPolicy):
