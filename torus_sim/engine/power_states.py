@@ -45,7 +45,8 @@ class NodePowerStates:
         booting_until: float ``(N,)``, the end of each node's boot (-inf when not booting).
         booting_job: int ``(N,)``, the job each node boots for (-1 when none).
         boots: ``(job id, attempt) -> (nodes, start, end)``: each attempt's boot (nodes booted, seconds),
-            for what reads the run as it goes (the learning environment's energy-cost reward).
+            kept only once a reader of the run as it goes sets it to ``{}`` (the learning environment's
+            energy-cost reward, which pops what it read); None: not kept (the record has every boot).
     """
 
     def __init__(self, capacity: int, rule, counts: bool = False) -> None:
@@ -56,7 +57,7 @@ class NodePowerStates:
         self.idle_since = np.zeros(capacity)
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
-        self.boots: dict[tuple[int, int], tuple[int, float, float]] = {}
+        self.boots: dict[tuple[int, int], tuple[int, float, float]] | None = None
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
     def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
@@ -115,7 +116,8 @@ class NodePowerStates:
         self._add(nodes, "off", since[off] + self.rule.after_s, now)
         if boot > 0:
             self._add(nodes, "boot", now, now + boot, job_id, attempt)
-            self.boots[job_id, attempt] = (len(nodes), now, now + boot)
+            if self.boots is not None:
+                self.boots[job_id, attempt] = (len(nodes), now, now + boot)
             self.booting_until[nodes] = now + boot
             self.booting_job[nodes] = job_id
         return boot

@@ -422,6 +422,8 @@ class SchedulingEnv(gym.Env):
             **own,
         )
         model.pause_at_passes = policy is None
+        if model.power_states is not None and policy is None:
+            model.power_states.boots = {}  # the energy_cost reward reads each ended attempt's boot from it
         return model
 
     def _failures_in(self, span: tuple[float, float]):
