@@ -344,6 +344,31 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
     assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 0.5, 1.0, 2.5, 4.0, 10.0]),
+            st.one_of(st.sampled_from([0.0, 1.0, 3.0, 7.0, 20.0, float("inf")]), st.floats(0, 50)),
+        ),
+        max_size=40,
+    ),
+    st.sampled_from([0.0, 0.5, 1.0, 3.0, 10.0, 30.0]),
+)
+def test_the_start_floors_give_the_latest_start_of_any_shorter_answer(answers, asked):
+    """The staircase answers what scanning every (duration, start) the profile gave answers (the scan it replaced)."""
+    from torus_sim.policies.availability import StartFloors
+
+    floors = StartFloors()
+    for count, (duration, start_at) in enumerate(answers):
+        floors.add(duration, start_at)
+        for question in (asked, duration):
+            eligible = [start for shorter, start in answers[: count + 1] if shorter <= question]
+            assert floors.floor(question) == (max(eligible) if eligible else -float("inf"))
+    assert floors.durations == sorted(set(floors.durations))
+    assert floors.starts == sorted(set(floors.starts))
+
+
 @given(
     st.integers(3, 9),
     st.lists(

@@ -22,7 +22,15 @@ import math
 
 import numpy as np
 
-__all__ = ["MIN_DURATION", "AvailabilityProfile", "PartitionProfile", "StartsLeft", "availability_profile", "window_end"]
+__all__ = [
+    "MIN_DURATION",
+    "AvailabilityProfile",
+    "PartitionProfile",
+    "StartFloors",
+    "StartsLeft",
+    "availability_profile",
+    "window_end",
+]
 
 MIN_DURATION = 1e-9
 """Seconds a waiting job is taken to hold its nodes at least (a zero prediction still reserves)."""
@@ -181,7 +189,7 @@ class PartitionProfile:
         self.placement = placement or MFP
         self.dates = [now]
         self.occupied = [table.occupied_of(table.pack(np.asarray(blocked, dtype=bool)))]
-        self._found: dict[int, list[tuple[float, float]]] = {}  # size -> (duration, earliest start) answered
+        self._found: dict[int, StartFloors] = {}  # size -> the earliest starts answered, by duration
         self._maybe: dict[int, bytearray] = {}  # size -> per step: 0 when no partition of it is free there alone
         soon = math.nextafter(now, math.inf)
         for end_at, members in sorted(((max(end_at, soon), members) for end_at, members in releases), key=lambda r: r[0]):
@@ -209,19 +217,17 @@ class PartitionProfile:
 
         The search starts at the latest start this profile gave a job of the same size and no longer
         duration: the profile only fills (nothing is ever given back), so no earlier breakpoint can
-        hold this job (a queue of 1,000 jobs has a few dozen sizes). The answer is the one a search
-        from ``dates[0]`` gives.
+        hold this job (:class:`StartFloors`, one per size). The answer is the one a search from
+        ``dates[0]`` gives.
 
         Returns:
             (start time, partition id); (inf, None) when no partition is ever free.
         """
-        found = self._found.setdefault(size, [])
-        floor = self.dates[0]
-        for shorter, start_at in found:
-            if shorter <= duration and start_at > floor:
-                floor = start_at
-        answer = self._search(size, duration, floor)
-        found.append((duration, answer[0]))
+        found = self._found.get(size)
+        if found is None:
+            found = self._found[size] = StartFloors()
+        answer = self._search(size, duration, max(self.dates[0], found.floor(duration)))
+        found.add(duration, answer[0])
         return answer
 
     def _search(self, size: int, duration: float, floor: float) -> tuple[float, int | None]:
@@ -307,6 +313,44 @@ class PartitionProfile:
         last = bisect.bisect_left(dates, end_at)
         for index in range(first, last):
             occupied[index] |= bits
+
+
+class StartFloors:
+    """The latest earliest start a profile answered for a job of one size and no longer duration.
+
+    :meth:`PartitionProfile.earliest` keeps one per size: the profile only fills during a pass (and
+    while it is kept between passes), so a job of the size lasting ``d`` cannot start before the
+    latest start answered for one lasting ``d`` or less. Kept as a staircase: durations ascending and
+    starts ascending, an answer (d, s) dropped once another has d' <= d and s' >= s; so a question
+    is one bisection, however many answers the pass gave (a kept profile of a queue of 2,000 jobs
+    answers millions over a log: scanning them all cost a quarter of conservative backfilling's
+    time on Mira's torus with LANL's failures, profiled).
+
+    References:
+        Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile only fills as reservations are made).
+    """
+
+    __slots__ = ("durations", "starts")
+
+    def __init__(self) -> None:
+        self.durations: list[float] = []  # strictly ascending, seconds
+        self.starts: list[float] = []  # strictly ascending, seconds (inf: never)
+
+    def floor(self, duration: float) -> float:
+        """The latest start answered for a duration of at most ``duration`` seconds (-inf: none)."""
+        at = bisect.bisect_right(self.durations, duration)
+        return self.starts[at - 1] if at else -math.inf
+
+    def add(self, duration: float, start_at: float) -> None:
+        """Remember that a job lasting ``duration`` seconds was answered ``start_at`` (seconds, inf: never)."""
+        durations, starts = self.durations, self.starts
+        at = bisect.bisect_right(durations, duration)
+        if at and starts[at - 1] >= start_at:
+            return  # a shorter or equal duration already answered as late
+        low = bisect.bisect_left(durations, duration, 0, at)  # an equal duration answered earlier: replaced
+        high = bisect.bisect_right(starts, start_at, at)  # longer durations answered no later: dominated
+        durations[low:high] = [duration]
+        starts[low:high] = [start_at]
 
 
 class StartsLeft:
