@@ -110,6 +110,66 @@ def test_a_hand_made_run_boots_the_nodes_that_were_off_and_its_energy_is_the_han
     assert batsim["consumed_energy"].to_dict() == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 130_000.0}, rel=1e-12)
 
 
+def test_a_switch_off_with_a_time_makes_a_job_wait_for_it_and_its_energy_is_the_hand_sum(tmp_path):
+    """Off after 100 s idle, switching off for 60 s at 40 W, off at 10 W, boots of 50 s at 300 W. Job 1 (nodes 0-1,
+    t = 0-1,000); job 2 (2 nodes at 500, 200 s) gets nodes 2-3, off since 160: it boots at once, ends at 750;
+    nodes 2-3 start switching off at 850; job 3 (2 nodes at 880, 100 s) gets them halfway: it waits 30 s for the
+    switch-off to end, boots 50 s, works 100 s and ends at 1,060.
+
+    Per node 2-3: idle 0-100 and 750-850 (100 W), switching off 100-160 and 850-910 (40 W: 30 s of it held by
+    job 3), off 160-500 (10 W), booting 500-550 and 910-960 (300 W), busy 550-750 and 960-1,060 (200 W): 118,200 J
+    each. Nodes 0-1: busy 0-1,000, idle 1,000-1,060: 206,000 J each. Job 3: 2 x 180 s x 200 W + 2 x 30 s x
+    (40 - 200) W + 2 x 50 s x (300 - 200) W = 72,400 J.
+    """
+    result = _cluster(
+        tmp_path,
+        [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 880, 100, 2)],
+        idle_off_after=100.0,
+        shutdown_time=60.0,
+        node_shutdown_w=40.0,
+        boot_time=50.0,
+        node_off_w=10.0,
+        node_boot_w=300.0,
+    )
+    jobs = result.jobs.set_index("job_id")
+    assert jobs["started_at"].to_dict() == {1: 0.0, 2: 500.0, 3: 880.0}
+    assert jobs["finished_at"].to_dict() == {1: 1000.0, 2: 750.0, 3: 1060.0}
+    states = result.record.power_states
+    rows = states.loc[states["start"] < 1060.0, ["node", "state", "start", "end", "job_id"]]
+    assert sorted(map(tuple, rows.to_numpy().tolist())) == [
+        (node, state, start, end, job)
+        for node in (2, 3)
+        for state, start, end, job in sorted(
+            [
+                ("shutdown", 100.0, 160.0, -1),
+                ("off", 160.0, 500.0, -1),
+                ("boot", 500.0, 550.0, 2),
+                ("shutdown", 850.0, 880.0, -1),
+                ("shutdown", 880.0, 910.0, 3),
+                ("boot", 910.0, 960.0, 3),
+            ]
+        )
+    ]
+    summary = result.summary
+    kwh = {
+        "energy_kwh": 2 * 118_200 + 2 * 206_000,
+        "busy_energy_kwh": 400_000 + 110_000 + 72_400,
+        "idle_energy_kwh": 520 * 100,
+        "off_energy_kwh": 680 * 10,
+        "shutdown_energy_kwh": 180 * 40,
+        "boot_energy_kwh": 200 * 300,
+        "wake_wait_energy_kwh": 60 * 40,
+    }
+    assert {key: summary[key] for key in kwh} == pytest.approx({k: v / JOULES_PER_KWH for k, v in kwh.items()}, rel=1e-12)
+    hours = {"off_node_hours": 680, "shutdown_node_hours": 180, "boot_node_hours": 200, "wake_wait_node_hours": 60}
+    assert {key: summary[key] for key in hours} == pytest.approx({k: v / 3600 for k, v in hours.items()}, rel=1e-12)
+    assert jobs["energy_kwh"].tolist() == pytest.approx([v / JOULES_PER_KWH for v in (400_000, 110_000, 72_400)])
+    from torus_sim.formats.catalog import BatsimFormat
+
+    batsim = BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")
+    assert batsim["consumed_energy"].to_dict() == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 72_400.0}, rel=1e-12)
+
+
 def _off_and_boots_from_the_record(record, after: float):
     """Each node's off intervals and boots derived from the attempt and failure tables alone (not the engine's rows).
 
@@ -207,26 +267,34 @@ def test_nodes_never_off_or_off_at_the_idle_draw_with_no_boot_change_neither_sch
     after=st.sampled_from([0.0, 30.0, 400.0]),
     boot=st.sampled_from([0.0, 45.0]),
     boot_w=st.sampled_from([None, 350.0]),
+    shutdown=st.sampled_from([0.0, 20.0, 250.0]),
 )
-def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, after, boot, boot_w):
+def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, after, boot, boot_w, shutdown):
     """Random 4-node runs (integer times): the accounting's energy equals summing, second by second and node by node,
-    the draw of the state the record gives it: running (its job's 200 W, or the boot draw while booting), off (10 W),
-    idle (100 W)."""
+    the draw of the state the record gives it: running (its job's 200 W, or the boot draw while booting), switching
+    off (40 W, an idle node's or one a job waits for), off (10 W), idle (100 W); and the summary's parts add up to it."""
     rows = [(index + 1, submit, runtime, procs) for index, (submit, runtime, procs) in enumerate(sorted(jobs))]
-    result = _cluster(tmp_path, rows, node_ids=True, idle_off_after=after, boot_time=boot, node_off_w=10.0, node_boot_w=boot_w)
+    settings = {"shutdown_time": shutdown, "node_shutdown_w": 40.0} if shutdown else {}
+    result = _cluster(
+        tmp_path, rows, node_ids=True, idle_off_after=after, boot_time=boot, node_off_w=10.0, node_boot_w=boot_w, **settings
+    )
     record = result.record
     horizon = int(round(max(record.attempts["ended_at"].max(), record.makespan)))
     draw = np.full((4, horizon), 100.0)
     for row in record.attempts.itertuples():
         for node in _nodes_in(row.resources):
             draw[node, int(row.started_at) : int(row.ended_at)] = 200.0
-    states = record.power_states
-    for row in states[states["state"] == "off"].itertuples():
-        draw[row.node, int(row.start) : int(min(row.end, horizon))] = 10.0
-    for row in states[states["state"] == "boot"].itertuples():
-        end = record.attempts.set_index(["job_id", "attempt"]).loc[(row.job_id, row.attempt), "ended_at"]
-        draw[row.node, int(row.start) : int(min(row.end, end))] = 200.0 if boot_w is None else boot_w
-    assert result.summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
+    attempts = record.attempts.set_index(["job_id", "attempt"])
+    watts = {"off": 10.0, "shutdown": 40.0, "boot": 200.0 if boot_w is None else boot_w}
+    for row in record.power_states.itertuples():
+        end = min(row.end, horizon)
+        if row.job_id >= 0:  # held by a job: no longer than its attempt
+            end = min(end, attempts.loc[(row.job_id, row.attempt), "ended_at"])
+        draw[row.node, int(row.start) : int(end)] = watts[row.state]
+    summary = result.summary
+    assert summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
+    parts = ["busy_energy_kwh", "idle_energy_kwh", "down_energy_kwh", "off_energy_kwh", "shutdown_energy_kwh"]
+    assert sum(summary.get(key, 0.0) for key in parts) == pytest.approx(summary["energy_kwh"], rel=1e-9, abs=1e-12)
 
 
 def _nodes_in(resources: str) -> list[int]:
@@ -238,11 +306,13 @@ def _nodes_in(resources: str) -> list[int]:
     return nodes
 
 
-def test_the_power_reporter_counts_off_and_booting_nodes_as_the_accounting_does():
+@pytest.mark.parametrize("shutdown", [{}, {"shutdown_time": 900, "node_shutdown_w": 2000}], ids=["at-once", "15-min-switch-off"])
+def test_the_power_reporter_counts_off_and_booting_nodes_as_the_accounting_does(shutdown):
     """The ``power_kw`` reporter (the browser's power plot) at each step equals the accounting's timeline with the
-    off and boot intervals (BG/L's torus, NASA's first 400 jobs, off after 10 min at 500 W, boots at 8 kW)."""
+    off and boot intervals (BG/L's torus, NASA's first 400 jobs, off after 10 min at 500 W, boots at 8 kW; with a
+    switch-off of 15 min at 2 kW, midplanes switching off and jobs waiting for them too)."""
     scenario = Scenario.make(
-        "reporter", **POWER, max_jobs=400, idle_off_after=600, boot_time=300, node_off_w=500, node_boot_w=8000
+        "reporter", **POWER, max_jobs=400, idle_off_after=600, boot_time=300, node_off_w=500, node_boot_w=8000, **shutdown
     )
     model = build_model(scenario)
     for _ in range(300):
@@ -261,11 +331,15 @@ def test_the_power_reporter_counts_off_and_booting_nodes_as_the_accounting_does(
     at = np.searchsorted(times, stepped["time"].to_numpy(), side="right") - 1
     assert np.allclose(draw[at] / 1000.0, stepped["power_kw"].to_numpy(), rtol=1e-12, atol=1e-9)
     assert stepped["power_kw"].min() < 128 * 5.6  # some midplanes off: under the all-idle draw
+    if shutdown:
+        held = record.power_states[(record.power_states["state"] == "shutdown") & (record.power_states["job_id"] >= 0)]
+        assert len(held) > 10  # jobs did wait for switch-offs (the held rows' draw is in the comparison)
 
 
 def test_refusals_are_sentences():
     """Switching off without power accounting, its settings without idle_off_after, an off draw above idle, a boot draw
-    under power-cap, PV-EASY's suspend mode: each refused with a sentence that names the setting."""
+    or a switch-off time under power-cap, a negative switch-off time, PV-EASY's suspend mode: each refused with a
+    sentence that names the setting."""
     with pytest.raises(ConfigurationError, match="set power = true"):
         Scenario.make("x", idle_off_after=600)
     with pytest.raises(ConfigurationError, match="boot_time: only for switched-off nodes"):
@@ -274,6 +348,12 @@ def test_refusals_are_sentences():
         run(Scenario.make("x", power=True, idle_off_after=60, node_off_w=6000, max_jobs=10))
     with pytest.raises(ConfigurationError, match="leave node_boot_w unset"):
         run(Scenario.make("x", **POWER, idle_off_after=60, node_boot_w=9000, policy="power-cap", power_cap=0.9, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="shutdown_time, node_shutdown_w: only for switched-off nodes"):
+        run(Scenario.make("x", power=True, shutdown_time=60, node_shutdown_w=100, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="leave shutdown_time unset"):
+        run(Scenario.make("x", **POWER, idle_off_after=60, shutdown_time=60, policy="power-cap", power_cap=0.9, max_jobs=10))
+    with pytest.raises(ConfigurationError, match="shutdown_time"):
+        Scenario.make("x", power=True, idle_off_after=60, shutdown_time=-1)
     with pytest.raises(ConfigurationError, match="suspend mode: not modelled"):
         run(
             Scenario.make(
@@ -318,16 +398,35 @@ def test_each_node_agent_reports_its_power_state(tmp_path):
 
     fields = {"workload": str(trace), "platform": "cluster", "nodes": 4, "power": True, "policy": "FCFS-EASY"}
     model = ConfiguredModel(step_seconds=10.0, node_identities=True, **fields, idle_off_after=100, boot_time=50)
+    seen = _power_states_at(model, (520.0, 1020.0))
+    assert seen[520.0] == ["busy", "busy", "booting", "booting"]
+    assert seen[1020.0] == ["idle", "idle", "off", "off"]
+    trace.write_text(  # job 3 (2 nodes at 880) gets nodes 2-3 while they switch off (850-910), boots 910-960
+        "; MaxProcs: 4\n"
+        + "".join(
+            f"{j} {s} 0 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 1 -1 -1 -1\n"
+            for j, s, r, p in [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 880, 100, 2), (4, 5000, 10, 1)]
+        )
+    )
+    model = ConfiguredModel(step_seconds=10.0, node_identities=True, **fields, idle_off_after=100, boot_time=50, shutdown_time=60)
+    seen = _power_states_at(model, (120.0, 870.0, 900.0, 930.0))
+    assert seen[120.0] == ["busy", "busy", "switching off", "switching off"]
+    assert seen[870.0] == ["busy", "busy", "switching off", "switching off"]
+    assert seen[900.0] == ["busy", "busy", "switching off", "switching off"]  # job 3 holds them: they end their switch-off
+    assert seen[930.0] == ["busy", "busy", "booting", "booting"]
+
+
+def _power_states_at(model, times) -> dict:
+    """Each node agent's ``power_state`` at each of ``times`` (the model stepped there)."""
     seen = {}
-    for at in (520.0, 1020.0):
+    for at in times:
         for _ in range(200):  # bounded: a model with nothing left to run would not move its clock
             if model.now >= at:
                 break
             model.step()
         assert model.now == at
         seen[at] = [agent.power_state for agent in model.node_agents]
-    assert seen[520.0] == ["busy", "busy", "booting", "booting"]
-    assert seen[1020.0] == ["idle", "idle", "off", "off"]
+    return seen
 
 
 def test_the_warm_placement_gives_a_job_the_nodes_that_are_on(tmp_path):

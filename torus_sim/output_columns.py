@@ -155,6 +155,20 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
         "h",
         "power accounting with idle nodes switched off: node-hours booting (boot_time per node switched on)",
     ),
+    "shutdown_energy_kwh": (
+        "kWh",
+        "power accounting with a switch-off time (shutdown_time): energy of the idle nodes switching off (node_shutdown_w)",
+    ),
+    "shutdown_node_hours": ("h", "power accounting with a switch-off time: node-hours of idle nodes switching off"),
+    "wake_wait_energy_kwh": (
+        "kWh",
+        "power accounting with a switch-off time: energy of the nodes a job was given while they were switching off or "
+        "off, before their boot (node_shutdown_w / node_off_w), part of the jobs' energy",
+    ),
+    "wake_wait_node_hours": (
+        "h",
+        "power accounting with a switch-off time: node-hours a job waited for its nodes to finish switching off",
+    ),
     "wasted_energy_kwh": (
         "kWh",
         "power accounting: energy of the attempts that did not complete (killed, preempted, silent error)",

@@ -19,7 +19,8 @@ directly); a scenario file groups them in sections::
                       preventive_migration_cost, spares, prediction_accuracy
     [metrics]         gamma, bsld_form, fairness
     [power]           power, job_power, price, node_idle_w, node_busy_w, node_down_w, clock_start_hour,
-                      power_cap, power_cap_hours, idle_off_after, boot_time, node_off_w, node_boot_w (issue 45)
+                      power_cap, power_cap_hours, power_cap_file, idle_off_after, boot_time, node_off_w,
+                      node_boot_w, shutdown_time, node_shutdown_w (issue 45)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse

@@ -26,6 +26,8 @@ POWER_FIELDS = (
     "boot_time",
     "node_off_w",
     "node_boot_w",
+    "shutdown_time",
+    "node_shutdown_w",
 )
 """The ``[power]`` section's fields, in the order the command line lists them."""
 
@@ -53,7 +55,8 @@ class PowerSettings(BaseModel):
         idle_off_after: seconds a node stays idle before it is switched off (None: never switched off);
             with it, ``boot_time`` (seconds a job waits for its switched-off nodes to boot), ``node_off_w``
             (watts of an off node, 0 when None) and ``node_boot_w`` (watts of a booting node; None: the
-            job's draw): :class:`~torus_sim.energy.switch_off.SwitchOff`.
+            job's draw), ``shutdown_time`` (seconds a switch-off takes, 0 when None) and ``node_shutdown_w``
+            (watts while switching off; None: the idle draw): :class:`~torus_sim.energy.switch_off.SwitchOff`.
     """
 
     power: bool = Field(False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power")
@@ -89,6 +92,12 @@ class PowerSettings(BaseModel):
     node_off_w: float | None = Field(None, ge=0, allow_inf_nan=False, description="watts of a switched-off node (default 0)")
     node_boot_w: float | None = Field(
         None, ge=0, allow_inf_nan=False, description="watts of a booting node (default: its job's draw)"
+    )
+    shutdown_time: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="seconds a node takes to switch off (default 0: at once)"
+    )
+    node_shutdown_w: float | None = Field(
+        None, ge=0, allow_inf_nan=False, description="watts of a node switching off (default: the idle draw)"
     )
 
     @field_validator("power_cap_hours")

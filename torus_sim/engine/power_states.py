@@ -1,14 +1,17 @@
-"""Each node's power state during a run with idle nodes switched off: idle, off, booting (busy and down are the platform's).
+"""Each node's power state during a run with idle nodes switched off: idle, switching off, off, booting (busy and down are the platform's).
 
 The engine tells :class:`NodePowerStates` when nodes are given to a job (:meth:`~NodePowerStates.take`),
-freed (:meth:`~NodePowerStates.release`), failed and repaired; it answers the boot delay of each
-start and keeps the off and boot intervals of every node for the record (:meth:`~NodePowerStates.table`),
+freed (:meth:`~NodePowerStates.release`), failed and repaired; it answers the delay of each start and
+keeps the switch-off, off and boot intervals of every node for the record (:meth:`~NodePowerStates.table`),
 from which :func:`torus_sim.metrics.energy.account_energy` integrates their energy.
 
 The rule (:class:`~torus_sim.energy.switch_off.SwitchOff`): a node idle (up, no job) for longer than
-``after_s`` is off from ``idle since + after_s``; when a job is given it, it boots for ``boot_s`` and
-the job's work starts after the boot (the attempt's overhead). At t = 0 every node is up and idle. A
-node that fails while off is off until the failure, then down; after its repair it is idle again.
+``after_s`` switches off from ``idle since + after_s`` for ``shutdown_s`` seconds and is off from then;
+when a job is given nodes that are not on, they finish switching off, then boot for ``boot_s`` (all
+from the last switch-off's end), and the job's work starts after the boot (the attempt's overhead).
+At t = 0 every node is up and idle. A node that fails while switching off or off is so until the
+failure, then down; after its repair it is idle again. A job killed before its nodes booted gives
+them back idle (on) at the kill.
 
 References:
     Batsim's host power states (computing, idle, switching on, off); SLURM's power saving
@@ -25,9 +28,10 @@ import pandas as pd
 __all__ = ["POWER_STATE_COLUMNS", "NodePowerStates"]
 
 POWER_STATE_COLUMNS = ["node", "state", "start", "end", "job_id", "attempt"]
-"""One row per off or boot interval of one node: ``state`` ``off`` or ``boot``, ``[start, end)`` in
-seconds (an off interval still open at the run's end ends at +inf), the job and attempt a boot was for
-(-1 for an off interval)."""
+"""One row per switch-off, off or boot interval of one node: ``state`` ``shutdown``, ``off`` or ``boot``,
+``[start, end)`` in seconds (an off interval still open at the run's end ends at +inf), the job and
+attempt that held the node during it (a boot, and a switch-off or off interval after a job was given
+the node; -1 for an idle node's)."""
 
 
 class NodePowerStates:
@@ -42,10 +46,11 @@ class NodePowerStates:
 
     Attributes:
         idle_since: float ``(N,)``, when each node last became idle (seconds); +inf while it is busy or down.
-        booting_until: float ``(N,)``, the end of each node's boot (-inf when not booting).
+        booting_until: float ``(N,)``, the end of the boot of each node a job was given while not on
+            (-inf when none: the job holds it switching off, off, then booting until then).
         booting_job: int ``(N,)``, the job each node boots for (-1 when none).
-        boots: ``(job id, attempt) -> (nodes, start, end)``: each attempt's boot (nodes booted, seconds),
-            kept only once a reader of the run as it goes sets it to ``{}`` (the learning environment's
+        boots: ``(job id, attempt) -> [(state, starts, ends)]``: the intervals of each attempt's nodes
+            before its work starts (``shutdown``, ``off``, ``boot``; float arrays, one entry per node), kept only once a reader of the run as it goes sets it to ``{}`` (the learning environment's
             energy-cost reward, which pops what it read); None: not kept (the record has every boot).
     """
 
@@ -57,11 +62,13 @@ class NodePowerStates:
         self.idle_since = np.zeros(capacity)
         self.booting_until = np.full(capacity, -math.inf)
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
+        self._woken = np.full(capacity, -math.inf)  # a held node's boot begins (after its and the others' switch-offs)
+        self._switched_off_at = np.full(capacity, -math.inf)  # a held node's switch-off ends
         self.boots: dict[tuple[int, int], tuple[int, float, float]] | None = None
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
-    def _add(self, nodes: np.ndarray, state: str, starts, end: float, job_id: int = -1, attempt: int = -1) -> None:
-        self._chunks.append((nodes, state, starts, end, job_id, attempt))
+    def _add(self, nodes: np.ndarray, state: str, starts, ends, job_id: int = -1, attempt: int = -1) -> None:
+        self._chunks.append((nodes, state, starts, ends, job_id, attempt))
 
     def nodes_taken(self, platform, allocation, job_id: int) -> np.ndarray:
         """The node ids ``allocation`` gives job ``job_id``: the platform's, or in count mode the lowest free ids.
@@ -90,37 +97,71 @@ class NodePowerStates:
         return nodes
 
     def off(self, now: float) -> np.ndarray:
-        """Bool ``(N,)``: the nodes off at ``now`` (idle for longer than the rule's ``after_s``)."""
+        """Bool ``(N,)``: the nodes not on at ``now``, off or switching off (idle for longer than the rule's ``after_s``)."""
         return now - self.idle_since > self.rule.after_s
 
+    def switching_off(self, now: float) -> np.ndarray:
+        """Bool ``(N,)``: the idle nodes still switching off at ``now`` (none when the switch-off takes no time)."""
+        idle_for = now - self.idle_since
+        return (idle_for > self.rule.after_s) & (idle_for < self.rule.after_s + self.rule.shutdown_s)
+
     def take(self, members: np.ndarray, now: float, job_id: int, attempt: int) -> float:
-        """Nodes given to a job at ``now``: the off ones boot.
+        """Nodes given to a job at ``now``: those not on finish switching off, then boot.
+
+        Each node not on ends its switch-off (at once when it is off), then every one of them boots
+        from the last switch-off's end; until then a node that finished switching off is off. Those
+        intervals from ``now`` on belong to the attempt (their rows name it): the job holds the nodes.
 
         Args:
             members: the allocation's node ids (int array).
             now: seconds.
-            job_id: the job (the boot rows name it).
+            job_id: the job (the rows from ``now`` on name it).
             attempt: its attempt number.
 
         Returns:
-            The boot delay, seconds: the rule's ``boot_s`` if any node was off, else 0.
+            The delay before the work starts, seconds: the longest switch-off left plus the rule's
+            ``boot_s`` if any node was not on, else 0.
         """
         members = np.asarray(members, dtype=np.int64)
+        rule = self.rule
         since = self.idle_since[members]
-        off = now - since > self.rule.after_s
+        switched = now - since > rule.after_s
         self.idle_since[members] = math.inf
-        if not off.any():
+        if not switched.any():
             return 0.0
-        boot = self.rule.boot_s
-        nodes = members[off]
-        self._add(nodes, "off", since[off] + self.rule.after_s, now)
+        nodes = members[switched]
+        begun = since[switched] + rule.after_s
+        done = begun + rule.shutdown_s  # each node's switch-off ends (== begun when it takes no time)
+        wait = max(float(done.max()) - now, 0.0)
+        woken = now + wait  # every node boots from the last switch-off's end
+        held = []  # (nodes, state, starts, ends) from now on: the job holds the nodes
+        if rule.shutdown_s > 0:
+            self._add(nodes, "shutdown", begun, np.minimum(done, now))
+            late = done > now
+            if late.any():
+                held.append((nodes[late], "shutdown", np.full(int(late.sum()), now), done[late]))
+            early = done < now
+            if early.any():
+                self._add(nodes[early], "off", done[early], now)
+            off_from = np.maximum(done, now)
+            waiting = off_from < woken
+            if waiting.any():
+                held.append((nodes[waiting], "off", off_from[waiting], np.full(int(waiting.sum()), woken)))
+        else:
+            self._add(nodes, "off", begun, now)
+        boot = rule.boot_s
         if boot > 0:
-            self._add(nodes, "boot", now, now + boot, job_id, attempt)
+            held.append((nodes, "boot", np.full(len(nodes), woken), np.full(len(nodes), woken + boot)))
+        for rows in held:
+            self._add(*rows, job_id, attempt)
+        if held:
             if self.boots is not None:
-                self.boots[job_id, attempt] = (len(nodes), now, now + boot)
-            self.booting_until[nodes] = now + boot
+                self.boots[job_id, attempt] = [(state, starts, ends) for _, state, starts, ends in held]
+            self.booting_until[nodes] = woken + boot
             self.booting_job[nodes] = job_id
-        return boot
+            self._woken[nodes] = woken
+            self._switched_off_at[nodes] = done
+        return wait + boot
 
     def release(self, members: np.ndarray, now: float) -> None:
         """A job's nodes are free at ``now`` (its end, a kill, a preemption, a move): idle from now."""
@@ -130,10 +171,17 @@ class NodePowerStates:
         self.booting_job[members] = -1
 
     def fail(self, node: int, now: float) -> None:
-        """A node goes down at ``now`` (a failure with a downtime): an off period ends there."""
-        since = self.idle_since[node]
-        if now - since > self.rule.after_s:
-            self._add(np.array([node], dtype=np.int64), "off", float(since) + self.rule.after_s, now)
+        """A node goes down at ``now`` (a failure with a downtime): a switch-off or an off period ends there."""
+        since = float(self.idle_since[node])
+        rule = self.rule
+        if now - since > rule.after_s:
+            begun = since + rule.after_s
+            done = begun + rule.shutdown_s
+            ids = np.array([node], dtype=np.int64)
+            if rule.shutdown_s > 0:
+                self._add(ids, "shutdown", begun, min(done, now))
+            if done < now:
+                self._add(ids, "off", done, now)
         self.idle_since[node] = math.inf
 
     def repair(self, node: int, now: float) -> None:
@@ -141,31 +189,56 @@ class NodePowerStates:
         self.idle_since[node] = now
 
     def state(self, node: int, now: float) -> str | None:
-        """``off``, ``booting`` or None (then the platform says: idle, busy or down)."""
-        if now - self.idle_since[node] > self.rule.after_s:
-            return "off"
+        """``off``, ``switching off``, ``booting`` or None (then the platform says: idle, busy or down).
+
+        A node a job was given while it was not on is ``switching off`` or ``off`` until its boot
+        begins, then ``booting`` (and busy for the platform).
+        """
+        rule = self.rule
+        idle_for = now - self.idle_since[node]
+        if idle_for > rule.after_s:
+            return "switching off" if idle_for < rule.after_s + rule.shutdown_s else "off"
         if self.booting_until[node] > now:
-            return "booting"
+            if now >= self._woken[node]:
+                return "booting"
+            return "switching off" if now < self._switched_off_at[node] else "off"
         return None
 
     def draw_change_w(self, now: float, idle_w: float, job_watts: dict, busy_w: float) -> float:
-        """What the off and booting nodes change in the machine's draw at ``now``, watts.
+        """What the nodes off, switching off or booting change in the machine's draw at ``now``, watts.
 
-        ``off nodes x (off_w - idle_w)`` plus, with a boot draw, ``booting nodes x (boot_w - their job's watts)``:
-        added to :func:`~torus_sim.energy.node_power.draw_now`'s draw, which counts off nodes as idle and
-        booting ones at their job's watts.
+        Added to :func:`~torus_sim.energy.node_power.draw_now`'s draw, which counts an idle node at
+        ``idle_w`` and a job's node at its job's watts: an idle node off draws ``off_w - idle_w`` more,
+        one switching off ``shutdown_w - idle_w``; a job's node booting ``boot_w`` (when set) minus its
+        job's watts, one still switching off or off before its boot ``shutdown_w`` / ``off_w`` minus them.
         """
         rule = self.rule
-        change = int(self.off(now).sum()) * (rule.off_w - idle_w)
-        if rule.boot_w is not None:
-            booting = self.booting_job[self.booting_until > now]
-            change += sum(rule.boot_w - job_watts.get(job, busy_w) for job in booting.tolist())
-        return change
+        shutdown_w = idle_w if rule.shutdown_w is None else rule.shutdown_w
+        switching = self.switching_off(now)
+        change = int(self.off(now).sum() - switching.sum()) * (rule.off_w - idle_w)
+        change += int(switching.sum()) * (shutdown_w - idle_w)
+        if rule.boot_w is None and rule.shutdown_s == 0:
+            return change  # a job's node booting draws its job's watts
+        held = np.flatnonzero(self.booting_until > now)
+        changes = []
+        for node, job in zip(held.tolist(), self.booting_job[held].tolist(), strict=True):
+            job_w = job_watts.get(job, busy_w)
+            if now >= self._woken[node]:
+                changes.append(0.0 if rule.boot_w is None else rule.boot_w - job_w)
+            elif now < self._switched_off_at[node]:
+                changes.append(shutdown_w - job_w)
+            else:
+                changes.append(rule.off_w - job_w)
+        return change + sum(changes)
 
     def table(self) -> pd.DataFrame:
-        """The off and boot intervals so far (:data:`POWER_STATE_COLUMNS`), with the nodes off now open to +inf."""
+        """The switch-off, off and boot intervals so far (:data:`POWER_STATE_COLUMNS`), the idle nodes' to come open to +inf."""
         idle = np.flatnonzero(np.isfinite(self.idle_since))
-        chunks = [*self._chunks, (idle, "off", self.idle_since[idle] + self.rule.after_s, math.inf, -1, -1)]
+        begun = self.idle_since[idle] + self.rule.after_s
+        done = begun + self.rule.shutdown_s
+        chunks = [*self._chunks, (idle, "off", done, math.inf, -1, -1)]
+        if self.rule.shutdown_s > 0:
+            chunks.append((idle, "shutdown", begun, done, -1, -1))
         sizes = [len(chunk[0]) for chunk in chunks]
         columns = {
             "node": np.concatenate([chunk[0] for chunk in chunks]).astype(np.int64),

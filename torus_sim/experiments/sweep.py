@@ -69,8 +69,9 @@ def run_key(config: Scenario) -> str:
     """A stable identifier of a run: SHA-256 (16 hex digits) of its scenario as sorted JSON.
 
     Fields that cannot change what runs are left out: the silent-error scenario count and the job set
-    of an online workload, empty parameter tables, and the wall-clock limit of a pass (``plan_timeout``:
-    it stops a run, never changes one); so a sweep resumed with other reduction options finds the runs
+    of an online workload, empty parameter tables, fields added later and left unset
+    (:data:`LATER_FIELDS`), and the wall-clock limit of a pass (``plan_timeout``: it stops a run, never
+    changes one); so a sweep resumed with other reduction options, or by a later version, finds the runs
     it already has.
     """
     fields = config.model_dump(mode="json")
@@ -82,9 +83,15 @@ def run_key(config: Scenario) -> str:
     for name in PARAMS_FIELDS:  # empty parameter tables leave the key of a run as it was before they existed
         if not fields.get(name):
             fields.pop(name, None)
+    for name in LATER_FIELDS:  # so do fields added later, left unset
+        if fields.get(name) is None:
+            fields.pop(name, None)
     canonical = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
+
+LATER_FIELDS = ("shutdown_time", "node_shutdown_w")
+"""Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 
 EXECUTION_FIELDS = ("plan_timeout",)
 """Scenario fields that say how a run is executed, not what it simulates (no column in a results table)."""

@@ -143,54 +143,74 @@ def power_timeline(
 def state_changes(
     states: pd.DataFrame, attempts: pd.DataFrame, attempt_watts: np.ndarray, idle_w: float, rule, horizon: float
 ) -> dict:
-    """The off and boot intervals of a run with idle nodes switched off, as changes of the machine's draw.
+    """The switch-off, off and boot intervals of a run with idle nodes switched off, as changes of the machine's draw.
+
+    An interval of an idle node changes its draw from ``idle_w`` to the state's; one a job held (a boot,
+    and a switch-off or off interval after the job was given the node: its rows name the attempt)
+    changes it from the job's watts (the attempt counts its nodes busy from its start), and ends at
+    the attempt's end when that comes first (a kill before the work began).
 
     Args:
         states: the record's ``power_states`` (:data:`~torus_sim.engine.power_states.POWER_STATE_COLUMNS`).
         attempts: the record's attempt table.
         attempt_watts: its jobs' watts per node (same order).
         idle_w: watts of an idle node.
-        rule: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (``off_w``, ``boot_w``).
+        rule: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (``off_w``, ``boot_w``, ``shutdown_w``).
         horizon: the end of the accounted span, seconds: intervals are clipped to ``[0, horizon]``.
 
     Returns:
         ``changes`` (``(starts, ends, watts)`` for :func:`power_timeline`); ``off_node_s`` and
-        ``boot_node_s`` (node-seconds off and booting); ``boot_j`` (joules the booting nodes drew);
-        ``attempt_change_j`` (per attempt, what booting changed in its energy: ``(boot_w - its watts) x``
-        its boot node-seconds, 0 without a boot draw) and the boots' own ``(starts, ends, watts)``
-        (``boot_changes``) for the bill of the attempts that did not complete, with ``boot_attempt``
-        (each boot's row in the attempt table).
+        ``shutdown_node_s`` (node-seconds off / switching off while idle: not in the attempts'
+        node-seconds); ``held_off_node_s`` and ``held_shutdown_node_s`` (those a job held);
+        ``boot_node_s`` (node-seconds booting); ``boot_j`` and ``shutdown_j`` (joules the booting /
+        switching-off nodes drew); ``attempt_change_j`` (per attempt, what its held intervals changed in
+        its energy: ``(state's watts - its watts) x`` their node-seconds) and the held intervals' own
+        ``(starts, ends, watts)`` (``boot_changes``) for the bill of the attempts that did not complete,
+        with ``boot_attempt`` (each one's row in the attempt table).
 
     Raises:
-        ValueError: a boot names no attempt of the table.
+        ValueError: a held interval names no attempt of the table.
     """
     starts = states["start"].to_numpy(float).clip(0.0, horizon)
     ends = states["end"].to_numpy(float).clip(0.0, horizon)
-    is_boot = (states["state"] == "boot").to_numpy()
+    state = states["state"].to_numpy()
+    is_boot = state == "boot"
+    is_shutdown = state == "shutdown"
+    held = states["job_id"].to_numpy() >= 0
     row = pd.Series(np.arange(len(attempts)), index=pd.MultiIndex.from_frame(attempts[["job_id", "attempt"]]))
-    boots = states.loc[is_boot, ["job_id", "attempt"]]
-    at = row.reindex(pd.MultiIndex.from_frame(boots)).to_numpy() if len(boots) else np.empty(0)
+    holders = states.loc[held, ["job_id", "attempt"]]
+    at = row.reindex(pd.MultiIndex.from_frame(holders)).to_numpy() if len(holders) else np.empty(0)
     if len(at) and np.isnan(at.astype(float)).any():
         raise ValueError("a boot in the record names no attempt of its attempt table")
     at = at.astype(np.int64)
-    boot_ends = np.minimum(ends[is_boot], attempts["ended_at"].to_numpy(float)[at])  # a kill during the boot ends it
-    ends[is_boot] = np.maximum(boot_ends, starts[is_boot])
+    held_ends = np.minimum(ends[held], attempts["ended_at"].to_numpy(float)[at])  # a kill before the work ends them
+    ends[held] = np.maximum(held_ends, starts[held])
+    shutdown_w = idle_w if rule.shutdown_w is None else float(rule.shutdown_w)
+    drawn = np.where(is_shutdown, shutdown_w, float(rule.off_w))  # the state's watts (a boot's below)
     job_w = attempt_watts[at]
+    held_boot = is_boot[held]
     boot_w = job_w if rule.boot_w is None else np.full(len(at), float(rule.boot_w))
-    watts = np.where(is_boot, 0.0, rule.off_w - idle_w)
-    watts[is_boot] = boot_w - job_w
+    held_w = np.where(held_boot, boot_w, drawn[held])
+    drawn[held] = held_w
+    watts = drawn - idle_w
+    watts[held] = held_w - job_w
     lengths = ends - starts
-    boot_lengths = lengths[is_boot]
+    held_lengths = lengths[held]
     attempt_change_j = np.zeros(len(attempts))
-    np.add.at(attempt_change_j, at, (boot_w - job_w) * boot_lengths)
+    np.add.at(attempt_change_j, at, (held_w - job_w) * held_lengths)
     keep = lengths > 0
+    off, idle = state == "off", ~held
     return {
         "changes": (starts[keep], ends[keep], watts[keep]),
-        "off_node_s": float(lengths[~is_boot].sum()),
-        "boot_node_s": float(boot_lengths.sum()),
-        "boot_j": float((boot_w * boot_lengths).sum()),
+        "off_node_s": float(lengths[off & idle].sum()),
+        "shutdown_node_s": float(lengths[is_shutdown & idle].sum()),
+        "held_off_node_s": float(lengths[off & held].sum()),
+        "held_shutdown_node_s": float(lengths[is_shutdown & held].sum()),
+        "boot_node_s": float(lengths[is_boot].sum()),
+        "boot_j": float((drawn * lengths)[is_boot].sum()),
+        "shutdown_j": float((drawn * lengths)[is_shutdown].sum()),
         "attempt_change_j": attempt_change_j,
-        "boot_changes": (starts[is_boot], ends[is_boot], boot_w - job_w),
+        "boot_changes": (starts[held], ends[held], held_w - job_w),
         "boot_attempt": at,
     }
 
@@ -220,7 +240,10 @@ def account_energy(
         switch_off: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` when idle nodes were
             switched off (the record then has ``power_states``): off nodes draw ``off_w``, booting ones
             ``boot_w`` (their job's watts when None); the summary adds ``off_energy_kwh``,
-            ``off_node_hours``, ``boot_energy_kwh`` (part of the busy energy) and ``boot_node_hours``.
+            ``off_node_hours``, ``boot_energy_kwh`` (part of the busy energy) and ``boot_node_hours``;
+            with a switch-off time, ``shutdown_energy_kwh`` / ``shutdown_node_hours`` (idle nodes
+            switching off at ``shutdown_w``) and ``wake_wait_energy_kwh`` / ``wake_wait_node_hours``
+            (nodes a job was given waiting, switching off or off, for their boot: part of the busy energy).
 
     Returns:
         The :class:`EnergyAccount`.
@@ -264,7 +287,7 @@ def account_energy(
         attempt_j = attempt_j + switched["attempt_change_j"]
     wasted = (attempts["outcome"] != "completed").to_numpy()
     down_node_s = float((down[1] - down[0]).sum())
-    off_node_s = 0.0 if switched is None else switched["off_node_s"]
+    off_node_s = 0.0 if switched is None else switched["off_node_s"] + switched["shutdown_node_s"]
     busy_node_s = float((attempts["nodes"].to_numpy(float) * durations).sum())
     idle_node_s = max(record.capacity_total * horizon - busy_node_s - down_node_s - off_node_s, 0.0)
     total_j = float(joules.sum())
@@ -300,10 +323,17 @@ def account_energy(
         "mean_price": bill / (total_j / JOULES_PER_KWH) if total_j > 0 else float("nan"),
     }
     if switched is not None:
-        summary["off_energy_kwh"] = switch_off.off_w * off_node_s / JOULES_PER_KWH
-        summary["off_node_hours"] = off_node_s / 3600.0
+        summary["off_energy_kwh"] = switch_off.off_w * switched["off_node_s"] / JOULES_PER_KWH
+        summary["off_node_hours"] = switched["off_node_s"] / 3600.0
         summary["boot_energy_kwh"] = switched["boot_j"] / JOULES_PER_KWH
         summary["boot_node_hours"] = switched["boot_node_s"] / 3600.0
+        if switch_off.shutdown_s > 0:
+            shutdown_w = node.idle_w if switch_off.shutdown_w is None else switch_off.shutdown_w
+            summary["shutdown_energy_kwh"] = shutdown_w * switched["shutdown_node_s"] / JOULES_PER_KWH
+            summary["shutdown_node_hours"] = switched["shutdown_node_s"] / 3600.0
+            wait_j = shutdown_w * switched["held_shutdown_node_s"] + switch_off.off_w * switched["held_off_node_s"]
+            summary["wake_wait_energy_kwh"] = wait_j / JOULES_PER_KWH
+            summary["wake_wait_node_hours"] = (switched["held_shutdown_node_s"] + switched["held_off_node_s"]) / 3600.0
     if cap is not None:
         level = cap.at(starts, record.capacity_total, node.busy_w, clock_start_hour)
         over = (draw > level) & (lengths > 0)

@@ -151,6 +151,11 @@ class PowerCapPolicy(Policy):
                 "power-cap with a boot draw (node_boot_w): the cap's headroom counts a booting node at its job's watts; "
                 "leave node_boot_w unset"
             )
+        if switch_off is not None and switch_off.shutdown_s > 0:
+            raise ConfigurationError(
+                "power-cap with a switch-off time (shutdown_time): the cap's headroom counts the nodes a job waits for "
+                "at its job's watts and a node switching off as idle; leave shutdown_time unset"
+            )
         if self._cap.share * node.busy_w <= node.idle_w:
             raise ConfigurationError(
                 f"power-cap: the cap {self._cap.share:g} x {node.busy_w:,.0f} W per node is not above the idle draw "

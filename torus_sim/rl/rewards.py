@@ -10,7 +10,7 @@ the window's mean (or, for utilization, its ω_util).
 * ``utilization``: their size x runtime over capacity x the window's submission span (BGL-FAULT §6.1's ω_util).
 * ``energy_cost``: minus what the ended attempts' energy cost under the run's tariff (nodes x the job's
   watts per node x the price integrated over the attempt, exact, with idle nodes switched off a boot at
-  ``node_boot_w``; the idle machine's draw is not the agent's to move): an agent that starts high-power jobs off-peak and loses fewer to failures earns more.
+  ``node_boot_w`` and a switch-off the job waits for at ``node_shutdown_w``, then off at ``node_off_w``; the idle machine's draw is not the agent's to move): an agent that starts high-power jobs off-peak and loses fewer to failures earns more.
   Needs power accounting (``power = true`` with a ``price``; SC'13 and JSSPP'13's objective).
 
 References:
@@ -90,16 +90,23 @@ def _energy_cost(env) -> float:
     watts = [power.job_watts.get(job_id, power.node.busy_w) for job_id in job_ids]
     starts, ends, nodes = list(rows["started_at"]), list(rows["ended_at"]), list(rows["nodes"])
     states = getattr(env.model, "power_states", None)
-    if states is not None and power.switch_off.boot_w is not None:  # booting nodes draw boot_w, not the job's watts
+    rule = power.switch_off
+    if states is not None and (rule.boot_w is not None or rule.shutdown_s > 0):  # the job's nodes before its work starts
+        state_w = {
+            "boot": rule.boot_w,  # None: the job's own watts (no change)
+            "shutdown": power.node.idle_w if rule.shutdown_w is None else rule.shutdown_w,
+            "off": rule.off_w,
+        }
         ended = zip(job_ids, np.asarray(rows["attempt"]).tolist(), list(rows["ended_at"]), list(watts), strict=True)
         for job_id, attempt, ended_at, job_w in ended:
-            boot = states.boots.pop((job_id, attempt), None)
-            if boot is not None:
-                booted, began, until = boot
-                starts.append(began)
-                ends.append(max(min(until, ended_at), began))  # a kill during the boot ends it
-                nodes.append(booted)
-                watts.append(power.switch_off.boot_w - job_w)
+            for state, began, until in states.boots.pop((job_id, attempt), ()):
+                if state_w[state] is None:
+                    continue
+                began = np.asarray(began, dtype=float)
+                starts.extend(began.tolist())
+                ends.extend(np.maximum(np.minimum(until, ended_at), began).tolist())  # a kill before the work ends them
+                nodes.extend([1] * len(began))
+                watts.extend([state_w[state] - job_w] * len(began))
     cost = attempts_cost(starts, ends, nodes, watts, power.tariff, power.clock_start_hour)
     return -cost / env.window
 
