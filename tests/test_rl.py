@@ -346,12 +346,21 @@ def test_reward_objectives_and_the_episode_only_timing_give_the_windows_metrics(
     assert all(value == 0.0 for value in held[:-1]) and held[-1] == pytest.approx(sum(stepwise)) and sum(stepwise) < -1.0
 
 
-@pytest.mark.parametrize("switch_off", [{}, {"idle_off_after": 600.0, "boot_time": 300.0, "node_boot_w": 450.0}])
+@pytest.mark.parametrize(
+    "switch_off",
+    [
+        {},
+        {"idle_off_after": 600.0, "boot_time": 300.0, "node_boot_w": 450.0},
+        {"idle_off_after": 600.0, "boot_time": 300.0, "node_boot_w": 450.0, "shutdown_time": 900.0},
+    ],
+    ids=["always-on", "boot", "boot-and-switch-off-time"],
+)
 def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_power_accounting(switch_off):
     """Issue 45 §6: an episode's return under ``energy_cost`` is minus the bill of its attempts' energy (idle nodes
     not counted) over the window's job count, here checked against the bill power accounting integrates from the
     record (with idle, off and down nodes at 0 W: only the attempts draw); failures kill attempts, which cost too;
-    with idle nodes switched off, a boot draws ``node_boot_w``."""
+    with idle nodes switched off, a boot draws ``node_boot_w``; with a switch-off time, a job waiting for its nodes to
+    finish switching off (at the idle draw, here 0 W) pays that draw, not its own."""
     from torus_sim.energy.node_power import NodePower
     from torus_sim.errors import ConfigurationError
     from torus_sim.metrics.energy import account_energy
@@ -371,6 +380,9 @@ def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_pow
     watts = attempts["job_id"].map(env.power.job_watts).to_numpy(float)
     rule = env.power.switch_off
     assert bool(record.power_states is not None and (record.power_states["state"] == "boot").any()) is bool(switch_off)
+    if "shutdown_time" in switch_off:
+        states = record.power_states
+        assert ((states["state"] == "shutdown") & (states["job_id"] >= 0)).sum() > 10  # jobs waited for switch-offs
     bill = account_energy(record, watts, NodePower(0.0, 200.0, 0.0), env.power.tariff, 0.0, switch_off=rule).summary["bill"]
     assert total == pytest.approx(-bill / 120, rel=1e-9) and total < 0
     with pytest.raises(ConfigurationError, match="needs power accounting"):
