@@ -10,7 +10,9 @@ for the first one from which a partition stays free (:meth:`~torus_sim.policies.
 With failures the queue holds hundreds of jobs and the profile hundreds of steps. The search keeps, per
 size, which steps hold a free partition on their own (a step that holds none never does again in the
 pass) and skips them in C (``bytearray.find``); the baseline is :func:`plain_search`, the scan of every
-step it replaced, swapped in for the same runs. On a cluster R-LIST-Q reserves on conservative
+step it replaced, swapped in for the same runs, with :func:`plain_earliest` (the search's floor found by
+scanning every answer the profile gave: :class:`~torus_sim.policies.availability.StartFloors` replaced
+it). On a cluster R-LIST-Q reserves on conservative
 backfilling's compiled count profile (:mod:`torus_sim.policies.count_reservations`); the baseline is the
 Python profile. Both give the same schedule (the digest of the job record is printed and compared); the
 cells are the matrix's (:mod:`benchmarks.matrix`) on prefixes of SDSC-SP2 (CTC-SP2 on the cluster),
@@ -33,6 +35,7 @@ CELLS = (
     ("R-LIST-Q", "Mira 2x3x4x4", "Mira", 4000),
     ("conservative", "Mira 2x3x4x4", "LANL, logged repairs", 4000),
     ("R-LIST-Q", "cluster, node ids", "LANL, logged repairs", 15000),
+    ("conservative", "Mira 2x3x4x4", "LANL, logged repairs", 12000),
 )
 """(policy, platform, failure source, jobs) of the matrix: cells that stopped on the whole logs, on prefixes
 whose queues hold hundreds of jobs (thousands on the cluster)."""
@@ -54,10 +57,22 @@ def plain_search(self, size: int, duration: float, floor: float):
     return math.inf, None
 
 
+def plain_earliest(self, size: int, duration: float):
+    """The baseline's floor: every (duration, start) the profile answered for the size scanned at each call, as before the staircase."""
+    found = self.__dict__.setdefault("_plain_found", {}).setdefault(size, [])
+    floor = self.dates[0]
+    for shorter, start_at in found:
+        if shorter <= duration and start_at > floor:
+            floor = start_at
+    answer = self._search(size, duration, floor)
+    found.append((duration, answer[0]))
+    return answer
+
+
 def timed(cell, jobs: int, fta: Path, plain: bool) -> tuple[float, str]:
     """Wall time of one matrix cell on ``jobs`` jobs and its job-record digest, plain or as the code runs.
 
-    Plain: the torus profile's :func:`plain_search`, and on a cluster R-LIST-Q's reservations on the
+    Plain: the torus profile's :func:`plain_search` and :func:`plain_earliest`, and on a cluster R-LIST-Q's reservations on the
     Python profile (:class:`~torus_sim.policies.availability.AvailabilityProfile`, as where numba is
     missing) instead of the compiled one.
     """
@@ -65,16 +80,16 @@ def timed(cell, jobs: int, fta: Path, plain: bool) -> tuple[float, str]:
     from torus_sim.policies import easy
     from torus_sim.policies.availability import PartitionProfile
 
-    kept, compiled = PartitionProfile._search, easy._COUNT_PROFILE
+    kept, earliest, compiled = PartitionProfile._search, PartitionProfile.earliest, easy._COUNT_PROFILE
     if plain:
-        PartitionProfile._search = plain_search
+        PartitionProfile._search, PartitionProfile.earliest = plain_search, plain_earliest
         easy._COUNT_PROFILE = None
     try:
         began = time.perf_counter()
         result = run_cell(Cell(*cell), jobs, fta)
         wall = time.perf_counter() - began
     finally:
-        PartitionProfile._search, easy._COUNT_PROFILE = kept, compiled
+        PartitionProfile._search, PartitionProfile.earliest, easy._COUNT_PROFILE = kept, earliest, compiled
     if result.status != "completed":
         raise RuntimeError(f"{cell}: {result.sentence}")
     return wall, result.digest
