@@ -36,6 +36,34 @@ def test_an_experiment_runs_its_grid_and_draws_its_figures(tmp_path):
     assert main(["sweep", str(spec), "--out", str(out), "--replot"]) == 0
 
 
+def test_results_name_input_files_as_the_scenario_file_does_and_a_replot_filters_on_them(tmp_path):
+    """The committed tables of a sweep are the same on every checkout: a workload given relative to the scenario file
+    is written so (not as this machine's absolute path); ``--replot`` reads it back for a figure that filters on it,
+    and ``--check`` compares the fresh runs with the table."""
+    import shutil
+    from pathlib import Path
+
+    data = tmp_path / "data"
+    data.mkdir()
+    source = Path(__file__).resolve().parents[1] / "torus_sim" / "data"
+    log = next(iter(sorted(source.glob("*.swf*"))))
+    shutil.copy(log, data / log.name)
+    (tmp_path / "exp").mkdir()
+    spec = tmp_path / "exp" / "paths.toml"
+    spec.write_text(
+        f'[workload]\nmax_jobs = 80\n[grid]\nworkload = ["../data/{log.name}", "bundled"]\n'
+        f'[[figure]]\nname = "one"\nx = "workload"\ny = ["avg_wait_time"]\nwhere = {{ workload = "../data/{log.name}" }}\n'
+    )
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--no-progress"]) == 0
+    table = pd.read_csv(out / "results.csv")
+    assert table["workload"].tolist() == [f"../data/{log.name}", "bundled"]
+    (out / "one.png").unlink()
+    assert main(["sweep", str(spec), "--out", str(out), "--replot"]) == 0
+    assert (out / "one.png").stat().st_size > 1000  # the filter found its row
+    assert main(["sweep", str(spec), "--out", str(out), "--check", "--no-progress"]) == 0
+
+
 def test_process_workers_give_the_same_rows_as_serial(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text("[workload]\nmax_jobs = 120\n[grid]\nfailures = [0, 20]\nseed = [0, 1]\n")

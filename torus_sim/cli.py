@@ -527,15 +527,17 @@ def _sweep(args) -> int:
     import pandas as pd
 
     from torus_sim.experiments import load_experiment, run_experiment, write_experiment
+    from torus_sim.experiments.experiment import file_fields_absolute
     from torus_sim.files import check_output_folder
 
     experiment = load_experiment(args.file)
     out = Path(args.out or experiment.output or Path("torus-sim-results") / experiment.path.stem)
     check_output_folder(out, ("results.csv",))
-    if args.replot:
-        table = pd.read_csv(out / "results.csv")
+    if args.replot:  # the tables name input files relative to the scenario file; its figures' filters, absolute
+        folder = experiment.path.parent
+        table = file_fields_absolute(pd.read_csv(out / "results.csv"), folder)
         tables = {
-            name: pd.read_csv(out / f"{name}.csv")
+            name: file_fields_absolute(pd.read_csv(out / f"{name}.csv"), folder)
             for name in ("size_groups", "summary", "comparison")
             if (out / f"{name}.csv").exists()
         }

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from torus_sim.experiments.batch import expected_ratio_table
-from torus_sim.experiments.experiment import Experiment
+from torus_sim.experiments.experiment import Experiment, file_fields_relative
 from torus_sim.experiments.sweep import run_configs, run_key, stored_tables
 from torus_sim.files import atomic_write
 
@@ -146,9 +146,13 @@ def write_experiment(
 ) -> list[Path]:
     """Write ``results.csv``, the derived tables and the figures of an experiment.
 
+    The tables name the input files relative to the scenario file's folder, as the file does
+    (:func:`~torus_sim.experiments.experiment.file_fields_relative`), not as this machine resolved them.
+
     Args:
         experiment: the parsed file.
-        table: its results (:func:`run_experiment`, or read back from ``results.csv``).
+        table: its results (:func:`run_experiment`, or read back from ``results.csv`` with its input
+            files made absolute again: :func:`~torus_sim.experiments.experiment.file_fields_absolute`).
         out: the results folder.
         tables: derived tables (computed from ``table`` when None; read back for a replot).
         parquet: also write each table as ``.parquet``, the scenario file's path, title and
@@ -165,14 +169,17 @@ def write_experiment(
     out = Path(out)
     table = readable_order(table)
     tables = experiment_tables(experiment, table) if tables is None else tables
+    # the input files as the scenario file names them (relative to its folder): the same tables on every checkout
+    portable = {name: file_fields_relative(frame, experiment.path.parent) for name, frame in {"results": table, **tables}.items()}
     blobs = {}
     if parquet:
         from torus_sim.formats.parquet import parquet_bytes
 
         manifest = {"scenario_file": str(experiment.path), "title": experiment.title, "reference": experiment.reference}
-        blobs = {name: parquet_bytes(frame, manifest) for name, frame in {"results": table, **tables}.items()}
-    written = [atomic_write(out / "results.csv", lambda handle: table.to_csv(handle, index=False, float_format="%.10g"))]
-    for name, frame in tables.items():
+        blobs = {name: parquet_bytes(frame, manifest) for name, frame in portable.items()}
+    results = portable.pop("results")
+    written = [atomic_write(out / "results.csv", lambda handle: results.to_csv(handle, index=False, float_format="%.10g"))]
+    for name, frame in portable.items():
         written.append(
             atomic_write(out / f"{name}.csv", lambda handle, frame=frame: frame.to_csv(handle, index=False, float_format="%.10g"))
         )

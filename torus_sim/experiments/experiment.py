@@ -46,10 +46,11 @@ or a value of the wrong type, is an error naming the file, the key and what was 
 from __future__ import annotations
 
 import itertools
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -57,7 +58,10 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
 from torus_sim.scenario import SECTIONS, Scenario, scenario_error
 
-__all__ = ["DEFAULT_MAX_RUNS", "Experiment", "FigureSpec", "load_experiment"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DEFAULT_MAX_RUNS", "Experiment", "FigureSpec", "file_fields_absolute", "file_fields_relative", "load_experiment"]
 
 DEFAULT_MAX_RUNS = 10_000
 """A sweep of more runs than this is refused unless its file sets ``max_runs`` or the command says ``--yes``."""
@@ -272,6 +276,48 @@ def _resolve(value, folder: Path, field: str = "workload"):
     prefix, path = selected
     candidate = Path(path)
     return prefix + str(candidate if candidate.is_absolute() else (folder / candidate).resolve())
+
+
+def file_fields_relative(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """``table`` with every absolute input file it names written relative to ``folder`` (the scenario file's).
+
+    A results table names the inputs each run read (``workload``, ``failures``, ...); resolved, they
+    are absolute paths of the machine that ran them. Written relative to the scenario file's folder
+    (as the file itself names them) the committed tables are the same on every checkout.
+    :func:`file_fields_absolute` reads them back.
+
+    Args:
+        table: a results table (one row per run, the scenario fields among its columns).
+        folder: the scenario file's folder.
+
+    Returns:
+        A copy; names that are not files (``bundled``, ``synthetic:500``) and relative paths unchanged.
+    """
+    return _map_file_fields(table, lambda path: os.path.relpath(path, folder) if Path(path).is_absolute() else path)
+
+
+def file_fields_absolute(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
+    """``table`` (a results table read back) with the input files it names relative to ``folder`` made absolute again.
+
+    The inverse of :func:`file_fields_relative` (a figure's ``where`` names files as the loaded file
+    does: absolute); a table written with absolute paths is returned as it is.
+    """
+    return _map_file_fields(table, lambda path: path if Path(path).is_absolute() else str((folder / path).resolve()))
+
+
+def _map_file_fields(table: pd.DataFrame, convert) -> pd.DataFrame:
+    """A copy of ``table`` with ``convert(path)`` applied to the file each input-file column's values name."""
+    table = table.copy()
+    for name in _PATH_FIELDS:
+        if name not in table.columns:
+            continue
+        converted: dict = {}
+        for value in table[name].dropna().unique():
+            if isinstance(value, str):
+                selected = _file_argument(value, name)
+                converted[value] = value if selected is None else selected[0] + convert(selected[1])
+        table[name] = table[name].map(lambda value, converted=converted: converted.get(value, value))
+    return table
 
 
 def _file_argument(value: str, field: str) -> tuple[str, str] | None:
