@@ -60,7 +60,7 @@ class NodeAgent(mesa.Agent):
 
     @property
     def power_state(self) -> str:
-        """``busy``, ``down``, ``idle``, or with idle nodes switched off ``off`` / ``booting`` (issue 45 §1).
+        """``busy``, ``down``, ``idle``, or with idle nodes switched off ``switching off`` / ``off`` / ``booting`` (issue 45 §1).
 
         Read from the platform and the model's :class:`~torus_sim.engine.power_states.NodePowerStates`
         (Batsim's power states: computing, idle, switching on, off); a booting node is also BUSY.
