@@ -362,6 +362,16 @@ def test_refusals_are_sentences():
         )
 
 
+def test_a_held_interval_of_no_attempt_is_refused():
+    """A record whose switch-off wait names an attempt its attempt table lacks is refused (not accounted at 0 W)."""
+    from torus_sim.energy.switch_off import SwitchOff
+
+    states = pd.DataFrame({"node": [0], "state": ["shutdown"], "start": [10.0], "end": [20.0], "job_id": [7], "attempt": [0]})
+    attempts = pd.DataFrame({"job_id": [1], "attempt": [0], "started_at": [0.0], "ended_at": [50.0], "nodes": [1]})
+    with pytest.raises(ValueError, match="names no attempt"):
+        state_changes(states, attempts, np.array([200.0]), 100.0, SwitchOff(60.0, 30.0, 0.0, None, 20.0), 50.0)
+
+
 def test_account_energy_needs_the_rule_for_a_record_with_switched_off_nodes():
     """A record with off / boot intervals is refused without the rule (its off and boot draws)."""
     result = run(Scenario.make("x", power=True, idle_off_after=60, max_jobs=50))

@@ -181,7 +181,7 @@ def state_changes(
     holders = states.loc[held, ["job_id", "attempt"]]
     at = row.reindex(pd.MultiIndex.from_frame(holders)).to_numpy() if len(holders) else np.empty(0)
     if len(at) and np.isnan(at.astype(float)).any():
-        raise ValueError("a boot in the record names no attempt of its attempt table")
+        raise ValueError("an interval a job held (a boot, a switch-off or off wait) names no attempt of the attempt table")
     at = at.astype(np.int64)
     held_ends = np.minimum(ends[held], attempts["ended_at"].to_numpy(float)[at])  # a kill before the work ends them
     ends[held] = np.maximum(held_ends, starts[held])
