@@ -62,6 +62,18 @@ def test_results_name_input_files_as_the_scenario_file_does_and_a_replot_filters
     assert main(["sweep", str(spec), "--out", str(out), "--replot"]) == 0
     assert (out / "one.png").stat().st_size > 1000  # the filter found its row
     assert main(["sweep", str(spec), "--out", str(out), "--check", "--no-progress"]) == 0
+    from torus_sim.experiments.experiment import file_fields_absolute, file_fields_relative
+
+    read_back = pd.DataFrame(
+        {"workload": ["no_such_package_x.module:Reader", f"table:../data/{log.name}", "synthetic:40:bursty"]}
+    )
+    back = file_fields_absolute(read_back, spec.parent)  # a value from a CSV is compared with files, never imported
+    assert back["workload"].tolist() == [
+        "no_such_package_x.module:Reader",
+        f"table:{data / log.name}",
+        "synthetic:40:bursty",
+    ]
+    assert file_fields_relative(back, spec.parent)["workload"].tolist() == read_back["workload"].tolist()
 
 
 def test_process_workers_give_the_same_rows_as_serial(tmp_path):

@@ -104,10 +104,15 @@ def test_a_hand_made_run_boots_the_nodes_that_were_off_and_its_energy_is_the_han
     assert summary["bill"] == pytest.approx(0.1 * total / JOULES_PER_KWH, rel=1e-12)
     assert summary["off_node_hours"] == pytest.approx(1200 / 3600) and summary["boot_node_hours"] == pytest.approx(200 / 3600)
     assert jobs.loc[[2, 3], "energy_kwh"].tolist() == pytest.approx([110_000 / JOULES_PER_KWH, 130_000 / JOULES_PER_KWH])
+    # Batsim's record: the boots' 300 W too
+    assert _batsim_joules(result) == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 130_000.0}, rel=1e-12)
+
+
+def _batsim_joules(result) -> dict:
+    """Each job's ``consumed_energy`` (joules) in the run's Batsim job record, by job id (text)."""
     from torus_sim.formats.catalog import BatsimFormat
 
-    batsim = BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")  # Batsim's record: the boots' 300 W too
-    assert batsim["consumed_energy"].to_dict() == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 130_000.0}, rel=1e-12)
+    return BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")["consumed_energy"].to_dict()
 
 
 def test_a_switch_off_with_a_time_makes_a_job_wait_for_it_and_its_energy_is_the_hand_sum(tmp_path):
@@ -164,10 +169,7 @@ def test_a_switch_off_with_a_time_makes_a_job_wait_for_it_and_its_energy_is_the_
     hours = {"off_node_hours": 680, "shutdown_node_hours": 180, "boot_node_hours": 200, "wake_wait_node_hours": 60}
     assert {key: summary[key] for key in hours} == pytest.approx({k: v / 3600 for k, v in hours.items()}, rel=1e-12)
     assert jobs["energy_kwh"].tolist() == pytest.approx([v / JOULES_PER_KWH for v in (400_000, 110_000, 72_400)])
-    from torus_sim.formats.catalog import BatsimFormat
-
-    batsim = BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")
-    assert batsim["consumed_energy"].to_dict() == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 72_400.0}, rel=1e-12)
+    assert _batsim_joules(result) == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 72_400.0}, rel=1e-12)
 
 
 def _off_and_boots_from_the_record(record, after: float):

@@ -77,6 +77,10 @@ class SwitchOff:
             None if settings.node_shutdown_w is None else float(settings.node_shutdown_w),
         )
 
+    def shutdown_draw_w(self, idle_w: float) -> float:
+        """Watts of a node switching off: ``shutdown_w``, or ``idle_w`` (the node's idle draw, watts) when it is None."""
+        return idle_w if self.shutdown_w is None else float(self.shutdown_w)
+
     def describe(self) -> str:
         """``idle nodes off after 600 s (0 W), boot 300 s at the job's draw``, for the run's header."""
         boot = "the job's draw" if self.boot_w is None else f"{self.boot_w:,.0f} W"

@@ -213,7 +213,7 @@ class NodePowerStates:
         job's watts, one still switching off or off before its boot ``shutdown_w`` / ``off_w`` minus them.
         """
         rule = self.rule
-        shutdown_w = idle_w if rule.shutdown_w is None else rule.shutdown_w
+        shutdown_w = rule.shutdown_draw_w(idle_w)
         switching = self.switching_off(now)
         change = int(self.off(now).sum() - switching.sum()) * (rule.off_w - idle_w)
         change += int(switching.sum()) * (shutdown_w - idle_w)

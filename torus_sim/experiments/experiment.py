@@ -284,7 +284,8 @@ def file_fields_relative(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
     A results table names the inputs each run read (``workload``, ``failures``, ...); resolved, they
     are absolute paths of the machine that ran them. Written relative to the scenario file's folder
     (as the file itself names them) the committed tables are the same on every checkout.
-    :func:`file_fields_absolute` reads them back.
+    :func:`file_fields_absolute` reads them back. A value is a path only by its text (absolute, or
+    ``name:`` followed by an absolute path, as ``table:/data/t.txt``): no registry is asked.
 
     Args:
         table: a results table (one row per run, the scenario fields among its columns).
@@ -293,29 +294,55 @@ def file_fields_relative(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
     Returns:
         A copy; names that are not files (``bundled``, ``synthetic:500``) and relative paths unchanged.
     """
-    return _map_file_fields(table, lambda path: os.path.relpath(path, folder) if Path(path).is_absolute() else path)
+    return _map_file_fields(table, lambda path: os.path.relpath(path, folder) if Path(path).is_absolute() else None)
 
 
 def file_fields_absolute(table: pd.DataFrame, folder: Path) -> pd.DataFrame:
     """``table`` (a results table read back) with the input files it names relative to ``folder`` made absolute again.
 
     The inverse of :func:`file_fields_relative` (a figure's ``where`` names files as the loaded file
-    does: absolute); a table written with absolute paths is returned as it is.
+    does: absolute). A value read from the table is only compared with the files there (a relative
+    path, or ``name:`` and one, that names an existing file under ``folder``): nothing it names is
+    opened, imported or looked up in a registry. A table written with absolute paths is returned as it is.
+
+    Args:
+        table: a results table read back from CSV.
+        folder: the scenario file's folder.
+
+    Returns:
+        A copy.
     """
-    return _map_file_fields(table, lambda path: path if Path(path).is_absolute() else str((folder / path).resolve()))
+
+    def absolute(path: str) -> str | None:
+        if Path(path).is_absolute():
+            return None
+        candidate = (folder / path).resolve()
+        return str(candidate) if candidate.is_file() else None
+
+    return _map_file_fields(table, absolute)
 
 
 def _map_file_fields(table: pd.DataFrame, convert) -> pd.DataFrame:
-    """A copy of ``table`` with ``convert(path)`` applied to the file each input-file column's values name."""
+    """A copy of ``table`` with each input-file column's paths converted (``convert(path)``: the new path, or None: kept).
+
+    A value is tried whole, then as ``prefix:path`` (the text after the first ``:``).
+    """
     table = table.copy()
     for name in _PATH_FIELDS:
         if name not in table.columns:
             continue
         converted: dict = {}
         for value in table[name].dropna().unique():
-            if isinstance(value, str):
-                selected = _file_argument(value, name)
-                converted[value] = value if selected is None else selected[0] + convert(selected[1])
+            if not isinstance(value, str):
+                continue
+            whole = convert(value)
+            if whole is not None:
+                converted[value] = whole
+                continue
+            prefix, separator, path = value.partition(":")
+            tail = convert(path) if separator and path else None
+            if tail is not None:
+                converted[value] = f"{prefix}:{tail}"
         table[name] = table[name].map(lambda value, converted=converted: converted.get(value, value))
     return table
 

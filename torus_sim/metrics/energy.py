@@ -162,9 +162,9 @@ def state_changes(
         ``changes`` (``(starts, ends, watts)`` for :func:`power_timeline`); ``off_node_s`` and
         ``shutdown_node_s`` (node-seconds off / switching off while idle: not in the attempts'
         node-seconds); ``held_off_node_s`` and ``held_shutdown_node_s`` (those a job held);
-        ``boot_node_s`` (node-seconds booting); ``boot_j`` and ``shutdown_j`` (joules the booting /
-        switching-off nodes drew); ``attempt_change_j`` (per attempt, what its held intervals changed in
-        its energy: ``(state's watts - its watts) x`` their node-seconds) and the held intervals' own
+        ``boot_node_s`` (node-seconds booting); ``boot_j`` (joules the booting nodes drew);
+        ``attempt_change_j`` (per attempt, what its held intervals changed in its energy:
+        ``(state's watts - its watts) x`` their node-seconds) and the held intervals' own
         ``(starts, ends, watts)`` (``boot_changes``) for the bill of the attempts that did not complete,
         with ``boot_attempt`` (each one's row in the attempt table).
 
@@ -185,8 +185,7 @@ def state_changes(
     at = at.astype(np.int64)
     held_ends = np.minimum(ends[held], attempts["ended_at"].to_numpy(float)[at])  # a kill before the work ends them
     ends[held] = np.maximum(held_ends, starts[held])
-    shutdown_w = idle_w if rule.shutdown_w is None else float(rule.shutdown_w)
-    drawn = np.where(is_shutdown, shutdown_w, float(rule.off_w))  # the state's watts (a boot's below)
+    drawn = np.where(is_shutdown, rule.shutdown_draw_w(idle_w), float(rule.off_w))  # the state's watts (a boot's below)
     job_w = attempt_watts[at]
     held_boot = is_boot[held]
     boot_w = job_w if rule.boot_w is None else np.full(len(at), float(rule.boot_w))
@@ -208,7 +207,6 @@ def state_changes(
         "held_shutdown_node_s": float(lengths[is_shutdown & held].sum()),
         "boot_node_s": float(lengths[is_boot].sum()),
         "boot_j": float((drawn * lengths)[is_boot].sum()),
-        "shutdown_j": float((drawn * lengths)[is_shutdown].sum()),
         "attempt_change_j": attempt_change_j,
         "boot_changes": (starts[held], ends[held], held_w - job_w),
         "boot_attempt": at,
@@ -328,7 +326,7 @@ def account_energy(
         summary["boot_energy_kwh"] = switched["boot_j"] / JOULES_PER_KWH
         summary["boot_node_hours"] = switched["boot_node_s"] / 3600.0
         if switch_off.shutdown_s > 0:
-            shutdown_w = node.idle_w if switch_off.shutdown_w is None else switch_off.shutdown_w
+            shutdown_w = switch_off.shutdown_draw_w(node.idle_w)
             summary["shutdown_energy_kwh"] = shutdown_w * switched["shutdown_node_s"] / JOULES_PER_KWH
             summary["shutdown_node_hours"] = switched["shutdown_node_s"] / 3600.0
             wait_j = shutdown_w * switched["held_shutdown_node_s"] + switch_off.off_w * switched["held_off_node_s"]

@@ -94,7 +94,7 @@ def _energy_cost(env) -> float:
     if states is not None and (rule.boot_w is not None or rule.shutdown_s > 0):  # the job's nodes before its work starts
         state_w = {
             "boot": rule.boot_w,  # None: the job's own watts (no change)
-            "shutdown": power.node.idle_w if rule.shutdown_w is None else rule.shutdown_w,
+            "shutdown": rule.shutdown_draw_w(power.node.idle_w),
             "off": rule.off_w,
         }
         ended = zip(job_ids, np.asarray(rows["attempt"]).tolist(), list(rows["ended_at"]), list(watts), strict=True)
