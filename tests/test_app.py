@@ -546,3 +546,33 @@ def test_the_switch_off_control_shows_with_a_price_and_the_drawing_marks_off_nod
     crafted = app.VizModel(price=tou, switch_off="after 1 s")
     assert "is not one of the choices offered" in crafted.notice and crafted.config.idle_off_after is None
     assert app.VizModel(switch_off="at once (boot 5 min)").config.idle_off_after is None  # no price: no power accounting
+
+
+def test_the_switch_off_control_offers_a_switch_off_time_and_the_drawing_marks_nodes_switching_off():
+    """Issue 45 §1 in the browser: the choice with a switch-off time sets the scenario's shutdown_time; a node
+    still switching off is drawn in its own colour (state ``switching off``, not ``off``), the agents agree,
+    the title counts it and the legend names it only for such a run."""
+    tou = "time of use: 0.05 per kWh, 3x on-peak 8-20"
+    model = app.VizModel(price=tou, switch_off="after 10 min idle (switch-off 5 min, boot 5 min)")
+    assert model.notice == "" and model.config.shutdown_time == 300 and model.config.idle_off_after == 600
+    assert app.scenario_line(model).endswith("idle nodes off after 600 s, boot 300 s, switch-off 300 s")
+    seen = set()
+    for _ in range(400):
+        model.step()
+        table, _ = viz_charts.node_table(model)
+        switching = table[table["state"] == "switching off"]
+        if len(switching):
+            seen.add("switching")
+            assert set(switching["fill"]) == {viz_charts.SWITCHING_OFF}
+            assert switching["detail"].str.startswith("switching off").all()
+            agents = {agent.index for agent in model.node_agents if agent.power_state == "switching off"}
+            assert set(switching["node"]) == agents
+            assert viz_charts.spec(viz_charts.machine_chart(model))["title"][0].endswith(f"switching off {len(switching)}")
+        if (table["state"] == "off").any():
+            seen.add("off")
+        if seen == {"switching", "off"}:
+            break
+    assert seen == {"switching", "off"}
+    assert "switching off" in viz_charts.legend_html(True, True) and "switching off" not in viz_charts.legend_html(True)
+    plain = app.VizModel(price=tou, switch_off="after 10 min idle (boot 5 min)")
+    assert plain.config.shutdown_time is None

@@ -184,7 +184,8 @@ def TorusView(model):
         solara.Markdown(scenario_line(model))
         _vega(viz_charts.machine_chart(model))
         switched_off = getattr(model, "power_states", None) is not None
-        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html(switched_off))
+        switching_off = bool(getattr(model.config, "shutdown_time", None))
+        solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html(switched_off, switching_off))
 
 
 def queue_summary(model) -> list[str]:

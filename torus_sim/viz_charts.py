@@ -46,8 +46,10 @@ JOB_PALETTE = (
 FREE, DOWN = "#e6e6e6", "#111111"
 OFF = "#9fb3c8"
 """A switched-off node's fill (idle nodes switched off, ``idle_off_after``); a booting one has its job's colour."""
+SWITCHING_OFF = "#cbd8e6"
+"""An idle node's fill while it switches off (a run with a ``shutdown_time``): between free and :data:`OFF`."""
 FAILED_STROKE, STARTED_STROKE, SEPARATOR = "#e00000", "#1f4fff", "#ffffff"
-STATES = ("free", "switched off", "busy", "down", "failed this step", "started this step")
+STATES = ("free", "switching off", "switched off", "busy", "down", "failed this step", "started this step")
 """The legend's entries."""
 
 
@@ -84,7 +86,7 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
 
     Returns:
         ``(table, titles)``: columns ``node``, ``column``, ``row`` (drawing units, one per node),
-        ``state`` (free / busy / down, or off: switched off), ``fill`` (colour), ``stroke`` (red: failed during the last
+        ``state`` (free / busy / down, or off: switched off, or switching off: on its way there), ``fill`` (colour), ``stroke`` (red: failed during the last
         step; blue: its job started then; white: neither), ``job``, ``size``, ``started_h``,
         ``walltime_h``, ``attempts``, ``down_until_h``; and the panel titles with their places
         (a torus; empty for a cluster).
@@ -102,9 +104,11 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
     state = np.where(down, "down", np.where(job_at >= 0, "busy", "free"))
     fill = np.where(down, DOWN, np.where(job_at >= 0, np.array(JOB_PALETTE)[np.maximum(job_at, 0) % 20], FREE))
     states = getattr(model, "power_states", None)
-    if states is not None:  # idle nodes switched off: drawn apart from the free ones that are on
+    if states is not None:  # idle nodes switched off (or switching off): drawn apart from the free ones that are on
         off = states.off(model.now) & (state == "free")
+        switching = off & states.switching_off(model.now)
         state, fill = np.where(off, "off", state), np.where(off, OFF, fill)
+        state, fill = np.where(switching, "switching off", state), np.where(switching, SWITCHING_OFF, fill)
     stroke = np.full(capacity, SEPARATOR, dtype=object)
     started = {int(n) for _, allocation in model.started_this_step for n in platform.members(allocation) if job_at[n] >= 0}
     stroke[list(started)] = STARTED_STROKE
@@ -146,17 +150,24 @@ def _node_detail(row) -> str:
         return "down" if pd.isna(row.down_until_h) else f"down until t = {row.down_until_h:,.2f} h"
     if row.state == "off":
         return "switched off (idle): a job given it waits for its boot"
+    if row.state == "switching off":
+        return "switching off (idle): a job given it waits for the switch-off to end, then for its boot"
     return ""
 
 
-def legend_html(switched_off: bool = False) -> str:
+def legend_html(switched_off: bool = False, switching_off: bool = False) -> str:
     """The machine drawing's legend as HTML: free, busy (one colour per job), down, failed / started this step.
 
     Args:
         switched_off: add the switched-off nodes' colour (a run with ``idle_off_after``).
+        switching_off: add the colour of nodes still switching off (a run with a ``shutdown_time`` too).
+
+    Returns:
+        One ``<div>`` of coloured boxes with their labels.
     """
     items = [
         (FREE, SEPARATOR, "free"),
+        *([(SWITCHING_OFF, SEPARATOR, "switching off")] if switched_off and switching_off else []),
         *([(OFF, SEPARATOR, "switched off")] if switched_off else []),
         (JOB_PALETTE[0], SEPARATOR, "busy (one colour per job)"),
         (DOWN, SEPARATOR, "down"),
@@ -217,7 +228,10 @@ def machine_chart(model, height: int = 330) -> alt.Chart:
     down = int(np.count_nonzero(np.asarray(platform.down_until) > -np.inf))
     what = f"torus {platform.torus.label}" if platform.kind == "torus" else f"cluster of {platform.capacity} nodes"
     off = int((table["state"] == "off").sum())
+    switching = int((table["state"] == "switching off").sum())
     switched = f"   off {off}" if getattr(model, "power_states", None) is not None else ""
+    if switching:
+        switched += f"   switching off {switching}"
     title = [
         f"{what}   t = {model.now / 3600:,.1f} h   busy {int(np.count_nonzero(np.asarray(platform.job_at) >= 0))}   down {down}"
         + switched,

@@ -122,13 +122,15 @@ CAPS = {
 """The power cap control's choices -> the scenario's ``(power_cap, power_cap_hours)`` (with a price only)."""
 
 SWITCH_OFF = {
-    "never": (None, None),
-    "after 10 min idle (boot 5 min)": (600.0, 300.0),
-    "after 1 h idle (boot 5 min)": (3600.0, 300.0),
-    "at once (boot 5 min)": (0.0, 300.0),
+    "never": (None, None, None),
+    "after 10 min idle (boot 5 min)": (600.0, 300.0, None),
+    "after 10 min idle (switch-off 5 min, boot 5 min)": (600.0, 300.0, 300.0),
+    "after 1 h idle (boot 5 min)": (3600.0, 300.0, None),
+    "at once (boot 5 min)": (0.0, 300.0, None),
 }
-"""The switch-off control's choices -> the scenario's ``(idle_off_after, boot_time)`` (with a price only): idle
-nodes switched off at 0 W, a job given an off node waiting for its boot (docs/energy)."""
+"""The switch-off control's choices -> the scenario's ``(idle_off_after, boot_time, shutdown_time)`` in seconds (with
+a price only): idle nodes switched off at 0 W, at once or taking ``shutdown_time`` at the idle draw, a job given a
+node that is not on waiting for its switch-off to end and its boot (docs/energy; Batsim's power states)."""
 
 POWER_POLICIES = ("power-window", "power-cap")
 """The power-aware built-ins the policy menu offers (they need a price; power-cap needs a cap too)."""
@@ -252,15 +254,18 @@ def power_fields(price: str, cap: str, switch_off: str = "never") -> dict:
     Returns:
         ``{}`` with the price off (no power accounting; the cap and the switch-off are ignored); else
         ``power``, ``job_power`` (:data:`JOB_POWER`), ``price``, ``power_cap``, ``power_cap_hours`` and,
-        with a switch-off chosen, ``idle_off_after`` and ``boot_time`` (:data:`SWITCH_OFF`).
+        with a switch-off chosen, ``idle_off_after``, ``boot_time`` and, where the choice names one,
+        ``shutdown_time`` (:data:`SWITCH_OFF`).
     """
     if PRICES[price] is None:
         return {}
     share, hours = CAPS[cap]
     fields = {"power": True, "job_power": JOB_POWER, "price": PRICES[price], "power_cap": share, "power_cap_hours": hours}
-    after, boot = SWITCH_OFF[switch_off]
+    after, boot, shutdown = SWITCH_OFF[switch_off]
     if after is not None:
         fields |= {"idle_off_after": after, "boot_time": boot}
+    if shutdown is not None:
+        fields |= {"shutdown_time": shutdown}
     return fields
 
 

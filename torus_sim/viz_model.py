@@ -233,6 +233,8 @@ def scenario_line(model) -> str:
             power += f" · cap {config.power_cap:g} x the busy draw{hours}"
         if config.idle_off_after is not None:
             power += f" · idle nodes off after {config.idle_off_after:g} s, boot {config.boot_time or 0:g} s"
+            if config.shutdown_time:
+                power += f", switch-off {config.shutdown_time:g} s"
     return (
         f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
         f"({len(model.failure_log):,}){down} · policy {config.policy} · predictor {predictor} · "
