@@ -20,11 +20,12 @@ SDSC = "../shared/data/swf/SDSC-SP2-1998-4.2-cln.swf.gz"
 POWER = {"power": True, "job_power": "uniform:5600:16800", "price": "tou:0.05:3"}
 
 
-def _cluster(tmp_path, rows, node_ids: bool = False, **settings):
+def _cluster(tmp_path, rows, node_ids: bool = False, failures=None, **settings):
     """A 4-node cluster (100 W idle, 200 W busy), jobs ``(id, submit, run, procs)``, FCFS-EASY, flat price 0.1.
 
     With ``node_ids`` the cluster keeps node identities (the attempts' ``resources`` name their nodes; node agents)
-    and the result is a namespace of ``model``, ``record`` and the energy ``summary``.
+    and the result is a namespace of ``model``, ``record`` and the energy ``summary``; ``failures`` (with
+    ``node_ids``): ``(time, node, repaired at)`` rows, the log's repair times (down at 0 W).
     """
     trace = tmp_path / "trace.swf"
     trace.write_text(
@@ -47,7 +48,14 @@ def _cluster(tmp_path, rows, node_ids: bool = False, **settings):
 
     from torus_sim.runner import ConfiguredModel
 
-    model = ConfiguredModel(node_identities=True, **fields)
+    if failures:
+        from failure_logs.events import FailureLog
+
+        log = FailureLog(*(np.array(column, dtype=float) for column in zip(*failures, strict=True)))
+        log = FailureLog(log.failed_at, log.supernodes.astype(np.int64), log.repair_at)
+        model = build_model(Scenario.make("switch-off", **fields, downtime="log"), {"failures": log})
+    else:
+        model = ConfiguredModel(node_identities=True, **fields)
     model.run()
     record = model.record()
     power = model.power
@@ -172,12 +180,92 @@ def test_a_switch_off_with_a_time_makes_a_job_wait_for_it_and_its_energy_is_the_
     assert _batsim_joules(result) == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 72_400.0}, rel=1e-12)
 
 
-def _off_and_boots_from_the_record(record, after: float):
+def test_a_job_killed_during_its_boot_leaves_the_boot_to_finish_and_the_next_job_waits_for_it(tmp_path):
+    """Off after 100 s idle at 10 W, boots of 50 s at 300 W, a failure of node 3 at t = 520 (repaired at 600).
+    Job 1 (nodes 0-1, t = 0-1,000). Job 2 (2 nodes at 500, 200 s) gets nodes 2-3, off since 100: they boot from
+    500; the failure kills it at 520. Node 2 finishes its boot unheld (520-530), then job 3 (1 node at 530, 40 s,
+    backfilled before job 2's restart at the repair) is given it: it waits the 20 s left of that boot, no boot of
+    its own, and works 550-590. Job 2 restarts at 600 on nodes 2-3, both on (node 2 idle 10 s, node 3 just
+    repaired): no boot, ends at 800. Before, a kill gave its nodes back on at once: job 3 would have ended at 570.
+
+    Energy to t = 1,000 (down at 0 W): nodes 0-1 200,000 J each; node 2: idle 0-100 and 590-600 and 800-900
+    (21,000 J at 100 W), off 100-500 and 900-1,000 (5,000 J), booting 500-550 (15,000 J: 20 s job 2's, 10 s
+    unheld, 20 s job 3's), busy 550-590 and 600-800 (48,000 J): 89,000 J; node 3: idle 0-100 and 800-900, off
+    100-500 and 900-1,000, booting 500-520, down 520-600, busy 600-800: 71,000 J. Idle energy 420 node-s x 100 W
+    + 10 s x (300 - 100) W of the unheld boot = 44,000 J; busy (the attempts) 400,000 + 12,000 (job 2's killed
+    attempt, its boot at 300 W) + 80,000 + 14,000 (job 3: 60 s at 200 W and 20 s x 100 W more booting) = 506,000 J.
+    """
+    from failure_logs.events import FailureLog
+
+    trace = tmp_path / "trace.swf"
+    rows = [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 530, 40, 1)]
+    trace.write_text(
+        "; MaxProcs: 4\n" + "".join(f"{j} {s} 0 {r} {p} -1 -1 {p} {r} -1 1 1 1 -1 1 -1 -1 -1\n" for j, s, r, p in rows)
+    )
+    scenario = Scenario.make(
+        "kill-during-boot",
+        workload=str(trace),
+        platform="cluster",
+        nodes=4,
+        power=True,
+        node_idle_w=100.0,
+        node_busy_w=200.0,
+        price="flat:0.1",
+        policy="FCFS-EASY",
+        idle_off_after=100.0,
+        boot_time=50.0,
+        node_off_w=10.0,
+        node_boot_w=300.0,
+        downtime="log",
+    )
+    model = build_model(scenario, {"failures": FailureLog(np.array([520.0]), np.array([3]), np.array([600.0]))})
+    model.run()
+    record = model.record()
+    attempts = record.attempts.sort_values("started_at")
+    assert attempts[["job_id", "attempt", "started_at", "ended_at", "outcome", "resources"]].to_numpy().tolist() == [
+        [1, 1, 0.0, 1000.0, "completed", "0-1"],
+        [2, 1, 500.0, 520.0, "killed", "2-3"],
+        [3, 1, 530.0, 590.0, "completed", "2"],
+        [2, 2, 600.0, 800.0, "completed", "2-3"],
+    ]
+    states = record.power_states
+    closed = states.loc[states["end"] < 1000.0, ["node", "state", "start", "end", "job_id"]]
+    assert sorted(map(tuple, closed.to_numpy().tolist())) == [
+        (2, "boot", 500.0, 550.0, 2),
+        (2, "boot", 520.0, 530.0, -1),
+        (2, "boot", 530.0, 550.0, 3),
+        (2, "off", 100.0, 500.0, -1),
+        (3, "boot", 500.0, 550.0, 2),
+        (3, "off", 100.0, 500.0, -1),
+    ]
+    watts = record.attempts["job_id"].map(model.power.job_watts).to_numpy(float)
+    summary = account_energy(record, watts, model.power.node, model.power.tariff, switch_off=model.power.switch_off).summary
+    joules = {
+        "energy_kwh": 560_000,
+        "busy_energy_kwh": 506_000,
+        "idle_energy_kwh": 44_000,
+        "down_energy_kwh": 0,
+        "off_energy_kwh": 10_000,
+        "boot_energy_kwh": 70 * 300,
+        "wasted_energy_kwh": 12_000,
+    }
+    assert {key: summary[key] for key in joules} == pytest.approx({k: v / JOULES_PER_KWH for k, v in joules.items()}, rel=1e-12)
+    parts = ["busy_energy_kwh", "idle_energy_kwh", "down_energy_kwh", "off_energy_kwh"]
+    assert sum(summary[key] for key in parts) == pytest.approx(summary["energy_kwh"], rel=1e-12)
+
+
+def _off_and_boots_from_the_record(record, after: float, boot: float):
     """Each node's off intervals and boots derived from the attempt and failure tables alone (not the engine's rows).
 
     A node is occupied while an attempt holds it (its ``resources``) or it is down (merged down intervals); every
     gap between occupations longer than ``after`` is off from its start + ``after``, and the attempt that ends the
-    gap (if one does) booted the node.
+    gap (if one does) booted the node, which is on ``boot`` seconds later even when that attempt ended before
+    (killed): until then it is not idle, and an attempt given it meanwhile holds the rest of that boot (a boot row
+    of its own, no new boot) unless a failure cut the boot short.
+
+    Returns:
+        ``(off, boots, overhead)``: ``{(node, start, end)}``, ``{(node, boot row start, job, attempt)}`` and
+        ``{(job, attempt): seconds before its work started}`` (0 when it booted nothing).
     """
     occupied: dict[int, list[tuple[float, float, tuple | None]]] = {}
     for row in record.attempts.itertuples():
@@ -192,16 +280,25 @@ def _off_and_boots_from_the_record(record, after: float):
             else:
                 merged.append([time, until])
         occupied.setdefault(int(node), []).extend((start, end, None) for start, end in merged)
-    off, boots = set(), set()
+    off, boots, overhead = set(), set(), {}
     for node in range(record.capacity_total):
-        free_from = 0.0
+        free_from, booted_until = 0.0, -np.inf
         for start, end, attempt in sorted(occupied.get(node, []), key=lambda item: (item[0], item[1])):
-            if start - free_from > after:
-                off.add((node, free_from + after, start))
+            idle_from = max(free_from, booted_until)
+            if start < booted_until:  # still booting for an earlier attempt that ended
+                if attempt is None:  # down: the boot ends at the failure
+                    booted_until = -np.inf
+                else:
+                    boots.add((node, start, *attempt))
+                    overhead[attempt] = max(overhead.get(attempt, 0.0), booted_until - start)
+            elif start - idle_from > after:
+                off.add((node, idle_from + after, start))
                 if attempt is not None:
                     boots.add((node, start, *attempt))
+                    overhead[attempt] = max(overhead.get(attempt, 0.0), boot)
+                    booted_until = start + boot
             free_from = max(free_from, end)
-    return off, boots
+    return off, boots, overhead
 
 
 @pytest.mark.parametrize(
@@ -221,19 +318,25 @@ def test_the_engines_off_intervals_and_boots_are_those_the_attempts_and_failures
     engine_off = {
         (int(n), float(s), float(e)) for n, s, e in closed.loc[closed["state"] == "off", ["node", "start", "end"]].to_numpy()
     }
-    engine_boots = {
-        (int(n), float(s), int(j), int(a))
-        for n, s, j, a in closed.loc[closed["state"] == "boot", ["node", "start", "job_id", "attempt"]].to_numpy()
+    boot_rows = closed.loc[closed["state"] == "boot", ["node", "start", "job_id", "attempt"]]
+    engine_boots = {(int(n), float(s), int(j), int(a)) for n, s, j, a in boot_rows.to_numpy() if j >= 0}
+    ended = {
+        (node, row.ended_at)
+        for row in record.attempts[record.attempts["outcome"] != "completed"].itertuples()
+        for node in _nodes_in(row.resources)
     }
-    derived_off, derived_boots = _off_and_boots_from_the_record(record, 600.0)
-    assert len(engine_boots) > 100 and len(engine_off) > len(engine_boots)  # failures end off periods too
+    unheld = {(int(n), float(s)) for n, s, j, _ in boot_rows.to_numpy() if j < 0}
+    assert unheld and unheld <= ended  # a boot goes on unheld only from the end of an attempt that did not complete
+    derived_off, derived_boots, overhead = _off_and_boots_from_the_record(record, 600.0, 300.0)
+    boot_starts = {(node, start) for node, start, _, _ in engine_boots}
+    assert len(engine_boots) > 100 and any((node, end) not in boot_starts for node, _, end in engine_off)  # failures end some
     assert engine_off == derived_off
     assert engine_boots == derived_boots
-    booted = {(job, attempt) for _, _, job, attempt in engine_boots}
+    assert 0.0 < min(overhead.values()) < 300.0  # some attempt was given a node still booting for a killed one
     done = record.attempts[record.attempts["outcome"] == "completed"]
     runtime = result.jobs.set_index("job_id")["runtime"]
     expected = done["job_id"].map(runtime).to_numpy() + np.array(
-        [300.0 if (job, attempt) in booted else 0.0 for job, attempt in zip(done["job_id"], done["attempt"], strict=True)]
+        [overhead.get((job, attempt), 0.0) for job, attempt in zip(done["job_id"], done["attempt"], strict=True)]
     )
     assert np.allclose((done["ended_at"] - done["started_at"]).to_numpy(), expected, rtol=0, atol=1e-6)
     summary = result.summary
@@ -270,15 +373,27 @@ def test_nodes_never_off_or_off_at_the_idle_draw_with_no_boot_change_neither_sch
     boot=st.sampled_from([0.0, 45.0]),
     boot_w=st.sampled_from([None, 350.0]),
     shutdown=st.sampled_from([0.0, 20.0, 250.0]),
+    failures=st.lists(st.tuples(st.integers(1, 3000), st.integers(0, 3), st.integers(1, 600)), max_size=3),
 )
-def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, after, boot, boot_w, shutdown):
-    """Random 4-node runs (integer times): the accounting's energy equals summing, second by second and node by node,
-    the draw of the state the record gives it: running (its job's 200 W, or the boot draw while booting), switching
-    off (40 W, an idle node's or one a job waits for), off (10 W), idle (100 W); and the summary's parts add up to it."""
+def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, after, boot, boot_w, shutdown, failures):
+    """Random 4-node runs (integer times), with up to 3 failures (repairs of 1-600 s: kills during boots and
+    switch-off waits): the accounting's energy equals summing, second by second and node by node, the draw of the
+    state the record gives it: running (its job's 200 W, or the boot draw while booting, until its attempt ends),
+    switching off (40 W, an idle node's or one a job waits for), off (10 W), booting after its job ended (the
+    boot draw, or idle's 100 W when none is set), down (0 W), idle (100 W); and the summary's parts add up to it."""
     rows = [(index + 1, submit, runtime, procs) for index, (submit, runtime, procs) in enumerate(sorted(jobs))]
     settings = {"shutdown_time": shutdown, "node_shutdown_w": 40.0} if shutdown else {}
+    down = [(time, node, time + length) for time, node, length in sorted(failures)]
     result = _cluster(
-        tmp_path, rows, node_ids=True, idle_off_after=after, boot_time=boot, node_off_w=10.0, node_boot_w=boot_w, **settings
+        tmp_path,
+        rows,
+        node_ids=True,
+        failures=down,
+        idle_off_after=after,
+        boot_time=boot,
+        node_off_w=10.0,
+        node_boot_w=boot_w,
+        **settings,
     )
     record = result.record
     horizon = int(round(max(record.attempts["ended_at"].max(), record.makespan)))
@@ -292,7 +407,10 @@ def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, a
         end = min(row.end, horizon)
         if row.job_id >= 0:  # held by a job: no longer than its attempt
             end = min(end, attempts.loc[(row.job_id, row.attempt), "ended_at"])
-        draw[row.node, int(row.start) : int(end)] = watts[row.state]
+        unheld_boot = 100.0 if boot_w is None else boot_w
+        draw[row.node, int(row.start) : int(end)] = unheld_boot if row.state == "boot" and row.job_id < 0 else watts[row.state]
+    for time, node, until in down:
+        draw[node, int(time) : int(until)] = 0.0
     summary = result.summary
     assert summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
     parts = ["busy_energy_kwh", "idle_energy_kwh", "down_energy_kwh", "off_energy_kwh", "shutdown_energy_kwh"]

@@ -140,7 +140,10 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "tie_*": ("", "tie-break placement only: placements decided, ties, alarmed, all alarmed, changed from MFP (BGL-FAULT §5.3)"),
     "energy_kwh": ("kWh", "power accounting: the machine's energy over [0, makespan], integrated exactly over the events"),
     "busy_energy_kwh": ("kWh", "power accounting: energy of every attempt (allocated nodes x time x the job's watts)"),
-    "idle_energy_kwh": ("kWh", "power accounting: energy of the node-time neither busy nor down, at the idle draw"),
+    "idle_energy_kwh": (
+        "kWh",
+        "power accounting: energy of the node-time neither busy nor down (nor off or switching off), at the idle draw (a node finishing a boot its job's end left: at the boot draw)",
+    ),
     "down_energy_kwh": ("kWh", "power accounting: energy of failed or repairing nodes (node_down_w)"),
     "off_energy_kwh": (
         "kWh",

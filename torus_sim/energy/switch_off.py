@@ -4,7 +4,8 @@ A node (a midplane on a torus, a node on a cluster) that has been idle for ``aft
 switching off; it is off ``shutdown_s`` seconds later (0 by default: at once). A job that is then given
 it waits for the switch-off to end, then ``boot_s`` seconds for it to boot, before its work starts (the
 attempt's overhead, like a restart's recovery: its predicted end includes it; a node cannot be switched
-back on halfway through switching off: the switch-off completes first). While switching off a node draws ``shutdown_w``
+back on halfway through switching off: the switch-off completes first; nor is a boot cut short: a job that ends
+before its nodes are on leaves them to finish it, idle). While switching off a node draws ``shutdown_w``
 (the idle draw when None), while off ``off_w``, while booting ``boot_w`` (the job's own draw when None).
 The vocabulary is Batsim's power states (computing, idle, switching on, off); the idle timeout is the
 resource manager's (SLURM's ``SuspendTime``; the boot its ``ResumeTimeout``).

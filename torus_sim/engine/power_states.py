@@ -10,8 +10,10 @@ The rule (:class:`~torus_sim.energy.switch_off.SwitchOff`): a node idle (up, no 
 when a job is given nodes that are not on, they finish switching off, then boot for ``boot_s`` (all
 from the last switch-off's end), and the job's work starts after the boot (the attempt's overhead).
 At t = 0 every node is up and idle. A node that fails while switching off or off is so until the
-failure, then down; after its repair it is idle again. A job killed before its nodes booted gives
-them back idle (on) at the kill.
+failure, then down; after its repair it is idle again. A job that ends before its nodes booted (a
+kill, a preemption, a move) leaves them to finish what they were doing: a switch-off, then the boot
+already asked for (a transition cannot be cut short, Batsim's rule); they are idle (on) from the
+boot's end, and a job given one of them before then waits for that end (no second boot).
 
 References:
     Batsim's host power states (computing, idle, switching on, off); SLURM's power saving
@@ -64,6 +66,9 @@ class NodePowerStates:
         self.booting_job = np.full(capacity, -1, dtype=np.int64)
         self._woken = np.full(capacity, -math.inf)  # a held node's boot begins (after its and the others' switch-offs)
         self._switched_off_at = np.full(capacity, -math.inf)  # a held node's switch-off ends
+        # a node whose job ended before its boot did, finishing the transition unheld: from, switch-off end, boot
+        # start, boot end (from = -inf: none; its rows are written when it is taken, fails, or the table is read)
+        self._settle = np.full((4, capacity), -math.inf)
         self.boots: dict[tuple[int, int], tuple[int, float, float]] | None = None
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
@@ -97,13 +102,49 @@ class NodePowerStates:
         return nodes
 
     def off(self, now: float) -> np.ndarray:
-        """Bool ``(N,)``: the nodes not on at ``now``, off or switching off (idle for longer than the rule's ``after_s``)."""
-        return now - self.idle_since > self.rule.after_s
+        """Bool ``(N,)``: the idle nodes off or switching off at ``now``.
+
+        Those idle for longer than the rule's ``after_s``, and those finishing a switch-off their job's end
+        left them in (one booting is neither).
+        """
+        begun, done, woken, _ = self._settle
+        return (now - self.idle_since > self.rule.after_s) | ((begun <= now) & (now < woken))
 
     def switching_off(self, now: float) -> np.ndarray:
         """Bool ``(N,)``: the idle nodes still switching off at ``now`` (none when the switch-off takes no time)."""
+        begun, done, _, _ = self._settle
         idle_for = now - self.idle_since
-        return (idle_for > self.rule.after_s) & (idle_for < self.rule.after_s + self.rule.shutdown_s)
+        idle = (idle_for > self.rule.after_s) & (idle_for < self.rule.after_s + self.rule.shutdown_s)
+        return idle | ((begun <= now) & (now < done))
+
+    def _settle_rows(self, nodes: np.ndarray, upto: float) -> list[tuple]:
+        """The unheld rows ``(nodes, state, starts, ends)`` of settling ``nodes`` from their job's end to ``upto``."""
+        begun, done, woken, until = self._settle[:, nodes]
+        rows = []
+        for state, lo, hi in (
+            ("shutdown", begun, done),
+            ("off", np.maximum(begun, done), woken),
+            ("boot", np.maximum(begun, woken), until),
+        ):
+            hi = np.minimum(hi, upto)
+            keep = hi > lo
+            if keep.any():
+                rows.append((nodes[keep], state, lo[keep], hi[keep]))
+        return rows
+
+    def _settled(self, nodes: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """Write the settling rows of ``nodes`` up to ``now`` and forget them.
+
+        Returns:
+            The nodes still settling at ``now`` and their ``(switch-off end, boot start, boot end)``, shape ``(3, n)``.
+        """
+        nodes = nodes[self._settle[0, nodes] > -math.inf]
+        for rows in self._settle_rows(nodes, now):
+            self._add(*rows)
+        still = nodes[self._settle[3, nodes] > now]
+        times = self._settle[1:, still].copy()
+        self._settle[:, nodes] = -math.inf
+        return still, times
 
     def take(self, members: np.ndarray, now: float, job_id: int, attempt: int) -> float:
         """Nodes given to a job at ``now``: those not on finish switching off, then boot.
@@ -120,15 +161,21 @@ class NodePowerStates:
 
         Returns:
             The delay before the work starts, seconds: the longest switch-off left plus the rule's
-            ``boot_s`` if any node was not on, else 0.
+            ``boot_s`` if any node was not on, at least the time until the last node still finishing
+            a transition an earlier job's end left is on, else 0.
         """
         members = np.asarray(members, dtype=np.int64)
         rule = self.rule
+        ready = 0.0
+        if (self._settle[0, members] > -math.inf).any():
+            settling, times = self._settled(members, now)
+            if len(settling):
+                ready = self._hold_settling(settling, times, now, job_id, attempt)
         since = self.idle_since[members]
         switched = now - since > rule.after_s
         self.idle_since[members] = math.inf
         if not switched.any():
-            return 0.0
+            return ready
         nodes = members[switched]
         begun = since[switched] + rule.after_s
         done = begun + rule.shutdown_s  # each node's switch-off ends (== begun when it takes no time)
@@ -156,22 +203,66 @@ class NodePowerStates:
             self._add(*rows, job_id, attempt)
         if held:
             if self.boots is not None:
-                self.boots[job_id, attempt] = [(state, starts, ends) for _, state, starts, ends in held]
+                self.boots.setdefault((job_id, attempt), []).extend((state, starts, ends) for _, state, starts, ends in held)
             self.booting_until[nodes] = woken + boot
             self.booting_job[nodes] = job_id
             self._woken[nodes] = woken
             self._switched_off_at[nodes] = done
-        return wait + boot
+        return max(wait + boot, ready)
+
+    def _hold_settling(self, nodes: np.ndarray, times: np.ndarray, now: float, job_id: int, attempt: int) -> float:
+        """A job is given ``nodes`` still finishing a transition another job's end left: it holds them from ``now``.
+
+        Args:
+            nodes: the node ids.
+            times: their switch-off ends, boot starts and boot ends, shape ``(3, n)``.
+            now: seconds.
+            job_id: the job that holds them (their rows name it).
+            attempt: its attempt number.
+
+        Returns:
+            Seconds until the last of them is on (no boot of its own).
+        """
+        done, woken, until = times
+        self._settle[:, nodes] = [np.full(len(nodes), now), done, woken, until]
+        held = self._settle_rows(nodes, math.inf)
+        self._settle[:, nodes] = -math.inf
+        for rows in held:
+            self._add(*rows, job_id, attempt)
+        if held and self.boots is not None:
+            self.boots.setdefault((job_id, attempt), []).extend((state, starts, ends) for _, state, starts, ends in held)
+        self.booting_until[nodes] = until
+        self.booting_job[nodes] = job_id
+        self._woken[nodes] = woken
+        self._switched_off_at[nodes] = done
+        return float(until.max()) - now
 
     def release(self, members: np.ndarray, now: float) -> None:
-        """A job's nodes are free at ``now`` (its end, a kill, a preemption, a move): idle from now."""
+        """A job's nodes are free at ``now`` (its end, a kill, a preemption, a move): idle from now.
+
+        A node not yet on (its job ended before the boot did) finishes its switch-off and boot unheld
+        and is idle from the boot's end.
+        """
         members = np.asarray(members, dtype=np.int64)
         self.idle_since[members] = now
+        settling = members[self.booting_until[members] > now]
+        if len(settling):
+            until = self.booting_until[settling]
+            self._settle[:, settling] = [
+                np.full(len(settling), now),
+                self._switched_off_at[settling],
+                self._woken[settling],
+                until,
+            ]
+            self.idle_since[settling] = until
         self.booting_until[members] = -math.inf
         self.booting_job[members] = -1
 
     def fail(self, node: int, now: float) -> None:
-        """A node goes down at ``now`` (a failure with a downtime): a switch-off or an off period ends there."""
+        """A node goes down at ``now`` (a failure with a downtime): a switch-off, an off period or a boot left unheld ends there."""
+        if self._settle[0, node] > -math.inf and len(self._settled(np.array([node], dtype=np.int64), now)[0]):
+            self.idle_since[node] = math.inf  # it was still finishing its transition: down from now
+            return
         since = float(self.idle_since[node])
         rule = self.rule
         if now - since > rule.after_s:
@@ -195,6 +286,9 @@ class NodePowerStates:
         begins, then ``booting`` (and busy for the platform).
         """
         rule = self.rule
+        begun, done, woken, until = self._settle[:, node]
+        if begun <= now < until:  # finishing a transition its job's end left
+            return "switching off" if now < done else "off" if now < woken else "booting"
         idle_for = now - self.idle_since[node]
         if idle_for > rule.after_s:
             return "switching off" if idle_for < rule.after_s + rule.shutdown_s else "off"
@@ -210,13 +304,26 @@ class NodePowerStates:
         Added to :func:`~torus_sim.energy.node_power.draw_now`'s draw, which counts an idle node at
         ``idle_w`` and a job's node at its job's watts: an idle node off draws ``off_w - idle_w`` more,
         one switching off ``shutdown_w - idle_w``; a job's node booting ``boot_w`` (when set) minus its
-        job's watts, one still switching off or off before its boot ``shutdown_w`` / ``off_w`` minus them.
+        job's watts, one still switching off or off before its boot ``shutdown_w`` / ``off_w`` minus them;
+        an idle node finishing a transition its job's end left, its state's watts minus ``idle_w`` (a boot:
+        ``boot_w``, or ``idle_w`` when None). The draw is the one from ``now`` on: a switch-off beginning at
+        ``now`` counts, as the accounting's intervals ``[start, end)`` do.
         """
         rule = self.rule
         shutdown_w = rule.shutdown_draw_w(idle_w)
-        switching = self.switching_off(now)
-        change = int(self.off(now).sum() - switching.sum()) * (rule.off_w - idle_w)
+        idle_for = now - self.idle_since  # from ``now`` on: a switch-off beginning at ``now`` counts (the accounting's rows)
+        idle_off = idle_for >= rule.after_s
+        switching = idle_off & (idle_for < rule.after_s + rule.shutdown_s)
+        change = int(idle_off.sum() - switching.sum()) * (rule.off_w - idle_w)
         change += int(switching.sum()) * (shutdown_w - idle_w)
+        begun, done, woken, until = self._settle
+        settling = (begun <= now) & (now < until)
+        if settling.any():  # idle nodes finishing a transition their job's end left
+            in_shutdown = int((settling & (now < done)).sum())
+            in_off = int((settling & (now >= done) & (now < woken)).sum())
+            in_boot = int((settling & (now >= woken)).sum())
+            boot_w = idle_w if rule.boot_w is None else rule.boot_w
+            change += in_shutdown * (shutdown_w - idle_w) + in_off * (rule.off_w - idle_w) + in_boot * (boot_w - idle_w)
         if rule.boot_w is None and rule.shutdown_s == 0:
             return change  # a job's node booting draws its job's watts
         held = np.flatnonzero(self.booting_until > now)
@@ -236,7 +343,9 @@ class NodePowerStates:
         idle = np.flatnonzero(np.isfinite(self.idle_since))
         begun = self.idle_since[idle] + self.rule.after_s
         done = begun + self.rule.shutdown_s
-        chunks = [*self._chunks, (idle, "off", done, math.inf, -1, -1)]
+        settling = np.flatnonzero(self._settle[0] > -math.inf)
+        chunks = [*self._chunks, *((*rows, -1, -1) for rows in self._settle_rows(settling, math.inf))]
+        chunks.append((idle, "off", done, math.inf, -1, -1))
         if self.rule.shutdown_s > 0:
             chunks.append((idle, "shutdown", begun, done, -1, -1))
         sizes = [len(chunk[0]) for chunk in chunks]

@@ -145,7 +145,8 @@ def state_changes(
 ) -> dict:
     """The switch-off, off and boot intervals of a run with idle nodes switched off, as changes of the machine's draw.
 
-    An interval of an idle node changes its draw from ``idle_w`` to the state's; one a job held (a boot,
+    An interval of an idle node changes its draw from ``idle_w`` to the state's (a boot its job's end left
+    unheld: ``boot_w``, or ``idle_w`` when None; it counts as idle); one a job held (a boot,
     and a switch-off or off interval after the job was given the node: its rows name the attempt)
     changes it from the job's watts (the attempt counts its nodes busy from its start), and ends at
     the attempt's end when that comes first (a kill before the work began).
@@ -163,6 +164,7 @@ def state_changes(
         ``shutdown_node_s`` (node-seconds off / switching off while idle: not in the attempts'
         node-seconds); ``held_off_node_s`` and ``held_shutdown_node_s`` (those a job held);
         ``boot_node_s`` (node-seconds booting); ``boot_j`` (joules the booting nodes drew);
+        ``idle_boot_change_j`` (what the boots left unheld changed in the idle nodes' energy);
         ``attempt_change_j`` (per attempt, what its held intervals changed in its energy:
         ``(state's watts - its watts) x`` their node-seconds) and the held intervals' own
         ``(starts, ends, watts)`` (``boot_changes``) for the bill of the attempts that did not complete,
@@ -186,6 +188,7 @@ def state_changes(
     held_ends = np.minimum(ends[held], attempts["ended_at"].to_numpy(float)[at])  # a kill before the work ends them
     ends[held] = np.maximum(held_ends, starts[held])
     drawn = np.where(is_shutdown, rule.shutdown_draw_w(idle_w), float(rule.off_w))  # the state's watts (a boot's below)
+    drawn[is_boot & ~held] = idle_w if rule.boot_w is None else float(rule.boot_w)  # a boot its job's end left unheld
     job_w = attempt_watts[at]
     held_boot = is_boot[held]
     boot_w = job_w if rule.boot_w is None else np.full(len(at), float(rule.boot_w))
@@ -206,6 +209,7 @@ def state_changes(
         "held_off_node_s": float(lengths[off & held].sum()),
         "held_shutdown_node_s": float(lengths[is_shutdown & held].sum()),
         "boot_node_s": float(lengths[is_boot].sum()),
+        "idle_boot_change_j": float(((drawn - idle_w) * lengths)[is_boot & idle].sum()),
         "boot_j": float((drawn * lengths)[is_boot].sum()),
         "attempt_change_j": attempt_change_j,
         "boot_changes": (starts[held], ends[held], held_w - job_w),
@@ -310,7 +314,8 @@ def account_energy(
     summary = {
         "energy_kwh": total_j / JOULES_PER_KWH,
         "busy_energy_kwh": float(attempt_j.sum()) / JOULES_PER_KWH,
-        "idle_energy_kwh": node.idle_w * idle_node_s / JOULES_PER_KWH,
+        "idle_energy_kwh": (node.idle_w * idle_node_s + (0.0 if switched is None else switched["idle_boot_change_j"]))
+        / JOULES_PER_KWH,
         "down_energy_kwh": node.down_w * down_node_s / JOULES_PER_KWH,
         "wasted_energy_kwh": float(attempt_j[wasted].sum()) / JOULES_PER_KWH,
         "energy_per_job_kwh": total_j / JOULES_PER_KWH / jobs_done if jobs_done else float("nan"),
