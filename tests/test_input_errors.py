@@ -122,6 +122,12 @@ def test_the_fta_form_of_lanl_system_20_reads_as_the_lanl_csv_does(tmp_path):
     np.testing.assert_array_equal(by_platform.supernodes, lanl.supernodes)
     inferred = read_fta(path, 128, system="20")  # system 20's failures name nodes 0..509 only
     assert inferred.counts["nodes"] == 510 and inferred.counts["nodes_inferred"] == 1
+    for capacity in (96, 338):  # Mira's midplanes and the matrix's cluster: the same log (the matrix's FTA cells)
+        fta, lanl = read_fta(path, capacity, system="20", nodes=512), read_lanl(LANL, system=20, n_supernodes=capacity)
+        np.testing.assert_array_equal(fta.supernodes, lanl.supernodes)
+        np.testing.assert_array_equal(fta.failed_at, lanl.failed_at)
+        np.testing.assert_array_equal(fta.repair_at, lanl.repair_at)
+        assert fta.supernodes.max() < capacity
 
 
 def test_an_fta_table_runs_from_the_command_line_with_its_downtime(chdir_tmp, capsys):
