@@ -180,22 +180,11 @@ def test_a_switch_off_with_a_time_makes_a_job_wait_for_it_and_its_energy_is_the_
     assert _batsim_joules(result) == pytest.approx({"1": 400_000.0, "2": 110_000.0, "3": 72_400.0}, rel=1e-12)
 
 
-def test_a_job_killed_during_its_boot_leaves_the_boot_to_finish_and_the_next_job_waits_for_it(tmp_path):
-    """Off after 100 s idle at 10 W, boots of 50 s at 300 W, a failure of node 3 at t = 520 (repaired at 600).
-    Job 1 (nodes 0-1, t = 0-1,000). Job 2 (2 nodes at 500, 200 s) gets nodes 2-3, off since 100: they boot from
-    500; the failure kills it at 520. Node 2 finishes its boot unheld (520-530), then job 3 (1 node at 530, 40 s,
-    backfilled before job 2's restart at the repair) is given it: it waits the 20 s left of that boot, no boot of
-    its own, and works 550-590. Job 2 restarts at 600 on nodes 2-3, both on (node 2 idle 10 s, node 3 just
-    repaired): no boot, ends at 800. Before, a kill gave its nodes back on at once: job 3 would have ended at 570.
-
-    Energy to t = 1,000 (down at 0 W): nodes 0-1 200,000 J each; node 2: idle 0-100 and 590-600 and 800-900
-    (21,000 J at 100 W), off 100-500 and 900-1,000 (5,000 J), booting 500-550 (15,000 J: 20 s job 2's, 10 s
-    unheld, 20 s job 3's), busy 550-590 and 600-800 (48,000 J): 89,000 J; node 3: idle 0-100 and 800-900, off
-    100-500 and 900-1,000, booting 500-520, down 520-600, busy 600-800: 71,000 J. Idle energy 420 node-s x 100 W
-    + 10 s x (300 - 100) W of the unheld boot = 44,000 J; busy (the attempts) 400,000 + 12,000 (job 2's killed
-    attempt, its boot at 300 W) + 80,000 + 14,000 (job 3: 60 s at 200 W and 20 s x 100 W more booting) = 506,000 J.
-    """
+def _killed_during_boot(tmp_path, step_seconds: float = 3600.0):
+    """The engine of the hand-made run below: job 2 killed 20 s into its boot (node 3 fails at 520, back at 600)."""
     from failure_logs.events import FailureLog
+    from torus_sim.engine import SchedulingModel
+    from torus_sim.runner import model_arguments
 
     trace = tmp_path / "trace.swf"
     rows = [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 530, 40, 1)]
@@ -218,7 +207,49 @@ def test_a_job_killed_during_its_boot_leaves_the_boot_to_finish_and_the_next_job
         node_boot_w=300.0,
         downtime="log",
     )
-    model = build_model(scenario, {"failures": FailureLog(np.array([520.0]), np.array([3]), np.array([600.0]))})
+    log = FailureLog(np.array([520.0]), np.array([3]), np.array([600.0]))
+    arguments, keywords = model_arguments(scenario, {"failures": log})
+    return SchedulingModel(*arguments, step_seconds=step_seconds, **keywords)
+
+
+def test_an_idle_node_finishing_a_boot_is_booting_for_its_agent_the_drawing_and_the_draw(tmp_path):
+    """The hand-made run at t = 525: node 2 finishes job 2's boot unheld (its agent says booting, the browser draws it
+    booting in its own colour, the reporter's draw counts it at the boot draw); at t = 535 job 3 holds it booting."""
+    from torus_sim import viz_charts
+
+    model = _killed_during_boot(tmp_path, step_seconds=5.0)
+    while model.now < 525.0:
+        model.step()
+    assert model.now == 525.0
+    assert [agent.power_state for agent in model.node_agents][2] == "booting"
+    table, _ = viz_charts.node_table(model)
+    assert table.loc[2, ["state", "fill"]].tolist() == ["booting", viz_charts.BOOTING]
+    assert table.loc[2, "detail"].startswith("booting (idle)")
+    assert set(table.loc[table["state"] == "booting", "node"]) == {2}
+    change = model.power_states.draw_change_w(model.now, 100.0, model.power.job_watts, 200.0)
+    assert change == pytest.approx(300.0 - 100.0)  # node 2 at the boot draw instead of idle
+    while model.now < 535.0:
+        model.step()
+    table, _ = viz_charts.node_table(model)
+    assert table.loc[2, "state"] == "busy" and model.node_agents[2].power_state == "booting"
+
+
+def test_a_job_killed_during_its_boot_leaves_the_boot_to_finish_and_the_next_job_waits_for_it(tmp_path):
+    """Off after 100 s idle at 10 W, boots of 50 s at 300 W, a failure of node 3 at t = 520 (repaired at 600).
+    Job 1 (nodes 0-1, t = 0-1,000). Job 2 (2 nodes at 500, 200 s) gets nodes 2-3, off since 100: they boot from
+    500; the failure kills it at 520. Node 2 finishes its boot unheld (520-530), then job 3 (1 node at 530, 40 s,
+    backfilled before job 2's restart at the repair) is given it: it waits the 20 s left of that boot, no boot of
+    its own, and works 550-590. Job 2 restarts at 600 on nodes 2-3, both on (node 2 idle 10 s, node 3 just
+    repaired): no boot, ends at 800. Before, a kill gave its nodes back on at once: job 3 would have ended at 570.
+
+    Energy to t = 1,000 (down at 0 W): nodes 0-1 200,000 J each; node 2: idle 0-100 and 590-600 and 800-900
+    (21,000 J at 100 W), off 100-500 and 900-1,000 (5,000 J), booting 500-550 (15,000 J: 20 s job 2's, 10 s
+    unheld, 20 s job 3's), busy 550-590 and 600-800 (48,000 J): 89,000 J; node 3: idle 0-100 and 800-900, off
+    100-500 and 900-1,000, booting 500-520, down 520-600, busy 600-800: 71,000 J. Idle energy 420 node-s x 100 W
+    + 10 s x (300 - 100) W of the unheld boot = 44,000 J; busy (the attempts) 400,000 + 12,000 (job 2's killed
+    attempt, its boot at 300 W) + 80,000 + 14,000 (job 3: 60 s at 200 W and 20 s x 100 W more booting) = 506,000 J.
+    """
+    model = _killed_during_boot(tmp_path)
     model.run()
     record = model.record()
     attempts = record.attempts.sort_values("started_at")

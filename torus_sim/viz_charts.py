@@ -48,8 +48,10 @@ OFF = "#9fb3c8"
 """A switched-off node's fill (idle nodes switched off, ``idle_off_after``); a booting one has its job's colour."""
 SWITCHING_OFF = "#cbd8e6"
 """An idle node's fill while it switches off (a run with a ``shutdown_time``): between free and :data:`OFF`."""
+BOOTING = "#f2d680"
+"""An idle node's fill while it finishes a boot for a job that ended before the boot did (killed, moved)."""
 FAILED_STROKE, STARTED_STROKE, SEPARATOR = "#e00000", "#1f4fff", "#ffffff"
-STATES = ("free", "switching off", "switched off", "busy", "down", "failed this step", "started this step")
+STATES = ("free", "switching off", "switched off", "booting", "busy", "down", "failed this step", "started this step")
 """The legend's entries."""
 
 
@@ -86,7 +88,8 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
 
     Returns:
         ``(table, titles)``: columns ``node``, ``column``, ``row`` (drawing units, one per node),
-        ``state`` (free / busy / down, or off: switched off, or switching off: on its way there), ``fill`` (colour), ``stroke`` (red: failed during the last
+        ``state`` (free / busy / down, or off: switched off, or switching off: on its way there, or
+        booting: finishing a boot its job ended before), ``fill`` (colour), ``stroke`` (red: failed during the last
         step; blue: its job started then; white: neither), ``job``, ``size``, ``started_h``,
         ``walltime_h``, ``attempts``, ``down_until_h``; and the panel titles with their places
         (a torus; empty for a cluster).
@@ -109,6 +112,8 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
         switching = off & states.switching_off(model.now)
         state, fill = np.where(off, "off", state), np.where(off, OFF, fill)
         state, fill = np.where(switching, "switching off", state), np.where(switching, SWITCHING_OFF, fill)
+        booting = states.booting_idle(model.now) & (state == "free")
+        state, fill = np.where(booting, "booting", state), np.where(booting, BOOTING, fill)
     stroke = np.full(capacity, SEPARATOR, dtype=object)
     started = {int(n) for _, allocation in model.started_this_step for n in platform.members(allocation) if job_at[n] >= 0}
     stroke[list(started)] = STARTED_STROKE
@@ -150,6 +155,8 @@ def _node_detail(row) -> str:
         return "down" if pd.isna(row.down_until_h) else f"down until t = {row.down_until_h:,.2f} h"
     if row.state == "off":
         return "switched off (idle): a job given it waits for its boot"
+    if row.state == "booting":
+        return "booting (idle): its job ended before the boot did; a job given it waits for the boot's end"
     if row.state == "switching off":
         return "switching off (idle): a job given it waits for the switch-off to end, then for its boot"
     return ""
@@ -168,7 +175,7 @@ def legend_html(switched_off: bool = False, switching_off: bool = False) -> str:
     items = [
         (FREE, SEPARATOR, "free"),
         *([(SWITCHING_OFF, SEPARATOR, "switching off")] if switched_off and switching_off else []),
-        *([(OFF, SEPARATOR, "switched off")] if switched_off else []),
+        *([(OFF, SEPARATOR, "switched off"), (BOOTING, SEPARATOR, "booting (its job ended)")] if switched_off else []),
         (JOB_PALETTE[0], SEPARATOR, "busy (one colour per job)"),
         (DOWN, SEPARATOR, "down"),
         (FREE, FAILED_STROKE, "failed this step"),

@@ -117,6 +117,11 @@ class NodePowerStates:
         idle = (idle_for > self.rule.after_s) & (idle_for < self.rule.after_s + self.rule.shutdown_s)
         return idle | ((begun <= now) & (now < done))
 
+    def booting_idle(self, now: float) -> np.ndarray:
+        """Bool ``(N,)``: the idle nodes still booting at ``now`` for a job that ended before the boot did."""
+        begun, _, woken, until = self._settle
+        return (begun <= now) & (woken <= now) & (now < until)
+
     def _settle_rows(self, nodes: np.ndarray, upto: float) -> list[tuple]:
         """The unheld rows ``(nodes, state, starts, ends)`` of settling ``nodes`` from their job's end to ``upto``."""
         begun, done, woken, until = self._settle[:, nodes]
