@@ -37,8 +37,9 @@ built-in ``power-window`` and ``power-cap`` policies plan with it. A policy that
 ``passes_at_price_changes`` gets a pass at each change of price while jobs wait; one that sets
 ``passes_at_own_times`` gets one at its ``next_pass_after(now)`` (a cap's hours or levels). With idle
 nodes switched off (``idle_off_after``) ``model.power.switch_off`` is the rule and ``model.power_states``
-each node's state (``off(now)``: the nodes not on, off or switching off; ``switching_off(now)``;
-``state(node, now)``; read it, never write it); a node agent's ``power_state`` says ``busy``, ``idle``,
+each node's state (``off(now)``: the idle nodes off or switching off; ``switching_off(now)``;
+``booting_idle(now)``: idle nodes finishing a boot their job ended before; ``state(node, now)``; read it,
+never write it); a node agent's ``power_state`` says ``busy``, ``idle``,
 ``down``, ``switching off``, ``off`` or ``booting``.
 
 What the engine checks (docs/policies/README.md has the whole contract):
