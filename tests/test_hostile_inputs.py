@@ -1810,3 +1810,32 @@ def test_i41_property_any_plugin_misbehaviour_ends_the_run_with_one_policy_error
         return
     assert not calls["effect"]  # a misbehaviour that happened never goes unnoticed
     assert model.completed == len(model.jobs)
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1", '"off"', "0.0"])
+def test_a_switch_parameter_given_as_text_or_a_number_is_one_sentence(capsys, tmp_path, value):
+    """power-window's ``backfill`` is a bool: pydantic's lax mode read "yes", 1 or "off" as true / false, so a switch
+    written as anything but ``true`` / ``false`` is refused (a sentence, exit 2), from a file and from the flag."""
+    power = ["--power", "--price", "tou:0.05:3", "--max-jobs", "20"]
+    path = tmp_path / "s.toml"
+    path.write_text(f'[policy]\npolicy = "power-window"\nparams = {{ backfill = {value} }}\n')
+    err = refused(capsys, tmp_path, str(path), *power)
+    assert "parameter 'backfill'" in err and "valid boolean" in err
+    err = refused(capsys, tmp_path, "--policy", "power-window", "--policy-param", f"backfill={value}", *power)
+    assert "parameter 'backfill'" in err and "valid boolean" in err
+
+
+def test_a_switch_parameter_given_true_or_false_runs(tmp_path):
+    out = tmp_path / "out"
+    power = ["--power", "--price", "tou:0.05:3", "--max-jobs", "20"]
+    assert main(["run", "--policy", "power-window", "--policy-param", "backfill=true", *power, "--out", str(out)]) == 0
+    assert (out / "summary.json").exists()
+
+
+@pytest.mark.parametrize(("section", "field"), [("power", "power"), ("policy", "migration"), ("failures", "fit_failures")])
+def test_a_scenario_switch_given_as_text_is_one_sentence(capsys, tmp_path, section, field):
+    """The scenario's own bool fields are strict too: ``power = "yes"`` was read as true, ``"no"`` as false."""
+    path = tmp_path / "s.toml"
+    path.write_text(f'[workload]\nmax_jobs = 20\n[{section}]\n{field} = "no"\n')
+    err = refused(capsys, tmp_path, str(path))
+    assert f"{field}: Input should be a valid boolean (got 'no')" in err

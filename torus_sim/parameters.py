@@ -88,6 +88,11 @@ def call_with_parameters(factory: Callable, params: dict, offered: dict, what: s
         raise ConfigurationError(f"{what} could not be built: {raised_briefly(error)}") from None
 
 
+STRICT_ANNOTATIONS = (bool, bool | None)
+"""Parameter types checked without conversion: pydantic's lax mode reads ``"yes"``, ``1`` or ``"off"`` as a
+bool, so a switch written as text or a number would silently mean something; it must be ``true`` / ``false``."""
+
+
 def _checked(value, annotation, name: str, what: str):
     from pydantic import TypeAdapter, ValidationError
 
@@ -96,7 +101,7 @@ def _checked(value, annotation, name: str, what: str):
     except Exception:  # noqa: BLE001 - an annotation pydantic cannot check is not checked
         return value
     try:
-        return adapter.validate_python(value)
+        return adapter.validate_python(value, strict=annotation in STRICT_ANNOTATIONS)
     except ValidationError as error:
         problem = error.errors()[0]["msg"] if error.errors() else str(error)
         raise ConfigurationError(f"{what}: parameter {name!r} = {value!r}: {problem}") from None

@@ -164,7 +164,7 @@ class Scenario(PowerSettings, BaseModel):
     job_set: int = Field(0, ge=0, description="which generated job set (batch experiments run several)")
     processor_range: tuple[int, int] | None = Field(None, description="p_j bounds of RIGID sets (default: 0.5% and 20% of P)")
     runtime_range: tuple[float, float] = Field((100.0, 20_000.0), description="t_j bounds of RIGID sets, seconds")
-    monotonic: bool = Field(False, description="check a table: workload against the monotonic model")
+    monotonic: bool = Field(strict=True, default=False, description="check a table: workload against the monotonic model")
     workload_params: dict[str, Any] = Field(
         default_factory=dict,
         description="a plug-in workload source's constructor parameters ([workload.params], --workload-param)",
@@ -178,7 +178,9 @@ class Scenario(PowerSettings, BaseModel):
         default_factory=dict,
         description="a plug-in failure source's constructor parameters ([failures.params], --failures-param)",
     )
-    fit_failures: bool = Field(True, description="map a real log's first..last failure onto the workload's submit span")
+    fit_failures: bool = Field(
+        strict=True, default=True, description="map a real log's first..last failure onto the workload's submit span"
+    )
     failure_timing: Literal["fit", "window", "as-logged"] | None = Field(
         None,
         description=(
@@ -196,8 +198,12 @@ class Scenario(PowerSettings, BaseModel):
             "whole log); count: every failure squeezed into the prefix's span (before 2026-11-25)"
         ),
     )
-    mira_io_drawers: bool = Field(True, description="Mira log: an I/O-drawer event takes down the two midplanes of its rack")
-    mira_maintenance: bool = Field(True, description="Mira log: maintenance periods are whole-machine downtime")
+    mira_io_drawers: bool = Field(
+        strict=True, default=True, description="Mira log: an I/O-drawer event takes down the two midplanes of its rack"
+    )
+    mira_maintenance: bool = Field(
+        strict=True, default=True, description="Mira log: maintenance periods are whole-machine downtime"
+    )
     lanl_system: int = Field(20, ge=1, description="LANL system number")
     fta_system: str | None = Field(None, description="FTA .tab: keep nodes named <system>.<node> (all when unset)")
     fta_platform: int | None = Field(None, ge=0, description="FTA .tab: keep this platform_id (all when unset)")
@@ -229,8 +235,8 @@ class Scenario(PowerSettings, BaseModel):
         description="placement: mfp, balancing, tiebreak, warm (on nodes first, with idle_off_after), a plug-in's name or an import path (default: the policy's own)",
     )
     placement_params: dict[str, Any] = Field(default_factory=dict, description="the placement's constructor parameters")
-    backfill: bool = Field(True, description="Krevat's backfilling")
-    migration: bool = Field(True, description="Krevat's migration")
+    backfill: bool = Field(strict=True, default=True, description="Krevat's backfilling")
+    migration: bool = Field(strict=True, default=True, description="Krevat's migration")
     migration_cost: Seconds = Field(0.0, ge=0, description="seconds per migrated job")
     priority: Literal["LPT", "SPT", "HPA", "LPA", "LA", "SA", "RANDOM"] = Field(
         "LPT", description="RIGID / MOLDABLE priority rule"
@@ -285,7 +291,9 @@ class Scenario(PowerSettings, BaseModel):
     gamma: Seconds = Field(10.0, gt=0, description="Γ of bounded slowdown, seconds")
     bsld_form: Literal["standard", "printed"] = Field("standard", description="bounded slowdown max/max or BGL-FAULT's max/min")
     fairness: bool | None = Field(
-        None, description="record the head's fairness each pass (default: online workloads on a cluster; costs ~15% on the torus)"
+        strict=True,
+        default=None,
+        description="record the head's fairness each pass (default: online workloads on a cluster; costs ~15% on the torus)",
     )
     fairness_reading: Literal["backfilled", "shadow"] = Field(
         DEFAULT_FAIRNESS_READING,
@@ -293,7 +301,8 @@ class Scenario(PowerSettings, BaseModel):
     )
     min_delay: Seconds = Field(0.0, ge=0, description="count a delay or a delay from reservation only above this, seconds")
     bound_verification: bool = Field(
-        False,
+        strict=True,
+        default=False,
         description="L(f) counts V in every attempt (default: RIGID Eq. 5-6's L(f) on t_j alone, as the reference code)",
     )
     # run

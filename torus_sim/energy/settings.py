@@ -59,7 +59,9 @@ class PowerSettings(BaseModel):
             (watts while switching off; None: the idle draw): :class:`~torus_sim.energy.switch_off.SwitchOff`.
     """
 
-    power: bool = Field(False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power")
+    power: bool = Field(
+        strict=True, default=False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power"
+    )
     job_power: str = Field(
         "machine", description="job draw per node: machine (busy figure), uniform:LOW:HIGH watts, or a CSV job_id,watts_per_node"
     )
