@@ -442,6 +442,8 @@ def test_energy_equals_a_per_second_sum_over_every_nodes_state(tmp_path, jobs, a
         draw[row.node, int(row.start) : int(end)] = unheld_boot if row.state == "boot" and row.job_id < 0 else watts[row.state]
     for time, node, until in down:
         draw[node, int(time) : int(until)] = 0.0
+    states = result.model.power_states  # its count of nodes finishing a transition unheld gates every check of them
+    assert states._settling == int(np.count_nonzero(states._settle[0] > -math.inf))
     summary = result.summary
     assert summary["energy_kwh"] == pytest.approx(draw.sum() / JOULES_PER_KWH, rel=1e-12)
     parts = ["busy_energy_kwh", "idle_energy_kwh", "down_energy_kwh", "off_energy_kwh", "shutdown_energy_kwh"]

@@ -69,6 +69,7 @@ class NodePowerStates:
         # a node whose job ended before its boot did, finishing the transition unheld: from, switch-off end, boot
         # start, boot end (from = -inf: none; its rows are written when it is taken, fails, or the table is read)
         self._settle = np.full((4, capacity), -math.inf)
+        self._settling = 0  # how many nodes have a settle entry (0: every settle check is skipped)
         self.boots: dict[tuple[int, int], tuple[int, float, float]] | None = None
         self._chunks: list[tuple] = []  # (nodes, state, starts, ends, job id, attempt): one per event, arrays of nodes
 
@@ -107,14 +108,19 @@ class NodePowerStates:
         Those idle for longer than the rule's ``after_s``, and those finishing a switch-off their job's end
         left them in (one booting is neither).
         """
+        idle = now - self.idle_since > self.rule.after_s
+        if not self._settling:
+            return idle
         begun, done, woken, _ = self._settle
-        return (now - self.idle_since > self.rule.after_s) | ((begun <= now) & (now < woken))
+        return idle | ((begun <= now) & (now < woken))
 
     def switching_off(self, now: float) -> np.ndarray:
         """Bool ``(N,)``: the idle nodes still switching off at ``now`` (none when the switch-off takes no time)."""
-        begun, done, _, _ = self._settle
         idle_for = now - self.idle_since
         idle = (idle_for > self.rule.after_s) & (idle_for < self.rule.after_s + self.rule.shutdown_s)
+        if not self._settling:
+            return idle
+        begun, done, _, _ = self._settle
         return idle | ((begun <= now) & (now < done))
 
     def booting_idle(self, now: float) -> np.ndarray:
@@ -149,6 +155,7 @@ class NodePowerStates:
         still = nodes[self._settle[3, nodes] > now]
         times = self._settle[1:, still].copy()
         self._settle[:, nodes] = -math.inf
+        self._settling -= len(nodes)
         return still, times
 
     def take(self, members: np.ndarray, now: float, job_id: int, attempt: int) -> float:
@@ -172,7 +179,7 @@ class NodePowerStates:
         members = np.asarray(members, dtype=np.int64)
         rule = self.rule
         ready = 0.0
-        if (self._settle[0, members] > -math.inf).any():
+        if self._settling and (self._settle[0, members] > -math.inf).any():
             settling, times = self._settled(members, now)
             if len(settling):
                 ready = self._hold_settling(settling, times, now, job_id, attempt)
@@ -260,12 +267,13 @@ class NodePowerStates:
                 until,
             ]
             self.idle_since[settling] = until
+            self._settling += len(settling)
         self.booting_until[members] = -math.inf
         self.booting_job[members] = -1
 
     def fail(self, node: int, now: float) -> None:
         """A node goes down at ``now`` (a failure with a downtime): a switch-off, an off period or a boot left unheld ends there."""
-        if self._settle[0, node] > -math.inf and len(self._settled(np.array([node], dtype=np.int64), now)[0]):
+        if self._settling and self._settle[0, node] > -math.inf and len(self._settled(np.array([node], dtype=np.int64), now)[0]):
             self.idle_since[node] = math.inf  # it was still finishing its transition: down from now
             return
         since = float(self.idle_since[node])
@@ -322,8 +330,8 @@ class NodePowerStates:
         change = int(idle_off.sum() - switching.sum()) * (rule.off_w - idle_w)
         change += int(switching.sum()) * (shutdown_w - idle_w)
         begun, done, woken, until = self._settle
-        settling = (begun <= now) & (now < until)
-        if settling.any():  # idle nodes finishing a transition their job's end left
+        settling = (begun <= now) & (now < until) if self._settling else None
+        if settling is not None and settling.any():  # idle nodes finishing a transition their job's end left
             in_shutdown = int((settling & (now < done)).sum())
             in_off = int((settling & (now >= done) & (now < woken)).sum())
             in_boot = int((settling & (now >= woken)).sum())
