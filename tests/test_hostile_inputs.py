@@ -1839,3 +1839,35 @@ def test_a_scenario_switch_given_as_text_is_one_sentence(capsys, tmp_path, secti
     path.write_text(f'[workload]\nmax_jobs = 20\n[{section}]\n{field} = "no"\n')
     err = refused(capsys, tmp_path, str(path))
     assert f"{field}: Input should be a valid boolean (got 'no')" in err
+
+
+def test_a_sweep_resumed_after_its_input_file_changed_runs_again_and_a_moved_one_does_not(capsys, tmp_path):
+    """Run keys count an input file by its content: the same bytes under another path (a results folder used from
+    another checkout) resume the stored runs; new bytes at the same path (a workload edited in place) run again,
+    where the path alone had reused the numbers made from the old content."""
+    import shutil
+
+    from torus_sim.experiments.sweep import run_key
+    from torus_sim.scenario import Scenario
+
+    trace = tmp_path / "data" / "t.swf"
+    trace.parent.mkdir()
+    lines = "".join(f"{j} {10 * j} 0 {100 + j} 8 -1 -1 8 {200 + j} -1 1 1 1 -1 1 -1 -1 -1\n" for j in range(1, 21))
+    trace.write_text("; MaxProcs: 128\n" + lines)
+    file = tmp_path / "s.toml"
+    file.write_text('[workload]\nworkload = "data/t.swf"\n[failures]\nfailures = "none"\n[grid]\nseed = [0, 1]\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
+    first = {path.name for path in (out / "runs").glob("*.json")}
+    assert len(first) == 2
+    moved = tmp_path / "elsewhere" / "t.swf"
+    moved.parent.mkdir()
+    shutil.copy(trace, moved)
+    same = Scenario.make("a", workload=str(trace), failures="none")
+    assert run_key(same) == run_key(Scenario.make("a", workload=str(moved), failures="none"))
+    assert run_key(Scenario.make("a", workload=f"swf-file:{trace}", failures="none")) != run_key(same)  # the prefix counts
+    trace.write_text("; MaxProcs: 128\n" + lines.replace(" 8 -1 -1 8 ", " 16 -1 -1 16 "))
+    assert main(["sweep", str(file), "--out", str(out), "--no-progress"]) == 0
+    second = {path.name for path in (out / "runs").glob("*.json")}
+    assert len(second) == 4 and first < second  # two new runs beside the old ones
+    capsys.readouterr()

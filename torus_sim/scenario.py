@@ -113,6 +113,10 @@ MAX_BATCH_JOBS = 10**6
 """The most jobs of a generated batch (its per-job arrays and time tables stay within memory)."""
 
 
+INPUT_FILE_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file")
+"""Scenario fields that may name an input file (alone, or after a ``name:`` prefix such as ``table:``)."""
+
+
 class Scenario(PowerSettings, BaseModel):
     """Everything that defines a run (and goes into its manifest); see the module docstring.
 

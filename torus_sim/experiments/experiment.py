@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
-from torus_sim.scenario import SECTIONS, Scenario, scenario_error
+from torus_sim.scenario import INPUT_FILE_FIELDS, SECTIONS, Scenario, scenario_error
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,7 +68,6 @@ DEFAULT_MAX_RUNS = 10_000
 
 FIELDS = {name for members in SECTIONS.values() for name in members} | {"scheduler"}
 TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "max_runs", "grid", "case", "figure", "paper", *SECTIONS}
-_PATH_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file")
 
 
 @dataclass(frozen=True)
@@ -328,7 +327,7 @@ def _map_file_fields(table: pd.DataFrame, convert) -> pd.DataFrame:
     A value is tried whole, then as ``prefix:path`` (the text after the first ``:``).
     """
     table = table.copy()
-    for name in _PATH_FIELDS:
+    for name in INPUT_FILE_FIELDS:
         if name not in table.columns:
             continue
         converted: dict = {}
@@ -433,7 +432,7 @@ def load_experiment(path: str | Path) -> Experiment:
     for key, values in grid.items():
         if not values:
             raise ConfigurationError(f"{path}: grid parameter {key!r} has no values")
-    for key in _PATH_FIELDS:
+    for key in INPUT_FILE_FIELDS:
         if key in base:
             base[key] = _resolve(base[key], path.parent, key)
         if key in grid:
@@ -477,7 +476,7 @@ def load_experiment(path: str | Path) -> Experiment:
             series=raw.get("series", ""),
             y=tuple(raw["y"]),
             where={
-                key: _resolve(value, path.parent, key) if key in _PATH_FIELDS else value
+                key: _resolve(value, path.parent, key) if key in INPUT_FILE_FIELDS else value
                 for key, value in raw.get("where", {}).items()
             },
             title=raw.get("title", ""),

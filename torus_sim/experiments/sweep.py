@@ -37,7 +37,7 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.experiments.progress import RunProgress, varying_fields
 from torus_sim.files import atomic_write, json_text
 from torus_sim.runner import run
-from torus_sim.scenario import Scenario
+from torus_sim.scenario import INPUT_FILE_FIELDS, Scenario
 
 __all__ = ["EXECUTORS", "code_digest", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
 
@@ -72,9 +72,14 @@ def run_key(config: Scenario) -> str:
     of an online workload, empty parameter tables, fields added later and left unset
     (:data:`LATER_FIELDS`), and the wall-clock limit of a pass (``plan_timeout``: it stops a run, never
     changes one); so a sweep resumed with other reduction options, or by a later version, finds the runs
-    it already has.
+    it already has. An input file counts by its content, not its path (:func:`content_named`): a
+    results folder resumed from another checkout finds its runs, and one whose input file was edited in
+    place runs them again instead of reusing numbers made from the old content.
     """
     fields = config.model_dump(mode="json")
+    for name in INPUT_FILE_FIELDS:
+        if isinstance(fields.get(name), str):
+            fields[name] = content_named(fields[name])
     fields.pop("plan_timeout", None)
     if fields.get("event_order") == "instant":  # the order before the setting existed: keys of earlier runs hold
         fields.pop("event_order")
@@ -88,6 +93,40 @@ def run_key(config: Scenario) -> str:
             fields.pop(name, None)
     canonical = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def content_named(value: str) -> str:
+    """``value`` with the existing file it names (whole, or after its first ``:``) replaced by ``sha256:`` and its digest.
+
+    Only the text is looked at (no registry is asked); a value that names no existing file (``bundled``,
+    ``synthetic:500``, ``uniform:50:300``) is returned as it is.
+
+    Args:
+        value: a scenario field's text, e.g. ``/data/log.swf.gz`` or ``table:/data/t.txt``.
+
+    Returns:
+        e.g. ``sha256:9f86d0...`` or ``table:sha256:9f86d0...``.
+    """
+    path = Path(value)
+    if path.is_file():
+        return "sha256:" + _file_digest(str(path.resolve()))
+    prefix, separator, rest = value.partition(":")
+    if separator and rest and Path(rest).is_file():
+        return f"{prefix}:sha256:" + _file_digest(str(Path(rest).resolve()))
+    return value
+
+
+def _file_digest(path: str) -> str:
+    """SHA-256 of a file's bytes, remembered per (path, size, modification time) for the process."""
+    stat = Path(path).stat()
+    return _digest_of(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)
+def _digest_of(path: str, size: int, mtime_ns: int) -> str:
+    from torus_sim.files import file_sha256
+
+    return file_sha256(path)
 
 
 LATER_FIELDS = ("shutdown_time", "node_shutdown_w")
