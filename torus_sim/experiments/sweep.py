@@ -117,9 +117,15 @@ def content_named(value: str) -> str:
 
 
 def _file_digest(path: str) -> str:
-    """SHA-256 of a file's bytes, remembered per (path, size, modification time) for the process."""
-    stat = Path(path).stat()
-    return _digest_of(path, stat.st_size, stat.st_mtime_ns)
+    """SHA-256 of a file's bytes, remembered per (path, size, modification time) for the process.
+
+    A file that cannot be read keys by its path (the run's own input check then refuses it with a sentence).
+    """
+    try:
+        stat = Path(path).stat()
+        return _digest_of(path, stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        return "path:" + path
 
 
 @functools.lru_cache(maxsize=256)
