@@ -320,8 +320,12 @@ def test_jobs_of_run_time_zero_late_in_a_log_are_not_given_the_same_nodes(tmp_pa
     assert starts == {1: start, 2: start + 1, 3: start + 5000, 4: start + 5000, 5: start + 5000}
 
 
-def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
-    """The per-size flags (kept across a pass's reservations and splits) answer what asking every step answers."""
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table, compiled):
+    """The per-size flags (kept across a pass's reservations and splits) answer what asking every step answers.
+
+    Both searches: the compiled one on the step arrays (partition_steps) and the Python one (numba missing).
+    """
     from benchmarks.reservations import plain_search
     from torus_sim.policies.availability import PartitionProfile
 
@@ -333,6 +337,9 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
         ends = rng.choice([0.5, 1.0, 2.0, 4.0, 9.0, 20.0], size=busy.size)
         releases = [(float(ends[node]), 1 << int(node)) for node in np.flatnonzero(busy)]
         profile = PartitionProfile(0.0, bgl_table, busy, releases)
+        if not compiled:
+            profile._steps = None
+        assert compiled == (profile._steps is not None)
         for _ in range(40):
             size, duration = int(rng.choice(sizes)), float(rng.choice([0.0, 0.5, 1.0, 3.0, 6.0, 30.0]))
             floor = float(rng.choice(profile.dates))
@@ -341,6 +348,10 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table):
             asked += 1
             skipped += answer[0] > floor
             profile.reserve(answer[0], duration, size, answer[1])
+        if compiled:  # the arrays mirror the lists after every split and reservation
+            steps = profile._steps
+            assert steps.dates[: steps.count].tolist() == profile.dates
+            assert [bgl_table.occupied_of(words) for words in steps.words[: steps.count]] == profile.occupied
     assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)
 
 

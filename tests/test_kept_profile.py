@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from torus_sim.policies.availability import PartitionProfile
 from torus_sim.policies.kept_profile import ProfileKeeper
 
 
@@ -32,31 +33,35 @@ class _View:
         return self.remaining[job.job_id]
 
 
-def _kept(view, waiting):
+def _kept(view, waiting, table):
     keeper = ProfileKeeper()
-    profile = SimpleNamespace(dates=[view.now, 500.0, 900.0])
+    blocked = np.zeros(table.torus.size, dtype=bool)
+    blocked[:3] = True
+    profile = PartitionProfile(view.now, table, blocked, [(500.0, 0b1), (900.0, 0b110)])
     keeper.keep(view, profile, waiting, 500.0, [])
     return keeper, profile
 
 
-def test_the_kept_profile_stands_while_only_jobs_arrive_and_is_moved_to_now():
+def test_the_kept_profile_stands_while_only_jobs_arrive_and_is_moved_to_now(bgl_table):
     view = _View()
     waiting = [SimpleNamespace(job_id=10), SimpleNamespace(job_id=11)]
     view.remaining = {10: 300.0, 11: 50.0, 12: 70.0}
-    keeper, profile = _kept(view, waiting)
+    keeper, profile = _kept(view, waiting, bgl_table)
     view.now = 150.0
     kept = keeper.take(view, [*waiting, SimpleNamespace(job_id=12)])  # an arrival after them
-    assert kept is not None and kept.profile is profile and profile.dates[0] == 150.0 and kept.head_at == 500.0
+    assert kept is not None and kept.profile is profile and profile.dates == [150.0, 500.0, 900.0] and kept.head_at == 500.0
+    if profile._steps is not None:  # the compiled search's copy moved too: a window from now ends at 150 + duration
+        assert profile._steps.dates[:3].tolist() == [150.0, 500.0, 900.0]
     assert keeper.take(view, waiting) is None  # taken once: the next pass keeps it again or builds afresh
 
 
-def test_each_guard_refuses_the_kept_profile():
+def test_each_guard_refuses_the_kept_profile(bgl_table):
     waiting = [SimpleNamespace(job_id=10), SimpleNamespace(job_id=11)]
 
     def changed(change):
         view = _View()
         view.remaining = {10: 300.0, 11: 50.0}
-        keeper, _ = _kept(view, waiting)
+        keeper, _ = _kept(view, waiting, bgl_table)
         jobs = change(view)
         return keeper.take(view, jobs if jobs is not None else waiting)
 
@@ -69,14 +74,16 @@ def test_each_guard_refuses_the_kept_profile():
     assert changed(lambda view: view.remaining.update({11: 60.0})) is None  # a predictor changed its mind
 
 
-def test_a_pass_whose_started_job_is_released_elsewhere_keeps_nothing():
+def test_a_pass_whose_started_job_is_released_elsewhere_keeps_nothing(bgl_table):
     """keep() refuses when a started job's predicted end is not the window its reservation was made for."""
     view = _View()
     started = SimpleNamespace(rank=2, job_id=2)
     view.running[2] = started
     view.ends[2] = 100.0 + 250.0
     keeper = ProfileKeeper()
-    keeper.keep(view, SimpleNamespace(dates=[100.0, 350.0]), [], None, [(started, 200.0)])
+    blocked = np.zeros(bgl_table.torus.size, dtype=bool)
+    blocked[0] = True
+    keeper.keep(view, PartitionProfile(100.0, bgl_table, blocked, [(350.0, 0b1)]), [], None, [(started, 200.0)])
     assert keeper.take(view, []) is None
-    keeper.keep(view, SimpleNamespace(dates=[100.0, 350.0]), [], None, [(started, 250.0)])
+    keeper.keep(view, PartitionProfile(100.0, bgl_table, blocked, [(350.0, 0b1)]), [], None, [(started, 250.0)])
     assert keeper.take(view, []) is not None

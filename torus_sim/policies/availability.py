@@ -197,6 +197,13 @@ class PartitionProfile:
                 self.dates.append(end_at)
                 self.occupied.append(self.occupied[-1])
             self.occupied[-1] &= ~(members if isinstance(members, int) else _bits(members))
+        self._steps = _step_arrays(table, self.dates, self.occupied)  # the compiled search's copy (None: numba missing)
+
+    def move_to(self, now: float) -> None:
+        """Move the profile's first breakpoint to ``now`` (seconds, before its second one): a kept profile's next pass."""
+        self.dates[0] = now
+        if self._steps is not None:
+            self._steps.dates[0] = now
 
     def _window(self, index: int, duration: float) -> int:
         """The supernodes taken at any time in [dates[index], dates[index] + duration), as an int."""
@@ -243,6 +250,13 @@ class PartitionProfile:
             return math.inf, None
         free_under = self.table.free_ids_under
         dates, occupied = self.dates, self.occupied
+        if self._steps is not None:  # the same steps tried in the same order, compiled
+            index = self._steps.search(size, bisect.bisect_left(dates, floor), duration)
+            if index < 0:
+                return math.inf, None
+            window = self._window(index, duration)
+            start_at = dates[index]
+            return start_at, self._choose(free_under(window, size), window, start_at)
         maybe = self._maybe.get(size)
         if maybe is None:
             maybe = self._maybe[size] = bytearray(b"\x01") * len(dates)
@@ -300,7 +314,7 @@ class PartitionProfile:
         if math.isinf(start_at) or where is None:
             return
         bits = self.table.mask_ints[where]
-        dates, occupied, maybe = self.dates, self.occupied, self._maybe.values()
+        dates, occupied, maybe, steps = self.dates, self.occupied, self._maybe.values(), self._steps
         end_at = window_end(start_at, duration)
         for date in (start_at, end_at):  # split the steps at the window's ends (a new step copies its predecessor)
             index = bisect.bisect_right(dates, date) - 1
@@ -309,10 +323,14 @@ class PartitionProfile:
                 occupied.insert(index + 1, occupied[index])
                 for flags in maybe:
                     flags.insert(index + 1, flags[index])
+                if steps is not None:
+                    steps.split(index, date)
         first = bisect.bisect_left(dates, start_at)
         last = bisect.bisect_left(dates, end_at)
         for index in range(first, last):
             occupied[index] |= bits
+        if steps is not None:
+            steps.take(first, last, where)
 
 
 class StartFloors:
@@ -420,6 +438,15 @@ class StartsLeft:
                 if below > horizon and self._alive[other]:
                     self._rule(other, min(below, self._open(other)))
         return self.alive > 0
+
+
+def _step_arrays(table, dates: list[float], occupied: list[int]):
+    """The profile's steps for the compiled search (:class:`~torus_sim.policies.partition_steps.StepArrays`), or None where numba cannot be imported."""
+    try:
+        from torus_sim.policies.partition_steps import StepArrays
+    except ImportError:  # numba missing: the search in Python gives the same answers, slower
+        return None
+    return StepArrays(table, dates, np.array([table.words_of(taken) for taken in occupied], dtype=np.uint64))
 
 
 def _bits(members) -> int:

@@ -86,7 +86,7 @@ class ProfileKeeper:
             return None
         if [view.predicted_remaining(job) for job in waiting] != kept.durations:
             return None  # a predictor changed its mind about a waiting job
-        dates[0] = now
+        kept.profile.move_to(now)
         return kept
 
     def keep(self, view, profile: PartitionProfile, waiting: list, head_at: float | None, started: list) -> None:
