@@ -9,7 +9,8 @@ Alg. 1; Mu'alem and Feitelson 2001); on the torus each reservation is a search o
 for the first one from which a partition stays free (:meth:`~torus_sim.policies.availability.PartitionProfile.earliest`).
 With failures the queue holds hundreds of jobs and the profile hundreds of steps. The search keeps, per
 size, which steps hold a free partition on their own (a step that holds none never does again in the
-pass) and skips them in C (``bytearray.find``); the baseline is :func:`plain_search`, the scan of every
+pass) and, where numba imports, runs compiled over the steps mirrored as arrays
+(:mod:`torus_sim.policies.partition_steps`); the baseline is :func:`plain_search`, the Python scan of every
 step it replaced, swapped in for the same runs, with :func:`plain_earliest` (the search's floor found by
 scanning every answer the profile gave: :class:`~torus_sim.policies.availability.StartFloors` replaced
 it). On a cluster R-LIST-Q reserves on conservative
@@ -36,6 +37,7 @@ CELLS = (
     ("conservative", "Mira 2x3x4x4", "LANL, logged repairs", 4000),
     ("R-LIST-Q", "cluster, node ids", "LANL, logged repairs", 15000),
     ("conservative", "Mira 2x3x4x4", "LANL, logged repairs", 12000),
+    ("R-LIST-Q", "Mira 2x3x4x4", "Mira", 10000),
 )
 """(policy, platform, failure source, jobs) of the matrix: cells that stopped on the whole logs, on prefixes
 whose queues hold hundreds of jobs (thousands on the cluster)."""
