@@ -160,7 +160,9 @@ class PartitionProfile:
     Each step's occupancy is a Python int (bit i = supernode i, the partition table's
     :meth:`~torus_sim.partition_table.PartitionTable.occupied_of` form): a window's occupancy is a few
     ``|`` and the table's memo of free partitions answers most questions (many steps repeat an
-    occupancy).
+    occupancy). Where numba imports, the steps are mirrored as uint64 words beside their dates
+    (:class:`~torus_sim.policies.partition_steps.StepArrays`, kept in step by :meth:`reserve` and
+    :meth:`move_to`) and :meth:`earliest`'s search runs over them compiled, with the same answers.
 
     Args:
         now: the current time, seconds.
@@ -245,6 +247,8 @@ class PartitionProfile:
         pass (a new step copies its predecessor's occupancy and flag), so that stays true and
         ``bytearray.find`` skips those steps in C; the others are asked as the plain scan asks them
         (:func:`benchmarks.reservations.plain_search`, the same answers: tests/test_flat_policies.py).
+        Where numba imports the same scan runs compiled over the step arrays (their own flags); only the
+        answer's partition is chosen here.
         """
         if math.isinf(floor):
             return math.inf, None

@@ -25,7 +25,7 @@ __all__ = ["StepArrays"]
 
 
 @numba.njit(cache=True)
-def _any_free(masks, start, end, words):
+def _any_free(masks, start, end, words):  # pragma: no cover - compiled
     """Whether a partition in ``[start, end)`` of ``masks`` (``(P, K)`` uint64) meets none of ``words``."""
     width = masks.shape[1]
     for partition in range(start, end):
@@ -102,6 +102,16 @@ class StepArrays:
 
     Attributes:
         count: steps in use (the arrays have room for more; they double when full).
+        dates: float64 ``(room,)``, the breakpoints, seconds (the first ``count`` in use).
+        words: uint64 ``(room, K)``, the supernodes taken from each breakpoint to the next.
+        flags: uint8 ``(sizes, room)``, per size asked and step: 0 once no partition of the size is free
+            in the step alone.
+
+    Nothing here raises: sizes without a partition shape answer -1 (never).
+
+    References:
+        Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the availability profile); BGL-FAULT Appendix 9
+        (occupancies as bitmasks).
     """
 
     def __init__(self, table, dates: list[float], words: np.ndarray) -> None:
