@@ -82,7 +82,12 @@ def _layer(module: str) -> int | None:
     return None if best is None else best[0]
 
 
-def _imports(tree: ast.AST):
+def _imports(tree: ast.AST, module: str = "", package: bool = False):
+    """Every import in a module's source, at any depth (function-level ones too), outside ``TYPE_CHECKING``.
+
+    A relative import is resolved against ``module`` (``package``: the module is a package's ``__init__``);
+    ``from a import b`` also yields ``a.b``, which is a module where ``b`` is one.
+    """
     type_checking = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -90,11 +95,38 @@ def _imports(tree: ast.AST):
     for node in ast.walk(tree):
         if node.__dict__.get("lineno") in type_checking:
             continue
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module, node.lineno
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".") if package else module.split(".")[:-1]
+                base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
+            elif node.module:
+                base = node.module
+            else:
+                continue
+            yield base, node.lineno
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
+
+
+def _import_graph() -> dict[str, dict[str, int]]:
+    """The modules of the four packages and what each imports of them: ``{module: {imported module: line}}``.
+
+    An imported name is mapped to the longest module it names (``torus_sim.policies.base.Policy`` ->
+    ``torus_sim.policies.base``); imports of the module itself are left out.
+    """
+    modules = dict(_modules())
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in modules.items():
+        edges = graph.setdefault(module, {})
+        for imported, line in _imports(ast.parse(path.read_text()), module, path.name == "__init__.py"):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != module:
+                edges.setdefault(imported, line)
+    return graph
 
 
 def test_every_module_has_a_layer():
@@ -102,16 +134,34 @@ def test_every_module_has_a_layer():
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
+    """Function-level and relative imports count: a deferred import is still a dependency."""
     upward = []
-    for module, path in _modules():
+    for module, edges in _import_graph().items():
         own = _layer(module)
-        for imported, line in _imports(ast.parse(path.read_text())):
-            if imported.split(".")[0] not in PACKAGES:
-                continue
+        for imported, line in edges.items():
             other = _layer(imported)
             if other is not None and other > own:
                 upward.append(f"{module} ({LAYERS[own][0]}) imports {imported} ({LAYERS[other][0]}) at line {line}")
     assert upward == []
+
+
+def test_the_import_graph_has_no_cycle_counting_function_level_imports():
+    """No two modules need each other, even through an import written inside a function (issue 64).
+
+    The graph is every module of torus_sim, agents, predictors and failure_logs, with an edge for each
+    import at any depth outside ``TYPE_CHECKING``; a cycle is a strongly connected component of more than one
+    module (networkx), printed with the lines that close it.
+    """
+    import networkx as nx
+
+    graph = _import_graph()
+    digraph = nx.DiGraph([(module, imported) for module, edges in graph.items() for imported in edges])
+    cycles = []
+    for component in nx.strongly_connected_components(digraph):
+        if len(component) > 1:
+            cycle = nx.find_cycle(digraph.subgraph(component))
+            cycles.append(" -> ".join(f"{a} (line {graph[a][b]})" for a, b in cycle) + f" -> {cycle[0][0]}")
+    assert sorted(cycles) == []
 
 
 def test_no_module_is_over_600_lines():
@@ -125,10 +175,10 @@ def test_the_engine_is_one_package_and_nothing_outside_imports_its_internals():
     assert loose == []
     internals = []
     allowed = ("torus_sim.engine", "torus_sim.engine.view", "torus_sim.engine.record", "torus_sim.engine.guard")
-    for module, path in _modules():
+    for module, edges in _import_graph().items():
         if module.startswith(("torus_sim.engine", "agents")):
             continue
-        for imported, line in _imports(ast.parse(path.read_text())):
+        for imported, line in edges.items():
             if (
                 imported.startswith("torus_sim.engine")
                 and imported not in allowed

@@ -12,6 +12,7 @@ import pytest
 pytest.importorskip("gymnasium")
 
 from torus_sim.errors import ConfigurationError  # noqa: E402
+from torus_sim.extensions import build_risk_predictor  # noqa: E402
 from torus_sim.policies.learned import LearnedPolicy, read_agent, write_linear_agent  # noqa: E402
 from torus_sim.rl.agents import LinearSoftmaxAgent, train_reinforce  # noqa: E402
 from torus_sim.rl.env import SchedulingEnv  # noqa: E402
@@ -45,7 +46,7 @@ def test_a_saved_agent_as_a_policy_schedules_a_window_as_it_did_in_the_environme
         done = terminated or truncated
     assert backfill == "none" or info["backfilled"] > 0  # it picked jobs that did not fit, and others were backfilled
     played = env.model.record().jobs.sort_values("job_id").reset_index(drop=True)
-    policy = LearnedPolicy(str(tmp_path / "weights.json"), env.scenario, backfill)
+    policy = LearnedPolicy(str(tmp_path / "weights.json"), build_risk_predictor(env.scenario), backfill)
     model = env.window_model(env.window_start, env.model_seed, policy)
     ran = model.run().jobs.sort_values("job_id").reset_index(drop=True)
     assert len(ran) == 150 and ran.equals(played)
@@ -107,7 +108,7 @@ def test_an_exported_sb3_actor_runs_as_the_policy_it_was_in_the_environment(tmp_
         observation, _, terminated, truncated, info = env.step(int(action))
         done = terminated or truncated
     played = env.model.record().jobs.sort_values("job_id").reset_index(drop=True)
-    policy = LearnedPolicy(str(tmp_path / "policy.npz"), env.scenario)
+    policy = LearnedPolicy(str(tmp_path / "policy.npz"), build_risk_predictor(env.scenario))
     ran = env.window_model(env.window_start, env.model_seed, policy).run().jobs.sort_values("job_id").reset_index(drop=True)
     assert ran.equals(played)
 

@@ -26,6 +26,7 @@ __all__ = [
     "build_placement",
     "build_policy",
     "build_predictor",
+    "build_risk_predictor",
     "check_scenario_extensions",
     "extension_manifest",
     "placement_name",
@@ -35,7 +36,7 @@ __all__ = [
 ]
 
 OFFERED = {
-    "policy": ("scenario", "placement", "tables", "allocation", "batch"),
+    "policy": ("scenario", "placement", "tables", "allocation", "batch", "risk_predictor"),
     "placement": ("scenario", "predictor"),
     "predictor": ("scenario",),
     "runtime_predictor": ("rng",),
@@ -195,12 +196,37 @@ def build_predictor(scenario):
     References:
         BGL-FAULT §4.1, §4.2.
     """
+    return _predictor(scenario, predictor_name(scenario))
+
+
+def _predictor(scenario, name):
+    """The predictor ``name`` with its ``from_scenario`` fields and the scenario's ``predictor_params``, behind the guard."""
     registry = registries()["predictor"]
-    name = predictor_name(scenario)
     factory, _ = registry.resolve(name)
     fields = getattr(factory, "from_scenario", {}) or {}
     parameters = {parameter: getattr(scenario, field) for parameter, field in fields.items()}
     return guard_predictor(registry.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario}))
+
+
+def build_risk_predictor(scenario):
+    """The failure predictor of a learned policy's failure-risk feature: the scenario's, else :data:`RISK_PREDICTOR`.
+
+    The default learns from past failures only, so nothing leaks the future; on a run without failures
+    every risk is 0 whichever predictor is built. Offered to a policy factory that names ``risk_predictor``
+    (the learned policy's), and called by the Gymnasium environment, so that no policy builds one itself.
+
+    Args:
+        scenario: the run's :class:`~torus_sim.scenario.Scenario` (its ``predictor`` and ``predictor_params``).
+
+    Returns:
+        A fresh predictor, not yet attached.
+
+    Raises:
+        ConfigurationError: an unknown predictor name (the registry's sentence).
+    """
+    from torus_sim.policies.agent_observation import RISK_PREDICTOR
+
+    return _predictor(scenario, scenario.predictor if scenario.predictor is not None else RISK_PREDICTOR)
 
 
 def build_placement(scenario):
@@ -261,6 +287,9 @@ def build_policy(scenario, tables=None, allocation=None, batch=None):
         "allocation": allocation,
         "batch": batch,
     }
+    factory, _ = registry.resolve(scenario.policy)
+    if _names_parameter(factory, "risk_predictor"):
+        offered["risk_predictor"] = build_risk_predictor(scenario)
     policy = registry.build(scenario.policy, scenario.policy_params, offered)
     if not registry.is_builtin(scenario.policy):
         info = registry.info(scenario.policy)

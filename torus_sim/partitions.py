@@ -29,7 +29,7 @@ from itertools import product
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.topology import Torus
+from torus_sim.topology import Torus, shapes_of_size
 
 __all__ = [
     "MAX_PARTITIONS",
@@ -84,44 +84,6 @@ class Partition:
 def _as_torus(torus: Torus | tuple[int, ...]) -> Torus:
     """A :class:`Torus` as given, or the all-ring torus of a dims tuple."""
     return torus if isinstance(torus, Torus) else Torus(tuple(torus))
-
-
-def _divisors_up_to(n: int, bound: int) -> list[int]:
-    return [d for d in range(1, min(n, bound) + 1) if n % d == 0]
-
-
-def _box_shapes(dims: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
-    """Every extent tuple with product ``size`` inside ``dims``, lexicographic."""
-    if len(dims) == 1:
-        return [(size,)] if size <= dims[0] else []
-    shapes = []
-    for first in _divisors_up_to(size, dims[0]):
-        shapes.extend((first, *rest) for rest in _box_shapes(dims[1:], size // first))
-    return shapes
-
-
-@cache
-def shapes_of_size(dims: Torus | tuple[int, ...], size: int) -> tuple[tuple[int, ...], ...]:
-    """All box shapes whose extents multiply to ``size`` and fit in the torus.
-
-    Args:
-        dims: the torus, or its dimensions (every shape allowed). A torus of a machine that allows
-            only some block sizes or shapes (:mod:`torus_sim.machines`) gives only those.
-        size: number of supernodes, >= 1.
-
-    Returns:
-        Shapes in lexicographic order; empty when the size has no (allowed) box shape.
-
-    References:
-        BGL-FAULT Appendix 9 (SHAPES, found from the divisors of s), in N dimensions.
-    """
-    torus = _as_torus(dims)
-    if torus.block_sizes is not None and size not in torus.block_sizes:
-        return ()
-    shapes = _box_shapes(torus.dims, size)
-    if torus.block_shapes is not None:
-        shapes = [shape for shape in shapes if shape in torus.block_shapes]
-    return tuple(shapes)
 
 
 def _base_range(extent: int, dim: int, wraps: bool) -> range:

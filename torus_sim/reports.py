@@ -12,9 +12,8 @@ import math
 from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
-from torus_sim.version import __version__
 
-__all__ = ["SUMMARY_LABELS", "format_summary", "swf_header", "workload_name", "write_results"]
+__all__ = ["SUMMARY_LABELS", "format_summary", "write_results"]
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
@@ -101,54 +100,6 @@ def _shown(value, fmt: str) -> str:
     except TypeError:
         return str(value)
     return fmt.format(value)
-
-
-def workload_name(result) -> str:
-    """The workload's name for exchange formats (Batsim's ``workload_name``).
-
-    Args:
-        result: a :class:`~torus_sim.runner.RunResult`.
-
-    Returns:
-        The workload file's name without ``.gz`` / ``.xz`` / ``.bz2`` and ``.swf`` / ``.json``.
-    """
-    name = Path(str(result.inputs["workload"]["path"])).name
-    for suffix in (".gz", ".xz", ".bz2", ".swf", ".json"):
-        name = name.removesuffix(suffix)
-    return name
-
-
-def swf_header(result) -> dict[str, str]:
-    """The header of the run's SWF schedule (SWF 2.2 header comments).
-
-    Args:
-        result: a :class:`~torus_sim.runner.RunResult`.
-
-    Returns:
-        ``Computer``, ``Installation``, ``Conversion``, ``MaxNodes``, ``MaxProcs``, ``UnixStartTime`` (when the
-        source trace has one) and ``Note`` (source trace with SHA-256, failures, configuration), as
-        :func:`torus_sim.formats.swf_schedule.schedule_swf` takes them.
-    """
-    inputs = result.inputs
-    platform, workload, failures = inputs["platform"], inputs["workload"], inputs["failures"]
-    header = {
-        "Computer": f"torus-sim {__version__} (simulated {platform['kind']} of {platform['nodes']} nodes)",
-        "Installation": "simulation, not a real machine",
-        "Conversion": "torus-sim run (one line per attempt: status 1 completed, 0 failed by a failure or silent error, 5 preempted)",
-        "MaxNodes": str(platform["nodes"]),
-        "MaxProcs": str(platform["nodes"]),
-    }
-    if workload.get("unix_start_time"):
-        header["UnixStartTime"] = str(workload["unix_start_time"])
-    config = result.config.model_dump(mode="json", exclude_defaults=True)
-    header["Note"] = "\n".join(
-        [
-            f"source trace {workload['path']} (sha256 {workload['sha256']})",
-            f"failures {failures['source'] or failures['spec']} ({failures['count']} fail-stop)",
-            f"policy {inputs['policy']}; configuration {json.dumps(config, sort_keys=True)}",
-        ]
-    )
-    return header
 
 
 def _listed_files(manifest: Path) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from torus_sim.errors import ConfigurationError
 if typing.TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "MAX_DIMENSIONS", "NODES_PER_SUPERNODE", "Torus"]
+__all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "MAX_DIMENSIONS", "NODES_PER_SUPERNODE", "Torus", "shapes_of_size"]
 
 MAX_DIMENSIONS = 6
 """The most dimensions a :class:`Torus` may have (Blue Gene/Q's node torus has 5)."""
@@ -95,8 +95,6 @@ class Torus:
             ConfigurationError: a block size no box of the torus (or of the allowed shapes) has, or a
                 block shape whose size is not an allowed block size.
         """
-        from torus_sim.partitions import shapes_of_size
-
         for shape in self.block_shapes or ():
             if self.block_sizes is not None and math.prod(shape) not in self.block_sizes:
                 raise ConfigurationError(
@@ -203,6 +201,45 @@ class Torus:
                 around.add(self.index(coordinate[:axis] + (moved,) + coordinate[axis + 1 :]))
         around.discard(index)
         return sorted(around)
+
+
+def _divisors_up_to(n: int, bound: int) -> list[int]:
+    return [d for d in range(1, min(n, bound) + 1) if n % d == 0]
+
+
+def _box_shapes(dims: tuple[int, ...], size: int) -> list[tuple[int, ...]]:
+    """Every extent tuple with product ``size`` inside ``dims``, lexicographic."""
+    if len(dims) == 1:
+        return [(size,)] if size <= dims[0] else []
+    shapes = []
+    for first in _divisors_up_to(size, dims[0]):
+        shapes.extend((first, *rest) for rest in _box_shapes(dims[1:], size // first))
+    return shapes
+
+
+@cache
+def shapes_of_size(dims: Torus | tuple[int, ...], size: int) -> tuple[tuple[int, ...], ...]:
+    """All box shapes whose extents multiply to ``size`` and fit in the torus.
+
+    Args:
+        dims: the torus, or its dimensions (every shape allowed). A torus of a machine that allows
+            only some block sizes or shapes (:mod:`torus_sim.machines`) gives only those.
+        size: number of supernodes, >= 1.
+
+    Returns:
+        Shapes in lexicographic order; empty when the size has no (allowed) box shape.
+
+    References:
+        BGL-FAULT Appendix 9 (SHAPES, found from the divisors of s), in N dimensions; here, beside the torus, because
+        :class:`Torus` checks its allowed block sizes with it.
+    """
+    torus = dims if isinstance(dims, Torus) else Torus(tuple(dims))
+    if torus.block_sizes is not None and size not in torus.block_sizes:
+        return ()
+    shapes = _box_shapes(torus.dims, size)
+    if torus.block_shapes is not None:
+        shapes = [shape for shape in shapes if shape in torus.block_shapes]
+    return tuple(shapes)
 
 
 NODES_PER_SUPERNODE = 512

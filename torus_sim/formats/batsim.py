@@ -21,13 +21,14 @@ References:
 from __future__ import annotations
 
 import heapq
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from torus_sim.platforms.base import interval_text
 
-__all__ = ["BATSIM_COLUMNS", "FINAL_STATES", "batsim_jobs"]
+__all__ = ["BATSIM_COLUMNS", "FINAL_STATES", "batsim_jobs", "run_workload_name"]
 
 BATSIM_COLUMNS = [
     "job_id",
@@ -181,3 +182,18 @@ def _attempt_joules(segments: pd.DataFrame, jobs: pd.DataFrame, boot_joules=None
         first = (keys != keys.shift()).any(axis=1).to_numpy()
         joules[first] += np.asarray(boot_joules, dtype=float)
     return joules.fillna(-1.0)
+
+
+def run_workload_name(result) -> str:
+    """The workload's name for exchange formats (Batsim's ``workload_name``).
+
+    Args:
+        result: a :class:`~torus_sim.runner.RunResult`.
+
+    Returns:
+        The workload file's name without ``.gz`` / ``.xz`` / ``.bz2`` and ``.swf`` / ``.json``.
+    """
+    name = Path(str(result.inputs["workload"]["path"])).name
+    for suffix in (".gz", ".xz", ".bz2", ".swf", ".json"):
+        name = name.removesuffix(suffix)
+    return name

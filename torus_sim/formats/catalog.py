@@ -84,11 +84,10 @@ class BatsimFormat(OutputFormat):
     description = "batsim_jobs.csv: Batsim's job record (evalys reads it)"
 
     def tables(self, result) -> dict[str, pd.DataFrame]:  # noqa: D102
-        from torus_sim.formats.batsim import batsim_jobs
-        from torus_sim.reports import workload_name
+        from torus_sim.formats.batsim import batsim_jobs, run_workload_name
 
         boots = getattr(result, "boot_change_j", None)
-        return {"batsim_jobs": batsim_jobs(result.record, result.jobs, workload_name(result), boots)}
+        return {"batsim_jobs": batsim_jobs(result.record, result.jobs, run_workload_name(result), boots)}
 
 
 class SwfScheduleFormat(OutputFormat):
@@ -98,8 +97,7 @@ class SwfScheduleFormat(OutputFormat):
     description = "schedule.swf: the simulated schedule in SWF, one line per attempt"
 
     def files(self, result, tables: dict[str, pd.DataFrame]) -> dict[str, bytes]:  # noqa: D102
-        from torus_sim.formats.swf_schedule import schedule_swf
-        from torus_sim.reports import swf_header
+        from torus_sim.formats.swf_schedule import schedule_swf, swf_header
 
         return {"schedule.swf": schedule_swf(result.record, result.jobs, swf_header(result)).encode("utf-8")}
 

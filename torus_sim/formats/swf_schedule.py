@@ -16,11 +16,14 @@ References:
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
 
-__all__ = ["SWF_STATUS", "schedule_swf"]
+from torus_sim.version import __version__
+
+__all__ = ["SWF_STATUS", "schedule_swf", "swf_header"]
 
 SWF_STATUS = {"completed": 1, "silent_error": 0, "killed": 0, "preempted": 5}
 """SWF status of each way an attempt ends."""
@@ -77,3 +80,36 @@ def schedule_swf(record, jobs: pd.DataFrame, header: dict[str, str]) -> str:
         fields += [row.user, -1, -1, -1, -1, -1, -1]
         lines.append(" ".join(_field(float(value)) for value in fields))
     return "\n".join(lines) + "\n"
+
+
+def swf_header(result) -> dict[str, str]:
+    """The header of the run's SWF schedule (SWF 2.2 header comments).
+
+    Args:
+        result: a :class:`~torus_sim.runner.RunResult`.
+
+    Returns:
+        ``Computer``, ``Installation``, ``Conversion``, ``MaxNodes``, ``MaxProcs``, ``UnixStartTime`` (when the
+        source trace has one) and ``Note`` (source trace with SHA-256, failures, configuration), as
+        :func:`torus_sim.formats.swf_schedule.schedule_swf` takes them.
+    """
+    inputs = result.inputs
+    platform, workload, failures = inputs["platform"], inputs["workload"], inputs["failures"]
+    header = {
+        "Computer": f"torus-sim {__version__} (simulated {platform['kind']} of {platform['nodes']} nodes)",
+        "Installation": "simulation, not a real machine",
+        "Conversion": "torus-sim run (one line per attempt: status 1 completed, 0 failed by a failure or silent error, 5 preempted)",
+        "MaxNodes": str(platform["nodes"]),
+        "MaxProcs": str(platform["nodes"]),
+    }
+    if workload.get("unix_start_time"):
+        header["UnixStartTime"] = str(workload["unix_start_time"])
+    config = result.config.model_dump(mode="json", exclude_defaults=True)
+    header["Note"] = "\n".join(
+        [
+            f"source trace {workload['path']} (sha256 {workload['sha256']})",
+            f"failures {failures['source'] or failures['spec']} ({failures['count']} fail-stop)",
+            f"policy {inputs['policy']}; configuration {json.dumps(config, sort_keys=True)}",
+        ]
+    )
+    return header

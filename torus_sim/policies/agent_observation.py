@@ -27,17 +27,21 @@ __all__ = [
     "GLOBAL_FEATURES",
     "JOB_FEATURES",
     "JOB_FEATURE_HOOKS",
+    "RISK_PREDICTOR",
     "ObservationShape",
     "feasible_size_counts",
     "fitting_slots",
     "job_feature",
     "observe",
     "register_job_feature",
-    "risk_predictor",
 ]
 
 JOB_FEATURES = ("present", "size", "walltime", "waited", "fits", "failure_risk")
 """The features of each queue slot in the observation, in order."""
+
+RISK_PREDICTOR = "history"
+"""The failure predictor of the ``failure_risk`` feature when the scenario names none: it learns from past
+failures only, so nothing leaks the future (BGL-FAULT §4.1's history-based predictor)."""
 
 GLOBAL_FEATURES = 5
 """Platform features after the slots: free, down, waiting beyond K, time into the span, largest free partition."""
@@ -138,27 +142,6 @@ def feasible_size_counts(platform) -> tuple:
     table = platform.table
     empty = table.pack(np.zeros(platform.capacity, dtype=bool))
     return tuple((size, len(table.free_ids_of_size(empty, size))) for size in feasible_sizes(platform.torus.dims))
-
-
-def risk_predictor(scenario):
-    """The failure predictor of the failure-risk feature: the scenario's, ``history`` when it names none.
-
-    ``history`` learns from past failures only, so nothing leaks the future; on a run without failures
-    every risk is 0 whichever predictor is built.
-
-    Args:
-        scenario: the run's :class:`~torus_sim.scenario.Scenario`.
-
-    Returns:
-        A fresh predictor, not yet attached.
-
-    Raises:
-        ConfigurationError: an unknown predictor name (the registry's sentence).
-    """
-    from torus_sim.extensions import build_predictor
-
-    name = scenario.predictor if scenario.predictor is not None else "history"
-    return build_predictor(scenario.replace(predictor=name, policy="FCFS", placement=None))
 
 
 def fitting_slots(queue, slots: int, free: int, open_sizes) -> list[bool]:

@@ -109,10 +109,10 @@ def _shelf(blocking: bool, fill: bool):
     return factory
 
 
-def _learned(agent, scenario=None, backfill: str | None = None) -> Policy:
+def _learned(agent, risk_predictor=None, backfill: str | None = None) -> Policy:
     from torus_sim.policies.learned import LearnedPolicy  # numpy and the agent file only when asked for
 
-    return LearnedPolicy(agent, scenario, backfill)
+    return LearnedPolicy(agent, risk_predictor, backfill)
 
 
 def _batch(scenario, placement=None, tables=None, batch=None) -> Policy:

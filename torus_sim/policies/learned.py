@@ -37,7 +37,6 @@ from torus_sim.policies.agent_observation import (
     fitting_slots,
     job_feature,
     observe,
-    risk_predictor,
 )
 from torus_sim.policies.base import Policy, Start
 
@@ -260,8 +259,9 @@ class LearnedPolicy(Policy):
 
     Args:
         agent: the agent file (:func:`read_agent`), relative to the working directory.
-        scenario: the run's scenario (offered by the engine): its failure predictor names the risk
-            feature's predictor (``history`` when none, as the environment).
+        risk_predictor: the failure-risk feature's predictor, not yet attached (offered by the wiring:
+            :func:`torus_sim.extensions.build_risk_predictor`, the scenario's predictor or ``history``, as the
+            environment's); None: every risk is 0.
         backfill: ``none``, or ``easy`` / ``rlscheduler``: the agent may pick a job that does not fit, which
             is then kept and backfilled around until it starts; None: the agent file's (what it was trained with).
 
@@ -273,7 +273,7 @@ class LearnedPolicy(Policy):
     name = "learned"
     workloads = ("online",)
 
-    def __init__(self, agent: str, scenario=None, backfill: str | None = None) -> None:
+    def __init__(self, agent: str, risk_predictor=None, backfill: str | None = None) -> None:
         from torus_sim.policies.priority import BACKFILLING, PriorityPolicy
 
         if not isinstance(agent, (str, Path)):
@@ -285,7 +285,7 @@ class LearnedPolicy(Policy):
         self.backfill = backfill
         self._backfiller = PriorityPolicy("fcfs", backfill) if backfill != "none" else None
         self._committed = None
-        self._scenario = scenario
+        self._risk_predictor = risk_predictor
         self._predictor = None
         self._shape: ObservationShape | None = None
         self._span = (0.0, 0.0)
@@ -315,8 +315,10 @@ class LearnedPolicy(Policy):
         self._shape = shape
         self._span = model.workload.span
         log = model.failure_log
-        if self._scenario is not None and not (isinstance(log, FailureLog) and len(log) == 0):  # no failures: every risk is 0
-            self._predictor = risk_predictor(self._scenario)
+        if self._risk_predictor is not None and not (
+            isinstance(log, FailureLog) and len(log) == 0
+        ):  # no failures: every risk is 0
+            self._predictor = self._risk_predictor
             self._predictor.attach(log, model.rng, platform.capacity)
 
     def observe_failure(self, at: float, node: int) -> None:

@@ -39,6 +39,8 @@ import numpy as np
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
+from torus_sim.policies.power_cap import BudgetBackfill
+from torus_sim.policies.power_draw import added_draw, job_watts, machine_draw, on_peak, run_power
 
 __all__ = [
     "SELECTIONS",
@@ -56,53 +58,6 @@ SELECTIONS = ("knapsack", "greedy")
 
 MAX_WINDOW = 16
 """The largest window the exact knapsack enumerates (2^16 subsets)."""
-
-
-def on_peak(tariff, now: float, clock_start_hour: float) -> bool:
-    """Whether the price at ``now`` (seconds) is above the lowest price of the next 24 hours (on-peak hours).
-
-    Args:
-        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
-        now: the time, seconds.
-        clock_start_hour: the hour of the day at t = 0.
-
-    References:
-        SC'13 and JSSPP'13 (on-peak and off-peak hours of a day).
-    """
-    points = np.concatenate([[now], tariff.breakpoints(now, now + 86_400.0, clock_start_hour)])
-    prices = tariff.price_at(points, clock_start_hour)
-    return bool(prices[0] > prices.min())
-
-
-def run_power(model, policy: str):
-    """The run's :class:`~torus_sim.inputs.PowerInputs` (``model.power``) for a power-aware policy.
-
-    Raises:
-        ConfigurationError: the run has no power accounting (``power = true``), naming ``policy``.
-    """
-    power = getattr(model, "power", None)
-    if power is None:
-        raise ConfigurationError(f"{policy} needs power accounting: set power = true (--power) with a job power and a price")
-    return power
-
-
-def job_watts(power, job) -> float:
-    """A job's draw per node, watts: the run's job power (a workload column, a model), else the node's busy draw."""
-    return power.job_watts.get(job.job_id, power.node.busy_w)
-
-
-def added_draw(power, job, size: int) -> float:
-    """What ``job`` on ``size`` nodes adds to the machine's draw, watts: ``size x (its watts per node - idle_w)``."""
-    return size * (job_watts(power, job) - power.node.idle_w)
-
-
-def machine_draw(power, nodes: int, running) -> float:
-    """The draw of a machine of ``nodes`` nodes running ``running`` (jobs with ``allocated_size``), watts.
-
-    Every node at the idle draw (down nodes too: an upper bound when ``node_down_w`` <= idle) plus each
-    running job's :func:`added_draw` on its allocated nodes.
-    """
-    return nodes * power.node.idle_w + sum(added_draw(power, job, job.allocated_size) for job in running)
 
 
 @lru_cache(maxsize=MAX_WINDOW + 1)
@@ -203,8 +158,6 @@ class PowerWindowPolicy(Policy):
                 f"({node.idle_w:,.0f} W): nothing could start on-peak; give a larger budget (policy parameter budget)"
             )
         if self.backfill:
-            from torus_sim.policies.power_cap import BudgetBackfill
-
             self._backfiller = BudgetBackfill(self.budget, self.placement)
             self._backfiller.attach(model)
 

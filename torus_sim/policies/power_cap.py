@@ -43,7 +43,7 @@ from torus_sim.energy.daily_hours import DAY
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile, window_end
 from torus_sim.policies.base import Policy, Reserve, Start
-from torus_sim.policies.power_aware import added_draw, machine_draw, run_power
+from torus_sim.policies.power_draw import added_draw, machine_draw, on_peak, run_power
 
 __all__ = ["HeadroomProfile", "PowerCapPolicy"]
 
@@ -297,7 +297,7 @@ class BudgetBackfill(PowerCapPolicy):
     """EASY backfilling inside an on-peak power budget: what runs behind the power-window policy's window.
 
     The "cap" is ``budget`` x N x busy_w wherever the price is on-peak (above the lowest price of the
-    next 24 hours, :func:`~torus_sim.policies.power_aware.on_peak`) and none off-peak; the pass is
+    next 24 hours, :func:`~torus_sim.policies.power_draw.on_peak`) and none off-peak; the pass is
     :meth:`PowerCapPolicy.plan`'s. Made and attached by :class:`~torus_sim.policies.power_aware.PowerWindowPolicy`
     (``backfill = true``); not registered on its own.
 
@@ -325,8 +325,6 @@ class BudgetBackfill(PowerCapPolicy):
         end crosses it): it is asked at those marks and once between each two, and each time takes the
         answer of its mark (if it is one) or of the span it falls in.
         """
-        from torus_sim.policies.power_aware import on_peak
-
         times = np.asarray(times, dtype=float)
         if not len(times):
             return times

@@ -59,7 +59,6 @@ from torus_sim.policies.agent_observation import (
     fitting_slots,
     job_feature,
     observe,
-    risk_predictor,
 )
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.placement import MFP
@@ -380,7 +379,7 @@ class SchedulingEnv(gym.Env):
         Returns:
             The model, not yet run.
         """
-        from torus_sim.extensions import runtime_predictor_of
+        from torus_sim.extensions import build_risk_predictor, runtime_predictor_of
         from torus_sim.inputs import load_failures
         from torus_sim.platforms.kinds import build_platform
         from torus_sim.runner import preemption_of, resilience_of
@@ -403,7 +402,7 @@ class SchedulingEnv(gym.Env):
             failures = self._failures_in(workload.span)
         predictor = None
         if failures is not None and policy is None:
-            predictor = risk_predictor(scenario)
+            predictor = build_risk_predictor(scenario)
         own = {"runtime_predictor": runtime_predictor_of(scenario)}  # predictions: the predicted_runtime feature, backfilling
         if policy is not None:
             own["event_order"] = scenario.event_order
