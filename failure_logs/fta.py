@@ -53,6 +53,10 @@ FTA_COLUMNS = (
 )
 """The ``event_trace`` columns, in the FTA's order (``event_end_reason`` may be left empty)."""
 
+MAX_NODE_NUMBER = 99_999_999
+"""The largest node number a ``<system>.<node>`` name may give (8 digits; no machine has more nodes): a longer
+number is not taken as a node number (the nodes are then ranked by their node_id, and a warning says so)."""
+
 _NEEDED = ("node_id", "platform_id", "node_name", "event_type", "event_start_time", "event_stop_time")
 DOWN, UP = 0, 1
 """``event_type`` values: unavailability and availability intervals."""
@@ -138,6 +142,7 @@ def read_fta(
     columns: dict[str, int] | None = None
     starts, stops, numbers, node_ids, line_nos = [], [], [], [], []
     first_unnumbered: tuple[int, str] | None = None
+    first_beyond: tuple[int, str] | None = None
     for line_no, line in enumerate(input_lines(path, "failure log"), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -171,9 +176,11 @@ def read_fta(
         counts["down_intervals"] += 1
         starts.append(start)
         stops.append(stop)
-        numbered = dot and suffix.isascii() and suffix.isdigit() and len(suffix) < 9
+        numbered = dot and suffix.isascii() and suffix.isdigit() and len(suffix) <= len(str(MAX_NODE_NUMBER))
         if not numbered and not (name.isascii() and name.replace(".", "", 1).isdigit()) and first_unnumbered is None:
             first_unnumbered = (line_no, name)  # not <system>.<node> at all ("banana"): said in a warning
+        elif not numbered and dot and suffix.isascii() and suffix.isdigit() and first_beyond is None:
+            first_beyond = (line_no, name)  # <system>.<node> with a node number beyond any machine: said in a warning
         numbers.append(int(suffix) if numbered else -1)
         node_ids.append(node_id)
         line_nos.append(line_no)
@@ -193,6 +200,13 @@ def read_fta(
         if first_unnumbered is not None:
             warnings.warn(
                 f"{path}:{first_unnumbered[0]}: node_name {first_unnumbered[1]!r} is not <system>.<node>: "
+                "nodes are numbered by the rank of their node_id instead (counted as nodes_from_ids)",
+                stacklevel=2,
+            )
+        if first_beyond is not None:
+            warnings.warn(
+                f"{path}:{first_beyond[0]}: node_name {first_beyond[1]!r} numbers a node beyond any machine "
+                f"(more than {MAX_NODE_NUMBER:,}{f' and the system has {nodes:,}' if nodes is not None else ''}): "
                 "nodes are numbered by the rank of their node_id instead (counted as nodes_from_ids)",
                 stacklevel=2,
             )

@@ -219,3 +219,21 @@ def test_every_subcommand_prints_its_help(capsys):
             main([*path, "--help"])
         assert caught.value.code == 0, path
         assert "usage: torus-sim" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "case, options, said",
+    [
+        ('policy = "nope"', [], "unknown policy 'nope'"),
+        ('policy = "FCFS"', ["--workers", "0"], "workers must be >= 1"),
+    ],
+    ids=["unknown-policy", "no-workers"],
+)
+def test_a_sweep_checks_its_file_and_options_before_it_announces_its_runs(tmp_path, capsys, case, options, said):
+    """Issue 64: the "N runs on serial" line came before the error, as if the runs had begun."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'title = "t"\n[workload]\nmax_jobs = 20\n[failures]\nfailures = "none"\n[[case]]\n{case}\n')
+    code = main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--no-progress", *options])
+    err = capsys.readouterr().err
+    assert code == 2 and said in err
+    assert "runs on" not in err

@@ -1871,3 +1871,20 @@ def test_a_sweep_resumed_after_its_input_file_changed_runs_again_and_a_moved_one
     second = {path.name for path in (out / "runs").glob("*.json")}
     assert len(second) == 4 and first < second  # two new runs beside the old ones
     capsys.readouterr()
+
+
+def test_an_fta_node_number_beyond_any_machine_is_warned_about(tmp_path):
+    """Issue 64: LANL's system 20 in the FTA layout with node 20.99999999999 was ranked by its node_id in silence."""
+    from failure_logs.fta import FTA_COLUMNS, read_fta
+
+    rows = [
+        dict(zip(FTA_COLUMNS, ["1", "0", "7", "20", "20.7", "0", "1000", "2000", "0"], strict=False)),
+        dict(zip(FTA_COLUMNS, ["2", "0", "8", "20", "20.99999999999", "0", "3000", "4000", "0"], strict=False)),
+    ]
+    table = tmp_path / "event_trace.tab"
+    table.write_text(
+        "\t".join(FTA_COLUMNS) + "\n" + "".join("\t".join(row.get(c, "0") for c in FTA_COLUMNS) + "\n" for row in rows)
+    )
+    with pytest.warns(UserWarning, match=r"event_trace.tab:3: node_name '20.99999999999' numbers a node beyond any machine"):
+        failures = read_fta(table, 128, system="20", nodes=512)
+    assert failures.counts["nodes_from_ids"] == 1 and len(failures) == 2

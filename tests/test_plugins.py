@@ -382,6 +382,30 @@ def test_policy_instances_and_factories_from_python():
         Scenario.make(policy=instance, policy_params={"limit": 3})
 
 
+@pytest.mark.parametrize(
+    "platform",
+    [TORUS, CLUSTER, {**CLUSTER, "failures": "none"}],
+    ids=["torus", "cluster-with-node-ids", "cluster-counts"],
+)
+def test_start_in_order_collected_as_a_list_gives_the_same_starts_as_fcfs(platform):
+    """Issue 64: a plan that returns ``[Reserve(...)] + list(start_in_order(view))`` looped on the same head until the
+    pass watchdog stopped it; the helper now places each next job around the starts it has handed out."""
+
+    class Collects(Policy):
+        name = "collects"
+
+        def plan(self, view):
+            from torus_sim.api import start_in_order
+
+            starts = list(start_in_order(view))
+            assert len({start.job.job_id for start in starts}) == len(starts)  # never the same head twice
+            return starts
+
+    fields = {**platform, "max_jobs": 400, "plan_timeout": 20}
+    collected = run(Scenario(policy=Collects, **fields))
+    assert record_digest(collected) == record_digest(run(Scenario(policy="FCFS", **fields)))
+
+
 # -- everywhere a built-in runs -------------------------------------------------------------------
 
 

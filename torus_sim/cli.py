@@ -551,9 +551,17 @@ def _sweep(args) -> int:
     if args.check:
         return _check_sweep(experiment, out, args, overrides)
     reference = f" ({experiment.reference})" if experiment.reference else ""
-    print(f"{experiment.title}{reference}: {experiment.run_count():,} runs on {args.executor}", file=sys.stderr)
     table = run_experiment(
-        experiment, args.executor, args.workers, out, args.scheduler_address, progress=args.progress, **overrides
+        experiment,
+        args.executor,
+        args.workers,
+        out,
+        args.scheduler_address,
+        progress=args.progress,
+        on_checked=lambda: print(
+            f"{experiment.title}{reference}: {experiment.run_count():,} runs on {args.executor}", file=sys.stderr
+        ),
+        **overrides,
     )
     for path in write_experiment(experiment, table, out, parquet=args.parquet):
         print(f"wrote {path}")
@@ -570,11 +578,18 @@ def _check_sweep(experiment, out: Path, args, overrides: dict) -> int:
     if not (out / "results.csv").exists():
         print(f"torus-sim: error: --check compares with {out / 'results.csv'}, which does not exist", file=sys.stderr)
         return 2
-    print(f"{experiment.title}: {experiment.run_count():,} runs on {args.executor}, compared with {out}", file=sys.stderr)
+    announce = f"{experiment.title}: {experiment.run_count():,} runs on {args.executor}, compared with {out}"
     with tempfile.TemporaryDirectory(prefix="torus-sim-check-") as scratch:
         fresh = Path(scratch)
         table = run_experiment(
-            experiment, args.executor, args.workers, fresh / "runs", args.scheduler_address, progress=args.progress, **overrides
+            experiment,
+            args.executor,
+            args.workers,
+            fresh / "runs",
+            args.scheduler_address,
+            progress=args.progress,
+            on_checked=lambda: print(announce, file=sys.stderr),
+            **overrides,
         )
         write_experiment(experiment, table, fresh)
         report = compare_tables(out, fresh, args.rtol)

@@ -229,7 +229,7 @@ class SchedulingView:
         table = platform.table
         return set(table.open_sizes(platform.words()))
 
-    def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None):
+    def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None, taken: tuple = ()):
         """Where ``job`` can start now, as the policy's placement chooses, or None.
 
         Args:
@@ -241,6 +241,8 @@ class SchedulingView:
                 on a cluster when None).
             size: the nodes to place (a moldable job's processors for this attempt); the job's
                 ``partition_size`` when None.
+            taken: allocations this pass has handed out and the engine has not applied yet (a plan
+                collected as a list before any of it is applied): placed as if they were held.
 
         Returns:
             A partition id (torus), node ids or a node count (cluster), or None.
@@ -253,18 +255,26 @@ class SchedulingView:
         if size is None:
             size = job.partition_size
         if platform.kind == "cluster":
-            if size > platform.free:
+            held = sum(platform.size_of(allocation) for allocation in taken)
+            if size > platform.free - held:
                 return None
-            if keep_room is not None and not keep_room[0].room_after(size, keep_room[1]):
+            if keep_room is not None and not keep_room[0].room_after(size + held, keep_room[1]):
                 return None
             if not platform.identities:
                 return size
             free_nodes = platform.free_nodes()
+            if taken:
+                free_nodes = np.setdiff1d(free_nodes, np.concatenate([np.asarray(a, dtype=np.int64) for a in taken]))
             if placement is None or size != job.partition_size:
                 return free_nodes[:size]
             return placement.choose_nodes(free_nodes, job, model.simulator.time)
         table = platform.table
         words = platform.words()
+        if taken:
+            occupied = table.occupied_of(words)
+            for partition in taken:
+                occupied |= table.mask_ints[partition]
+            words = table.words_of(occupied)
         candidates = table.free_ids_of_size(words, size)
         if not len(candidates):
             return None

@@ -28,6 +28,7 @@ def run_experiment(
     results_dir=None,
     scheduler_address: str | None = None,
     progress: bool = True,
+    on_checked=None,
     **overrides,
 ) -> pd.DataFrame:
     """Run every point of an experiment (cases x grid x job sets x seeds).
@@ -39,6 +40,8 @@ def run_experiment(
         results_dir: folder for per-run results; runs already stored there are skipped (resume).
         scheduler_address: a Dask scheduler instead of a local cluster.
         progress: show progress (a bar on a terminal, else a line per finished run on standard error).
+        on_checked: called with no argument once every run's scenario, the executor, the workers and the inputs
+            are checked, before the first run (:func:`~torus_sim.experiments.sweep.run_configs`).
         **overrides: Scenario fields replacing the file's for every run (``max_jobs``, ``scenarios``).
 
     Returns:
@@ -57,6 +60,7 @@ def run_experiment(
         scheduler_address,
         progress,
         on_result=lambda record: collected.__setitem__(record["key"], record.get("tables", {})),
+        on_checked=on_checked,
     )
     for key in experiment.parameters:
         if key != "name":

@@ -335,6 +335,7 @@ def run_configs(
     scheduler_address: str | None = None,
     progress: bool = True,
     on_result: Callable[[dict], None] | None = None,
+    on_checked: Callable[[], None] | None = None,
 ) -> pd.DataFrame:
     """Run configurations on an executor, storing and resuming as :func:`sweep` describes.
 
@@ -346,6 +347,8 @@ def run_configs(
         scheduler_address: a Dask scheduler (``tcp://host:port``) instead of a local cluster.
         progress: show progress (a bar on a terminal, else a line per finished run on standard error).
         on_result: called with each new run's record as it is stored.
+        on_checked: called once the executor, the workers and every run's inputs have been checked, before
+            the first run starts (the command line announces the sweep there, never before an error).
 
     Returns:
         One row per configuration, in order, with ``key``.
@@ -373,6 +376,8 @@ def run_configs(
             del done[key]
     todo = [config for key, config in unique.items() if key not in done]
     check_inputs(todo)  # every input of every run read once before the first run starts
+    if on_checked is not None:
+        on_checked()
     bar = None
     if progress:  # a bar on a terminal, a line per finished run elsewhere
         bar = RunProgress(len(unique), len(unique) - len(todo), varying_fields(list(unique.values())))

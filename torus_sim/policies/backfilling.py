@@ -21,8 +21,19 @@ _RESCAN_AFTER = 32
 def start_in_order(view, placement=None):
     """Start waiting jobs in priority order while the first one fits (the FCFS part of every policy here).
 
+    Safe as a list: the engine applies each yielded start before it asks for the next, and the next
+    job is then the queue's new head; a caller that collects the starts first (``list(start_in_order(view))``
+    inside a plug-in's ``plan``) finds the head still waiting when it asks again, and the helper then
+    places each next job around the allocations it has already handed out (``view.place(..., taken=)``),
+    so the list holds the same starts, in the same order, as the engine's own loop (it never offers the
+    same head twice).
+
+    Args:
+        view: the engine's :class:`~torus_sim.engine.view.SchedulingView`.
+        placement: the placement policy (MFP / lowest free ids when None).
+
     Yields:
-        :class:`Start` actions; the engine applies each before the next head is looked at.
+        :class:`Start` actions, in priority order, until the next job does not fit.
 
     References:
         PV-EASY §4 ("schedule jobs according to their priorities, until the idle resource is not
@@ -35,6 +46,20 @@ def start_in_order(view, placement=None):
         if allocation is None:
             return
         yield Start(head, allocation)
+        if queue.head is head:  # not applied: the caller collects the starts, so plan around what was handed out
+            yield from _start_around(view, placement, head, allocation)
+            return
+
+
+def _start_around(view, placement, first, allocation):
+    """:func:`start_in_order` for a caller that collects: the jobs after ``first`` placed around the allocations handed out."""
+    taken = [allocation]
+    for job in view.queue.jobs()[1:]:
+        allocation = view.place(job, placement=placement, taken=tuple(taken))
+        if allocation is None:
+            return
+        yield Start(job, allocation)
+        taken.append(allocation)
 
 
 def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = True):
