@@ -47,7 +47,18 @@ class SchedulerAgent(mesa.Agent):
         """Nodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
         return self.queue.demand
 
-    def plan(self, view):
-        """The policy's actions for this pass (a list or a generator; the engine applies them in order)."""
+    def begin_pass(self) -> None:
+        """Count a scheduling pass (the engine's own, or one a caller drives: the Gymnasium environment)."""
         self.passes += 1
+
+    def plan(self, view):
+        """The policy's actions for this pass: the engine's pass asks the agent, the agent asks its policy.
+
+        Args:
+            view: the engine's read-only :class:`~torus_sim.engine.view.SchedulingView`.
+
+        Returns:
+            The policy's actions (a list or a generator; the engine applies each in order before the next
+            is asked for).
+        """
         return self.policy.plan(view)

@@ -255,3 +255,17 @@ def test_the_runner_has_no_if_chain_on_names():
         and any(map(named, node.args))
     ]
     assert compared == [] and starts == []
+
+
+def test_one_function_builds_a_model_from_a_scenario():
+    """Issue 64: the runner, the Gymnasium environment, RLScheduler's protocol, the batch runners and the checkpoint
+    yields all build their engine with torus_sim.model_builder.build_model; no other module of the package calls
+    SchedulingModel(...) (the runner's ConfiguredModel subclasses it for mesa.batch_run, through model_arguments)."""
+    callers = []
+    for module, path in _modules():
+        if module.startswith("torus_sim.engine") or module == "torus_sim.model_builder":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "SchedulingModel":
+                callers.append(f"{module}:{node.lineno}")
+    assert callers == []

@@ -27,8 +27,6 @@ import pandas as pd
 
 from predictors.base import NullPredictor
 from torus_sim.engine import SchedulingModel, SimulationRecord
-from torus_sim.engine.progress import Preemption
-from torus_sim.errors import ConfigurationError
 from torus_sim.extensions import (
     build_placement,
     build_policy,
@@ -36,14 +34,13 @@ from torus_sim.extensions import (
     extension_manifest,
     placement_name,
     predictor_name,
-    runtime_predictor_of,
 )
 from torus_sim.inputs import BatchSet, batch_set, failure_timing_text, load_failures, load_workload
 from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
+from torus_sim.model_builder import build_model, model_arguments
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.policies.base import Policy
-from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.scenario import Scenario
 from torus_sim.version import __version__
 from torus_sim.workload.sources import workload_source
@@ -66,95 +63,6 @@ __all__ = [
 
 RunConfig = Scenario
 """The name the Python API had before the scenario format (same class)."""
-
-
-def resilience_of(scenario: Scenario) -> ResiliencePolicy:
-    """The scenario's :class:`~torus_sim.policies.resilience.ResiliencePolicy` (μ for Young's period: ``node_mtbf``)."""
-    return ResiliencePolicy(
-        mtbf=scenario.node_mtbf,
-        checkpoint_interval=scenario.checkpoint_interval,
-        checkpoint_cost=scenario.checkpoint_cost,
-        recovery_time=scenario.recovery_time,
-        preventive=scenario.preventive,
-        migration_cost=scenario.preventive_migration_cost,
-        spares=scenario.spares,
-        prediction_accuracy=scenario.prediction_accuracy,
-    )
-
-
-def preemption_of(scenario: Scenario) -> Preemption:
-    """PV-EASY's preemption mode of the scenario."""
-    return Preemption(scenario.preemption, scenario.preemption_interval, scenario.time_cost, scenario.slowdown)
-
-
-def model_arguments(
-    scenario: Scenario, inputs: dict, scenario_index: int = 0, record: bool = True, node_identities: bool = False
-) -> tuple[tuple, dict]:
-    """The arguments of :class:`~torus_sim.engine.model.SchedulingModel` for one simulation of a scenario.
-
-    Args:
-        scenario: the run.
-        inputs: what was read so far (workload, failures, batch set); filled in, for the manifest
-            and for the next simulation of the same run.
-        scenario_index: which silent-error scenario of a batch.
-        record: keep the per-job, per-pass tables.
-        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
-
-    Returns:
-        ``(positional arguments, keyword arguments)``.
-    """
-    if scenario.batch:
-        batch = inputs.get("batch") or batch_set(scenario)
-        inputs["batch"] = batch
-        workload = batch.workload
-        silent = batch.silent_errors[scenario_index] if batch.silent_errors is not None else None
-        seed = batch.model_seeds[scenario_index]
-        policy = build_policy(scenario, batch=batch)
-    else:
-        if scenario.silent_spec == "drawn":
-            from torus_sim.workload.sources import source_forms
-
-            raise ConfigurationError(f"drawn silent errors need a batch workload ({source_forms('batch')})")
-        workload = inputs.get("workload") or load_workload(scenario)
-        inputs["workload"] = workload
-        silent = None
-        seed = scenario.seed
-        policy = build_policy(scenario)
-    kind = platform_kind(scenario.platform)
-    platform = kind.build(scenario, kind.capacity(scenario, workload.processors), node_identities)
-    if "failures" not in inputs:
-        capacity = platform if isinstance(platform, int) else platform.capacity
-        inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload)
-    keywords = {
-        "downtime": scenario.downtime,
-        "resilience": resilience_of(scenario),
-        "preemption": preemption_of(scenario),
-        "runtime_predictor": runtime_predictor_of(scenario),
-        "silent_errors": silent,
-        "verification_time": scenario.verification_time,
-        "seed": seed,
-        "record": record,
-        "record_fairness": scenario.fairness,
-        "plan_timeout": scenario.plan_timeout,
-        "event_order": scenario.event_order,
-    }
-    if scenario.power:  # read before the run: power-aware policies plan with them
-        from torus_sim.inputs import load_power
-
-        jobs = workload.jobs
-        ids = getattr(jobs, "job_id", None)
-        nodes = platform if isinstance(platform, int) else platform.capacity
-        keywords["power"] = inputs.get("power") or load_power(
-            scenario, ids if ids is not None else [job.job_id for job in jobs], nodes
-        )
-        inputs["power"] = keywords["power"]
-    return (workload, policy, platform, inputs["failures"]), keywords
-
-
-def build_model(scenario: Scenario, inputs: dict | None = None, scenario_index: int = 0, record: bool = True) -> SchedulingModel:
-    """The engine for one simulation of a scenario (see :func:`model_arguments`)."""
-    arguments, keywords = model_arguments(scenario, {} if inputs is None else inputs, scenario_index, record)
-    return SchedulingModel(*arguments, **keywords)
 
 
 # -- results --------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class SchedulingPass:
             if self.calls.guarded:
                 self._guarded_plan()
             else:
-                for action in self.policy.plan(self.view):
+                for action in self.scheduler.plan(self.view):
                     count += 1
                     if (
                         count > 64
@@ -80,7 +80,7 @@ class SchedulingPass:
         count = 0
         calls.active = True
         try:
-            actions = iter(self.policy.plan(self.view))
+            actions = iter(self.scheduler.plan(self.view))
             for action in actions:
                 calls.active = False
                 count += 1
@@ -122,7 +122,7 @@ class SchedulingPass:
         if self.record_fairness:
             self._pass_head = head = self.queue.head
             self._pass_promise = head.reservation_at if head is not None else None
-        self.scheduler.passes += 1
+        self.scheduler.begin_pass()
 
     def apply_action(self, action) -> None:
         """Check one action of the open pass and apply it.

@@ -156,24 +156,23 @@ class BatchRunResult:
 
 
 def _run_batch(
-    workload, policy, processors: int, failures, verification_time: float, seed: int, record_attempts: bool
+    scenario, workload, policy, failures, verification_time: float, seed: int, record_attempts: bool
 ) -> BatchRunResult:
-    from torus_sim.engine import SchedulingModel
-    from torus_sim.platforms.cluster import ClusterPlatform
+    from torus_sim.model_builder import build_model
 
     counts = np.asarray(failures)
     if counts.shape != (len(workload.jobs),):
         raise ConfigurationError(
             f"a failure scenario needs one count per job: {len(workload.jobs)} expected, got shape {counts.shape}"
         )
-    model = SchedulingModel(
-        workload,
-        policy,
-        ClusterPlatform(processors, identities=False),
+    model = build_model(
+        scenario,  # a cluster of P nodes without node failures
+        {"workload": workload, "failures": None, "uncovered": None},
+        record=record_attempts,
+        policy=policy,
         silent_errors=counts,
         verification_time=verification_time,
         seed=seed,
-        record=record_attempts,
     )
     record = model.run()
     return BatchRunResult(
@@ -212,15 +211,16 @@ def run_rigid(
     References:
         RIGID §3-4.
     """
-    from torus_sim.runner import build_policy
+    from torus_sim.extensions import build_policy
     from torus_sim.scenario import RIGID_POLICIES, Scenario
     from torus_sim.workload.batch import rigid_workload
 
     if heuristic not in RIGID_POLICIES:
         raise ConfigurationError(f"unknown rigid heuristic {heuristic!r}; choose from {', '.join(RIGID_POLICIES)}")
     jobs.check_fits(processors)
-    policy = build_policy(Scenario.make(policy=heuristic, priority=priority, platform="cluster"))
-    return _run_batch(rigid_workload(jobs), policy, processors, failures, verification_time, seed, record_attempts)
+    scenario = Scenario.make(policy=heuristic, priority=priority, platform="cluster", nodes=processors)
+    policy = build_policy(scenario)
+    return _run_batch(scenario, rigid_workload(jobs), policy, failures, verification_time, seed, record_attempts)
 
 
 def run_moldable(
@@ -263,17 +263,20 @@ def run_moldable(
     References:
         MOLDABLE §3-4.
     """
-    from torus_sim.runner import build_policy
+    from torus_sim.extensions import build_policy
     from torus_sim.scenario import MOLDABLE_POLICIES, Scenario
     from torus_sim.workload.batch import moldable_workload
 
     if algorithm not in MOLDABLE_POLICIES:
         raise ConfigurationError(f"unknown moldable algorithm {algorithm!r}; choose from {', '.join(MOLDABLE_POLICIES)}")
-    policy = build_policy(
-        Scenario.make(
-            policy=algorithm, priority=priority, epsilon=epsilon, allotment=allotment, area_slack=area_slack, platform="cluster"
-        ),
-        tables,
-        allocation,
+    scenario = Scenario.make(
+        policy=algorithm,
+        priority=priority,
+        epsilon=epsilon,
+        allotment=allotment,
+        area_slack=area_slack,
+        platform="cluster",
+        nodes=times.shape[1],
     )
-    return _run_batch(moldable_workload(times), policy, times.shape[1], failures, verification_time, seed, record_attempts)
+    policy = build_policy(scenario, tables, allocation)
+    return _run_batch(scenario, moldable_workload(times), policy, failures, verification_time, seed, record_attempts)

@@ -14,9 +14,10 @@ import pandas as pd
 
 from failure_logs.synthetic import generate_failures
 from torus_sim.analytic import ckpt_migration as analytic
-from torus_sim.engine import SchedulingModel
 from torus_sim.metrics import summarize
+from torus_sim.model_builder import build_model
 from torus_sim.policies.resilience import ResiliencePolicy
+from torus_sim.scenario import Scenario
 from torus_sim.topology import BGL_SUPERNODE_TORUS
 from torus_sim.workload.synthetic import steady_state_workload
 
@@ -84,8 +85,10 @@ def compare_yields(
     }
     rows = []
     baseline = None
+    scenario = Scenario.make("checkpoint yields", policy="krevat", platform="torus", downtime=downtime, seed=seed)  # BG/L's 4x4x8
     for name, (log, policy, throughput) in strategies.items():
-        summary = summarize(SchedulingModel(workload, None, None, log, downtime=downtime, resilience=policy, seed=seed).run())
+        inputs = {"workload": workload, "failures": log, "uncovered": None}
+        summary = summarize(build_model(scenario, inputs, resilience=policy).run())
         baseline = summary["omega_util"] if baseline is None else baseline
         simulated = summary["omega_util"] / baseline
         expected = throughput / nodes if throughput is not None else np.nan

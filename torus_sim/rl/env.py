@@ -50,7 +50,7 @@ import numpy as np
 from gymnasium import spaces
 
 from failure_logs.events import FailureLog
-from torus_sim.engine import SchedulingModel
+from torus_sim.engine import SchedulingModel  # the type of what window_model returns
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.agent_observation import (
     JOB_FEATURES,
@@ -379,10 +379,9 @@ class SchedulingEnv(gym.Env):
         Returns:
             The model, not yet run.
         """
-        from torus_sim.extensions import build_risk_predictor, runtime_predictor_of
+        from torus_sim.extensions import build_risk_predictor
         from torus_sim.inputs import load_failures
-        from torus_sim.platforms.kinds import build_platform
-        from torus_sim.runner import preemption_of, resilience_of
+        from torus_sim.model_builder import build_model
 
         scenario = self.scenario
         jobs = [self.workload.jobs[i] for i in range(start, start + self.window)]
@@ -393,9 +392,8 @@ class SchedulingEnv(gym.Env):
             self.workload.load_scale,
             header=self.workload.header,
             kind="online",
-            processors=self.workload.processors,
+            processors=self.workload.processors or self._capacity,
         )
-        platform = build_platform(scenario, self._capacity)
         if self._failures_per_window:
             failures = load_failures(scenario, self._capacity, workload)[0]
         else:
@@ -403,21 +401,16 @@ class SchedulingEnv(gym.Env):
         predictor = None
         if failures is not None and policy is None:
             predictor = build_risk_predictor(scenario)
-        own = {"runtime_predictor": runtime_predictor_of(scenario)}  # predictions: the predicted_runtime feature, backfilling
-        if policy is not None:
-            own["event_order"] = scenario.event_order
-        model = SchedulingModel(
-            workload,
-            _AgentSeat(predictor) if policy is None else policy,
-            platform,
-            failures,
-            downtime=scenario.downtime,
-            resilience=resilience_of(scenario),
-            preemption=preemption_of(scenario),
+        # the power inputs: power-aware baselines read them; idle nodes switched off boot in the window too
+        inputs = {"workload": workload, "failures": failures, "uncovered": None, "power": self.power}
+        # the agent's seat plans at every instant; a baseline policy keeps the scenario's event order
+        own = {} if policy is not None else {"event_order": "instant"}
+        model = build_model(
+            scenario,
+            inputs,
+            policy=_AgentSeat(predictor) if policy is None else policy,
             seed=seed,
-            record=True,
             record_fairness=False,
-            power=self.power,  # power-aware baselines read it; idle nodes switched off boot in the window too
             **own,
         )
         model.pause_at_passes = policy is None

@@ -148,8 +148,7 @@ def run_window(
     Returns:
         ``(mean bounded slowdown, jobs table)``: the table has job_id, submitted_at, first_started_at, ...
     """
-    from torus_sim.engine import SchedulingModel
-    from torus_sim.platforms.kinds import build_platform
+    from torus_sim.model_builder import build_model
     from torus_sim.policies.priority import PriorityPolicy
     from torus_sim.workload.jobs import Workload
 
@@ -161,11 +160,14 @@ def run_window(
         1.0,
         header=workload.header,
         kind="online",
-        processors=workload.processors,
+        processors=nodes,  # the cluster's nodes (the scenario names none)
     )
     policy = PriorityPolicy(order, "rlscheduler" if backfill else "none", wait)
-    model = SchedulingModel(
-        window, policy, build_platform(scenario, nodes), None, record=True, event_order="each-event-submissions-first"
+    model = build_model(
+        scenario,
+        {"workload": window, "failures": None, "uncovered": None},
+        policy=policy,
+        event_order="each-event-submissions-first",  # RLScheduler's simulator: due submissions before the next end
     )
     table = model.run().jobs
     runtime = table["runtime"].to_numpy()
