@@ -1,0 +1,28 @@
+"""The ``torus-sim`` subcommands: one module each, each with ``NAMES``, ``add_parser(commands)`` and ``main(args)``.
+
+Key components:
+
+- :mod:`~torus_sim.commands.run`: ``run``, one run from options or a scenario file.
+- :mod:`~torus_sim.commands.sweep`: ``sweep`` (``experiment``), a scenario file's grid on any executor.
+- :mod:`~torus_sim.commands.viz`: ``viz``, the browser view.
+- :mod:`~torus_sim.commands.figure`: ``figure``, one paper figure redrawn from stored results.
+- :mod:`~torus_sim.commands.summarize`: ``summarize``, expected and maximum ratios over batch results.
+- :mod:`~torus_sim.commands.generate_rigid`: ``generate-rigid``, a RIGID job set in the reference code's formats.
+- :mod:`~torus_sim.commands.ckpt`: ``ckpt-tables`` and ``ckpt-compare`` (CKPT-MIG).
+- :mod:`~torus_sim.commands.removed`: ``flat`` and ``online``, removed in 0.2 (they print the new form).
+- :mod:`~torus_sim.commands.arguments` and :mod:`~torus_sim.commands.scenario_options`: the option types and the
+  scenario's fields as options, shared by the subcommands.
+
+:mod:`torus_sim.cli` builds the parser from :data:`SUBCOMMANDS` and dispatches to the chosen module's ``main``;
+each ``main`` returns the exit code (0, or 2 with one sentence on standard error) or raises a
+:class:`~torus_sim.errors.TorusSimError` that the command line turns into that sentence.
+"""
+
+from __future__ import annotations
+
+from torus_sim.commands import ckpt, figure, generate_rigid, removed, run, summarize, sweep, viz
+
+__all__ = ["SUBCOMMANDS"]
+
+SUBCOMMANDS = (run, sweep, viz, ckpt, figure, summarize, generate_rigid, removed)
+"""The subcommand modules, in the order ``torus-sim --help`` lists them."""
