@@ -45,8 +45,9 @@ from failure_logs.synthetic import GeneratedFailures, SyntheticFailures
 from failure_logs.transform import fit_to_span
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
+from torus_sim.input_registry import InputRegistry
 from torus_sim.input_source import InputSource
-from torus_sim.registry import Registry, is_import_path
+from torus_sim.plugin_admission import is_import_path
 
 __all__ = [
     "select_failure_source",
@@ -327,7 +328,7 @@ def _beside(path: Path, names: tuple[str, ...], fallback: Path) -> Path:
 FAILURE_SOURCE_ENTRY_POINTS = "torus_sim.failure_sources"
 """The entry-point group installed packages add their failure sources to."""
 
-FAILURE_SOURCES: Registry[FailureSource] = Registry("failure source", FAILURE_SOURCE_ENTRY_POINTS, FailureSource)
+FAILURE_SOURCES: InputRegistry[FailureSource] = InputRegistry("failure source", FAILURE_SOURCE_ENTRY_POINTS, FailureSource)
 """Failure sources by name: the built-ins below, installed plug-ins, import paths; files by suffix or content."""
 
 for _source in (NoFailures, BundledRas, MiraEvents, Synthetic, Mtbf, BglRasFile, LanlFile, FtaFile, MiraFile):

@@ -885,7 +885,7 @@ def test_i41_row1_a_function_marked_as_a_factory_may_be_named(tmp_path, monkeypa
 
     (tmp_path / "made.py").write_text(
         "from torus_sim.api import Policy\nfrom torus_sim.policies.easy import EasyPolicy\n"
-        "from torus_sim.registry import factory_of\n\n"
+        "from torus_sim.api import factory_of\n\n"
         "@factory_of(Policy)\ndef make_easy(order: str = 'fcfs') -> Policy:\n    return EasyPolicy(order)\n\n"
         "def unmarked() -> Policy:\n    return EasyPolicy('fcfs')\n"
     )

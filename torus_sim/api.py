@@ -67,11 +67,11 @@ from torus_sim.formats.catalog import FORMATS, OutputFormat
 from torus_sim.inputs import PowerInputs
 from torus_sim.job import Job, JobState
 from torus_sim.platforms.kinds import PLATFORMS, PlatformKind
+from torus_sim.plugin_admission import factory_of
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
 from torus_sim.policies.catalog import POLICIES
 from torus_sim.policies.placement import MFP, PLACEMENTS, PlacementPolicy
-from torus_sim.registry import factory_of
 from torus_sim.workload.sources import WORKLOADS, TraceSource, WorkloadSource
 from torus_sim.workload.swf import SwfRecord, SwfTrace
 

@@ -18,7 +18,7 @@ from functools import partial
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.guarded_extensions import guard_placement, guard_predictor
-from torus_sim.registry import PluginInfo
+from torus_sim.provenance import PluginInfo
 
 __all__ = [
     "OFFERED",
@@ -101,7 +101,7 @@ def check_scenario_extensions(scenario) -> None:
             if params:
                 raise ConfigurationError(f"{registry.kind} {info.name!r} was given as an instance: it takes no parameters")
             continue
-        from torus_sim.registry import bind_parameters
+        from torus_sim.parameters import bind_parameters
 
         offered = {"argument": argument} if argument is not None else {}
         bind_parameters(factory, params, offered, f"{registry.kind} {info.name!r}")

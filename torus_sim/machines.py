@@ -38,7 +38,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.registry import Registry, is_import_path
+from torus_sim.plugin_admission import is_import_path
+from torus_sim.registry import Registry
 from torus_sim.topology import MAX_DIMENSIONS, Torus
 
 __all__ = [

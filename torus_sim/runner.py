@@ -188,7 +188,7 @@ def _declared(scenario: Scenario) -> dict:
 
 def _label(value) -> str:
     """A name as given, or the import path of an object given from Python."""
-    from torus_sim.registry import object_path
+    from torus_sim.plugin_admission import object_path
 
     return value if isinstance(value, str) else object_path(value)
 

@@ -449,7 +449,7 @@ class Scenario(PowerSettings, BaseModel):
     def _extension_json(self, value):
         if value is None or isinstance(value, str):
             return value
-        from torus_sim.registry import object_path
+        from torus_sim.plugin_admission import object_path
 
         return object_path(value)
 

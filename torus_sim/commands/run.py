@@ -135,7 +135,7 @@ def main(args) -> int:
 
 
 def _describe(info: dict) -> str:
-    from torus_sim.registry import PluginInfo
+    from torus_sim.provenance import PluginInfo
 
     return PluginInfo(**info).describe()
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from torus_sim.energy.pair_file import EnergyInput, PairFileError, built, read_pairs
 from torus_sim.errors import ConfigurationError
-from torus_sim.registry import Registry
+from torus_sim.input_registry import InputRegistry
 
 __all__ = ["JOB_POWER_SOURCES", "JobPowerSource", "job_power_source"]
 
@@ -129,7 +129,7 @@ class JobPowerFile(JobPowerSource):
 JOB_POWER_ENTRY_POINTS = "torus_sim.job_power"
 """The entry-point group installed packages add their job-power sources to."""
 
-JOB_POWER_SOURCES: Registry[JobPowerSource] = Registry("job power", JOB_POWER_ENTRY_POINTS, JobPowerSource)
+JOB_POWER_SOURCES: InputRegistry[JobPowerSource] = InputRegistry("job power", JOB_POWER_ENTRY_POINTS, JobPowerSource)
 """Job-power sources by name: the built-ins, installed plug-ins, import paths; a CSV file by suffix."""
 
 for _source in (MachineBusy, Uniform, BusyShare, JobPowerFile):

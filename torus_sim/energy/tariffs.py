@@ -17,7 +17,7 @@ import numpy as np
 from torus_sim.energy.daily_hours import DailyHours
 from torus_sim.energy.pair_file import EnergyInput, PairFileError, built, read_pairs
 from torus_sim.errors import ConfigurationError
-from torus_sim.registry import Registry
+from torus_sim.input_registry import InputRegistry
 
 __all__ = ["TARIFFS", "Tariff", "tariff"]
 
@@ -132,7 +132,7 @@ def _price(text, where: str) -> float:
 TARIFF_ENTRY_POINTS = "torus_sim.tariffs"
 """The entry-point group installed packages add their tariffs to."""
 
-TARIFFS: Registry[Tariff] = Registry("tariff", TARIFF_ENTRY_POINTS, Tariff)
+TARIFFS: InputRegistry[Tariff] = InputRegistry("tariff", TARIFF_ENTRY_POINTS, Tariff)
 """Tariffs by name: the built-ins, installed plug-ins, import paths; a CSV file by suffix."""
 
 for _tariff in (Flat, TimeOfUse, PriceFile):

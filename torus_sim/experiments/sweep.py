@@ -154,7 +154,7 @@ PARAMS_FIELDS = (
 
 def scenario_row(config: Scenario) -> dict:
     """A scenario's fields as one table row: tuples as lists, plug-in objects as import paths, parameter tables as JSON."""
-    from torus_sim.registry import object_path
+    from torus_sim.plugin_admission import object_path
 
     row = {}
     for key, value in config.model_dump().items():

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, TorusSimError, WorkloadFormatError
+from torus_sim.input_registry import InputRegistry
 from torus_sim.input_source import InputSource
-from torus_sim.registry import Registry
 from torus_sim.workload.batch import RigidJobSet, generate_rigid_set, moldable_workload, rigid_workload
 from torus_sim.workload.jobs import SWF_RULES, Workload, jobs_from_swf
 from torus_sim.workload.swf import SwfTrace, read_swf
@@ -521,7 +521,7 @@ class SteadyState(WorkloadSource):
 WORKLOAD_ENTRY_POINTS = "torus_sim.workloads"
 """The entry-point group installed packages add their workload sources to."""
 
-WORKLOADS: Registry[WorkloadSource] = Registry("workload", WORKLOAD_ENTRY_POINTS, WorkloadSource)
+WORKLOADS: InputRegistry[WorkloadSource] = InputRegistry("workload", WORKLOAD_ENTRY_POINTS, WorkloadSource)
 """Workload sources by name: the built-ins below, installed plug-ins, import paths; files by suffix or content."""
 
 for _source in (SwfFile, BatsimFile, BundledLog, RigidSet, MoldableSet, TimeTable, RefcodeFile, SteadyState):
