@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.experiments.batch import run_moldable, run_rigid
 from torus_sim.platforms import ClusterPlatform, Platform, TorusPlatform
-from torus_sim.policies.moldable import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
+from torus_sim.policies.allotment import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
 from torus_sim.policies.rigid import AvailabilityProfile
 from torus_sim.workload.batch import RigidJobSet
 from torus_sim.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
@@ -258,7 +258,7 @@ def test_batch_list_runs_batches_of_doubling_attempts():
 
 
 def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area():
-    from torus_sim.policies.moldable import _chains_within_doubling, _chains_within_linear
+    from torus_sim.policies.allotment import _chains_within_doubling, _chains_within_linear
 
     rng = np.random.default_rng(11)
     model = AmdahlModel(rng.uniform(100, 5000, 12), rng.uniform(0, 0.2, 12))

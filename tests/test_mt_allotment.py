@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.experiments.batch import run_moldable
-from torus_sim.policies.moldable import AllotmentTables, _steps_achievable, mt_allotment, mt_allotment_steps
+from torus_sim.policies.allotment import AllotmentTables, _steps_achievable, mt_allotment, mt_allotment_steps
 
 
 def reference_achievable(times, g, processors, bound, epsilon, slack):
@@ -160,7 +160,7 @@ def plain_min_plus(left, right):
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 7), st.integers(1, 9), st.integers(1, 60), st.integers(0, 2**32 - 1))
 def test_min_plus_in_blocks_equals_the_plain_loop(jobs, width, cells, seed):
-    import torus_sim.policies.moldable as moldable
+    import torus_sim.policies.allotment as moldable
 
     rng = np.random.default_rng(seed)
     left = rng.integers(0, 4, (jobs, width)).astype(float)  # small integers: many ties

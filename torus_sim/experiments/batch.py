@@ -246,7 +246,7 @@ def run_moldable(
         priority: the LIST priority rule.
         verification_time: V seconds per attempt.
         seed: the model's seed.
-        tables: BATCH's shared :class:`~torus_sim.policies.moldable.AllotmentTables`.
+        tables: BATCH's shared :class:`~torus_sim.policies.allotment.AllotmentTables`.
         epsilon: BATCH's ε.
         record_attempts: return the attempt table too.
         allocation: int ``(n,)``, a precomputed LPA / MINTIME / MINAREA allocation.
