@@ -15,7 +15,7 @@ Run from the repository root::
    to it: target under 2x Krevat's time (issue 3).
 2. "Free partitions of size s" on the 4x4x8 torus at 25 % and 50 % random occupancy: the
    partition table against two brute-force baselines, as ratios: the size-restricted cell-by-cell
-   check the tests use (:func:`brute_force_free_partitions`, which stops at the first busy cell),
+   check the tests use (:func:`tests.reference.brute_force_free_partitions`, which stops at the first busy cell),
    and the naive exhaustive search BGL-FAULT Appendix 9 compares against (every free partition of
    every size, then the subset of size s). The summed-area finder is shown too.
    Targets: under 50 µs per query, at least 100x faster than brute force.
@@ -82,10 +82,11 @@ import numpy as np
 
 from benchmarks.floor import engine_floor
 from failure_logs.synthetic import SyntheticFailures
+from tests.reference import brute_force_free_partitions
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.metrics import summarize
 from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import brute_force_free_partitions, feasible_sizes, free_partitions_by_box_sums
+from torus_sim.partitions import feasible_sizes, free_partitions_by_box_sums
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.runner import Scenario, build_policy, load_workload

@@ -31,7 +31,7 @@ MACHINES = {
 
 
 def _model(fields: dict):
-    from torus_sim.app import VizModel
+    from torus_sim.viz.app import VizModel
 
     fields = dict(fields)
     if fields.pop("workload", None) == "1024":  # the NASA log on a cluster 8 times its size: 1,024 nodes drawn
@@ -45,7 +45,7 @@ def _model(fields: dict):
 
 def server_steps() -> None:
     """Print the median server time per step (model + charts) and the model's step alone, per machine."""
-    from torus_sim import viz_charts
+    from torus_sim.viz import charts as viz_charts
 
     for label, fields in MACHINES.items():
         model = _model(fields)

@@ -46,7 +46,7 @@ LAYERS = [
     ("metrics", ["torus_sim.metrics"]),
     (
         "outputs",
-        ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz_charts", "torus_sim.output_columns"],
+        ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz.charts", "torus_sim.output_columns"],
     ),
     (
         "orchestration",
@@ -59,10 +59,7 @@ LAYERS = [
             "torus_sim.api",
             "torus_sim.cli",
             "torus_sim.commands",
-            "torus_sim.app",
-            "torus_sim.viz_menus",
-            "torus_sim.viz_model",
-            "torus_sim.viz_session",
+            "torus_sim.viz",
             "torus_sim",
         ],
     ),
@@ -223,9 +220,9 @@ def _string_constants(tree: ast.AST):
             yield node.value, node.lineno
 
 
-@pytest.mark.parametrize("module", ["runner.py", "inputs.py", "cli.py", "app.py", "extensions.py"])
+@pytest.mark.parametrize("module", ["runner.py", "inputs.py", "cli.py", "viz/app.py", "model_builder.py", "extensions.py"])
 def test_the_wiring_names_no_built_in_workload_failure_source_platform_machine_or_policy(module):
-    """A built-in's name lives in its own module and in a catalog (policies/catalog.py, viz_menus.py), never in the wiring."""
+    """A built-in's name lives in its own module and in a catalog (policies/catalog.py, viz/menus.py), never in the wiring."""
     names = _registered_names()
     tree = ast.parse((ROOT / "torus_sim" / module).read_text())
     found = [

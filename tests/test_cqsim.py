@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.reference import jobs_by_lines
 from torus_sim.errors import ConfigurationError, InputFileError
 from torus_sim.metrics.peers import agreement, read_cqsim_schedule
 from torus_sim.runner import Scenario, run
-from torus_sim.workload.jobs import SWF_RULES, _jobs_by_lines, jobs_from_swf
+from torus_sim.workload.jobs import SWF_RULES, jobs_from_swf
 from torus_sim.workload.swf import read_swf
 
 from .conftest import SHARED_DATA
@@ -53,7 +54,7 @@ def test_the_cqsim_rules_keep_what_cqsims_filter_keeps(tmp_path):
         "cut_at_walltime": 1,
         "size_from_allocation": 1,
     }
-    rows, cleaning = _jobs_by_lines(trace, 12, None, 1.0, SWF_RULES["cqsim"])  # the line-at-a-time reference
+    rows, cleaning = jobs_by_lines(trace, 12, None, 1.0, SWF_RULES["cqsim"])  # the line-at-a-time reference
     assert [row[0] for row in rows] == [1, 4, 5] and cleaning == workload.cleaning
     default = jobs_from_swf(trace, 12, rules=SWF_RULES["pv-easy"])  # ours keeps them all, sized by allocation
     assert len(default.jobs) == 5 and {job.job_id: job.size for job in default.jobs}[1] == 4

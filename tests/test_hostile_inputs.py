@@ -945,7 +945,7 @@ def audit(tmp_path):
     ],
 )
 def test_i41_row2_the_browser_model_opens_and_imports_nothing_it_did_not_offer(tmp_path, monkeypatch, audit, field, value):
-    from torus_sim import app
+    from torus_sim.viz import app
 
     secret = tmp_path / "secret.toml"
     secret.write_text('name = "x"\ndims = [1, 1, 2]\n')
@@ -968,7 +968,7 @@ def test_i41_row2_the_browser_model_opens_and_imports_nothing_it_did_not_offer(t
     [("load_scale", 1e308), ("load_scale", float("nan")), ("confidence", -3), ("accuracy", "0.5; rm"), ("seed", "9" * 100)],
 )
 def test_i41_row2_numbers_outside_their_slider_are_refused_on_the_page(field, value):
-    from torus_sim import app
+    from torus_sim.viz import app
 
     model = app.VizModel(**{field: value})
     assert model.notice and ("outside its range" in model.notice or "is not a whole number" in model.notice)

@@ -3,11 +3,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.reference import brute_force_free_partitions, mfp_after_by_groups, reservation_by_steps
 from torus_sim.errors import ConfigurationError
 from torus_sim.partition_table import PartitionTable
 from torus_sim.partitions import (
     Partition,
-    brute_force_free_partitions,
     feasible_sizes,
     free_partitions_by_box_sums,
     mfp_by_box_sums,
@@ -136,7 +136,7 @@ def test_the_memoized_bitset_mfp_after_equals_the_group_by_group_reference(bgl_t
     words = table.pack(blocked)
     for size in sorted(set(table.sizes.tolist())):
         candidates = table.free_ids_of_size(words, size)
-        expected = table.mfp_after_by_groups(candidates, words)
+        expected = mfp_after_by_groups(table, candidates, words)
         np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)
         np.testing.assert_array_equal(table.mfp_after(candidates, words), expected)  # from the memo
         if len(candidates):
@@ -209,7 +209,7 @@ def test_krevat_reservation_on_int_occupancy_equals_releasing_instant_by_instant
     arguments = (allocation, expected_end, sorted(repairs), now)
     occupied = bgl_table.occupied_of(bgl_table.pack(blocked))
     at, shadow = scheduler._reservation(bgl_table, head, occupied, *arguments)
-    expected_at, expected_shadow = scheduler._reservation_by_steps(bgl_table, head, blocked, *arguments)
+    expected_at, expected_shadow = reservation_by_steps(bgl_table, head, blocked, *arguments)
     assert at == expected_at
     np.testing.assert_array_equal(bgl_table.words_of(shadow), bgl_table.pack(expected_shadow))
     again_at, again_shadow = scheduler._reservation(bgl_table, head, occupied, *arguments)  # has_free from the memo
@@ -235,7 +235,7 @@ def test_mfp_choice_is_the_first_best_of_the_reference_for_any_candidate_set(bgl
     count = len(table.partitions)
     candidates = np.sort(rng.choice(count, size=int(rng.integers(1, min(count, 300) + 1)), replace=False))
     candidates = rng.permutation(candidates) if rng.random() < 0.5 else candidates  # any order, any sizes
-    expected = table.mfp_after_by_groups(candidates, words)
+    expected = mfp_after_by_groups(table, candidates, words)
     assert table._mfp_choice(candidates, words) == int(np.argmax(expected))
 
 
@@ -300,7 +300,7 @@ def test_mfp_place_in_order_on_kept_free_bits_equals_packing_each_occupancy_agai
         free = table.free_bits(table.pack(scratch))
         candidates = table.free_ids_of_size(table.pack(scratch), job.partition_size)
         np.testing.assert_array_equal(table.free_ids_in(free, job.partition_size), candidates)
-        assert partition_id == int(candidates[int(np.argmax(table.mfp_after_by_groups(candidates, table.pack(scratch))))])
+        assert partition_id == int(candidates[int(np.argmax(mfp_after_by_groups(table, candidates, table.pack(scratch))))])
         scratch[table.members[partition_id]] = True
         np.testing.assert_array_equal(free & table.disjoint_row(partition_id), table.free_bits(table.pack(scratch)))
     if len(fast) < len(jobs):

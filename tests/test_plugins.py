@@ -483,7 +483,7 @@ def test_the_readme_plugin_runs_as_written_in_any_directory(tmp_path):
 
 
 def test_the_browser_menu_lists_installed_plugins():
-    from torus_sim.app import model_params
+    from torus_sim.viz.app import model_params
 
     assert "example-sjf-easy" in model_params["policy"]["values"]
     assert "example-fcfs-easy" in model_params["policy"]["values"]
@@ -544,7 +544,7 @@ def test_a_user_failure_source_and_workload_generator_run_in_a_sweep(tmp_path):
 
 
 def test_a_user_failure_source_and_workload_generator_are_offered_in_the_browser():
-    from torus_sim import app
+    from torus_sim.viz import app
 
     assert "example-lublin" in app.model_params["workload"]["values"]
     assert "example-weibull" in app.model_params["failures"]["values"]

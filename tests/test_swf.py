@@ -177,8 +177,9 @@ _TIME = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 10.0, 59.5, 60.0, 3600.0, 7200.0])
     max_jobs=st.sampled_from([None, 1, 5]),
 )
 def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity, rules, rounded, load_scale, max_jobs):
+    from tests.reference import jobs_by_lines
     from torus_sim.errors import InputFileError
-    from torus_sim.workload.jobs import SWF_RULES, _jobs_by_lines
+    from torus_sim.workload.jobs import SWF_RULES
     from torus_sim.workload.swf import SwfRecord, SwfTrace
 
     records = [
@@ -188,7 +189,7 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
     header = {} if max_nodes is None else {"MaxNodes": str(max_nodes)}
     trace = SwfTrace.from_records(Path("t.swf"), "", header, records)
     round_size = (lambda size: 1 << (size - 1).bit_length()) if rounded else None  # noqa: E731 (a stand-in rounding)
-    usable, cleaning = _jobs_by_lines(trace, capacity, round_size, load_scale, SWF_RULES[rules])
+    usable, cleaning = jobs_by_lines(trace, capacity, round_size, load_scale, SWF_RULES[rules])
     ranked = sorted(range(len(usable)), key=lambda index: (usable[index][1], usable[index][0]))  # stable: file order in ties
     expected = [usable[index] for index in ranked][:max_jobs]
     if max_jobs is not None and max_jobs < len(usable):
@@ -198,7 +199,7 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
             n
             for n in range(len(records) + 1)
             if len(
-                _jobs_by_lines(
+                jobs_by_lines(
                     SwfTrace.from_records(Path("t.swf"), "", header, records[:n]),
                     capacity,
                     round_size,
@@ -208,7 +209,7 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
             )
             == last + 1
         )
-        cleaning = _jobs_by_lines(
+        cleaning = jobs_by_lines(
             SwfTrace.from_records(Path("t.swf"), "", header, records[:length]), capacity, round_size, load_scale, SWF_RULES[rules]
         )[1]
     try:

@@ -215,7 +215,7 @@ def _killed_during_boot(tmp_path, step_seconds: float = 3600.0):
 def test_an_idle_node_finishing_a_boot_is_booting_for_its_agent_the_drawing_and_the_draw(tmp_path):
     """The hand-made run at t = 525: node 2 finishes job 2's boot unheld (its agent says booting, the browser draws it
     booting in its own colour, the reporter's draw counts it at the boot draw); at t = 535 job 3 holds it booting."""
-    from torus_sim import viz_charts
+    from torus_sim.viz import charts as viz_charts
 
     model = _killed_during_boot(tmp_path, step_seconds=5.0)
     while model.now < 525.0:

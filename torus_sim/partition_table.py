@@ -573,26 +573,3 @@ class PartitionTable:
             self._disjoint = np.concatenate(rows)
             self._disjoint.setflags(write=False)  # disjoint_row hands out views
         return self._disjoint
-
-    def mfp_after_by_groups(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
-        """:meth:`mfp_after` the plain way, the reference the bitset answer is tested against.
-
-        Free partitions are visited one size group at a time from the largest; each group settles
-        every candidate disjoint from one of its members (no memo, no bitsets).
-        """
-        candidate_ids = np.asarray(candidate_ids, dtype=np.int64)
-        result = np.zeros(len(candidate_ids), dtype=np.int64)
-        free = self.free_ids(words)
-        if not len(free) or not len(candidate_ids):
-            return result
-        free_sizes = self.sizes[free]
-        starts = np.flatnonzero(np.r_[True, free_sizes[1:] != free_sizes[:-1]])
-        ends = np.r_[starts[1:], len(free)]
-        remaining = np.arange(len(candidate_ids))
-        for start, end in zip(starts, ends, strict=True):
-            settled = ~self.overlaps(candidate_ids[remaining], free[start:end]).all(axis=1)
-            result[remaining[settled]] = free_sizes[start]
-            remaining = remaining[~settled]
-            if not len(remaining):
-                break
-        return result

@@ -6,7 +6,8 @@ form a 4-D torus) and never wrapping along a mesh dimension. A box that spans a 
 covers the same supernodes whatever its base along that dimension, so its canonical base there
 is 0: each set of supernodes is one partition.
 
-Three finders answer "which partitions of size s are free?", all returning the same set:
+Two finders answer "which partitions of size s are free?", both returning the same set (tested against
+the plain cell-by-cell search of every base and shape, ``tests/reference.py``):
 
 * :class:`~torus_sim.partition_table.PartitionTable` precomputes every partition of the torus as a bitmask
   (9,633 partitions on the 4x4x8 torus, 3,549 on Mira's 2x3x4x4) so that one query is one vectorized AND over the
@@ -14,8 +15,6 @@ Three finders answer "which partitions of size s are free?", all returning the s
 * :func:`free_partitions_by_box_sums` runs Appendix 9 on a boolean occupancy with
   summed-area tables (circular along rings); it needs no table, so it also serves tori too large to tabulate
   (BG/L's 32x32x64 node torus).
-* :func:`brute_force_free_partitions` checks every base and shape cell by cell: the plain
-  reference the other two are tested against.
 
 The *maximal free partition* (MFP) is the largest free partition (BGL-FAULT §5.1).
 """
@@ -34,7 +33,6 @@ from torus_sim.topology import Torus, shapes_of_size
 __all__ = [
     "MAX_PARTITIONS",
     "Partition",
-    "brute_force_free_partitions",
     "feasible_sizes",
     "free_partitions_by_box_sums",
     "mfp_by_box_sums",
@@ -186,31 +184,6 @@ def partition_count(dims: Torus | tuple[int, ...]) -> int:
         for size in feasible_sizes(torus)
         for shape in shapes_of_size(torus, size)
     )
-
-
-def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) -> set[Partition]:
-    """Free partitions of a size, found by checking every supernode of every candidate box.
-
-    The naive search of BGL-FAULT Appendix 9; kept as the reference the fast finders are
-    tested and benchmarked against.
-
-    Args:
-        torus: the torus.
-        blocked: bool array of shape ``(torus.size,)``, True where a supernode is busy or down.
-        size: partition size.
-
-    Returns:
-        The set of free partitions of that size.
-    """
-    free = set()
-    for shape in shapes_of_size(torus, size):
-        for base in _bases(torus, shape):
-            if all(
-                not blocked[torus.index(tuple(b + o for b, o in zip(base, offset, strict=True)))]
-                for offset in product(*(range(extent) for extent in shape))
-            ):
-                free.add(Partition(base, shape))
-    return free
 
 
 def _box_counts(grid: np.ndarray, shape: tuple[int, ...], wraps: tuple[bool, ...]) -> np.ndarray:

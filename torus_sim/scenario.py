@@ -575,10 +575,6 @@ class Scenario(PowerSettings, BaseModel):
 
         return self.swf_rules or platform_kind(self.platform).default_rules
 
-    def section_of(self, field: str) -> str:
-        """The file section a field belongs to."""
-        return next(name for name, members in SECTIONS.items() if field in members)
-
 
 def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:
     """A ConfigurationError naming every bad field, what was expected and what came."""

@@ -14,16 +14,12 @@ and likewise over every dimension of an N-D one.
 from __future__ import annotations
 
 import math
-import typing
 from dataclasses import dataclass
 from functools import cache, cached_property
 
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-
-if typing.TYPE_CHECKING:
-    import networkx as nx
 
 __all__ = ["BGL_NODE_TORUS", "BGL_SUPERNODE_TORUS", "MAX_DIMENSIONS", "NODES_PER_SUPERNODE", "Torus", "shapes_of_size"]
 
@@ -162,22 +158,6 @@ class Torus:
         """All coordinates, shape ``(size, ndim)``, row ``i`` is the coordinate of supernode ``i``."""
         grid = np.indices(self.dims).reshape(self.ndim, -1).T
         return grid.astype(np.int64)
-
-    def graph(self) -> nx.Graph:
-        """The torus as a networkx graph whose nodes are supernode indices.
-
-        Not used on the scheduling hot path; it serves neighbour queries and the mapping of
-        failure-log locations.
-
-        Returns:
-            An undirected graph with ``size`` nodes and an edge between torus neighbours (no
-            wrap-around edge along a mesh dimension).
-        """
-        import networkx as nx  # here, not at the top: the command line's start-up reads this module
-
-        # grid_graph numbers its node tuples in reverse order of `dim`, so reversed dims give (x, y, z, ...).
-        grid = nx.grid_graph(dim=list(reversed(self.dims)), periodic=list(reversed(self.wraps)))
-        return nx.relabel_nodes(grid, {node: self.index(node if isinstance(node, tuple) else (node,)) for node in grid})
 
     def neighbours(self, index: int) -> list[int]:
         """The distinct torus neighbours of a supernode (up to 2 per dimension), ascending.

@@ -41,7 +41,6 @@ __all__ = [
     "throughput_checkpoint_parallel",
     "throughput_migration",
     "throughput_migration_parallel",
-    "throughput_periodic",
     "throughput_periodic_parallel",
     "viable_mtbf",
     "young_period",
@@ -82,12 +81,6 @@ def _positive(**values: float) -> None:
     for name, value in values.items():
         if not value > 0 or not math.isfinite(value):
             raise ConfigurationError(f"{name} must be a positive number, got {value}")
-
-
-def _non_negative(**values: float) -> None:
-    for name, value in values.items():
-        if not value >= 0 or not math.isfinite(value):
-            raise ConfigurationError(f"{name} must be a non-negative number, got {value}")
 
 
 def node_activity_checkpoint(mu: float, recovery: float, checkpoint: float, downtime: float) -> float:
@@ -500,25 +493,6 @@ def viable_mtbf(checkpoint: float, recovery: float, downtime: float) -> float:
         2.0 * (recovery + downtime)
     )
     return 1.0 / nu**2
-
-
-def throughput_periodic(mu: float, checkpoint: float, recovery: float, downtime: float, nodes: int) -> float:
-    """Platform throughput of sequential jobs with periodic checkpointing: ρ = (1 - W*_min) N.
-
-    Args:
-        mu: μ > 0.
-        checkpoint: C > 0.
-        recovery: R > 0.
-        downtime: D > 0.
-        nodes: N.
-
-    Returns:
-        Nodes doing useful work on average.
-
-    References:
-        CKPT-MIG, "Platform throughput" slide of "To predict or not to predict".
-    """
-    return (1.0 - periodic_waste_capped(mu, checkpoint, recovery, downtime)) * _nodes(nodes)
 
 
 def throughput_periodic_parallel(

@@ -33,7 +33,7 @@ def main(args) -> int:
     """``torus-sim viz``: serve the browser view (exit code of the server; 2 with a sentence when the port is taken).
 
     The port is checked before anything starts; a closed tab's session is freed after ``--cull-timeout``
-    (:mod:`torus_sim.viz_session`); Solara's check for a newer version is off (offline machines, a pinned version).
+    (:mod:`torus_sim.viz.session`); Solara's check for a newer version is off (offline machines, a pinned version).
     """
     import os
     import socket
@@ -48,7 +48,7 @@ def main(args) -> int:
             file=sys.stderr,
         )
         return 2
-    from torus_sim import app  # fail here, with a clear traceback, if the app cannot load
+    from torus_sim.viz import app  # fail here, with a clear traceback, if the app cannot load
 
     app_path = Path(app.__file__)
     print(

@@ -28,7 +28,6 @@ from torus_sim.registry import Registry
 __all__ = [
     "BATCH_POLICIES",
     "BUILTIN_POLICIES",
-    "DEFAULT_PLACEMENT",
     "MOLDABLE_POLICIES",
     "ONLINE_POLICIES",
     "POLICIES",
@@ -56,11 +55,6 @@ MOLDABLE_POLICIES = ("LPA", "BATCH", "MINTIME", "MINAREA")
 BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
 BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 """Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
-
-DEFAULT_PLACEMENT = {"balancing": "balancing", "tiebreak": "tiebreak"}
-"""Policies whose own placement is not MFP (BGL-FAULT §5.2): the placement they use unless told otherwise
-(each one's factory also declares it, ``default_placement``, which is what a run reads)."""
-
 
 def _krevat(scenario, placement=None) -> Policy:
     return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)

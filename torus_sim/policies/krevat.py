@@ -302,8 +302,8 @@ class KrevatScheduler(Policy):
         ``now``); all releases of one instant count together. The occupancy is a Python int (bit i =
         supernode i); the releases of each instant are OR-ed into one mask and taken off it in time order
         until a partition of the head's size is free (:meth:`PartitionTable.has_free`, memoized by
-        occupancy: the occupancies expected later repeat from pass to pass). :meth:`_reservation_by_steps`
-        is the plain reference on boolean arrays.
+        occupancy: the occupancies expected later repeat from pass to pass). The plain reference on boolean
+        arrays, one instant released after another, is ``tests/reference.py``'s.
 
         Args:
             table: the torus's partition table.
@@ -339,21 +339,6 @@ class KrevatScheduler(Policy):
             if table.has_free(occupied, size):
                 return at, occupied
         return math.inf, occupied
-
-    def _reservation_by_steps(self, table, head, blocked, allocation, expected_end, repairs, now):
-        """:meth:`_reservation` the plain way: release one instant after another until the head fits."""
-        releases: dict[float, list[np.ndarray]] = {}
-        for job, partition_id in allocation.items():
-            releases.setdefault(expected_end[job], []).append(table.members[partition_id])
-        for repair_at, supernode in repairs:
-            releases.setdefault(max(repair_at, now), []).append(np.array([supernode]))
-        shadow = blocked.copy()
-        for at in sorted(releases):
-            for members in releases[at]:
-                shadow[members] = False
-            if len(table.free_ids_of_size(table.pack(shadow), head.partition_size)):
-                return at, shadow
-        return math.inf, shadow
 
     def _backfill(self, table, queue, head, skip, occupied, allocation, expected_end, repairs, now):
         """EASY backfilling behind a blocked head, one candidate per partition size at a time.

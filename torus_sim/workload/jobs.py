@@ -241,8 +241,8 @@ def jobs_from_swf(
 ) -> Workload:
     """Turn SWF records into jobs for a platform of ``capacity`` supernodes (or processors).
 
-    The rules run on the trace's columns at once (a 450k-job log in ~1 s); :func:`_jobs_by_lines`
-    is the line-at-a-time reference they are tested against.
+    The rules run on the trace's columns at once (a 450k-job log in ~1 s); the line-at-a-time reference they are
+    tested against is ``tests/reference.py``'s.
 
     Args:
         trace: the parsed SWF file.
@@ -387,76 +387,3 @@ def jobs_from_swf(
         whole_span=whole_span,
         impossible={key: int(np.count_nonzero(mask)) for key, mask in impossible.items() if np.any(mask)},
     )
-
-
-def _jobs_by_lines(
-    trace: SwfTrace, capacity: int, round_size: Callable[[int], int] | None, load_scale: float, rules: SwfRules
-) -> tuple[list[tuple], Counter]:
-    """The plain reference of :func:`jobs_from_swf`'s cleaning: one job line at a time.
-
-    Returns:
-        ``(rows, cleaning)``: one ``(job_id, submitted_at, runtime, walltime, size, partition_size,
-        user_id)`` tuple per usable line, in file order (not sorted), and the cleaning counts.
-    """
-    max_nodes = trace.header_int("MaxNodes") or trace.header_int("MaxProcs")
-    scale = capacity / max_nodes if rules.scale_to_platform and max_nodes and max_nodes > capacity else 1.0
-    cleaning: Counter = Counter()
-    rows: list[tuple] = []
-    last_submit = -math.inf
-    for record in trace.records:
-        if record.submit_time < 0:
-            cleaning["skipped_unknown_submit"] += 1
-            continue
-        first, second = record.allocated_processors, record.requested_processors
-        if rules.size_from_request:
-            first, second = second, first
-        processors = first
-        if processors <= 0:
-            processors = second
-            if processors <= 0:
-                cleaning["skipped_unknown_size"] += 1
-                continue
-            cleaning["size_from_allocation" if rules.size_from_request else "size_from_request"] += 1
-        if rules.size_max_of_both and first > 0 and second > first:
-            processors = second
-            cleaning["size_max_of_both"] += 1
-        run_time = record.run_time
-        if rules.unknown_runtime is not None and run_time < 0:
-            run_time = rules.unknown_runtime
-            cleaning["runtime_unknown_as_10s" if rules.unknown_runtime == 10.0 else "runtime_unknown_replaced"] += 1
-        if run_time < 0:
-            cleaning["skipped_unknown_runtime"] += 1
-            continue
-        if rules.min_runtime > 0 and run_time < rules.min_runtime:
-            cleaning["skipped_short_runtime"] += 1
-            continue
-        if rules.min_walltime > 0 and record.requested_time < rules.min_walltime:
-            cleaning["skipped_no_walltime"] += 1
-            continue
-        size = processors
-        if scale != 1.0:
-            size = max(1, math.ceil(processors * scale - 1e-9))
-            cleaning["size_scaled"] += 1
-        if size > capacity:
-            cleaning["skipped_too_large"] += 1
-            continue
-        partition_size = round_size(size) if round_size else size
-        if partition_size != size:
-            cleaning["size_rounded_up"] += 1
-        walltime = record.requested_time
-        if walltime < 0 or (walltime == 0 and not rules.zero_walltime_kept):
-            walltime = max(run_time, rules.walltime_floor) if rules.walltime_floor else run_time
-            if rules.zero_walltime_kept:
-                walltime = record.run_time
-            cleaning["walltime_from_runtime"] += 1
-        runtime = run_time
-        if rules.kill_at_walltime and runtime > walltime:
-            runtime = walltime
-            cleaning["cut_at_walltime"] += 1
-        if record.submit_time < last_submit:
-            cleaning["reordered"] += 1
-        last_submit = max(last_submit, record.submit_time)
-        rows.append(
-            (record.job_id, record.submit_time, runtime * load_scale, walltime * load_scale, size, partition_size, record.user_id)
-        )
-    return rows, cleaning

@@ -2,7 +2,7 @@
 
 This is the browser's catalog: the only place where the page names workloads, failure sources,
 machines, policies and predictors. The server checks every value a page sends against these choices
-(:class:`torus_sim.app.VizModel`), so a crafted message can select nothing else.
+(:class:`torus_sim.viz.app.VizModel`), so a crafted message can select nothing else.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The page sends a small chart specification per step (a few kilobytes for 128 nodes) and the
 browser draws it, so a step costs the model's step plus building these tables; nothing is
-rasterized on the server. Each function takes a model (:class:`torus_sim.app.VizModel`) and returns
+rasterized on the server. Each function takes a model (:class:`torus_sim.viz.app.VizModel`) and returns
 an ``altair`` chart; :func:`node_table` is the data of the machine drawing (tested directly).
 
 * :func:`machine_chart`: every node (a torus's supernodes as 2-D slices of its first two

@@ -2,12 +2,12 @@
 
 Mesa's SolaraViz draws one fixed widget per model parameter; its menus cannot depend on each other and
 it keeps the chosen values where the page cannot read them. This component draws the controls itself
-(from the catalog :data:`torus_sim.viz_menus.model_params`) and keeps the session's choices in a
-:class:`ChosenControls`, which Mesa's Reset hands to :class:`torus_sim.viz_model.VizModel` as a fixed
+(from the catalog :data:`torus_sim.viz.menus.model_params`) and keeps the session's choices in a
+:class:`ChosenControls`, which Mesa's Reset hands to :class:`torus_sim.viz.model.VizModel` as a fixed
 parameter. So:
 
 * the policy menu offers only the policies that declare the chosen platform
-  (:func:`~torus_sim.viz_menus.policies_for`); the machine menu shows for a torus, the node count for a
+  (:func:`~torus_sim.viz.menus.policies_for`); the machine menu shows for a torus, the node count for a
   cluster, the predictor and its quality for a policy whose placement asks one;
 * a control changed since the model was built is listed as pending ("applied at Reset") until Reset.
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import solara
 
-from torus_sim.viz_menus import POWER_OFF, model_params, policies_for, uses_predictor
+from torus_sim.viz.menus import POWER_OFF, model_params, policies_for, uses_predictor
 
 __all__ = ["ChosenControls", "ScenarioControls", "pending_changes", "shown_controls"]
 
@@ -83,7 +83,7 @@ def ScenarioControls(model: solara.Reactive, chosen: ChosenControls):
     """The scenario's controls for one session, and what Reset will change.
 
     Args:
-        model: the session's model (a reactive :class:`~torus_sim.viz_model.VizModel`; Mesa's Reset replaces it).
+        model: the session's model (a reactive :class:`~torus_sim.viz.model.VizModel`; Mesa's Reset replaces it).
         chosen: the session's :class:`ChosenControls` (the same object Mesa's Reset passes to VizModel).
     """
     values, set_values = solara.use_state(dict(chosen.values))

@@ -1,10 +1,10 @@
 """Mesa browser visualization of the one model, on any torus or a cluster (SolaraViz), and a comparison page.
 
-Start it with ``torus-sim viz`` or ``solara run torus_sim/app.py``. Each press of *Step* advances
+Start it with ``torus-sim viz`` or ``solara run torus_sim/viz/app.py``. Each press of *Step* advances
 the model by ``step_seconds`` of simulated time (one hour by default) through the model's own
 discrete-event clock; *Play* keeps stepping. Every browser session has its own model.
 
-What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.viz_charts`):
+What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.viz.charts`):
 
 * a line naming the scenario shown (platform, workload, failures, policy, predictor, c, seed);
 * the machine: a torus as 2-D slices of its first two dimensions (BG/L's 4x4x8: 8 z-slices of 4x4
@@ -17,7 +17,7 @@ What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.v
 * live plots: utilization, queue length, average bounded slowdown of the jobs finished so far, job
   kills by failures (or preemptions);
 * the most recently started jobs (one row each, start to end);
-* controls (:mod:`torus_sim.viz_controls`): platform, machine (BG/L, Intrepid, Mira) on a torus or node
+* controls (:mod:`torus_sim.viz.controls`): platform, machine (BG/L, Intrepid, Mira) on a torus or node
   count on a cluster, workload (the bundled NASA log, and the SDSC / CTC logs when ``../shared/data`` is
   present), failure source, downtime after a failure (transient, the log's repair times, a fixed time),
   policy (only those declaring the chosen platform), predictor and confidence / accuracy (for a policy
@@ -29,8 +29,8 @@ What the page shows (drawn in the browser as Vega-Lite charts, :mod:`torus_sim.v
 failure source chosen on the page), stepped together, with their metrics so far in one table
 (:func:`ComparePage`).
 
-A closed session is freed after the cull timeout (:mod:`torus_sim.viz_session`); the model and what
-the page says of it live in :mod:`torus_sim.viz_model`.
+A closed session is freed after the cull timeout (:mod:`torus_sim.viz.session`); the model and what
+the page says of it live in :mod:`torus_sim.viz.model`.
 
 Mesa's SolaraViz frames the page (controls, Step / Play / Reset, the step counter); its space
 drawing does not serve here (it flattens a torus into one 2-D grid and redraws through matplotlib),
@@ -58,12 +58,12 @@ from mesa.visualization import SolaraViz  # noqa: E402
 from mesa.visualization import solara_viz as _solara_viz  # noqa: E402
 from mesa.visualization.utils import update_counter  # noqa: E402
 
-from torus_sim import viz_charts  # noqa: E402
 from torus_sim.metrics import bounded_slowdown  # noqa: E402
-from torus_sim.viz_controls import ChosenControls, ScenarioControls  # noqa: E402
-from torus_sim.viz_menus import PAIR_MACHINES, PAIRS, model_params  # noqa: E402
-from torus_sim.viz_model import VizModel, VizTorusModel, failed_nodes_text, jump, scenario_line, shown_text  # noqa: E402
-from torus_sim.viz_session import use_session_release  # noqa: E402
+from torus_sim.viz import charts as viz_charts  # noqa: E402
+from torus_sim.viz.controls import ChosenControls, ScenarioControls  # noqa: E402
+from torus_sim.viz.menus import PAIR_MACHINES, PAIRS, model_params  # noqa: E402
+from torus_sim.viz.model import VizModel, VizTorusModel, failed_nodes_text, jump, scenario_line, shown_text  # noqa: E402
+from torus_sim.viz.session import use_session_release  # noqa: E402
 
 __all__ = [
     "ComparePage",
@@ -292,7 +292,7 @@ def Page():
     """The page: one model per browser session (a module-level model would be shared by every visitor).
 
     Solara renders ``Page`` once per session; ``use_memo`` keeps that session's model and its chosen
-    controls across renders. The scenario's controls are ours (:mod:`torus_sim.viz_controls`: menus that
+    controls across renders. The scenario's controls are ours (:mod:`torus_sim.viz.controls`: menus that
     depend on each other, a pending change marked); Mesa's Reset builds the next model from them (a
     fixed model parameter) in the session's own reactive state. The play interval is a reactive of the
     page, so its value is shown beside Mesa's slider (which shows none).
@@ -316,7 +316,7 @@ def Page():
 
 @solara.component
 def ScenarioCard(model, chosen, play_interval):
-    """The sidebar's card of scenario controls (:func:`~torus_sim.viz_controls.ScenarioControls`) under Mesa's cards.
+    """The sidebar's card of scenario controls (:func:`~torus_sim.viz.controls.ScenarioControls`) under Mesa's cards.
 
     Solara orders the sidebar's parts by how deep in the page each is declared, shallowest first: this
     component is one level deeper than Mesa's SolaraViz, so Step, Play and Reset stay at the top.

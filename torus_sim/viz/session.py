@@ -36,7 +36,7 @@ def release_model(model: typing.Any) -> None:
     """Empty a closed session's model: its agents leave Mesa's registries and its attributes are dropped.
 
     Args:
-        model: a :class:`torus_sim.app.VizModel` (or any Mesa model), or None.
+        model: a :class:`torus_sim.viz.app.VizModel` (or any Mesa model), or None.
 
     After the call the object is an empty shell: whatever still refers to it (a closure Solara keeps)
     holds a few hundred bytes instead of the engine's state, the record and the charts.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.runner import ConfiguredModel
-from torus_sim.viz_menus import (
+from torus_sim.viz.menus import (
     DEFAULT_CHOICE,
     DOWNTIMES,
     NODES,
@@ -48,17 +48,17 @@ class VizModel(ConfiguredModel):
         load_scale: c.
         seed: the run's seed.
         step_seconds: simulated seconds per step.
-        downtime: a label of :data:`~torus_sim.viz_menus.DOWNTIMES` (``transient``: a failed node is back at
+        downtime: a label of :data:`~torus_sim.viz.menus.DOWNTIMES` (``transient``: a failed node is back at
             once, BGL-FAULT's assumption; ``log``: the log's repair times; or a fixed time).
-        nodes: a label of :data:`~torus_sim.viz_menus.NODES`: a cluster's node count (the workload's
+        nodes: a label of :data:`~torus_sim.viz.menus.NODES`: a cluster's node count (the workload's
             ``MaxNodes`` by default); ignored on a torus.
-        price: a label of :data:`~torus_sim.viz_menus.PRICES`: power accounting off, or a price (jobs draw
+        price: a label of :data:`~torus_sim.viz.menus.PRICES`: power accounting off, or a price (jobs draw
             0.5 to 1.5 x the machine's busy figure per node; the page shows the power over time).
-        power_cap: a label of :data:`~torus_sim.viz_menus.CAPS` (with a price only): the run's cap, which
+        power_cap: a label of :data:`~torus_sim.viz.menus.CAPS` (with a price only): the run's cap, which
             ``power-cap`` keeps and the summary measures.
-        switch_off: a label of :data:`~torus_sim.viz_menus.SWITCH_OFF` (with a price only): idle nodes switched
+        switch_off: a label of :data:`~torus_sim.viz.menus.SWITCH_OFF` (with a price only): idle nodes switched
             off after that long, a job waiting for its off nodes to boot; the drawing shows them off.
-        controls: the values a session's controls hold (:class:`torus_sim.viz_controls.ChosenControls`,
+        controls: the values a session's controls hold (:class:`torus_sim.viz.controls.ChosenControls`,
             its ``values`` dict by control name): how the page's Reset passes them; a keyword given
             explicitly wins.
 
