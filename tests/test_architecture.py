@@ -269,3 +269,20 @@ def test_one_function_builds_a_model_from_a_scenario():
             if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "SchedulingModel":
                 callers.append(f"{module}:{node.lineno}")
     assert callers == []
+
+
+def test_no_policy_takes_the_model():
+    """Issue 64: a policy is attached with a PolicyContext and plans on the view; no function of the policy layer
+    (torus_sim/policies, predictors) takes a parameter named ``model`` or reads one."""
+    found = []
+    for module, path in _modules():
+        if not module.startswith(("torus_sim.policies", "predictors")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [argument.arg for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+                if "model" in names:
+                    found.append(f"{module}:{node.lineno} {node.name}(model)")
+            elif isinstance(node, ast.Name) and node.id == "model":
+                found.append(f"{module}:{node.lineno} reads model")
+    assert found == []

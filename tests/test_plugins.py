@@ -614,3 +614,35 @@ def test_a_machine_and_a_platform_kind_of_your_own_are_selected_by_import_path(t
     assert "torus 2x2x4 of 16 midplanes" in capsys.readouterr().out
     assert main(["run", "--platform", f"{module}:HalfCluster", "--max-jobs", "60", "--failures", "none", "--out", str(out)]) == 0
     assert "platform  cluster of 64 nodes" in capsys.readouterr().out  # the kind's capacity: half of NASA's 128
+
+
+def test_a_policy_is_attached_with_its_context_not_the_engine():
+    """Issue 64: attach gets a PolicyContext (the names the plug-in guide documented) and nothing else of the engine."""
+    from torus_sim.api import PolicyContext
+
+    seen = {}
+
+    class Looks(Policy):
+        name = "looks"
+
+        def attach(self, context):
+            super().attach(context)
+            seen["context"] = context
+            seen["jobs"] = (len(context.jobs), context.jobs[0].rank, context.workload.kind, context.platform.capacity)
+            try:
+                context.queue
+            except AttributeError as error:
+                seen["refused"] = str(error)
+            try:
+                context.jobs[0] = None
+            except TypeError:
+                seen["read_only"] = True
+
+        def plan(self, view):
+            from torus_sim.api import start_in_order
+
+            return start_in_order(view)
+
+    run(Scenario(policy=Looks, max_jobs=50, failures="none"))
+    assert isinstance(seen["context"], PolicyContext) and seen["jobs"] == (50, 0, "online", 128)
+    assert "not the engine: 'queue' is not part of it" in seen["refused"] and seen["read_only"]

@@ -30,13 +30,16 @@ Inputs and outputs of your own (registries with the same machinery):
     JobPowerSource, JOB_POWER_SOURCES: each job's watts per node (``--job-power NAME``); Tariff,
         TARIFFS: the electricity price over time (``--price NAME``).
 
-Power (issue 45): when the run accounts for power (``--power``), a policy's ``attach(model)`` finds
-``model.power``, a :class:`PowerInputs` (``job_watts`` by job id, the ``node`` draws idle / busy / down,
+A policy's ``attach(context)`` gets a :class:`PolicyContext` (the run's ``jobs``, ``rng``, ``platform``,
+``workload`` facts, ``failure_log``, ``power``, ``power_states``), never the engine.
+
+Power: when the run accounts for power (``--power``), the context's ``power`` is a
+:class:`PowerInputs` (``job_watts`` by job id, the ``node`` draws idle / busy / down,
 the ``tariff``, ``clock_start_hour``, the run's power ``cap`` or None, and ``nodes``); else None. The
 built-in ``power-window`` and ``power-cap`` policies plan with it. A policy that sets
 ``passes_at_price_changes`` gets a pass at each change of price while jobs wait; one that sets
 ``passes_at_own_times`` gets one at its ``next_pass_after(now)`` (a cap's hours or levels). With idle
-nodes switched off (``idle_off_after``) ``model.power.switch_off`` is the rule and ``model.power_states``
+nodes switched off (``idle_off_after``) ``context.power.switch_off`` is the rule and ``context.power_states``
 each node's state (``off(now)``: the idle nodes off or switching off; ``switching_off(now)``;
 ``booting_idle(now)``: idle nodes finishing a boot their job ended before; ``state(node, now)``; read it,
 never write it); a node agent's ``power_state`` says ``busy``, ``idle``,
@@ -60,17 +63,18 @@ from failure_logs.synthetic import GeneratedFailures
 from predictors.base import PREDICTORS, FailurePredictor
 from predictors.runtime import RUNTIME_PREDICTORS, RuntimePredictor
 from torus_sim.energy.job_power import JOB_POWER_SOURCES, JobPowerSource
+from torus_sim.energy.power_inputs import PowerInputs
 from torus_sim.energy.tariffs import TARIFFS, Tariff
 from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError
 from torus_sim.formats.catalog import FORMATS, OutputFormat
-from torus_sim.inputs import PowerInputs
 from torus_sim.job import Job, JobState
 from torus_sim.platforms.kinds import PLATFORMS, PlatformKind
 from torus_sim.plugin_admission import factory_of
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
 from torus_sim.policies.catalog import POLICIES
+from torus_sim.policies.context import PolicyContext
 from torus_sim.policies.placement import MFP, PLACEMENTS, PlacementPolicy
 from torus_sim.workload.sources import WORKLOADS, TraceSource, WorkloadSource
 from torus_sim.workload.swf import SwfRecord, SwfTrace
@@ -99,6 +103,7 @@ __all__ = [
     "PlacementPolicy",
     "PlatformKind",
     "Policy",
+    "PolicyContext",
     "PolicyError",
     "PowerInputs",
     "Preempt",

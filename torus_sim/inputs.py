@@ -30,6 +30,7 @@ from failure_logs.silent import (
 from failure_logs.sources import FailureContext, check_synthetic_count, failure_source
 from failure_logs.synthetic import GeneratedFailures
 from failure_logs.transform import cut_to_span, fit_to_span, window_onto_span
+from torus_sim.energy.power_inputs import PowerInputs
 from torus_sim.errors import ConfigurationError, TorusSimError
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.untrusted import exits_refused, is_builtin_extension, raised_text
@@ -297,43 +298,6 @@ def failure_timing_text(scenario, workload: Workload, failures) -> str:
     if timing == "window":
         return f"a window from {scenario.failure_offset:,.0f} s after the log's first failure, at its real rate{share}{squeezed}"
     return "at the times the log gives"
-
-
-@dataclass
-class PowerInputs:
-    """What power accounting reads (issue 45): node draws, each job's watts per node, the tariff.
-
-    Attributes:
-        node: the :class:`~torus_sim.energy.node_power.NodePower` of the platform's nodes.
-        job_watts: job id -> watts per node.
-        source: the job-power source (its ``describe()`` for the header).
-        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
-        clock_start_hour: the hour of the day at t = 0.
-        cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None.
-        nodes: N, the platform's nodes (midplanes on a torus): the cap's level is ``cap.watts(nodes, node.busy_w)``.
-        switch_off: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (idle nodes switched off), or None.
-    """
-
-    node: object
-    job_watts: dict
-    source: object
-    tariff: object
-    clock_start_hour: float = 0.0
-    cap: object = None
-    nodes: int = 0
-    switch_off: object = None
-
-    def manifest(self) -> dict:
-        """The run manifest's ``power`` entry: node figures with their sources, job power, tariff."""
-        node = self.node
-        return {
-            "node": {"unit": node.unit, "idle_w": node.idle_w, "busy_w": node.busy_w, "down_w": node.down_w},
-            "sources": dict(node.sources),
-            "job_power": self.source.describe(),
-            "tariff": self.tariff.describe(),
-            **({"cap": self.cap.describe(self.nodes, node.busy_w)} if self.cap is not None else {}),
-            **({"switch_off": self.switch_off.manifest()} if self.switch_off is not None else {}),
-        }
 
 
 def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:

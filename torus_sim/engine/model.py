@@ -75,6 +75,7 @@ from torus_sim.partition_table import PartitionTable
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.base import Policy, check_declarations
+from torus_sim.policies.context import JobTable, PolicyContext, WorkloadFacts
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
@@ -373,9 +374,9 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
             for job in self.jobs:
                 job.__class__ = job_class
             self.queue.guard = self.platform.guard = self.calls
-            self._setup_call("attach", policy.attach, self)
+            self._setup_call("attach", policy.attach, self.policy_context())
         else:
-            policy.attach(self)
+            policy.attach(self.policy_context())
         self._preventive_events: dict[int, object] = {}
         self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self._preventive_migration = self.resilience.preventive == "migration"
@@ -424,6 +425,18 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
             self._schedule(self._handle_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
         if self.datacollector is not None:
             self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
+
+    def policy_context(self) -> PolicyContext:
+        """What the policy may read of the run at attach time: never the model itself (:mod:`torus_sim.policies.context`)."""
+        return PolicyContext(
+            JobTable(self.jobs),
+            self.rng,
+            self.platform,
+            WorkloadFacts.of(self.workload),
+            self.failure_log,
+            self.power,
+            self.power_states,
+        )
 
     def policy_settings(self) -> str:
         """The policy's own settings in a few words for the run's header (a plug-in's asked through the guard).

@@ -105,8 +105,10 @@ class Policy:
         plan(view) -> iterable of actions (required).
         queue_key(job): the wait queue's order (FCFS by default), a key unique to the job (end it
             with the job id or rank); evaluated when a job is queued.
-        attach(model): called once when the model is built (the run's jobs, generator, failure
-            log, platform); a policy that draws random numbers or precomputes keys does it here.
+        attach(context): called once before any event with the run's
+            :class:`~torus_sim.policies.context.PolicyContext` (its jobs, generator, platform, workload facts,
+            failure log, power inputs), never the engine; a policy that draws random numbers or precomputes
+            keys does it here.
         observe_failure(at, node): a fail-stop failure happened (for predictors that learn).
         why_unsupported(platform, workload): a sentence when the combination cannot run, else None.
         settings(): its settings in a few words for the run's header.
@@ -134,16 +136,19 @@ class Policy:
         """Sort key of a waiting job (smaller = served first): FCFS (:func:`fcfs_key`)."""
         return fcfs_key(job)
 
-    def attach(self, model) -> None:
-        """Receive the run (jobs, ``rng``, ``failure_log``, ``platform``) once, before any event.
+    def attach(self, context) -> None:
+        """Receive the run's context (jobs, ``rng``, ``failure_log``, ``platform``, ...) once, before any event.
+
+        Args:
+            context: the :class:`~torus_sim.policies.context.PolicyContext` of the run.
 
         A built-in placement that declares ``uses_power_states`` (:class:`~torus_sim.policies.warm_placement.WarmPlacement`)
-        gets the run's switched-off node states (``model.power_states``, None without switching off).
+        gets the run's switched-off node states (``context.power_states``, None without switching off).
         """
         if self.placement is not None:
-            self.placement.attach(model.failure_log, model.rng, model.platform.capacity)
+            self.placement.attach(context.failure_log, context.rng, context.platform.capacity)
             if getattr(self.placement, "uses_power_states", False) is True:
-                self.placement.power_states = getattr(model, "power_states", None)
+                self.placement.power_states = context.power_states
 
     def observe_failure(self, at: float, node: int) -> None:
         """A fail-stop failure of ``node`` at ``at`` seconds (passed on to the placement's predictor)."""

@@ -56,6 +56,7 @@ BATCH_POLICIES = RIGID_POLICIES + MOLDABLE_POLICIES
 BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 """Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
 
+
 def _krevat(scenario, placement=None) -> Policy:
     return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
 

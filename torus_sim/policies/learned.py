@@ -294,10 +294,10 @@ class LearnedPolicy(Policy):
         """The agent file and its kind."""
         return f"agent {self.agent.source} ({self.agent.kind}, K = {self.agent.queue_slots}), backfilling {self.backfill}"
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """Size the observation for the platform (refuse another length), take the workload's span, build the risk predictor."""
-        super().attach(model)
-        platform = model.platform
+        super().attach(context)
+        platform = context.platform
         agent = self.agent
         shape = ObservationShape(
             agent.queue_slots,
@@ -313,13 +313,13 @@ class LearnedPolicy(Policy):
                 f"{platform.kind} gives {shape.length} (K = {shape.queue_slots}, {len(shape.sizes)} torus sizes): train it on this platform"
             )
         self._shape = shape
-        self._span = model.workload.span
-        log = model.failure_log
+        self._span = context.workload.span
+        log = context.failure_log
         if self._risk_predictor is not None and not (
             isinstance(log, FailureLog) and len(log) == 0
         ):  # no failures: every risk is 0
             self._predictor = self._risk_predictor
-            self._predictor.attach(log, model.rng, platform.capacity)
+            self._predictor.attach(log, context.rng, platform.capacity)
 
     def observe_failure(self, at: float, node: int) -> None:
         """Pass a failure on to the risk predictor."""

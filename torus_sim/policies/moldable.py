@@ -72,9 +72,9 @@ class AllocationListPolicy(ListPolicy):
         self.allocation = allocation
         self.name = algorithm
 
-    def allocate(self, model) -> None:
+    def allocate(self, context) -> None:
         """p_j from the strategy, t_j(p_j) from the table."""
-        times = model.workload.times
+        times = context.workload.times
         chosen = ALLOCATIONS[self.algorithm](times) if self.allocation is None else self.allocation
         self._size = chosen.tolist()
         self._runtime = times[np.arange(times.shape[0]), chosen - 1].tolist()
@@ -136,16 +136,16 @@ class BatchListPolicy(PriorityPolicy):
         self._smallest = 0  # the fewest processors an entry of the list needs
         self.waiting: list[int] = []
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """The job set's tables, and RANDOM's keys drawn from the run's generator."""
         if self.tables is None:
-            self.tables = AllotmentTables(model.workload.times)
-        self._jobs = model.jobs  # row i of the tables is job i
+            self.tables = AllotmentTables(context.workload.times)
+        self._jobs = context.jobs  # row i of the tables is job i
         count = self.tables.times.shape[0]
-        self._random = model.rng.random(count) if self.priority == "RANDOM" else None
+        self._random = context.rng.random(count) if self.priority == "RANDOM" else None
         self._attempt = [0] * count
         self._plan: dict[int, list[int]] = {}
-        self._capacity = model.platform.capacity
+        self._capacity = context.platform.capacity
         self._moldable = True  # every start carries its attempt's processors and time
 
     def queue_key(self, job):

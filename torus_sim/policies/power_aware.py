@@ -146,11 +146,11 @@ class PowerWindowPolicy(Policy):
         behind = ", EASY backfilling inside the budget behind the window" if self.backfill else ""
         return f"window {self.window}, {self.selection}, on-peak budget {self.budget:g} x the busy draw{behind}"
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """Take the run's power inputs (job watts, node figures, tariff); refuse a run without them."""
-        super().attach(model)
-        self._power = run_power(model, "power-window")
-        self._nodes = model.platform.capacity
+        super().attach(context)
+        self._power = run_power(context, "power-window")
+        self._nodes = context.platform.capacity
         node = self._power.node
         if self.budget * node.busy_w <= node.idle_w:
             raise ConfigurationError(
@@ -159,7 +159,7 @@ class PowerWindowPolicy(Policy):
             )
         if self.backfill:
             self._backfiller = BudgetBackfill(self.budget, self.placement)
-            self._backfiller.attach(model)
+            self._backfiller.attach(context)
 
     def on_peak(self, now: float, clock_start_hour: float) -> bool:
         """Whether the price at ``now`` is above the lowest price of the next 24 hours (:func:`on_peak`)."""

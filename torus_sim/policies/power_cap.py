@@ -129,21 +129,21 @@ class PowerCapPolicy(Policy):
             return "EASY inside the run's power cap"
         return f"{self._cap.describe(self._nodes, self._power.node.busy_w)}, EASY inside the cap"
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """Take the run's power inputs and cap; refuse a run without them, a cap not above the idle draw or a boot draw.
 
         With idle nodes switched off the cap holds still: an off node draws at most the idle draw (checked
         when the inputs are read) and a booting one its job's watts, which the headroom counts from the start.
         """
-        super().attach(model)
-        self._power = run_power(model, "power-cap")
+        super().attach(context)
+        self._power = run_power(context, "power-cap")
         self._cap = self._power.cap
         if self._cap is None:
             raise ConfigurationError(
                 "power-cap needs a power cap: set power_cap (--power-cap SHARE of the machine's busy draw) or power_cap_file"
             )
-        self._nodes = model.platform.capacity
-        self._longest = max((job.walltime for job in model.jobs), default=0.0)
+        self._nodes = context.platform.capacity
+        self._longest = max((job.walltime for job in context.jobs), default=0.0)
         node = self._power.node
         switch_off = self._power.switch_off
         if switch_off is not None and switch_off.boot_w is not None:
@@ -312,11 +312,11 @@ class BudgetBackfill(PowerCapPolicy):
         super().__init__(placement)
         self.budget = budget
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """Take the run's power inputs (the window policy has checked them and attached the shared placement)."""
-        self._power = run_power(model, "power-window")
-        self._nodes = model.platform.capacity
-        self._longest = max((job.walltime for job in model.jobs), default=0.0)
+        self._power = run_power(context, "power-window")
+        self._nodes = context.platform.capacity
+        self._longest = max((job.walltime for job in context.jobs), default=0.0)
 
     def cap_levels(self, times) -> np.ndarray:
         """The budget (watts) where the price is on-peak, inf off-peak.

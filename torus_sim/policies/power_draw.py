@@ -34,13 +34,13 @@ def on_peak(tariff, now: float, clock_start_hour: float) -> bool:
     return bool(prices[0] > prices.min())
 
 
-def run_power(model, policy: str):
-    """The run's :class:`~torus_sim.inputs.PowerInputs` (``model.power``) for a power-aware policy.
+def run_power(context, policy: str):
+    """The run's :class:`~torus_sim.inputs.PowerInputs` (``context.power``) for a power-aware policy.
 
     Raises:
         ConfigurationError: the run has no power accounting (``power = true``), naming ``policy``.
     """
-    power = getattr(model, "power", None)
+    power = context.power
     if power is None:
         raise ConfigurationError(f"{policy} needs power accounting: set power = true (--power) with a job power and a price")
     return power

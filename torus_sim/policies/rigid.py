@@ -106,24 +106,24 @@ class PriorityPolicy(Policy):
         self._size: list[int] = []
         self._runtime: list[float] = []
 
-    def allocate(self, model) -> None:
+    def allocate(self, context) -> None:
         """Each job's processors and time (rigid: its own size and runtime), by rank."""
-        self._size = [job.partition_size for job in model.jobs]
-        self._runtime = [job.runtime for job in model.jobs]
+        self._size = [job.partition_size for job in context.jobs]
+        self._runtime = [job.runtime for job in context.jobs]
 
-    def attach(self, model) -> None:
+    def attach(self, context) -> None:
         """Fix every job's allocation and its priority key (RANDOM draws from the run's generator).
 
         Raises:
             ConfigurationError: the jobs' ranks are not their positions 0..n-1.
         """
-        super().attach(model)
-        if [job.rank for job in model.jobs] != list(range(len(model.jobs))):
+        super().attach(context)
+        if [job.rank for job in context.jobs] != list(range(len(context.jobs))):
             raise ConfigurationError(f"{self.name} needs the jobs ranked 0..n-1 in workload order")
-        self.allocate(model)
-        self._keys = priority_keys(self.priority, self._runtime, self._size, model.rng).tolist()
+        self.allocate(context)
+        self._keys = priority_keys(self.priority, self._runtime, self._size, context.rng).tolist()
         self._smallest = min(self._size) if self._size else 0
-        self._moldable = model.workload.times is not None
+        self._moldable = context.workload.times is not None
 
     def queue_key(self, job):
         """(priority key, rank): the rule's order, ties to the lower job index."""

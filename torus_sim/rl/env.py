@@ -93,10 +93,10 @@ class _AgentSeat(Policy):
     def __init__(self, predictor) -> None:
         self.predictor = predictor
 
-    def attach(self, model) -> None:
-        """Attach the risk predictor to the run's failure log and generator."""
+    def attach(self, context) -> None:
+        """Attach the risk predictor to the run's failure log and generator (the policy's context)."""
         if self.predictor is not None:
-            self.predictor.attach(model.failure_log, model.rng, model.platform.capacity)
+            self.predictor.attach(context.failure_log, context.rng, context.platform.capacity)
 
     def observe_failure(self, at: float, node: int) -> None:
         """Pass a failure on to the risk predictor."""
