@@ -117,7 +117,7 @@ class EventHandlers:
         self._stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
         if self.record_enabled:
-            self._add_attempt_row(job, now, "silent_error" if failed else "completed")
+            self.recorder.attempt_ended(job, now, "silent_error" if failed else "completed")
         if failed:
             job.fail_attempt(now)
             self._silent_errors += 1
@@ -130,8 +130,7 @@ class EventHandlers:
             if self._observe_end is not None:
                 self._observe_end(job)
             if self.record_enabled:
-                self.datacollector.add_table_row(
-                    "jobs",
+                self.recorder.job_completed(
                     {
                         "job_id": job.job_id,
                         "user_id": job.user_id,
@@ -186,7 +185,7 @@ class EventHandlers:
                 preventive = self.resilience.checkpoint_cost
                 self.counters["preventive_checkpoints"] += 1
             if self.record_enabled:
-                self._add_attempt_row(job, now, "killed")
+                self.recorder.attempt_ended(job, now, "killed")
             self.counters["lost_work"] += self.progress.kill(job, now, preventive)
             self.counters["job_kills"] += 1
             self.scheduler.enqueue(job)
@@ -208,9 +207,7 @@ class EventHandlers:
             if math.isfinite(until):
                 self._schedule(self._handle_repair, until, EventPriority.REPAIR, node)
         if self.record_enabled:
-            self.datacollector.add_table_row(
-                "failures", {"time": now, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
-            )
+            self.recorder.failure(now, node, killed, until)
         self._request_pass()
 
     def _on_repair(self, node: int) -> None:
@@ -287,7 +284,7 @@ class EventHandlers:
             self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
         self.platform.release(job.allocation, job.job_id)
         if self.record_enabled:
-            self._add_attempt_row(job, self.now, "preempted")
+            self.recorder.attempt_ended(job, self.now, "preempted")
         self.progress.preempt(job, self.now)
         self.counters["preemptions"] += 1
         self.scheduler.enqueue(job)
@@ -304,7 +301,7 @@ class EventHandlers:
             if job.state is not JobState.RUNNING:
                 raise SimulationError(f"cannot migrate {job!r}")
             if self.record_enabled:
-                self._add_migration_row(job, job.allocation, allocation)
+                self.recorder.migrated(job, job.allocation, allocation, self.now)
             self.platform.allocate(allocation, job.job_id)
             if self._running_ends is not None:
                 self._running_ends.discard(job)

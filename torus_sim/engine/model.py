@@ -65,7 +65,7 @@ from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.engine.rank_sums import RankSums
-from torus_sim.engine.record import Recording, SimulationRecord
+from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.running_ends import RunningEnds
 from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.view import SchedulingView
@@ -159,7 +159,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recording, mesa.Model):
+class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
@@ -363,7 +363,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         self._pass_head: Job | None = None  # the head and its promise when the open pass began (fairness)
         self._pass_promise: float | None = None
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
-        self._setup_record()
+        self.recorder = RunRecorder(self.platform, self.record_enabled, self.record_fairness, self.power is not None)
+        self.datacollector = self.recorder.datacollector  # Mesa's name for the tables and the per-step series
         if isinstance(failures, GeneratedFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
@@ -378,7 +379,6 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         else:
             policy.attach(self.policy_context())
         self._preventive_events: dict[int, object] = {}
-        self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self._preventive_migration = self.resilience.preventive == "migration"
         self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
         self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
@@ -499,6 +499,15 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, Recordin
         if not self._pass_pending:
             self._pass_pending = True
             self._schedule(self._handle_pass, self.now, EventPriority.SCHEDULE)
+
+    def record(self) -> SimulationRecord:
+        """The event record so far (:meth:`~torus_sim.engine.record.RunRecorder.record`; tables None with ``record=False``)."""
+        self._sync_counters()
+        return self.recorder.record(self.counters, self.makespan, self.power_states)
+
+    def table(self, name: str):
+        """One table of the record so far as a DataFrame (:meth:`~torus_sim.engine.record.RunRecorder.table`)."""
+        return self.recorder.table(name)
 
     def run(self, progress: bool = False) -> SimulationRecord:
         """Run until every job has completed (and the pass after the last end has run).

@@ -125,7 +125,7 @@ class PreventiveActions:
             self.counters["preventive_migrations_failed"] += 1
             return
         if self.record_enabled:
-            self._add_migration_row(job, job.allocation, target)
+            self.recorder.migrated(job, job.allocation, target, self.now)
         boot = 0.0
         if self.power_states is not None:  # switched-off nodes boot before the work resumes
             states = self.power_states

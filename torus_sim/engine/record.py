@@ -1,8 +1,8 @@
 """The run's record: the tables the metrics read, their columns and types, and how the engine fills them.
 
-:class:`Recording` is the part of :class:`~torus_sim.engine.model.SchedulingModel` that writes the
-record (Mesa's ``DataCollector`` tables, typed arrays where a table grows with the log) and reads it
-back as DataFrames (:meth:`Recording.table`, :meth:`Recording.record`).
+:class:`RunRecorder` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that owns and writes
+the record (Mesa's ``DataCollector`` tables, typed arrays where a table grows with the log) and reads it back
+as DataFrames (:meth:`RunRecorder.table`, :meth:`RunRecorder.record`).
 
 References:
     BGL-FAULT §6.1 (the per-job and per-pass quantities); PV-EASY §4.1, §3.2 (the fairness columns);
@@ -30,7 +30,7 @@ __all__ = [
     "JOB_COLUMNS",
     "MIGRATION_COLUMNS",
     "PASS_COLUMNS",
-    "Recording",
+    "RunRecorder",
     "SimulationRecord",
 ]
 
@@ -147,21 +147,30 @@ class SimulationRecord:
     power_states: pd.DataFrame | None = None
 
 
-class Recording:
-    """The model's record: its tables (when ``record`` is on) and the rows its events add.
+class RunRecorder:
+    """The run's record: its tables when ``record`` is on, and the rows the engine's events and passes add.
 
-    A mixin of :class:`~torus_sim.engine.model.SchedulingModel` (it reads the model's platform,
-    counters, clock and ``datacollector``).
+    A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the Mesa ``DataCollector``
+    (the tables and the per-step model reporters), the pass table and the text of each partition; the
+    handlers, the pass and the preventive actions call :meth:`job_completed`, :meth:`attempt_ended`,
+    :meth:`migrated`, :meth:`failure` and :meth:`pass_ended`; :meth:`record` gives the
+    :class:`SimulationRecord` the metrics read. With ``record`` off there is no table: ``enabled`` is
+    False, ``datacollector`` None, and the callers add nothing.
+
+    Args:
+        platform: the run's platform (its kind, node ids and capacity).
+        enabled: keep the tables.
+        fairness: add the pass table's :data:`FAIRNESS_COLUMNS`.
+        power: the run accounts for power (the ``power_kw`` series of the browser's panel).
     """
 
-    def _setup_record(self) -> None:
-        """Make the record's tables (a Mesa ``DataCollector``; typed arrays for the columns of :data:`COLUMN_TYPES`).
-
-        With ``record`` off there is none (``datacollector`` None, ``_pass_table`` an empty dict).
-        """
+    def __init__(self, platform, enabled: bool, fairness: bool, power: bool) -> None:
+        self.platform = platform
+        self.enabled = bool(enabled)
+        self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self.datacollector = (
             None
-            if not self.record_enabled
+            if not self.enabled
             else mesa.DataCollector(
                 model_reporters={
                     "time": "now",
@@ -178,12 +187,12 @@ class Recording:
                     "failures_so_far": lambda model: model.counters["failures"],
                     "preemptions": lambda model: model.counters["preemptions"],
                     "silent_errors": lambda model: model._silent_errors,
-                    **({"power_kw": _power_kw} if self.power is not None else {}),  # with power accounting only
+                    **({"power_kw": _power_kw} if power else {}),  # with power accounting only
                 },
                 tables={
                     "jobs": JOB_COLUMNS,
                     "attempts": ATTEMPT_COLUMNS,
-                    "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if self.record_fairness else []),
+                    "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if fairness else []),
                     "failures": FAILURE_COLUMNS,
                     "migrations": MIGRATION_COLUMNS,
                 },
@@ -197,9 +206,14 @@ class Recording:
                         table[column] = array("b" if types[column] == "?" else types[column])
         self._pass_table = self.datacollector.tables["capacity"] if self.datacollector is not None else {}
 
-    def record(self) -> SimulationRecord:
-        """The event record so far (see :class:`SimulationRecord`; tables are None with ``record=False``)."""
-        self._sync_counters()
+    def record(self, counters: dict, makespan: float, power_states=None) -> SimulationRecord:
+        """The event record so far (see :class:`SimulationRecord`; tables are None with ``record`` off).
+
+        Args:
+            counters: the run's event and action counts.
+            makespan: end of the last completed job, seconds.
+            power_states: the nodes' switch-off states (:class:`~torus_sim.engine.power_states.NodePowerStates`), or None.
+        """
         table = self.table if self.datacollector is not None else lambda name: None
         return SimulationRecord(
             jobs=table("jobs"),
@@ -207,11 +221,11 @@ class Recording:
             capacity=table("capacity"),
             failures=table("failures"),
             capacity_total=self.platform.capacity,
-            counters=dict(self.counters),
-            makespan=self.makespan,
+            counters=dict(counters),
+            makespan=makespan,
             platform_kind=self.platform.kind,
             migrations=table("migrations"),
-            power_states=self.power_states.table() if self.power_states is not None and self.datacollector is not None else None,
+            power_states=power_states.table() if power_states is not None and self.datacollector is not None else None,
         )
 
     def table(self, name: str) -> pd.DataFrame:
@@ -236,7 +250,12 @@ class Recording:
             copy=True,
         )
 
-    def _add_attempt_row(self, job: Job, ended_at: float, outcome: str) -> None:
+    def job_completed(self, row: dict) -> None:
+        """Add a completed job's row (:data:`JOB_COLUMNS`)."""
+        self.datacollector.add_table_row("jobs", row)
+
+    def attempt_ended(self, job: Job, ended_at: float, outcome: str) -> None:
+        """Add an attempt's row (:data:`ATTEMPT_COLUMNS`): ``outcome`` completed, silent_error, killed or preempted."""
         self.datacollector.add_table_row(
             "attempts",
             {
@@ -250,6 +269,30 @@ class Recording:
             },
         )
 
+    def migrated(self, job: Job, old, new, at: float) -> None:
+        """Add a migration's row (:data:`MIGRATION_COLUMNS`): the job moved from allocation ``old`` to ``new`` at ``at``."""
+        self.datacollector.add_table_row(
+            "migrations",
+            {
+                "job_id": job.job_id,
+                "attempt": job.attempts,
+                "time": at,
+                "from_resources": self._resources(old),
+                "to_resources": self._resources(new),
+            },
+        )
+
+    def failure(self, at: float, node: int, killed: int | None, until: float) -> None:
+        """Add a failure's row (:data:`FAILURE_COLUMNS`): the node, the job it killed (-1: none) and its repair time."""
+        self.datacollector.add_table_row(
+            "failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
+        )
+
+    def pass_ended(self, row: dict) -> None:
+        """Add a pass's row (:data:`PASS_COLUMNS`, and :data:`FAIRNESS_COLUMNS` when kept)."""
+        for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
+            values.append(row[column])
+
     def _resources(self, allocation) -> str:
         """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
         platform = self.platform
@@ -259,18 +302,6 @@ class Recording:
                 text = self._partition_text[allocation] = interval_text(platform.members(allocation))
             return text
         return interval_text(platform.members(allocation)) if platform.identities else ""
-
-    def _add_migration_row(self, job: Job, old, new) -> None:
-        self.datacollector.add_table_row(
-            "migrations",
-            {
-                "job_id": job.job_id,
-                "attempt": job.attempts,
-                "time": self.now,
-                "from_resources": self._resources(old),
-                "to_resources": self._resources(new),
-            },
-        )
 
 
 def _power_kw(model) -> float:

@@ -207,8 +207,7 @@ class SchedulingPass:
         }
         if self.record_fairness:
             self._fairness_columns(row, queue.head, self._pass_head, self._pass_promise)
-        for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
-            values.append(row[column])
+        self.recorder.pass_ended(row)
 
     def _stalls(self, head: Job) -> bool:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
