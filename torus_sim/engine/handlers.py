@@ -109,8 +109,9 @@ class EventHandlers:
     def _on_job_end(self, job: Job) -> None:
         self._run += 1
         now = self.simulator.time
-        if self._preventive_events:
-            self._cancel_preventive(job)
+        preventive = self.preventive
+        if preventive.events:
+            preventive.cancel(job)
         if self.power_states is not None:
             self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
         self.platform.release(job.allocation, job.job_id)
@@ -176,12 +177,12 @@ class EventHandlers:
             job = self._stop_running(job_id)
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
-            self._cancel_preventive(job)
+            self.preventive.cancel(job)
             if self.power_states is not None:
                 self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
             self.platform.release(job.allocation, job_id)
             preventive = None
-            if self.resilience.preventive == "checkpoint" and index >= 0 and self._foreseen[index]:
+            if self.resilience.preventive == "checkpoint" and index >= 0 and self.preventive.foreseen(index):
                 preventive = self.resilience.checkpoint_cost
                 self.counters["preventive_checkpoints"] += 1
             if self.record_enabled:
@@ -246,8 +247,8 @@ class EventHandlers:
         self._starts += 1
         self._scheduled += 1
         job.end_event = simulator.schedule(self._handle_job_end, end_at, _JOB_END, [job])
-        if self._preventive_migration:
-            self._plan_preventive(job)
+        if self.preventive.migration:
+            self.preventive.plan(job)
 
     def running_ends(self) -> RunningEnds | None:
         """The running jobs kept in order of predicted end (:class:`~torus_sim.engine.running_ends.RunningEnds`), or None.
@@ -279,7 +280,7 @@ class EventHandlers:
             raise SimulationError(f"job {job.job_id} is not running")
         job.end_event.cancel()
         self.counters["events_cancelled"] += 1
-        self._cancel_preventive(job)
+        self.preventive.cancel(job)
         if self.power_states is not None:
             self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
         self.platform.release(job.allocation, job.job_id)
@@ -314,7 +315,7 @@ class EventHandlers:
             job.end_event.cancel()
             self.counters["events_cancelled"] += 1
             job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
-            self._cancel_preventive(job)
-            self._plan_preventive(job)
+            self.preventive.cancel(job)
+            self.preventive.plan(job)
             self.counters["migrations"] += 1
         self.counters["repacks"] += 1

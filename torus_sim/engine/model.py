@@ -159,7 +159,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, mesa.Model):
+class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
@@ -299,7 +299,6 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, mesa.Mod
         self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
         self._handle_failure = partial(SchedulingModel._on_failure, self)
         self._handle_repair = partial(SchedulingModel._on_repair, self)
-        self._handle_preventive = partial(SchedulingModel._on_preventive_migration, self)
         capacity = self.platform.capacity
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
@@ -378,13 +377,8 @@ class SchedulingModel(SchedulingPass, EventHandlers, PreventiveActions, mesa.Mod
             self._setup_call("attach", policy.attach, self.policy_context())
         else:
             policy.attach(self.policy_context())
-        self._preventive_events: dict[int, object] = {}
-        self._preventive_migration = self.resilience.preventive == "migration"
-        self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
-        self._foreseen = np.zeros(len(self.failure_log), dtype=bool)
-        self.node_mtbf = math.inf
-        if self.resilience.active:
-            self._setup_resilience(workload)
+        self.preventive = PreventiveActions(self, self.resilience, workload)
+        self.node_mtbf = self.preventive.node_mtbf
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
         if switch_off is not None and not isinstance(self.progress, CheckpointProgress):
             raise ConfigurationError(

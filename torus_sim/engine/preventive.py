@@ -1,8 +1,10 @@
 """Resilience in the engine: periodic checkpoints' interval, preventive checkpoints and migrations, spares.
 
-:class:`PreventiveActions` is the part of :class:`~torus_sim.engine.model.SchedulingModel` that sets
-up CKPT-MIG's resilience (:class:`~torus_sim.policies.resilience.ResiliencePolicy`) and moves a job off
-a node before a foreseen failure.
+:class:`PreventiveActions` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that sets up
+CKPT-MIG's resilience (:class:`~torus_sim.policies.resilience.ResiliencePolicy`): it owns which failures are
+foreseen, the preventive migrations planned for running jobs and when each job last moved, and it moves a
+job off a node before a foreseen failure. The handlers call :meth:`~PreventiveActions.plan` at a start,
+:meth:`~PreventiveActions.cancel` when a job stops, and read :meth:`~PreventiveActions.foreseen` at a failure.
 
 References:
     CKPT-MIG (Young / Daly intervals, preventive checkpointing and migration, spares).
@@ -11,6 +13,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -23,72 +26,102 @@ __all__ = ["PreventiveActions"]
 
 
 class PreventiveActions:
-    """The model's periodic and preventive resilience (a mixin of the model)."""
+    """The run's periodic and preventive resilience (a component of the model).
 
-    def _setup_resilience(self, workload: Workload) -> None:
-        policy = self.resilience
-        log = self.failure_log
+    Args:
+        model: the model whose platform, clock, counters, record and events the preventive migrations use.
+        resilience: the run's :class:`~torus_sim.policies.resilience.ResiliencePolicy`.
+        workload: the run's workload (its span gives the node MTBF when the policy names none).
+
+    Attributes:
+        migration: preventive migration is on (a start plans one).
+        node_mtbf: μ, seconds: the policy's, else the log's (nodes x span / failures), inf without failures.
+        events: job id -> its planned preventive migration event.
+
+    Raises:
+        ConfigurationError: spares that leave no partition (or node set) for the largest job.
+    """
+
+    def __init__(self, model, resilience, workload: Workload) -> None:
+        self.model = model
+        self.resilience = resilience
+        self.migration = resilience.preventive == "migration"
+        self.events: dict[int, object] = {}
+        self._moved_at: dict[int, float] = {}  # job id -> time of its last preventive migration
+        self._foreseen = np.zeros(len(model.failure_log), dtype=bool)
+        self._foreseen_by_node: list[np.ndarray] = []
+        self.node_mtbf = math.inf
+        self.handle = partial(PreventiveActions.on_migration, self)  # kept here: Mesa's events hold callbacks weakly
+        if resilience.active:
+            self._setup(workload)
+
+    def _setup(self, workload: Workload) -> None:
+        model, policy = self.model, self.resilience
+        platform, log = model.platform, model.failure_log
         start, end = workload.span
         span = max(end, float(log.failed_at.max()) if len(log) else end) - start
-        self.node_mtbf = policy.mtbf or (self.platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
-        for job in self.jobs:
+        self.node_mtbf = policy.mtbf or (platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
+        for job in model.jobs:
             interval = policy.interval_for(job.partition_size, self.node_mtbf)
             if interval is not None and math.isfinite(interval):
                 job.checkpoint_interval = interval
                 job.checkpoint_cost = policy.checkpoint_cost
         if policy.spares:
-            self.platform.reserve_spares(policy.spares)
-            largest = self.platform.largest_free(self.platform.spare)
-            too_big = [job for job in self.jobs if job.partition_size > largest]
+            platform.reserve_spares(policy.spares)
+            largest = platform.largest_free(platform.spare)
+            too_big = [job for job in model.jobs if job.partition_size > largest]
             if too_big:
-                unit = "partition larger than {} supernodes" if self.platform.kind == "torus" else "job larger than {} nodes"
+                unit = "partition larger than {} supernodes" if platform.kind == "torus" else "job larger than {} nodes"
                 raise ConfigurationError(
                     f"{policy.spares} spares leave no {unit.format(largest)}, but {len(too_big)} jobs "
                     f"need more (largest {max(job.partition_size for job in too_big)}): use fewer spares or drop those jobs"
                 )
         if policy.preventive != "none":
-            self._foreseen = self.rng.random(len(log)) < policy.prediction_accuracy
+            self._foreseen = model.rng.random(len(log)) < policy.prediction_accuracy
         foreseen_at = log.failed_at[self._foreseen]
         foreseen_on = log.supernodes[self._foreseen]
-        self._foreseen_by_node = [np.sort(foreseen_at[foreseen_on == n]) for n in range(self.platform.capacity)]
+        self._foreseen_by_node = [np.sort(foreseen_at[foreseen_on == n]) for n in range(platform.capacity)]
 
-    def _cancel_preventive(self, job: Job) -> None:
-        event = self._preventive_events.pop(job.job_id, None)
+    def foreseen(self, index: int) -> bool:
+        """Whether the failure at row ``index`` of the log was foreseen (drawn once, with the prediction accuracy)."""
+        return bool(self._foreseen[index])
+
+    def cancel(self, job: Job) -> None:
+        """Cancel the job's planned preventive migration, if any (it ended, was killed, preempted or moved)."""
+        event = self.events.pop(job.job_id, None)
         if event is not None:
             event.cancel()
-            self.counters["events_cancelled"] += 1
+            self.model.counters["events_cancelled"] += 1
 
-    def _members(self, job: Job) -> np.ndarray:
-        return self.platform.members(job.allocation)
-
-    def _plan_preventive(self, job: Job) -> None:
+    def plan(self, job: Job) -> None:
         """Schedule a preventive migration M seconds before the first foreseen failure in the job's nodes."""
-        if self.resilience.preventive != "migration":
+        if not self.migration:
             return
+        model = self.model
+        now = model.now
         end = job.end_at()
         first_at, doomed = math.inf, -1
-        for node in self._members(job):
+        for node in model.platform.members(job.allocation):
             times = self._foreseen_by_node[node]
-            k = int(np.searchsorted(times, self.now, side="right"))
+            k = int(np.searchsorted(times, now, side="right"))
             if k < len(times) and times[k] < first_at:
                 first_at, doomed = float(times[k]), int(node)
         if first_at <= end:
-            at = max(self.now, first_at - self.resilience.migration_cost)
-            self._preventive_events[job.job_id] = self._schedule(
-                self._handle_preventive, at, EventPriority.PREVENTIVE, job, doomed
-            )
+            at = max(now, first_at - self.resilience.migration_cost)
+            self.events[job.job_id] = model._schedule(self.handle, at, EventPriority.PREVENTIVE, job, doomed)
 
     def _foreseen_before(self, until: float) -> np.ndarray:
         """Bool ``(N,)``: nodes with a foreseen failure in (now, until]."""
-        flags = np.zeros(self.platform.capacity, dtype=bool)
+        now = self.model.now
+        flags = np.zeros(self.model.platform.capacity, dtype=bool)
         for node, times in enumerate(self._foreseen_by_node):
-            k = int(np.searchsorted(times, self.now, side="right"))
+            k = int(np.searchsorted(times, now, side="right"))
             flags[node] = k < len(times) and times[k] <= until
         return flags
 
-    def _preventive_target(self, job: Job, blocked: np.ndarray):
+    def _target(self, job: Job, blocked: np.ndarray):
         """A free allocation of the job's size avoiding ``blocked`` nodes, or None."""
-        platform = self.platform
+        platform = self.model.platform
         if platform.kind == "cluster":
             free = np.flatnonzero(~blocked)
             return free[: job.allocated_size] if len(free) >= job.allocated_size else None
@@ -97,47 +130,50 @@ class PreventiveActions:
         table = platform.table
         words = table.pack(blocked)
         candidates = table.free_ids_of_size(words, job.partition_size)
-        return MFP.choose(table, job, candidates, words, self.now) if len(candidates) else None
+        return MFP.choose(table, job, candidates, words, self.model.now) if len(candidates) else None
 
-    def _on_preventive_migration(self, job: Job, doomed: int) -> None:
-        """Move the job off a node that is foreseen to fail (CKPT-MIG, preventive migration).
+    def on_migration(self, job: Job, doomed: int) -> None:
+        """Move the job off a node that is foreseen to fail (CKPT-MIG, preventive migration): the event's handler.
 
         The target avoids every node foreseen to fail before the job would end; if no such
         allocation is free, one that avoids the nodes failing during the move. A job moves at most
         once per instant, so two close failures cannot bounce it back and forth.
         """
-        self._run += 1
-        self._preventive_events.pop(job.job_id, None)
-        if job.state is not JobState.RUNNING or self._moved_at.get(job.job_id) == self.now:
+        model = self.model
+        model._run += 1
+        self.events.pop(job.job_id, None)
+        now = model.now
+        if job.state is not JobState.RUNNING or self._moved_at.get(job.job_id) == now:
             return
+        platform, counters = model.platform, model.counters
         cost = self.resilience.migration_cost
-        occupied = self.platform.busy | self.platform.down  # spares are open to migrations
-        occupied[self._members(job)] = False
-        work_left = job.runtime - job.progress(self.now)
+        occupied = platform.busy | platform.down  # spares are open to migrations
+        occupied[platform.members(job.allocation)] = False
+        work_left = job.runtime - job.progress(now)
         target = None
-        for horizon in (self.now + cost + work_left * 2, self.now + cost):
+        for horizon in (now + cost + work_left * 2, now + cost):
             blocked = occupied | self._foreseen_before(horizon)
             blocked[doomed] = True
-            target = self._preventive_target(job, blocked)
+            target = self._target(job, blocked)
             if target is not None:
                 break
         if target is None:
-            self.counters["preventive_migrations_failed"] += 1
+            counters["preventive_migrations_failed"] += 1
             return
-        if self.record_enabled:
-            self.recorder.migrated(job, job.allocation, target, self.now)
+        if model.record_enabled:
+            model.recorder.migrated(job, job.allocation, target, now)
         boot = 0.0
-        if self.power_states is not None:  # switched-off nodes boot before the work resumes
-            states = self.power_states
-            states.release(states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
-            boot = states.take(states.nodes_taken(self.platform, target, job.job_id), self.now, job.job_id, job.attempts)
-        self.platform.release(job.allocation, job.job_id)
-        self.platform.allocate(target, job.job_id)
-        job.migrate(self.now, target, cost + boot)
-        self._moved_at[job.job_id] = self.now
+        states = model.power_states
+        if states is not None:  # switched-off nodes boot before the work resumes
+            states.release(states.nodes_freed(platform, job.allocation, job.job_id), now)
+            boot = states.take(states.nodes_taken(platform, target, job.job_id), now, job.job_id, job.attempts)
+        platform.release(job.allocation, job.job_id)
+        platform.allocate(target, job.job_id)
+        job.migrate(now, target, cost + boot)
+        self._moved_at[job.job_id] = now
         job.end_event.cancel()
-        self.counters["events_cancelled"] += 1
-        job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
-        self.counters["preventive_migrations"] += 1
-        self._plan_preventive(job)
-        self._request_pass()
+        counters["events_cancelled"] += 1
+        job.end_event = model._schedule(model._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
+        counters["preventive_migrations"] += 1
+        self.plan(job)
+        model._request_pass()
