@@ -59,7 +59,8 @@ RICC-2010-2) takes well under a second on a laptop."""
 
 def _busy(model) -> bool:
     """Whether the model is in a pass, or (a run with a plug-in) in a call into extension code."""
-    return getattr(model, "_in_pass", False) or model.calls.active
+    passes = getattr(model, "passes", None)
+    return (passes is not None and passes.active) or model.calls.active
 
 
 class _Watch:
@@ -80,7 +81,7 @@ class PassWatchdog:
     """Stop a scheduling pass that runs longer than a wall-clock limit.
 
     One daemon thread per process looks, every ``limit / 4`` seconds (at most every second, at least
-    every 20 ms), at the models being watched: a model that has stayed in one pass (``model._in_pass``)
+    every 20 ms), at the models being watched: a model that has stayed in one pass (``model.passes.active``)
     or, in a run with a plug-in, in one call into its code (``model.calls.active``: a ``queue_key`` or a
     ``predict`` outside a pass) for ``limit`` seconds gets :class:`PassTimeout` raised in the thread
     that runs it: by a ``SIGALRM`` sent to the main thread (which also ends a ``time.sleep``), or, in
@@ -88,7 +89,7 @@ class PassWatchdog:
     thread blocked in a system call outside the main thread is stopped when the call returns).
     A pass is stopped between ``limit`` and ``limit`` + one look.
 
-    The engine pays two attribute stores per pass (``_in_pass``) and a few microseconds per run; the
+    The engine pays two attribute stores per pass (``passes.active``) and a few microseconds per run; the
     thread looks once per second at most (four times per limit), whether runs are watched or not.
     """
 
@@ -103,7 +104,7 @@ class PassWatchdog:
         """Watch ``model``'s passes while the block runs (nothing when ``limit`` is None or infinite).
 
         Args:
-            model: a :class:`~torus_sim.engine.model.SchedulingModel` (its ``_in_pass`` and ``scheduler.passes``).
+            model: a :class:`~torus_sim.engine.model.SchedulingModel` (its ``passes.active`` and ``scheduler.passes``).
             limit: wall-clock seconds one pass may take.
 
         Raises:

@@ -101,8 +101,8 @@ class EventHandlers:
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
         self.queue.extend(jobs)
-        if self._pass_each_event and not self.pause_at_passes:
-            self._pass()  # one submission, one pass (CQSim's order)
+        if self._pass_each_event and not self.passes.pause:
+            self.passes.run()  # one submission, one pass (CQSim's order)
         else:
             self._request_pass()
 
@@ -125,7 +125,7 @@ class EventHandlers:
             self.queue.add(job)
         else:
             job.finish(now)
-            self._passed.completed(job)  # a completed job never counts again (a killed one may)
+            self.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
             self.completed += 1
             self.makespan = now
             if self._observe_end is not None:
@@ -153,9 +153,9 @@ class EventHandlers:
                         "time_sum": job.time_sum,
                     },
                 )
-        if self.policy.pass_after_each_end or (self._pass_each_event and not self.pause_at_passes):
+        if self.policy.pass_after_each_end or (self._pass_each_event and not self.passes.pause):
             self.view.ended = (job, failed)
-            self._pass()
+            self.passes.run()
             self.view.ended = None
         else:
             self._request_pass()
@@ -190,7 +190,7 @@ class EventHandlers:
             self.counters["lost_work"] += self.progress.kill(job, now, preventive)
             self.counters["job_kills"] += 1
             self.scheduler.enqueue(job)
-            self.returned_jobs.append(job)
+            self.passes.returned.append(job)
             killed = job_id
         self.node_agents[node].record_failure(now, killed)
         self.failed_this_step.append(node)
@@ -268,7 +268,7 @@ class EventHandlers:
         job = self.running_jobs.pop(job_id, None)
         if job is not None:
             if self.record_fairness:
-                self._passed.stopped(job)
+                self.passes.passed.stopped(job)
             if self._running_ranks is not None:
                 self._running_ranks.add(job.rank, -job.allocated_size)
             if self._running_ends is not None:
@@ -289,7 +289,7 @@ class EventHandlers:
         self.progress.preempt(job, self.now)
         self.counters["preemptions"] += 1
         self.scheduler.enqueue(job)
-        self.returned_jobs.append(job)
+        self.passes.returned.append(job)
 
     def _migrate(self, moves: tuple) -> None:
         states = self.power_states

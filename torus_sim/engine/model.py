@@ -60,7 +60,6 @@ from torus_sim.engine.guard import (
     guarded_job_class,
 )
 from torus_sim.engine.handlers import EventHandlers
-from torus_sim.engine.passed_jobs import PassedJobs
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
@@ -69,7 +68,7 @@ from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.running_ends import RunningEnds
 from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.view import SchedulingView
-from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
 from torus_sim.job import Job
 from torus_sim.partition_table import PartitionTable
 from torus_sim.platforms.cluster import ClusterPlatform
@@ -159,7 +158,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
+class SchedulingModel(EventHandlers, mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
@@ -240,7 +239,6 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
         if plan_timeout is not None and not plan_timeout > 0:
             raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
         self.plan_timeout = plan_timeout
-        self._in_pass = False  # True while the engine's own pass runs (the watchdog reads it)
         if not step_seconds > 0:
             raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
         if not (
@@ -282,17 +280,16 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
         self.verification_time = float(verification_time)
         self.record_enabled = bool(record)
         # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
-        self.check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
+        # the head-fits invariant (the pass checks it)
+        check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
         if record_fairness is None:
             record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
         self.record_fairness = bool(record_fairness)
-        self._passed = PassedJobs()  # jobs started past each head (the fairness columns)
         self.workload_kind = workload.kind
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
         # event callbacks, made once and kept by the model (the events hold them; see torus_sim/events.py)
         self._handle_job_end = partial(SchedulingModel._on_job_end, self)
-        self._handle_pass = partial(SchedulingModel._on_schedule_pass, self)
         self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
         self._handle_price_change = partial(SchedulingModel._on_price_change, self)
         self._price_pass_pending = False
@@ -348,19 +345,14 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
         fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
         self._running_ranks = RankSums(len(self.jobs)) if fairness_on_counts else None
         self.view = SchedulingView(self)
-        self.returned_jobs: list[Job] = []  # killed or preempted since the last pass
+        self.passes = SchedulingPass(self, check_head)  # the scheduling passes: asked for, open, run, checked
         self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
         self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
         self.counters: Counter = Counter()
         self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
         self.completed = 0
         self.makespan = 0.0
-        self._pass_pending = False
-        self.pause_at_passes = False  # True: a pass opens and waits for a caller (apply_action, close_pass)
         self._node_id_allocations = self.platform.kind == "cluster" and self.platform.identities
-        self.pass_open = False
-        self._pass_head: Job | None = None  # the head and its promise when the open pass began (fairness)
-        self._pass_promise: float | None = None
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self.recorder = RunRecorder(self.platform, self.record_enabled, self.record_fairness, self.power is not None)
         self.datacollector = self.recorder.datacollector  # Mesa's name for the tables and the per-step series
@@ -490,9 +482,60 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
                 self.counters[key] = value
 
     def _request_pass(self) -> None:
-        if not self._pass_pending:
-            self._pass_pending = True
-            self._schedule(self._handle_pass, self.now, EventPriority.SCHEDULE)
+        self.passes.request()
+
+    # -- a pass a caller drives (the Gymnasium environment): the pass component's, under the model's names --
+
+    @property
+    def pass_open(self) -> bool:
+        """Whether a pass is open for a caller to apply actions (``pause_at_passes`` on)."""
+        return self.passes.open
+
+    @property
+    def pause_at_passes(self) -> bool:
+        """True: a pass opens and waits for a caller (:meth:`apply_action`, :meth:`close_pass`) instead of asking the policy."""
+        return self.passes.pause
+
+    @pause_at_passes.setter
+    def pause_at_passes(self, value: bool) -> None:
+        self.passes.pause = bool(value)
+
+    @property
+    def returned_jobs(self) -> list:
+        """Jobs killed or preempted since the last pass."""
+        return self.passes.returned
+
+    def open_pass(self) -> None:
+        """Begin a pass (:meth:`~torus_sim.engine.scheduling_pass.SchedulingPass.begin`)."""
+        self.passes.begin()
+
+    def apply_action(self, action) -> None:
+        """Check one action of the open pass and apply it (:meth:`~torus_sim.engine.scheduling_pass.SchedulingPass.apply`)."""
+        self.passes.apply(action)
+
+    def close_pass(self) -> None:
+        """End the open pass (:meth:`~torus_sim.engine.scheduling_pass.SchedulingPass.close`)."""
+        self.passes.close()
+
+    def action_refusal(self, action):
+        """Why an action cannot be applied now, or None (:meth:`~torus_sim.engine.scheduling_pass.SchedulingPass.action_refusal`)."""
+        return self.passes.action_refusal(action)
+
+    def _overran(self) -> PolicyError:
+        """The PolicyError for a pass (or a plug-in's call outside one) the watchdog stopped."""
+        limit = getattr(self, "_pass_overran", self.plan_timeout)
+        if self.calls.stopped is None:
+            return self.passes.policy_error(
+                None,
+                f"its pass ran longer than the wall-clock limit of {limit:g} s and was stopped "
+                "(plan_timeout, --plan-timeout S: a plan or a placement that never returns?)",
+            )
+        kind, call = self.calls.stopped
+        return self.calls.refuse(
+            kind,
+            None,
+            f"{call} ran longer than the wall-clock limit of {limit:g} s and was stopped (plan_timeout, --plan-timeout S)",
+        )
 
     def record(self) -> SimulationRecord:
         """The event record so far (:meth:`~torus_sim.engine.record.RunRecorder.record`; tables None with ``record=False``)."""
@@ -524,11 +567,12 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
         events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
         total = len(self.jobs)
+        passes = self.passes
         try:
             with WATCHDOG.watching(self, self.plan_timeout), exits_refused("the run"):
                 if progress:
                     self._run_with_progress()
-                while (self.completed < total or self._pass_pending) and len(events) > 0:
+                while (self.completed < total or passes.pending) and len(events) > 0:
                     run_next_event()
         except PassTimeout:
             raise self._overran() from None
@@ -588,7 +632,7 @@ class SchedulingModel(SchedulingPass, EventHandlers, mesa.Model):
         self.datacollector.collect(self)
 
     def _unfinished(self) -> bool:
-        return (self.completed < len(self.jobs) or self._pass_pending) and len(self.simulator.event_list) > 0
+        return (self.completed < len(self.jobs) or self.passes.pending) and len(self.simulator.event_list) > 0
 
     def _next_event_at(self) -> float:
         """Time of the earliest live event.

@@ -1,9 +1,12 @@
 """One scheduling pass: ask the policy, check each action before applying it, record the pass.
 
-:class:`SchedulingPass` is the part of :class:`~torus_sim.engine.model.SchedulingModel` that runs a
-pass: the engine's own (:meth:`SchedulingPass._pass`, one per instant, after every event of it) or one
-a caller drives (the Gymnasium environment: :meth:`open_pass`, :meth:`apply_action`,
-:meth:`close_pass`). Every action is checked before it changes anything, so a refused action leaves
+:class:`SchedulingPass` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that runs a
+pass: the engine's own (:meth:`SchedulingPass.run`, one per instant, after every event of it) or one a caller
+drives (the Gymnasium environment: :meth:`~SchedulingPass.open`, :meth:`~SchedulingPass.apply`,
+:meth:`~SchedulingPass.close`, which the model offers as ``open_pass``, ``apply_action`` and ``close_pass``).
+It owns whether a pass is asked for, open or running, the jobs returned to the queue since the last pass, the
+head and its promise when the pass began and the jobs started past each head (the fairness columns); it asks
+the scheduler agent for the policy's actions and calls the model's state changes (start, preempt, migrate). Every action is checked before it changes anything, so a refused action leaves
 the state as the last accepted one left it; a pass that starts nothing while nothing runs and the
 first waiting job fits is refused (the run would stall). A plug-in's pass runs under the guard
 (:mod:`torus_sim.engine.guard`).
@@ -17,10 +20,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import partial
 
 import numpy as np
 
-from torus_sim.engine.guard import checked_queue_key  # noqa: F401  (kept beside the pass for readers)
+from torus_sim.engine.events import EventPriority
+from torus_sim.engine.passed_jobs import PassedJobs
 from torus_sim.errors import PolicyError, SimulationError
 from torus_sim.job import Job, JobState
 from torus_sim.policies.base import Preempt, Repack, Reserve, Start
@@ -30,33 +35,68 @@ __all__ = ["SchedulingPass"]
 
 
 class SchedulingPass:
-    """The model's scheduling passes and the checks of every action (a mixin of the model)."""
+    """The run's scheduling passes and the checks of every action (a component of the model).
 
-    def _on_schedule_pass(self) -> None:
-        self._run += 1
-        self._pass_pending = False
-        if self.pause_at_passes:  # a caller applies this pass's actions itself (torus_sim.rl)
-            self.open_pass()
-            self.pass_open = True
+    Args:
+        model: the model whose queue, running jobs, platform and state changes the pass uses.
+        check_head: a policy that serves the head first must have started it when it fits (checked on clusters).
+
+    Attributes:
+        pending: a pass is asked for at this instant (its event is in the heap).
+        open: a pass is open for a caller to apply actions (``pause`` on).
+        pause: a pass opens and waits for a caller (:meth:`apply`, :meth:`close`) instead of asking the policy.
+        active: the engine's own pass is running (the watchdog reads it).
+        returned: jobs killed or preempted since the last pass (the view's ``returned``).
+        passed: the jobs started past each head (:class:`~torus_sim.engine.passed_jobs.PassedJobs`).
+    """
+
+    def __init__(self, model, check_head: bool) -> None:
+        self.model = model
+        self.check_head = check_head
+        self.pending = False
+        self.open = False
+        self.pause = False
+        self.active = False
+        self.returned: list[Job] = []
+        self.passed = PassedJobs()
+        self._head: Job | None = None  # the head and its promise when the open pass began (fairness)
+        self._promise: float | None = None
+        self.handle = partial(SchedulingPass.on_event, self)  # kept here: Mesa's events hold callbacks weakly
+
+    def request(self) -> None:
+        """Ask for a pass at this instant (one per instant, after every event of it)."""
+        if not self.pending:
+            self.pending = True
+            model = self.model
+            model._schedule(self.handle, model.now, EventPriority.SCHEDULE)
+
+    def on_event(self) -> None:
+        """The pass event's handler: run the pass, or open it for a caller (``pause``)."""
+        self.model._run += 1
+        self.pending = False
+        if self.pause:  # a caller applies this pass's actions itself (torus_sim.rl)
+            self.begin()
+            self.open = True
             return
-        self._pass()
+        self.run()
 
-    def _pass(self) -> None:
-        """One scheduling pass: ask the policy, check and apply its actions in order, then record the pass.
+    def run(self) -> None:
+        """One scheduling pass: ask the scheduler agent, check and apply its actions in order, then record the pass.
 
         Whatever the policy's code raises (``SystemExit`` and bare ``BaseException`` too) ends the run with
         a PolicyError; ``KeyboardInterrupt`` passes (Ctrl-C); a pass longer than ``plan_timeout`` is
         stopped by the watchdog (:mod:`torus_sim.engine.guard`).
         """
-        self.open_pass()
-        self._in_pass = True
+        model = self.model
+        self.begin()
+        self.active = True
         count = 0
-        apply = self.apply_action
+        apply = self.apply
         try:
-            if self.calls.guarded:
+            if model.calls.guarded:
                 self._guarded_plan()
             else:
-                for action in self.scheduler.plan(self.view):
+                for action in model.scheduler.plan(model.view):
                     count += 1
                     if (
                         count > 64
@@ -66,21 +106,22 @@ class SchedulingPass:
         except (PolicyError, KeyboardInterrupt):
             raise
         except PassTimeout:
-            raise self._overran() from None
+            raise model._overran() from None
         except BaseException as error:  # noqa: BLE001 - whatever a policy raises (or exits with) ends the run with a sentence
-            raise self.calls.failure("policy", "plan", error) from error
+            raise model.calls.failure("policy", "plan", error) from error
         finally:
-            self._in_pass = False
-        self.close_pass()
+            self.active = False
+        self.close()
 
     def _guarded_plan(self) -> None:
         """A plug-in's pass: its code runs with the guard up (jobs, queue and platform refuse writes); the engine's applies between."""
-        calls = self.calls
-        apply = self.apply_action
+        model = self.model
+        calls = model.calls
+        apply = self.apply
         count = 0
         calls.active = True
         try:
-            actions = iter(self.scheduler.plan(self.view))
+            actions = iter(model.scheduler.plan(model.view))
             for action in actions:
                 calls.active = False
                 count += 1
@@ -93,38 +134,24 @@ class SchedulingPass:
 
     def _check_action_count(self, count: int) -> None:
         """Raise PolicyError when a pass returned more actions than waiting + running jobs allow (a loop without progress)."""
-        limit = 4 * (len(self.queue) + len(self.running_jobs)) + 64
+        model = self.model
+        limit = 4 * (len(model.queue) + len(model.running_jobs)) + 64
         if count > limit:
-            raise self._policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
+            raise self.policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
 
-    def _overran(self) -> PolicyError:
-        """The PolicyError for a pass (or a plug-in's call outside one) the watchdog stopped."""
-        limit = getattr(self, "_pass_overran", self.plan_timeout)
-        if self.calls.stopped is None:
-            return self._policy_error(
-                None,
-                f"its pass ran longer than the wall-clock limit of {limit:g} s and was stopped "
-                "(plan_timeout, --plan-timeout S: a plan or a placement that never returns?)",
-            )
-        kind, call = self.calls.stopped
-        return self.calls.refuse(
-            kind,
-            None,
-            f"{call} ran longer than the wall-clock limit of {limit:g} s and was stopped (plan_timeout, --plan-timeout S)",
-        )
-
-    def open_pass(self) -> None:
+    def begin(self) -> None:
         """Begin a scheduling pass: count it and note the head and its promise (the fairness columns compare them at the end).
 
-        The engine's own pass (:meth:`_pass`) and a caller that applies actions itself (the Gymnasium
-        environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close_pass`.
+        The engine's own pass (:meth:`run`) and a caller that applies actions itself (the Gymnasium
+        environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close`.
         """
-        if self.record_fairness:
-            self._pass_head = head = self.queue.head
-            self._pass_promise = head.reservation_at if head is not None else None
-        self.scheduler.begin_pass()
+        model = self.model
+        if model.record_fairness:
+            self._head = head = model.queue.head
+            self._promise = head.reservation_at if head is not None else None
+        model.scheduler.begin_pass()
 
-    def apply_action(self, action) -> None:
+    def apply(self, action) -> None:
         """Check one action of the open pass and apply it.
 
         Args:
@@ -135,43 +162,44 @@ class SchedulingPass:
             PolicyError: the action is not one of those, or refers to a job or an allocation that does not
                 allow it (:meth:`action_refusal`); nothing was changed.
         """
+        model = self.model
         kind = type(action)
         if kind is Start:
             job = action.job
             if type(job) is Job and job.queue_key is not None and action.size is None:  # waiting (in the queue)
-                reason = self.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
+                reason = model.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
             else:
                 reason = self._start_refusal(action)
             if reason is not None:
-                raise self._policy_error(getattr(job, "job_id", None), reason)
-            if self._node_id_allocations and type(action.allocation) is not np.ndarray:
+                raise self.policy_error(getattr(job, "job_id", None), reason)
+            if model._node_id_allocations and type(action.allocation) is not np.ndarray:
                 action = action._replace(allocation=np.asarray(action.allocation, dtype=np.int64))
-            queue = self.queue
-            if self.record_fairness and job is not queue.head:
+            queue = model.queue
+            if model.record_fairness and job is not queue.head:
                 head_id = queue.head.job_id
-                self._start(*action)
-                self._passed.passed(job, head_id, self.progress.predicted_end(job, self.now))
+                model._start(*action)
+                self.passed.passed(job, head_id, model.progress.predicted_end(job, model.now))
             else:
-                self._start(*action)
+                model._start(*action)
             return
         if kind is Reserve:
             job = action.job
             at = action.at
-            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= self.simulator.time - 1e-6:
+            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= model.simulator.time - 1e-6:
                 job.reservation_at = at  # the common case, checked
                 return
         reason = self.action_refusal(action)
         if reason is not None:
-            raise self._policy_error(reason[0], reason[1])
+            raise self.policy_error(reason[0], reason[1])
         if kind is Repack:
-            node_ids = self._node_id_allocations
-            self._migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
+            node_ids = model._node_id_allocations
+            model._migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
         elif kind is Preempt:
-            self._preempt(action.job)
+            model._preempt(action.job)
         else:
             action.job.reservation_at = float(action.at)
 
-    def close_pass(self) -> None:
+    def close(self) -> None:
         """End the open pass: check that it made progress where it must, then record it.
 
         Raises:
@@ -180,57 +208,60 @@ class SchedulingPass:
                 (the run would stall: no event would ever start it), unless the policy holds it for a
                 pass it asked for (``passes_at_own_times``: a power cap's end).
         """
-        queue = self.queue
-        self.pass_open = False
-        if self.returned_jobs:
-            self.returned_jobs = []
+        model = self.model
+        queue, policy, platform = model.queue, model.policy, model.platform
+        self.open = False
+        if self.returned:
+            self.returned = []
         if self.check_head and queue and self._head_fits(queue.head):
-            raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {self.platform.free_count()} nodes free")
-        if queue and ((self.power is not None and self.policy.passes_at_price_changes) or self.policy.passes_at_own_times):
-            self._schedule_price_pass()
-        holds = self._price_pass_pending and self.policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
-        if queue and not self.running_jobs and not holds and self._stalls(queue.head):
+            raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {platform.free_count()} nodes free")
+        if queue and ((model.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
+            model._schedule_price_pass()
+        holds = model._price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
+        if queue and not model.running_jobs and not holds and self._stalls(queue.head):
             head = queue.head
-            raise self._policy_error(
+            raise self.policy_error(
                 head.job_id,
-                f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {self.platform.free_count()} free), "
+                f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {platform.free_count()} free), "
                 "yet the pass started nothing: no event would ever start it",
             )
-        if not self.record_enabled:
+        if not model.record_enabled:
             return
         row = {
-            "time": self.now,
-            "free": self.platform.free_count(),
-            "queued_demand": self.scheduler.queued_demand(),
-            "running_jobs": len(self.running_jobs),
+            "time": model.now,
+            "free": platform.free_count(),
+            "queued_demand": model.scheduler.queued_demand(),
+            "running_jobs": len(model.running_jobs),
             "queued_jobs": len(queue),
         }
-        if self.record_fairness:
-            self._fairness_columns(row, queue.head, self._pass_head, self._pass_promise)
-        self.recorder.pass_ended(row)
+        if model.record_fairness:
+            self._fairness_columns(row, queue.head, self._head, self._promise)
+        model.recorder.pass_ended(row)
 
     def _stalls(self, head: Job) -> bool:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
         if head.times is not None:
             return False  # a moldable job's size is the policy's choice
-        platform = self.platform
+        platform = self.model.platform
         if platform.kind == "cluster":
             return head.partition_size <= platform.free
         return platform.find(head.partition_size) is not None
 
-    def _policy_error(self, job_id, reason: str) -> PolicyError:
-        return PolicyError(extension_name(self.policy), self.now, job_id, reason)
+    def policy_error(self, job_id, reason: str) -> PolicyError:
+        """The PolicyError naming the policy, the time, the job and the reason."""
+        model = self.model
+        return PolicyError(extension_name(model.policy), model.now, job_id, reason)
 
     def _is_job(self, job) -> bool:
         """Whether ``job`` is one of this run's jobs (not a copy, not another run's, not something else)."""
-        return isinstance(job, Job) and self._job_by_id.get(job.job_id) is job
+        return isinstance(job, Job) and self.model._job_by_id.get(job.job_id) is job
 
     def _start_refusal(self, action: Start) -> str | None:
         """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""
         job = action.job
         if not self._is_job(job):
             return f"Start names {job!r}, not a job of this run"
-        if job.state is not JobState.QUEUED or job not in self.queue:
+        if job.state is not JobState.QUEUED or job not in self.model.queue:
             return f"Start of job {job.job_id}, which is not waiting (it is {job.state.value})"
         size = action.size
         if size is None:
@@ -244,7 +275,7 @@ class SchedulingPass:
             return f"Start of moldable job {job.job_id} needs its runtime t_j(p) > 0 for p = {size}, got {action.runtime!r}"
         # spares are not refused: a Krevat repack may start a job where a repacked job held spares
         # (CKPT-MIG with spares); the platform's allocate allows it too
-        return self.platform.allocation_refusal(action.allocation, size, spares=True)
+        return self.model.platform.allocation_refusal(action.allocation, size, spares=True)
 
     def action_refusal(self, action) -> tuple[int | None, str] | None:
         """Why a Preempt, Repack or Reserve cannot be applied now.
@@ -265,7 +296,7 @@ class SchedulingPass:
         kind = type(action)
         if kind is Preempt:
             job = action.job
-            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.model.running_jobs.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Preempt of {job!r}, which is not running"
             return None
         if kind is Reserve:
@@ -276,8 +307,9 @@ class SchedulingPass:
                 at = float(action.at)
             except (TypeError, ValueError):
                 return job.job_id, f"Reserve at {action.at!r}, not a time in seconds"
-            if math.isnan(at) or at < self.now - 1e-6:
-                return job.job_id, f"Reserve at {at} s, before now ({self.now} s)"
+            now = self.model.now
+            if math.isnan(at) or at < now - 1e-6:
+                return job.job_id, f"Reserve at {at} s, before now ({now} s)"
             return None
         if kind is Repack:
             return self._repack_refusal(action.moves)
@@ -290,12 +322,12 @@ class SchedulingPass:
             return None, f"Repack moves must be (job, allocation) pairs, got {moves!r}"
         seen = set()
         for job, _ in moves:
-            if not self._is_job(job) or self.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.model.running_jobs.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Repack moves {job!r}, which is not running"
             if job.job_id in seen:
                 return job.job_id, "Repack moves the job twice"
             seen.add(job.job_id)
-        platform = self.platform
+        platform = self.model.platform
         if platform.kind == "torus":
             freed = 0
             for job, _ in moves:
@@ -340,20 +372,21 @@ class SchedulingPass:
             row["head_ready"] = row["head_ready_backfilled"] = row["head_ready_underestimated"] = False
             row["head_passed"] = 0
             return
-        running = self.running_jobs
+        model = self.model
+        running, platform = model.running_jobs, model.platform
         rank = head.rank
-        if self._running_ranks is not None:  # the same sum as below, from the tree
-            row["head_ready"] = self.platform.free + self._running_ranks.above(rank) >= head.partition_size
+        if model._running_ranks is not None:  # the same sum as below, from the tree
+            row["head_ready"] = platform.free + model._running_ranks.above(rank) >= head.partition_size
         else:
             row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
-        counting, nodes = self._passed.counting(head, running)  # only the jobs whose state changed are looked at
+        counting, nodes = self.passed.counting(head, running)  # only the jobs whose state changed are looked at
         row["head_passed"] = len(counting)
-        if self.platform.kind == "cluster":
-            row["head_ready_backfilled"] = self.platform.free + nodes >= head.partition_size
+        if platform.kind == "cluster":
+            row["head_ready_backfilled"] = platform.free + nodes >= head.partition_size
         else:
             row["head_ready_backfilled"] = self._could_start_without(head, [job for job, _ in counting.values()])
         if previous_head is head and promised_at is not None and row["head_ready_backfilled"]:
-            last = self._passed.last
+            last = self.passed.last
             under = (job for job, _ in counting.values() if last[job.job_id][1] <= promised_at)
             row["head_ready_underestimated"] = self._could_start_without(head, under)
         else:
@@ -361,7 +394,7 @@ class SchedulingPass:
 
     def _head_fits(self, head: Job) -> bool:
         """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
-        return head.partition_size <= self.platform.free
+        return head.partition_size <= self.model.platform.free
 
     def _could_start_without(self, head: Job, blockers: Iterable[Job]) -> bool:
         """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1).
@@ -369,8 +402,9 @@ class SchedulingPass:
         ``blockers`` may be a generator: a cluster only sums their sizes (a pass asks this of every
         running job, so no list is built there).
         """
-        if self.platform.kind == "cluster":
-            short = head.partition_size - self.platform.free  # nodes the blockers must give back
+        platform = self.model.platform
+        if platform.kind == "cluster":
+            short = head.partition_size - platform.free  # nodes the blockers must give back
             for job in blockers:
                 if short <= 0:
                     break
@@ -379,7 +413,7 @@ class SchedulingPass:
         blockers = list(blockers)
         if not blockers:
             return False
-        occupancy = self.platform.snapshot()
+        occupancy = platform.snapshot()
         for job in blockers:
             occupancy.vacate(job)
         return occupancy.fits(head.partition_size)

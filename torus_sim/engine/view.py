@@ -48,7 +48,7 @@ class SchedulingView:
     @property
     def returned(self) -> list:
         """Jobs a fail-stop failure or a preemption sent back to the queue since the last pass."""
-        return self._model.returned_jobs
+        return self._model.passes.returned
 
     @property
     def rng(self) -> np.random.Generator:
