@@ -15,7 +15,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.engine.model import SchedulingModel, _arrival_groups
+from torus_sim.engine.handlers import _arrival_groups
+from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.rank_sums import RankSums
 from torus_sim.job import Job
 from torus_sim.policies.easy import EasyPolicy

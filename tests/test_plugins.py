@@ -630,7 +630,7 @@ def test_a_policy_is_attached_with_its_context_not_the_engine():
             seen["context"] = context
             seen["jobs"] = (len(context.jobs), context.jobs[0].rank, context.workload.kind, context.platform.capacity)
             try:
-                context.queue
+                context.queue  # noqa: B018 (the attribute access is the test)
             except AttributeError as error:
                 seen["refused"] = str(error)
             try:

@@ -1,8 +1,9 @@
 """What each event does: arrivals, attempt ends (the silent-error check), failures, repairs, starts.
 
-:class:`EventHandlers` is the part of :class:`~torus_sim.engine.model.SchedulingModel` whose methods
+:class:`EventHandlers` is the component of :class:`~torus_sim.engine.model.SchedulingModel` whose methods
 the events call (each bound once at construction, see :mod:`torus_sim.engine.events`), and the state
-changes they share with the pass (a start, a preemption, a migration).
+changes they share with the pass (a start, a preemption, a migration). It owns the arrivals' grouping and
+cursor, the pending price-change pass and the running jobs kept in order of predicted end.
 
 References:
     BGL-FAULT §6.1 (arrival, start, finish and failure events; a killed job restarts from the
@@ -12,6 +13,8 @@ References:
 from __future__ import annotations
 
 import math
+from array import array
+from functools import partial
 
 import numpy as np
 
@@ -29,22 +32,89 @@ LONE_TIMED_PASSES = 1_000
 """Passes a policy may ask for in a row with no other event pending (``passes_at_own_times``) before the run stalls."""
 
 
-class EventHandlers:
-    """The model's event handlers and the state changes they share with the pass (a mixin of the model)."""
+def _arrival_groups(jobs: list[Job], each: bool = False) -> tuple[np.ndarray | None, array]:
+    """The jobs grouped by submit time: ``(order, bounds)``.
 
-    def _schedule_next_arrival(self) -> None:
+    Args:
+        jobs: the run's jobs in rank order (``submitted_at`` in seconds).
+        each: one job per group (``event_order="each-event"``), in submit then rank order.
+
+    Returns:
+        ``order`` is None when the jobs are in submit order already, else the stable argsort of their
+        submit times (int ``(n,)``); group g is positions ``bounds[g]:bounds[g + 1]`` of that order
+        (``array('q')``, ``len`` = groups + 1).
+
+    A batch (one submit time) is one group without array work: a RIGID run of 100 jobs spent a sixth
+    of its set-up in the numpy calls.
+    """
+    if jobs and not each:
+        first = jobs[0].submitted_at
+        if all(job.submitted_at == first for job in jobs):
+            return None, array("q", (0, len(jobs)))
+    submits = np.fromiter((job.submitted_at for job in jobs), dtype=float, count=len(jobs))
+    in_order = bool(np.all(submits[1:] >= submits[:-1]))
+    order = None if in_order else np.argsort(submits, kind="stable")
+    ordered = submits if in_order else submits[order]
+    if each:
+        return order, array("q", range(len(ordered) + 1))
+    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
+    return order, array("q", bounds)  # Python ints when indexed
+
+
+
+class EventHandlers:
+    """The run's event handlers and the state changes they share with the pass (a component of the model).
+
+    Args:
+        model: the model whose clock, queue, running jobs, platform, record and counters the handlers change.
+        each_event: one pass after each submission and each attempt end (``event_order`` other than ``instant``).
+        arrival_level: the same-instant level of arrival events.
+        ends_can_be_kept: the running jobs' predicted ends are fixed for an attempt (a cluster's counts without
+            periodic checkpoints, preemption arithmetic or preventive moves): :meth:`running_ends` keeps them in order.
+
+    Attributes:
+        job_end, arrivals, failure, repair, price_change: the events' callbacks, made once and kept here (Mesa's
+            events hold their callbacks weakly: a callback nothing keeps would never run).
+        price_pass_pending: a pass at a price change (or the policy's own time) is scheduled.
+    """
+
+    def __init__(self, model, each_event: bool, arrival_level: int, ends_can_be_kept: bool) -> None:
+        self.model = model
+        # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
+        # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
+        self._arrival_order, self._arrival_bounds = _arrival_groups(model.jobs, each=each_event)
+        self._arrival_level = arrival_level
+        # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
+        # pre-scheduled made every heap operation of the run pay for them (the order is the same:
+        # arrivals are the only events of their priority and have distinct times)
+        self._next_arrival = 0
+        self.price_pass_pending = False
+        self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
+        # the running jobs in order of predicted end, made at the first pass that asks (runs whose policy
+        # never does pay nothing per attempt)
+        self._ends_can_be_kept = ends_can_be_kept
+        self._running_ends: RunningEnds | None = None
+        self.job_end = partial(EventHandlers.on_job_end, self)
+        self.arrivals = partial(EventHandlers.on_arrivals, self)
+        self.price_change = partial(EventHandlers.on_price_change, self)
+        self.failure = partial(EventHandlers.on_failure, self)
+        self.repair = partial(EventHandlers.on_repair, self)
+
+    def schedule_next_arrival(self) -> None:
+        """Schedule the next group of submissions (one arrival event in the heap at a time)."""
+        model = self.model
         group = self._next_arrival
         if group + 1 < len(self._arrival_bounds):
             start, stop = self._arrival_bounds[group], self._arrival_bounds[group + 1]
             if self._arrival_order is None:
-                jobs = self.jobs[start:stop]
+                jobs = model.jobs[start:stop]
             else:
-                jobs = [self.jobs[position] for position in self._arrival_order[start:stop].tolist()]
+                jobs = [model.jobs[position] for position in self._arrival_order[start:stop].tolist()]
             self._next_arrival += 1
-            self._scheduled += 1
-            self.simulator.schedule(self._handle_arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
+            model._scheduled += 1
+            model.simulator.schedule(self.arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
 
-    def _schedule_price_pass(self) -> None:
+    def schedule_price_pass(self) -> None:
         """After a pass that left jobs waiting: a pass at the next time the policy asks for.
 
         That time is the earlier of the tariff's next price change (a policy that
@@ -59,10 +129,11 @@ class EventHandlers:
         References:
             SC'13 and JSSPP'13 (jobs held for cheaper hours start when the price falls).
         """
-        if self._price_pass_pending:
+        model = self.model
+        if self.price_pass_pending:
             return
-        power, now, policy = self.power, self.now, self.policy
-        if not len(self.simulator.event_list):
+        power, now, policy = model.power, model.now, model.policy
+        if not len(model.simulator.event_list):
             if not policy.passes_at_own_times or self._lone_timed_passes >= LONE_TIMED_PASSES:
                 return
             self._lone_timed_passes += 1
@@ -83,55 +154,61 @@ class EventHandlers:
                     break
                 horizon *= 4
         if math.isfinite(at):
-            self._price_pass_pending = True
-            self._schedule(self._handle_price_change, at, EventPriority.SCHEDULE)
+            self.price_pass_pending = True
+            model._schedule(self.price_change, at, EventPriority.SCHEDULE)
 
-    def _on_price_change(self) -> None:
-        self._run += 1
-        self._price_pass_pending = False
-        if self.queue:
-            self._request_pass()
+    def on_price_change(self) -> None:
+        """A price change (or the policy's own pass time): a pass if jobs wait."""
+        model = self.model
+        model._run += 1
+        self.price_pass_pending = False
+        if model.queue:
+            model._request_pass()
 
-    def _on_arrivals(self, jobs: list[Job]) -> None:
-        self._schedule_next_arrival()
-        self._run += 1
-        predict = self._predict
+    def on_arrivals(self, jobs: list[Job]) -> None:
+        """Jobs submitted at one instant join the queue (their runtime predicted); a pass follows."""
+        model = self.model
+        self.schedule_next_arrival()
+        model._run += 1
+        predict = model._predict
         for job in jobs:
             job.arrive()
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
-        self.queue.extend(jobs)
-        if self._pass_each_event and not self.passes.pause:
-            self.passes.run()  # one submission, one pass (CQSim's order)
+        model.queue.extend(jobs)
+        if model._pass_each_event and not model.passes.pause:
+            model.passes.run()  # one submission, one pass (CQSim's order)
         else:
-            self._request_pass()
+            model._request_pass()
 
-    def _on_job_end(self, job: Job) -> None:
-        self._run += 1
-        now = self.simulator.time
-        preventive = self.preventive
+    def on_job_end(self, job: Job) -> None:
+        """An attempt ends: the silent-error check (RIGID §3.2), then the job completes or returns to the queue."""
+        model = self.model
+        model._run += 1
+        now = model.simulator.time
+        preventive = model.preventive
         if preventive.events:
             preventive.cancel(job)
-        if self.power_states is not None:
-            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
-        self.platform.release(job.allocation, job.job_id)
-        self._stop_running(job.job_id)
+        if model.power_states is not None:
+            model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), now)
+        model.platform.release(job.allocation, job.job_id)
+        self.stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
-        if self.record_enabled:
-            self.recorder.attempt_ended(job, now, "silent_error" if failed else "completed")
+        if model.record_enabled:
+            model.recorder.attempt_ended(job, now, "silent_error" if failed else "completed")
         if failed:
             job.fail_attempt(now)
-            self._silent_errors += 1
-            self.queue.add(job)
+            model._silent_errors += 1
+            model.queue.add(job)
         else:
             job.finish(now)
-            self.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
-            self.completed += 1
-            self.makespan = now
-            if self._observe_end is not None:
-                self._observe_end(job)
-            if self.record_enabled:
-                self.recorder.job_completed(
+            model.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
+            model.completed += 1
+            model.makespan = now
+            if model._observe_end is not None:
+                model._observe_end(job)
+            if model.record_enabled:
+                model.recorder.job_completed(
                     {
                         "job_id": job.job_id,
                         "user_id": job.user_id,
@@ -153,102 +230,109 @@ class EventHandlers:
                         "time_sum": job.time_sum,
                     },
                 )
-        if self.policy.pass_after_each_end or (self._pass_each_event and not self.passes.pause):
-            self.view.ended = (job, failed)
-            self.passes.run()
-            self.view.ended = None
+        if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):
+            model.view.ended = (job, failed)
+            model.passes.run()
+            model.view.ended = None
         else:
-            self._request_pass()
+            model._request_pass()
 
     def _downtime_end(self, repair_at: float) -> float:
-        if self.downtime == "transient":
-            return self.now
-        if self.downtime == "log":
-            return repair_at if not math.isnan(repair_at) else self.now
-        return self.now + float(self.downtime)
+        model = self.model
+        if model.downtime == "transient":
+            return model.now
+        if model.downtime == "log":
+            return repair_at if not math.isnan(repair_at) else model.now
+        return model.now + float(model.downtime)
 
-    def _on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
-        self._run += 1
-        self.counters["failures"] += 1
-        now = self.now
+    def on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
+        """A fail-stop failure of ``node``: the job on it is killed and requeued (BGL-FAULT §6.1), the node is down until its repair."""
+        model = self.model
+        model._run += 1
+        model.counters["failures"] += 1
+        now = model.now
         killed = None
-        job_id = self.platform.job_on(node)
+        job_id = model.platform.job_on(node)
         if job_id != NO_JOB:
-            job = self._stop_running(job_id)
+            job = self.stop_running(job_id)
             job.end_event.cancel()
-            self.counters["events_cancelled"] += 1
-            self.preventive.cancel(job)
-            if self.power_states is not None:
-                self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
-            self.platform.release(job.allocation, job_id)
+            model.counters["events_cancelled"] += 1
+            model.preventive.cancel(job)
+            if model.power_states is not None:
+                model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), now)
+            model.platform.release(job.allocation, job_id)
             preventive = None
-            if self.resilience.preventive == "checkpoint" and index >= 0 and self.preventive.foreseen(index):
-                preventive = self.resilience.checkpoint_cost
-                self.counters["preventive_checkpoints"] += 1
-            if self.record_enabled:
-                self.recorder.attempt_ended(job, now, "killed")
-            self.counters["lost_work"] += self.progress.kill(job, now, preventive)
-            self.counters["job_kills"] += 1
-            self.scheduler.enqueue(job)
-            self.passes.returned.append(job)
+            if model.resilience.preventive == "checkpoint" and index >= 0 and model.preventive.foreseen(index):
+                preventive = model.resilience.checkpoint_cost
+                model.counters["preventive_checkpoints"] += 1
+            if model.record_enabled:
+                model.recorder.attempt_ended(job, now, "killed")
+            model.counters["lost_work"] += model.progress.kill(job, now, preventive)
+            model.counters["job_kills"] += 1
+            model.scheduler.enqueue(job)
+            model.passes.returned.append(job)
             killed = job_id
-        self.node_agents[node].record_failure(now, killed)
-        self.failed_this_step.append(node)
-        if self.calls.guarded:
-            self.calls.call("policy", "observe_failure", self.policy.observe_failure, now, node)
+        model.node_agents[node].record_failure(now, killed)
+        model.failed_this_step.append(node)
+        if model.calls.guarded:
+            model.calls.call("policy", "observe_failure", model.policy.observe_failure, now, node)
         else:
-            self.policy.observe_failure(now, node)
+            model.policy.observe_failure(now, node)
         until = self._downtime_end(repair_at)
         if until > now:
-            if math.isnan(self._down_since[node]):
-                self._down_since[node] = now
-            if self.power_states is not None:
-                self.power_states.fail(node, now)
-            self.platform.take_down(node, until)
+            if math.isnan(model._down_since[node]):
+                model._down_since[node] = now
+            if model.power_states is not None:
+                model.power_states.fail(node, now)
+            model.platform.take_down(node, until)
             if math.isfinite(until):
-                self._schedule(self._handle_repair, until, EventPriority.REPAIR, node)
-        if self.record_enabled:
-            self.recorder.failure(now, node, killed, until)
-        self._request_pass()
+                model._schedule(self.repair, until, EventPriority.REPAIR, node)
+        if model.record_enabled:
+            model.recorder.failure(now, node, killed, until)
+        model._request_pass()
 
-    def _on_repair(self, node: int) -> None:
-        self._run += 1
-        if self.platform.repair(node, self.now):
-            if self.power_states is not None:
-                self.power_states.repair(node, self.now)
-            self.node_agents[node].downtime += self.now - self._down_since[node]
-            self._down_since[node] = np.nan
-            self._request_pass()
+    def on_repair(self, node: int) -> None:
+        """A node is repaired: its downtime is counted and a pass follows."""
+        model = self.model
+        model._run += 1
+        if model.platform.repair(node, model.now):
+            if model.power_states is not None:
+                model.power_states.repair(node, model.now)
+            model.node_agents[node].downtime += model.now - model._down_since[node]
+            model._down_since[node] = np.nan
+            model._request_pass()
 
-    def _start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
-        self.queue.remove(job)
+    def start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
+        """Start a waiting job on ``allocation`` (a moldable job with ``size`` processors and ``runtime`` seconds); its end is scheduled."""
+        model = self.model
+        model.queue.remove(job)
         if size is not None:  # a moldable job's allocation for this attempt
             job.size = size
             job.runtime = runtime
-        platform = self.platform
+        platform = model.platform
         platform.allocate(allocation, job.job_id)
-        simulator = self.simulator
-        end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
-        if self.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
-            nodes = self.power_states.nodes_taken(platform, allocation, job.job_id)
-            boot = self.power_states.take(nodes, simulator.time, job.job_id, job.attempts)
+        simulator = model.simulator
+        end_at = model.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
+        if model.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
+            nodes = model.power_states.nodes_taken(platform, allocation, job.job_id)
+            boot = model.power_states.take(nodes, simulator.time, job.job_id, job.attempts)
             if boot:
                 job.attempt_overhead += boot
                 end_at = job.end_at()
-        if self.verification_time:
-            end_at += self.verification_time
-        self.running_jobs[job.job_id] = job
-        if self._running_ranks is not None:
-            self._running_ranks.add(job.rank, job.allocated_size)
+        if model.verification_time:
+            end_at += model.verification_time
+        model.running_jobs[job.job_id] = job
+        if model._running_ranks is not None:
+            model._running_ranks.add(job.rank, job.allocated_size)
         if self._running_ends is not None:
             self._running_ends.add(job)
-        if self.datacollector is not None:
-            self.started_this_step.append((job.job_id, allocation))
-        self._starts += 1
-        self._scheduled += 1
-        job.end_event = simulator.schedule(self._handle_job_end, end_at, _JOB_END, [job])
-        if self.preventive.migration:
-            self.preventive.plan(job)
+        if model.datacollector is not None:
+            model.started_this_step.append((job.job_id, allocation))
+        model._starts += 1
+        model._scheduled += 1
+        job.end_event = simulator.schedule(self.job_end, end_at, _JOB_END, [job])
+        if model.preventive.migration:
+            model.preventive.plan(job)
 
     def running_ends(self) -> RunningEnds | None:
         """The running jobs kept in order of predicted end (:class:`~torus_sim.engine.running_ends.RunningEnds`), or None.
@@ -257,65 +341,71 @@ class EventHandlers:
         checkpoints, PV-EASY's checkpoint / suspend modes, preventive moves): sort at each pass there.
         Made from the running jobs at the first call, then kept up to date at every start and stop.
         """
+        model = self.model
         if self._running_ends is None and self._ends_can_be_kept:
             self._running_ends = RunningEnds()
-            for job in self.running_jobs.values():
+            for job in model.running_jobs.values():
                 self._running_ends.add(job)
         return self._running_ends
 
-    def _stop_running(self, job_id: int) -> Job | None:
+    def stop_running(self, job_id: int) -> Job | None:
         """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
-        job = self.running_jobs.pop(job_id, None)
+        model = self.model
+        job = model.running_jobs.pop(job_id, None)
         if job is not None:
-            if self.record_fairness:
-                self.passes.passed.stopped(job)
-            if self._running_ranks is not None:
-                self._running_ranks.add(job.rank, -job.allocated_size)
+            if model.record_fairness:
+                model.passes.passed.stopped(job)
+            if model._running_ranks is not None:
+                model._running_ranks.add(job.rank, -job.allocated_size)
             if self._running_ends is not None:
                 self._running_ends.discard(job)
         return job
 
-    def _preempt(self, job: Job) -> None:
-        if self._stop_running(job.job_id) is None:
+    def preempt(self, job: Job) -> None:
+        """Preempt a running job (PV-EASY §4.2): its attempt ends as the progress model says and it returns to the queue."""
+        model = self.model
+        if self.stop_running(job.job_id) is None:
             raise SimulationError(f"job {job.job_id} is not running")
         job.end_event.cancel()
-        self.counters["events_cancelled"] += 1
-        self.preventive.cancel(job)
-        if self.power_states is not None:
-            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
-        self.platform.release(job.allocation, job.job_id)
-        if self.record_enabled:
-            self.recorder.attempt_ended(job, self.now, "preempted")
-        self.progress.preempt(job, self.now)
-        self.counters["preemptions"] += 1
-        self.scheduler.enqueue(job)
-        self.passes.returned.append(job)
+        model.counters["events_cancelled"] += 1
+        model.preventive.cancel(job)
+        if model.power_states is not None:
+            model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), model.now)
+        model.platform.release(job.allocation, job.job_id)
+        if model.record_enabled:
+            model.recorder.attempt_ended(job, model.now, "preempted")
+        model.progress.preempt(job, model.now)
+        model.counters["preemptions"] += 1
+        model.scheduler.enqueue(job)
+        model.passes.returned.append(job)
 
-    def _migrate(self, moves: tuple) -> None:
-        states = self.power_states
+    def migrate(self, moves: tuple) -> None:
+        """Move running jobs to new allocations at once (Krevat's repack, BGL-FAULT §5.1): ``((job, allocation), ...)``."""
+        model = self.model
+        states = model.power_states
         for job, _ in moves:
             if states is not None:
-                states.release(states.nodes_freed(self.platform, job.allocation, job.job_id), self.now)
-            self.platform.release(job.allocation, job.job_id)
-        cost = self.policy.migration_cost
+                states.release(states.nodes_freed(model.platform, job.allocation, job.job_id), model.now)
+            model.platform.release(job.allocation, job.job_id)
+        cost = model.policy.migration_cost
         for job, allocation in moves:
             if job.state is not JobState.RUNNING:
                 raise SimulationError(f"cannot migrate {job!r}")
-            if self.record_enabled:
-                self.recorder.migrated(job, job.allocation, allocation, self.now)
-            self.platform.allocate(allocation, job.job_id)
+            if model.record_enabled:
+                model.recorder.migrated(job, job.allocation, allocation, model.now)
+            model.platform.allocate(allocation, job.job_id)
             if self._running_ends is not None:
                 self._running_ends.discard(job)
             boot = 0.0
             if states is not None:
-                boot = states.take(states.nodes_taken(self.platform, allocation, job.job_id), self.now, job.job_id, job.attempts)
-            job.migrate(self.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
+                boot = states.take(states.nodes_taken(model.platform, allocation, job.job_id), model.now, job.job_id, job.attempts)
+            job.migrate(model.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
             if self._running_ends is not None:
                 self._running_ends.add(job)
             job.end_event.cancel()
-            self.counters["events_cancelled"] += 1
-            job.end_event = self._schedule(self._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
-            self.preventive.cancel(job)
-            self.preventive.plan(job)
-            self.counters["migrations"] += 1
-        self.counters["repacks"] += 1
+            model.counters["events_cancelled"] += 1
+            job.end_event = model._schedule(self.job_end, job.end_at(), EventPriority.JOB_END, job)
+            model.preventive.cancel(job)
+            model.preventive.plan(job)
+            model.counters["migrations"] += 1
+        model.counters["repacks"] += 1

@@ -38,7 +38,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from array import array
 from collections import Counter
 from functools import partial
 
@@ -65,7 +64,6 @@ from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.engine.rank_sums import RankSums
 from torus_sim.engine.record import RunRecorder, SimulationRecord
-from torus_sim.engine.running_ends import RunningEnds
 from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
@@ -118,35 +116,6 @@ def _build_platform(platform, table, needs_identities: bool):
     raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
 
 
-def _arrival_groups(jobs: list[Job], each: bool = False) -> tuple[np.ndarray | None, array]:
-    """The jobs grouped by submit time: ``(order, bounds)``.
-
-    Args:
-        jobs: the run's jobs in rank order (``submitted_at`` in seconds).
-        each: one job per group (``event_order="each-event"``), in submit then rank order.
-
-    Returns:
-        ``order`` is None when the jobs are in submit order already, else the stable argsort of their
-        submit times (int ``(n,)``); group g is positions ``bounds[g]:bounds[g + 1]`` of that order
-        (``array('q')``, ``len`` = groups + 1).
-
-    A batch (one submit time) is one group without array work: a RIGID run of 100 jobs spent a sixth
-    of its set-up in the numpy calls.
-    """
-    if jobs and not each:
-        first = jobs[0].submitted_at
-        if all(job.submitted_at == first for job in jobs):
-            return None, array("q", (0, len(jobs)))
-    submits = np.fromiter((job.submitted_at for job in jobs), dtype=float, count=len(jobs))
-    in_order = bool(np.all(submits[1:] >= submits[:-1]))
-    order = None if in_order else np.argsort(submits, kind="stable")
-    ordered = submits if in_order else submits[order]
-    if each:
-        return order, array("q", range(len(ordered) + 1))
-    bounds = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1], True]) if len(ordered) else [0]
-    return order, array("q", bounds)  # Python ints when indexed
-
-
 def _extensions(policy, runtime_predictor) -> dict:
     """The run's extensions by kind: the policy, its placement and failure predictor, the runtime predictor (None: absent)."""
     placement = getattr(policy, "placement", None)
@@ -158,7 +127,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-class SchedulingModel(EventHandlers, mesa.Model):
+class SchedulingModel(mesa.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
@@ -233,9 +202,6 @@ class SchedulingModel(EventHandlers, mesa.Model):
             raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
         self.event_order = event_order
         self._pass_each_event = event_order != "instant"
-        self._arrival_level = (
-            _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
-        )
         if plan_timeout is not None and not plan_timeout > 0:
             raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
         self.plan_timeout = plan_timeout
@@ -288,14 +254,6 @@ class SchedulingModel(EventHandlers, mesa.Model):
         self.workload_kind = workload.kind
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
-        # event callbacks, made once and kept by the model (the events hold them; see torus_sim/events.py)
-        self._handle_job_end = partial(SchedulingModel._on_job_end, self)
-        self._handle_arrivals = partial(SchedulingModel._on_arrivals, self)
-        self._handle_price_change = partial(SchedulingModel._on_price_change, self)
-        self._price_pass_pending = False
-        self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
-        self._handle_failure = partial(SchedulingModel._on_failure, self)
-        self._handle_repair = partial(SchedulingModel._on_repair, self)
         capacity = self.platform.capacity
         has_nodes = self.platform.kind == "torus" or self.platform.identities
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
@@ -386,29 +344,24 @@ class SchedulingModel(EventHandlers, mesa.Model):
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
         # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
         fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
-        self._ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
-        self._running_ends: RunningEnds | None = None
+        ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
         self.runtime_predictor = runtime_predictor
         self._predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
         self._observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
         if runtime_predictor is not None and not is_builtin_extension(runtime_predictor):
             self._predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
             self._observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
-        # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
-        # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        self._arrival_order, self._arrival_bounds = _arrival_groups(self.jobs, each=self._pass_each_event)
-        # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
-        # pre-scheduled made every heap operation of the run pay for them (the order is the same:
-        # arrivals are the only events of their priority and have distinct times)
-        self._next_arrival = 0
-        self._schedule_next_arrival()
+        arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
+        # the event handlers: arrivals, attempt ends, failures, repairs, price changes, and the state changes
+        self.handlers = EventHandlers(self, self._pass_each_event, arrival_level, ends_can_be_kept)
+        self.handlers.schedule_next_arrival()
         for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
         ):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
-            self._schedule(self._handle_failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
+            self._schedule(self.handlers.failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
         if self.datacollector is not None:
             self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
 
@@ -483,6 +436,10 @@ class SchedulingModel(EventHandlers, mesa.Model):
 
     def _request_pass(self) -> None:
         self.passes.request()
+
+    def running_ends(self):
+        """The running jobs in order of predicted end, or None (:meth:`~torus_sim.engine.handlers.EventHandlers.running_ends`)."""
+        return self.handlers.running_ends()
 
     # -- a pass a caller drives (the Gymnasium environment): the pass component's, under the model's names --
 

@@ -173,7 +173,7 @@ class PreventiveActions:
         self._moved_at[job.job_id] = now
         job.end_event.cancel()
         counters["events_cancelled"] += 1
-        job.end_event = model._schedule(model._handle_job_end, job.end_at(), EventPriority.JOB_END, job)
+        job.end_event = model._schedule(model.handlers.job_end, job.end_at(), EventPriority.JOB_END, job)
         counters["preventive_migrations"] += 1
         self.plan(job)
         model._request_pass()

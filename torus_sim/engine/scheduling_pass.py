@@ -177,10 +177,10 @@ class SchedulingPass:
             queue = model.queue
             if model.record_fairness and job is not queue.head:
                 head_id = queue.head.job_id
-                model._start(*action)
+                model.handlers.start(*action)
                 self.passed.passed(job, head_id, model.progress.predicted_end(job, model.now))
             else:
-                model._start(*action)
+                model.handlers.start(*action)
             return
         if kind is Reserve:
             job = action.job
@@ -193,9 +193,9 @@ class SchedulingPass:
             raise self.policy_error(reason[0], reason[1])
         if kind is Repack:
             node_ids = model._node_id_allocations
-            model._migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
+            model.handlers.migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
         elif kind is Preempt:
-            model._preempt(action.job)
+            model.handlers.preempt(action.job)
         else:
             action.job.reservation_at = float(action.at)
 
@@ -216,8 +216,8 @@ class SchedulingPass:
         if self.check_head and queue and self._head_fits(queue.head):
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {platform.free_count()} nodes free")
         if queue and ((model.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
-            model._schedule_price_pass()
-        holds = model._price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
+            model.handlers.schedule_price_pass()
+        holds = model.handlers.price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
         if queue and not model.running_jobs and not holds and self._stalls(queue.head):
             head = queue.head
             raise self.policy_error(
