@@ -80,6 +80,7 @@ class EventHandlers:
 
     def __init__(self, model, each_event: bool, arrival_level: int, ends_can_be_kept: bool) -> None:
         self.model = model
+        self.request_pass = model.passes.request  # the pass component's (made before the handlers)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
         self._arrival_order, self._arrival_bounds = _arrival_groups(model.jobs, each=each_event)
@@ -163,7 +164,7 @@ class EventHandlers:
         model._run += 1
         self.price_pass_pending = False
         if model.queue:
-            model._request_pass()
+            self.request_pass()
 
     def on_arrivals(self, jobs: list[Job]) -> None:
         """Jobs submitted at one instant join the queue (their runtime predicted); a pass follows."""
@@ -179,7 +180,7 @@ class EventHandlers:
         if model._pass_each_event and not model.passes.pause:
             model.passes.run()  # one submission, one pass (CQSim's order)
         else:
-            model._request_pass()
+            self.request_pass()
 
     def on_job_end(self, job: Job) -> None:
         """An attempt ends: the silent-error check (RIGID §3.2), then the job completes or returns to the queue."""
@@ -235,7 +236,7 @@ class EventHandlers:
             model.passes.run()
             model.view.ended = None
         else:
-            model._request_pass()
+            self.request_pass()
 
     def _downtime_end(self, repair_at: float) -> float:
         model = self.model
@@ -289,7 +290,7 @@ class EventHandlers:
                 model._schedule(self.repair, until, EventPriority.REPAIR, node)
         if model.record_enabled:
             model.recorder.failure(now, node, killed, until)
-        model._request_pass()
+        self.request_pass()
 
     def on_repair(self, node: int) -> None:
         """A node is repaired: its downtime is counted and a pass follows."""
@@ -300,7 +301,7 @@ class EventHandlers:
                 model.power_states.repair(node, model.now)
             model.node_agents[node].downtime += model.now - model._down_since[node]
             model._down_since[node] = np.nan
-            model._request_pass()
+            self.request_pass()
 
     def start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
         """Start a waiting job on ``allocation`` (a moldable job with ``size`` processors and ``runtime`` seconds); its end is scheduled."""

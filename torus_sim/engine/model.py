@@ -354,6 +354,7 @@ class SchedulingModel(mesa.Model):
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
         # the event handlers: arrivals, attempt ends, failures, repairs, price changes, and the state changes
         self.handlers = EventHandlers(self, self._pass_each_event, arrival_level, ends_can_be_kept)
+        self.passes.bind(self.handlers)
         self.handlers.schedule_next_arrival()
         for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)

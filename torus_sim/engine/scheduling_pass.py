@@ -62,6 +62,11 @@ class SchedulingPass:
         self._head: Job | None = None  # the head and its promise when the open pass began (fairness)
         self._promise: float | None = None
         self.handle = partial(SchedulingPass.on_event, self)  # kept here: Mesa's events hold callbacks weakly
+        self._start = None  # the handlers' start, once they are made (:meth:`bind`)
+
+    def bind(self, handlers) -> None:
+        """Take the handlers' state changes (the model makes the handlers after the pass)."""
+        self._start = handlers.start
 
     def request(self) -> None:
         """Ask for a pass at this instant (one per instant, after every event of it)."""
@@ -177,10 +182,10 @@ class SchedulingPass:
             queue = model.queue
             if model.record_fairness and job is not queue.head:
                 head_id = queue.head.job_id
-                model.handlers.start(*action)
+                self._start(*action)
                 self.passed.passed(job, head_id, model.progress.predicted_end(job, model.now))
             else:
-                model.handlers.start(*action)
+                self._start(*action)
             return
         if kind is Reserve:
             job = action.job
