@@ -1,6 +1,12 @@
-"""The engine: one Mesa ``Model`` on Mesa's discrete-event simulator for every platform and policy.
+"""The run's state and the wiring of the engine's components: one Mesa ``Model`` for every platform and policy.
 
-:class:`SchedulingModel` runs any combination of
+:class:`SchedulingModel` owns the run's state (the clock and event list, the generator, the jobs, the
+wait queue through its scheduler agent, the running jobs, the platform, the node agents, the counters)
+and wires four components that own theirs: :class:`~torus_sim.engine.handlers.EventHandlers` (what each
+event does, and the state changes a pass applies), :class:`~torus_sim.engine.scheduling_pass.SchedulingPass`
+(a pass asked for, run through the scheduler agent, every action checked),
+:class:`~torus_sim.engine.preventive.PreventiveActions` (CKPT-MIG's resilience) and
+:class:`~torus_sim.engine.record.RunRecorder` (the tables). It runs any combination of
 
 * a platform: the torus (contiguous rectangular partitions of supernodes) or a cluster of P nodes;
 * a workload: jobs submitted over time (an SWF trace) or a batch released at time 0 (RIGID /
@@ -21,9 +27,9 @@ a job completes") also plans right after each attempt end, one end at a time. Wi
 right after it (ends first, in the order the jobs started; submissions in rank order), as CQSim runs
 its scheduler (docs/validation).
 
-Every event's callback is one of the model's handlers, a ``functools.partial`` of a model method
-bound at construction and kept alive by the model (Mesa's own events hold callbacks by weak
-reference, so a lambda would silently never run); the events are :class:`~torus_sim.engine.events.EngineEvent`
+Every event's callback is a handler of a component, a ``functools.partial`` of its method made at
+construction and kept alive by the component (Mesa's own events hold callbacks by weak reference, so a
+lambda would silently never run); the events are :class:`~torus_sim.engine.events.EngineEvent`
 s on an :class:`~torus_sim.engine.events.EngineSimulator`, Mesa's DEVS simulator with a lighter event.
 The model counts events scheduled, run and cancelled, and :meth:`SchedulingModel.run` checks
 that every event was run or cancelled (or lay after the last job finished).
