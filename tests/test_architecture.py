@@ -283,9 +283,10 @@ def test_one_function_builds_a_model_from_a_scenario():
     assert callers == []
 
 
-def test_no_policy_takes_the_model():
-    """Issue 64: a policy is attached with a PolicyContext and plans on the view; no function of the policy layer
-    (torus_sim/policies, predictors) takes a parameter named ``model`` or reads one."""
+def test_no_policy_takes_the_model_or_the_scenario():
+    """Issue 64: a policy is attached with a PolicyContext and plans on the view; its factory, its placement and its
+    predictors get the scenario fields they declare (``from_scenario``). No function of the policy layer
+    (torus_sim/policies, predictors) takes a parameter named ``model`` or ``scenario``, or reads a ``model``."""
     found = []
     for module, path in _modules():
         if not module.startswith(("torus_sim.policies", "predictors")):
@@ -293,8 +294,7 @@ def test_no_policy_takes_the_model():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 names = [argument.arg for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-                if "model" in names:
-                    found.append(f"{module}:{node.lineno} {node.name}(model)")
+                found += [f"{module}:{node.lineno} {node.name}({name})" for name in ("model", "scenario") if name in names]
             elif isinstance(node, ast.Name) and node.id == "model":
                 found.append(f"{module}:{node.lineno} reads model")
     assert found == []

@@ -646,3 +646,37 @@ def test_a_policy_is_attached_with_its_context_not_the_engine():
     run(Scenario(policy=Looks, max_jobs=50, failures="none"))
     assert isinstance(seen["context"], PolicyContext) and seen["jobs"] == (50, 0, "online", 128)
     assert "not the engine: 'queue' is not part of it" in seen["refused"] and seen["read_only"]
+
+
+def test_a_factory_gets_the_scenario_fields_it_declares_and_a_params_value_wins():
+    """Issue 64: from_scenario = {parameter: field} is offered by the wiring; the Scenario itself is not."""
+    from torus_sim.extensions import build_policy
+
+    seen = {}
+
+    def make(priority: str, backfill: bool = True) -> Policy:
+        seen["args"] = (priority, backfill)
+        return Policy()
+
+    make.from_scenario = {"priority": "priority", "backfill": "backfill"}
+    build_policy(Scenario(policy=make, priority="SPT", backfill=False, max_jobs=10, failures="none"))
+    assert seen["args"] == ("SPT", False)
+    build_policy(Scenario(policy=make, priority="SPT", policy_params={"priority": "LPT"}, max_jobs=10, failures="none"))
+    assert seen["args"] == ("LPT", True)
+
+
+def test_a_plugin_that_still_takes_the_whole_scenario_gets_it_with_a_warning():
+    """The deprecation path: a plug-in naming ``scenario`` keeps working and is told to declare its fields."""
+    from torus_sim.extensions import build_policy
+
+    seen = {}
+
+    class Old(Policy):
+        name = "old"
+
+        def __init__(self, scenario=None) -> None:
+            seen["seed"] = scenario.seed
+
+    with pytest.warns(FutureWarning, match="takes the whole scenario: declare the fields it reads"):
+        build_policy(Scenario(policy=Old, seed=7, max_jobs=10, failures="none"))
+    assert seen["seed"] == 7

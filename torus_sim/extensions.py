@@ -14,10 +14,12 @@ References:
 from __future__ import annotations
 
 import inspect
+import warnings
 from functools import partial
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.guarded_extensions import guard_placement, guard_predictor
+from torus_sim.plugin_admission import object_path
 from torus_sim.provenance import PluginInfo
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "build_policy",
     "build_predictor",
     "build_risk_predictor",
+    "scenario_fields",
     "check_scenario_extensions",
     "extension_manifest",
     "placement_name",
@@ -36,12 +39,46 @@ __all__ = [
 ]
 
 OFFERED = {
-    "policy": ("scenario", "placement", "tables", "allocation", "batch", "risk_predictor"),
-    "placement": ("scenario", "predictor"),
-    "predictor": ("scenario",),
+    "policy": ("placement", "tables", "allocation", "batch", "risk_predictor"),
+    "placement": ("predictor",),
+    "predictor": (),
     "runtime_predictor": ("rng",),
 }
-"""What the engine offers each kind of extension's constructor, by parameter name (see :mod:`torus_sim.registry`)."""
+"""What the engine offers each kind of extension's constructor, by parameter name (see :mod:`torus_sim.registry`),
+besides the scenario fields a factory declares it reads (:func:`scenario_fields`)."""
+
+
+def scenario_fields(factory, scenario) -> dict:
+    """The scenario fields a factory declares it reads, by parameter: its ``from_scenario`` mapping.
+
+    A factory (a class or a function) may declare ``from_scenario = {parameter: scenario field}``: the wiring
+    offers it exactly those values (a ``*_params`` table's value for the same parameter wins), and never the
+    Scenario itself. The built-ins declare theirs (Krevat's ``backfill``, R-LIST's ``priority``, the balancing
+    placement's ``pf_form``, the oracles' ``confidence``, ...).
+
+    Args:
+        factory: what the registry resolved.
+        scenario: the run's :class:`~torus_sim.scenario.Scenario`.
+
+    Returns:
+        ``{parameter: value}`` ({} when the factory declares nothing).
+    """
+    fields = getattr(factory, "from_scenario", None) or {}
+    return {parameter: getattr(scenario, field) for parameter, field in fields.items()}
+
+
+def _offered(kind: str, factory, scenario, offered: dict) -> dict:
+    """``offered`` plus the factory's declared scenario fields; the whole scenario only to a plug-in that names it (deprecated)."""
+    offered = {**scenario_fields(factory, scenario), **offered}
+    if _names_parameter(factory, "scenario"):
+        warnings.warn(
+            f"{kind} {object_path(factory)} takes the whole scenario: declare the fields it reads instead "
+            "(from_scenario = {parameter: scenario field}); offering the scenario will go in a later release",
+            FutureWarning,
+            stacklevel=3,
+        )
+        offered["scenario"] = scenario
+    return offered
 
 
 def registries() -> dict:
@@ -90,7 +127,9 @@ def check_scenario_extensions(scenario) -> None:
 
             make_runtime_predictor(value, None)  # checks virtual:x's argument too
             continue
-        registry.check(_spec(field, value), params, OFFERED[field])
+        spec = _spec(field, value)
+        declared = tuple(getattr(registry.resolve(spec)[0], "from_scenario", None) or ())
+        registry.check(spec, params, (*OFFERED[field], *declared, "scenario"))
     for field, (registry, select) in input_registries().items():
         value = getattr(scenario, field)
         if value is None:
@@ -203,9 +242,11 @@ def _predictor(scenario, name):
     """The predictor ``name`` with its ``from_scenario`` fields and the scenario's ``predictor_params``, behind the guard."""
     registry = registries()["predictor"]
     factory, _ = registry.resolve(name)
-    fields = getattr(factory, "from_scenario", {}) or {}
-    parameters = {parameter: getattr(scenario, field) for parameter, field in fields.items()}
-    return guard_predictor(registry.build(name, {**parameters, **scenario.predictor_params}, {"scenario": scenario}))
+    parameters = scenario_fields(factory, scenario)  # given as parameters: their types are checked
+    offered = _offered("failure predictor", factory, scenario, {})
+    for parameter in parameters:
+        offered.pop(parameter, None)
+    return guard_predictor(registry.build(name, {**parameters, **scenario.predictor_params}, offered))
 
 
 def build_risk_predictor(scenario):
@@ -233,7 +274,7 @@ def build_placement(scenario):
     """The placement policy with its failure predictor, from :data:`~torus_sim.policies.placement.PLACEMENTS`.
 
     A placement's constructor gets ``placement_params`` and, where its signature names them,
-    ``predictor`` (the scenario's failure predictor) and ``scenario``. A plug-in's placement comes
+    ``predictor`` (the scenario's failure predictor), and the scenario fields it declares (:func:`scenario_fields`). A plug-in's placement comes
     behind the guard (:class:`~torus_sim.guarded_extensions.GuardedPlacement`).
 
     References:
@@ -241,11 +282,11 @@ def build_placement(scenario):
     """
     registry = registries()["placement"]
     name = placement_name(scenario)
-    offered = {"scenario": scenario}
     factory, _ = registry.resolve(name)
+    offered = {}
     if _names_parameter(factory, "predictor"):
         offered["predictor"] = build_predictor(scenario)
-    return guard_placement(registry.build(name, scenario.placement_params, offered))
+    return guard_placement(registry.build(name, scenario.placement_params, _offered("placement", factory, scenario, offered)))
 
 
 def _names_parameter(factory, parameter: str) -> bool:
@@ -281,7 +322,6 @@ def build_policy(scenario, tables=None, allocation=None, batch=None):
     registry = registries()["policy"]
     explicit = scenario.placement is not None or _declared(registry, scenario.policy, "default_placement") is not None
     offered = {
-        "scenario": scenario,
         "placement": build_placement(scenario) if explicit else None,
         "tables": tables,
         "allocation": allocation,
@@ -290,7 +330,7 @@ def build_policy(scenario, tables=None, allocation=None, batch=None):
     factory, _ = registry.resolve(scenario.policy)
     if _names_parameter(factory, "risk_predictor"):
         offered["risk_predictor"] = build_risk_predictor(scenario)
-    policy = registry.build(scenario.policy, scenario.policy_params, offered)
+    policy = registry.build(scenario.policy, scenario.policy_params, _offered("policy", factory, scenario, offered))
     if not registry.is_builtin(scenario.policy):
         info = registry.info(scenario.policy)
         if type(policy).name == Policy.name and "name" not in vars(policy):

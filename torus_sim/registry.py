@@ -26,8 +26,10 @@ A factory's constructor parameters come from the scenario's ``*_params`` table (
 ``--policy-param key=value``) and are checked against its signature before the call: an unknown
 name, a missing required one or a value of the wrong type (by the annotation, through pydantic) is a
 sentence naming it. Besides those, the engine offers some objects by parameter name (a policy's
-``placement``, a placement's ``predictor``, a runtime predictor's ``rng``, the ``scenario``): a
-factory gets one only when its signature names it.
+``placement``, a placement's ``predictor``, a runtime predictor's ``rng``) and the scenario fields a
+factory declares it reads (``from_scenario = {parameter: field}``, :func:`torus_sim.extensions.scenario_fields`):
+a factory gets one only when its signature names it. The whole scenario is offered only to a plug-in that
+still names ``scenario``, with a warning (deprecated).
 
 References:
     pluggy / pytest (plug-ins found through ``importlib.metadata`` entry points under one group);

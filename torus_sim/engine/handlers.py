@@ -61,7 +61,6 @@ def _arrival_groups(jobs: list[Job], each: bool = False) -> tuple[np.ndarray | N
     return order, array("q", bounds)  # Python ints when indexed
 
 
-
 class EventHandlers:
     """The run's event handlers and the state changes they share with the pass (a component of the model).
 
@@ -399,7 +398,9 @@ class EventHandlers:
                 self._running_ends.discard(job)
             boot = 0.0
             if states is not None:
-                boot = states.take(states.nodes_taken(model.platform, allocation, job.job_id), model.now, job.job_id, job.attempts)
+                boot = states.take(
+                    states.nodes_taken(model.platform, allocation, job.job_id), model.now, job.job_id, job.attempts
+                )
             job.migrate(model.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
             if self._running_ends is not None:
                 self._running_ends.add(job)

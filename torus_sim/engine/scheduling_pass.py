@@ -198,7 +198,9 @@ class SchedulingPass:
             raise self.policy_error(reason[0], reason[1])
         if kind is Repack:
             node_ids = model._node_id_allocations
-            model.handlers.migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
+            model.handlers.migrate(
+                tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves)
+            )
         elif kind is Preempt:
             model.handlers.preempt(action.job)
         else:

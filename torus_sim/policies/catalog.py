@@ -57,19 +57,24 @@ BUILTIN_POLICIES = ONLINE_POLICIES + BATCH_POLICIES
 """Every built-in policy name; the registry (:data:`torus_sim.policies.catalog.POLICIES`) adds installed plug-ins."""
 
 
-def _krevat(scenario, placement=None) -> Policy:
-    return KrevatScheduler(placement or MfpPlacement(), scenario.backfill, scenario.migration, scenario.migration_cost)
+def _krevat(placement=None, backfill: bool = True, migration: bool = True, migration_cost: float = 0.0) -> Policy:
+    return KrevatScheduler(placement or MfpPlacement(), backfill, migration, migration_cost)
+
+
+_KREVAT_FIELDS = {"backfill": "backfill", "migration": "migration", "migration_cost": "migration_cost"}
+_krevat.from_scenario = _KREVAT_FIELDS  # the scenario fields a factory reads, by parameter (offered by the wiring)
 
 
 def _fault_aware(name: str):
     """Krevat's scheduler with BGL-FAULT §5.2's placement ``name`` (balancing or tie-break) unless told otherwise."""
 
-    def factory(scenario, placement=None) -> Policy:
-        policy = _krevat(scenario, placement)
+    def factory(placement=None, backfill: bool = True, migration: bool = True, migration_cost: float = 0.0) -> Policy:
+        policy = _krevat(placement, backfill, migration, migration_cost)
         policy.name = name
         return policy
 
     factory.default_placement = name  # the placement a run builds for it when the scenario names none
+    factory.from_scenario = _KREVAT_FIELDS
     return factory
 
 
@@ -80,27 +85,30 @@ def _fcfs(placement=None) -> Policy:
 
 
 def _easy(order: str):
-    def factory(scenario=None, placement=None) -> Policy:
-        return EasyPolicy(order, placement, scenario.easy_extra if scenario is not None else DEFAULT_EASY_EXTRA)
+    def factory(placement=None, easy_extra: str = DEFAULT_EASY_EXTRA) -> Policy:
+        return EasyPolicy(order, placement, easy_extra)
 
+    factory.from_scenario = {"easy_extra": "easy_extra"}
     return factory
 
 
 def _list(m: int):
-    def factory(scenario, placement=None) -> Policy:
-        policy = ListPolicy(m, scenario.priority)
+    def factory(priority: str, placement=None) -> Policy:
+        policy = ListPolicy(m, priority)
         policy.placement = placement
         return policy
 
+    factory.from_scenario = {"priority": "priority"}
     return factory
 
 
 def _shelf(blocking: bool, fill: bool):
-    def factory(scenario, placement=None) -> Policy:
-        policy = ShelfPolicy(blocking, fill, scenario.priority)
+    def factory(priority: str, placement=None) -> Policy:
+        policy = ShelfPolicy(blocking, fill, priority)
         policy.placement = placement
         return policy
 
+    factory.from_scenario = {"priority": "priority"}
     return factory
 
 
@@ -110,22 +118,26 @@ def _learned(agent, risk_predictor=None, backfill: str | None = None) -> Policy:
     return LearnedPolicy(agent, risk_predictor, backfill)
 
 
-def _batch(scenario, placement=None, tables=None, batch=None) -> Policy:
+def _batch(priority: str, epsilon: float, allotment: str, area_slack: float, placement=None, tables=None, batch=None) -> Policy:
     if tables is None and batch is not None and batch.workload.times is not None:  # the job set's tables, made once
         tables = batch.shared("tables", lambda: AllotmentTables(batch.workload.times))
-    policy = BatchListPolicy(tables, scenario.priority, scenario.epsilon, scenario.allotment, scenario.area_slack)
+    policy = BatchListPolicy(tables, priority, epsilon, allotment, area_slack)
     policy.placement = placement
     return policy
 
 
+_batch.from_scenario = {"priority": "priority", "epsilon": "epsilon", "allotment": "allotment", "area_slack": "area_slack"}
+
+
 def _allocation_list(name: str):
-    def factory(scenario, placement=None, allocation=None, batch=None) -> Policy:
+    def factory(priority: str, placement=None, allocation=None, batch=None) -> Policy:
         if allocation is None and batch is not None and batch.workload.times is not None:  # the job set's, made once
             allocation = batch.shared(("allocation", name), lambda: ALLOCATIONS[name](batch.workload.times))
-        policy = AllocationListPolicy(name, scenario.priority, allocation)
+        policy = AllocationListPolicy(name, priority, allocation)
         policy.placement = placement
         return policy
 
+    factory.from_scenario = {"priority": "priority"}
     return factory
 
 

@@ -197,18 +197,21 @@ class TieBreakPlacement(PlacementPolicy):
         return np.sort(self.rng.choice(free_nodes, size=job.partition_size, replace=False))
 
 
-def _balancing(predictor: FailurePredictor, scenario=None) -> BalancingPlacement:
+def _balancing(predictor: FailurePredictor, pf_form: str = "product") -> BalancingPlacement:
     """The balancing placement with the scenario's P_f form (BGL-FAULT §5.2.1)."""
-    return BalancingPlacement(predictor, scenario.pf_form if scenario is not None else "product")
+    return BalancingPlacement(predictor, pf_form)
 
 
-def _tiebreak(predictor: FailurePredictor, scenario=None) -> TieBreakPlacement:
+def _tiebreak(
+    predictor: FailurePredictor, tie_candidates: str = "best-mfp", tie_all_alarmed: str = "random"
+) -> TieBreakPlacement:
     """The tie-break placement with the scenario's candidate and all-alarmed rules (BGL-FAULT §5.2.2)."""
-    if scenario is None:
-        return TieBreakPlacement(predictor)
-    return TieBreakPlacement(predictor, scenario.tie_candidates, scenario.tie_all_alarmed)
+    return TieBreakPlacement(predictor, tie_candidates, tie_all_alarmed)
 
 
+# the scenario fields each reads, by parameter (offered by the wiring; a [placement.params] value overrides)
+_balancing.from_scenario = {"pf_form": "pf_form"}
+_tiebreak.from_scenario = {"tie_candidates": "tie_candidates", "tie_all_alarmed": "tie_all_alarmed"}
 _balancing.default_predictor = "oracle-confidence"  # BGL-FAULT §4.1: the balancing scheduler's predictor
 _tiebreak.default_predictor = "oracle-accuracy"  # BGL-FAULT §4.2: the tie-break scheduler's
 

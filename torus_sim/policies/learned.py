@@ -238,8 +238,12 @@ def read_agent(path: str | Path) -> SavedAgent:
     )
 
 
-def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape, scenario: dict, backfill: str = "none") -> None:
-    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, its backfilling, the training scenario)."""
+def write_linear_agent(
+    path: Path, weights: np.ndarray, shape: ObservationShape, trained_on: dict, backfill: str = "none"
+) -> None:
+    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, its backfilling, and
+    ``trained_on``, the training scenario's fields as a dict, kept under the file's ``scenario`` key).
+    """
     record = {
         "kind": "linear-softmax",
         "backfill": backfill,
@@ -249,7 +253,7 @@ def write_linear_agent(path: Path, weights: np.ndarray, shape: ObservationShape,
         "job_features": list(shape.extra_features),
         "max_user": shape.max_user,
         "weights": np.asarray(weights).tolist(),
-        "scenario": scenario,
+        "scenario": trained_on,
     }
     path.write_text(json.dumps(record, indent=1))
 
