@@ -241,8 +241,9 @@ def read_agent(path: str | Path) -> SavedAgent:
 def write_linear_agent(
     path: Path, weights: np.ndarray, shape: ObservationShape, trained_on: dict, backfill: str = "none"
 ) -> None:
-    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, its backfilling, and
-    ``trained_on``, the training scenario's fields as a dict, kept under the file's ``scenario`` key).
+    """Write a linear softmax agent's file (JSON: its weights, the observation's constants, its backfilling).
+
+    ``trained_on`` (the training scenario's fields as a dict) is kept under the file's ``scenario`` key.
     """
     record = {
         "kind": "linear-softmax",
