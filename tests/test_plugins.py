@@ -680,3 +680,23 @@ def test_a_plugin_that_still_takes_the_whole_scenario_gets_it_with_a_warning():
     with pytest.warns(FutureWarning, match="takes the whole scenario: declare the fields it reads"):
         build_policy(Scenario(policy=Old, seed=7, max_jobs=10, failures="none"))
     assert seen["seed"] == 7
+
+
+def test_a_platform_kind_is_given_only_the_scenario_fields_it_declares():
+    """Issue 64: TorusKind declares ("torus", "machine"), ClusterKind ("nodes",); a kind reading another field is told
+    which it declared; a plug-in kind that declares none still gets the scenario, with a FutureWarning."""
+    from torus_sim.platforms.kinds import platform_kind
+    from torus_sim.scenario import ScenarioFields
+
+    torus = Scenario(max_jobs=10, machine="mira").platform_fields()
+    assert isinstance(torus, ScenarioFields) and torus.torus.dims == (2, 3, 4, 4) and torus.machine == "mira"
+    with pytest.raises(AttributeError, match=r"reads 'seed' of the scenario but declares only \['machine', 'torus'\]"):
+        torus.seed  # noqa: B018 (the attribute access is the test)
+    assert platform_kind("cluster").capacity(Scenario(platform="cluster", nodes=64).platform_fields(), None) == 64
+
+    class Undeclared:
+        from_scenario = None
+
+    scenario = Scenario(max_jobs=10)
+    with pytest.warns(FutureWarning, match="declares no from_scenario"):
+        assert scenario.fields_for(Undeclared(), "platform kind 'mine'") is scenario

@@ -13,7 +13,7 @@ from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from torus_sim.engine.model import SchedulingModel  # noqa: E402
 from torus_sim.inputs import load_failures  # noqa: E402
-from torus_sim.platforms.kinds import build_platform  # noqa: E402
+from torus_sim.model_builder import build_platform  # noqa: E402
 from torus_sim.policies.easy import FcfsPolicy  # noqa: E402
 from torus_sim.rl import ENV_ID, SchedulingEnv  # noqa: E402
 from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce  # noqa: E402

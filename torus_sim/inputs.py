@@ -74,7 +74,7 @@ class BatchSet:
 
 
 def _context(scenario, capacity: int | None = None) -> WorkloadContext:
-    return WorkloadContext(scenario, platform_kind(scenario.platform), capacity)
+    return WorkloadContext(scenario, platform_kind(scenario.platform), capacity, scenario.platform_fields())
 
 
 def _called(source, what: str, call: str, function, *args):
@@ -319,7 +319,9 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     from torus_sim.energy.switch_off import SwitchOff
     from torus_sim.energy.tariffs import tariff
 
-    node = node_power(scenario, platform_kind(scenario.platform).machine(scenario))  # a torus: its machine's midplanes
+    node = node_power(
+        scenario, platform_kind(scenario.platform).machine(scenario.platform_fields())
+    )  # a torus: its machine's midplanes
     source = job_power_source(scenario.job_power)
     ids = np.asarray(list(job_ids), dtype=np.int64)
     watts = source.watts(ids, node.busy_w, scenario.seed)

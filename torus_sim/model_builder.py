@@ -20,7 +20,7 @@ from torus_sim.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.scenario import Scenario
 
-__all__ = ["build_model", "model_arguments", "preemption_of", "resilience_of"]
+__all__ = ["build_model", "build_platform", "model_arguments", "preemption_of", "resilience_of"]
 
 _ENGINE_KEYWORDS = frozenset(list(inspect.signature(SchedulingModel.__init__).parameters)[5:])
 """The engine's keyword arguments (after ``self, workload, policy, platform, failures``)."""
@@ -85,8 +85,8 @@ def model_arguments(
         silent = None
         seed = scenario.seed
         policy = build_policy(scenario) if build_scenario_policy else None
-    kind = platform_kind(scenario.platform)
-    platform = kind.build(scenario, kind.capacity(scenario, workload.processors), node_identities)
+    kind, fields = platform_kind(scenario.platform), scenario.platform_fields()
+    platform = kind.build(fields, kind.capacity(fields, workload.processors), node_identities)
     if "failures" not in inputs:
         capacity = platform if isinstance(platform, int) else platform.capacity
         inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload)
@@ -160,3 +160,17 @@ def build_model(
     if unknown:
         raise ConfigurationError(f"build_model: unknown engine keyword(s) {unknown}; known: {sorted(_ENGINE_KEYWORDS)}")
     return SchedulingModel(*arguments, **{**keywords, **engine})
+
+
+def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False):
+    """The platform of a scenario (its kind's :meth:`~torus_sim.platforms.kinds.PlatformKind.build` on the fields it declares).
+
+    Args:
+        scenario: the run.
+        nodes: the platform's nodes (a cluster's; a torus has its own).
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
+
+    Returns:
+        The platform object, or a node count for a cluster that keeps counts.
+    """
+    return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)

@@ -153,7 +153,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             "entry": workload_info.to_dict() if workload_info is not None else None,
             "declared": _declared(scenario),
         },
-        "platform": platform_kind(scenario.platform).describe(model.platform, scenario),
+        "platform": platform_kind(scenario.platform).describe(model.platform, scenario.platform_fields()),
         "failures": {
             "spec": spec,
             "path": (source.path or spec) if logged else None,

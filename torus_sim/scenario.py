@@ -45,6 +45,7 @@ References:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 from pydantic import (
@@ -544,7 +545,7 @@ class Scenario(PowerSettings, BaseModel):
             return "none"
         from torus_sim.platforms.kinds import platform_kind
 
-        return platform_kind(self.platform).default_failures(self)
+        return platform_kind(self.platform).default_failures(self.platform_fields())
 
     @property
     def timing(self) -> str:
@@ -574,6 +575,69 @@ class Scenario(PowerSettings, BaseModel):
         from torus_sim.platforms.kinds import platform_kind
 
         return self.swf_rules or platform_kind(self.platform).default_rules
+
+    def platform_fields(self) -> ScenarioFields | Scenario:
+        """What the platform kind is given of the scenario: the fields it declares (:meth:`fields_for`)."""
+        from torus_sim.platforms.kinds import platform_kind
+
+        return self.fields_for(platform_kind(self.platform), f"platform kind {self.platform!r}")
+
+    def fields_for(self, room, what: str) -> ScenarioFields | Scenario:
+        """What a room below the wiring (a platform kind, a source) is given of the scenario: the fields it declares.
+
+        Args:
+            room: the object called (a :class:`~torus_sim.platforms.kinds.PlatformKind`, a workload or failure
+                source): its ``from_scenario`` names the fields it reads (a field or a derived value such as ``torus``).
+            what: the room, for the deprecation sentence.
+
+        Returns:
+            A :class:`ScenarioFields` of exactly those fields; the whole scenario, with a ``FutureWarning``, to a
+            plug-in that declares none (the deprecation path: it will be given nothing in a later release).
+        """
+        names = getattr(room, "from_scenario", None)
+        if names is None:
+            warnings.warn(
+                f"{what} declares no from_scenario: it is given the whole scenario for now; declare the fields it reads "
+                "(from_scenario = (field, ...)), the whole scenario will not be given in a later release",
+                FutureWarning,
+                stacklevel=3,
+            )
+            return self
+        return ScenarioFields({name: getattr(self, name) for name in names}, what)
+
+
+class ScenarioFields:
+    """The fields of a scenario that a room declared it reads (``from_scenario``), read-only; nothing else of the run.
+
+    Args:
+        values: field (or derived value) -> value.
+        room: who was given them, for the sentence of an attribute it did not declare.
+    """
+
+    __slots__ = ("_room", "_values")
+
+    def __init__(self, values: dict, room: str) -> None:
+        object.__setattr__(self, "_values", dict(values))
+        object.__setattr__(self, "_room", room)
+
+    def __getattr__(self, name: str):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        room = object.__getattribute__(self, "_room")
+        raise AttributeError(f"{room} reads {name!r} of the scenario but declares only {sorted(values)} (from_scenario)")
+
+    def __setattr__(self, name: str, value) -> None:
+        raise AttributeError("a scenario's fields are read-only")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ScenarioFields) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted((name, repr(value)) for name, value in self._values.items())))
+
+    def __repr__(self) -> str:
+        return f"ScenarioFields({self._values!r})"
 
 
 def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:

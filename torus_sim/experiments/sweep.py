@@ -304,7 +304,8 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
                 batch_set(config)
             continue
         kind = platform_kind(config.platform)
-        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, kind.round_size(config))
+        fields = config.platform_fields()
+        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, kind.round_size(fields))
         workload = None
         if key not in seen and source.reads_file:  # a generated or bundled workload is known good
             seen.add(key)
@@ -323,7 +324,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
         if failure_key not in seen:
             seen.add(failure_key)
             workload = workload or load_workload(config)
-            capacity = kind.capacity(config, workload.processors)
+            capacity = kind.capacity(fields, workload.processors)
             failures.load(FailureContext(config, capacity, failure_horizon(workload, capacity)))
 
 

@@ -38,7 +38,6 @@ __all__ = [
     "ClusterKind",
     "PlatformKind",
     "TorusKind",
-    "build_platform",
     "partition_table",
     "platform_kind",
 ]
@@ -73,23 +72,27 @@ class PlatformKind:
         sizes_from_workload: without ``nodes``, its size is the workload's machine size (SWF
             ``MaxProcs``): a cluster's is, a torus's never (its machine or dims give it).
 
+    ``from_scenario``: the scenario fields (or derived values) the kind reads, a tuple of names; each hook's
+    ``fields`` holds exactly those (:class:`~torus_sim.scenario.ScenarioFields`), never the whole scenario.
+
     Hooks a subclass overrides:
-        capacity(scenario, named) -> int: the platform's nodes.
-        round_size(scenario) -> callable or None: a job's size -> the size it occupies.
-        build(scenario, nodes, node_identities) -> the platform (or a node count) the engine takes.
-        describe(platform, scenario) -> dict: the manifest's platform entry (``kind``, ``nodes``, ...).
-        default_failures(scenario) -> str: the failure source a run on it meets when the scenario names none.
+        capacity(fields, named) -> int: the platform's nodes.
+        round_size(fields) -> callable or None: a job's size -> the size it occupies.
+        build(fields, nodes, node_identities) -> the platform (or a node count) the engine takes.
+        describe(platform, fields) -> dict: the manifest's platform entry (``kind``, ``nodes``, ...).
+        default_failures(fields) -> str: the failure source a run on it meets when the scenario names none.
     """
 
     name = "platform"
     default_rules = "pv-easy"
     sizes_from_workload = True
+    from_scenario: tuple[str, ...] | None = None
 
-    def capacity(self, scenario, named: int | None) -> int:
+    def capacity(self, fields, named: int | None) -> int:
         """Nodes of the platform (supernodes on a torus).
 
         Args:
-            scenario: the run.
+            fields: the scenario fields the kind declares (``from_scenario``).
             named: the machine size the workload names (SWF ``MaxProcs``, a job file's P), or None.
 
         Raises:
@@ -97,31 +100,31 @@ class PlatformKind:
         """
         raise NotImplementedError
 
-    def round_size(self, scenario) -> Callable[[int], int] | None:
+    def round_size(self, fields) -> Callable[[int], int] | None:
         """The size a job of ``size`` nodes occupies, as a function, or None when every size is one."""
         return None
 
-    def build(self, scenario, nodes: int, node_identities: bool = False):
+    def build(self, fields, nodes: int, node_identities: bool = False):
         """What the engine runs on (a platform object, or a node count for a cluster that keeps counts)."""
         raise NotImplementedError
 
-    def describe(self, platform, scenario) -> dict:
+    def describe(self, platform, fields) -> dict:
         """The run manifest's platform entry: ``kind`` and ``nodes`` at least."""
         return {"kind": platform.kind, "nodes": platform.capacity}
 
-    def machine(self, scenario):
+    def machine(self, fields):
         """The :class:`~torus_sim.machines.Machine` whose figures (power) the platform's nodes have, or None (plain nodes)."""
         return None
 
-    def default_failures(self, scenario) -> str:
-        """The failure source of a run on this platform whose scenario names none (``none`` by default)."""
+    def default_failures(self, fields) -> str:
+        """The failure source of a run on this platform whose fields names none (``none`` by default)."""
         return "none"
 
     def header(self, described: dict) -> str:
         """The run header's platform line from :meth:`describe`'s entry: ``cluster of 128 nodes``."""
         return f"{described['kind']} of {described['nodes']:,} nodes"
 
-    def label(self, platform, scenario) -> str:
+    def label(self, platform, fields) -> str:
         """A short label for the browser's scenario line: ``cluster of 128 nodes``."""
         return f"{platform.kind} of {platform.capacity:,} nodes"
 
@@ -136,29 +139,30 @@ class TorusKind(PlatformKind):
     name = "torus"
     default_rules = "bgl-fault"
     sizes_from_workload = False
+    from_scenario = ("torus", "machine")
 
-    def capacity(self, scenario, named: int | None) -> int:  # noqa: D102
-        return scenario.torus.size
+    def capacity(self, fields, named: int | None) -> int:  # noqa: D102
+        return fields.torus.size
 
-    def round_size(self, scenario) -> Callable[[int], int]:  # noqa: D102
-        return _rounding(scenario.torus)
+    def round_size(self, fields) -> Callable[[int], int]:  # noqa: D102
+        return _rounding(fields.torus)
 
-    def build(self, scenario, nodes: int, node_identities: bool = False) -> TorusPlatform:  # noqa: D102
-        torus = scenario.torus
+    def build(self, fields, nodes: int, node_identities: bool = False) -> TorusPlatform:  # noqa: D102
+        torus = fields.torus
         return TorusPlatform(torus, partition_table(torus))
 
-    def describe(self, platform, scenario) -> dict:  # noqa: D102
-        return {"kind": platform.kind, "nodes": platform.capacity, "torus": platform.torus.label, "machine": scenario.machine}
+    def describe(self, platform, fields) -> dict:  # noqa: D102
+        return {"kind": platform.kind, "nodes": platform.capacity, "torus": platform.torus.label, "machine": fields.machine}
 
-    def machine(self, scenario):
+    def machine(self, fields):
         """The scenario's machine (BG/L's by default): its midplanes are the nodes."""
         from torus_sim.machines import load_machine
 
-        return load_machine(scenario.machine or DEFAULT_MACHINE)
+        return load_machine(fields.machine or DEFAULT_MACHINE)
 
-    def default_failures(self, scenario) -> str:
+    def default_failures(self, fields) -> str:
         """The machine's own log (BG/L: the bundled RAS sample; Mira: its events; others: none)."""
-        return self.machine(scenario).failures
+        return self.machine(fields).failures
 
     def header(self, described: dict) -> str:
         """``torus 4x4x8 of 128 supernodes`` (BG/L's word, BGL-FAULT §2), ``torus 2x3x4x4 of 96 midplanes (machine mira)``."""
@@ -166,9 +170,9 @@ class TorusKind(PlatformKind):
         unit = "midplanes" if described.get("machine") not in (None, "", DEFAULT_MACHINE) else "supernodes"
         return f"torus {described['torus']} of {described['nodes']:,} {unit}{machine}"
 
-    def label(self, platform, scenario) -> str:
+    def label(self, platform, fields) -> str:
         """``torus 4x4x8 (bgl)``: the torus and its machine (BG/L's when the scenario names none)."""
-        return f"torus {platform.torus.label} ({scenario.machine or DEFAULT_MACHINE})"
+        return f"torus {platform.torus.label} ({fields.machine or DEFAULT_MACHINE})"
 
 
 class ClusterKind(PlatformKind):
@@ -181,9 +185,10 @@ class ClusterKind(PlatformKind):
     name = "cluster"
     default_rules = "pv-easy"
     sizes_from_workload = True
+    from_scenario = ("nodes",)
 
-    def capacity(self, scenario, named: int | None) -> int:  # noqa: D102
-        nodes = scenario.nodes or named
+    def capacity(self, fields, named: int | None) -> int:  # noqa: D102
+        nodes = fields.nodes or named
         if not nodes:
             raise ConfigurationError("a cluster needs its number of nodes: give nodes (the workload names none)")
         if nodes > MAX_NODES:
@@ -193,7 +198,7 @@ class ClusterKind(PlatformKind):
             )
         return nodes
 
-    def build(self, scenario, nodes: int, node_identities: bool = False):
+    def build(self, fields, nodes: int, node_identities: bool = False):
         """A node count (the engine keeps identities only when the run needs them), or identities when asked (drawing)."""
         return ClusterPlatform(nodes, identities=True) if node_identities else nodes
 
@@ -216,14 +221,3 @@ def platform_kind(name) -> PlatformKind:
         ConfigurationError: no such kind (with the names there are), or an import path that is not a PlatformKind.
     """
     return PLATFORMS.build(name)
-
-
-def build_platform(scenario, nodes: int, node_identities: bool = False):
-    """The platform of a scenario (its kind's :meth:`PlatformKind.build`): the torus, or a cluster of ``nodes``.
-
-    Args:
-        scenario: the run.
-        nodes: the platform's nodes (a cluster's; a torus has its own).
-        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
-    """
-    return platform_kind(scenario.platform).build(scenario, nodes, node_identities)

@@ -170,7 +170,7 @@ class SchedulingEnv(gym.Env):
     ) -> None:
         from failure_logs.sources import failure_source
         from torus_sim.inputs import load_failures, load_workload
-        from torus_sim.platforms.kinds import build_platform
+        from torus_sim.model_builder import build_platform
 
         if isinstance(scenario, dict) or scenario is None:
             scenario = Scenario.make("SchedulingEnv", **(scenario or {}))

@@ -215,7 +215,7 @@ def scenario_line(model) -> str:
         Markdown text, e.g. ``Scenario: torus 4x4x8 · NASA-iPSC-... (18,239 jobs) · failures bundled (347) · ...``.
     """
     config = model.config
-    where = platform_kind(config.platform).label(model.platform, config)
+    where = platform_kind(config.platform).label(model.platform, config.platform_fields())
     workload = Path(config.workload_path).name
     predictor = config.predictor or "the policy's own"
     downtime = config.downtime

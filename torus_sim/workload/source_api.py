@@ -42,6 +42,7 @@ class WorkloadContext:
     scenario: object
     platform: object
     capacity: int | None = None
+    platform_fields: object = None
 
     def nodes(self, named: int | None) -> int:
         """The platform's nodes, given the machine size the workload names (or None).
@@ -49,12 +50,15 @@ class WorkloadContext:
         Raises:
             ConfigurationError: the platform kind cannot tell its size.
         """
-        return self.capacity or self.platform.capacity(self.scenario, named)
+        return self.capacity or self.platform.capacity(self._platform_fields(), named)
 
     @property
     def round_size(self):
         """The platform's size rounding (``size -> occupied size``), or None."""
-        return self.platform.round_size(self.scenario)
+        return self.platform.round_size(self._platform_fields())
+
+    def _platform_fields(self):
+        return self.platform_fields if self.platform_fields is not None else self.scenario.platform_fields()
 
     @property
     def rules(self):
