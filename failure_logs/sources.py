@@ -78,9 +78,9 @@ class FailureContext:
     """What a failure source needs to know of the run besides its own argument.
 
     Attributes:
-        settings: the run's settings (a :class:`~torus_sim.scenario.Scenario`, or any object with its
-            failure fields: ``lanl_system``, ``synthetic_model``, ``fta_system``, ``fta_platform``,
-            ``fta_nodes``, ``mira_io_drawers``, ``mira_maintenance``, ``node_mtbf``).
+        settings: the scenario fields the source declares it reads (its ``from_scenario``: ``lanl_system``,
+            ``synthetic_model``, ``fta_system``, ``fta_platform``, ``fta_nodes``, ``mira_io_drawers``,
+            ``mira_maintenance``, ``node_mtbf``), read-only; any object with those attributes from Python.
         capacity: nodes (supernodes) of the platform.
         horizon: ``(start, end)`` seconds generated failures span (the submissions; a batch's run).
     """
@@ -103,6 +103,7 @@ class FailureSource(InputSource):
         places_itself: its generated failures already span what they should (``mtbf``): the run does
             not lay them over the workload again.
         generated: it gives failures drawn by the run's generator (a request, not a log).
+        from_scenario: the scenario fields it reads, a tuple of names (``context.settings`` holds exactly those).
 
     Hooks a subclass overrides:
         load(context) -> FailureLog, GeneratedFailures (drawn by the run's generator) or None.
@@ -112,6 +113,7 @@ class FailureSource(InputSource):
     """
 
     name = "failures"
+    from_scenario: tuple[str, ...] | None = None
     default_timing = "fit"
     places_itself = False
     generated = False
@@ -125,6 +127,7 @@ class NoFailures(FailureSource):
     """``none``: no fail-stop failure."""
 
     name = "none"
+    from_scenario = ()
 
     def load(self, context: FailureContext) -> None:  # noqa: D102
         return None
@@ -149,6 +152,7 @@ class BglRasFile(_LogFile):
     """A Loghub BG/L RAS log (``.log``): FATAL events at their midplane (:func:`failure_logs.bgl_ras.read_bgl_ras`)."""
 
     name = "bgl-ras"
+    from_scenario = ()
     suffixes = (".log",)
     _LINE = re.compile(rb"^\S+ \d{9,10} \d{4}\.\d\d\.\d\d ")
 
@@ -165,6 +169,7 @@ class BundledRas(BglRasFile):
     """``bundled``: the bundled BG/L RAS sample (BGL-FAULT's set-up on the BG/L torus)."""
 
     name = "bundled"
+    from_scenario = ()
     reads_file = False
     suffixes = ()
 
@@ -181,6 +186,7 @@ class LanlFile(_LogFile):
     """The LANL failure data (``.csv[.xz|.gz]``): one system's failures with their repairs (:func:`failure_logs.lanl.read_lanl`)."""
 
     name = "lanl-csv"
+    from_scenario = ("lanl_system",)
     suffixes = (".csv", ".csv.xz", ".csv.gz")
 
     @classmethod
@@ -196,6 +202,7 @@ class FtaFile(_LogFile):
     """A Failure Trace Archive ``event_trace`` table (``.tab[.gz|.xz|.bz2]``): down intervals (:func:`failure_logs.fta.read_fta`)."""
 
     name = "fta-table"
+    from_scenario = ("fta_system", "fta_platform", "fta_nodes")
     suffixes = (".tab", ".tab.gz", ".tab.xz", ".tab.bz2")
 
     @classmethod
@@ -215,6 +222,7 @@ class MiraFile(_LogFile):
     """LogAider's Mira event file (``.cor[.gz]``), with the reservations and maintenance beside it (:func:`failure_logs.mira.read_mira`)."""
 
     name = "mira-cor"
+    from_scenario = ("mira_io_drawers", "mira_maintenance")
     suffixes = (".cor", ".cor.gz", ".cor.xz", ".cor.bz2")
     default_timing = "window"
 
@@ -239,6 +247,7 @@ class MiraEvents(FailureSource):
     """``mira``: Mira's bundled FATAL events, maintenance periods and repair reservations (the machine ``mira``'s own)."""
 
     name = "mira"
+    from_scenario = ("mira_io_drawers", "mira_maintenance")
     default_timing = "window"
 
     def load(self, context: FailureContext) -> FailureLog:  # noqa: D102
@@ -255,6 +264,7 @@ class Synthetic(FailureSource):
     """
 
     name = "synthetic"
+    from_scenario = ("synthetic_model",)
     generated = True
     takes_argument = True
     argument_form = "N[:exponential|weibull|bursty]"
@@ -279,6 +289,7 @@ class Mtbf(FailureSource):
     """
 
     name = "mtbf"
+    from_scenario = ("node_mtbf",)
     places_itself = True
     generated = True
 

@@ -603,9 +603,10 @@ def test_a_machine_and_a_platform_kind_of_your_own_are_selected_by_import_path(t
             '''A cluster that gives the run half the nodes the workload names.'''
 
             name = "half-cluster"
+            from_scenario = ("nodes",)
 
-            def capacity(self, scenario, named):
-                return max(1, super().capacity(scenario, named) // 2)
+            def capacity(self, fields, named):
+                return max(1, super().capacity(fields, named) // 2)
         """,
         name="my_machines",
     )

@@ -73,8 +73,10 @@ class BatchSet:
         return self.cache[key]
 
 
-def _context(scenario, capacity: int | None = None) -> WorkloadContext:
-    return WorkloadContext(scenario, platform_kind(scenario.platform), capacity, scenario.platform_fields())
+def _context(scenario, source, capacity: int | None = None) -> WorkloadContext:
+    """What a workload source is given: the scenario fields it declares, the platform kind and the fields it declares."""
+    fields = scenario.fields_for(source, f"workload source {getattr(source, 'name', type(source).__name__)!r}")
+    return WorkloadContext(fields, platform_kind(scenario.platform), capacity, scenario.platform_fields())
 
 
 def _called(source, what: str, call: str, function, *args):
@@ -117,7 +119,7 @@ def load_workload(scenario, capacity: int | None = None) -> Workload:
     if source.kind != "online":
         raise ConfigurationError(f"workload {scenario.workload!r} is a batch (released at 0), not jobs submitted over time")
     source.check_platform(scenario.platform)
-    workload = _called(source, "workload", "jobs", source.jobs, _context(scenario, capacity))
+    workload = _called(source, "workload", "jobs", source.jobs, _context(scenario, source, capacity))
     if not isinstance(workload, Workload):
         raise ConfigurationError(f"workload {scenario.workload!r}: jobs returned {type(workload).__name__}, not a Workload")
     return workload
@@ -140,7 +142,7 @@ def batch_set(scenario) -> BatchSet:
     if source.kind != "batch":
         raise ConfigurationError(f"workload {scenario.workload!r} is submitted over time, not a batch")
     source.check_platform(scenario.platform)
-    made = _called(source, "workload", "jobs", source.jobs, _context(scenario))
+    made = _called(source, "workload", "jobs", source.jobs, _context(scenario, source))
     if not isinstance(made, BatchJobs):
         raise ConfigurationError(f"workload {scenario.workload!r}: jobs returned {type(made).__name__}, not BatchJobs")
     batch, rigid, rate = made.workload, made.rigid, made.error_rate
@@ -202,7 +204,8 @@ def load_failures(scenario, capacity: int, workload: Workload):
     spec = scenario.failure_spec
     source = failure_source(spec, scenario.failures_params)
     horizon = failure_horizon(workload, capacity)
-    failures = _called(source, "failure source", "load", source.load, FailureContext(scenario, capacity, horizon))
+    settings = scenario.fields_for(source, f"failure source {getattr(source, 'name', type(source).__name__)!r}")
+    failures = _called(source, "failure source", "load", source.load, FailureContext(settings, capacity, horizon))
     if failures is not None and not isinstance(failures, (FailureLog, GeneratedFailures)):
         raise ConfigurationError(
             f"failure source {spec!r}: load returned {type(failures).__name__}, not a FailureLog or GeneratedFailures"

@@ -34,6 +34,7 @@ class LublinFeitelson(TraceSource):
     """
 
     name = "example-lublin"
+    from_scenario = (*TraceSource.from_scenario, "seed")  # the scenario fields it reads: TraceSource's and the seed
 
     def __init__(self, jobs: int = 2000, nodes: int = 128, load: float = 0.7, serial: float = 0.24) -> None:
         super().__init__()

@@ -64,6 +64,7 @@ class WeibullPerNode(FailureSource):
     """
 
     name = "example-weibull"
+    from_scenario = ()  # it reads nothing of the scenario (its horizon and capacity come with the context)
     generated = True
 
     def __init__(self, shape: float = 0.7, mtbf_days: float = 365.0) -> None:

@@ -325,7 +325,8 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             seen.add(failure_key)
             workload = workload or load_workload(config)
             capacity = kind.capacity(fields, workload.processors)
-            failures.load(FailureContext(config, capacity, failure_horizon(workload, capacity)))
+            settings = config.fields_for(failures, f"failure source {failures.name!r}")
+            failures.load(FailureContext(settings, capacity, failure_horizon(workload, capacity)))
 
 
 def run_configs(

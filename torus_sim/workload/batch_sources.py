@@ -57,6 +57,10 @@ def _generated(context: WorkloadContext, kind: str, model: str, default_nodes: i
     return nodes, batch, made
 
 
+_GENERATED_FIELDS = ("jobs", "job_set", "seed", "processor_range", "runtime_range")
+"""The scenario fields a generated batch reads (``from_scenario``)."""
+
+
 class RigidSet(WorkloadSource):
     """RIGID §5.1's synthetic set: ``jobs`` jobs (100), p_j uniform in ``processor_range`` (0.5%-20% of P), t_j uniform in ``runtime_range``.
 
@@ -66,6 +70,7 @@ class RigidSet(WorkloadSource):
 
     name = "rigid"
     kind = "batch"
+    from_scenario = _GENERATED_FIELDS
 
     def jobs(self, context: WorkloadContext) -> BatchJobs:  # noqa: D102
         nodes, batch, made = _generated(context, "rigid", "", 10000)
@@ -82,6 +87,7 @@ class MoldableSet(WorkloadSource):
 
     name = "moldable"
     kind = "batch"
+    from_scenario = _GENERATED_FIELDS
     takes_argument = True
     argument_form = "<model>"  # roofline, communication, amdahl, mix-low-com, mix, power
     platforms = ("cluster",)
@@ -101,6 +107,7 @@ class TimeTable(MoldableSet):
     name = "table"
     argument_form = "<path>"  # a t_j(p) table
     reads_file = True
+    from_scenario = ("monotonic",)
 
     @property
     def path(self) -> str:  # noqa: D102
@@ -127,6 +134,7 @@ class RefcodeFile(WorkloadSource):
 
     name = "refcode"
     kind = "batch"
+    from_scenario = ()
     takes_argument = True
     argument_form = "<path>"  # a reference-code job file
     reads_file = True
@@ -174,6 +182,7 @@ class SteadyState(WorkloadSource):
 
     name = "steady-state"
     kind = "batch"
+    from_scenario = ("jobs", "job_set", "seed", "processor_range")
 
     def jobs(self, context: WorkloadContext) -> BatchJobs:  # noqa: D102
         from torus_sim.workload.synthetic import steady_state_workload

@@ -31,12 +31,15 @@ class WorkloadContext:
     """What a source needs to know of the run besides its own argument.
 
     Attributes:
-        scenario: the run's :class:`~torus_sim.scenario.Scenario` (read only): ``nodes``, ``jobs``,
-            ``job_set``, ``seed``, ``load_scale``, ``offered_load``, ``max_jobs``, ``swf_rules``, ...
+        scenario: the scenario fields the source declares it reads (its ``from_scenario``: ``nodes``, ``jobs``,
+            ``job_set``, ``seed``, ``load_scale``, ``offered_load``, ``max_jobs``, ``swf_rules``, ...), read-only
+            (:class:`~torus_sim.scenario.ScenarioFields`); a plug-in that declares none is given the whole
+            scenario for now, with a warning.
         platform: the run's platform kind (:class:`~torus_sim.platforms.kinds.PlatformKind`): its
             nodes, the sizes a job can occupy, its default cleaning rules.
         capacity: the platform's nodes when the caller knows them already; else the platform kind
             decides, from the scenario or the workload's own machine size.
+        platform_fields: the scenario fields the platform kind declares (its hooks' argument).
     """
 
     scenario: object
@@ -58,12 +61,14 @@ class WorkloadContext:
         return self.platform.round_size(self._platform_fields())
 
     def _platform_fields(self):
-        return self.platform_fields if self.platform_fields is not None else self.scenario.platform_fields()
+        if self.platform_fields is None:  # a context made by hand from a whole scenario (tests, plug-ins' own use)
+            self.platform_fields = self.scenario.platform_fields()
+        return self.platform_fields
 
     @property
     def rules(self):
         """The SWF cleaning rules: the scenario's ``swf_rules``, else the platform kind's default."""
-        return SWF_RULES[self.scenario.swf_rules or self.platform.default_rules]
+        return SWF_RULES[getattr(self.scenario, "swf_rules", None) or self.platform.default_rules]
 
 
 @dataclass
@@ -87,6 +92,7 @@ class WorkloadSource(InputSource):
     Attributes a subclass sets:
         name: its registry name (the scenario's ``workload``, or the part before ``:``).
         kind: ``online`` (jobs over time) or ``batch`` (released at 0).
+        from_scenario: the scenario fields it reads, a tuple of names (``context.scenario`` holds exactly those).
         takes_argument: the specification is ``name:argument`` (``moldable:mix``); ``argument_form``
             says what the argument is, for messages.
         reads_file: it reads a file (the path, or its argument): a sweep reads it once before any run.
@@ -108,6 +114,7 @@ class WorkloadSource(InputSource):
 
     name = "workload"
     kind = "online"
+    from_scenario: tuple[str, ...] | None = None
     platforms: tuple[str, ...] | None = None
     platform_refusal = ""
 

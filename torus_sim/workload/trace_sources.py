@@ -37,6 +37,7 @@ class TraceSource(WorkloadSource):
     """
 
     kind = "online"
+    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules")
 
     def trace(self, context: WorkloadContext) -> SwfTrace:
         """The SWF records of the workload (its header included)."""
