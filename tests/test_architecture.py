@@ -298,3 +298,63 @@ def test_no_policy_takes_the_model_or_the_scenario():
             elif isinstance(node, ast.Name) and node.id == "model":
                 found.append(f"{module}:{node.lineno} reads model")
     assert found == []
+
+
+def _scenario_route(fields: dict) -> list[str]:
+    """The modules a scenario is handed to between ``runner.run`` and the engine's run, in order (repeats merged).
+
+    Every call into a module of the four packages whose frame holds the scenario (an argument, or the ``scenario``
+    attribute of one) is an entry (``sys.setprofile``), from the call of ``runner.run`` to the first call of
+    ``SchedulingModel.run``.
+    """
+    import sys
+
+    from torus_sim.engine.model import SchedulingModel
+    from torus_sim.runner import Scenario, run
+
+    scenario = Scenario.make(**fields)
+    route: list[str] = []
+    state = {"on": False, "done": False}
+
+    def profile(frame, event, arg):
+        if state["done"] or event != "call":
+            return
+        if frame.f_code is SchedulingModel.run.__code__:
+            state["done"] = True
+            return
+        module = frame.f_globals.get("__name__", "")
+        if frame.f_code is run.__code__:
+            state["on"] = True
+        if not state["on"] or module.split(".")[0] not in PACKAGES:
+            return
+        values = [value for value in frame.f_locals.values() if not isinstance(value, type)]
+        if any(value is scenario or getattr(value, "scenario", None) is scenario for value in values):
+            if not route or route[-1] != module:
+                route.append(module)
+
+    sys.setprofile(profile)
+    try:
+        run(scenario)
+    finally:
+        sys.setprofile(None)
+    return route
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"max_jobs": 50},
+        {"max_jobs": 50, "policy": "balancing", "confidence": 0.5, "failures": "synthetic:30"},
+        {"max_jobs": 50, "machine": "mira", "policy": "tiebreak", "predictor": "history", "downtime": "log"},
+        {"max_jobs": 50, "platform": "cluster", "policy": "power-cap", "power": True, "power_cap": 0.8, "idle_off_after": 600},
+        {"platform": "cluster", "workload": "rigid", "jobs": 30, "mean_failure_probability": 0.3, "scenarios": 2, "policy": "R-LIST-0"},
+    ],
+    ids=["krevat", "balancing", "mira-tiebreak", "power-cap", "rigid"],
+)
+def test_a_scenario_stays_in_the_wiring_on_its_way_to_the_engine(fields):
+    """Issue 64: the Scenario never crosses below the wiring (every room gets the fields it declares), so its route from
+    runner.run to the engine enters at most 12 modules, all of the orchestration layer: no step back up a layer."""
+    route = _scenario_route(fields)
+    assert route[0] == "torus_sim.runner" and len(set(route)) <= 12
+    below = [module for module in route if _layer(module) != len(LAYERS) - 1]
+    assert below == []

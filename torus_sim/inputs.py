@@ -322,15 +322,14 @@ def load_power(scenario, job_ids, nodes: int = 0) -> PowerInputs:
     from torus_sim.energy.switch_off import SwitchOff
     from torus_sim.energy.tariffs import tariff
 
-    node = node_power(
-        scenario, platform_kind(scenario.platform).machine(scenario.platform_fields())
-    )  # a torus: its machine's midplanes
+    machine = platform_kind(scenario.platform).machine(scenario.platform_fields())  # a torus: its machine's midplanes
+    node = node_power(scenario.fields_for(node_power, "node power"), machine)
     source = job_power_source(scenario.job_power)
     ids = np.asarray(list(job_ids), dtype=np.int64)
     watts = source.watts(ids, node.busy_w, scenario.seed)
     job_watts = dict(zip(ids.tolist(), np.asarray(watts, dtype=float).tolist(), strict=True))
     cap = PowerCap.of(scenario.power_cap, scenario.power_cap_hours, scenario.power_cap_file)
-    switch_off = SwitchOff.of(scenario)
+    switch_off = SwitchOff.of(scenario.fields_for(SwitchOff, "switching off"))
     if switch_off is not None and switch_off.off_w > node.idle_w:
         raise ConfigurationError(
             f"node_off_w {switch_off.off_w:g} W is above the idle draw {node.idle_w:g} W: a switched-off node draws less than an idle one"

@@ -595,9 +595,9 @@ class Scenario(PowerSettings, BaseModel):
             plug-in that declares none (the deprecation path: it will be given nothing in a later release).
         """
         names = getattr(room, "from_scenario", None)
-        kind = room if isinstance(room, type) else type(room)
-        ours = kind.__module__.split(".")[0] in ("torus_sim", "failure_logs", "predictors", "agents")
-        if not ours and "from_scenario" not in vars(kind):
+        owner = room if isinstance(room, type) or callable(room) and hasattr(room, "__code__") else type(room)
+        ours = getattr(owner, "__module__", "").split(".")[0] in ("torus_sim", "failure_logs", "predictors", "agents")
+        if not ours and "from_scenario" not in vars(owner):
             names = None  # a plug-in subclass of a built-in reads what its own code reads: it must say so itself
         if names is None:
             warnings.warn(

@@ -48,7 +48,7 @@ def node_power(settings, machine=None) -> NodePower:
     """The node draws of a run: the scenario's figures where given, else the machine's, else the defaults.
 
     Args:
-        settings: the scenario (:class:`~torus_sim.energy.settings.PowerSettings` fields).
+        settings: the scenario fields it reads (``node_idle_w``, ``node_busy_w``, ``node_down_w``: its ``from_scenario``).
         machine: the torus's :class:`~torus_sim.machines.Machine` (its nodes are midplanes); None on a
             cluster (or any platform of plain nodes).
 
@@ -81,6 +81,9 @@ def node_power(settings, machine=None) -> NodePower:
     if idle > busy:
         raise ConfigurationError(f"node_idle_w {idle:g} W is above the busy draw {busy:g} W: give node_busy_w >= node_idle_w")
     return NodePower(float(idle), float(busy), float(settings.node_down_w), unit, sources)
+
+
+node_power.from_scenario = ("node_idle_w", "node_busy_w", "node_down_w")  # the scenario fields it reads
 
 
 def draw_now(power, nodes: int, down: int, running, model=None) -> float:

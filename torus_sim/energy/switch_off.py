@@ -78,6 +78,9 @@ class SwitchOff:
             None if settings.node_shutdown_w is None else float(settings.node_shutdown_w),
         )
 
+    from_scenario = ("idle_off_after", "boot_time", "node_off_w", "node_boot_w", "shutdown_time", "node_shutdown_w")
+    """The scenario fields :meth:`of` reads."""
+
     def shutdown_draw_w(self, idle_w: float) -> float:
         """Watts of a node switching off: ``shutdown_w``, or ``idle_w`` (the node's idle draw, watts) when it is None."""
         return idle_w if self.shutdown_w is None else float(self.shutdown_w)
