@@ -347,7 +347,14 @@ def _scenario_route(fields: dict) -> list[str]:
         {"max_jobs": 50, "policy": "balancing", "confidence": 0.5, "failures": "synthetic:30"},
         {"max_jobs": 50, "machine": "mira", "policy": "tiebreak", "predictor": "history", "downtime": "log"},
         {"max_jobs": 50, "platform": "cluster", "policy": "power-cap", "power": True, "power_cap": 0.8, "idle_off_after": 600},
-        {"platform": "cluster", "workload": "rigid", "jobs": 30, "mean_failure_probability": 0.3, "scenarios": 2, "policy": "R-LIST-0"},
+        {
+            "platform": "cluster",
+            "workload": "rigid",
+            "jobs": 30,
+            "mean_failure_probability": 0.3,
+            "scenarios": 2,
+            "policy": "R-LIST-0",
+        },
     ],
     ids=["krevat", "balancing", "mira-tiebreak", "power-cap", "rigid"],
 )
