@@ -365,3 +365,18 @@ def test_a_scenario_stays_in_the_wiring_on_its_way_to_the_engine(fields):
     assert route[0] == "torus_sim.runner" and len(set(route)) <= 12
     below = [module for module in route if _layer(module) != len(LAYERS) - 1]
     assert below == []
+
+
+def test_no_module_below_the_wiring_takes_a_scenario():
+    """Issue 64: below the orchestration layer no function takes a parameter named ``scenario`` (each room is given the
+    fields it declares). The CKPT-MIG formulas' ``scenario`` is the slides' machine scenario ("today", "2011", "2015")."""
+    found = []
+    for module, path in _modules():
+        if _layer(module) == len(LAYERS) - 1 or module.startswith("torus_sim.analytic"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [argument.arg for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+                if "scenario" in names:
+                    found.append(f"{module}:{node.lineno} {node.name}")
+    assert found == []

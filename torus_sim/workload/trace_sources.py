@@ -96,7 +96,7 @@ UNIX_TIME_RANGE = (0, 10**10)
 """The header ``UnixStartTime`` values read as a time (seconds since 1970, before the year 2286)."""
 
 
-def _check_header(trace: SwfTrace, scenario, platform) -> None:
+def _check_header(trace: SwfTrace, fields, platform) -> None:
     """Warn about SWF header values no machine has where they are not used, and drop an impossible start time.
 
     A ``MaxProcs`` / ``MaxNodes`` below 1 with ``nodes`` given (or on a platform that does not take its
@@ -108,10 +108,10 @@ def _check_header(trace: SwfTrace, scenario, platform) -> None:
     """
     for key in ("MaxProcs", "MaxNodes"):
         named = trace.header_int(key)
-        if named is not None and named < 1 and (scenario.nodes or not platform.sizes_from_workload):
+        if named is not None and named < 1 and (fields.nodes or not platform.sizes_from_workload):
             warnings.warn(
                 f"{trace.path}:{trace.header_lines.get(key, 0)}: header {key} = {named} is not a machine size; ignored "
-                f"(the platform's size comes from {'--nodes' if scenario.nodes else f'the {platform.name}'})",
+                f"(the platform's size comes from {'--nodes' if fields.nodes else f'the {platform.name}'})",
                 stacklevel=4,
             )
     start = trace.header_int("UnixStartTime")
