@@ -1,6 +1,6 @@
 """Failure sources by name: what a scenario's ``failures`` text means, each form parsed by the entry that owns it.
 
-Specifications (:meth:`torus_sim.registry.Registry.select`):
+Specifications (:meth:`torus_sim.input_registry.InputRegistry.select`):
 
 * ``none``: no failures (:class:`NoFailures`).
 * ``bundled``: the bundled BG/L RAS sample (``failure_logs/data/BGL_2k.log``, :class:`BundledRas`).
@@ -359,7 +359,7 @@ def failure_source(spec, params: dict | None = None) -> FailureSource:
 
 
 def select_failure_source(spec):
-    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.registry.Registry.select`; cached per text).
+    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.input_registry.InputRegistry.select`; cached per text).
 
     Raises:
         ConfigurationError: no entry reads it (naming the file types there are).

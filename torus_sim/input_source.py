@@ -1,7 +1,7 @@
 """What an input source is to the registry that selects it from a short text: a name, ``name:argument``, a file.
 
 :class:`InputSource` is the base of the workload sources (:mod:`torus_sim.workload.sources`) and the
-failure sources (:mod:`failure_logs.sources`); :meth:`torus_sim.registry.Registry.select` reads its
+failure sources (:mod:`failure_logs.sources`); :meth:`torus_sim.input_registry.InputRegistry.select` reads its
 attributes, and :func:`file_head` gives a file's first bytes to the sources' ``sniff``.
 """
 
@@ -13,7 +13,7 @@ __all__ = ["InputSource", "file_head"]
 
 
 class InputSource:
-    """Base of the input kinds a short text selects (workload and failure sources): what :meth:`Registry.select` reads.
+    """Base of the input kinds a short text selects (workload and failure sources): what :meth:`~torus_sim.input_registry.InputRegistry.select` reads.
 
     Attributes a subclass sets:
         name: its registry name (the scenario's text, or the part before ``:``).

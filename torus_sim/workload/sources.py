@@ -127,5 +127,5 @@ def declared_by_workload(spec) -> dict:
 
 
 def select_workload(spec):
-    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.registry.Registry.select`; cached per text)."""
+    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.input_registry.InputRegistry.select`; cached per text)."""
     return WORKLOADS.selected(spec)
