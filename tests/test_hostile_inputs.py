@@ -1658,16 +1658,24 @@ def test_i41_row17_a_lanl_node_beyond_any_system_is_refused(tmp_path):
         read_lanl(log, system=20, n_supernodes=128)
 
 
-def test_i41_row17_an_fta_node_name_without_a_number_is_warned_about(tmp_path):
-    from failure_logs.fta import FTA_COLUMNS, read_fta
+def _fta_table(path, *fields):
+    """An FTA ``event_trace`` table of the given rows (each its first fields; the rest 0)."""
+    from failure_logs.fta import FTA_COLUMNS
 
-    rows = [
-        dict(zip(FTA_COLUMNS, ["1", "0", "7", "1", "banana", "0", "1000", "2000", "0"], strict=False)),
-        dict(zip(FTA_COLUMNS, ["2", "0", "8", "1", "cherry", "0", "3000", "4000", "0"], strict=False)),
-    ]
-    table = tmp_path / "event_trace.tab"
-    table.write_text(
+    rows = [dict(zip(FTA_COLUMNS, row, strict=False)) for row in fields]
+    path.write_text(
         "\t".join(FTA_COLUMNS) + "\n" + "".join("\t".join(row.get(c, "0") for c in FTA_COLUMNS) + "\n" for row in rows)
+    )
+    return path
+
+
+def test_i41_row17_an_fta_node_name_without_a_number_is_warned_about(tmp_path):
+    from failure_logs.fta import read_fta
+
+    table = _fta_table(
+        tmp_path / "event_trace.tab",
+        ["1", "0", "7", "1", "banana", "0", "1000", "2000", "0"],
+        ["2", "0", "8", "1", "cherry", "0", "3000", "4000", "0"],
     )
     with pytest.warns(UserWarning, match=r"event_trace.tab:2: node_name 'banana' is not <system>.<node>"):
         failures = read_fta(table, 128)
@@ -1875,15 +1883,12 @@ def test_a_sweep_resumed_after_its_input_file_changed_runs_again_and_a_moved_one
 
 def test_an_fta_node_number_beyond_any_machine_is_warned_about(tmp_path):
     """Issue 64: LANL's system 20 in the FTA layout with node 20.99999999999 was ranked by its node_id in silence."""
-    from failure_logs.fta import FTA_COLUMNS, read_fta
+    from failure_logs.fta import read_fta
 
-    rows = [
-        dict(zip(FTA_COLUMNS, ["1", "0", "7", "20", "20.7", "0", "1000", "2000", "0"], strict=False)),
-        dict(zip(FTA_COLUMNS, ["2", "0", "8", "20", "20.99999999999", "0", "3000", "4000", "0"], strict=False)),
-    ]
-    table = tmp_path / "event_trace.tab"
-    table.write_text(
-        "\t".join(FTA_COLUMNS) + "\n" + "".join("\t".join(row.get(c, "0") for c in FTA_COLUMNS) + "\n" for row in rows)
+    table = _fta_table(
+        tmp_path / "event_trace.tab",
+        ["1", "0", "7", "20", "20.7", "0", "1000", "2000", "0"],
+        ["2", "0", "8", "20", "20.99999999999", "0", "3000", "4000", "0"],
     )
     with pytest.warns(UserWarning, match=r"event_trace.tab:3: node_name '20.99999999999' numbers a node beyond any machine"):
         failures = read_fta(table, 128, system="20", nodes=512)
