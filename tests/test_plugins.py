@@ -691,7 +691,9 @@ def test_a_platform_kind_is_given_only_the_scenario_fields_it_declares():
 
     torus = Scenario(max_jobs=10, machine="mira").platform_fields()
     assert isinstance(torus, ScenarioFields) and torus.torus.dims == (2, 3, 4, 4) and torus.machine == "mira"
-    with pytest.raises(AttributeError, match=r"reads 'seed' of the scenario but declares only \['machine', 'torus'\]"):
+    with pytest.raises(
+        AttributeError, match=r"platform kind 'torus' is given no 'seed' of the scenario, only \['machine', 'torus'\]"
+    ):
         torus.seed  # noqa: B018 (the attribute access is the test)
     assert platform_kind("cluster").capacity(Scenario(platform="cluster", nodes=64).platform_fields(), None) == 64
 
@@ -701,3 +703,18 @@ def test_a_platform_kind_is_given_only_the_scenario_fields_it_declares():
     scenario = Scenario(max_jobs=10)
     with pytest.warns(FutureWarning, match="declares no from_scenario"):
         assert scenario.fields_for(Undeclared(), "platform kind 'mine'") is scenario
+
+
+def test_a_scenario_section_is_a_read_only_view_of_its_flat_fields():
+    scenario = Scenario(platform="cluster", nodes=64, seed=5, policy="FCFS-EASY")
+    platform, run_section = scenario.section("platform"), scenario.section("run")
+    assert (platform.platform, platform.nodes, run_section.seed) == ("cluster", 64, 5)
+    with pytest.raises(
+        AttributeError,
+        match=r"the \[run\] section is given no 'nodes' of the scenario, only \['event_order', 'plan_timeout', 'seed'\]",
+    ):
+        run_section.nodes  # noqa: B018 (the attribute access is the test)
+    with pytest.raises(AttributeError, match="read-only"):
+        run_section.seed = 3
+    with pytest.raises(ConfigurationError, match="no scenario section 'plaform'; the sections are platform, workload"):
+        scenario.section("plaform")

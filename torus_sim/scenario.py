@@ -576,6 +576,21 @@ class Scenario(PowerSettings, BaseModel):
 
         return self.swf_rules or platform_kind(self.platform).default_rules
 
+    def section(self, name: str) -> ScenarioFields:
+        """One section of the scenario as its file groups it (:data:`SECTIONS`): its fields, read-only.
+
+        Sections: ``platform``, ``workload``, ``failures``, ``silent_errors``, ``policy``, ``predictors``,
+        ``resilience``, ``metrics``, ``power``, ``run``; each field under its flat name. The flat names stay the scenario's own (a file's sections, a sweep's grid and the command line's options all
+        name them so); a section is a view for code that reads one group.
+
+        Raises:
+            ConfigurationError: no such section (the sentence lists them).
+        """
+        members = SECTIONS.get(name)
+        if members is None:
+            raise ConfigurationError(f"no scenario section {name!r}; the sections are {', '.join(SECTIONS)}")
+        return ScenarioFields({field: getattr(self, field) for field in members}, f"the [{name}] section")
+
     def platform_fields(self) -> ScenarioFields | Scenario:
         """What the platform kind is given of the scenario: the fields it declares (:meth:`fields_for`)."""
         from torus_sim.platforms.kinds import platform_kind
@@ -629,7 +644,7 @@ class ScenarioFields:
         if name in values:
             return values[name]
         room = object.__getattribute__(self, "_room")
-        raise AttributeError(f"{room} reads {name!r} of the scenario but declares only {sorted(values)} (from_scenario)")
+        raise AttributeError(f"{room} is given no {name!r} of the scenario, only {sorted(values)}")
 
     def __setattr__(self, name: str, value) -> None:
         raise AttributeError("a scenario's fields are read-only")
