@@ -228,8 +228,8 @@ def run_cell(cell: Cell, max_jobs: int | None, fta: Path, limit: float | None = 
             warnings.simplefilter("ignore")  # offered load, uncovered spans: the run's header says them
             arguments, keywords = model_arguments(Scenario.make("matrix", **fields), {}, node_identities=identities)
             model = SchedulingModel(*arguments, **keywords)
-    except TorusSimError as error:
-        return CellResult(cell, "refused", str(error), time.perf_counter() - began)
+    except TorusSimError as error:  # the sentence names the shared inputs relative to the repository, not this machine
+        return CellResult(cell, "refused", str(error).replace(str(SHARED_DATA), "../shared/data"), time.perf_counter() - began)
     if limit is not None:  # the engine's pass watchdog owns SIGALRM: a timer thread sends SIGUSR1
         import signal
         import threading

@@ -380,3 +380,22 @@ def test_no_module_below_the_wiring_takes_a_scenario():
                 if "scenario" in names:
                     found.append(f"{module}:{node.lineno} {node.name}")
     assert found == []
+
+
+def test_no_committed_file_names_an_absolute_path_of_the_shared_data():
+    """A results table or a matrix row written on one machine named its inputs there (/.../shared/data/...): committed
+    files name them relative to the repository (the matrix's refusals, a sweep's failures_given), so a clone reads the same."""
+    import re
+    import subprocess
+
+    absolute = re.compile(r"(?:^|[\s'\"(,=:])(/[^\s'\",)|]*/shared/data/)")
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.split()
+    if not listed:
+        pytest.skip("not a git checkout")
+    found = []
+    for name in listed:
+        if name.startswith("tests/") or not name.endswith((".md", ".csv", ".toml", ".py", ".json", ".txt")):
+            continue
+        text = (ROOT / name).read_text(errors="replace")
+        found += [f"{name}: {match.group(1)}" for match in absolute.finditer(text)][:1]
+    assert found == []

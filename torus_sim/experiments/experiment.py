@@ -327,7 +327,7 @@ def _map_file_fields(table: pd.DataFrame, convert) -> pd.DataFrame:
     A value is tried whole, then as ``prefix:path`` (the text after the first ``:``).
     """
     table = table.copy()
-    for name in INPUT_FILE_FIELDS:
+    for name in (*INPUT_FILE_FIELDS, "failures_given"):  # failures_given: the failures spec as each run got it
         if name not in table.columns:
             continue
         converted: dict = {}
