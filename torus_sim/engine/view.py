@@ -255,7 +255,7 @@ class SchedulingView:
         if size is None:
             size = job.partition_size
         if platform.kind == "cluster":
-            held = sum(platform.size_of(allocation) for allocation in taken)
+            held = sum(platform.size_of(allocation) for allocation in taken) if taken else 0  # no generator per call
             if size > platform.free - held:
                 return None
             if keep_room is not None and not keep_room[0].room_after(size + held, keep_room[1]):
