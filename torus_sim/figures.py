@@ -39,17 +39,50 @@ def _select(table: pd.DataFrame, where: dict) -> pd.DataFrame:
     return rows
 
 
-def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path:
+def _means(rows: pd.DataFrame, by: str, metric: str, intervals: bool, order=None) -> pd.DataFrame:
+    """Each ``by`` value's mean of ``metric`` (columns mean, low, high; low and high NaN without intervals).
+
+    With ``intervals``, low and high are the mean's 95% bootstrap confidence interval over the group's rows
+    (its replicates: :func:`torus_sim.metrics.confidence.mean_interval`); NaN for a group of one row.
+    """
+    from torus_sim.metrics.confidence import mean_interval
+
+    grouped = rows.groupby(by, sort=order is None)[metric]
+    table = pd.DataFrame({"mean": grouped.mean()})
+    table["low"] = float("nan")
+    table["high"] = float("nan")
+    if intervals:
+        for value, values in grouped:
+            found = mean_interval(values.to_numpy(dtype=float))
+            table.loc[value, ["low", "high"]] = [found.low, found.high]
+    return table if order is None else table.reindex(order)
+
+
+def _error_bars(table: pd.DataFrame):
+    """Matplotlib's ``yerr`` (2, n) from a :func:`_means` table, or None when it has no interval."""
+    if not table["low"].notna().any():
+        return None
+    return [
+        (table["mean"] - table["low"]).clip(lower=0).fillna(0).to_numpy(),
+        (table["high"] - table["mean"]).clip(lower=0).fillna(0).to_numpy(),
+    ]
+
+
+def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path, replicates=()) -> Path:
     """Draw one figure to a PNG.
 
     With a ``series`` parameter, each metric of ``spec.y`` gets a panel with one line per series
     value (Figs. 3, 4, 6, 9 of BGL-FAULT); without one, all metrics share one panel (the
-    utilized / unused / lost capacity of Figs. 5, 7, 8, 10).
+    utilized / unused / lost capacity of Figs. 5, 7, 8, 10). A point is the mean over the runs that share
+    its x (and series); where the sweep repeats its cases (``replicates``), an error bar draws the mean's
+    95% confidence interval over them (bootstrap: :mod:`torus_sim.metrics.confidence`).
 
     Args:
         table: experiment results (one row per run).
         spec: what to draw.
         path: the PNG to write (written whole: drawn to a temporary name, then renamed).
+        replicates: the columns that repeat a case (seed, job_set, ...): error bars when any is a column of
+            ``table``; none when empty.
 
     Returns:
         The PNG path.
@@ -70,20 +103,35 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path) -> Path
     if rows.empty:
         raise ValueError(f"figure {spec.name}: no results match {spec.where}")
     title = spec.title + ("" if not spec.where else "  (" + ", ".join(f"{k} = {v}" for k, v in spec.where.items()) + ")")
+    intervals = any(key in rows.columns for key in replicates)
     if not pd.api.types.is_numeric_dtype(rows[spec.x]):
-        return draw_bars(rows, spec.x, spec.y, spec.series, title, path)
+        return draw_bars(rows, spec.x, spec.y, spec.series, title, path, intervals)
     panels = list(spec.y) if spec.series else [None]
     figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4), squeeze=False)
     for axis, metric in zip(axes[0], panels, strict=True):
         if spec.series:
             for value, group in rows.groupby(spec.series, sort=True):
-                mean = group.groupby(spec.x, sort=True)[metric].mean()
-                axis.plot(mean.index, mean.values, marker="o", label=f"{spec.series} = {value}")
+                mean = _means(group, spec.x, metric, intervals)
+                axis.errorbar(
+                    mean.index,
+                    mean["mean"].to_numpy(),
+                    yerr=_error_bars(mean),
+                    marker="o",
+                    capsize=3,
+                    label=f"{spec.series} = {value}",
+                )
             axis.set_ylabel(METRIC_LABELS.get(metric, metric))
         else:
             for name in spec.y:
-                mean = rows.groupby(spec.x, sort=True)[name].mean()
-                axis.plot(mean.index, mean.values, marker="o", label=METRIC_LABELS.get(name, name))
+                mean = _means(rows, spec.x, name, intervals)
+                axis.errorbar(
+                    mean.index,
+                    mean["mean"].to_numpy(),
+                    yerr=_error_bars(mean),
+                    marker="o",
+                    capsize=3,
+                    label=METRIC_LABELS.get(name, name),
+                )
             axis.set_ylabel("Fraction of capacity" if all(name.startswith("omega") for name in spec.y) else "")
         axis.set_xlabel(_x_label(rows, spec))
         if getattr(spec, "log_y", False):
@@ -115,10 +163,11 @@ def _x_label(rows: pd.DataFrame, spec: FigureSpec) -> str:
     return label + (" (all inside each reduced run)" if squeezed else " (over the whole log; each reduced run meets its share)")
 
 
-def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str | Path) -> Path:
+def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str | Path, intervals: bool = False) -> Path:
     """Draw grouped bars: one panel per metric of ``y``, one group per ``x`` value, one bar per ``series`` value.
 
-    Values are means over the rows that share x and series (seeds, sets). The x values keep the
+    Values are means over the rows that share x and series (seeds, sets); with ``intervals``, an error bar
+    draws each mean's 95% bootstrap confidence interval over those rows. The x values keep the
     table's order; a panel whose values span more than 30x gets a log scale.
 
     Args:
@@ -128,6 +177,7 @@ def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str
         series: a column drawn as one bar per value ("" for one bar per group).
         title: figure title.
         path: the PNG (written whole: drawn to a temporary name, then renamed).
+        intervals: draw the means' confidence intervals as error bars.
 
     Returns:
         The PNG path.
@@ -140,12 +190,14 @@ def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str
         heights = []
         for index, value in enumerate(series_values):
             rows = table if value is None else table[table[series] == value]
-            means = rows.groupby(x, sort=False)[metric].mean().reindex(x_values)
-            heights += [height for height in means.to_numpy() if height == height and height > 0]
+            means = _means(rows, x, metric, intervals, order=x_values)
+            heights += [height for height in means["mean"].to_numpy() if height == height and height > 0]
             axis.bar(
                 [position + index * width for position in range(len(x_values))],
-                means.to_numpy(),
+                means["mean"].to_numpy(),
                 width,
+                yerr=_error_bars(means),
+                capsize=2,
                 label=None if value is None else f"{series} = {value}",
             )
         if heights and max(heights) / min(heights) > 30:

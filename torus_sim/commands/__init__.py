@@ -6,6 +6,7 @@ Key components:
 - :mod:`~torus_sim.commands.sweep`: ``sweep`` (``experiment``), a scenario file's grid on any executor.
 - :mod:`~torus_sim.commands.viz`: ``viz``, the browser view.
 - :mod:`~torus_sim.commands.figure`: ``figure``, one paper figure redrawn from stored results.
+- :mod:`~torus_sim.commands.compare`: ``compare``, two cases of a finished sweep paired run by run.
 - :mod:`~torus_sim.commands.summarize`: ``summarize``, expected and maximum ratios over batch results.
 - :mod:`~torus_sim.commands.generate_rigid`: ``generate-rigid``, a RIGID job set in the reference code's formats.
 - :mod:`~torus_sim.commands.ckpt`: ``ckpt-tables`` and ``ckpt-compare`` (CKPT-MIG).
@@ -20,9 +21,9 @@ each ``main`` returns the exit code (0, or 2 with one sentence on standard error
 
 from __future__ import annotations
 
-from torus_sim.commands import ckpt, figure, generate_rigid, removed, run, summarize, sweep, viz
+from torus_sim.commands import ckpt, compare, figure, generate_rigid, removed, run, summarize, sweep, viz
 
 __all__ = ["SUBCOMMANDS"]
 
-SUBCOMMANDS = (run, sweep, viz, ckpt, figure, summarize, generate_rigid, removed)
+SUBCOMMANDS = (run, sweep, compare, viz, ckpt, figure, summarize, generate_rigid, removed)
 """The subcommand modules, in the order ``torus-sim --help`` lists them."""

@@ -71,6 +71,7 @@ def main(args) -> int:
     import pandas as pd
 
     from torus_sim.experiments import load_experiment, run_experiment, write_experiment
+    from torus_sim.experiments.execute import interval_tables
     from torus_sim.experiments.experiment import file_fields_absolute
     from torus_sim.files import check_output_folder
 
@@ -85,6 +86,7 @@ def main(args) -> int:
             for name in ("size_groups", "summary", "comparison")
             if (out / f"{name}.csv").exists()
         }
+        tables.update(interval_tables(experiment, table))  # the intervals: a function of results.csv alone
         for path in write_experiment(experiment, table, out, tables)[1:]:
             print(f"wrote {path}")
         return 0

@@ -22,7 +22,7 @@ import pandas as pd
 
 __all__ = ["CHECKED_TABLES", "CheckReport", "aligned_rows", "compare_tables", "results_columns"]
 
-CHECKED_TABLES = ("results", "size_groups", "summary", "comparison")
+CHECKED_TABLES = ("results", "size_groups", "summary", "comparison", "intervals", "paired")
 """The CSV tables of a results folder that ``--check`` compares (when the folder has them)."""
 
 NOT_RESULTS = {"wall_time", "key", "failures_given"}

@@ -3,8 +3,10 @@
 Outputs (:func:`write_experiment`): ``results.csv`` (one row per run: every parameter and metric),
 ``size_groups.csv`` (PV-EASY Figs. 2-3: MBS / MWBS of blocked jobs by size, online runs),
 ``summary.csv`` (batch experiments with job sets: the expected and maximum ratios of RIGID /
-MOLDABLE, means over the sets), ``comparison.csv`` (ours beside the file's published values) and one
-PNG per figure.
+MOLDABLE, means over the sets), ``comparison.csv`` (ours beside the file's published values),
+``intervals.csv`` and ``paired.csv`` (with replicates: every case's mean and 95% confidence interval of
+every metric, and the paired differences between the compared cases with Wilcoxon's signed-rank test;
+:mod:`torus_sim.metrics.confidence`) and one PNG per figure (error bars: the intervals).
 """
 
 from __future__ import annotations
@@ -92,6 +94,42 @@ def experiment_tables(experiment: Experiment, table: pd.DataFrame) -> dict[str, 
         tables["summary"] = expected_ratio_table(table.rename(columns={"job_set": "set"}), by)
     if experiment.paper:
         tables["comparison"] = compare_with_paper(table, experiment.paper)
+    tables.update(interval_tables(experiment, table))
+    return tables
+
+
+def interval_tables(experiment: Experiment, table: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``intervals`` and ``paired`` for a sweep whose cases repeat over replicates (none when they do not).
+
+    Args:
+        experiment: the parsed file (its :attr:`~Experiment.replicate_columns` and :attr:`~Experiment.compared_column`).
+        table: its results, one row per run.
+
+    Returns:
+        ``{"intervals": ..., "paired": ...}`` (:func:`~torus_sim.metrics.confidence.interval_table`,
+        :func:`~torus_sim.metrics.confidence.paired_table`; ``paired`` only where a column is compared), or ``{}``.
+    """
+    from torus_sim.experiments.check import results_columns
+    from torus_sim.metrics.confidence import interval_table, paired_table
+
+    replicates = [key for key in experiment.replicate_columns if key in table.columns]
+    if not replicates:
+        return {}
+    by = [key for key in ("name", *experiment.parameters) if key in table.columns and key not in replicates]
+    by = list(dict.fromkeys(by))
+    computed = results_columns(table) + (["failures"] if "failures" in table.columns else [])  # failures: the count met
+    metrics = [column for column in computed if column not in by and column not in replicates]
+    tables = {"intervals": interval_table(table, by, metrics)}
+    compare = experiment.compared_column
+    if compare and compare in by:
+        # a case's own fields (its policy, its predictor) come with its name: the pairs share the rest
+        labels = table[by].astype(str)
+        shared = [
+            key
+            for key in by
+            if key != compare and not (labels[key].nunique() > 1 and (labels.groupby(labels[compare])[key].nunique() == 1).all())
+        ]
+        tables["paired"] = paired_table(table, compare, shared, replicates, metrics)
     return tables
 
 
@@ -193,5 +231,6 @@ def write_experiment(
         source = table if spec.table == "results" else tables.get(spec.table)
         if source is None or source.empty:
             continue
-        written.append(draw_figure(source, spec, out / f"{spec.name}.png"))
+        replicates = experiment.replicate_columns if spec.table == "results" else ()
+        written.append(draw_figure(source, spec, out / f"{spec.name}.png", replicates))
     return written

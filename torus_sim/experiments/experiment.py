@@ -38,6 +38,16 @@ One format for every paper and every platform::
     metric = "blocked_jobs"
     value = 3833
 
+    replicates = ["seed"]       # optional: the parameters that repeat a case (default: job_set and seed where
+                                # they take two values or more; a grid key such as workload for logs or windows)
+    compare = "name"            # optional: the parameter whose values are compared run by run (default: name
+                                # for named cases, else policy where it varies)
+
+With replicates, the sweep also writes ``intervals.csv`` (every case's mean and 95% bootstrap confidence
+interval of every metric over its replicates) and ``paired.csv`` (every two values of ``compare`` at the same
+other parameters: the paired difference B - A with its interval and Wilcoxon's signed-rank test); its figures
+draw the intervals as error bars (:mod:`torus_sim.metrics.confidence`).
+
 Relative paths (a workload or failure log, ``refcode:`` and ``table:`` files, a job-power, price or power
 cap CSV file) are resolved against the file's folder. Every key is checked: an unknown section or key,
 or a value of the wrong type, is an error naming the file, the key and what was expected.
@@ -67,7 +77,21 @@ DEFAULT_MAX_RUNS = 10_000
 """A sweep of more runs than this is refused unless its file sets ``max_runs`` or the command says ``--yes``."""
 
 FIELDS = {name for members in SECTIONS.values() for name in members} | {"scheduler"}
-TOP_LEVEL = {"title", "reference", "seeds", "sets", "output", "max_runs", "grid", "case", "figure", "paper", *SECTIONS}
+TOP_LEVEL = {
+    "title",
+    "reference",
+    "seeds",
+    "sets",
+    "output",
+    "max_runs",
+    "grid",
+    "case",
+    "figure",
+    "paper",
+    "replicates",
+    "compare",
+    *SECTIONS,
+}
 
 
 @dataclass(frozen=True)
@@ -113,6 +137,10 @@ class Experiment:
         paper: published values: ``{"case", "metric", "value"}`` each.
         output: the results folder the file asks for ("" : the command's default).
         max_runs: the most runs the file allows (None: :data:`DEFAULT_MAX_RUNS`).
+        replicates: the parameters that repeat a case, as the file names them (empty: the default, see
+            :attr:`replicate_columns`).
+        compare: the parameter compared run by run, as the file names it ("": the default, see
+            :attr:`compared_column`).
     """
 
     path: Path
@@ -127,6 +155,43 @@ class Experiment:
     paper: list[dict] = field(default_factory=list)
     output: str = ""
     max_runs: int | None = None
+    replicates: list[str] = field(default_factory=list)
+    compare: str = ""
+
+    @property
+    def replicate_columns(self) -> list[str]:
+        """The parameters over which a case is repeated and that take two values or more.
+
+        The file's ``replicates`` where it names them; else ``job_set`` (two sets or more) and ``seed`` (two
+        seeds or more). Empty: no interval to compute (one run per case).
+        """
+        if self.replicates:
+            return [key for key in self.replicates if len(self.values_of(key)) > 1]
+        found = ["job_set"] if self.sets > 1 else []
+        return found + (["seed"] if len(set(self.seeds)) > 1 and "seed" not in self.grid else [])
+
+    @property
+    def compared_column(self) -> str:
+        """The parameter whose values are compared run by run ("": none).
+
+        The file's ``compare``; else ``name`` for named cases; else ``policy`` where it varies.
+        """
+        if self.compare:
+            return self.compare
+        if any("name" in case for case in self.cases):
+            return "name"
+        return "policy" if len(self.values_of("policy")) > 1 else ""
+
+    def values_of(self, key: str) -> list:
+        """The distinct values a parameter takes over the sweep's runs (its base value alone when it does not vary)."""
+        if key == "seed" and self.seeds:
+            return list(dict.fromkeys(self.seeds))
+        if key == "job_set":
+            return list(range(self.sets))
+        values = [case[key] for case in self.cases if key in case] + list(self.grid.get(key, []))
+        if any(key not in case for case in self.cases) and key not in self.grid and key in self.base:
+            values.append(self.base[key])
+        return list(dict.fromkeys(map(str, values)))
 
     @property
     def parameters(self) -> list[str]:
@@ -233,6 +298,8 @@ class _SweepFileShape(_Strict):
     case: list[dict[str, Any]] = Field(default_factory=list)
     figure: list[_FigureShape] = Field(default_factory=list)
     paper: list[_PaperShape] = Field(default_factory=list)
+    replicates: list[str] = Field(default_factory=list)
+    compare: str = ""
 
 
 _EXPECTED = {
@@ -458,6 +525,21 @@ def load_experiment(path: str | Path) -> Experiment:
         path, data.get("title", path.stem), data.get("reference", ""), base, grid, [], cases, seeds, sets, [], output
     )
     experiment.max_runs = data.get("max_runs")
+    parameters = set(experiment.parameters) | {"seed", "job_set"}
+    for key in data.get("replicates", []):
+        if key not in parameters or key == "name":
+            raise ConfigurationError(
+                f"{path}: replicates names {key!r}, which is not a parameter that repeats a case here "
+                f"(the file's: {', '.join(sorted(parameters - {'name'}))})"
+            )
+    experiment.replicates = list(data.get("replicates", []))
+    compare = data.get("compare", "")
+    if compare and (compare not in set(experiment.parameters) or compare in experiment.replicates):
+        raise ConfigurationError(
+            f"{path}: compare names {compare!r}, which is not a parameter that varies between cases here "
+            f"(the file's: {', '.join(key for key in experiment.parameters if key not in experiment.replicates)})"
+        )
+    experiment.compare = compare
     for point in [next(experiment.iter_points(), {})] + [{**case} for case in cases]:
         try:
             experiment.scenario(point)
