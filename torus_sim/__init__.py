@@ -6,6 +6,8 @@ Key components:
     run(Scenario) -> RunResult: one run (torus_sim.runner).
     sweep(base, grid, seeds, executor=...) -> pandas.DataFrame: many runs, resumable
         (torus_sim.experiments.sweep).
+    against_log(RunResult) -> LogComparison: a replay of an SWF log held against the schedule the log
+        records (torus_sim.log_replay).
     engine.SchedulingModel: the one Mesa model on Mesa's discrete-event simulator (the engine package).
     platforms: the BG/L torus of supernodes (partitions, MFP) and a cluster of P nodes.
     policies: Krevat (MFP, balancing, tie-break), FCFS, EASY, conservative, PV-EASY, R-LIST,
@@ -17,15 +19,19 @@ Key components:
 
 from torus_sim.version import __version__
 
-__all__ = ["RunConfig", "RunResult", "Scenario", "__version__", "run", "sweep"]
+__all__ = ["RunConfig", "RunResult", "Scenario", "__version__", "against_log", "run", "sweep"]
 
 
 def __getattr__(name: str):
-    """Import ``run``, ``sweep``, ``Scenario`` and ``RunResult`` on first use (keeps ``import torus_sim`` light)."""
+    """Import ``run``, ``sweep``, ``against_log``, ``Scenario`` and ``RunResult`` on first use (keeps ``import torus_sim`` light)."""
     if name in ("run", "RunConfig", "RunResult", "Scenario"):
         from torus_sim import runner
 
         return getattr(runner, name)
+    if name == "against_log":
+        from torus_sim.log_replay import against_log
+
+        return against_log
     if name == "sweep":
         from torus_sim.experiments.sweep import sweep
 

@@ -17,7 +17,7 @@ from torus_sim.errors import ConfigurationError  # noqa: E402
 if TYPE_CHECKING:
     from torus_sim.experiments.experiment import FigureSpec
 
-__all__ = ["METRIC_LABELS", "draw_bars", "draw_figure"]
+__all__ = ["METRIC_LABELS", "against_log_png", "draw_bars", "draw_figure"]
 
 METRIC_LABELS = {
     "avg_bounded_slowdown": "Avg Bounded Slowdown",
@@ -209,3 +209,49 @@ def draw_bars(table: pd.DataFrame, x: str, y, series: str, title: str, path: str
         if series:
             axis.legend(fontsize=8)
     return _save(figure, title, 60 * len(y), path)
+
+
+def against_log_png(comparison) -> bytes:
+    """The figure of a replay against its log: the two waits' CDFs, and the utilization per day.
+
+    Args:
+        comparison: a :class:`~torus_sim.metrics.against_log.LogComparison`.
+
+    Returns:
+        The PNG's bytes (``against_log.png``).
+    """
+    import io
+
+    import numpy as np
+
+    figure, (waits, days) = plt.subplots(1, 2, figsize=(11, 4))
+    for column, label in (("logged_wait", "logged"), ("simulated_wait", "simulated")):
+        values = np.sort(comparison.waits[column].to_numpy(dtype=float))
+        if len(values):
+            waits.step(np.maximum(values, 1.0), np.arange(1, len(values) + 1) / len(values), where="post", label=label)
+    waits.set_xscale("log")
+    waits.set_xlabel("wait (s; below 1 s drawn at 1 s)")
+    waits.set_ylabel("share of jobs")
+    ks = comparison.summary.get("ks")
+    waits.set_title(f"waits' CDFs (KS distance {ks['statistic']:.3f})" if ks else "waits' CDFs", fontsize=9)
+    waits.grid(alpha=0.3)
+    if len(comparison.waits):
+        waits.legend(fontsize=8)
+    by_day = comparison.by_day
+    days.plot(by_day["day"], by_day["logged_utilization"], label="logged", linewidth=0.8)
+    days.plot(by_day["day"], by_day["simulated_utilization"], label="simulated", linewidth=0.8)
+    days.set_xlabel("day from the log's start")
+    days.set_ylabel("utilization (share of the machine)")
+    days.set_title("utilization per day", fontsize=9)
+    days.grid(alpha=0.3)
+    if len(by_day):
+        days.legend(fontsize=8)
+    log = comparison.summary["log"]
+    figure.suptitle(
+        f"{log['path']}: simulated against the logged schedule ({comparison.summary['jobs']['compared']:,} jobs)", fontsize=10
+    )
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    plt.close(figure)
+    return buffer.getvalue()

@@ -239,6 +239,8 @@ RESULT_NAMES = (
     "jobs.parquet",
     "scenarios.parquet",
     "batsim_jobs.parquet",
+    "against_log.json",
+    "against_log.png",
 )
 """The files a run may write into its output folder (a run removes those of an earlier run it does not write)."""
 

@@ -20,7 +20,11 @@ digit of every column, times included, for programs that need the simulated valu
 from __future__ import annotations
 
 __all__ = [
+    "AGAINST_LOG_SUMMARY",
+    "AGAINST_LOG_TABLES",
+    "INTERVAL_COLUMNS",
     "JOB_COLUMNS",
+    "PAIRED_COLUMNS",
     "POWER_COLUMNS",
     "SCENARIO_COLUMNS",
     "SUMMARY_METRICS",
@@ -41,7 +45,10 @@ JOB_COLUMNS: dict[str, tuple[str, str]] = {
         "nodes / supernodes",
         "the partition it held: size rounded up to a free box on a torus, size on a cluster",
     ),
-    "submitted_at": ("s", "submission time after the load scale c (BGL-FAULT §6.2: t_a / c)"),
+    "submitted_at": (
+        "s",
+        "submission time (SWF field 2); the load scale c multiplies run and requested times, not this (BGL-FAULT §6.2)",
+    ),
     "first_started_at": ("s", "start of its first attempt"),
     "started_at": ("s", "start of its last (completed) attempt, BGL-FAULT's t_s"),
     "finished_at": ("s", "end of its last attempt, BGL-FAULT's t_f"),
@@ -240,6 +247,88 @@ def csv_text(name: str, table) -> str:
     return table.to_csv(index=False, float_format=shortest_float)
 
 
+AGAINST_LOG_SUMMARY: dict[str, tuple[str, str]] = {
+    "log.path": ("", "the log's file name"),
+    "log.sha256": ("", "its SHA-256 (the bytes the run read)"),
+    "log.machine_processors": ("processors", "the log's machine (header MaxProcs, else MaxNodes)"),
+    "log.scheduler_notes": ("", "the header's notes that name its scheduler (CTC-SP2: uses the EASY scheduler)"),
+    "log.time_zone": ("", "the header's TimeZoneString: the months' and dates' zone (UTC when absent)"),
+    "jobs.log_jobs": ("", "job lines in the log"),
+    "jobs.simulated": ("", "jobs the run completed (after cleaning)"),
+    "jobs.compared": ("", "jobs both kept: simulated, and placed by the log"),
+    "jobs.not_placed": (
+        "",
+        "log lines the log cannot place, by reason: wait unknown (-1), cancelled before start (status 5, no run time), run time unknown",
+    ),
+    "jobs.not_placed_simulated": ("", "of those, jobs the run simulated (left out of the comparison)"),
+    "jobs.not_simulated": ("", "lines the log places that the run's cleaning left out"),
+    "wait.simulated_mean": ("s", "mean wait of the compared jobs in the run: first start - submit"),
+    "wait.logged_mean": ("s", "their mean logged wait (SWF field 3)"),
+    "wait.difference_mean": ("s", "mean of simulated - logged wait, per job (the start difference: the same submit times)"),
+    "wait.difference_median": ("s", "its median"),
+    "wait.difference_mean_absolute": ("s", "mean of its absolute value"),
+    "wait.within_1_min": ("fraction", "share of jobs whose simulated start is within 60 s of the logged one"),
+    "wait.within_1_h": ("fraction", "share within 3,600 s"),
+    "bounded_slowdown.simulated_mean": ("", "mean bounded slowdown of the compared jobs in the run (jobs.csv's)"),
+    "bounded_slowdown.logged_mean": ("", "the same formula on the logged wait and run time"),
+    "ks.statistic": ("", "two-sample Kolmogorov-Smirnov distance between the simulated and logged waits (scipy.stats.ks_2samp)"),
+    "ks.p_value": ("", "its p-value"),
+    "utilization.simulated_mean": ("fraction", "mean daily utilization by the compared jobs in the run (every attempt)"),
+    "utilization.logged_mean": ("fraction", "the same in the log (its machine)"),
+    "utilization.daily_difference_mean_absolute": ("fraction", "mean over the days of |simulated - logged| utilization"),
+    "utilization.days": ("", "days compared, from the log's start"),
+}
+"""``against_log.json``'s ``summary`` (and ``summary.json``'s ``against_log``), dotted keys; ``torus-sim run --against-log``."""
+
+AGAINST_LOG_TABLES: dict[str, tuple[str, str]] = {
+    "wait_quantiles: quantile": ("", "0.1, 0.25, 0.5, 0.75, 0.9, 0.99"),
+    "wait_quantiles: simulated_wait, logged_wait": ("s", "that quantile of each wait"),
+    "by_size: size_class": ("", "the log's processors as a share of its machine P: (0, P/32] .. (P/2, P] (PV-EASY's groups)"),
+    "by_month: month": ("", "calendar month of submission, YYYY-MM, in the log's time zone"),
+    "by_size, by_month: jobs": ("", "compared jobs in the class or month"),
+    "by_size, by_month: simulated_wait, logged_wait": ("s", "their mean waits"),
+    "by_size, by_month: simulated_bsld, logged_bsld": ("", "their mean bounded slowdowns"),
+    "by_day: day": ("", "whole days from the log's start (its UnixStartTime)"),
+    "by_day: date": ("", "that day's date in the log's time zone"),
+    "by_day: simulated_utilization, logged_utilization": (
+        "fraction",
+        "node-seconds busy that day over capacity x 86,400 s (the compared jobs)",
+    ),
+}
+"""``against_log.json``'s tables (lists of rows)."""
+
+INTERVAL_COLUMNS: dict[str, tuple[str, str]] = {
+    "(the case's parameters)": ("", "name and the sweep's parameters other than the replicates"),
+    "metric": ("", "a metric of results.csv"),
+    "n": ("", "replicates (runs) with a value"),
+    "mean": ("as the metric", "its mean over them"),
+    "ci_low, ci_high": (
+        "as the metric",
+        "the 95% confidence interval of the mean: bootstrap over the runs (9,999 resamples, seed 0)",
+    ),
+    "ci_method": (
+        "",
+        "BCa (bias-corrected and accelerated), percentile (where BCa is undefined), constant (every run equal), none (one run)",
+    ),
+}
+"""A sweep's ``intervals.csv`` (sweeps with replicates: job sets, seeds, or the file's ``replicates``)."""
+
+PAIRED_COLUMNS: dict[str, tuple[str, str]] = {
+    "a, b": ("", "two values of the compared parameter (the file's compare: the case name, or policy)"),
+    "(the other parameters)": ("", "the values the pair shares"),
+    "metric": ("", "a metric of results.csv"),
+    "n": ("", "pairs of runs on the same replicate (seed, job set, window, log)"),
+    "mean_a, mean_b": ("as the metric", "each case's mean over the pairs"),
+    "difference": ("as the metric", "mean of B - A over the pairs"),
+    "ci_low, ci_high": ("as the metric", "its 95% bootstrap confidence interval"),
+    "ci_method": ("", "as in intervals.csv"),
+    "wilcoxon": ("", "Wilcoxon's signed-rank statistic (the smaller rank sum; scipy.stats.wilcoxon)"),
+    "p_value": ("", "its two-sided p-value (exact for small samples without ties; 1 when every difference is 0)"),
+    "zeros": ("", "pairs without a difference"),
+}
+"""A sweep's ``paired.csv``."""
+
+
 def _table(title: str, note: str, schema: dict[str, tuple[str, str]]) -> list[str]:
     lines = [f"## {title}", "", note, "", "| column | unit | meaning |", "|---|---|---|"]
     lines += [f"| `{name}` | {unit} | {meaning} |" for name, (unit, meaning) in schema.items()]
@@ -279,6 +368,30 @@ def outputs_markdown() -> str:
         "above, `wall_time` (s, this machine) and `key` (the run's hash), then the scenario fields every run shares.",
         "",
     ]
+    lines += _table(
+        "intervals.csv (sweeps with replicates)",
+        "One row per case and metric, where the sweep repeats each case over job sets, seeds or the file's "
+        "`replicates` (`torus_sim/metrics/confidence.py`).",
+        INTERVAL_COLUMNS,
+    )
+    lines += _table(
+        "paired.csv (sweeps with replicates)",
+        "One row per pair of cases that differ in the compared parameter alone, and metric; the runs are paired "
+        "by replicate. `torus-sim compare RESULTS A B --metric M` prints the same for any two cases.",
+        PAIRED_COLUMNS,
+    )
+    lines += _table(
+        "against_log.json (`torus-sim run --against-log`)",
+        "The run held against the schedule its SWF log records, over the jobs both kept "
+        "(`torus_sim/metrics/against_log.py`); `summary` (also `against_log` in summary.json):",
+        AGAINST_LOG_SUMMARY,
+    )
+    lines += _table(
+        "against_log.json: tables",
+        "`wait_quantiles`, `by_size`, `by_month` and `by_day` are lists of rows; `against_log.png` draws the waits' "
+        "CDFs and the utilization per day.",
+        AGAINST_LOG_TABLES,
+    )
     return "\n".join(lines).rstrip() + "\n"
 
 

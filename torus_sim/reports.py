@@ -13,7 +13,7 @@ from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
 
-__all__ = ["SUMMARY_LABELS", "format_summary", "write_results"]
+__all__ = ["SUMMARY_LABELS", "format_against_log", "format_summary", "write_results"]
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
@@ -92,6 +92,53 @@ def format_summary(summary: dict, platform_kind: str = "torus") -> str:
     return "\n".join(f"{label:<{width}}  {value:>18}" for label, value in rows)
 
 
+def format_against_log(comparison) -> str:
+    """The printed lines of a replay held against its log (``torus-sim run --against-log``).
+
+    Args:
+        comparison: a :class:`~torus_sim.metrics.against_log.LogComparison`.
+
+    Returns:
+        A few lines: jobs compared and those the log cannot place, the mean waits and their per-job difference,
+        the bounded slowdowns, the KS distance of the waits and the utilizations.
+    """
+    summary = comparison.summary
+    jobs = summary["jobs"]
+    unplaced = ", ".join(f"{reason} {count:,}" for reason, count in jobs["not_placed"].items())
+    lines = [
+        f"against the log  {summary['log']['path']}: {jobs['compared']:,} of the run's {jobs['simulated']:,} jobs compared"
+        + (
+            f"; the log cannot place {sum(jobs['not_placed'].values()):,} of its {jobs['log_jobs']:,} lines ({unplaced})"
+            if unplaced
+            else ""
+        )
+    ]
+    if jobs["not_placed_simulated"]:
+        lines.append(f"  {jobs['not_placed_simulated']:,} of the run's jobs have no place in the logged schedule (left out)")
+    notes = summary["log"]["scheduler_notes"]
+    if notes:
+        lines.append(f"  the log's scheduler: {'; '.join(notes)}")
+    if not jobs["compared"]:
+        lines.append("  nothing to compare: the log records no wait for the jobs this run kept")
+        return "\n".join(lines)
+    wait, bsld = summary["wait"], summary["bounded_slowdown"]
+    lines.append(f"  mean wait (s)             simulated {wait['simulated_mean']:>12,.1f}   logged {wait['logged_mean']:>12,.1f}")
+    lines.append(
+        f"  per job, simulated - logged: mean {wait['difference_mean']:,.1f} s, median {wait['difference_median']:,.1f} s, "
+        f"mean |difference| {wait['difference_mean_absolute']:,.1f} s; {wait['within_1_min']:.1%} within 1 min, "
+        f"{wait['within_1_h']:.1%} within 1 h"
+    )
+    lines.append(f"  mean bounded slowdown     simulated {bsld['simulated_mean']:>12,.3f}   logged {bsld['logged_mean']:>12,.3f}")
+    lines.append(f"  waits' distributions: Kolmogorov-Smirnov distance {summary['ks']['statistic']:.4f}")
+    usage = summary.get("utilization")
+    if usage:
+        lines.append(
+            f"  utilization per day: simulated {usage['simulated_mean']:.3f}, logged {usage['logged_mean']:.3f} on average; "
+            f"mean |daily difference| {usage['daily_difference_mean_absolute']:.3f} over {usage['days']:,} days"
+        )
+    return "\n".join(lines)
+
+
 def _shown(value, fmt: str) -> str:
     """``value`` in its format, or ``n/a`` when it has none (None, NaN, infinite)."""
     try:
@@ -113,7 +160,7 @@ def _listed_files(manifest: Path) -> tuple[str, ...]:
 
 
 def write_results(
-    out_dir: str | Path, result, batsim: bool = False, swf: bool = False, parquet: bool = False, formats=()
+    out_dir: str | Path, result, batsim: bool = False, swf: bool = False, parquet: bool = False, formats=(), against_log=None
 ) -> dict[str, Path]:
     """Write a run's folder: ``jobs.csv`` (``scenarios.csv`` for a batch), the formats asked for, and ``summary.json``.
 
@@ -128,6 +175,10 @@ def write_results(
         swf: also write ``schedule.swf``, the schedule in SWF (:func:`torus_sim.formats.swf_schedule.schedule_swf`).
         parquet: also write every table as ``.parquet`` with the manifest in its metadata (needs pyarrow).
         formats: more output formats by name (``--format NAME``).
+        against_log: the run held against its log (``--against-log``:
+            :class:`~torus_sim.metrics.against_log.LogComparison`): also ``against_log.json`` (every table but the
+            per-job waits) and ``against_log.png`` (the waits' CDFs, the utilization per day), and its summary under
+            ``against_log`` in ``summary.json``.
 
     Returns:
         ``{"jobs": path, "summary": path[, "scenarios": path][, "batsim_jobs": path][, "schedule": path]}``
@@ -156,8 +207,15 @@ def write_results(
     files: dict[str, bytes] = {}
     for writer in writers:
         files.update(writer.files(result, tables))
+    manifest = result.manifest()
+    if against_log is not None:
+        from torus_sim.figures import against_log_png
+
+        texts["against_log.json"] = json_text(against_log.to_json_ready(), indent=2, sort_keys=True) + "\n"
+        files["against_log.png"] = against_log_png(against_log)
+        manifest["against_log"] = against_log.summary
     names = sorted({*texts, *files, "summary.json"})
-    texts["summary.json"] = json_text({**result.manifest(), "files": names}, indent=2, sort_keys=True, default=str) + "\n"
+    texts["summary.json"] = json_text({**manifest, "files": names}, indent=2, sort_keys=True, default=str) + "\n"
     contents = {name: text.encode("utf-8") for name, text in texts.items()} | files
     # the manifest last (a folder without it is no result); an earlier run's results go, all of them: the
     # built-in names and whatever files the earlier manifest lists (a plug-in format's)
@@ -165,4 +223,7 @@ def write_results(
     paths = write_folder(out_dir, contents, last="summary.json", replaces=replaces)
     written = {name.split(".")[0]: paths[name] for name in texts}
     written.update({name.replace(".", "_") if name.endswith(".parquet") else name.split(".")[0]: paths[name] for name in files})
+    if against_log is not None:
+        written["against_log_png"] = written.pop("against_log")  # the figure, beside the JSON (same stem)
+        written["against_log"] = paths["against_log.json"]
     return written

@@ -45,6 +45,11 @@ def add_parser(commands) -> None:
         help="also this output format (a registry name: batsim, swf, parquet, an installed plug-in's, or an import path); repeat for each",
     )
     run_parser.add_argument(
+        "--against-log",
+        action="store_true",
+        help="also compare the schedule with the one the SWF log records (its real waits): against_log.json and .png",
+    )
+    run_parser.add_argument(
         "--no-progress", dest="progress", action="store_false", help="no progress bar (it shows only on a terminal, after 2 s)"
     )
     add_scenario_options(run_parser)
@@ -64,16 +69,23 @@ def main(args) -> int:
     from torus_sim.files import check_output_folder
     from torus_sim.formats.catalog import output_format
     from torus_sim.platforms.kinds import platform_kind
-    from torus_sim.reports import format_summary, write_results
+    from torus_sim.reports import format_against_log, format_summary, write_results
     from torus_sim.runner import run
 
     scenario = scenario_from(args)
+    if args.against_log:
+        from torus_sim.log_replay import against_log, check_against_log
+
+        check_against_log(scenario)  # before the simulation
     for name in args.format:  # an unknown format is refused before the simulation
         output_format(name)
     check_output_folder(args.out)  # before the simulation, not after it
     began = time.perf_counter()
     result = run(scenario, progress=args.progress)
-    paths = write_results(args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet, formats=args.format)
+    comparison = against_log(result) if args.against_log else None
+    paths = write_results(
+        args.out, result, batsim=args.batsim, swf=args.swf, parquet=args.parquet, formats=args.format, against_log=comparison
+    )
     workload = result.inputs["workload"]
     failures = result.inputs["failures"]
     platform = result.inputs["platform"]
@@ -129,6 +141,9 @@ def main(args) -> int:
     if not result.scenarios.empty and len(result.scenarios) > 1:
         print()
         print(result.scenarios.to_string(index=False, float_format=lambda value: f"{value:.6f}"))
+    if comparison is not None:
+        print()
+        print(format_against_log(comparison))
     print()
     print(f"wrote {', '.join(str(path) for path in paths.values())} ({time.perf_counter() - began:.1f} s)")
     return 0

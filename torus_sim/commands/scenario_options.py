@@ -97,7 +97,7 @@ def scenario_from(args):
     given = {
         key: value
         for key, value in vars(args).items()
-        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "format", "progress")
+        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "format", "progress", "against_log")
     }
     if args.file is None:
         return Scenario.make("the command line", **given)
