@@ -113,6 +113,13 @@ DOCUMENTED = (
         checked_by="tests/test_cqsim.py checks the 100% rows on every CI run; the other rows are not compared yet",
     ),
     Documented(
+        "validation/against_log",
+        out="docs/validation",
+        made_by="python docs/validation/against_log.py",
+        checked_by="against_log.csv line for line and the page's table (every log in ../shared/data under four policies)",
+        script="docs/validation/against_log.py",
+    ),
+    Documented(
         "bgl_fault/tables",
         made_by="python docs/bgl_fault/tables.py",
         checked_by="prints tables from the sweeps' results.csv (checked above)",

@@ -141,7 +141,10 @@ def test_run_against_log_prints_the_distance_and_writes_its_file_and_figure(log,
     arguments = ["run", "--platform", "cluster", "--nodes", "4", "--workload", str(packed), "--failures", "none"]
     assert main([*arguments, "--policy", "FCFS", "--against-log", "--out", str(out), "--no-progress"]) == 0
     printed = capsys.readouterr().out
-    assert "against the log  hand.swf.gz: 3 of the run's 4 jobs compared; the log cannot place 2 of its 5 lines" in printed
+    assert (
+        "against the log  hand.swf.gz: 3 of the run's 4 jobs compared; the log cannot place 2 of the 5 lines the run covers"
+        in printed
+    )
     assert "(wait unknown 1, cancelled before start 1)" in printed
     assert "1 of the run's jobs have no place in the logged schedule (left out)" in printed
     assert (
@@ -180,3 +183,16 @@ def test_every_key_and_column_of_against_log_json_is_described_in_the_outputs_sc
     for table in ("wait_quantiles", "by_size", "by_month", "by_day"):
         for column in written[table][0]:
             assert (table, column) in described, (table, column)
+
+
+def test_a_prefix_run_counts_the_lines_it_covers_not_the_whole_log(log):
+    summary = against_log(run(_scenario(log, max_jobs=2))).summary
+    assert summary["jobs"] == {
+        "log_jobs": 2,
+        "simulated": 2,
+        "compared": 2,
+        "not_placed": {},
+        "not_placed_simulated": 0,
+        "not_simulated": 0,
+    }
+    assert summary["wait"]["difference_mean"] == pytest.approx(-55.0)  # J1 0 - 0, J2 90 - 200

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 pytest.importorskip("gymnasium")
 
@@ -55,6 +56,12 @@ def test_the_summary_counts_means_worst_windows_and_wins_against_the_reference()
     assert table.loc["A", "worst window bsld"] == 10.0 and table.loc["A", "mean wait (s)"] == 200.0
     assert table.loc["A", "windows <= FCFS-EASY"] == "2/3" and table.loc["FCFS-EASY", "windows <= FCFS-EASY"] == "3/3"
     assert "windows <= X" not in summary_table(per_window, "X").columns
+    # the windows are the replicates: A - FCFS-EASY per window is -2, 6, -1 (mean 1), Wilcoxon's p as scipy's
+    assert table.loc["A", "bsld - FCFS-EASY"].startswith("+1.00 [")
+    assert table.loc["A", "Wilcoxon p"] == pytest.approx(stats.wilcoxon([-2.0, 6.0, -1.0]).pvalue)
+    assert table.loc["FCFS-EASY", "bsld 95% CI"] == "[4.00, 4.00]" and table.loc["FCFS-EASY", "Wilcoxon p"] == 1.0
+    low, high = (float(value) for value in table.loc["A", "bsld 95% CI"].strip("[]").split(","))
+    assert 2.0 <= low < 5.0 < high <= 10.0
 
 
 def test_the_command_prints_the_table_and_an_unknown_policy_is_a_sentence(tmp_path, capsys):

@@ -71,4 +71,5 @@ def against_log(result: RunResult) -> LogComparison:
         attempts=result.record.attempts if result.record is not None else None,
         gamma=scenario.gamma,
         form=scenario.bsld_form,
+        prefix=scenario.max_jobs is not None,
     )

@@ -253,7 +253,10 @@ AGAINST_LOG_SUMMARY: dict[str, tuple[str, str]] = {
     "log.machine_processors": ("processors", "the log's machine (header MaxProcs, else MaxNodes)"),
     "log.scheduler_notes": ("", "the header's notes that name its scheduler (CTC-SP2: uses the EASY scheduler)"),
     "log.time_zone": ("", "the header's TimeZoneString: the months' and dates' zone (UTC when absent)"),
-    "jobs.log_jobs": ("", "job lines in the log"),
+    "jobs.log_jobs": (
+        "",
+        "job lines of the log the run covers (the whole log; for a prefix run, the lines up to its last job's)",
+    ),
     "jobs.simulated": ("", "jobs the run completed (after cleaning)"),
     "jobs.compared": ("", "jobs both kept: simulated, and placed by the log"),
     "jobs.not_placed": (

@@ -108,7 +108,7 @@ def format_against_log(comparison) -> str:
     lines = [
         f"against the log  {summary['log']['path']}: {jobs['compared']:,} of the run's {jobs['simulated']:,} jobs compared"
         + (
-            f"; the log cannot place {sum(jobs['not_placed'].values()):,} of its {jobs['log_jobs']:,} lines ({unplaced})"
+            f"; the log cannot place {sum(jobs['not_placed'].values()):,} of the {jobs['log_jobs']:,} lines the run covers ({unplaced})"
             if unplaced
             else ""
         )

@@ -142,6 +142,7 @@ def compare_with_log(
     attempts: pd.DataFrame | None = None,
     gamma: float = DEFAULT_GAMMA,
     form: str = "standard",
+    prefix: bool = False,
 ) -> LogComparison:
     """The simulated schedule against the one the log records, over the jobs both kept.
 
@@ -154,6 +155,8 @@ def compare_with_log(
             utilization counts every attempt (killed ones too); from ``jobs``' first start to end when None.
         gamma: Γ of the bounded slowdown, seconds (the run's).
         form: the bounded slowdown's form (the run's; :data:`torus_sim.metrics.summary.BSLD_FORMS`).
+        prefix: the run replayed the log's first jobs only (``max_jobs``): the counts cover the lines up to its
+            last job's, not the whole log.
 
     Returns:
         A :class:`LogComparison`.
@@ -162,10 +165,15 @@ def compare_with_log(
         Feitelson et al., JPDC 74(10) 2014 (SWF's wait field); Lucero, "Simulation of batch scheduling using real
         production-ready software tools" (Slurm simulator validation against the real schedule), 2011.
     """
-    reasons = logged.not_placed()
-    placed = reasons < 0
     kept = pd.Index(jobs["job_id"].to_numpy(dtype=np.int64))
     in_run = np.isin(logged.job_id, kept.to_numpy())
+    covered = np.flatnonzero(in_run)  # a prefix run covers the log's lines up to its last job's
+    span = slice(0, int(covered[-1]) + 1) if prefix and len(covered) else slice(0, len(in_run))
+    reasons = np.full(len(in_run), -1, dtype=np.int64)
+    reasons[span] = logged.not_placed()[span]
+    placed = reasons < 0
+    outside = np.ones(len(in_run), dtype=bool)
+    outside[span] = False
     chosen = np.flatnonzero(placed & in_run)
     position = pd.Series(np.arange(len(jobs)), index=kept)
     rows = position.loc[logged.job_id[chosen]].to_numpy()
@@ -195,12 +203,12 @@ def compare_with_log(
             "time_zone": logged.time_zone,
         },
         "jobs": {
-            "log_jobs": len(logged.job_id),
+            "log_jobs": span.stop - span.start,
             "simulated": len(jobs),
             "compared": compared,
             "not_placed": {reason: count for reason, count in counts.items() if count},
             "not_placed_simulated": int(np.count_nonzero(~placed & in_run)),
-            "not_simulated": int(np.count_nonzero(placed & ~in_run)),
+            "not_simulated": int(np.count_nonzero(placed & ~in_run & ~outside)),
         },
         "wait": {
             "simulated_mean": mean(sim_wait),

@@ -19,7 +19,9 @@ by default; what the environment's ``bsld`` reward sums), mean wait (first start
 utilization (the completed jobs' size x runtime over capacity x the time from the window's first
 submission to its last completion). The table: mean, median and worst window of the bounded slowdown,
 mean wait, mean utilization, and the windows on which each entry's bounded slowdown is at most the
-reference's (FCFS-EASY by default: the comparison the field publishes, not FCFS without backfilling).
+reference's (FCFS-EASY by default: the comparison the field publishes, not FCFS without backfilling);
+with the windows as replicates, the mean bounded slowdown's 95% bootstrap interval, the paired difference
+with the reference (its interval) and Wilcoxon's signed-rank p-value.
 
 References:
     Zhang et al., RLScheduler, SC'20 §5 (held-back windows, heuristics with and without backfilling);
@@ -171,16 +173,23 @@ def compare_on_windows(env, starts: list[int], policies=DEFAULT_POLICIES, agents
 
 
 def summary_table(per_window, reference: str = "FCFS-EASY"):
-    """One row per entry: mean, median and worst-window bounded slowdown, mean wait and utilization, wins.
+    """One row per entry: mean, median and worst-window bounded slowdown, mean wait and utilization, wins, intervals.
+
+    The windows are the replicates: ``bsld 95% CI`` is the mean bounded slowdown's bootstrap interval over them,
+    ``bsld - <reference>`` the mean paired difference with the reference on the same windows with its interval,
+    and ``Wilcoxon p`` the two-sided signed-rank test of those differences
+    (:mod:`torus_sim.metrics.confidence`).
 
     Args:
         per_window: :func:`compare_on_windows`'s table.
-        reference: the entry the wins are counted against (absent: no wins column).
+        reference: the entry the wins and differences are counted against (absent: no such columns).
 
     Returns:
         A pandas DataFrame indexed by entry, in the order the entries first appear.
     """
     import pandas as pd
+
+    from torus_sim.metrics.confidence import mean_interval, paired_difference
 
     order = list(dict.fromkeys(per_window["entry"]))
     grouped = per_window.groupby("entry", sort=False)
@@ -193,11 +202,28 @@ def summary_table(per_window, reference: str = "FCFS-EASY"):
             "utilization": grouped["utilization"].mean(),
         }
     ).loc[order]
+    table["bsld 95% CI"] = [
+        _interval_text(mean_interval(grouped.get_group(name)["bsld"].to_numpy(dtype=float))) for name in order
+    ]
     if reference in order:
         ours = per_window.pivot(index="window", columns="entry", values="bsld")
         wins = (ours.le(ours[reference], axis=0)).sum()
         table[f"windows <= {reference}"] = [f"{int(wins[name])}/{len(ours)}" for name in order]
+        paired = {
+            name: paired_difference(ours[reference].to_numpy(dtype=float), ours[name].to_numpy(dtype=float)) for name in order
+        }
+        table[f"bsld - {reference}"] = [
+            f"{paired[name].difference.mean:+,.2f} {_interval_text(paired[name].difference)}" for name in order
+        ]
+        table["Wilcoxon p"] = [paired[name].p_value for name in order]
     return table
+
+
+def _interval_text(interval) -> str:
+    """``[low, high]`` with two decimals (``[n/a]`` for one window)."""
+    if interval.low != interval.low:
+        return "[n/a]"
+    return f"[{interval.low:,.2f}, {interval.high:,.2f}]"
 
 
 def markdown(table) -> str:
@@ -221,6 +247,8 @@ def markdown(table) -> str:
                 cells.append(f"{value:,.0f}")
             elif column == "utilization":
                 cells.append(f"{100 * value:.1f}%")
+            elif column == "Wilcoxon p":
+                cells.append(f"{value:.3g}")
             else:
                 cells.append(f"{value:,.2f}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
