@@ -159,7 +159,10 @@ y = ["avg_bounded_slowdown"]
     )
     out = tmp_path / "out"
     assert main(["sweep", str(sweep_file), "--out", str(out), "--no-progress"]) == 0
-    capsys.readouterr()
+    printed = capsys.readouterr().out
+    assert "95% confidence intervals over the replicates (intervals.csv):" in printed
+    assert "  EASY, policy = FCFS-EASY: avg_bounded_slowdown " in printed and "(3 runs)" in printed
+    assert "  conservative - EASY: avg_bounded_slowdown " in printed and "(3 pairs)" in printed
     intervals = pd.read_csv(out / "intervals.csv")
     paired = pd.read_csv(out / "paired.csv")
     results = pd.read_csv(out / "results.csv")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
 
-__all__ = ["SUMMARY_LABELS", "format_against_log", "format_summary", "write_results"]
+__all__ = ["SUMMARY_LABELS", "format_against_log", "format_intervals", "format_summary", "write_results"]
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
@@ -90,6 +90,77 @@ def format_summary(summary: dict, platform_kind: str = "torus") -> str:
     ]
     width = max(len(label) for label, _ in rows)
     return "\n".join(f"{label:<{width}}  {value:>18}" for label, value in rows)
+
+
+def format_intervals(intervals, paired, metrics, limit: int = 20) -> str:
+    """A sweep's intervals and paired differences as the lines ``torus-sim sweep`` prints after its runs.
+
+    Args:
+        intervals: the sweep's ``intervals`` table (:func:`torus_sim.metrics.confidence.interval_table`).
+        paired: its ``paired`` table (:func:`torus_sim.metrics.confidence.paired_table`), or None.
+        metrics: the metrics to print (the figures' or the headline one).
+        limit: rows printed per table (the rest are in the CSV files).
+
+    Returns:
+        The text: per case ``metric: mean [low, high] (n runs)``, then per pair ``B - A: difference [low, high],
+        Wilcoxon p``; empty when no row is about ``metrics``.
+    """
+    lines: list[str] = []
+    rows = intervals[intervals["metric"].isin(metrics)]
+    labels = [column for column in intervals.columns if column not in ("metric", "n", "mean", "ci_low", "ci_high", "ci_method")]
+
+    def case(row, columns) -> str:
+        return (
+            ", ".join(f"{column} = {row[column]}" if column != "name" else str(row[column]) for column in columns) or "all runs"
+        )
+
+    def interval(low, high) -> str:
+        return "no interval" if low != low else f"[{_number(low)}, {_number(high)}]"
+
+    if len(rows):
+        lines.append("95% confidence intervals over the replicates (intervals.csv):")
+        for _, row in rows.head(limit).iterrows():
+            lines.append(
+                f"  {case(row, labels)}: {row['metric']} {_number(row['mean'])} {interval(row['ci_low'], row['ci_high'])} ({row['n']} runs)"
+            )
+        if len(rows) > limit:
+            lines.append(f"  ... {len(rows) - limit} more in intervals.csv")
+    pairs = paired[paired["metric"].isin(metrics)] if paired is not None else paired
+    if pairs is not None and len(pairs):
+        shared = [
+            column
+            for column in paired.columns
+            if column
+            not in (
+                "a",
+                "b",
+                "metric",
+                "n",
+                "mean_a",
+                "mean_b",
+                "difference",
+                "ci_low",
+                "ci_high",
+                "ci_method",
+                "wilcoxon",
+                "p_value",
+                "zeros",
+            )
+        ]
+        lines.append("paired differences B - A on the same replicates (paired.csv):")
+        for _, row in pairs.head(limit).iterrows():
+            at = case(row, shared)
+            lines.append(
+                f"  {row['b']} - {row['a']}" + (f" ({at})" if shared else "") + f": {row['metric']} {_number(row['difference'])} "
+                f"{interval(row['ci_low'], row['ci_high'])}, Wilcoxon p = {row['p_value']:.3g} ({row['n']} pairs)"
+            )
+        if len(pairs) > limit:
+            lines.append(f"  ... {len(pairs) - limit} more in paired.csv")
+    return "\n".join(lines)
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 def format_against_log(comparison) -> str:

@@ -71,7 +71,7 @@ def main(args) -> int:
     import pandas as pd
 
     from torus_sim.experiments import load_experiment, run_experiment, write_experiment
-    from torus_sim.experiments.execute import interval_tables
+    from torus_sim.experiments.execute import experiment_tables, interval_tables
     from torus_sim.experiments.experiment import file_fields_absolute
     from torus_sim.files import check_output_folder
 
@@ -109,8 +109,18 @@ def main(args) -> int:
         ),
         **overrides,
     )
-    for path in write_experiment(experiment, table, out, parquet=args.parquet):
+    tables = experiment_tables(experiment, table)
+    for path in write_experiment(experiment, table, out, tables, parquet=args.parquet):
         print(f"wrote {path}")
+    if "intervals" in tables:
+        from torus_sim.reports import format_intervals
+
+        metrics = list(dict.fromkeys(name for spec in experiment.figures if spec.table == "results" for name in spec.y))
+        metrics = metrics or [name for name in ("avg_bounded_slowdown", "mean_ratio") if name in table.columns][:1]
+        text = format_intervals(tables["intervals"], tables.get("paired"), metrics)
+        if text:
+            print()
+            print(text)
     return 0
 
 
