@@ -17,6 +17,9 @@ from torus_sim.workload.jobs import Workload
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
+if SHARED_DATA.is_dir():  # the field's logs by name (pwa:SDSC-SP2, ...) come from this mirror: no network in the tests
+    os.environ.setdefault("TORUS_SIM_DATA", str(SHARED_DATA))
+
 
 def cli_process(*arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``torus-sim ARGUMENTS`` in a process of its own (its warnings, progress bar and hash seed its own), exit 0 asserted."""

@@ -20,6 +20,7 @@ LAYERS = [
         [
             "torus_sim.errors",
             "torus_sim.files",
+            "torus_sim.datasets",
             "torus_sim.registry",
             "torus_sim.input_registry",
             "torus_sim.plugin_admission",

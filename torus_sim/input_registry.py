@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from torus_sim.datasets import is_reference
 from torus_sim.errors import ConfigurationError
 from torus_sim.input_source import file_head
 from torus_sim.parameters import call_with_parameters
@@ -53,7 +54,9 @@ class InputRegistry(Registry[T]):
         2. ``name:argument`` where the name's factory declares ``takes_argument = True``
            (``moldable:mix``, ``synthetic:4000:bursty``, ``refcode:jobs.txt``);
         3. an import path ``package.module:Class``;
-        4. a file: the factory whose ``suffixes`` end the file's name, else the first whose ``sniff(head)``
+        4. a registered public file by name (``pwa:SDSC-SP2``: :mod:`torus_sim.datasets`), fetched into the cache
+           (or found in the mirror ``TORUS_SIM_DATA``), then read as the file it is;
+        5. a file: the factory whose ``suffixes`` end the file's name, else the first whose ``sniff(head)``
            accepts the file's first 4 KiB (decompressed), else the one that declares ``fallback = True``.
 
         Args:
@@ -61,11 +64,12 @@ class InputRegistry(Registry[T]):
 
         Returns:
             ``(factory, where it came from, argument)``: the argument is the text after ``name:``, the
-            file's path for a file, None otherwise.
+            file's path for a file (the local copy's for a registered one), None otherwise.
 
         Raises:
             ConfigurationError: a name that needs an argument without one, an import path that does
                 not select a factory of this kind, or a file no factory reads (naming the suffixes known).
+            InputFileError: a registered file that cannot be fetched or does not match its hash.
         """
         if not isinstance(spec, str):
             factory, info = self.resolve(spec)
@@ -82,6 +86,11 @@ class InputRegistry(Registry[T]):
             factory, info = self.resolve(name)
             if getattr(factory, "takes_argument", False):
                 return factory, info, argument
+        if is_reference(spec):  # a registered public file by name (pwa:SDSC-SP2): its local copy, fetched and checked
+            from torus_sim.datasets import fetch
+
+            path = str(fetch(spec))
+            return (*self._reader_of(path), path)
         if is_import_path(spec):
             factory, info = self.resolve(spec)
             return factory, info, None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from torus_sim.datasets import fetch, is_reference
 from torus_sim.errors import ConfigurationError, TorusSimError
 from torus_sim.metrics.against_log import LogComparison, compare_with_log
 from torus_sim.workload.logged import logged_schedule
@@ -52,6 +53,8 @@ def against_log(result: RunResult) -> LogComparison:
     check_against_log(result.config)
     workload = result.inputs["workload"]
     path = workload.get("path")
+    if is_reference(path):  # a registered log by name: its local copy
+        path = str(fetch(path))
     if workload.get("kind") != "online" or not path or not Path(path).is_file():
         raise ConfigurationError(
             f"--against-log compares with the waits an SWF log records; this run's workload ({path or workload.get('kind')}) "
@@ -66,7 +69,7 @@ def against_log(result: RunResult) -> LogComparison:
     scenario = result.config
     return compare_with_log(
         result.jobs,
-        logged_schedule(trace),
+        logged_schedule(trace, name=Path(path).name),
         int(result.inputs["platform"]["nodes"]),
         attempts=result.record.attempts if result.record is not None else None,
         gamma=scenario.gamma,

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from predictors.base import NullPredictor
+from torus_sim.datasets import dataset, is_reference, local_copy
 from torus_sim.engine import SchedulingModel, SimulationRecord
 from torus_sim.extensions import (
     build_placement,
@@ -142,7 +143,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
     workload_info = workload_source(scenario.workload, scenario.workload_params).info
     return {
         "workload": {
-            "path": workload.source,
+            "path": _as_named(scenario.workload, workload.source),
             "sha256": workload.sha256,
             "jobs": len(workload.jobs),
             "kind": workload.kind,
@@ -156,10 +157,10 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         "platform": platform_kind(scenario.platform).describe(model.platform, scenario.platform_fields()),
         "failures": {
             "spec": spec,
-            "path": (source.path or spec) if logged else None,
+            "path": _as_named(spec, source.path or spec) if logged else None,
             "entry": source.info.to_dict() if source.info is not None else None,
             "sha256": log.sha256,
-            "source": log.source,
+            "source": _as_named(spec, log.source),
             "count": len(log),
             "reader_counts": dict(sorted(log.counts.items())),
             "uncovered_span": inputs.get("uncovered", []),
@@ -173,6 +174,17 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
         ),
     }
+
+
+def _as_named(spec, text):
+    """``text`` (a path, or a description naming it) with a registered file's local path written as its reference.
+
+    A run of ``pwa:SDSC-SP2`` records ``pwa:SDSC-SP2`` (and its SHA-256 beside it), not where this machine keeps it.
+    """
+    if not isinstance(text, str) or not is_reference(spec):
+        return text
+    local = local_copy(spec)
+    return text.replace(str(local), dataset(spec).name) if local is not None else text
 
 
 def _declared(scenario: Scenario) -> dict:

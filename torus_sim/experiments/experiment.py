@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from torus_sim.datasets import is_reference
 from torus_sim.errors import ConfigurationError
 from torus_sim.files import require_file
 from torus_sim.scenario import INPUT_FILE_FIELDS, SECTIONS, Scenario, scenario_error
@@ -334,7 +335,7 @@ def _resolve(value, folder: Path, field: str = "workload"):
     (``moldable:mix``, ``synthetic:500``) stays as it is; a file, or the file argument of an entry that
     reads one (``table:<path>``, ``refcode:<path>``), is made absolute.
     """
-    if not isinstance(value, str):
+    if not isinstance(value, str) or is_reference(value):  # a registered file by name: the same on every machine
         return value
     selected = _file_argument(value, field)
     if selected is None:

@@ -1,0 +1,130 @@
+"""The field's logs by name (issue 62): the registry matches the files, a fetch checks the hash, every command takes a name."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+import torus_sim.datasets as datasets
+from torus_sim.cli import main
+from torus_sim.datasets import DATASETS, MIRROR_VARIABLE, Dataset, fetch
+from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.files import file_sha256
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not beside the repository")
+
+
+@needs_data
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_every_registered_file_is_the_one_in_shared_data_byte_for_byte(name):
+    entry = DATASETS[name]
+    local = SHARED_DATA / entry.path
+    assert local.stat().st_size == entry.size
+    assert file_sha256(local) == entry.sha256
+    assert entry.url.startswith("https://") and entry.licence and entry.citation and entry.home.startswith("https://")
+
+
+@needs_data
+def test_the_mirror_variable_serves_a_name_from_a_local_folder(monkeypatch):
+    monkeypatch.setenv(MIRROR_VARIABLE, str(SHARED_DATA))
+    assert fetch("pwa:SDSC-SP2") == SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    assert fetch("PWA:sdsc-sp2") == fetch("pwa:SDSC-SP2")  # case does not matter
+    with pytest.raises(ConfigurationError, match="no registered data file 'pwa:KTH'"):
+        fetch("pwa:KTH")
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """A file served over HTTP on this machine and registered as ``test:log``; the cache in a scratch folder."""
+    folder = tmp_path / "served"
+    folder.mkdir()
+    (folder / "log.swf").write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    body = (folder / "log.swf").read_bytes()
+    entry = Dataset(
+        "test:log",
+        "swf/log.swf",
+        f"http://127.0.0.1:{server.server_address[1]}/log.swf",
+        len(body),
+        file_sha256(folder / "log.swf"),
+        "workload",
+        "a one-job log",
+        "https://example.org",
+        "none",
+        "none",
+    )
+    monkeypatch.setitem(DATASETS, "test:log", entry)
+    monkeypatch.setenv(MIRROR_VARIABLE, str(tmp_path / "cache"))
+    yield folder, tmp_path / "cache"
+    server.shutdown()
+
+
+def test_a_name_is_downloaded_once_into_the_cache_and_checked_against_its_hash(served):
+    folder, cache = served
+    path = fetch("test:log")
+    assert path == cache / "swf" / "log.swf" and path.read_bytes() == (folder / "log.swf").read_bytes()
+    (folder / "log.swf").unlink()  # the second fetch finds it in the cache: no download
+    assert fetch("test:log") == path
+
+
+def test_a_file_that_does_not_match_its_hash_is_refused_with_its_name(served):
+    folder, cache = served
+    (folder / "log.swf").write_text("; MaxProcs: 4\n1 0 0 99 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")  # changed at its origin
+    with pytest.raises(InputFileError, match="does not match test:log's SHA-256"):
+        fetch("test:log")
+    assert not (cache / "swf" / "log.swf").exists()  # nothing half-written left in the cache
+
+
+def test_an_unreachable_origin_is_one_sentence(served, monkeypatch):
+    folder, _ = served
+    (folder / "log.swf").unlink()
+    with pytest.raises(
+        InputFileError, match="test:log is not in the mirror .* and could not be downloaded from http://127.0.0.1"
+    ):
+        fetch("test:log")
+
+
+@needs_data
+def test_every_command_takes_a_name_and_records_it_not_a_path(tmp_path, capsys):
+    out = tmp_path / "out"
+    arguments = ["run", "--platform", "cluster", "--workload", "pwa:SDSC-SP2", "--failures", "cfdr:LANL", "--max-jobs", "300"]
+    assert main([*arguments, "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("workload  pwa:SDSC-SP2  (the first 300 jobs") and "failures  cfdr:LANL#system=20" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["inputs"]["workload"]["path"] == "pwa:SDSC-SP2"
+    assert summary["inputs"]["workload"]["sha256"] == DATASETS["pwa:SDSC-SP2"].sha256
+    assert str(SHARED_DATA) not in (out / "summary.json").read_text()
+    sweep_file = tmp_path / "names.toml"
+    sweep_file.write_text(
+        '[platform]\nplatform = "cluster"\n[workload]\nworkload = "pwa:CTC-SP2"\nmax_jobs = 100\n[grid]\npolicy = ["FCFS", "FCFS-EASY"]\n'
+    )
+    assert main(["sweep", str(sweep_file), "--out", str(tmp_path / "sweep"), "--no-progress"]) == 0
+    assert "pwa:CTC-SP2" in (tmp_path / "sweep" / "results.csv").read_text()
+
+
+@needs_data
+def test_the_data_command_lists_fetches_and_cites(capsys):
+    assert main(["data", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in DATASETS) and "here" in listed
+    assert main(["data", "path", "loghub:BGL-2k"]) == 0
+    assert capsys.readouterr().out.strip() == str(SHARED_DATA / "failures" / "bgl" / "BGL_2k.log")
+    assert main(["data", "cite", "cfdr:LANL"]) == 0
+    assert "B. Schroeder and G. Gibson" in capsys.readouterr().out
+    assert main(["data", "path", "pwa:nothing"]) == 2
+    assert "no registered data file 'pwa:nothing'" in capsys.readouterr().err
+
+
+def test_the_cache_is_the_users_without_the_mirror_variable(monkeypatch):
+    monkeypatch.delenv(MIRROR_VARIABLE, raising=False)
+    assert datasets.cache_folder().name == "torus-sim"
