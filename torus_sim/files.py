@@ -19,6 +19,7 @@ from typing import IO
 from torus_sim.errors import InputFileError
 
 __all__ = [
+    "PACKAGE_ROOT",
     "RESULT_NAMES",
     "atomic_write",
     "check_output_folder",
@@ -26,6 +27,8 @@ __all__ = [
     "input_lines",
     "input_text",
     "json_text",
+    "portable_text",
+    "recorded_file",
     "require_file",
     "write_folder",
 ]
@@ -228,6 +231,27 @@ def _staged(path: Path, write: Callable[[IO], None], binary: bool = False) -> Pa
         Path(handle.name).unlink(missing_ok=True)
         raise
     return Path(handle.name)
+
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+"""The folder holding the installed packages (``torus_sim``, ``failure_logs``, ...): site-packages, or a checkout."""
+
+
+def portable_text(text):
+    """``text`` with every path under :data:`PACKAGE_ROOT` written relative to it (``torus_sim/data/NASA-...swf.gz``).
+
+    A bundled input's path is then the same on every machine: what a run prints and records (the guide: no absolute
+    path of this machine in a result). Anything that is not a string is returned as it is.
+    """
+    if not isinstance(text, str):
+        return text
+    return text.replace(f"{PACKAGE_ROOT}{os.sep}", "")
+
+
+def recorded_file(text: str) -> Path:
+    """The file a recorded path names: as it is when absolute or present here, else under :data:`PACKAGE_ROOT`."""
+    path = Path(text)
+    return path if path.is_absolute() or path.exists() else PACKAGE_ROOT / path
 
 
 RESULT_NAMES = (

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from torus_sim.datasets import fetch, is_reference
 from torus_sim.errors import ConfigurationError, TorusSimError
+from torus_sim.files import recorded_file
 from torus_sim.metrics.against_log import LogComparison, compare_with_log
 from torus_sim.workload.logged import logged_schedule
 from torus_sim.workload.swf import read_swf
@@ -55,6 +56,8 @@ def against_log(result: RunResult) -> LogComparison:
     path = workload.get("path")
     if is_reference(path):  # a registered log by name: its local copy
         path = str(fetch(path))
+    elif path:
+        path = str(recorded_file(path))  # a bundled log is recorded by its path inside the package
     if workload.get("kind") != "online" or not path or not Path(path).is_file():
         raise ConfigurationError(
             f"--against-log compares with the waits an SWF log records; this run's workload ({path or workload.get('kind')}) "

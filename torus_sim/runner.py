@@ -36,6 +36,7 @@ from torus_sim.extensions import (
     placement_name,
     predictor_name,
 )
+from torus_sim.files import portable_text
 from torus_sim.inputs import BatchSet, batch_set, failure_timing_text, load_failures, load_workload
 from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
@@ -177,14 +178,17 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
 
 
 def _as_named(spec, text):
-    """``text`` (a path, or a description naming it) with a registered file's local path written as its reference.
+    """``text`` (a path, or a description naming it) without this machine's paths.
 
-    A run of ``pwa:SDSC-SP2`` records ``pwa:SDSC-SP2`` (and its SHA-256 beside it), not where this machine keeps it.
+    A registered file's local path is written as its reference (a run of ``pwa:SDSC-SP2`` records ``pwa:SDSC-SP2``
+    and its SHA-256 beside it), a bundled input's as its path inside the package (``torus_sim/data/...``).
     """
-    if not isinstance(text, str) or not is_reference(spec):
+    if not isinstance(text, str):
         return text
-    local = local_copy(spec)
-    return text.replace(str(local), dataset(spec).name) if local is not None else text
+    if is_reference(spec):
+        local = local_copy(spec)
+        text = text.replace(str(local), dataset(spec).name) if local is not None else text
+    return portable_text(text)  # a bundled input: its path inside the package, the same on every machine
 
 
 def _declared(scenario: Scenario) -> dict:
