@@ -464,7 +464,7 @@ def test_plugins_run_in_mesa_batch_run():
 
 
 def test_the_readme_plugin_runs_as_written_in_any_directory(tmp_path):
-    """The README's "Your own scheduler" block, run by bash in an empty folder with the installed command."""
+    """The "Your own scheduler" page's block (the README's before), run by bash in an empty folder with the installed command."""
     import re
     import shutil
     import subprocess
@@ -472,7 +472,7 @@ def test_the_readme_plugin_runs_as_written_in_any_directory(tmp_path):
 
     if shutil.which("torus-sim") is None:
         pytest.skip("the torus-sim command is not on PATH (install the package)")
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    readme = (Path(__file__).parents[1] / "docs" / "guide" / "own-scheduler.md").read_text()
     block = re.search(r"```bash\n(cat > my_sjf.py <<'PY'\n.*?)```", readme, re.S).group(1)
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

@@ -1,12 +1,21 @@
-"""Every README command that needs no ``../shared`` data runs as written, with the installed command, in an empty folder.
+"""Every command the README and the documentation site show runs as written, with the installed command.
 
-The guide's rule (and issue 44's "done when"): a command the README shows works from an installed
-package in any directory. The runs are taken from the README itself, so an edited command is the one
-tested. Left out, each for a stated reason: commands on ``../shared/data`` (resolve from the repository
-root only, as the README says), placeholders (``FILE``, ``tcp://host:8786``), the two set-up commands (CI
-runs them), ``torus-sim viz`` (a server: tests/test_app.py), ``torus-sim sweep`` / ``figure`` on the
-repository's own files, ``python -m benchmarks.run`` (the repository root), the reinforcement-learning
-training (1.2 minutes: tests/test_rl_baselines.py runs it smaller) and the plug-in block (tests/test_plugins.py).
+The guide's rule: a command the docs show works from an installed package. The commands are taken from the
+pages themselves (README.md and every page under docs/), so an edited command is the one tested. They run in a
+scratch folder that holds copies of the repository's ``docs``, ``experiments`` and ``examples`` (a command naming
+``docs/rl/weights.json`` finds it; what it writes stays in the scratch folder), with the field's logs by name
+served from the mirror ``TORUS_SIM_DATA`` (tests/conftest.py points it at ../shared/data).
+
+Run here: every ``torus-sim run`` line and here-document block, ``torus-sim data``, ``torus-sim compare``,
+``torus-sim summarize``, ``torus-sim ckpt-tables`` / ``ckpt-compare``, ``torus-sim figure`` on shipped results and
+the RL baselines table. Left out, each for a stated reason: placeholders (``FILE``, ``tcp://host:8786``,
+``my-sweep.toml``); ``pip install`` (CI runs the README's two set-up commands); ``torus-sim viz`` (a server:
+tests/test_app.py); ``torus-sim sweep`` (minutes to hours each: ``docs/regenerate.py --check`` re-runs the
+documented ones, the cheap ones in tests/test_regenerate.py); ``python -m benchmarks.*`` (benchmarks, not tests);
+``python docs/*.py`` scripts (the regenerate checks run them); the reinforcement-learning training
+(``torus_sim.rl.train`` / ``sb3``: minutes; tests/test_rl_baselines.py trains smaller); ``python -m
+torus_sim.rl.rlscheduler`` (tests/test_rlscheduler.py checks its table); ``mkdocs`` (tests/test_docs_site.py);
+``cd`` into a folder (the sweeps that follow it are left out as above).
 """
 
 from __future__ import annotations
@@ -15,21 +24,31 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+RUN_PREFIXES = (
+    "torus-sim run",
+    "torus-sim data",
+    "torus-sim compare",
+    "torus-sim summarize",
+    "torus-sim ckpt-",
+    "torus-sim figure",
+)
+PLACEHOLDERS = ("FILE", "tcp://host", "my-sweep", "my_package", "PATH")
 
 
-def readme_runs() -> list[str]:
-    """The README's bash snippets that run here: whole blocks with a here-document, else single ``torus-sim run`` lines."""
-    text = README.read_text()
+def _commands(text: str) -> list[str]:
+    """A page's bash snippets that run here: whole blocks with a here-document, else single lines of the kinds above."""
     snippets = []
     for block in re.findall(r"```bash\n(.*?)```", text, re.S):
         block = re.sub(r"\\\n\s*", " ", block)  # continuation lines joined
         if "<<'" in block:
-            if "../shared" in block or "my_sjf" in block:
+            if "my_sjf" in block:  # the plug-in block: tests/test_plugins.py
                 continue
             commands = [line for line in block.splitlines() if line.startswith("torus-sim")]
             if commands and all(line.startswith("torus-sim run") for line in commands):
@@ -37,25 +56,55 @@ def readme_runs() -> list[str]:
             continue
         for line in block.splitlines():
             command = line.split("  #")[0].strip()
-            if command.startswith("torus-sim run") and "../shared" not in command and "FILE" not in command:
-                snippets.append(command)
-            elif command.startswith("python -m torus_sim.rl.baselines"):  # 4 s: the held-back baselines table
+            if not command.startswith(RUN_PREFIXES) or any(mark in command for mark in PLACEHOLDERS):
+                continue
+            snippets.append(command)
+        for line in block.splitlines():
+            command = line.split("  #")[0].strip()
+            if command.startswith("python -m torus_sim.rl.baselines"):  # seconds: the held-back baselines table
                 snippets.append(command.replace("python", sys.executable, 1))
     return snippets
 
 
-def test_the_readme_runs_that_need_no_shared_data_work_in_an_empty_folder(tmp_path):
+def doc_commands() -> list[tuple[str, str]]:
+    """``(page, command)`` for every command the pages show that runs here, each once."""
+    found: dict[str, str] = {}
+    for page in PAGES:
+        for command in _commands(page.read_text(encoding="utf-8")):
+            found.setdefault(command, str(page.relative_to(ROOT)))
+    return [(page, command) for command, page in found.items()]
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    """Every command run once, two at a time (the machine's two cores), in one scratch folder: ``command -> process``."""
     if shutil.which("torus-sim") is None:
         pytest.skip("the torus-sim command is not on PATH (install the package)")
-    snippets = readme_runs()
-    assert len(snippets) >= 7, snippets  # the tour, the platforms, a scenario file, Mira, the formats
-    for snippet in snippets:
-        done = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", snippet], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    folder = tmp_path_factory.mktemp("doc-commands")
+    for name in ("docs", "experiments", "examples"):  # copies: what a command writes there stays in the scratch folder
+        shutil.copytree(ROOT / name, folder / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+
+    def run(command: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", command], cwd=folder, capture_output=True, text=True, timeout=600
         )
-        assert done.returncode == 0, f"{snippet}\n{done.stderr[-2000:]}"
-        assert "Traceback" not in done.stderr, snippet
-    assert (tmp_path / "runs" / "nasa-c1.2" / "summary.json").exists()
-    assert (tmp_path / "runs" / "easy-on-torus" / "summary.json").exists()
-    assert (tmp_path / "torus-sim-results" / "jobs.csv").exists()
-    assert any("torus_sim.rl.baselines" in snippet for snippet in snippets)
+
+    commands = [command for _, command in doc_commands()]
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(commands, pool.map(run, commands), strict=True))
+
+
+def test_the_pages_show_the_commands_this_test_runs():
+    commands = doc_commands()
+    pages = {page for page, _ in commands}
+    assert len(commands) >= 25, commands
+    assert {"README.md", "docs/guide/running.md", "docs/data.md", "docs/policies/README.md"} <= pages
+    readme = [command for page, command in commands if page == "README.md"]
+    assert sum("pwa:" in command for command in readme) >= 1  # a tour command on a fetched log
+
+
+@pytest.mark.parametrize(("page", "command"), doc_commands(), ids=lambda value: value[:60] if isinstance(value, str) else value)
+def test_every_command_a_page_shows_runs_as_written(finished, page, command):
+    done = finished[command]
+    assert done.returncode == 0, f"{page}: {command}\n{done.stderr[-2000:]}"
+    assert "Traceback" not in done.stderr, f"{page}: {command}"

@@ -357,7 +357,7 @@ def outputs_markdown() -> str:
         JOB_COLUMNS,
     )
     lines += _table("scenarios.csv (batches)", "One row per failure scenario of a batch run.", SCENARIO_COLUMNS)
-    lines += _table("power.csv (power accounting)", "One row per simulated hour, with `--power` (issue 45).", POWER_COLUMNS)
+    lines += _table("power.csv (power accounting)", "One row per simulated hour, with `--power`.", POWER_COLUMNS)
     lines += _table(
         "summary.json: summary (and results.csv)",
         "The run's metrics; a run has the keys its record supports (fairness with `--fairness`, batch keys in a batch).",

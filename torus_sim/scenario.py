@@ -145,7 +145,8 @@ class Scenario(PowerSettings, BaseModel):
     )
     # [workload]
     workload: str = Field(
-        "bundled", description="SWF path, bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state"
+        "bundled",
+        description="SWF path, a registered log by name (pwa:SDSC-SP2: torus-sim data list), bundled, rigid, moldable:<model>, table:<path>, refcode:<path>, steady-state",
     )
     load_scale: float = Field(
         1.0, ge=1e-6, le=1e6, description="c: multiplies runtimes and walltimes (BGL-FAULT §6.2), 1e-6 to 1e6"
@@ -177,7 +178,7 @@ class Scenario(PowerSettings, BaseModel):
     # [failures]
     failures: str | None = Field(
         None,
-        description="none, bundled, synthetic:N[:exponential|weibull|bursty] or a log path (a whole number N reads as synthetic:N)",
+        description="none, bundled, synthetic:N[:exponential|weibull|bursty], a log path or a registered log by name (cfdr:LANL: torus-sim data list; a whole number N reads as synthetic:N)",
     )
     failures_params: dict[str, Any] = Field(
         default_factory=dict,
