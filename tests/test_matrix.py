@@ -9,6 +9,9 @@ Every cell completes, or is refused with a sentence before anything runs; prefix
 
 from __future__ import annotations
 
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
+
 import pytest
 
 from benchmarks.matrix import COUNT_ONLY, FAILURE_SOURCES, PLATFORMS, cells, run_cell, write_lanl_as_fta
@@ -53,8 +56,10 @@ def expected_refusal(cell) -> str | None:
 def test_every_cell_of_a_policy_completes_or_is_refused_up_front(policy, fta):
     results = {}
     prefix = SLOW.get(policy, PREFIX)
-    for cell in cells(policies=(policy,)):
-        result = run_cell(cell, prefix, fta)
+    chosen = cells(policies=(policy,))
+    with ProcessPoolExecutor(2) as pool:  # the machine's two cores: the cells are independent runs
+        ran = list(pool.map(run_cell, chosen, repeat(prefix), repeat(fta)))
+    for cell, result in zip(chosen, ran, strict=True):
         results[cell.platform, cell.failures] = result
         refusal = expected_refusal(cell)
         if refusal is None:

@@ -67,12 +67,17 @@ def _commands(text: str) -> list[str]:
 
 
 def doc_commands() -> list[tuple[str, str]]:
-    """``(page, command)`` for every command the pages show that runs here, each once."""
-    found: dict[str, str] = {}
+    """``(page, command)`` for every command the pages show that runs here, each once.
+
+    Two commands that differ only in their ``--out`` folder (the README's tour and a guide page showing the same run)
+    are the same run: the first page's is kept.
+    """
+    found: dict[str, tuple[str, str]] = {}
     for page in PAGES:
         for command in _commands(page.read_text(encoding="utf-8")):
-            found.setdefault(command, str(page.relative_to(ROOT)))
-    return [(page, command) for command, page in found.items()]
+            same = re.sub(r"\s+", " ", re.sub(r"\s--out\s+\S+", "", command)).strip()
+            found.setdefault(same, (str(page.relative_to(ROOT)), command))
+    return list(found.values())
 
 
 @pytest.fixture(scope="module")
