@@ -197,3 +197,26 @@ def test_a_sweep_file_names_its_replicates_and_what_it_compares(tmp_path):
     path.write_text('compare = "policy"\nseeds = [0, 1]\n[platform]\nplatform = "cluster"\n')
     with pytest.raises(ConfigurationError, match="compare names 'policy'"):
         load_experiment(path)
+
+
+def test_where_scipy_cannot_give_a_bca_interval_the_percentile_one_is_used_and_said(monkeypatch):
+    """scipy returns NaN ends when BCa's acceleration is undefined; those rows get the percentile interval."""
+    from scipy import stats as scipy_stats
+
+    real = scipy_stats.bootstrap
+
+    def no_bca(data, statistic, **options):
+        found = real(data, statistic, **options)
+        if options.get("method") == "BCa":
+            low = np.atleast_1d(found.confidence_interval.low).astype(float).copy()
+            high = np.atleast_1d(found.confidence_interval.high).astype(float).copy()
+            low[0], high[0] = np.nan, np.nan  # the first row undefined, as scipy leaves it
+            interval = type(found.confidence_interval)(low, high)
+            return type("Result", (), {"confidence_interval": interval})()
+        return found
+
+    monkeypatch.setattr(scipy_stats, "bootstrap", no_bca)
+    values = np.array([[1.0, 2.0, 4.0, 8.0], [3.0, 1.0, 2.0, 5.0]])
+    first, second = mean_intervals(values, resamples=999)
+    assert first.method == "percentile" and second.method == "BCa"
+    assert 1.0 <= first.low < first.mean < first.high <= 8.0
