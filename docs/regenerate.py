@@ -69,6 +69,7 @@ def _sweep(folder: str, name: str, *args: str, out: str | None = None, cheap: bo
 DOCUMENTED = (
     _sweep("cross", "cluster_lanl_ctc", cheap=True),
     _sweep("cross", "torus_policies_sdsc"),
+    _sweep("validation", "policies_across_logs"),
     *(
         _sweep("bgl_fault", name)
         for name in (
