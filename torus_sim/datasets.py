@@ -205,7 +205,15 @@ DATASETS: dict[str, Dataset] = {
 
 
 def is_reference(text) -> bool:
-    """Whether ``text`` names a registered file (``pwa:SDSC-SP2``), case as registered or not."""
+    """Whether ``text`` names a registered file.
+
+    Args:
+        text: any value (a scenario's ``workload`` or ``failures``, an option's text).
+
+    Returns:
+        True for a reference of :data:`DATASETS` (``pwa:SDSC-SP2``, in any case); False otherwise (a path, a name
+        of a source, a number). Looks only in the fixed table: nothing is opened or called.
+    """
     return isinstance(text, str) and _key(text) is not None
 
 
@@ -219,6 +227,12 @@ def _key(text: str) -> str | None:
 def dataset(name: str) -> Dataset:
     """The entry a reference names.
 
+    Args:
+        name: a reference (any case).
+
+    Returns:
+        Its :class:`Dataset`.
+
     Raises:
         ConfigurationError: no such entry (the sentence lists them).
     """
@@ -229,7 +243,12 @@ def dataset(name: str) -> Dataset:
 
 
 def cache_folder() -> Path:
-    """Where files are kept: the mirror ``TORUS_SIM_DATA`` names, else the user's cache folder for torus-sim."""
+    """Where files are kept.
+
+    Returns:
+        The folder the mirror variable ``TORUS_SIM_DATA`` names, else the user's cache folder for torus-sim
+        (``pooch.os_cache("torus-sim")``, e.g. ``~/.cache/torus-sim``); it may not exist yet.
+    """
     mirror = os.environ.get(MIRROR_VARIABLE)
     if mirror:
         return Path(mirror).expanduser()
@@ -239,7 +258,17 @@ def cache_folder() -> Path:
 
 
 def local_copy(name: str) -> Path | None:
-    """The file's path if it is in the cache or the mirror already (not checked against its hash), else None."""
+    """Where a registered file is kept here, without fetching it.
+
+    Args:
+        name: a reference.
+
+    Returns:
+        The file's path if it is in the cache or the mirror already (not checked against its hash), else None.
+
+    Raises:
+        ConfigurationError: no such entry.
+    """
     path = cache_folder() / dataset(name).path
     return path if path.is_file() else None
 

@@ -68,6 +68,11 @@ def _error_bars(table: pd.DataFrame):
     ]
 
 
+def _line(axis, means: pd.DataFrame, label: str) -> None:
+    """One line of a figure: a :func:`_means` table's means over its x values, with their intervals as error bars."""
+    axis.errorbar(means.index, means["mean"].to_numpy(), yerr=_error_bars(means), marker="o", capsize=3, label=label)
+
+
 def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path, replicates=()) -> Path:
     """Draw one figure to a PNG.
 
@@ -111,27 +116,11 @@ def draw_figure(table: pd.DataFrame, spec: FigureSpec, path: str | Path, replica
     for axis, metric in zip(axes[0], panels, strict=True):
         if spec.series:
             for value, group in rows.groupby(spec.series, sort=True):
-                mean = _means(group, spec.x, metric, intervals)
-                axis.errorbar(
-                    mean.index,
-                    mean["mean"].to_numpy(),
-                    yerr=_error_bars(mean),
-                    marker="o",
-                    capsize=3,
-                    label=f"{spec.series} = {value}",
-                )
+                _line(axis, _means(group, spec.x, metric, intervals), f"{spec.series} = {value}")
             axis.set_ylabel(METRIC_LABELS.get(metric, metric))
         else:
             for name in spec.y:
-                mean = _means(rows, spec.x, name, intervals)
-                axis.errorbar(
-                    mean.index,
-                    mean["mean"].to_numpy(),
-                    yerr=_error_bars(mean),
-                    marker="o",
-                    capsize=3,
-                    label=METRIC_LABELS.get(name, name),
-                )
+                _line(axis, _means(rows, spec.x, name, intervals), METRIC_LABELS.get(name, name))
             axis.set_ylabel("Fraction of capacity" if all(name.startswith("omega") for name in spec.y) else "")
         axis.set_xlabel(_x_label(rows, spec))
         if getattr(spec, "log_y", False):

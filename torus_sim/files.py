@@ -238,10 +238,17 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 
 def portable_text(text):
-    """``text`` with every path under :data:`PACKAGE_ROOT` written relative to it (``torus_sim/data/NASA-...swf.gz``).
+    """A text without this machine's path to the installed packages.
 
     A bundled input's path is then the same on every machine: what a run prints and records (the guide: no absolute
-    path of this machine in a result). Anything that is not a string is returned as it is.
+    path of this machine in a result).
+
+    Args:
+        text: a path, or a description that names paths (a failure source's ``path|fit=...``); any other value.
+
+    Returns:
+        ``text`` with every path under :data:`PACKAGE_ROOT` written relative to it (``torus_sim/data/NASA-...swf.gz``);
+        anything that is not a string as it is.
     """
     if not isinstance(text, str):
         return text
@@ -249,7 +256,14 @@ def portable_text(text):
 
 
 def recorded_file(text: str) -> Path:
-    """The file a recorded path names: as it is when absolute or present here, else under :data:`PACKAGE_ROOT`."""
+    """The file a recorded path names (:func:`portable_text`'s inverse for a file).
+
+    Args:
+        text: a path as a run recorded it.
+
+    Returns:
+        The path as it is when absolute or present here, else under :data:`PACKAGE_ROOT`.
+    """
     path = Path(text)
     return path if path.is_absolute() or path.exists() else PACKAGE_ROOT / path
 

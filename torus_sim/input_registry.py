@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
-from torus_sim.datasets import is_reference
+from torus_sim.datasets import fetch, is_reference
 from torus_sim.errors import ConfigurationError
 from torus_sim.input_source import file_head
 from torus_sim.parameters import call_with_parameters
@@ -87,8 +87,6 @@ class InputRegistry(Registry[T]):
             if getattr(factory, "takes_argument", False):
                 return factory, info, argument
         if is_reference(spec):  # a registered public file by name (pwa:SDSC-SP2): its local copy, fetched and checked
-            from torus_sim.datasets import fetch
-
             path = str(fetch(spec))
             return (*self._reader_of(path), path)
         if is_import_path(spec):

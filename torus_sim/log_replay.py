@@ -28,6 +28,9 @@ __all__ = ["against_log", "check_against_log"]
 def check_against_log(scenario: Scenario) -> None:
     """Refuse, before a run, a scenario whose replay cannot be compared with its log.
 
+    Args:
+        scenario: the run's scenario (its ``load_scale`` and ``offered_load``).
+
     Raises:
         ConfigurationError: a load scale c other than 1 (the logged waits belong to the log's own load).
     """

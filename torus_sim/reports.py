@@ -13,7 +13,7 @@ from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
 
-__all__ = ["SUMMARY_LABELS", "format_against_log", "format_intervals", "format_summary", "write_results"]
+__all__ = ["SUMMARY_LABELS", "format_against_log", "format_intervals", "format_summary", "short_number", "write_results"]
 
 SUMMARY_LABELS = {
     "jobs": ("jobs completed", "{:,}"),
@@ -115,13 +115,13 @@ def format_intervals(intervals, paired, metrics, limit: int = 20) -> str:
         )
 
     def interval(low, high) -> str:
-        return "no interval" if low != low else f"[{_number(low)}, {_number(high)}]"
+        return "no interval" if low != low else f"[{short_number(low)}, {short_number(high)}]"
 
     if len(rows):
         lines.append("95% confidence intervals over the replicates (intervals.csv):")
         for _, row in rows.head(limit).iterrows():
             lines.append(
-                f"  {case(row, labels)}: {row['metric']} {_number(row['mean'])} {interval(row['ci_low'], row['ci_high'])} ({row['n']} runs)"
+                f"  {case(row, labels)}: {row['metric']} {short_number(row['mean'])} {interval(row['ci_low'], row['ci_high'])} ({row['n']} runs)"
             )
         if len(rows) > limit:
             lines.append(f"  ... {len(rows) - limit} more in intervals.csv")
@@ -151,7 +151,9 @@ def format_intervals(intervals, paired, metrics, limit: int = 20) -> str:
         for _, row in pairs.head(limit).iterrows():
             at = case(row, shared)
             lines.append(
-                f"  {row['b']} - {row['a']}" + (f" ({at})" if shared else "") + f": {row['metric']} {_number(row['difference'])} "
+                f"  {row['b']} - {row['a']}"
+                + (f" ({at})" if shared else "")
+                + f": {row['metric']} {short_number(row['difference'])} "
                 f"{interval(row['ci_low'], row['ci_high'])}, Wilcoxon p = {row['p_value']:.3g} ({row['n']} pairs)"
             )
         if len(pairs) > limit:
@@ -159,7 +161,17 @@ def format_intervals(intervals, paired, metrics, limit: int = 20) -> str:
     return "\n".join(lines)
 
 
-def _number(value: float) -> str:
+def short_number(value: float) -> str:
+    """A number as a printed comparison shows it (any unit: the caller's).
+
+    Args:
+        value: the number.
+
+    Returns:
+        4 significant digits below 1,000, whole with thousands separators above (``12.35``, ``79,715``); ``n/a`` for NaN.
+    """
+    if value != value:
+        return "n/a"
     return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
@@ -293,8 +305,7 @@ def write_results(
     replaces = (*RESULT_NAMES, *_listed_files(Path(out_dir) / "summary.json"))
     paths = write_folder(out_dir, contents, last="summary.json", replaces=replaces)
     written = {name.split(".")[0]: paths[name] for name in texts}
-    written.update({name.replace(".", "_") if name.endswith(".parquet") else name.split(".")[0]: paths[name] for name in files})
-    if against_log is not None:
-        written["against_log_png"] = written.pop("against_log")  # the figure, beside the JSON (same stem)
-        written["against_log"] = paths["against_log.json"]
+    for name in files:  # a file whose stem a table took (a Parquet twin, against_log.png) is keyed by its whole name
+        stem = name.split(".")[0]
+        written[name.replace(".", "_") if name.endswith(".parquet") or stem in written else stem] = paths[name]
     return written

@@ -53,30 +53,28 @@ def main(args) -> int:
     return 0
 
 
-def _number(value: float) -> str:
-    if value != value:
-        return "n/a"
-    return f"{value:.4g}" if abs(value) < 1000 else f"{value:,.0f}"
-
-
 def _interval(found) -> str:
+    from torus_sim.reports import short_number
+
     if found.low != found.low:
         return "no interval (one run)" if found.n == 1 else "no interval"
-    return f"95% CI [{_number(found.low)}, {_number(found.high)}]"
+    return f"95% CI [{short_number(found.low)}, {short_number(found.high)}]"
 
 
 def _text(found, a: str, b: str) -> str:
     """One metric's comparison as the lines ``compare`` prints."""
+    from torus_sim.reports import short_number
+
     paired = found.paired
     on = ", ".join(found.paired_on) or "nothing varies: one run each"
     lines = [f"{found.metric}: B ({b}) against A ({a}), {paired.n} pair{'s' if paired.n != 1 else ''} of runs (paired on {on})"]
     if found.unpaired_a or found.unpaired_b:
         lines.append(f"  left out: {found.unpaired_a} run(s) of A and {found.unpaired_b} of B without a partner")
-    lines.append(f"  A  mean {_number(found.a.mean):>12}  {_interval(found.a)}")
-    lines.append(f"  B  mean {_number(found.b.mean):>12}  {_interval(found.b)}")
+    lines.append(f"  A  mean {short_number(found.a.mean):>12}  {_interval(found.a)}")
+    lines.append(f"  B  mean {short_number(found.b.mean):>12}  {_interval(found.b)}")
     method = f" ({found.paired.difference.method} bootstrap)" if found.paired.difference.method in ("BCa", "percentile") else ""
-    lines.append(f"  B - A   {_number(paired.difference.mean):>12}  {_interval(paired.difference)}{method}")
+    lines.append(f"  B - A   {short_number(paired.difference.mean):>12}  {_interval(paired.difference)}{method}")
     if paired.n:
         zeros = f", {paired.zeros} without difference" if paired.zeros else ""
-        lines.append(f"  Wilcoxon signed-rank: W = {_number(paired.statistic)}, p = {paired.p_value:.4g} (two-sided{zeros})")
+        lines.append(f"  Wilcoxon signed-rank: W = {short_number(paired.statistic)}, p = {paired.p_value:.4g} (two-sided{zeros})")
     return "\n".join(lines)

@@ -50,18 +50,7 @@ def main(args) -> int:
 
 
 def _results_table(path: str):
-    """A sweep's results CSV, or InputFileError naming the file (binary data, not CSV, empty)."""
-    import io
+    """A sweep's results CSV (:func:`torus_sim.experiments.compare.read_results`: InputFileError naming the file)."""
+    from torus_sim.experiments.compare import read_results
 
-    import pandas as pd
-
-    from torus_sim.errors import InputFileError
-    from torus_sim.files import input_text
-
-    text = input_text(path, "results CSV")
-    try:
-        return pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as error:
-        raise InputFileError(
-            path, f"is not a results CSV table ({str(error).splitlines()[0] if str(error) else 'empty'})"
-        ) from None
+    return read_results(path)

@@ -45,7 +45,13 @@ class CaseComparison:
 
 
 def read_results(path: str | Path) -> pd.DataFrame:
-    """A sweep's results table: ``path`` itself or ``path/results.csv``.
+    """A sweep's results table.
+
+    Args:
+        path: a results folder (its ``results.csv`` is read) or a CSV file.
+
+    Returns:
+        The table, one row per run.
 
     Raises:
         FileNotFoundError: neither exists.
@@ -64,7 +70,14 @@ def read_results(path: str | Path) -> pd.DataFrame:
 
 
 def selection(text: str, results: pd.DataFrame) -> dict[str, str]:
-    """A case as the user names it: ``EASY`` (a ``name``) or ``policy=FCFS-EASY,load_scale=1.2``.
+    """A case as the user names it.
+
+    Args:
+        text: ``EASY`` (a value of the ``name`` column) or ``policy=FCFS-EASY,load_scale=1.2``.
+        results: the sweep's results (the columns the text may name).
+
+    Returns:
+        ``column -> value`` (text), every run of the case holding all of them.
 
     Raises:
         ConfigurationError: a column the results do not have, or a bare name without a ``name`` column.

@@ -272,13 +272,18 @@ def _months(logged: LoggedSchedule, chosen: np.ndarray) -> np.ndarray:
     """Each compared job's calendar month of submission, ``YYYY-MM``, in the log's time zone (UTC when unknown)."""
     if logged.unix_start_time is None:
         return np.array([f"month {int(value // (30 * DAY))}" for value in logged.submitted_at[chosen]], dtype=object)
-    stamps = pd.to_datetime(logged.unix_start_time + logged.submitted_at[chosen], unit="s", utc=True)
+    return _local_text(logged, logged.submitted_at[chosen], "%Y-%m")
+
+
+def _local_text(logged: LoggedSchedule, seconds: np.ndarray, form: str) -> np.ndarray:
+    """Times (seconds from the log's start) as calendar text in the log's time zone (UTC when it names none or an unknown one)."""
+    stamps = pd.to_datetime(logged.unix_start_time + seconds, unit="s", utc=True)
     if logged.time_zone:
         try:
             stamps = stamps.tz_convert(logged.time_zone)
-        except Exception:  # an unknown zone name (or no time-zone data here): the months in UTC
+        except Exception:  # an unknown zone name (or no time-zone data here): UTC
             pass
-    return np.asarray(stamps.strftime("%Y-%m"), dtype=object)
+    return np.asarray(stamps.strftime(form), dtype=object)
 
 
 def _by_day(
@@ -312,13 +317,7 @@ def _by_day(
     logged_share = busy_fraction_by_day(log_start, log_end, logged.processors[chosen].astype(float), machine, days)[first:]
     day = np.arange(first, days)
     if logged.unix_start_time is not None:
-        date = pd.to_datetime(logged.unix_start_time + day * DAY, unit="s", utc=True)
-        if logged.time_zone:
-            try:
-                date = date.tz_convert(logged.time_zone)
-            except Exception:  # an unknown zone: UTC dates
-                pass
-        dates = np.asarray(date.strftime("%Y-%m-%d"), dtype=object)
+        dates = _local_text(logged, day * DAY, "%Y-%m-%d")
     else:
         dates = np.full(len(day), "", dtype=object)
     return pd.DataFrame(

@@ -61,7 +61,11 @@ class LoggedSchedule:
     scheduler_notes: tuple[str, ...]
 
     def not_placed(self) -> np.ndarray:
-        """Why each line cannot be placed: an index into :data:`NOT_PLACED`, or -1 for a line the log places."""
+        """Why each line cannot be placed.
+
+        Returns:
+            int ``(n,)``: an index into :data:`NOT_PLACED` (the first reason that holds), or -1 for a line the log places.
+        """
         reason = np.full(len(self.job_id), -1, dtype=np.int64)
         for index, mask in enumerate((self.wait < 0, (self.status == CANCELLED) & (self.run_time <= 0), self.run_time < 0)):
             reason[(reason < 0) & mask] = index
