@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-import mesa
+from torus_sim.engine.mesa_core import Agent, Model
 
 __all__ = ["NodeAgent", "NodeState"]
 
@@ -17,7 +17,7 @@ class NodeState(Enum):
     DOWN = "down"
 
 
-class NodeAgent(mesa.Agent):
+class NodeAgent(Agent):
     """One node with its own failure and downtime history: a supernode of the torus or a cluster node.
 
     Its occupancy (the job it runs, whether it is down) is read from the model's platform, the
@@ -38,7 +38,7 @@ class NodeAgent(mesa.Agent):
         BGL-FAULT §3.1 (supernodes), §3.3 (nodes may fail at any time), §6.1.
     """
 
-    def __init__(self, model: mesa.Model, index: int) -> None:
+    def __init__(self, model: Model, index: int) -> None:
         super().__init__(model)
         self.index = index
         platform = model.platform

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import mesa
-
+from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.job import Job
 from torus_sim.policies.base import Policy
@@ -11,7 +10,7 @@ from torus_sim.policies.base import Policy
 __all__ = ["SchedulerAgent"]
 
 
-class SchedulerAgent(mesa.Agent):
+class SchedulerAgent(Agent):
     """Holds the wait queue in the policy's order and plans each scheduling pass with the policy.
 
     A killed, preempted or silently failed job re-enters the queue at its priority (its FCFS position
@@ -32,7 +31,7 @@ class SchedulerAgent(mesa.Agent):
         BGL-FAULT §5.1, §6.1; PV-EASY §4.
     """
 
-    def __init__(self, model: mesa.Model, policy: Policy, key=None) -> None:
+    def __init__(self, model: Model, policy: Policy, key=None) -> None:
         super().__init__(model)
         self.policy = policy
         by_size = policy.queue_by_size and model.platform.kind == "torus"

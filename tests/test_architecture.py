@@ -30,6 +30,7 @@ LAYERS = [
             "torus_sim.untrusted",
             "torus_sim.version",
             "torus_sim.lazy_imports",
+            "torus_sim.progress_bars",
             "torus_sim.job",
             "torus_sim.topology",
             "torus_sim.partitions",

@@ -237,3 +237,35 @@ def test_a_sweep_checks_its_file_and_options_before_it_announces_its_runs(tmp_pa
     err = capsys.readouterr().err
     assert code == 2 and said in err
     assert "runs on" not in err
+
+
+def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child():
+    # issue 61 section 3: a run imported Mesa's whole package (pandas, scipy.spatial, networkx, tqdm:
+    # 128 MiB) before its first job, and its progress bar's multiprocessing lock started the resource
+    # tracker (a second process) wherever the start method is not fork. Under "spawn" (macOS, Windows,
+    # Python 3.14's Linux default) the probe fails on the code before this change.
+    import subprocess
+    import sys
+
+    probe = (
+        "import multiprocessing, multiprocessing.resource_tracker as tracker, sys\n"
+        "multiprocessing.set_start_method('spawn')\n"
+        "from torus_sim.engine import model as engine_model\n"
+        "from torus_sim.runner import Scenario, run\n"
+        "original = engine_model.SchedulingModel.run\n"
+        "def first_job(self, *args, **kwargs):\n"
+        f"    print('before:', sorted(name for name in {HEAVY_LIBRARIES!r} + ('tqdm', 'mesa.datacollection') if name in sys.modules and name != 'mesa'))\n"
+        "    return original(self, *args, **kwargs)\n"
+        "engine_model.SchedulingModel.run = first_job\n"
+        "result = run(Scenario(max_jobs=300), progress=True)\n"
+        "import mesa\n"
+        "print('mesa whole:', hasattr(mesa, 'DataCollector') and callable(mesa.batch_run))\n"
+        "print('tracker:', tracker._resource_tracker._pid)\n"
+        "print('jobs:', len(result.jobs))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert lines["before"] == "[]", done.stdout[-600:]
+    assert lines["mesa whole"] == "True"  # the package is whole for whoever imports it afterwards
+    assert lines["tracker"] == "None"  # no resource tracker: no second process
+    assert int(lines["jobs"]) > 0

@@ -59,6 +59,18 @@ def trace(record):
     return [(int(r.job_id), r.started_at, r.finished_at, int(r.kills), int(r.preemptions)) for r in table.itertuples()]
 
 
+def placements(record) -> dict[int, list[int]]:
+    """Each job's nodes (supernodes) in its last attempt, from the attempts table's interval sets."""
+    placed = {}
+    for row in record.attempts.itertuples():
+        nodes = []
+        for part in row.resources.split():
+            first, _, last = part.partition("-")
+            nodes.extend(range(int(first), int(last or first) + 1))
+        placed[int(row.job_id)] = nodes
+    return placed
+
+
 # -- online policies on the torus with node failures: the reservation is a partition ---------------
 
 # A ring of 8 supernodes (a 1x1x8 torus: partitions are arcs). Nodes 1 and 5 fail at t = 0 and stay
@@ -79,8 +91,9 @@ def test_the_heads_reservation_on_the_torus_is_a_free_arc_not_a_count_of_free_su
         failures(*RING_FAILURES),
         downtime="log",
     )
-    assert trace(ring.run()) == [(1, 50.0, 60.0, 0, 0), (2, 2.0, 32.0, 0, 0), (3, 3.0, 103.0, 0, 0)]
-    placed = {job: ring.platform.members(allocation).tolist() for job, allocation in ring.started_this_step}
+    ring_record = ring.run()
+    assert trace(ring_record) == [(1, 50.0, 60.0, 0, 0), (2, 2.0, 32.0, 0, 0), (3, 3.0, 103.0, 0, 0)]
+    placed = placements(ring_record)
     assert 5 not in placed[3] and sorted(placed[1]) in ([0, 1, 2, 3], [1, 2, 3, 4], [7, 0, 1, 2])
     cluster = SchedulingModel(
         make_workload(RING_ROWS, dims=(1, 1, 8)), ONLINE_POLICIES[name](), 8, failures(*RING_FAILURES), downtime="log"
@@ -119,8 +132,9 @@ def test_a_failure_kills_the_backfilled_job_and_easy_backfills_it_again_from_its
     # still ends by J2's reservation (40 + 50 = 90 <= 100), so it is backfilled again at once; J2 at 100.
     rows = [(1, 0, 100, 100, 64), (2, 1, 10, 10, 128), (3, 25, 50, 50, 32)]
     clean = SchedulingModel(make_workload(rows), EasyPolicy(), None, None)
-    assert trace(clean.run()) == [(1, 0.0, 100.0, 0, 0), (2, 100.0, 110.0, 0, 0), (3, 25.0, 75.0, 0, 0)]
-    victim = int(clean.platform.members(dict(clean.started_this_step)[3])[0])
+    clean_record = clean.run()
+    assert trace(clean_record) == [(1, 0.0, 100.0, 0, 0), (2, 100.0, 110.0, 0, 0), (3, 25.0, 75.0, 0, 0)]
+    victim = placements(clean_record)[3][0]
     model = SchedulingModel(make_workload(rows), EasyPolicy(), None, failures((40, victim)))
     record = model.run()
     assert trace(record) == [(1, 0.0, 100.0, 0, 0), (2, 100.0, 110.0, 0, 0), (3, 40.0, 90.0, 1, 0)]
@@ -210,7 +224,9 @@ def test_rigid_heuristics_place_jobs_as_partitions_on_the_torus(policy):
     model = SchedulingModel(workload, policy(priority="LPT"), Torus((1, 1, 8)), silent_errors=SILENT)
     record = model.run()
     assert attempts(record) == EXPECTED and record.makespan == 25.0
-    assert all(model.platform.kind == "torus" and isinstance(allocation, int) for _, allocation in model.started_this_step)
+    sizes = set(record.attempts["nodes"])  # whole partitions of the ring: arcs of 1, 2, 4 or 8 supernodes
+    assert model.platform.kind == "torus" and sizes <= {1, 2, 4, 8}
+    assert all(len(nodes) in sizes for nodes in placements(record).values())
 
 
 def test_silent_errors_and_fail_stop_failures_in_the_same_run():

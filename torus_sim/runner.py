@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from predictors.base import NullPredictor
 from torus_sim.datasets import dataset, is_reference, local_copy
@@ -38,7 +38,6 @@ from torus_sim.extensions import (
 )
 from torus_sim.files import portable_text
 from torus_sim.inputs import BatchSet, batch_set, failure_timing_text, load_failures, load_workload
-from torus_sim.metrics import summarize_record
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.model_builder import build_model, model_arguments
 from torus_sim.platforms.kinds import platform_kind
@@ -46,6 +45,9 @@ from torus_sim.policies.base import Policy
 from torus_sim.scenario import Scenario
 from torus_sim.version import __version__
 from torus_sim.workload.sources import workload_source
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ConfiguredModel",
@@ -68,6 +70,13 @@ RunConfig = Scenario
 
 
 # -- results --------------------------------------------------------------------------------
+
+
+def _empty_table() -> pd.DataFrame:
+    """An empty DataFrame (pandas is imported when a table is made, after the run's last event)."""
+    import pandas as pd
+
+    return pd.DataFrame()
 
 
 @dataclass
@@ -93,8 +102,8 @@ class RunResult:
     jobs: pd.DataFrame
     inputs: dict
     record: SimulationRecord | None = field(repr=False, default=None)
-    scenarios: pd.DataFrame = field(default_factory=pd.DataFrame)
-    power: pd.DataFrame = field(default_factory=pd.DataFrame)
+    scenarios: pd.DataFrame = field(default_factory=_empty_table)
+    power: pd.DataFrame = field(default_factory=_empty_table)
     boot_change_j: np.ndarray | None = field(repr=False, default=None)
 
     def manifest(self) -> dict:
@@ -273,6 +282,8 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     failures = batch.silent_errors.sum(axis=1) if batch.silent_errors is not None else np.zeros(1, dtype=int)
     makespans = np.array(makespans)
     ratios = makespans / bounds
+    import pandas as pd  # the per-scenario table: after the runs
+
     table = pd.DataFrame(
         {"scenario": range(count), "makespan": makespans, "lower_bound": bounds, "failures": failures, "ratio": ratios}
     )
@@ -345,6 +356,8 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
 
 def _summary(scenario: Scenario, model: SchedulingModel, record: SimulationRecord) -> dict:
     """The run's summary with the scenario's metric settings (Γ, slowdown form, fairness reading, min delay)."""
+    from torus_sim.metrics import summarize_record  # the metrics (pandas): after the run
+
     return summarize_record(
         record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
     )

@@ -21,8 +21,7 @@ from __future__ import annotations
 from enum import IntEnum
 from heapq import heappop, heappush
 
-from mesa.experimental.devs import DEVSimulator
-from mesa.experimental.devs.eventlist import SimulationEvent
+from torus_sim.engine.mesa_core import DEVSimulator, SimulationEvent
 
 __all__ = ["LEVELS", "EngineEvent", "EngineSimulator", "EventPriority"]
 

@@ -273,7 +273,8 @@ class EventHandlers:
             model.passes.returned.append(job)
             killed = job_id
         model.node_agents[node].record_failure(now, killed)
-        model.failed_this_step.append(node)
+        if model.stepping:
+            model.failed_this_step.append(node)
         if model.calls.guarded:
             model.calls.call("policy", "observe_failure", model.policy.observe_failure, now, node)
         else:
@@ -326,7 +327,7 @@ class EventHandlers:
             model._running_ranks.add(job.rank, job.allocated_size)
         if self._running_ends is not None:
             self._running_ends.add(job)
-        if model.datacollector is not None:
+        if model.stepping:
             model.started_this_step.append((job.job_id, allocation))
         model._starts += 1
         model._scheduled += 1

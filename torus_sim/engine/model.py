@@ -47,13 +47,13 @@ import time
 from collections import Counter
 from functools import partial
 
-import mesa
 import numpy as np
 
 from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import GeneratedFailures
+from torus_sim.engine import mesa_core
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -133,7 +133,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-class SchedulingModel(mesa.Model):
+class SchedulingModel(mesa_core.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
     Args:
@@ -268,7 +268,7 @@ class SchedulingModel(mesa.Model):
         self.scheduler = SchedulerAgent(self, policy, key)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
-        mesa.Agent._ids.pop(self, None)
+        mesa_core.Agent._ids.pop(self, None)
         self.queue = self.scheduler.queue  # the wait queue (the scheduler agent's)
         self.policy = policy
         self.workload = workload
@@ -312,6 +312,7 @@ class SchedulingModel(mesa.Model):
         self.passes = SchedulingPass(self, check_head)  # the scheduling passes: asked for, open, run, checked
         self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
         self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
+        self.stepping = False  # step() has run: the starts of a step are kept for the viz (a plain run keeps none)
         self.counters: Counter = Counter()
         self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
         self.completed = 0
@@ -319,7 +320,6 @@ class SchedulingModel(mesa.Model):
         self._node_id_allocations = self.platform.kind == "cluster" and self.platform.identities
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self.recorder = RunRecorder(self.platform, self.record_enabled, self.record_fairness, self.power is not None)
-        self.datacollector = self.recorder.datacollector  # Mesa's name for the tables and the per-step series
         if isinstance(failures, GeneratedFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
@@ -369,8 +369,7 @@ class SchedulingModel(mesa.Model):
                 self.counters["failures_before_start"] += 1
                 continue
             self._schedule(self.handlers.failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
-        if self.datacollector is not None:
-            self.datacollector.collect(self)  # step 0: the state before any event (Mesa's convention)
+        self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
     def policy_context(self) -> PolicyContext:
         """What the policy may read of the run at attach time: never the model itself (:mod:`torus_sim.policies.context`)."""
@@ -501,6 +500,15 @@ class SchedulingModel(mesa.Model):
             f"{call} ran longer than the wall-clock limit of {limit:g} s and was stopped (plan_timeout, --plan-timeout S)",
         )
 
+    @property
+    def datacollector(self):
+        """Mesa's ``DataCollector`` of the per-step series (one row per :meth:`step`, row 0 the state before any event); None with ``record=False``.
+
+        Built on first read (:meth:`~torus_sim.engine.record.RunRecorder.series`): a run that never steps
+        never imports Mesa's data collector and pandas. ``mesa.batch_run`` and the browser view read it.
+        """
+        return self.recorder.series(self)
+
     def record(self) -> SimulationRecord:
         """The event record so far (:meth:`~torus_sim.engine.record.RunRecorder.record`; tables None with ``record=False``)."""
         self._sync_counters()
@@ -552,11 +560,11 @@ class SchedulingModel(mesa.Model):
 
     def _run_with_progress(self, chunk: int = 5000) -> None:
         """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run)."""
-        from tqdm import tqdm
+        from torus_sim.progress_bars import progress_bar
 
         run_next_event = self.simulator.run_next_event
         began, done = time.perf_counter(), 0
-        with tqdm(total=len(self.jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+        with progress_bar(total=len(self.jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
             while self._unfinished():
                 for _ in range(chunk):
                     if not self._unfinished():
@@ -579,12 +587,13 @@ class SchedulingModel(mesa.Model):
         Raises:
             SimulationError: the model was built with ``record=False`` (nothing to collect).
         """
-        if self.datacollector is None:
+        if not self.record_enabled:
             raise SimulationError("step() collects data: build the model with record=True")
         if not self._unfinished():
             self.running = False
             self.datacollector.collect(self)
             return
+        self.stepping = True
         self.failed_this_step = []
         self.started_this_step = []
         horizon = self.now + self.step_seconds

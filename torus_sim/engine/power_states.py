@@ -23,9 +23,12 @@ References:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["POWER_STATE_COLUMNS", "NodePowerStates"]
 
@@ -371,5 +374,7 @@ class NodePowerStates:
                 np.broadcast_to(np.asarray(chunk[index], dtype=float), (size,)) for chunk, size in zip(chunks, sizes, strict=True)
             ]
             columns[name] = np.concatenate(parts)
+        import pandas as pd  # the table: read after the run
+
         table = pd.DataFrame(columns, columns=POWER_STATE_COLUMNS)
         return table.astype({"job_id": np.int64, "attempt": np.int64})

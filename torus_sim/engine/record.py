@@ -1,8 +1,9 @@
 """The run's record: the tables the metrics read, their columns and types, and how the engine fills them.
 
 :class:`RunRecorder` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that owns and writes
-the record (Mesa's ``DataCollector`` tables, typed arrays where a table grows with the log) and reads it back
-as DataFrames (:meth:`RunRecorder.table`, :meth:`RunRecorder.record`).
+the record (columns of typed arrays where a table grows with the log, lists for text) and reads it back as
+DataFrames (:meth:`RunRecorder.table`, :meth:`RunRecorder.record`); the per-step series of the browser
+view and ``mesa.batch_run`` are Mesa's ``DataCollector``, built only when a model steps.
 
 References:
     BGL-FAULT §6.1 (the per-job and per-pass quantities); PV-EASY §4.1, §3.2 (the fairness columns);
@@ -13,14 +14,16 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import mesa
 import numpy as np
-import pandas as pd
 
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
 from torus_sim.platforms.base import interval_text
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ATTEMPT_COLUMNS",
@@ -150,12 +153,13 @@ class SimulationRecord:
 class RunRecorder:
     """The run's record: its tables when ``record`` is on, and the rows the engine's events and passes add.
 
-    A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the Mesa ``DataCollector``
-    (the tables and the per-step model reporters), the pass table and the text of each partition; the
+    A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the tables (``tables``:
+    name -> column -> values), the per-step model reporters (``reporters``, collected by Mesa's
+    ``DataCollector`` from :meth:`series`) and the text of each partition; the
     handlers, the pass and the preventive actions call :meth:`job_completed`, :meth:`attempt_ended`,
     :meth:`migrated`, :meth:`failure` and :meth:`pass_ended`; :meth:`record` gives the
     :class:`SimulationRecord` the metrics read. With ``record`` off there is no table: ``enabled`` is
-    False, ``datacollector`` None, and the callers add nothing.
+    False, ``tables`` empty, :meth:`series` None, and the callers add nothing.
 
     Args:
         platform: the run's platform (its kind, node ids and capacity).
@@ -168,43 +172,58 @@ class RunRecorder:
         self.platform = platform
         self.enabled = bool(enabled)
         self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
-        self.datacollector = (
-            None
-            if not self.enabled
-            else mesa.DataCollector(
-                model_reporters={
-                    "time": "now",
-                    "queued_jobs": lambda model: len(model.scheduler.queue),
-                    "running_jobs": lambda model: len(model.running_jobs),
-                    "completed_jobs": "completed",
-                    "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
-                    "utilization": lambda model: (
-                        1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity
-                    ),
-                    "down_nodes": lambda model: model.down_count(),
-                    "job_kills": lambda model: model.counters["job_kills"],
-                    # not "failures": mesa.batch_run rows keep the scenario's failures parameter under that name
-                    "failures_so_far": lambda model: model.counters["failures"],
-                    "preemptions": lambda model: model.counters["preemptions"],
-                    "silent_errors": lambda model: model._silent_errors,
-                    **({"power_kw": _power_kw} if power else {}),  # with power accounting only
-                },
-                tables={
-                    "jobs": JOB_COLUMNS,
-                    "attempts": ATTEMPT_COLUMNS,
-                    "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if fairness else []),
-                    "failures": FAILURE_COLUMNS,
-                    "migrations": MIGRATION_COLUMNS,
-                },
-            )
-        )
-        if self.datacollector is not None:  # typed columns (Mesa's add_table_row appends to any container)
-            for name, types in COLUMN_TYPES.items():
-                table = self.datacollector.tables[name]
-                for column in table:
-                    if column in types:
-                        table[column] = array("b" if types[column] == "?" else types[column])
-        self._pass_table = self.datacollector.tables["capacity"] if self.datacollector is not None else {}
+        self.tables: dict[str, dict[str, list | array]] = {}
+        if self.enabled:
+            columns = {
+                "jobs": JOB_COLUMNS,
+                "attempts": ATTEMPT_COLUMNS,
+                "capacity": PASS_COLUMNS + (FAIRNESS_COLUMNS if fairness else []),
+                "failures": FAILURE_COLUMNS,
+                "migrations": MIGRATION_COLUMNS,
+            }
+            for name, names in columns.items():  # typed columns where a table grows with the log
+                types = COLUMN_TYPES.get(name, {})
+                self.tables[name] = {
+                    column: array("b" if types[column] == "?" else types[column]) if column in types else [] for column in names
+                }
+        self._pass_table = self.tables.get("capacity", {})
+        self.reporters = {
+            "time": "now",
+            "queued_jobs": lambda model: len(model.scheduler.queue),
+            "running_jobs": lambda model: len(model.running_jobs),
+            "completed_jobs": "completed",
+            "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
+            "utilization": lambda model: 1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity,
+            "down_nodes": lambda model: model.down_count(),
+            "job_kills": lambda model: model.counters["job_kills"],
+            # not "failures": mesa.batch_run rows keep the scenario's failures parameter under that name
+            "failures_so_far": lambda model: model.counters["failures"],
+            "preemptions": lambda model: model.counters["preemptions"],
+            "silent_errors": lambda model: model._silent_errors,
+            **({"power_kw": _power_kw} if power else {}),  # with power accounting only
+        }
+        """Mesa's model reporters: one value each per :meth:`SchedulingModel.step` (the browser's series, ``mesa.batch_run``'s rows)."""
+        self._first_values: dict | None = None
+        self._series = None
+
+    def start(self, model) -> None:
+        """Keep the model reporters' values before any event (row 0 of the per-step series, Mesa's convention)."""
+        if self.enabled:
+            self._first_values = {name: _report(model, reporter) for name, reporter in self.reporters.items()}
+
+    def series(self, model):
+        """Mesa's ``DataCollector`` of the per-step series (row 0: the state before any event), built on first use; None with ``record`` off.
+
+        A plain run never steps and never builds it: Mesa's data collector imports pandas.
+        """
+        if self._series is None and self._first_values is not None:
+            import mesa  # the whole package (pandas): only for the per-step series
+
+            series = mesa.DataCollector(model_reporters=self.reporters)
+            for name, value in self._first_values.items():
+                series.model_vars[name].append(value)
+            self._series = series
+        return self._series
 
     def record(self, counters: dict, makespan: float, power_states=None) -> SimulationRecord:
         """The event record so far (see :class:`SimulationRecord`; tables are None with ``record`` off).
@@ -214,7 +233,7 @@ class RunRecorder:
             makespan: end of the last completed job, seconds.
             power_states: the nodes' switch-off states (:class:`~torus_sim.engine.power_states.NodePowerStates`), or None.
         """
-        table = self.table if self.datacollector is not None else lambda name: None
+        table = self.table if self.enabled else lambda name: None
         return SimulationRecord(
             jobs=table("jobs"),
             attempts=table("attempts"),
@@ -225,7 +244,7 @@ class RunRecorder:
             makespan=makespan,
             platform_kind=self.platform.kind,
             migrations=table("migrations"),
-            power_states=power_states.table() if power_states is not None and self.datacollector is not None else None,
+            power_states=power_states.table() if power_states is not None and self.enabled else None,
         )
 
     def table(self, name: str) -> pd.DataFrame:
@@ -235,10 +254,12 @@ class RunRecorder:
             SimulationError: the model was built with ``record=False``.
             KeyError: no table of that name.
         """
-        if self.datacollector is None:
+        if not self.enabled:
             raise SimulationError("no record: the model was built with record=False")
-        columns = self.datacollector.tables[name]
+        columns = self.tables[name]
         types = COLUMN_TYPES.get(name, {})
+        import pandas as pd  # only where a table is built: a run imports pandas after its last event
+
         # views of the typed arrays, copied once by pandas (a copy first would double the peak)
         return pd.DataFrame(
             {
@@ -252,11 +273,11 @@ class RunRecorder:
 
     def job_completed(self, row: dict) -> None:
         """Add a completed job's row (:data:`JOB_COLUMNS`)."""
-        self.datacollector.add_table_row("jobs", row)
+        self._add("jobs", row)
 
     def attempt_ended(self, job: Job, ended_at: float, outcome: str) -> None:
         """Add an attempt's row (:data:`ATTEMPT_COLUMNS`): ``outcome`` completed, silent_error, killed or preempted."""
-        self.datacollector.add_table_row(
+        self._add(
             "attempts",
             {
                 "job_id": job.job_id,
@@ -271,7 +292,7 @@ class RunRecorder:
 
     def migrated(self, job: Job, old, new, at: float) -> None:
         """Add a migration's row (:data:`MIGRATION_COLUMNS`): the job moved from allocation ``old`` to ``new`` at ``at``."""
-        self.datacollector.add_table_row(
+        self._add(
             "migrations",
             {
                 "job_id": job.job_id,
@@ -284,13 +305,15 @@ class RunRecorder:
 
     def failure(self, at: float, node: int, killed: int | None, until: float) -> None:
         """Add a failure's row (:data:`FAILURE_COLUMNS`): the node, the job it killed (-1: none) and its repair time."""
-        self.datacollector.add_table_row(
-            "failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until}
-        )
+        self._add("failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until})
+
+    def _add(self, table: str, row: dict) -> None:
+        for column, values in self.tables[table].items():
+            values.append(row[column])
 
     def pass_ended(self, row: dict) -> None:
         """Add a pass's row (:data:`PASS_COLUMNS`, and :data:`FAIRNESS_COLUMNS` when kept)."""
-        for column, values in self._pass_table.items():  # Mesa's add_table_row without its per-column checks
+        for column, values in self._pass_table.items():  # the hot path: one row per pass
             values.append(row[column])
 
     def _resources(self, allocation) -> str:
@@ -302,6 +325,11 @@ class RunRecorder:
                 text = self._partition_text[allocation] = interval_text(platform.members(allocation))
             return text
         return interval_text(platform.members(allocation)) if platform.identities else ""
+
+
+def _report(model, reporter):
+    """One model reporter's value now: an attribute name or a function of the model (Mesa's two forms)."""
+    return getattr(model, reporter) if isinstance(reporter, str) else reporter(model)
 
 
 def _power_kw(model) -> float:

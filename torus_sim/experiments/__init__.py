@@ -8,26 +8,24 @@ Key components:
     run_set, expected_ratio_table, combine_results: RIGID / MOLDABLE job sets and their summaries.
 """
 
-from torus_sim.experiments.batch import combine_results, expected_ratio_table, run_set
-from torus_sim.experiments.execute import compare_with_paper, experiment_tables, run_experiment, write_experiment
-from torus_sim.experiments.experiment import Experiment, FigureSpec, load_experiment
 from torus_sim.experiments.sweep import EXECUTORS, grid_points, run_configs, run_key, run_row, sweep
+from torus_sim.lazy_imports import lazy_attributes
 
-__all__ = [
-    "EXECUTORS",
-    "Experiment",
-    "FigureSpec",
-    "combine_results",
-    "compare_with_paper",
-    "expected_ratio_table",
-    "experiment_tables",
-    "grid_points",
-    "load_experiment",
-    "run_configs",
-    "run_experiment",
-    "run_key",
-    "run_row",
-    "run_set",
-    "sweep",
-    "write_experiment",
-]
+_HOMES = {
+    "combine_results": "torus_sim.experiments.batch",
+    "expected_ratio_table": "torus_sim.experiments.batch",
+    "run_set": "torus_sim.experiments.batch",
+    "compare_with_paper": "torus_sim.experiments.execute",
+    "experiment_tables": "torus_sim.experiments.execute",
+    "run_experiment": "torus_sim.experiments.execute",
+    "write_experiment": "torus_sim.experiments.execute",
+    "Experiment": "torus_sim.experiments.experiment",
+    "FigureSpec": "torus_sim.experiments.experiment",
+    "load_experiment": "torus_sim.experiments.experiment",
+}
+"""Each public name -> its module, imported on first use: reading a scenario file (``load_experiment``)
+does not import the runs' tables (pandas) before a run's first job. ``sweep`` is imported at once: the
+function, not its module, is the package's ``sweep``."""
+
+__all__ = [*sorted(_HOMES), "EXECUTORS", "grid_points", "run_configs", "run_key", "run_row", "sweep"]  # noqa: PLE0604
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -57,9 +57,9 @@ class RunProgress:
             terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.bar = None
         if terminal:
-            from tqdm.auto import tqdm
+            from torus_sim.progress_bars import progress_bar
 
-            self.bar = tqdm(total=total, initial=already, unit="run", desc="sweep", file=self.stream)
+            self.bar = progress_bar(auto=True, total=total, initial=already, unit="run", desc="sweep", file=self.stream)
         elif already:
             self._line(f"{already} of {total} runs found stored; running the other {total - already}")
 

@@ -30,14 +30,16 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.experiments.progress import RunProgress, varying_fields
 from torus_sim.files import atomic_write, json_text
 from torus_sim.runner import run
 from torus_sim.scenario import INPUT_FILE_FIELDS, Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["EXECUTORS", "code_digest", "grid_points", "run_configs", "run_key", "run_row", "sweep"]
 
@@ -394,6 +396,8 @@ def run_configs(
     finally:
         if bar is not None:
             bar.close()
+    import pandas as pd  # the table of rows: after the runs
+
     return pd.DataFrame([{**done[key]["row"], "key": key} for key in keys])
 
 

@@ -83,7 +83,7 @@ def window_metrics(model, capacity: int, gamma: float) -> dict[str, float]:
     Returns:
         ``{"bsld": mean, "wait": mean seconds, "utilization": fraction, "jobs": completed}``.
     """
-    table = model.datacollector.tables["jobs"]
+    table = model.recorder.tables["jobs"]
     column = {
         name: np.asarray(table[name], dtype=np.float64)
         for name in ("submitted_at", "first_started_at", "finished_at", "runtime", "size")

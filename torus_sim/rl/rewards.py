@@ -29,7 +29,7 @@ __all__ = ["REWARD_FORMS"]
 
 def _rows(env, table: str, cursor: str) -> dict | None:
     """The rows of the model's ``table`` appended since the env's ``cursor`` (which moves past them); None: none."""
-    columns = env.model.datacollector.tables[table]
+    columns = env.model.recorder.tables[table]
     first, last = getattr(env, cursor), len(columns["job_id"])
     setattr(env, cursor, last)
     if first == last:
