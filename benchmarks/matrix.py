@@ -268,7 +268,7 @@ def _stopped_by_limit(error: BaseException) -> bool:
 def _stopped(cell: Cell, model, limit: float, began: float) -> CellResult:
     """The result of a cell its limit stopped: how many jobs had completed, by which simulated day."""
     sentence = (
-        f"after {limit:,g} s of wall time, {model.completed:,} of {len(model.jobs):,} jobs completed "
+        f"after {limit:,g} s of wall time, {model.completed:,} of {len(model.run_jobs):,} jobs completed "
         f"(simulated day {model.now / 86400:,.0f})"
     )
     return CellResult(cell, "stopped", sentence, time.perf_counter() - began, model.completed, None)

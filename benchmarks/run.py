@@ -64,6 +64,11 @@ Run from the repository root::
     asked: ``--only reservations``, about 5 minutes): R-LIST-Q and conservative backfilling on the
     matrix's slowest cells, the per-size flags against the plain scan of every step (issue 40).
 
+16. The footprint (:mod:`benchmarks.footprint`, only when asked: ``--only footprint``, about 5
+    minutes): whole-process wall time and peak memory of ``torus-sim run`` on the README's main job, a
+    1,000-job run, CTC-SP2 and SDSC-SP2 in CQSim's mode and RICC-2010-2; what a run has imported at its
+    first job; whether a progress bar starts a second process (issue 61).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -211,11 +216,14 @@ SECTIONS = [
     "rl",
     "power",
     "reservations",
+    "footprint",
 ]
 """Every section ``--only`` takes."""
 
-DEFAULT_SECTIONS = [section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power", "reservations")]
-"""The sections run when none is chosen (scale, the browser's memory, the matrix, power and reservations only when asked)."""
+DEFAULT_SECTIONS = [
+    section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power", "reservations", "footprint")
+]
+"""The sections run when none is chosen (scale, the browser's memory, the matrix, power, reservations and the footprint only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -249,6 +257,13 @@ def main(argv: list[str] | None = None) -> int:
 
         scale_replays(args.quick, args.baseline.resolve())  # the other checkout has no scale section: its code runs here
         sections = [section for section in sections if section != "scale"]
+        if not sections:
+            return 0
+    if "footprint" in sections:  # the other checkout's code runs under this section's measurement
+        from benchmarks.footprint import footprint
+
+        footprint(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 3)
+        sections = [section for section in sections if section != "footprint"]
         if not sections:
             return 0
     if args.baseline is not None and "plugins" in sections:

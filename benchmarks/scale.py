@@ -47,7 +47,7 @@ read_began = time.perf_counter()
 model = build_model(Scenario(**fields), {}, record=True)
 began = time.perf_counter()
 model.run()
-print(json.dumps({"seconds": time.perf_counter() - began, "read_seconds": began - read_began, "jobs": len(model.jobs),
+print(json.dumps({"seconds": time.perf_counter() - began, "read_seconds": began - read_began, "jobs": model.completed,
                   "events": model.counters["events_run"], "max_rss_mib": peak_mib()}))
 """
 )

@@ -1106,7 +1106,7 @@ def test_i41_row4_built_in_policies_run_unguarded_and_unchanged():
     from torus_sim.runner import Scenario, build_model
 
     model = build_model(Scenario(platform="cluster", nodes=128, max_jobs=50, failures="none", policy="FCFS-EASY"))
-    assert not model.calls.guarded and type(model.jobs[0]).__setattr__ is object.__setattr__
+    assert not model.calls.guarded and model.run_jobs.job_class.__setattr__ is object.__setattr__
 
 
 # -- rows 5, 6, 7: output never lost, never half-written, never mixed -----------------------------------------------
@@ -1817,7 +1817,7 @@ def test_i41_property_any_plugin_misbehaviour_ends_the_run_with_one_policy_error
         assert "\n" not in str(error)
         return
     assert not calls["effect"]  # a misbehaviour that happened never goes unnoticed
-    assert model.completed == len(model.jobs)
+    assert model.completed == len(model.run_jobs)
 
 
 @pytest.mark.parametrize("value", ['"yes"', "1", '"off"', "0.0"])

@@ -46,7 +46,7 @@ def check_invariants(model):
     queued = {id(job) for job in model.scheduler.queue}
     assert all(job.state is JobState.QUEUED for job in model.scheduler.queue)
     assert not queued & {id(job) for job in model.running_jobs.values()}
-    states = [job.state for job in model.jobs]
+    states = [job.state for job in model.run_jobs.live.values()]  # the jobs arrived and not completed
     assert states.count(JobState.RUNNING) == len(model.running_jobs)
     assert states.count(JobState.QUEUED) == len(model.scheduler.queue)
     assert model.scheduler.queue.demand == sum(job.partition_size for job in model.scheduler.queue)

@@ -350,7 +350,7 @@ def test_a_refused_action_changes_nothing(plugin_module):
     model = build_model(Scenario(platform="cluster", nodes=128, policy=f"{module}:BusyNodes", max_jobs=200, failures="bundled"))
     with pytest.raises(PolicyError) as caught:
         model.run()
-    job = next(job for job in model.jobs if job.job_id == caught.value.job)
+    job = model.run_jobs.live[caught.value.job]
     assert job.state.value == "queued" and job in model.queue
     held = sum(len(running.allocation) for running in model.running_jobs.values())
     assert model.platform.free_count() == 128 - held
@@ -551,7 +551,7 @@ def test_a_user_failure_source_and_workload_generator_are_offered_in_the_browser
     model = app.VizModel(platform="cluster", workload="example-lublin", failures="example-weibull", policy="FCFS-EASY")
     for _ in range(5):
         model.step()
-    assert not model.notice and model.scenario.workload == "example-lublin" and len(model.jobs) == 2000
+    assert not model.notice and model.scenario.workload == "example-lublin" and len(model.run_jobs) == 2000
 
 
 def test_a_file_no_suffix_names_is_read_by_its_content(tmp_path):

@@ -2,6 +2,7 @@
 
 Key components:
     SchedulingModel (model.py): the model: construction, the run and Mesa's step, the record.
+    RunJobs (arrivals.py): the run's jobs, made at their arrival and dropped at their completion.
     EventHandlers (handlers.py): what each event does (arrivals, attempt ends, failures, repairs,
         preventive migrations) and the resilience set-up.
     Pass (scheduling_pass.py): one scheduling pass: ask the policy, check and apply its actions,
@@ -14,6 +15,7 @@ Key components:
         (passed_jobs.py): the bookkeeping the passes read.
     progress.py: how far a job's attempt got (checkpointing, preemption modes).
     guard.py: the guard around plug-in code (ExtensionCalls, the pass watchdog).
+    mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView` and the event
 priorities are meant for use outside the engine; policies see the view.

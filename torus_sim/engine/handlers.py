@@ -32,26 +32,18 @@ LONE_TIMED_PASSES = 1_000
 """Passes a policy may ask for in a row with no other event pending (``passes_at_own_times``) before the run stalls."""
 
 
-def _arrival_groups(jobs: list[Job], each: bool = False) -> tuple[np.ndarray | None, array]:
+def _arrival_groups(submits: np.ndarray, each: bool = False) -> tuple[np.ndarray | None, array]:
     """The jobs grouped by submit time: ``(order, bounds)``.
 
     Args:
-        jobs: the run's jobs in rank order (``submitted_at`` in seconds).
+        submits: the run's jobs' submit times in rank order, float ``(n,)`` seconds.
         each: one job per group (``event_order="each-event"``), in submit then rank order.
 
     Returns:
         ``order`` is None when the jobs are in submit order already, else the stable argsort of their
-        submit times (int ``(n,)``); group g is positions ``bounds[g]:bounds[g + 1]`` of that order
+        submit times (int ``(n,)``); group g is ranks ``bounds[g]:bounds[g + 1]`` of that order
         (``array('q')``, ``len`` = groups + 1).
-
-    A batch (one submit time) is one group without array work: a RIGID run of 100 jobs spent a sixth
-    of its set-up in the numpy calls.
     """
-    if jobs and not each:
-        first = jobs[0].submitted_at
-        if all(job.submitted_at == first for job in jobs):
-            return None, array("q", (0, len(jobs)))
-    submits = np.fromiter((job.submitted_at for job in jobs), dtype=float, count=len(jobs))
     in_order = bool(np.all(submits[1:] >= submits[:-1]))
     order = None if in_order else np.argsort(submits, kind="stable")
     ordered = submits if in_order else submits[order]
@@ -82,8 +74,9 @@ class EventHandlers:
         self.request_pass = model.passes.request  # the pass component's (made before the handlers)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        self._arrival_order, self._arrival_bounds = _arrival_groups(model.jobs, each=each_event)
+        self._arrival_order, self._arrival_bounds = _arrival_groups(model.run_jobs.column("submitted_at"), each=each_event)
         self._arrival_level = arrival_level
+        self._submits = model.run_jobs.column("submitted_at")
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
@@ -106,13 +99,10 @@ class EventHandlers:
         group = self._next_arrival
         if group + 1 < len(self._arrival_bounds):
             start, stop = self._arrival_bounds[group], self._arrival_bounds[group + 1]
-            if self._arrival_order is None:
-                jobs = model.jobs[start:stop]
-            else:
-                jobs = [model.jobs[position] for position in self._arrival_order[start:stop].tolist()]
+            ranks = range(start, stop) if self._arrival_order is None else self._arrival_order[start:stop].tolist()
             self._next_arrival += 1
             model._scheduled += 1
-            model.simulator.schedule(self.arrivals, jobs[0].submitted_at, self._arrival_level, [jobs])
+            model.simulator.schedule(self.arrivals, float(self._submits[ranks[0]]), self._arrival_level, [ranks])
 
     def schedule_price_pass(self) -> None:
         """After a pass that left jobs waiting: a pass at the next time the policy asks for.
@@ -165,9 +155,10 @@ class EventHandlers:
         if model.queue:
             self.request_pass()
 
-    def on_arrivals(self, jobs: list[Job]) -> None:
-        """Jobs submitted at one instant join the queue (their runtime predicted); a pass follows."""
+    def on_arrivals(self, ranks) -> None:
+        """Jobs submitted at one instant (their ranks) are made and join the queue (their runtime predicted); a pass follows."""
         model = self.model
+        jobs = model.run_jobs.arrived(ranks)
         self.schedule_next_arrival()
         model._run += 1
         predict = model._predict
@@ -230,6 +221,7 @@ class EventHandlers:
                         "time_sum": job.time_sum,
                     },
                 )
+            model.run_jobs.completed(job)  # its row is written: a streamed run lets it go
         if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):
             model.view.ended = (job, failed)
             model.passes.run()

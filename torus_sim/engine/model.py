@@ -54,6 +54,7 @@ from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import GeneratedFailures
 from torus_sim.engine import mesa_core
+from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -82,7 +83,7 @@ from torus_sim.policies.context import JobTable, PolicyContext, WorkloadFacts
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
-from torus_sim.workload.jobs import JobColumns, Workload
+from torus_sim.workload.jobs import Workload
 
 __all__ = ["DOWNTIME_MODES", "EVENT_ORDERS", "SchedulingModel"]
 
@@ -281,33 +282,28 @@ class SchedulingModel(mesa_core.Model):
                     f"silent errors: one count >= 0 per job expected ({len(workload.jobs)}), got shape {counts.shape}"
                 )
             counts = counts.tolist()
-        if isinstance(workload.jobs, JobColumns):  # an SWF log: the run's jobs made from its columns
-            self.jobs = workload.jobs.build()
-            for job, count in zip(self.jobs, counts, strict=True) if counts is not None else ():
-                job.silent_errors = count
-        elif counts is None:
-            self.jobs = [job.fresh_copy(rank) for rank, job in enumerate(workload.jobs)]
-        else:
-            self.jobs = [job.fresh_copy(rank, count) for rank, (job, count) in enumerate(zip(workload.jobs, counts, strict=True))]
-        self._job_by_id: dict[int, Job] = {job.job_id: job for job in self.jobs}
-        if len(self._job_by_id) != len(self.jobs):
-            seen: set[int] = set()
-            duplicate = next(job.job_id for job in self.jobs if job.job_id in seen or seen.add(job.job_id))
+        # an online workload's jobs are made at their arrival and dropped when they complete (a batch's now)
+        self.run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
+        job_ids = self.run_jobs.column("job_id")
+        if len(np.unique(job_ids)) != len(job_ids):
+            ordered = np.sort(job_ids, kind="stable")
+            duplicate = int(ordered[np.flatnonzero(ordered[1:] == ordered[:-1])[0]])
             raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
         if workload.times is None:
-            sizes = {job.partition_size for job in self.jobs}
+            partition_sizes = self.run_jobs.column("partition_size")
+            sizes = set(np.unique(partition_sizes).tolist())
             unformable = self.platform.kind == "torus" or (sizes and max(sizes) > capacity)  # a cluster forms any size
-            for size in sizes if unformable else ():
+            for size in sorted(sizes) if unformable else ():
                 if size > capacity or size != self.platform.round_size(size):
-                    job = next(job for job in self.jobs if job.partition_size == size)
+                    job_id = int(job_ids[np.flatnonzero(partition_sizes == size)[0]])
                     what = (
                         f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
                     )
-                    raise ConfigurationError(f"job {job.job_id} needs {size} nodes, which {what} cannot give")
+                    raise ConfigurationError(f"job {job_id} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
         fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
-        self._running_ranks = RankSums(len(self.jobs)) if fairness_on_counts else None
+        self._running_ranks = RankSums(len(self.run_jobs)) if fairness_on_counts else None
         self.view = SchedulingView(self)
         self.passes = SchedulingPass(self, check_head)  # the scheduling passes: asked for, open, run, checked
         self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
@@ -326,9 +322,7 @@ class SchedulingModel(mesa_core.Model):
         self.failure_log = failures if failures is not None else _NO_FAILURES
         self.failure_log.check_fits(capacity)
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
-            job_class = guarded_job_class(self.calls)
-            for job in self.jobs:
-                job.__class__ = job_class
+            self.run_jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
             self._setup_call("attach", policy.attach, self.policy_context())
         else:
@@ -343,7 +337,7 @@ class SchedulingModel(mesa_core.Model):
         fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
         if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
-            self.queue.keep_size_index(self.jobs, remaining, policy.size_index)
+            self.queue.keep_size_index(self.run_jobs, remaining, policy.size_index)
         if policy.queue_columns and self.platform.kind == "cluster" and not self.platform.identities:
             self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an
@@ -374,7 +368,7 @@ class SchedulingModel(mesa_core.Model):
     def policy_context(self) -> PolicyContext:
         """What the policy may read of the run at attach time: never the model itself (:mod:`torus_sim.policies.context`)."""
         return PolicyContext(
-            JobTable(self.jobs),
+            JobTable(self.run_jobs),
             self.rng,
             self.platform,
             WorkloadFacts.of(self.workload),
@@ -538,7 +532,7 @@ class SchedulingModel(mesa_core.Model):
         """
         events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
-        total = len(self.jobs)
+        total = len(self.run_jobs)
         passes = self.passes
         try:
             with WATCHDOG.watching(self, self.plan_timeout), exits_refused("the run"):
@@ -564,7 +558,9 @@ class SchedulingModel(mesa_core.Model):
 
         run_next_event = self.simulator.run_next_event
         began, done = time.perf_counter(), 0
-        with progress_bar(total=len(self.jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+        with progress_bar(
+            total=len(self.run_jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True
+        ) as bar:
             while self._unfinished():
                 for _ in range(chunk):
                     if not self._unfinished():
@@ -605,7 +601,7 @@ class SchedulingModel(mesa_core.Model):
         self.datacollector.collect(self)
 
     def _unfinished(self) -> bool:
-        return (self.completed < len(self.jobs) or self.passes.pending) and len(self.simulator.event_list) > 0
+        return (self.completed < len(self.run_jobs) or self.passes.pending) and len(self.simulator.event_list) > 0
 
     def _next_event_at(self) -> float:
         """Time of the earliest live event.

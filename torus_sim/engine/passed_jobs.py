@@ -52,12 +52,19 @@ class PassedJobs:
     def stopped(self, job) -> None:
         """``job`` left the running set (an end, a kill, a preemption)."""
         entry = self.last.get(job.job_id)
-        if entry is not None:
+        if entry is not None and entry[0] in self._members:  # a completed head's lists are gone for good
             self._suspect(entry[0], job)
 
     def completed(self, job) -> None:
-        """``job`` completed: it never counts again (after :meth:`stopped`)."""
-        self.last.pop(job.job_id, None)
+        """``job`` completed: it never counts again (after :meth:`stopped`), and is never a head again.
+
+        What it kept as a head (the jobs that passed it) is dropped: the lists follow the queue and the
+        running set, not the log (a RICC replay kept ~35k completed jobs alive through them).
+        """
+        job_id = job.job_id
+        self.last.pop(job_id, None)
+        for kept in (self._members, self._counting, self._sums, self._suspects):
+            kept.pop(job_id, None)
 
     def counting(self, head, running: dict) -> tuple[dict[int, tuple[object, int]], int]:
         """The jobs that count for ``head`` now, and their nodes.

@@ -55,26 +55,31 @@ class PreventiveActions:
         if resilience.active:
             self._setup(workload)
 
+    def _prepare(self, job) -> None:
+        """A job as it is made: the checkpoint interval its partition size gets under the node MTBF (Young/Daly)."""
+        policy = self.resilience
+        interval = policy.interval_for(job.partition_size, self.node_mtbf)
+        if interval is not None and math.isfinite(interval):
+            job.checkpoint_interval = interval
+            job.checkpoint_cost = policy.checkpoint_cost
+
     def _setup(self, workload: Workload) -> None:
         model, policy = self.model, self.resilience
         platform, log = model.platform, model.failure_log
         start, end = workload.span
         span = max(end, float(log.failed_at.max()) if len(log) else end) - start
         self.node_mtbf = policy.mtbf or (platform.capacity * span / len(log) if len(log) and span > 0 else math.inf)
-        for job in model.jobs:
-            interval = policy.interval_for(job.partition_size, self.node_mtbf)
-            if interval is not None and math.isfinite(interval):
-                job.checkpoint_interval = interval
-                job.checkpoint_cost = policy.checkpoint_cost
+        model.run_jobs.configure(prepare=self._prepare)  # each job's checkpoint interval as it is made
         if policy.spares:
             platform.reserve_spares(policy.spares)
             largest = platform.largest_free(platform.spare)
-            too_big = [job for job in model.jobs if job.partition_size > largest]
-            if too_big:
+            sizes = model.run_jobs.column("partition_size")
+            too_big = sizes[sizes > largest]
+            if len(too_big):
                 unit = "partition larger than {} supernodes" if platform.kind == "torus" else "job larger than {} nodes"
                 raise ConfigurationError(
                     f"{policy.spares} spares leave no {unit.format(largest)}, but {len(too_big)} jobs "
-                    f"need more (largest {max(job.partition_size for job in too_big)}): use fewer spares or drop those jobs"
+                    f"need more (largest {int(too_big.max())}): use fewer spares or drop those jobs"
                 )
         if policy.preventive != "none":
             self._foreseen = model.rng.random(len(log)) < policy.prediction_accuracy

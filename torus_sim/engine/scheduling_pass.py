@@ -261,7 +261,7 @@ class SchedulingPass:
 
     def _is_job(self, job) -> bool:
         """Whether ``job`` is one of this run's jobs (not a copy, not another run's, not something else)."""
-        return isinstance(job, Job) and self.model._job_by_id.get(job.job_id) is job
+        return self.model.run_jobs.owns(job)
 
     def _start_refusal(self, action: Start) -> str | None:
         """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""

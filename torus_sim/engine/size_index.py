@@ -6,7 +6,7 @@ longer one. When RICC-2010-2 is replayed on the 4x4x8 torus as it is (offered lo
 thousands of one-supernode jobs wait, and walking them for a short one made a pass cost the queue.
 
 Here every job of the workload has a fixed slot among the jobs of its size, in FCFS order (the order
-of the queue's per-size lists); a min-tree over the slots holds each waiting job's remaining time
+of the queue's per-size lists), taken from the workload's columns before any job is made; a min-tree over the slots holds each waiting job's remaining time
 (+inf for a job not waiting), so both "the next waiting job after slot i" and "the next one with
 remaining time <= t" are a descent of the tree (O(log n)), and an entry or exit one update.
 """
@@ -14,6 +14,8 @@ remaining time <= t" are a descent of the tree (O(log n)), and an entry or exit 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 __all__ = ["MinTree", "SizeIndex"]
 
@@ -102,56 +104,66 @@ class SizeIndex:
     """Every job's slot among the workload's jobs of its size, and one :class:`MinTree` per size.
 
     Args:
-        jobs: every job of the run (any order); each size's jobs get slots in ``key`` order.
-        key: the queue's order (FCFS: ``(submitted_at, job_id)``); fixed per job.
+        jobs: the run's jobs in rank order, read by column (``partition_size``, ``submitted_at``,
+            ``job_id``: :class:`~torus_sim.engine.arrivals.RunJobs`); each size's jobs get slots in
+            FCFS order, ``(submitted_at, job_id)`` (:func:`~torus_sim.job.fcfs_key`), fixed per job.
         remaining: ``job -> seconds``, the remaining time the index searches by (its walltime for
             Krevat, the run's prediction for EASY), asked when a job enters the queue.
         holds: what ``remaining`` gives, ``"walltime"`` or ``"predicted"`` (a pass checks it asks the same).
 
-    The remaining time must not change while a job waits (the engine changes predictions, saved work
-    and checkpoint settings only outside the queue).
+    The slots come from the workload's columns, so no job is made before it arrives; the index holds
+    the waiting jobs only (a slot's job from its entry to its exit). The remaining time must not
+    change while a job waits (the engine changes predictions, saved work and checkpoint settings only
+    outside the queue).
     """
 
     __slots__ = ("_jobs", "_remaining", "_slot", "_trees", "holds")
 
-    def __init__(self, jobs, key, remaining, holds: str = "predicted") -> None:
+    def __init__(self, jobs, remaining, holds: str = "predicted") -> None:
         self._remaining = remaining
         self.holds = holds
-        by_size: dict[int, list] = {}
-        for job in jobs:
-            by_size.setdefault(job.partition_size, []).append(job)
-        self._jobs: dict[int, list] = {}
+        sizes = jobs.column("partition_size")
+        fcfs = np.lexsort((jobs.column("job_id"), jobs.column("submitted_at")))  # stable: rank breaks a tie
+        ordered_sizes = sizes[fcfs]
+        self._slot = np.empty(len(sizes), dtype=np.int64)  # rank -> slot among its size's jobs
+        self._jobs: dict[int, dict[int, object]] = {}  # size -> slot -> the waiting job there
         self._trees: dict[int, MinTree] = {}
-        self._slot: dict[int, int] = {}  # id(job) -> slot
-        for size, members in by_size.items():
-            members.sort(key=key)
-            self._jobs[size] = members
+        for size in np.unique(sizes).tolist():
+            members = fcfs[ordered_sizes == size]
+            self._slot[members] = np.arange(len(members))
+            self._jobs[size] = {}
             self._trees[size] = MinTree(len(members))
-            for slot, job in enumerate(members):
-                self._slot[id(job)] = slot
 
     def enter(self, job) -> None:
         """``job`` entered the queue: its slot holds its remaining time (seconds, asked now).
 
         Raises:
-            KeyError: ``job`` is not one of the run's jobs given at construction.
+            KeyError: ``job``'s size is not one of the run's.
         """
-        self._trees[job.partition_size].set(self._slot[id(job)], self._remaining(job))
+        slot = int(self._slot[job.rank])
+        self._jobs[job.partition_size][slot] = job
+        self._trees[job.partition_size].set(slot, self._remaining(job))
 
     def leave(self, job) -> None:
         """``job`` left the queue: its slot is emptied.
 
         Raises:
-            KeyError: ``job`` is not one of the run's jobs given at construction.
+            KeyError: ``job``'s size is not one of the run's.
         """
-        self._trees[job.partition_size].set(self._slot[id(job)], math.inf)
+        slot = int(self._slot[job.rank])
+        del self._jobs[job.partition_size][slot]
+        self._trees[job.partition_size].set(slot, math.inf)
 
     def slot(self, job) -> int:
         """The job's slot among the jobs of its size."""
-        return self._slot[id(job)]
+        return int(self._slot[job.rank])
 
     def job(self, size: int, slot: int):
-        """The job at ``slot`` of ``size``."""
+        """The waiting job at ``slot`` of ``size``.
+
+        Raises:
+            KeyError: no job waits there.
+        """
         return self._jobs[size][slot]
 
     def next_waiting(self, size: int, slot: int) -> int:

@@ -80,7 +80,8 @@ class WaitQueue:
         """Keep every size's waiting jobs searchable by remaining time from now on (:mod:`torus_sim.engine.size_index`).
 
         Args:
-            jobs: every job of the run (each gets a fixed slot among its size's, in this queue's order).
+            jobs: the run's jobs by column (:class:`~torus_sim.engine.arrivals.RunJobs`; each gets a fixed slot
+                among its size's, in FCFS order: the queue's when its key is FCFS's, the only case that keeps one).
             remaining: ``job -> seconds`` (walltime or the run's prediction), asked at each entry.
             holds: ``"walltime"`` or ``"predicted"``: what ``remaining`` gives.
 
@@ -89,7 +90,7 @@ class WaitQueue:
         """
         if self._sorted:
             raise SimulationError("the size index is kept from an empty queue on")
-        self.size_index = SizeIndex(jobs, self._key, remaining, holds)
+        self.size_index = SizeIndex(jobs, remaining, holds)
 
     def keep_columns(self, remaining, shortest: bool = False) -> None:
         """Keep the waiting jobs as numpy columns from now on, while the queue is long (:mod:`torus_sim.engine.queue_columns`).

@@ -428,7 +428,7 @@ class SchedulingEnv(gym.Env):
 
     def _unfinished(self) -> bool:
         model = self.model
-        return model.completed < len(model.jobs)
+        return model.completed < len(model.run_jobs)
 
     def _advance(self) -> None:
         """Run events until a decision point (an open pass where a visible job fits) or the end."""

@@ -201,7 +201,7 @@ def queue_summary(model) -> list[str]:
     head = queue.head
     lines = [
         f"**t = {model.now / 3600:,.1f} h** · queued {len(queue)} · running {len(model.running_jobs)} · "
-        f"completed {model.completed:,} / {len(model.jobs):,} · failures {model.counters['failures']} · "
+        f"completed {model.completed:,} / {len(model.run_jobs):,} · failures {model.counters['failures']} · "
         f"kills {model.counters['job_kills']}"
     ]
     if head is None:
@@ -470,7 +470,7 @@ def ComparePage():
             solara.Warning(message)
         config = first.config
         solara.Markdown(
-            f"**t = {first.now / 3600:,.1f} h** (step {first.steps}) · {Path(config.workload_path).name} ({len(first.jobs):,} jobs) · "
+            f"**t = {first.now / 3600:,.1f} h** (step {first.steps}) · {Path(config.workload_path).name} ({len(first.run_jobs):,} jobs) · "
             f"failures {config.failure_spec} ({len(first.failure_log):,}) · c = {first.workload.load_scale:g} · seed {config.seed}"
         )
         solara.Markdown(compare_markdown(compare_table(models)))

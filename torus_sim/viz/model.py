@@ -236,7 +236,7 @@ def scenario_line(model) -> str:
             if config.shutdown_time:
                 power += f", switch-off {config.shutdown_time:g} s"
     return (
-        f"**Scenario:** {where} · {workload} ({len(model.jobs):,} jobs) · failures {config.failure_spec} "
+        f"**Scenario:** {where} · {workload} ({len(model.run_jobs):,} jobs) · failures {config.failure_spec} "
         f"({len(model.failure_log):,}){down} · policy {config.policy} · predictor {predictor} · "
         f"c = {model.workload.load_scale:g} · seed {config.seed}{power}"
     )

@@ -1,0 +1,140 @@
+"""The run's jobs: made when the clock reaches their submission, held while they wait or run, dropped when they complete.
+
+:class:`RunJobs` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that owns the jobs.
+An online workload's jobs are made at their arrival event from the workload's template (an SWF log's
+columns, :class:`~torus_sim.workload.jobs.JobColumns`, or a list of jobs) and leave the engine when they
+complete: their row is in the record by then. What the engine holds follows the queue and the running
+set, not the log (issue 61 §1; a 450k-job log made 450k ``Job`` objects, ~220 MB, before its first event).
+A batch (every job released at time 0) is made whole at construction: all of it arrives at once.
+
+The set-up's checks (duplicate ids, sizes the platform cannot form, the resilience policy's) read the
+template's columns (:meth:`RunJobs.column`), never made jobs.
+
+References:
+    BGL-FAULT §6.1 (arrival and finish events); Batsim and CQSim (jobs enter the simulation as the
+    clock reaches their submission; CQSim reads the log 8,000 jobs at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+
+from torus_sim.job import Job
+from torus_sim.workload.jobs import JobColumns
+
+__all__ = ["RunJobs"]
+
+
+class RunJobs(Sequence):
+    """The jobs of one run, in rank order (the workload's priority order), made as they arrive.
+
+    As a sequence (the policy context's job table) it is the jobs in rank order: a batch's are the
+    engine's own jobs (a batch policy starts the jobs of its table); a streamed run's ``jobs[rank]`` is
+    a new PENDING job made from the template, for reading (the engine's are those in :attr:`live`).
+
+    Args:
+        workload: the run's :class:`~torus_sim.workload.jobs.Workload` (its ``jobs``: columns or a list, rank order).
+        silent_errors: f_j per job in rank order (RIGID §3.2), or None (the templates' own counts).
+        streamed: make each job at its arrival and drop it at its completion (online workloads);
+            False: every job made now and kept (a batch).
+
+    Attributes:
+        live: job id -> the engine's job, for every job made and not yet completed (a batch: every job).
+        job_class: the class of the jobs made (:func:`~torus_sim.engine.guard.guarded_job_class`'s
+            when the run has a plug-in); set before the first :meth:`make`.
+        prepare: called with each job as it is made (the resilience policy's checkpoint interval), or None.
+    """
+
+    def __init__(self, workload, silent_errors: list[int] | None, streamed: bool) -> None:
+        self._templates = workload.jobs
+        self._counts = silent_errors
+        self.streamed = bool(streamed)
+        self.live: dict[int, Job] = {}
+        self.job_class: type = Job
+        self.prepare: Callable[[Job], None] | None = None
+        self._made = 0
+        self._batch: list[Job] | None = None
+        if not self.streamed:
+            self._batch = [self.make(rank) for rank in range(len(self._templates))]
+
+    def __len__(self) -> int:
+        return len(self._templates)
+
+    def __getitem__(self, index):
+        """The job of rank ``index`` (a slice gives a list): a batch's own, a streamed run's made from its template."""
+        if self._batch is not None:
+            return self._batch[index]
+        if isinstance(index, slice):
+            return [self[position] for position in range(*index.indices(len(self)))]
+        rank = range(len(self))[index]
+        return self._template(rank)
+
+    def __iter__(self) -> Iterator[Job]:
+        if self._batch is not None:
+            return iter(self._batch)
+        return (self._template(rank) for rank in range(len(self)))
+
+    def _template(self, rank: int) -> Job:
+        templates = self._templates
+        if isinstance(templates, JobColumns):
+            job = templates[rank]
+            if self._counts is not None:
+                job.silent_errors = self._counts[rank]
+            return job
+        return templates[rank].fresh_copy(rank, None if self._counts is None else self._counts[rank])
+
+    def column(self, name: str) -> np.ndarray:
+        """One field of every job in rank order, read-only (``submitted_at``, ``partition_size``, ``job_id``, ...).
+
+        Read from an SWF log's columns without making a job; a list's jobs are read once.
+        """
+        templates = self._templates
+        if isinstance(templates, JobColumns):
+            return templates.column(name)
+        kind = float if name in ("submitted_at", "runtime", "walltime") else np.int64
+        return np.fromiter((getattr(job, name) for job in templates), dtype=kind, count=len(templates))
+
+    def configure(self, job_class: type | None = None, prepare: Callable[[Job], None] | None = None) -> None:
+        """Set :attr:`job_class` and :attr:`prepare` (None: unchanged), applied to the jobs already made too."""
+        if job_class is not None:
+            self.job_class = job_class
+            for job in self.live.values():
+                job.__class__ = job_class
+        if prepare is not None:
+            self.prepare = prepare
+            for job in self.live.values():
+                prepare(job)
+
+    def make(self, rank: int) -> Job:
+        """The engine's job of rank ``rank``, made now (at its arrival when streamed) and held in :attr:`live`."""
+        job = self._template(rank)
+        if self.job_class is not Job:
+            job.__class__ = self.job_class
+        if self.prepare is not None:
+            self.prepare(job)
+        self.live[job.job_id] = job
+        self._made += 1
+        return job
+
+    def arrived(self, ranks: Sequence[int]) -> list[Job]:
+        """The jobs of ``ranks`` as they arrive: made now when streamed, the batch's own jobs otherwise."""
+        if self.streamed:
+            return [self.make(rank) for rank in ranks]
+        batch = self._batch
+        return [batch[rank] for rank in ranks]
+
+    def completed(self, job: Job) -> None:
+        """``job`` completed (its row is in the record): a streamed run lets it go."""
+        if self.streamed:
+            del self.live[job.job_id]
+
+    def owns(self, job) -> bool:
+        """``job`` is one of this run's live jobs (not a copy a policy made, not another run's)."""
+        return isinstance(job, Job) and self.live.get(job.job_id) is job
+
+    @property
+    def made(self) -> int:
+        """Jobs made so far (the whole batch at construction; an online run's arrivals so far)."""
+        return self._made
