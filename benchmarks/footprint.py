@@ -147,8 +147,9 @@ def _probe(source: str, arguments: list[str], root: Path | None, given: str = ""
 
 
 def first_job_probe(root: Path | None = None) -> tuple[float, str, float]:
-    """The README's main job when its first job is about to run: peak MiB, the table libraries imported by then, and
-    the peak MiB of a fresh process that imports those same modules and nothing else (the imports' own share).
+    """The README's main job when its first job is about to run: peak MiB, table libraries imported, imports' own MiB.
+
+    The last is the peak of a fresh process that imports the same modules and nothing else.
     """
     peak, heavy, modules = _probe(_FIRST_JOB, ["run", "--no-progress"], root)
     (imports,) = _probe(_IMPORTS, [], root, modules)
