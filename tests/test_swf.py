@@ -144,22 +144,32 @@ _TOKENS = ["0", "1", "-1", "7", "128", "3600", "2.5", "1e3", "-0", "+4", "1e11",
             st.lists(st.sampled_from(_TOKENS), min_size=16, max_size=19),  # maybe not
         ),
         max_size=12,
-    )
+    ),
+    chunk=st.sampled_from([50_000, 1, 3, 5]),
 )
-def test_reading_at_once_gives_the_line_by_line_table_or_the_same_error(tmp_path, lines):
+def test_reading_at_once_gives_the_line_by_line_table_or_the_same_error(tmp_path, lines, chunk):
+    # chunk: job lines parsed at a time (issue 61: a chunk's text is all the reader holds); the table, the
+    # line numbers and the first bad line named are the same whatever the chunk
+    from torus_sim.workload import swf
     from torus_sim.workload.swf import _parse_line
 
     text = HEADER + "".join(" ".join(tokens) + "\n" for tokens in lines)
     path = write(tmp_path, text)
     numbered = [(HEADER.count("\n") + index + 1, " ".join(tokens)) for index, tokens in enumerate(lines)]
+    kept, swf.CHUNK_LINES = swf.CHUNK_LINES, chunk
     try:
-        expected = [_parse_line(path, line_no, line) for line_no, line in numbered]
-    except WorkloadFormatError as error:
-        with pytest.raises(WorkloadFormatError) as raised:
-            read_swf(path)
-        assert str(raised.value) == str(error)
-        return
-    assert read_swf(path).records == expected
+        try:
+            expected = [_parse_line(path, line_no, line) for line_no, line in numbered]
+        except WorkloadFormatError as error:
+            with pytest.raises(WorkloadFormatError) as raised:
+                read_swf(path)
+            assert str(raised.value) == str(error)
+            return
+        trace = read_swf(path)
+    finally:
+        swf.CHUNK_LINES = kept
+    assert trace.records == expected
+    assert trace.line_numbers.tolist() == [line_no for line_no, _ in numbered]
 
 
 _FIELD = st.sampled_from([-1, 0, 1, 2, 3, 5, 8, 100, 127, 128, 129, 300, 1000])
