@@ -320,20 +320,20 @@ def test_row15_results_appear_whole_and_the_manifest_comes_last(tmp_path, monkey
 
     result = run(Scenario(max_jobs=30, failures="none"))
     written = []
-    original = Path.write_bytes
+    original = files._write_content  # every file of a new folder is written through it (a table piece by piece)
 
-    def killed_after_jobs(self, data):
-        written.append(self.name)
-        if self.name == "summary.json":
+    def killed_after_jobs(path, content):
+        written.append(path.name)
+        if path.name == "summary.json":
             raise KeyboardInterrupt  # the run is killed between jobs.csv and summary.json
-        return original(self, data)
+        return original(path, content)
 
-    monkeypatch.setattr(Path, "write_bytes", killed_after_jobs)
+    monkeypatch.setattr(files, "_write_content", killed_after_jobs)
     with pytest.raises(KeyboardInterrupt):
         write_results(tmp_path / "new", result)
     assert written == ["jobs.csv", "summary.json"] and not (tmp_path / "new").exists()
     assert [p.name for p in tmp_path.iterdir()] == []  # the staging folder is gone too
-    monkeypatch.setattr(Path, "write_bytes", original)
+    monkeypatch.setattr(files, "_write_content", original)
     paths = write_results(tmp_path / "new", result)
     assert set(paths) == {"jobs", "summary"}
     # into an existing folder: every file is on disk before anything is replaced; the new manifest comes last

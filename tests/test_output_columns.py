@@ -59,3 +59,32 @@ def test_docs_outputs_is_the_schemas_text():
     committed = (Path(__file__).resolve().parents[1] / "docs" / "outputs.md").read_text()
     assert committed == outputs_markdown(), "regenerate: python -m torus_sim.output_columns > docs/outputs.md"
     assert describe("tie_changed", SUMMARY_METRICS) is not None and describe("no_such_metric", SUMMARY_METRICS) is None
+
+
+def test_a_table_written_piece_by_piece_is_the_same_bytes_as_written_whole():
+    # issue 61: jobs.csv is written CSV_ROWS rows at a time (no whole text, no rounded copy of the table)
+    import io
+
+    import pandas as pd
+
+    from torus_sim.output_columns import csv_writer
+
+    table = pd.DataFrame(
+        {
+            "job_id": [3, 1, 2, 7, 5],
+            "submitted_at": [0.0, 1.23456, 2.5, 1e9 + 0.0004, 7.0],
+            "bounded_slowdown": [1.0, 1 / 3, 2.0, 10.5, 1.25],
+            "resources": ["0-3", "", "4 7", "1", "2-5"],
+        }
+    )
+
+    def written(rows, frame=table):
+        buffer = io.BytesIO()
+        csv_writer("jobs", frame, rows)(buffer)
+        return buffer.getvalue()
+
+    whole = written(10**6)
+    assert whole.splitlines()[0] == b"job_id,submitted_at,bounded_slowdown,resources"
+    assert b"1.235" in whole and b"0.3333333333333333" in whole  # times to the millisecond, the rest exact
+    assert all(written(rows) == whole for rows in (1, 2, 3, 5))
+    assert written(2, table.iloc[:0]) == whole.splitlines(keepends=True)[0]  # an empty table: its header

@@ -333,6 +333,15 @@ def _name_the_folder(error: BaseException, folder: Path) -> None:
         error.filename = str(folder)
 
 
+def _write_content(path: Path, content) -> None:
+    """Write ``content`` (bytes, or a function that writes to a binary handle) to a new file at ``path``."""
+    if callable(content):
+        with open(path, "wb") as handle:
+            content(handle)
+    else:
+        path.write_bytes(content)
+
+
 def write_folder(
     folder: str | Path, files: dict[str, bytes], last: str | None = None, replaces: tuple[str, ...] = ()
 ) -> dict[str, Path]:
@@ -348,7 +357,8 @@ def write_folder(
 
     Args:
         folder: the destination folder.
-        files: file name -> content.
+        files: file name -> content: bytes, or a function that writes them to a binary handle (a table
+            written piece by piece; it is the project's own code, never something read from an input).
         last: the name written last (the manifest), if any.
         replaces: names of an earlier set this set replaces as a whole (e.g. :data:`RESULT_NAMES`).
 
@@ -365,7 +375,7 @@ def write_folder(
         staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}.tmp-"))
         try:
             for name in order:
-                (staging / name).write_bytes(files[name])
+                _write_content(staging / name, files[name])
                 os.chmod(staging / name, 0o666 & ~_umask())
             os.chmod(staging, 0o777 & ~_umask())  # mkdtemp makes it 0700
             os.rename(staging, folder)
@@ -377,7 +387,11 @@ def write_folder(
     staged: dict[str, Path] = {}
     try:
         for name in order:
-            staged[name] = _staged(folder / name, lambda handle, data=files[name]: handle.write(data), binary=True)
+            staged[name] = _staged(
+                folder / name,
+                lambda handle, data=files[name]: data(handle) if callable(data) else handle.write(data),
+                binary=True,
+            )
     except BaseException as error:
         for path in staged.values():
             path.unlink(missing_ok=True)

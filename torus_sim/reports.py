@@ -284,9 +284,10 @@ def write_results(
     tables: dict = {}
     for writer in writers:
         tables.update(writer.tables(result))
-    from torus_sim.output_columns import csv_text
+    from torus_sim.output_columns import csv_writer
 
-    texts = {f"{name}.csv": csv_text(name, table) for name, table in tables.items()}
+    tables_csv = {f"{name}.csv": csv_writer(name, table) for name, table in tables.items()}  # written piece by piece
+    texts: dict[str, str] = {}
     files: dict[str, bytes] = {}
     for writer in writers:
         files.update(writer.files(result, tables))
@@ -297,14 +298,14 @@ def write_results(
         texts["against_log.json"] = json_text(against_log.to_json_ready(), indent=2, sort_keys=True) + "\n"
         files["against_log.png"] = against_log_png(against_log)
         manifest["against_log"] = against_log.summary
-    names = sorted({*texts, *files, "summary.json"})
+    names = sorted({*tables_csv, *texts, *files, "summary.json"})
     texts["summary.json"] = json_text({**manifest, "files": names}, indent=2, sort_keys=True, default=str) + "\n"
-    contents = {name: text.encode("utf-8") for name, text in texts.items()} | files
+    contents = tables_csv | {name: text.encode("utf-8") for name, text in texts.items()} | files
     # the manifest last (a folder without it is no result); an earlier run's results go, all of them: the
     # built-in names and whatever files the earlier manifest lists (a plug-in format's)
     replaces = (*RESULT_NAMES, *_listed_files(Path(out_dir) / "summary.json"))
     paths = write_folder(out_dir, contents, last="summary.json", replaces=replaces)
-    written = {name.split(".")[0]: paths[name] for name in texts}
+    written = {name.split(".")[0]: paths[name] for name in (*tables_csv, *texts)}
     for name in files:  # a file whose stem a table took (a Parquet twin, against_log.png) is keyed by its whole name
         stem = name.split(".")[0]
         written[name.replace(".", "_") if name.endswith(".parquet") or stem in written else stem] = paths[name]

@@ -550,6 +550,7 @@ class SchedulingModel(mesa_core.Model):
         if accounted != self.counters["events_scheduled"]:
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
         self.running = False
+        self.recorder.close()  # the record's tables become the DataFrames' memory, not a copy of it
         return self.record()
 
     def _run_with_progress(self, chunk: int = 5000) -> None:

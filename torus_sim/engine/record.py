@@ -205,6 +205,7 @@ class RunRecorder:
         """Mesa's model reporters: one value each per :meth:`SchedulingModel.step` (the browser's series, ``mesa.batch_run``'s rows)."""
         self._first_values: dict | None = None
         self._series = None
+        self.closed = False  # the run is over (close()): the tables are read, never added to
 
     def start(self, model) -> None:
         """Keep the model reporters' values before any event (row 0 of the per-step series, Mesa's convention)."""
@@ -260,7 +261,8 @@ class RunRecorder:
         types = COLUMN_TYPES.get(name, {})
         import pandas as pd  # only where a table is built: a run imports pandas after its last event
 
-        # views of the typed arrays, copied once by pandas (a copy first would double the peak)
+        # views of the typed arrays: copied once by pandas while the run may go on, shared once it is closed
+        # (the record's tables are then the DataFrames' memory: RICC's ~260 MB were held twice)
         return pd.DataFrame(
             {
                 column: np.frombuffer(values, dtype=types[column].replace("?", "b")).astype(types[column], copy=False)
@@ -268,8 +270,16 @@ class RunRecorder:
                 else values
                 for column, values in columns.items()
             },
-            copy=True,
+            copy=not self.closed,
         )
+
+    def close(self) -> None:
+        """The run is over: no row is added from now on, and :meth:`table` shares the columns' memory instead of copying it.
+
+        Raises (later, from the methods that add rows):
+            SimulationError: a row added after the close.
+        """
+        self.closed = True
 
     def job_completed(self, row: dict) -> None:
         """Add a completed job's row (:data:`JOB_COLUMNS`)."""
@@ -308,11 +318,15 @@ class RunRecorder:
         self._add("failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until})
 
     def _add(self, table: str, row: dict) -> None:
+        if self.closed:
+            raise SimulationError(f"a {table} row after the run's end: its record is closed")
         for column, values in self.tables[table].items():
             values.append(row[column])
 
     def pass_ended(self, row: dict) -> None:
         """Add a pass's row (:data:`PASS_COLUMNS`, and :data:`FAIRNESS_COLUMNS` when kept)."""
+        if self.closed:
+            raise SimulationError("a pass after the run's end: its record is closed")
         for column, values in self._pass_table.items():  # the hot path: one row per pass
             values.append(row[column])
 

@@ -98,7 +98,7 @@ def job_table(jobs: pd.DataFrame, passes: pd.DataFrame | None = None, reading: s
         The job columns plus ``blocked`` (once the blocked head), ``fair_start_at``, ``violated_at``,
         ``wait`` (finish - submit - runtime, seconds) and ``bounded_slowdown`` (Eq. 1, Γ = 10 s).
     """
-    frame = jobs.sort_values(["submitted_at", "job_id"], kind="stable").reset_index(drop=True)
+    frame = jobs.sort_values(["submitted_at", "job_id"], kind="stable", ignore_index=True)
     if passes is not None and "head_job" in passes:
         fairness = fairness_table(passes, reading)
         frame["blocked"] = frame["job_id"].isin(fairness.index)

@@ -74,7 +74,7 @@ def job_table(jobs: pd.DataFrame, gamma: float = DEFAULT_GAMMA, form: str = "sta
         A new DataFrame ordered by job id, with ``wait_time``, ``response_time`` and
         ``bounded_slowdown`` (seconds, seconds, ratio).
     """
-    table = jobs.sort_values("job_id", kind="stable").reset_index(drop=True).copy()
+    table = jobs.sort_values("job_id", kind="stable", ignore_index=True)  # a new frame: one copy of the record's rows
     table["wait_time"] = table["started_at"] - table["submitted_at"]
     table["response_time"] = table["finished_at"] - table["submitted_at"]
     table["bounded_slowdown"] = bounded_slowdown(table["response_time"].to_numpy(), table["runtime"].to_numpy(), gamma, form)
