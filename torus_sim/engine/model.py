@@ -284,22 +284,18 @@ class SchedulingModel(mesa_core.Model):
             counts = counts.tolist()
         # an online workload's jobs are made at their arrival and dropped when they complete (a batch's now)
         self.run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
-        job_ids = self.run_jobs.column("job_id")
-        if len(np.unique(job_ids)) != len(job_ids):
-            ordered = np.sort(job_ids, kind="stable")
-            duplicate = int(ordered[np.flatnonzero(ordered[1:] == ordered[:-1])[0]])
+        duplicate = self.run_jobs.first_duplicate_id()
+        if duplicate is not None:
             raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
         if workload.times is None:
-            partition_sizes = self.run_jobs.column("partition_size")
-            sizes = set(np.unique(partition_sizes).tolist())
+            sizes = self.run_jobs.partition_sizes()  # size -> the first job asking for it
             unformable = self.platform.kind == "torus" or (sizes and max(sizes) > capacity)  # a cluster forms any size
             for size in sorted(sizes) if unformable else ():
                 if size > capacity or size != self.platform.round_size(size):
-                    job_id = int(job_ids[np.flatnonzero(partition_sizes == size)[0]])
                     what = (
                         f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
                     )
-                    raise ConfigurationError(f"job {job_id} needs {size} nodes, which {what} cannot give")
+                    raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, which {what} cannot give")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
         fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
