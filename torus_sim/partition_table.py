@@ -56,6 +56,27 @@ def _pack_bits(flags: np.ndarray) -> np.ndarray:
     return np.packbits(flags, axis=-1, bitorder="little").view(np.uint64)
 
 
+def _members(partitions: list[Partition], torus: Torus) -> list[np.ndarray]:
+    """Each partition's supernodes, ascending (:meth:`Partition.supernodes` of each), computed one shape at a time.
+
+    The partitions of one shape differ only in their base: the box's offsets are made once and added to
+    every base at once (the 4x4x8 torus's 9,633 partitions: 0.39 s one at a time, ~0.03 s by shape).
+    """
+    dims = np.array(torus.dims, dtype=np.int64)
+    by_shape: dict[tuple[int, ...], list[int]] = {}
+    for pid, partition in enumerate(partitions):
+        by_shape.setdefault(partition.shape, []).append(pid)
+    members: list[np.ndarray | None] = [None] * len(partitions)
+    for shape, pids in by_shape.items():
+        offsets = np.stack(np.meshgrid(*(np.arange(extent) for extent in shape), indexing="ij"), axis=-1).reshape(-1, len(shape))
+        bases = np.array([partitions[pid].base for pid in pids], dtype=np.int64)
+        coordinates = (bases[:, None, :] + offsets[None, :, :]) % dims  # (partitions, cells, dimensions)
+        indices = np.sort(np.ravel_multi_index(tuple(np.moveaxis(coordinates, -1, 0)), torus.dims), axis=1).astype(np.int64)
+        for row, pid in enumerate(pids):
+            members[pid] = indices[row]
+    return members
+
+
 class PartitionTable:
     """Every partition of a torus as a bitmask, for fast free-partition and MFP queries.
 
@@ -87,7 +108,7 @@ class PartitionTable:
             partitions.extend(partitions_of_size(torus, size))
         self.partitions = partitions
         self.sizes = np.array([p.size for p in partitions], dtype=np.int64)
-        self.members = [p.supernodes(torus) for p in partitions]
+        self.members = _members(partitions, torus)
         member_flags = np.zeros((len(partitions), self.words * 64), dtype=bool)
         for pid, members in enumerate(self.members):
             member_flags[pid, members] = True
