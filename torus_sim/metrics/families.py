@@ -17,9 +17,14 @@ from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, online_summary
 from torus_sim.metrics.online import job_table as online_job_table
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
-__all__ = ["summarize_record"]
+__all__ = ["ONLINE_COLUMNS", "summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
+
+
+ONLINE_COLUMNS = ["job_id", "submitted_at", "first_started_at", "finished_at", "runtime", "size", "time_sum", "preemptions"]
+"""The job columns PV-EASY's summary reads (:func:`~torus_sim.metrics.online.job_table` and
+:func:`~torus_sim.metrics.online.online_summary`): its per-job table is made of these only (8 of 18 columns)."""
 
 
 def summarize_record(
@@ -51,7 +56,7 @@ def summarize_record(
     """
     summary = summarize(record, gamma, form)
     if not record.jobs.empty:
-        table = online_job_table(record.jobs, record.capacity, fairness_reading)
+        table = online_job_table(record.jobs[ONLINE_COLUMNS], record.capacity, fairness_reading)
         online = online_summary(table, record.capacity_total, min_delay)
         if "head_job" not in record.capacity:
             for key in (

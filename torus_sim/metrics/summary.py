@@ -133,23 +133,31 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     References:
         BGL-FAULT §3.4, §6.1.
     """
-    table = job_table(record.jobs, gamma, form)
-    fractions = capacity_fractions(record.jobs, record.capacity, record.capacity_total)
+    jobs = record.jobs
+    # the job table's columns that the means read, in its order (by job id), not the whole table: the same
+    # values in the same order give the same sums (a 450k-job run built an 80 MB table here for five numbers)
+    order = np.argsort(jobs["job_id"].to_numpy(), kind="stable")
+    submitted = jobs["submitted_at"].to_numpy()[order]
+    wait = pd.Series(jobs["started_at"].to_numpy()[order] - submitted)
+    response = jobs["finished_at"].to_numpy()[order] - submitted
+    slowdown = pd.Series(bounded_slowdown(response, jobs["runtime"].to_numpy()[order], gamma, form))
+    response = pd.Series(response)
+    fractions = capacity_fractions(jobs, record.capacity, record.capacity_total)
     counters = record.counters
-    empty = table.empty
+    empty = jobs.empty
     return {
-        "jobs": int(len(table)),
-        "avg_wait_time": 0.0 if empty else float(table["wait_time"].mean()),
-        "avg_response_time": 0.0 if empty else float(table["response_time"].mean()),
-        "avg_bounded_slowdown": 0.0 if empty else float(table["bounded_slowdown"].mean()),
-        "max_bounded_slowdown": 0.0 if empty else float(table["bounded_slowdown"].max()),
+        "jobs": int(len(jobs)),
+        "avg_wait_time": 0.0 if empty else float(wait.mean()),
+        "avg_response_time": 0.0 if empty else float(response.mean()),
+        "avg_bounded_slowdown": 0.0 if empty else float(slowdown.mean()),
+        "max_bounded_slowdown": 0.0 if empty else float(slowdown.max()),
         "makespan": fractions["span"],
         "omega_util": fractions["omega_util"],
         "omega_unused": fractions["omega_unused"],
         "omega_lost": fractions["omega_lost"],
         "failures": int(counters.get("failures", 0)),
         "job_kills": int(counters.get("job_kills", 0)),
-        "jobs_killed": 0 if empty else int((table["kills"] > 0).sum()),
+        "jobs_killed": 0 if empty else int((jobs["kills"] > 0).sum()),
         "lost_work": float(counters.get("lost_work", 0.0)),
         "migrations": int(counters.get("migrations", 0)),
         "repacks": int(counters.get("repacks", 0)),
