@@ -55,7 +55,6 @@ class RunJobs(Sequence):
         self.job_class: type = Job
         self.prepare: Callable[[Job], None] | None = None
         self._columns = isinstance(self._templates, JobColumns)
-        self._made = 0
         self._batch: list[Job] | None = None
         if not self.streamed:  # all at once, in one pass (a RIGID experiment builds 3,000 models of 100 jobs)
             templates, counts = self._templates, self._counts
@@ -69,7 +68,6 @@ class RunJobs(Sequence):
                 batch = [job.fresh_copy(rank, count) for rank, (job, count) in enumerate(zip(templates, counts, strict=True))]
             self._batch = batch
             self.live = {job.job_id: job for job in batch}
-            self._made = len(batch)
 
     def __len__(self) -> int:
         return len(self._templates)
@@ -98,9 +96,13 @@ class RunJobs(Sequence):
         return templates[rank].fresh_copy(rank, None if self._counts is None else self._counts[rank])
 
     def column(self, name: str) -> np.ndarray:
-        """One field of every job in rank order, read-only (``submitted_at``, ``partition_size``, ``job_id``, ...).
+        """One field of every job in rank order, read-only: shape ``(n,)``.
 
-        Read from an SWF log's columns without making a job; a list's jobs are read once.
+        Float seconds for ``submitted_at``, ``runtime`` and ``walltime``; int64 for ``job_id``, ``size``,
+        ``partition_size`` and ``user_id``. Read from an SWF log's columns without making a job; a list's jobs are read once.
+
+        Raises:
+            ValueError, AttributeError: not a field of a job (an SWF log's columns, a list's jobs).
         """
         if self._columns:
             return self._templates.column(name)
@@ -156,7 +158,6 @@ class RunJobs(Sequence):
         if self.prepare is not None:
             self.prepare(job)
         self.live[job.job_id] = job
-        self._made += 1
         return job
 
     def arrived(self, ranks: Sequence[int]) -> list[Job]:
@@ -174,8 +175,3 @@ class RunJobs(Sequence):
     def owns(self, job) -> bool:
         """``job`` is one of this run's live jobs (not a copy a policy made, not another run's)."""
         return isinstance(job, Job) and self.live.get(job.job_id) is job
-
-    @property
-    def made(self) -> int:
-        """Jobs made so far (the whole batch at construction; an online run's arrivals so far)."""
-        return self._made
