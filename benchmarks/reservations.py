@@ -1,23 +1,26 @@
-"""The torus profile's reservation search on backlogs (issue 40: whole-log cells that did not finish).
+"""Reservations on backlogs: the matrix's slowest cells, this checkout against a baseline (issues 40, 61 §2).
 
 R-LIST-Q and conservative backfilling stopped at their wall-clock limit on the whole logs.
 
-    python -m benchmarks.run --only reservations      # or: python -m benchmarks.reservations [--jobs N]
+    python -m benchmarks.run --only reservations [--baseline PATH]
+    python -m benchmarks.reservations [--jobs N] [--repeats R] [--baseline PATH]
 
 R-LIST-Q and conservative backfilling recompute every waiting job's reservation at every pass (RIGID
 Alg. 1; Mu'alem and Feitelson 2001); on the torus each reservation is a search over the profile's steps
-for the first one from which a partition stays free (:meth:`~torus_sim.policies.availability.PartitionProfile.earliest`).
-With failures the queue holds hundreds of jobs and the profile hundreds of steps. The search keeps, per
-size, which steps hold a free partition on their own (a step that holds none never does again in the
-pass) and, where numba imports, runs compiled over the steps mirrored as arrays
-(:mod:`torus_sim.policies.partition_steps`); the baseline is :func:`plain_search`, the Python scan of every
-step it replaced, swapped in for the same runs, with :func:`plain_earliest` (the search's floor found by
-scanning every answer the profile gave: :class:`~torus_sim.policies.availability.StartFloors` replaced
-it). On a cluster R-LIST-Q reserves on conservative
-backfilling's compiled count profile (:mod:`torus_sim.policies.count_reservations`); the baseline is the
-Python profile. Both give the same schedule (the digest of the job record is printed and compared); the
-cells are the matrix's (:mod:`benchmarks.matrix`) on prefixes of SDSC-SP2 (CTC-SP2 on the cluster),
-alternated (plain, now, plain, ...), the median of each printed.
+for the first one from which a partition stays free, the MFP heuristic's choice among the partitions
+free there, and the steps split and taken. With failures the queue holds hundreds of jobs and the
+profile hundreds of steps. The search keeps, per size, which steps hold a free partition on their own
+and, where numba imports, the whole pass runs compiled over the steps mirrored as arrays
+(:meth:`~torus_sim.policies.partition_steps.StepArrays.plan`: the search, the MFP choice through a memo,
+the reservations, the floors per size and the test that stops a pass once no later job could start
+now). On a cluster R-LIST-Q reserves on conservative backfilling's compiled count profile
+(:mod:`torus_sim.policies.count_reservations`).
+
+Each cell (a prefix of the matrix's log: SDSC-SP2, CTC-SP2 on the cluster) runs in its own process,
+this checkout and the baseline alternated; the median wall of :func:`benchmarks.matrix.run_cell` and
+the digest of the job record are printed, with the ratio (this / baseline: below 1 is faster) and
+whether both gave the same schedule. :func:`plain_search` is the reference scan of every step the
+tests compare the search with.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ from __future__ import annotations
 import argparse
 import bisect
 import math
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 CELLS = (
@@ -59,71 +63,71 @@ def plain_search(self, size: int, duration: float, floor: float):
     return math.inf, None
 
 
-def plain_earliest(self, size: int, duration: float):
-    """The baseline's floor: every (duration, start) the profile answered for the size scanned at each call, as before the staircase."""
-    found = self.__dict__.setdefault("_plain_found", {}).setdefault(size, [])
-    floor = self.dates[0]
-    for shorter, start_at in found:
-        if shorter <= duration and start_at > floor:
-            floor = start_at
-    answer = self._search(size, duration, floor)
-    found.append((duration, answer[0]))
-    return answer
+_CHILD = """
+import sys, time
+from pathlib import Path
+from benchmarks.matrix import Cell, run_cell
+policy, platform, failures, jobs, fta = sys.argv[1:]
+began = time.perf_counter()
+result = run_cell(Cell(policy, platform, failures), int(jobs), Path(fta))
+wall = time.perf_counter() - began
+print(result.status, result.digest, wall)
+"""
 
 
-def timed(cell, jobs: int, fta: Path, plain: bool) -> tuple[float, str]:
-    """Wall time of one matrix cell on ``jobs`` jobs and its job-record digest, plain or as the code runs.
+def timed(checkout: Path, cell, jobs: int, fta: Path) -> tuple[float, str]:
+    """Wall time (seconds, of the run alone) of one matrix cell on ``jobs`` jobs in a fresh process of ``checkout``, and its digest.
 
-    Plain: the torus profile's :func:`plain_search` and :func:`plain_earliest`, and on a cluster R-LIST-Q's reservations on the
-    Python profile (:class:`~torus_sim.policies.availability.AvailabilityProfile`, as where numba is
-    missing) instead of the compiled one.
+    Raises:
+        RuntimeError: the cell did not complete.
     """
-    from benchmarks.matrix import Cell, run_cell
-    from torus_sim.policies import easy
-    from torus_sim.policies.availability import PartitionProfile
-
-    kept, earliest, compiled = PartitionProfile._search, PartitionProfile.earliest, easy._COUNT_PROFILE
-    if plain:
-        PartitionProfile._search, PartitionProfile.earliest = plain_search, plain_earliest
-        easy._COUNT_PROFILE = None
-    try:
-        began = time.perf_counter()
-        result = run_cell(Cell(*cell), jobs, fta)
-        wall = time.perf_counter() - began
-    finally:
-        PartitionProfile._search, PartitionProfile.earliest, easy._COUNT_PROFILE = kept, earliest, compiled
-    if result.status != "completed":
-        raise RuntimeError(f"{cell}: {result.sentence}")
-    return wall, result.digest
+    environment = {**os.environ, "PYTHONPATH": str(checkout)}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, *cell, str(jobs), str(fta)], cwd=checkout, env=environment, capture_output=True, text=True
+    )
+    words = done.stdout.split()
+    if done.returncode or len(words) != 3 or words[0] != "completed":
+        raise RuntimeError(f"{cell} in {checkout.name}: {done.stdout[-500:]}{done.stderr[-2000:]}")
+    return float(words[2]), words[1]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Time each cell plain and as the code runs, alternated; print the medians, their ratio and the digests."""
+    """Time each cell here (and on the baseline, alternated); print the medians, their ratio and the digests."""
     from benchmarks.matrix import write_lanl_as_fta
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=None, help="a prefix of N jobs for every cell (default: each cell's)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each (default 2)")
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout measured beside this one")
     args = parser.parse_args(argv)
+    here = Path(__file__).resolve().parents[1]
+    checkouts = [("this", here)] + ([("baseline", args.baseline.resolve())] if args.baseline else [])
     with tempfile.TemporaryDirectory() as folder:
         fta = Path(folder) / "fta.txt"
         write_lanl_as_fta(fta)
-        print(f"Reservations on backlogs (median of {args.repeats}; plain: the scan of every step / the Python count profile):")
+        print(f"Reservations on backlogs (median of {args.repeats}, each run in its own process):")
         for *cell, jobs in CELLS:
             jobs = args.jobs or jobs
-            walls: dict[bool, list[float]] = {True: [], False: []}
-            digests: dict[bool, set[str]] = {True: set(), False: set()}
+            walls: dict[str, list[float]] = {name: [] for name, _ in checkouts}
+            digests: dict[str, set[str]] = {name: set() for name, _ in checkouts}
             for _ in range(args.repeats):
-                for plain in (True, False):
-                    wall, digest = timed(cell, jobs, fta, plain)
-                    walls[plain].append(wall)
-                    digests[plain].add(digest)
-            same = "same schedule" if digests[True] == digests[False] and len(digests[True]) == 1 else "SCHEDULES DIFFER"
-            before, after = statistics.median(walls[True]), statistics.median(walls[False])
-            print(
-                f"  {cell[0]:<13} {cell[1]:<18} {cell[2]:<21} {jobs:>6,} jobs  plain {before:7.1f} s  now {after:7.1f} s"
-                f"  {before / after:5.2f}x faster  ({same}, {sorted(digests[False])[0]})"
-            )
+                for name, checkout in checkouts:
+                    wall, digest = timed(checkout, cell, jobs, fta)
+                    walls[name].append(wall)
+                    digests[name].add(digest)
+            now = statistics.median(walls["this"])
+            line = f"  {cell[0]:<13} {cell[1]:<18} {cell[2]:<21} {jobs:>6,} jobs  now {now:7.1f} s"
+            if args.baseline:
+                before = statistics.median(walls["baseline"])
+                same = (
+                    "same schedule"
+                    if digests["this"] == digests["baseline"] and len(digests["this"]) == 1
+                    else "SCHEDULES DIFFER"
+                )
+                line += f"  baseline {before:7.1f} s  ratio {now / before:4.2f}x ({same}, {sorted(digests['this'])[0]})"
+            else:
+                line += f"  ({sorted(digests['this'])[0]})"
+            print(line)
     return 0
 
 

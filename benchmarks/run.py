@@ -60,9 +60,10 @@ Run from the repository root::
     SDSC-SP2 on the torus with 4,000 failures and RICC online, with and without ``power = true``,
     alternated (goal, issue 45: at most 1.15x).
 
-15. The torus profile's reservation search on backlogs (:mod:`benchmarks.reservations`, only when
-    asked: ``--only reservations``, about 5 minutes): R-LIST-Q and conservative backfilling on the
-    matrix's slowest cells, the per-size flags against the plain scan of every step (issue 40).
+15. Reservations on backlogs (:mod:`benchmarks.reservations`, only when asked: ``--only
+    reservations``, about 5 minutes, twice that with ``--baseline``): R-LIST-Q and conservative
+    backfilling on prefixes of the matrix's slowest cells, each run in its own process, against the
+    baseline checkout's same cells with the ratio and whether the schedules agree (issues 40, 61 §2).
 
 16. The footprint (:mod:`benchmarks.footprint`, only when asked: ``--only footprint``, about 5
     minutes): whole-process wall time and peak memory of ``torus-sim run`` on the README's main job, a
@@ -264,6 +265,15 @@ def main(argv: list[str] | None = None) -> int:
 
         footprint(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 3)
         sections = [section for section in sections if section != "footprint"]
+        if not sections:
+            return 0
+    if args.baseline is not None and "reservations" in sections:  # each cell in its own process of either checkout
+        from benchmarks.reservations import main as reservations_main
+
+        reservations_main(
+            (["--jobs", "1000", "--repeats", "1"] if args.quick else []) + ["--baseline", str(args.baseline.resolve())]
+        )
+        sections = [section for section in sections if section != "reservations"]
         if not sections:
             return 0
     if args.baseline is not None and "plugins" in sections:

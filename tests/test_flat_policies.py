@@ -324,7 +324,9 @@ def test_jobs_of_run_time_zero_late_in_a_log_are_not_given_the_same_nodes(tmp_pa
 def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table, compiled):
     """The per-size flags (kept across a pass's reservations and splits) answer what asking every step answers.
 
-    Both searches: the compiled one on the step arrays (partition_steps) and the Python one (numba missing).
+    Both searches: the compiled one on the step arrays (partition_steps: the search, the MFP heuristic's
+    choice and the reservations' splits, all compiled) and the Python one (numba missing), each beside a
+    Python twin given the same reservations: the same answers, the same steps.
     """
     from benchmarks.reservations import plain_search
     from torus_sim.policies.availability import PartitionProfile
@@ -337,22 +339,55 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table, co
         ends = rng.choice([0.5, 1.0, 2.0, 4.0, 9.0, 20.0], size=busy.size)
         releases = [(float(ends[node]), 1 << int(node)) for node in np.flatnonzero(busy)]
         profile = PartitionProfile(0.0, bgl_table, busy, releases)
+        twin = PartitionProfile(0.0, bgl_table, busy, releases)
+        twin._steps = None
         if not compiled:
             profile._steps = None
         assert compiled == (profile._steps is not None)
         for _ in range(40):
             size, duration = int(rng.choice(sizes)), float(rng.choice([0.0, 0.5, 1.0, 3.0, 6.0, 30.0]))
-            floor = float(rng.choice(profile.dates))
+            floor = float(rng.choice(twin.dates))
             answer = profile._search(size, duration, floor)
-            assert answer == plain_search(profile, size, duration, floor)
+            assert answer == plain_search(twin, size, duration, floor)
+            assert profile.fits_now(size, duration) == twin.fits_now(size, duration)
+            assert profile.open_for(size) == twin.open_for(size)
             asked += 1
             skipped += answer[0] > floor
             profile.reserve(answer[0], duration, size, answer[1])
-        if compiled:  # the arrays mirror the lists after every split and reservation
+            twin.reserve(answer[0], duration, size, answer[1])
+        assert (profile.dates, profile.occupied) == (twin.dates, twin.occupied)
+        if compiled:  # the lists read back from the arrays
             steps = profile._steps
             assert steps.dates[: steps.count].tolist() == profile.dates
-            assert [bgl_table.occupied_of(words) for words in steps.words[: steps.count]] == profile.occupied
     assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)
+
+
+def test_the_compiled_mfp_choice_is_the_partition_tables(bgl_table):
+    """The step arrays' MFP choice (compiled) picks the partition the table's ``mfp_choice`` picks, on random occupancies."""
+    from torus_sim.policies.partition_steps import StepArrays
+    from torus_sim.policies.placement import MFP
+
+    rng = np.random.default_rng(8)
+    steps = StepArrays(bgl_table, [0.0], np.zeros((1, bgl_table.words), dtype=np.uint64))
+    sizes = sorted({int(size) for size in bgl_table.sizes})
+    chosen = 0
+    for _ in range(300):
+        busy = rng.random(bgl_table.torus.size) < rng.uniform(0.0, 0.9)
+        words = bgl_table.pack(busy)
+        for size in rng.choice(sizes, size=4).tolist():
+            candidates = bgl_table.free_ids_of_size(words, size)
+            expected = MFP.choose(bgl_table, None, candidates, words.copy(), 0.0) if len(candidates) else -1
+            assert steps.mfp_choice(size, words) == expected
+            assert steps.free_ids(size, words).tolist() == candidates.tolist()
+            chosen += len(candidates) > 1
+    assert chosen > 200  # most questions had a choice to make
+    steps._memo = (np.zeros((2, bgl_table.words + 1), dtype=np.uint64), np.zeros(2, dtype=np.int64))  # two slots: evictions
+    for _ in range(100):
+        words = bgl_table.pack(rng.random(bgl_table.torus.size) < rng.uniform(0.0, 0.9))
+        for size in rng.choice(sizes, size=3).tolist() * 2:  # each asked twice: once afresh, once perhaps remembered
+            candidates = bgl_table.free_ids_of_size(words, size)
+            expected = MFP.choose(bgl_table, None, candidates, words.copy(), 0.0) if len(candidates) else -1
+            assert steps.mfp_choice(size, words) == expected
 
 
 @settings(max_examples=200, deadline=None)

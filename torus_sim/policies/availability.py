@@ -99,6 +99,11 @@ class AvailabilityProfile:
                 self.dates.append(end_at)
                 self.free.append(self.free[-1] + used)
 
+    @property
+    def now(self) -> float:
+        """The profile's first breakpoint, seconds."""
+        return self.dates[0]
+
     def fits(self, start_at: float, need: int, duration: float) -> bool:
         """Whether ``need`` nodes stay free over [start_at, start_at + duration)."""
         index = bisect.bisect_right(self.dates, start_at) - 1
@@ -146,6 +151,21 @@ class AvailabilityProfile:
             return math.inf
         return dates[index] - dates[0]
 
+    def reserve_in_order(self, sizes: list[int], durations: list[float]) -> tuple[list[float], list[None], int]:
+        """Reserve for jobs in priority order, each at its :meth:`earliest`, until no later job could start now (:class:`StartsLeft`).
+
+        Args:
+            sizes: the jobs' node counts, in priority order.
+            durations: their predicted durations, seconds (> 0), in the same order.
+
+        Returns:
+            (start of each job taken, seconds (inf: never); None for each (nodes are picked at the start); jobs taken).
+
+        References:
+            Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (R-LIST).
+        """
+        return _reserve_each(self, sizes, durations)
+
     def reserve(self, start_at: float, duration: float, need: int, where=None) -> None:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at):
@@ -185,25 +205,63 @@ class PartitionProfile:
     """
 
     def __init__(self, now: float, table, blocked: np.ndarray, releases, placement=None) -> None:
-        from torus_sim.policies.placement import MFP
+        from torus_sim.policies.placement import MFP, MfpPlacement
 
         self.table = table
         self.placement = placement or MFP
-        self.dates = [now]
-        self.occupied = [table.occupied_of(table.pack(np.asarray(blocked, dtype=bool)))]
+        self._now = now
+        dates = [now]
+        occupied = [table.occupied_of(table.pack(np.asarray(blocked, dtype=bool)))]
         self._found: dict[int, StartFloors] = {}  # size -> the earliest starts answered, by duration
         self._maybe: dict[int, bytearray] = {}  # size -> per step: 0 when no partition of it is free there alone
         soon = math.nextafter(now, math.inf)
         for end_at, members in sorted(((max(end_at, soon), members) for end_at, members in releases), key=lambda r: r[0]):
-            if end_at > self.dates[-1]:
-                self.dates.append(end_at)
-                self.occupied.append(self.occupied[-1])
-            self.occupied[-1] &= ~(members if isinstance(members, int) else _bits(members))
-        self._steps = _step_arrays(table, self.dates, self.occupied)  # the compiled search's copy (None: numba missing)
+            if end_at > dates[-1]:
+                dates.append(end_at)
+                occupied.append(occupied[-1])
+            occupied[-1] &= ~(members if isinstance(members, int) else _bits(members))
+        self._dates, self._occupied = dates, occupied
+        self._steps = _step_arrays(table, dates, occupied)  # the compiled search's copy (None: numba missing)
+        # with the step arrays they are the profile and the lists a copy made when read (stale after a reservation)
+        self._stale = False
+        self._mfp = type(self.placement).choose is MfpPlacement.choose  # the MFP heuristic: chosen in compiled code too
+
+    @property
+    def now(self) -> float:
+        """The profile's first breakpoint, seconds."""
+        return self._now
+
+    @property
+    def dates(self) -> list[float]:
+        """Ascending breakpoints, seconds; ``dates[0] == now``."""
+        if self._stale:
+            self._copy_steps()
+        return self._dates
+
+    @property
+    def occupied(self) -> list[int]:
+        """Ints, the supernodes taken from ``dates[i]`` to ``dates[i + 1]`` (bit i = supernode i)."""
+        if self._stale:
+            self._copy_steps()
+        return self._occupied
+
+    def _copy_steps(self) -> None:
+        """The lists copied from the step arrays (after reservations made on the arrays alone)."""
+        steps = self._steps
+        self._dates = steps.dates[: steps.count].tolist()
+        self._occupied = steps.occupied_ints(self.table)
+        self._stale = False
+
+    def next_date(self) -> float:
+        """The profile's second breakpoint, seconds (inf: it has one step)."""
+        if self._steps is not None:
+            return float(self._steps.dates[1]) if self._steps.count > 1 else math.inf
+        return self._dates[1] if len(self._dates) > 1 else math.inf
 
     def move_to(self, now: float) -> None:
         """Move the profile's first breakpoint to ``now`` (seconds, before its second one): a kept profile's next pass."""
-        self.dates[0] = now
+        self._now = now
+        self._dates[0] = now
         if self._steps is not None:
             self._steps.dates[0] = now
 
@@ -235,7 +293,7 @@ class PartitionProfile:
         found = self._found.get(size)
         if found is None:
             found = self._found[size] = StartFloors()
-        answer = self._search(size, duration, max(self.dates[0], found.floor(duration)))
+        answer = self._search(size, duration, max(self._now, found.floor(duration)))
         found.add(duration, answer[0])
         return answer
 
@@ -252,15 +310,19 @@ class PartitionProfile:
         """
         if math.isinf(floor):
             return math.inf, None
-        free_under = self.table.free_ids_under
-        dates, occupied = self.dates, self.occupied
-        if self._steps is not None:  # the same steps tried in the same order, compiled
-            index = self._steps.search(size, bisect.bisect_left(dates, floor), duration)
+        steps = self._steps
+        if steps is not None:  # the same steps tried in the same order, compiled (the MFP heuristic's choice too)
+            if self._mfp:
+                index, where = steps.earliest_mfp(size, floor, duration)
+                return (math.inf, None) if index < 0 else (float(steps.dates[index]), where)
+            index = steps.search(size, steps.first_at(floor), duration)
             if index < 0:
                 return math.inf, None
-            window = self._window(index, duration)
-            start_at = dates[index]
-            return start_at, self._choose(free_under(window, size), window, start_at)
+            window = steps.window(index, duration)
+            start_at = float(steps.dates[index])
+            return start_at, int(self.placement.choose(self.table, None, steps.free_ids(size, window), window, start_at))
+        free_under = self.table.free_ids_under
+        dates, occupied = self.dates, self.occupied
         maybe = self._maybe.get(size)
         if maybe is None:
             maybe = self._maybe[size] = bytearray(b"\x01") * len(dates)
@@ -282,6 +344,8 @@ class PartitionProfile:
 
         A job of that size lasting longer cannot start now (:class:`StartsLeft`).
         """
+        if self._steps is not None:
+            return self._steps.open_for(size)
         free_under = self.table.free_ids_under
         dates, occupied = self.dates, self.occupied
         taken = 0
@@ -309,13 +373,51 @@ class PartitionProfile:
 
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""
+        steps = self._steps
+        if steps is not None:
+            window = steps.window(0, duration)
+            if self._mfp:
+                where = steps.mfp_choice(size, window)
+                return None if where < 0 else where
+            candidates = steps.free_ids(size, window)
+            return int(self.placement.choose(self.table, None, candidates, window, self._now)) if len(candidates) else None
         window = self._window(0, duration)
         candidates = self.table.free_ids_under(window, size)
         return self._choose(candidates, window, self.dates[0]) if len(candidates) else None
 
+    def reserve_in_order(self, sizes: list[int], durations: list[float]) -> tuple[list[float], list[int | None], int]:
+        """Reserve for jobs in priority order, each at its :meth:`earliest`, until no later job could start now.
+
+        A pass of conservative backfilling or R-LIST-Q: each job's earliest start and partition, reserved
+        before the next is asked; the pass stops after the first job from which :class:`StartsLeft` says no
+        later job could start now (their reservations would change nothing this pass). With the MFP
+        placement and numba the whole loop runs compiled
+        (:meth:`~torus_sim.policies.partition_steps.StepArrays.plan`), with the same answers.
+
+        Args:
+            sizes: the jobs' partition sizes, supernodes, in priority order.
+            durations: their predicted durations, seconds (> 0), in the same order.
+
+        Returns:
+            (start of each job taken, seconds (inf: never); its partition (None: never); jobs taken).
+
+        References:
+            Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (R-LIST).
+        """
+        steps = self._steps
+        if steps is not None and self._mfp:
+            starts, wheres, taken = steps.plan(self._now, sizes, durations)
+            self._stale = True
+            return starts, [None if where < 0 else where for where in wheres], taken
+        return _reserve_each(self, sizes, durations)
+
     def reserve(self, start_at: float, duration: float, size: int, where: int | None) -> None:
         """Take partition ``where`` over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at) or where is None:
+            return
+        if self._steps is not None:  # the arrays are the profile; the lists are copied from them when read
+            self._steps.reserve(start_at, window_end(start_at, duration), where)
+            self._stale = True
             return
         bits = self.table.mask_ints[where]
         dates, occupied, maybe, steps = self.dates, self.occupied, self._maybe.values(), self._steps
@@ -433,15 +535,30 @@ class StartsLeft:
         left = self._left[size]
         del left[bisect.bisect_left(left, duration)]
         if started:  # the first steps filled: each size may stay free for less long from now
-            start_at = self.profile.dates[0]
+            start_at = self.profile.now
         else:
             self._rule(size, min(self._below[size], duration))
         if start_at is not None:
-            horizon = start_at - self.profile.dates[0]
+            horizon = start_at - self.profile.now
             for other, below in list(self._below.items()):
                 if below > horizon and self._alive[other]:
                     self._rule(other, min(below, self._open(other)))
         return self.alive > 0
+
+
+def _reserve_each(profile, sizes: list[int], durations: list[float]) -> tuple[list[float], list, int]:
+    """Each job's :meth:`earliest`, reserved before the next is asked, until :class:`StartsLeft` says no later job could start now."""
+    starts_left = StartsLeft(profile, sizes, durations)
+    starts, wheres = [], []
+    now = profile.now
+    for size, duration in zip(sizes, durations, strict=True):
+        start_at, where = profile.earliest(size, duration)
+        profile.reserve(start_at, duration, size, where)
+        starts.append(start_at)
+        wheres.append(where)
+        if not starts_left.passed(size, duration, start_at <= now, start_at):
+            break
+    return starts, wheres, len(starts)
 
 
 def _step_arrays(table, dates: list[float], occupied: list[int]):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import MIN_DURATION, StartsLeft, availability_profile
+from torus_sim.policies.availability import MIN_DURATION, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.kept_profile import ProfileKeeper
@@ -215,26 +215,23 @@ class ConservativePolicy(Policy):
             profile, first, head_at = kept.profile, len(kept.waiting), kept.head_at
             if first:  # the head kept its reservation
                 yield Reserve(jobs[0], head_at)
-        durations = [max(view.predicted_remaining(job), MIN_DURATION) for job in jobs[first:]]
-        starts_left = StartsLeft(profile, [job.partition_size for job in jobs[first:]], durations)
+        remaining = view.remaining_estimator()
+        durations = [max(remaining(job), MIN_DURATION) for job in jobs[first:]]
+        sizes = [job.partition_size for job in jobs[first:]]
+        starts, wheres, taken = profile.reserve_in_order(sizes, durations)  # on the torus compiled with the MFP placement
         starting = []
         backfilled = False
-        reserved = len(jobs)
-        for position in range(first, len(jobs)):
+        reserved = first + taken  # the later jobs could not start now: their reservations would change nothing this pass
+        for position in range(first, reserved):
             job = jobs[position]
-            duration = durations[position - first]
-            start_at, where = profile.earliest(job.partition_size, duration)
-            profile.reserve(start_at, duration, job.partition_size, where)
+            start_at = starts[position - first]
             if position == 0:
                 yield Reserve(job, start_at)
             if start_at <= now:
-                starting.append((job, where, duration))
+                starting.append((job, wheres[position - first], durations[position - first]))
                 backfilled = backfilled or head_at is not None  # started behind a job that waits
             elif head_at is None:
                 head_at = start_at  # the first reserved job left waiting: the next pass's head
-            if not starts_left.passed(job.partition_size, duration, start_at <= now, start_at):
-                reserved = position + 1
-                break  # no later job can start now: their reservations would change nothing this pass
         for job, where, _ in starting:
             yield Start(job, view.place(job, placement=self.placement) if cluster else where)
         # every start is applied now: keep the profile for a pass after arrivals only, unless a job started behind one

@@ -76,8 +76,7 @@ class ProfileKeeper:
         if kept is None:
             return None
         now = view.now
-        dates = kept.profile.dates
-        if len(dates) > 1 and dates[1] <= now:
+        if kept.profile.next_date() <= now:
             return None  # time reached a breakpoint: an end or a reservation came due
         waiting = kept.waiting
         if len(jobs) < len(waiting) or any(job is not old for job, old in zip(jobs, waiting, strict=False)):

@@ -18,6 +18,8 @@ References:
 
 from __future__ import annotations
 
+import weakref
+
 import numba
 import numpy as np
 
@@ -92,6 +94,425 @@ def _take(words, first, last, mask):  # pragma: no cover - compiled
             words[index, k] |= mask[k]
 
 
+@numba.njit(cache=True)
+def _first_at(dates, count, floor):  # pragma: no cover - compiled
+    """The first step index whose date is >= ``floor`` (``bisect_left`` over the steps in use)."""
+    low, high = 0, count
+    while low < high:
+        middle = (low + high) // 2
+        if dates[middle] < floor:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@numba.njit(cache=True)
+def _window_words(dates, words, count, index, duration, window):  # pragma: no cover - compiled
+    """Fill ``window`` with the supernodes taken at any time in [dates[index], dates[index] + duration)."""
+    width = words.shape[1]
+    end_at = dates[index] + duration
+    for k in range(width):
+        window[k] = words[index, k]
+    later = index + 1
+    while later < count and dates[later] < end_at:
+        for k in range(width):
+            window[k] |= words[later, k]
+        later += 1
+
+
+@numba.njit(cache=True)
+def _popcount(word):  # pragma: no cover - compiled
+    """The set bits of a uint64."""
+    word = word - ((word >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    word = (word & np.uint64(0x3333333333333333)) + ((word >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    word = (word + (word >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((word * np.uint64(0x0101010101010101)) >> np.uint64(56))
+
+
+@numba.njit(cache=True)
+def _first_at_most(sizes, limit):  # pragma: no cover - compiled
+    """The first id whose size is at most ``limit`` (``sizes`` descending); ``len(sizes)`` when none is."""
+    low, high = 0, len(sizes)
+    while low < high:
+        middle = (low + high) // 2
+        if sizes[middle] > limit:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@numba.njit(cache=True)
+def _disjoint(masks, first, second):  # pragma: no cover - compiled
+    """Whether partitions ``first`` and ``second`` share no supernode."""
+    for k in range(masks.shape[1]):
+        if masks[first, k] & masks[second, k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _mfp_choice(masks, sizes, supernodes, start, end, window):  # pragma: no cover - compiled
+    """The MFP heuristic's partition among the free ones of ``[start, end)`` under ``window``; -1: none free.
+
+    The candidates are the partitions of ``[start, end)`` that meet none of ``window``'s supernodes, in id
+    order. Each candidate's MFP after placement is the size of the largest free partition disjoint from it;
+    partition ids run by descending size, so the largest MFP is the size of the first free partition (in id
+    order) disjoint from some candidate, and the winner is the first candidate disjoint from any free
+    partition of that size (0th candidate when none leaves a free partition): the answer of
+    :meth:`~torus_sim.partition_table.PartitionTable.mfp_choice`.
+    """
+    width = masks.shape[1]
+    candidates = np.empty(end - start, dtype=np.int64)
+    found = 0
+    for partition in range(start, end):
+        free = True
+        for k in range(width):
+            if masks[partition, k] & window[k]:
+                free = False
+                break
+        if free:
+            candidates[found] = partition
+            found += 1
+    if found <= 1:
+        return candidates[0] if found else -1
+    # a free partition disjoint from a candidate lies in the supernodes free under the window less the candidate's:
+    # the partitions larger than that (the first ids) are skipped unasked
+    room = supernodes - sizes[start]
+    for k in range(width):
+        room -= _popcount(window[k])
+    first = _first_at_most(sizes, room)
+    best = found  # a position in candidates: none yet
+    largest = 0
+    for other in range(first, masks.shape[0]):
+        if largest and sizes[other] != largest:
+            break  # past the size group of the largest MFP: the first winner stands
+        free = True
+        for k in range(width):
+            if masks[other, k] & window[k]:
+                free = False
+                break
+        if not free:
+            continue
+        for position in range(best if largest else found):
+            if _disjoint(masks, candidates[position], other):
+                best = position
+                largest = sizes[other]
+                break
+    return candidates[best] if largest else candidates[0]
+
+
+@numba.njit(cache=True)
+def _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window):  # pragma: no cover - compiled
+    """:func:`_mfp_choice` through a direct-mapped memo of its answers.
+
+    ``keys`` (``(E, K + 1)`` uint64, E a power of two) holds per slot ``start + 1`` (0: empty) and the
+    window's words; ``answers`` (``(E,)`` int64) the partition chosen. A question whose slot holds another
+    key is answered afresh and takes the slot: the memo changes no answer, only how often one is computed
+    (a pass asks the same (size, window) again and again: 96.5% of R-LIST-Q's questions on BG/L's torus with
+    LANL's failures repeat one).
+    """
+    width = window.shape[0]
+    mixed = np.uint64(start + 1) * np.uint64(0x9E3779B97F4A7C15)
+    for k in range(width):
+        mixed = (mixed ^ window[k]) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(31)
+    slot = int(mixed & np.uint64(keys.shape[0] - 1))
+    same = keys[slot, 0] == np.uint64(start + 1)
+    if same:
+        for k in range(width):
+            if keys[slot, k + 1] != window[k]:
+                same = False
+                break
+    if same:
+        return answers[slot]
+    answer = _mfp_choice(masks, sizes, supernodes, start, end, window)
+    keys[slot, 0] = np.uint64(start + 1)
+    for k in range(width):
+        keys[slot, k + 1] = window[k]
+    answers[slot] = answer
+    return answer
+
+
+@numba.njit(cache=True)
+def _earliest_mfp(
+    dates, words, flags, count, floor, duration, masks, sizes, supernodes, start, end, keys, answers
+):  # pragma: no cover - compiled
+    """:func:`_search` from the first step at or after ``floor``, then the MFP heuristic's partition over its window.
+
+    Returns:
+        (step index, partition id); (-1, -1) when no step's window holds a free partition of ``[start, end)``.
+    """
+    index = _search(dates, words, flags, count, _first_at(dates, count, floor), duration, masks, start, end)
+    if index < 0:
+        return -1, -1
+    window = np.empty(words.shape[1], dtype=np.uint64)
+    _window_words(dates, words, count, index, duration, window)
+    return index, _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window)
+
+
+@numba.njit(cache=True)
+def _free_ids(masks, start, end, window):  # pragma: no cover - compiled
+    """The ids of ``[start, end)`` whose partitions meet none of ``window``'s supernodes, ascending."""
+    width = masks.shape[1]
+    ids = np.empty(end - start, dtype=np.int64)
+    found = 0
+    for partition in range(start, end):
+        free = True
+        for k in range(width):
+            if masks[partition, k] & window[k]:
+                free = False
+                break
+        if free:
+            ids[found] = partition
+            found += 1
+    return ids[:found]
+
+
+@numba.njit(cache=True)
+def _open_for(dates, words, count, masks, start, end):  # pragma: no cover - compiled
+    """Seconds from ``dates[0]`` during which some partition of ``[start, end)`` stays free (inf: from then on)."""
+    taken = np.zeros(words.shape[1], dtype=np.uint64)
+    for index in range(count):
+        for k in range(words.shape[1]):
+            taken[k] |= words[index, k]
+        if not _any_free(masks, start, end, taken):
+            return dates[index] - dates[0]
+    return np.inf
+
+
+@numba.njit(cache=True)
+def _reserve(dates, words, flags, rows, count, start_at, end_at, mask):  # pragma: no cover - compiled
+    """Split the steps at ``start_at`` and ``end_at`` and take ``mask`` in between; returns the steps now in use.
+
+    The arrays have room for two more steps. A new step copies its predecessor (its words and flags).
+    """
+    for date in (start_at, end_at):
+        low, high = 0, count  # bisect_right(dates, date) - 1
+        while low < high:
+            middle = (low + high) // 2
+            if date < dates[middle]:
+                high = middle
+            else:
+                low = middle + 1
+        index = low - 1
+        if dates[index] != date:
+            _split(dates, words, flags, rows, count, index, date)
+            count += 1
+    first = _first_at(dates, count, start_at)
+    last = _first_at(dates, count, end_at)
+    _take(words, first, last, mask)
+    return count
+
+
+@numba.njit(cache=True)
+def _stair_floor(durations, starts, n, duration):  # pragma: no cover - compiled
+    """:meth:`~torus_sim.policies.availability.StartFloors.floor` over a staircase of ``n`` steps (-inf: none)."""
+    low, high = 0, n
+    while low < high:
+        middle = (low + high) // 2
+        if duration < durations[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return starts[low - 1] if low else -np.inf
+
+
+@numba.njit(cache=True)
+def _stair_add(durations, starts, n, duration, start_at):  # pragma: no cover - compiled
+    """:meth:`~torus_sim.policies.availability.StartFloors.add` on a staircase of ``n`` steps (room for one more); returns its steps."""
+    low, high = 0, n  # at = bisect_right(durations, duration)
+    while low < high:
+        middle = (low + high) // 2
+        if duration < durations[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    at = low
+    if at and starts[at - 1] >= start_at:
+        return n
+    low, high = 0, at  # bisect_left(durations, duration, 0, at): an equal duration answered earlier is replaced
+    while low < high:
+        middle = (low + high) // 2
+        if durations[middle] < duration:
+            low = middle + 1
+        else:
+            high = middle
+    first = low
+    low, high = at, n  # bisect_right(starts, start_at, at): longer durations answered no later are dominated
+    while low < high:
+        middle = (low + high) // 2
+        if start_at < starts[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    last = low
+    if last == first:  # an insertion
+        for moved in range(n, first, -1):
+            durations[moved] = durations[moved - 1]
+            starts[moved] = starts[moved - 1]
+        n += 1
+    elif last - first > 1:
+        gone = last - first - 1
+        for moved in range(last, n):
+            durations[moved - gone] = durations[moved]
+            starts[moved - gone] = starts[moved]
+        n -= gone
+    durations[first] = duration
+    starts[first] = start_at
+    return n
+
+
+@numba.njit(cache=True)
+def _opened(dates, words, count, masks, start, end):  # pragma: no cover - compiled
+    """A job of the row's size can start now only if shorter than this, seconds (:meth:`StartsLeft._open`)."""
+    longest = _open_for(dates, words, count, masks, start, end)
+    return longest * (1.0 + 1e-9) + 1e-6 if longest > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _left_below(left, begin, end, below, removed):  # pragma: no cover - compiled
+    """Jobs of a row not taken yet whose duration is below ``below`` (``left[begin:end]`` ascending; ``removed`` a Fenwick tree of the taken)."""
+    if not below > 0.0:
+        return 0
+    low, high = begin, end
+    while low < high:
+        middle = (low + high) // 2
+        if left[middle] < below:
+            low = middle + 1
+        else:
+            high = middle
+    return (low - begin) - (_fenwick_sum(removed, low) - _fenwick_sum(removed, begin))
+
+
+@numba.njit(cache=True)
+def _fenwick_sum(tree, position):  # pragma: no cover - compiled
+    """The marks at positions below ``position`` (a 1-based Fenwick tree)."""
+    total = 0
+    while position > 0:
+        total += tree[position]
+        position -= position & -position
+    return total
+
+
+@numba.njit(cache=True)
+def _plan(
+    dates,
+    words,
+    flags,
+    rows,
+    count,
+    now,
+    job_rows,
+    job_durations,
+    ranges,
+    masks,
+    sizes,
+    supernodes,
+    keys,
+    answers,
+    stair_durations,
+    stair_starts,
+    stair_steps,
+    left,
+    left_begin,
+    left_end,
+    pass_rows,
+    out_start,
+    out_where,
+):  # pragma: no cover - compiled
+    """Reserve for jobs in order on the profile (the MFP heuristic's partitions) until no later job can start now.
+
+    Each job (its flag row and predicted duration, seconds): the earliest start from its row's floor
+    (:class:`~torus_sim.policies.availability.StartFloors`, a staircase per row), the MFP heuristic's
+    partition over its window, the reservation taken; then :class:`~torus_sim.policies.availability.StartsLeft`'s
+    test: once no job left could start now, the pass stops. The jobs of each row, their durations ascending,
+    are ``left[left_begin[row]:left_end[row]]``; ``pass_rows`` the rows of the pass.
+
+    Returns:
+        (steps in use, jobs taken); ``out_start`` (seconds, inf: never) and ``out_where`` (-1: none) of each taken job.
+    """
+    width = words.shape[1]
+    window = np.empty(width, dtype=np.uint64)
+    removed = np.zeros(len(left) + 1, dtype=np.int64)
+    below = np.zeros(ranges.shape[0])
+    alive_of = np.zeros(ranges.shape[0], dtype=np.int64)
+    alive = 0
+    for row in pass_rows:
+        below[row] = _opened(dates, words, count, masks, ranges[row, 0], ranges[row, 1])
+        alive_of[row] = _left_below(left, left_begin[row], left_end[row], below[row], removed)
+        alive += alive_of[row]
+    for job in range(len(job_rows)):
+        row = job_rows[job]
+        duration = job_durations[job]
+        start, end = ranges[row, 0], ranges[row, 1]
+        floor = max(now, _stair_floor(stair_durations[row], stair_starts[row], stair_steps[row], duration))
+        start_at = np.inf
+        where = -1
+        if floor < np.inf and start < end:
+            index = _search(dates, words, flags[row], count, _first_at(dates, count, floor), duration, masks, start, end)
+            if index >= 0:
+                _window_words(dates, words, count, index, duration, window)
+                where = _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window)
+                start_at = dates[index]
+        stair_steps[row] = _stair_add(stair_durations[row], stair_starts[row], stair_steps[row], duration, start_at)
+        if where >= 0:
+            end_at = start_at + duration
+            if not end_at > start_at:
+                end_at = np.nextafter(start_at, np.inf)
+            count = _reserve(dates, words, flags, rows, count, start_at, end_at, masks[where])
+        out_start[job] = start_at
+        out_where[job] = where
+        # StartsLeft.passed: the job is taken
+        low, high = left_begin[row], left_end[row]
+        while low < high:
+            middle = (low + high) // 2
+            if left[middle] < duration:
+                low = middle + 1
+            else:
+                high = middle
+        position = low + 1
+        while position < len(removed):
+            removed[position] += 1
+            position += position & -position
+        started = start_at <= now
+        if not started:
+            below[row] = min(below[row], duration)
+            fresh = _left_below(left, left_begin[row], left_end[row], below[row], removed)
+            alive += fresh - alive_of[row]
+            alive_of[row] = fresh
+        horizon = 0.0 if started else start_at - now
+        for other in pass_rows:
+            if below[other] > horizon and alive_of[other]:
+                below[other] = min(below[other], _opened(dates, words, count, masks, ranges[other, 0], ranges[other, 1]))
+                fresh = _left_below(left, left_begin[other], left_end[other], below[other], removed)
+                alive += fresh - alive_of[other]
+                alive_of[other] = fresh
+        if alive <= 0:
+            return count, job + 1
+    return count, len(job_rows)
+
+
+MFP_MEMO_SLOTS = 1 << 15
+"""Slots of the compiled MFP choice's memo, one per partition table (``(slots, K + 1)`` uint64 keys: 768 KiB at K = 2)."""
+
+
+def _mfp_memo(table) -> tuple[np.ndarray, np.ndarray]:
+    """The partition table's memo of compiled MFP choices (keys, answers), made on first use and shared by its profiles."""
+    memo = _MEMOS.get(table)
+    if memo is None:
+        memo = _MEMOS[table] = (
+            np.zeros((MFP_MEMO_SLOTS, table.words + 1), dtype=np.uint64),
+            np.zeros(MFP_MEMO_SLOTS, dtype=np.int64),
+        )
+    return memo
+
+
+_MEMOS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Partition table -> its compiled MFP memo (dropped with the table)."""
+
+
 class StepArrays:
     """A torus profile's steps as arrays: dates, taken supernodes as words, a flag per size and step.
 
@@ -116,6 +537,13 @@ class StepArrays:
 
     def __init__(self, table, dates: list[float], words: np.ndarray) -> None:
         self._masks = np.ascontiguousarray(table.masks, dtype=np.uint64)
+        self._sizes = np.ascontiguousarray(table.sizes, dtype=np.int64)  # descending: ids run from the largest size
+        self._supernodes = int(table.torus.size)
+        self._memo = _mfp_memo(table)
+        # the compiled pass's floors per flag row (StartFloors as staircases): durations and starts ascending, steps in use
+        self._stair_durations = np.zeros((0, 0))
+        self._stair_starts = np.zeros((0, 0))
+        self._stair_steps = np.zeros(0, dtype=np.int64)
         self._ids_of_size = table.ids_of_size
         self.count = len(dates)
         room = max(16, 2 * self.count)
@@ -144,16 +572,148 @@ class StepArrays:
         flags = self.flags[row]
         return int(_search(self.dates, self.words, flags, self.count, first, duration, self._masks, ids.start, ids.stop))
 
+    def earliest_mfp(self, size: int, floor: float, duration: float) -> tuple[int, int]:
+        """The first step at or after ``floor`` whose window of ``duration`` seconds holds a free partition of ``size``, and the MFP heuristic's partition there.
+
+        Returns:
+            (step index, partition id); (-1, -1) when none (or the size has no partition shape).
+        """
+        ids = self._ids_of_size(size)
+        if not len(ids):
+            return -1, -1
+        row = self._row(size)  # first: a new size may grow the flags
+        index, where = _earliest_mfp(
+            self.dates,
+            self.words,
+            self.flags[row],
+            self.count,
+            floor,
+            duration,
+            self._masks,
+            self._sizes,
+            self._supernodes,
+            ids.start,
+            ids.stop,
+            *self._memo,
+        )
+        return int(index), int(where)
+
+    def first_at(self, floor: float) -> int:
+        """The first step whose date is at or after ``floor`` (seconds); ``count`` when none is."""
+        return int(_first_at(self.dates, self.count, floor))
+
+    def window(self, index: int, duration: float) -> np.ndarray:
+        """uint64 ``(K,)``: the supernodes taken at any time in [dates[index], dates[index] + duration)."""
+        window = np.empty(self.words.shape[1], dtype=np.uint64)
+        _window_words(self.dates, self.words, self.count, index, duration, window)
+        return window
+
+    def mfp_choice(self, size: int, window: np.ndarray) -> int:
+        """The MFP heuristic's choice among the free partitions of ``size`` under ``window`` (-1: none free).
+
+        The same partition as :class:`~torus_sim.policies.placement.MfpPlacement` given those candidates
+        and that occupancy (BGL-FAULT §5.1, Fig. 1; Krevat et al., JSSPP 2002); tests/test_flat_policies.py
+        compares them on random occupancies.
+        """
+        ids = self._ids_of_size(size)
+        if not len(ids):
+            return -1
+        return int(_mfp_remembered(*self._memo, self._masks, self._sizes, self._supernodes, ids.start, ids.stop, window))
+
+    def free_ids(self, size: int, window: np.ndarray) -> np.ndarray:
+        """int64 ids of the partitions of ``size`` free under ``window`` (uint64 ``(K,)``), ascending."""
+        ids = self._ids_of_size(size)
+        if not len(ids):
+            return np.empty(0, dtype=np.int64)
+        return _free_ids(self._masks, ids.start, ids.stop, window)
+
+    def open_for(self, size: int) -> float:
+        """Seconds from the first step during which some partition of ``size`` stays free (0.0: none now; inf: always)."""
+        ids = self._ids_of_size(size)
+        return float(_open_for(self.dates, self.words, self.count, self._masks, ids.start, ids.stop))
+
+    def _room(self, more: int) -> None:
+        """Grow the arrays (doubling) until ``more`` steps fit after the ones in use."""
+        held = len(self.dates)
+        if self.count + more > held:
+            room = max(2 * held, self.count + more)
+            self.dates = np.resize(self.dates, room)
+            self.words = np.concatenate([self.words, np.zeros((room - held, self.words.shape[1]), dtype=np.uint64)])
+            self.flags = np.concatenate([self.flags, np.ones((self.flags.shape[0], room - held), dtype=np.uint8)], axis=1)
+
     def split(self, index: int, date: float) -> None:
         """Insert a step dated ``date`` after step ``index``, a copy of it."""
-        if self.count == len(self.dates):
-            room = 2 * len(self.dates)
-            self.dates = np.resize(self.dates, room)
-            self.words = np.concatenate([self.words, np.zeros_like(self.words)])
-            self.flags = np.concatenate([self.flags, np.ones_like(self.flags)], axis=1)
+        self._room(1)
         _split(self.dates, self.words, self.flags, len(self._rows), self.count, index, date)
         self.count += 1
 
     def take(self, first: int, last: int, where: int) -> None:
         """Mark partition ``where``'s supernodes taken in steps ``[first, last)``."""
         _take(self.words, first, last, self._masks[where])
+
+    def reserve(self, start_at: float, end_at: float, where: int) -> None:
+        """Take partition ``where`` over [start_at, end_at) (seconds, ``start_at`` >= the first date), splitting steps there."""
+        self._room(2)
+        self.count = int(
+            _reserve(self.dates, self.words, self.flags, len(self._rows), self.count, start_at, end_at, self._masks[where])
+        )
+
+    def plan(self, now: float, sizes: list[int], durations: list[float]) -> tuple[list[float], list[int], int]:
+        """Reserve for jobs in priority order with the MFP heuristic, as far as a later job could still start now.
+
+        What :meth:`~torus_sim.policies.availability.PartitionProfile.earliest`,
+        :meth:`~torus_sim.policies.availability.PartitionProfile.reserve` and
+        :class:`~torus_sim.policies.availability.StartsLeft` give job after job, in one compiled call.
+
+        Args:
+            now: the pass's time (the first step's date), seconds.
+            sizes: the jobs' partition sizes, supernodes.
+            durations: their predicted durations, seconds (> 0).
+
+        Returns:
+            (start of each job taken, seconds (inf: never); its partition id (-1: none); jobs taken).
+        """
+        jobs = len(sizes)
+        distinct, inverse = np.unique(np.asarray(sizes, dtype=np.int64), return_inverse=True)
+        rows_of = np.array([self._row(int(size)) for size in distinct.tolist()], dtype=np.int64)  # first: rows may grow the flags
+        job_rows = rows_of[inverse.reshape(-1)] if jobs else np.zeros(0, dtype=np.int64)
+        rows = len(self._rows)
+        ranges = np.zeros((rows, 2), dtype=np.int64)
+        for size, row in self._rows.items():
+            ids = self._ids_of_size(size)
+            ranges[row] = (ids.start, ids.stop) if len(ids) else (0, 0)
+        self._room(2 * jobs)
+        self._stair_room(rows, jobs)
+        job_durations = np.asarray(durations, dtype=np.float64)
+        order = np.lexsort((job_durations, job_rows))
+        left = job_durations[order]
+        in_rows = np.bincount(job_rows, minlength=rows)
+        left_end = np.cumsum(in_rows)
+        left_begin = left_end - in_rows
+        pass_rows = np.flatnonzero(in_rows)
+        out_start = np.empty(jobs, dtype=np.float64)
+        out_where = np.empty(jobs, dtype=np.int64)
+        self.count, taken = _plan(
+            self.dates, self.words, self.flags, rows, self.count, now, job_rows, job_durations, ranges,
+            self._masks, self._sizes, self._supernodes, *self._memo,
+            self._stair_durations, self._stair_starts, self._stair_steps, left, left_begin, left_end, pass_rows,
+            out_start, out_where,
+        )  # fmt: skip
+        return out_start[:taken].tolist(), out_where[:taken].tolist(), int(taken)
+
+    def _stair_room(self, rows: int, more: int) -> None:
+        """Room in the staircases for ``rows`` rows and ``more`` answers past the longest."""
+        held = self._stair_durations.shape
+        need = (max(rows, held[0]), max(held[1], int(self._stair_steps.max(initial=0)) + more + 1))
+        if need != held:
+            durations = np.zeros(need)
+            starts = np.zeros(need)
+            steps = np.zeros(need[0], dtype=np.int64)
+            durations[: held[0], : held[1]] = self._stair_durations
+            starts[: held[0], : held[1]] = self._stair_starts
+            steps[: held[0]] = self._stair_steps
+            self._stair_durations, self._stair_starts, self._stair_steps = durations, starts, steps
+
+    def occupied_ints(self, table) -> list[int]:
+        """Each step's taken supernodes as a Python int (bit i = supernode i), the Python profile's form."""
+        return [table.occupied_of(row) for row in self.words[: self.count]]

@@ -281,6 +281,12 @@ class ListPolicy(PriorityPolicy):
         sizes = [self._size[job.rank] for job in queue]
         # a job of run time 0 still holds its nodes (else a second job of the pass is given them too)
         durations = [max(self._runtime[job.rank] + verification, MIN_DURATION) for job in queue]
+        if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
+            starts, wheres, taken = profile.reserve_in_order(sizes, durations)
+            for position in range(taken):
+                if starts[position] <= now:
+                    yield self._start(view, queue[position], None if cluster else wheres[position])
+            return
         starts_left = StartsLeft(profile, sizes, durations)
         for position, job in enumerate(queue):
             need, duration = sizes[position], durations[position]
