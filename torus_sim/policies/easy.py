@@ -215,9 +215,14 @@ class ConservativePolicy(Policy):
             profile, first, head_at = kept.profile, len(kept.waiting), kept.head_at
             if first:  # the head kept its reservation
                 yield Reserve(jobs[0], head_at)
-        remaining = view.remaining_estimator()
-        durations = [max(remaining(job), MIN_DURATION) for job in jobs[first:]]
-        sizes = [job.partition_size for job in jobs[first:]]
+        columns = None if cluster else view.queue.columns  # on the torus kept while the queue is long
+        if columns is not None:  # the sizes and predicted remaining times taken as each job entered the queue
+            sizes = columns.sizes[first:].tolist()
+            durations = np.maximum(columns.remaining[first:], MIN_DURATION).tolist()
+        else:
+            remaining = view.remaining_estimator()
+            durations = [max(remaining(job), MIN_DURATION) for job in jobs[first:]]
+            sizes = [job.partition_size for job in jobs[first:]]
         starts, wheres, taken = profile.reserve_in_order(sizes, durations)  # on the torus compiled with the MFP placement
         starting = []
         backfilled = False

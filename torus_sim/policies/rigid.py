@@ -260,27 +260,33 @@ class ListPolicy(PriorityPolicy):
         releases = _PassReleases(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
         queue = view.queue.jobs()
         size_of, runtime_of = self._size, self._runtime
-        key = (id(size_of), id(runtime_of), view.verification_time)
-        if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
-            durations = np.maximum(np.asarray(runtime_of, dtype=np.float64) + view.verification_time, MIN_DURATION)
-            self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
-        ranks = np.fromiter((job.rank for job in queue), dtype=np.int64, count=len(queue))
-        sizes, durations = self._by_rank[1][ranks], self._by_rank[2][ranks]
+        sizes, durations = self._reserved(view, queue)
         if self._counts is None:
             self._counts = count_profile()
         _, starting = self._counts.plan(view.now, platform.free_count(), releases, queue, sizes, durations)
         return self._emit(view, [(queue[i], size_of[queue[i].rank], runtime_of[queue[i].rank]) for i in starting])
 
+    def _reserved(self, view, queue: list) -> tuple[np.ndarray, np.ndarray]:
+        """The waiting jobs' sizes (int64) and reserved durations (float64, seconds), in queue order.
+
+        A reserved duration is the run time plus the verification, at least
+        :data:`~torus_sim.policies.availability.MIN_DURATION` (a job of run time 0 still holds its nodes).
+        """
+        size_of, runtime_of = self._size, self._runtime
+        key = (id(size_of), id(runtime_of), view.verification_time)
+        if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
+            durations = np.maximum(np.asarray(runtime_of, dtype=np.float64) + view.verification_time, MIN_DURATION)
+            self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
+        ranks = np.fromiter((job.rank for job in queue), dtype=np.int64, count=len(queue))
+        return self._by_rank[1][ranks], self._by_rank[2][ranks]
+
     def _with_reservations_on_profile(self, view):
         now = view.now
-        verification = view.verification_time
         profile = availability_profile(view, [(job.end_event.time, job) for job in view.running.values()], self.placement)
         cluster = view.platform.kind == "cluster"
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
-        sizes = [self._size[job.rank] for job in queue]
-        # a job of run time 0 still holds its nodes (else a second job of the pass is given them too)
-        durations = [max(self._runtime[job.rank] + verification, MIN_DURATION) for job in queue]
+        sizes, durations = (column.tolist() for column in self._reserved(view, queue))
         if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
             starts, wheres, taken = profile.reserve_in_order(sizes, durations)
             for position in range(taken):
