@@ -584,13 +584,25 @@ class PartitionTable:
     def _disjoint_bits(self) -> np.ndarray:
         """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share no supernode.
 
-        Built on first use, 128 rows at a time (11 MiB and about a second on the 4x4x8 torus; the
-        uint64 intermediate of a block is rows x P x 8 bytes, 10 MiB here). Padding bits are clear.
+        Built on first use from the partitions holding each supernode: a row is the complement of the OR of
+        its members' rows (11 MiB on the 4x4x8 torus; 0.42 -> 0.1 s there, against the pairwise test of
+        :meth:`overlaps` it replaced, block by block, with the same bits: tests/test_partitions.py).
+        Padding bits are clear.
         """
         if self._disjoint is None:
             count = len(self.partitions)
-            every = np.arange(count)
-            rows = [_pack_bits(~self.overlaps(every[start : start + 128], every)) for start in range(0, count, 128)]
-            self._disjoint = np.concatenate(rows)
+            holding = np.zeros((self.torus.size, count), dtype=bool)  # supernode n, partition q: q holds n
+            holding[np.concatenate(self.members), np.repeat(np.arange(count), self.sizes)] = True
+            holding = _pack_bits(holding)  # (N, ceil(P / 64))
+            rows = np.empty((count, holding.shape[1]), dtype=np.uint64)
+            for start, end in zip(self._group_starts.tolist(), [*self._group_starts[1:].tolist(), count], strict=True):
+                size = int(self.sizes[start])
+                step = max(1, 16384 // size)  # partitions of the size at a time: at most 16,384 rows of holders gathered
+                for first in range(start, end, step):
+                    last = min(first + step, end)
+                    members = np.stack(self.members[first:last])  # (rows, size)
+                    rows[first:last] = np.bitwise_or.reduce(holding[members], axis=1)
+            valid = _pack_bits(np.ones((1, count), dtype=bool))[0]  # the bits of real partitions
+            self._disjoint = ~rows & valid
             self._disjoint.setflags(write=False)  # disjoint_row hands out views
         return self._disjoint
