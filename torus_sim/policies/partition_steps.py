@@ -415,10 +415,6 @@ def _plan(
     stair_durations,
     stair_starts,
     stair_steps,
-    left,
-    left_begin,
-    left_end,
-    pass_rows,
     out_start,
     out_where,
 ):  # pragma: no cover - compiled
@@ -428,16 +424,31 @@ def _plan(
     (:class:`~torus_sim.policies.availability.StartFloors`, a staircase per row), the MFP heuristic's
     partition over its window, the reservation taken; then :class:`~torus_sim.policies.availability.StartsLeft`'s
     test: once no job left could start now, the pass stops. The jobs of each row, their durations ascending,
-    are ``left[left_begin[row]:left_end[row]]``; ``pass_rows`` the rows of the pass.
+    are arranged first, their durations ascending (what :class:`~torus_sim.policies.availability.StartsLeft` keeps).
 
     Returns:
         (steps in use, jobs taken); ``out_start`` (seconds, inf: never) and ``out_where`` (-1: none) of each taken job.
     """
     width = words.shape[1]
     window = np.empty(width, dtype=np.uint64)
+    in_rows = np.zeros(
+        rows, dtype=np.int64
+    )  # the jobs of each row, their durations ascending: left[left_begin[row]:left_end[row]]
+    for row in job_rows:
+        in_rows[row] += 1
+    left_end = np.cumsum(in_rows)
+    left_begin = left_end - in_rows
+    filled = left_begin.copy()
+    left = np.empty(len(job_rows))
+    for job in range(len(job_rows)):
+        left[filled[job_rows[job]]] = job_durations[job]
+        filled[job_rows[job]] += 1
+    for row in range(rows):
+        left[left_begin[row] : left_end[row]] = np.sort(left[left_begin[row] : left_end[row]])
+    pass_rows = np.flatnonzero(in_rows)
     removed = np.zeros(len(left) + 1, dtype=np.int64)
-    below = np.zeros(ranges.shape[0])
-    alive_of = np.zeros(ranges.shape[0], dtype=np.int64)
+    below = np.zeros(rows)
+    alive_of = np.zeros(rows, dtype=np.int64)
     alive = 0
     for row in pass_rows:
         below[row] = _opened(dates, words, count, masks, ranges[row, 0], ranges[row, 1])
@@ -552,6 +563,8 @@ class StepArrays:
         self.words = np.zeros((room, self._masks.shape[1]), dtype=np.uint64)
         self.words[: self.count] = words
         self.flags = np.ones((4, room), dtype=np.uint8)
+        self._ranges = np.zeros((4, 2), dtype=np.int64)  # per row: its size's partition ids [start, stop) ((0, 0): no shape)
+        self._row_of = np.full(self._supernodes + 1, -1, dtype=np.int64)  # size -> its row (-1: none yet)
         self._rows: dict[int, int] = {}  # size -> its row of flags
 
     def _row(self, size: int) -> int:
@@ -560,7 +573,12 @@ class StepArrays:
             row = self._rows[size] = len(self._rows)
             if row == self.flags.shape[0]:
                 self.flags = np.concatenate([self.flags, np.ones_like(self.flags)])
+                self._ranges = np.concatenate([self._ranges, np.zeros_like(self._ranges)])
             self.flags[row, : self.count] = 1
+            ids = self._ids_of_size(size)
+            self._ranges[row] = (ids.start, ids.stop) if len(ids) else (0, 0)
+            if 0 <= size < len(self._row_of):
+                self._row_of[size] = row
         return row
 
     def search(self, size: int, first: int, duration: float) -> int:
@@ -673,31 +691,25 @@ class StepArrays:
         Returns:
             (start of each job taken, seconds (inf: never); its partition id (-1: none); jobs taken).
         """
-        jobs = len(sizes)
-        distinct, inverse = np.unique(np.asarray(sizes, dtype=np.int64), return_inverse=True)
-        rows_of = np.array([self._row(int(size)) for size in distinct.tolist()], dtype=np.int64)  # first: rows may grow the flags
-        job_rows = rows_of[inverse.reshape(-1)] if jobs else np.zeros(0, dtype=np.int64)
+        job_sizes = np.asarray(sizes, dtype=np.int64)
+        jobs = len(job_sizes)
+        if jobs and 0 < job_sizes.min() and job_sizes.max() < len(self._row_of):
+            job_rows = self._row_of[job_sizes]
+            if job_rows.min() < 0:  # sizes first seen: their rows first (they may grow the flags)
+                for size in np.unique(job_sizes[job_rows < 0]).tolist():
+                    self._row(size)
+                job_rows = self._row_of[job_sizes]
+        else:
+            job_rows = np.array([self._row(int(size)) for size in job_sizes.tolist()], dtype=np.int64)
         rows = len(self._rows)
-        ranges = np.zeros((rows, 2), dtype=np.int64)
-        for size, row in self._rows.items():
-            ids = self._ids_of_size(size)
-            ranges[row] = (ids.start, ids.stop) if len(ids) else (0, 0)
         self._room(2 * jobs)
         self._stair_room(rows, jobs)
-        job_durations = np.asarray(durations, dtype=np.float64)
-        order = np.lexsort((job_durations, job_rows))
-        left = job_durations[order]
-        in_rows = np.bincount(job_rows, minlength=rows)
-        left_end = np.cumsum(in_rows)
-        left_begin = left_end - in_rows
-        pass_rows = np.flatnonzero(in_rows)
         out_start = np.empty(jobs, dtype=np.float64)
         out_where = np.empty(jobs, dtype=np.int64)
         self.count, taken = _plan(
-            self.dates, self.words, self.flags, rows, self.count, now, job_rows, job_durations, ranges,
-            self._masks, self._sizes, self._supernodes, *self._memo,
-            self._stair_durations, self._stair_starts, self._stair_steps, left, left_begin, left_end, pass_rows,
-            out_start, out_where,
+            self.dates, self.words, self.flags, rows, self.count, now, job_rows, np.asarray(durations, dtype=np.float64),
+            self._ranges, self._masks, self._sizes, self._supernodes, *self._memo,
+            self._stair_durations, self._stair_starts, self._stair_steps, out_start, out_where,
         )  # fmt: skip
         return out_start[:taken].tolist(), out_where[:taken].tolist(), int(taken)
 
