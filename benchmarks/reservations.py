@@ -17,7 +17,8 @@ now). On a cluster R-LIST-Q reserves on conservative backfilling's compiled coun
 (:mod:`torus_sim.policies.count_reservations`).
 
 Each cell (a prefix of the matrix's log: SDSC-SP2, CTC-SP2 on the cluster) runs in its own process,
-this checkout and the baseline alternated; the median wall of :func:`benchmarks.matrix.run_cell` and
+this checkout and the baseline alternated, after one untimed run of every cell on 200 jobs in each (numba
+compiles a changed module's functions once, then loads them from its cache); the median wall of :func:`benchmarks.matrix.run_cell` and
 the digest of the job record are printed, with the ratio (this / baseline: below 1 is faster) and
 whether both gave the same schedule. :func:`plain_search` is the reference scan of every step the
 tests compare the search with.
@@ -105,7 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         fta = Path(folder) / "fta.txt"
         write_lanl_as_fta(fta)
-        print(f"Reservations on backlogs (median of {args.repeats}, each run in its own process):")
+        for _, checkout in checkouts:  # numba's cache compiled first: a process after a source change compiles for seconds
+            for *cell, _ in CELLS:
+                timed(checkout, cell, 200, fta)
+        print(f"Reservations on backlogs (median of {args.repeats}, each run in its own process after a warm-up run):")
         for *cell, jobs in CELLS:
             jobs = args.jobs or jobs
             walls: dict[str, list[float]] = {name: [] for name, _ in checkouts}

@@ -362,6 +362,37 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table, co
     assert skipped > asked // 20  # the searches did pass over steps (not all answered at their floor)
 
 
+@pytest.mark.parametrize("dims", [(4, 4, 8), (2, 3, 4, 4)])
+def test_the_compiled_pass_reserves_and_stops_where_the_python_pass_does(bgl_table, dims):
+    """``reserve_in_order`` compiled (StepArrays.plan) and in Python (earliest, reserve, StartsLeft): the same starts,
+    partitions and stop, pass after pass on one kept profile (the floors per size carried over), and the same steps."""
+    from torus_sim.partition_table import PartitionTable
+    from torus_sim.policies.availability import PartitionProfile
+    from torus_sim.topology import Torus
+
+    table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
+    rng = np.random.default_rng(61)
+    sizes = sorted({int(size) for size in table.sizes})
+    stopped_early = 0
+    for _ in range(30):
+        busy = rng.random(table.torus.size) < rng.uniform(0.0, 0.7)
+        ends = rng.choice([5.0, 60.0, 600.0, 3600.0], size=busy.size)
+        releases = [(float(ends[node]), 1 << int(node)) for node in np.flatnonzero(busy)]
+        compiled = PartitionProfile(0.0, table, busy, releases)
+        python = PartitionProfile(0.0, table, busy, releases)
+        python._steps = None
+        assert compiled._steps is not None
+        for _ in range(3):  # passes on the same profile: only jobs arrive
+            jobs = int(rng.integers(1, 60))
+            job_sizes = [int(size) for size in rng.choice(sizes[: max(3, len(sizes) // 2)], size=jobs)]
+            durations = [float(duration) for duration in rng.choice([1e-9, 1.0, 30.0, 300.0, 1800.0, 7200.0], size=jobs)]
+            answer = compiled.reserve_in_order(job_sizes, durations)
+            assert answer == python.reserve_in_order(job_sizes, durations)
+            stopped_early += answer[2] < jobs
+        assert (compiled.dates, compiled.occupied) == (python.dates, python.occupied)
+    assert stopped_early > 5  # StartsLeft did stop passes before their last job
+
+
 def test_the_compiled_mfp_choice_is_the_partition_tables(bgl_table):
     """The step arrays' MFP choice (compiled) picks the partition the table's ``mfp_choice`` picks, on random occupancies."""
     from torus_sim.policies.partition_steps import StepArrays
