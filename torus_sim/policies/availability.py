@@ -180,9 +180,11 @@ class PartitionProfile:
     Each step's occupancy is a Python int (bit i = supernode i, the partition table's
     :meth:`~torus_sim.partition_table.PartitionTable.occupied_of` form): a window's occupancy is a few
     ``|`` and the table's memo of free partitions answers most questions (many steps repeat an
-    occupancy). Where numba imports, the steps are mirrored as uint64 words beside their dates
-    (:class:`~torus_sim.policies.partition_steps.StepArrays`, kept in step by :meth:`reserve` and
-    :meth:`move_to`) and :meth:`earliest`'s search runs over them compiled, with the same answers.
+    occupancy). Where numba imports, the steps are held as uint64 words beside their dates
+    (:class:`~torus_sim.policies.partition_steps.StepArrays`): :meth:`earliest`'s search, :meth:`reserve`,
+    :meth:`open_for`, :meth:`fits_now` and (with the MFP placement) a whole pass of
+    :meth:`reserve_in_order` run over them compiled, with the same answers; ``dates`` and ``occupied`` are
+    then copied from the arrays when read.
 
     Args:
         now: the current time, seconds.
@@ -420,7 +422,7 @@ class PartitionProfile:
             self._stale = True
             return
         bits = self.table.mask_ints[where]
-        dates, occupied, maybe, steps = self.dates, self.occupied, self._maybe.values(), self._steps
+        dates, occupied, maybe = self._dates, self._occupied, self._maybe.values()
         end_at = window_end(start_at, duration)
         for date in (start_at, end_at):  # split the steps at the window's ends (a new step copies its predecessor)
             index = bisect.bisect_right(dates, date) - 1
@@ -429,14 +431,10 @@ class PartitionProfile:
                 occupied.insert(index + 1, occupied[index])
                 for flags in maybe:
                     flags.insert(index + 1, flags[index])
-                if steps is not None:
-                    steps.split(index, date)
         first = bisect.bisect_left(dates, start_at)
         last = bisect.bisect_left(dates, end_at)
         for index in range(first, last):
             occupied[index] |= bits
-        if steps is not None:
-            steps.take(first, last, where)
 
 
 class StartFloors:

@@ -659,16 +659,6 @@ class StepArrays:
             self.words = np.concatenate([self.words, np.zeros((room - held, self.words.shape[1]), dtype=np.uint64)])
             self.flags = np.concatenate([self.flags, np.ones((self.flags.shape[0], room - held), dtype=np.uint8)], axis=1)
 
-    def split(self, index: int, date: float) -> None:
-        """Insert a step dated ``date`` after step ``index``, a copy of it."""
-        self._room(1)
-        _split(self.dates, self.words, self.flags, len(self._rows), self.count, index, date)
-        self.count += 1
-
-    def take(self, first: int, last: int, where: int) -> None:
-        """Mark partition ``where``'s supernodes taken in steps ``[first, last)``."""
-        _take(self.words, first, last, self._masks[where])
-
     def reserve(self, start_at: float, end_at: float, where: int) -> None:
         """Take partition ``where`` over [start_at, end_at) (seconds, ``start_at`` >= the first date), splitting steps there."""
         self._room(2)
