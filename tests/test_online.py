@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -235,3 +236,55 @@ def test_mesa_batch_run_steps_an_online_replay_to_the_same_end():
         assert group.sort_values("Step").time.is_monotonic_increasing
         reference = run_online(CTC, policy, "estimate", nodes=430, max_jobs=300)
         assert final.preemptions == sum(reference.jobs.preemptions)
+
+
+def _fairness_by_groupby(passes, reading):
+    """The pandas reading of ``fairness_table`` before issue 61 (a copy of the head rows, then groupby)."""
+    heads = passes[passes["head_job"] >= 0]
+    if reading == "shadow":
+        blocked = pd.Index(heads["head_job"].unique())
+        ready_column, violation_column = "head_ready", "head_ready"
+    else:
+        behind = heads[(heads["queued_jobs"] > 1) | (heads["head_passed"] > 0)]
+        blocked = pd.Index(behind["head_job"].unique())
+        ready_column, violation_column = "head_ready_backfilled", "head_ready_underestimated"
+    fair = heads[heads[ready_column].astype(bool)].groupby("head_job")["time"].first()
+    late = heads[
+        heads[violation_column].astype(bool)
+        & (heads["head_job"] == heads["previous_head"])
+        & heads["previous_reservation_at"].notna()
+        & (heads["time"] >= heads["previous_reservation_at"])
+    ]
+    violated = late.groupby("head_job")["previous_reservation_at"].first()
+    return pd.DataFrame({"fair_start_at": fair.reindex(blocked), "violated_at": violated.reindex(blocked)})
+
+
+@pytest.mark.parametrize("reading", ["backfilled", "shadow"])
+def test_the_fairness_table_column_by_column_is_the_groupby_reading(reading):
+    # issue 61: the table is read column by column (no copy of the pass table's head rows); the same frame
+    from torus_sim.metrics.online import fairness_table
+
+    rng = np.random.default_rng(7)
+    for rows in (0, 1, 5, 300, 3000):
+        time = np.cumsum(rng.integers(0, 3, size=rows)).astype(float)
+        head = rng.integers(-1, max(2, rows // 20), size=rows)
+        previous = np.where(rng.random(rows) < 0.7, head, rng.integers(-1, 5, size=rows))
+        promised = np.where(rng.random(rows) < 0.3, np.nan, time + rng.integers(-5, 5, size=rows))
+        passes = pd.DataFrame(
+            {
+                "time": time,
+                "queued_jobs": rng.integers(0, 4, size=rows),
+                "head_job": head,
+                "head_ready": rng.random(rows) < 0.3,
+                "previous_head": previous,
+                "previous_reservation_at": promised,
+                "head_passed": rng.integers(0, 2, size=rows),
+                "head_ready_backfilled": rng.random(rows) < 0.3,
+                "head_ready_underestimated": rng.random(rows) < 0.4,
+            }
+        )
+        expected = _fairness_by_groupby(passes, reading)
+        found = fairness_table(passes, reading)
+        pd.testing.assert_frame_equal(found, expected, check_index_type=True)
+        if rows >= 300:
+            assert found["fair_start_at"].notna().sum() > 0 and found["violated_at"].notna().sum() > 0
