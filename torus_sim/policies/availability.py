@@ -22,6 +22,8 @@ import math
 
 import numpy as np
 
+from torus_sim.policies.placement import MFP, MfpPlacement
+
 __all__ = [
     "MIN_DURATION",
     "AvailabilityProfile",
@@ -207,8 +209,6 @@ class PartitionProfile:
     """
 
     def __init__(self, now: float, table, blocked: np.ndarray, releases, placement=None) -> None:
-        from torus_sim.policies.placement import MFP, MfpPlacement
-
         self.table = table
         self.placement = placement or MFP
         self._now = now

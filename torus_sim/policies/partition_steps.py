@@ -27,18 +27,45 @@ __all__ = ["StepArrays"]
 
 
 @numba.njit(cache=True)
+def _free(masks, partition, words):  # pragma: no cover - compiled
+    """Whether partition ``partition`` of ``masks`` (``(P, K)`` uint64) meets none of the supernodes in ``words``."""
+    for k in range(masks.shape[1]):
+        if masks[partition, k] & words[k]:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
 def _any_free(masks, start, end, words):  # pragma: no cover - compiled
     """Whether a partition in ``[start, end)`` of ``masks`` (``(P, K)`` uint64) meets none of ``words``."""
-    width = masks.shape[1]
     for partition in range(start, end):
-        free = True
-        for k in range(width):
-            if masks[partition, k] & words[k]:
-                free = False
-                break
-        if free:
+        if _free(masks, partition, words):
             return True
     return False
+
+
+@numba.njit(cache=True)
+def _bisect_left(values, low, high, value):  # pragma: no cover - compiled
+    """The first index in ``[low, high)`` whose value is >= ``value`` (``values`` ascending there); ``high`` if none."""
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] < value:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@numba.njit(cache=True)
+def _bisect_right(values, low, high, value):  # pragma: no cover - compiled
+    """The first index in ``[low, high)`` whose value is > ``value`` (``values`` ascending there); ``high`` if none."""
+    while low < high:
+        middle = (low + high) // 2
+        if value < values[middle]:
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 @numba.njit(cache=True)
@@ -48,22 +75,14 @@ def _search(dates, words, flags, count, first, duration, masks, start, end):  # 
     A step is tried only when its flag is set; a step with no partition free in it alone gets flag 0.
     The window of step i is the steps j >= i with ``dates[j] < dates[i] + duration``.
     """
-    width = words.shape[1]
-    window = np.empty(width, dtype=np.uint64)
+    window = np.empty(words.shape[1], dtype=np.uint64)
     for index in range(first, count):
         if flags[index] == 0:
             continue
         if not _any_free(masks, start, end, words[index]):
             flags[index] = 0
             continue
-        end_at = dates[index] + duration
-        for k in range(width):
-            window[k] = words[index, k]
-        later = index + 1
-        while later < count and dates[later] < end_at:
-            for k in range(width):
-                window[k] |= words[later, k]
-            later += 1
+        _window_words(dates, words, count, index, duration, window)
         if _any_free(masks, start, end, window):
             return index
     return -1
@@ -97,14 +116,7 @@ def _take(words, first, last, mask):  # pragma: no cover - compiled
 @numba.njit(cache=True)
 def _first_at(dates, count, floor):  # pragma: no cover - compiled
     """The first step index whose date is >= ``floor`` (``bisect_left`` over the steps in use)."""
-    low, high = 0, count
-    while low < high:
-        middle = (low + high) // 2
-        if dates[middle] < floor:
-            low = middle + 1
-        else:
-            high = middle
-    return low
+    return _bisect_left(dates, 0, count, floor)
 
 
 @numba.njit(cache=True)
@@ -163,24 +175,14 @@ def _mfp_choice(masks, sizes, supernodes, start, end, window):  # pragma: no cov
     partition of that size (0th candidate when none leaves a free partition): the answer of
     :meth:`~torus_sim.partition_table.PartitionTable.mfp_choice`.
     """
-    width = masks.shape[1]
-    candidates = np.empty(end - start, dtype=np.int64)
-    found = 0
-    for partition in range(start, end):
-        free = True
-        for k in range(width):
-            if masks[partition, k] & window[k]:
-                free = False
-                break
-        if free:
-            candidates[found] = partition
-            found += 1
+    candidates = _free_ids(masks, start, end, window)
+    found = len(candidates)
     if found <= 1:
         return candidates[0] if found else -1
     # a free partition disjoint from a candidate lies in the supernodes free under the window less the candidate's:
     # the partitions larger than that (the first ids) are skipped unasked
     room = supernodes - sizes[start]
-    for k in range(width):
+    for k in range(window.shape[0]):
         room -= _popcount(window[k])
     first = _first_at_most(sizes, room)
     best = found  # a position in candidates: none yet
@@ -188,12 +190,7 @@ def _mfp_choice(masks, sizes, supernodes, start, end, window):  # pragma: no cov
     for other in range(first, masks.shape[0]):
         if largest and sizes[other] != largest:
             break  # past the size group of the largest MFP: the first winner stands
-        free = True
-        for k in range(width):
-            if masks[other, k] & window[k]:
-                free = False
-                break
-        if not free:
+        if not _free(masks, other, window):
             continue
         for position in range(best if largest else found):
             if _disjoint(masks, candidates[position], other):
@@ -255,16 +252,10 @@ def _earliest_mfp(
 @numba.njit(cache=True)
 def _free_ids(masks, start, end, window):  # pragma: no cover - compiled
     """The ids of ``[start, end)`` whose partitions meet none of ``window``'s supernodes, ascending."""
-    width = masks.shape[1]
     ids = np.empty(end - start, dtype=np.int64)
     found = 0
     for partition in range(start, end):
-        free = True
-        for k in range(width):
-            if masks[partition, k] & window[k]:
-                free = False
-                break
-        if free:
+        if _free(masks, partition, window):
             ids[found] = partition
             found += 1
     return ids[:found]
@@ -289,14 +280,7 @@ def _reserve(dates, words, flags, rows, count, start_at, end_at, mask):  # pragm
     The arrays have room for two more steps. A new step copies its predecessor (its words and flags).
     """
     for date in (start_at, end_at):
-        low, high = 0, count  # bisect_right(dates, date) - 1
-        while low < high:
-            middle = (low + high) // 2
-            if date < dates[middle]:
-                high = middle
-            else:
-                low = middle + 1
-        index = low - 1
+        index = _bisect_right(dates, 0, count, date) - 1
         if dates[index] != date:
             _split(dates, words, flags, rows, count, index, date)
             count += 1
@@ -309,45 +293,18 @@ def _reserve(dates, words, flags, rows, count, start_at, end_at, mask):  # pragm
 @numba.njit(cache=True)
 def _stair_floor(durations, starts, n, duration):  # pragma: no cover - compiled
     """:meth:`~torus_sim.policies.availability.StartFloors.floor` over a staircase of ``n`` steps (-inf: none)."""
-    low, high = 0, n
-    while low < high:
-        middle = (low + high) // 2
-        if duration < durations[middle]:
-            high = middle
-        else:
-            low = middle + 1
-    return starts[low - 1] if low else -np.inf
+    at = _bisect_right(durations, 0, n, duration)
+    return starts[at - 1] if at else -np.inf
 
 
 @numba.njit(cache=True)
 def _stair_add(durations, starts, n, duration, start_at):  # pragma: no cover - compiled
     """:meth:`~torus_sim.policies.availability.StartFloors.add` on a staircase of ``n`` steps (room for one more); returns its steps."""
-    low, high = 0, n  # at = bisect_right(durations, duration)
-    while low < high:
-        middle = (low + high) // 2
-        if duration < durations[middle]:
-            high = middle
-        else:
-            low = middle + 1
-    at = low
+    at = _bisect_right(durations, 0, n, duration)
     if at and starts[at - 1] >= start_at:
         return n
-    low, high = 0, at  # bisect_left(durations, duration, 0, at): an equal duration answered earlier is replaced
-    while low < high:
-        middle = (low + high) // 2
-        if durations[middle] < duration:
-            low = middle + 1
-        else:
-            high = middle
-    first = low
-    low, high = at, n  # bisect_right(starts, start_at, at): longer durations answered no later are dominated
-    while low < high:
-        middle = (low + high) // 2
-        if start_at < starts[middle]:
-            high = middle
-        else:
-            low = middle + 1
-    last = low
+    first = _bisect_left(durations, 0, at, duration)  # an equal duration answered earlier is replaced
+    last = _bisect_right(starts, at, n, start_at)  # longer durations answered no later are dominated
     if last == first:  # an insertion
         for moved in range(n, first, -1):
             durations[moved] = durations[moved - 1]
@@ -376,14 +333,17 @@ def _left_below(left, begin, end, below, removed):  # pragma: no cover - compile
     """Jobs of a row not taken yet whose duration is below ``below`` (``left[begin:end]`` ascending; ``removed`` a Fenwick tree of the taken)."""
     if not below > 0.0:
         return 0
-    low, high = begin, end
-    while low < high:
-        middle = (low + high) // 2
-        if left[middle] < below:
-            low = middle + 1
-        else:
-            high = middle
-    return (low - begin) - (_fenwick_sum(removed, low) - _fenwick_sum(removed, begin))
+    below_at = _bisect_left(left, begin, end, below)
+    return (below_at - begin) - (_fenwick_sum(removed, below_at) - _fenwick_sum(removed, begin))
+
+
+@numba.njit(cache=True)
+def _fenwick_add(tree, index):  # pragma: no cover - compiled
+    """Mark 0-based position ``index`` once more in a 1-based Fenwick tree."""
+    position = index + 1
+    while position < len(tree):
+        tree[position] += 1
+        position += position & -position
 
 
 @numba.njit(cache=True)
@@ -476,17 +436,7 @@ def _plan(
         out_start[job] = start_at
         out_where[job] = where
         # StartsLeft.passed: the job is taken
-        low, high = left_begin[row], left_end[row]
-        while low < high:
-            middle = (low + high) // 2
-            if left[middle] < duration:
-                low = middle + 1
-            else:
-                high = middle
-        position = low + 1
-        while position < len(removed):
-            removed[position] += 1
-            position += position & -position
+        _fenwick_add(removed, _bisect_left(left, left_begin[row], left_end[row], duration))
         started = start_at <= now
         if not started:
             below[row] = min(below[row], duration)
