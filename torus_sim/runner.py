@@ -79,6 +79,29 @@ def _empty_table() -> pd.DataFrame:
     return pd.DataFrame()
 
 
+class _JobsOnDemand:
+    """:attr:`RunResult.jobs`: a DataFrame, or made from the run's record on first access (:func:`~torus_sim.metrics.summary.record_job_table`)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = f"_{name}"
+
+    def __get__(self, result, owner=None):
+        if result is None:
+            return None  # the field's default: the record's table, on demand
+        value = result.__dict__[self.key]
+        if value is None and result.record is not None and result.record.has_column("jobs", "job_id"):
+            from torus_sim.metrics.summary import record_job_table
+
+            config = result.config
+            value = result.__dict__[self.key] = record_job_table(result.record, config.gamma, config.bsld_form)
+        elif value is None:
+            value = result.__dict__[self.key] = _empty_table()
+        return value
+
+    def __set__(self, result, value) -> None:
+        result.__dict__[self.key] = value
+
+
 @dataclass
 class RunResult:
     """A finished run.
@@ -87,7 +110,8 @@ class RunResult:
         config: the scenario.
         summary: the summary metrics (see :func:`torus_sim.metrics.summarize_record`; a batch of
             several scenarios: ``mean_ratio``, ``max_ratio``, ``mean_makespan``, ...).
-        jobs: per-job results (the first simulation's; empty for a batch of several scenarios).
+        jobs: per-job results (the first simulation's; empty for a batch of several scenarios): made from the
+            record when first read (:func:`~torus_sim.metrics.summary.record_job_table`) where not given.
         inputs: file paths and SHA-256 of the inputs, cleaning counts.
         record: the raw event record (the first simulation's).
         scenarios: per silent-error scenario of a batch: makespan, lower bound, failures (else empty).
@@ -99,8 +123,8 @@ class RunResult:
 
     config: Scenario
     summary: dict
-    jobs: pd.DataFrame
-    inputs: dict
+    jobs: pd.DataFrame = field(default=_JobsOnDemand(), repr=False)
+    inputs: dict = field(default_factory=dict)
     record: SimulationRecord | None = field(repr=False, default=None)
     scenarios: pd.DataFrame = field(default_factory=_empty_table)
     power: pd.DataFrame = field(default_factory=_empty_table)
@@ -254,15 +278,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         record = model.run(progress=progress)
         summary = _summary(scenario, model, record)
         summary["offered_load"] = offered if offered is not None else float("nan")
-        from torus_sim.metrics.summary import job_table
-
-        result = RunResult(
-            scenario,
-            summary,
-            job_table(record.jobs, scenario.gamma, scenario.bsld_form),
-            _inputs_manifest(scenario, inputs, model),
-            record,
-        )
+        result = RunResult(scenario, summary, None, _inputs_manifest(scenario, inputs, model), record)  # jobs: on demand
         if scenario.power:
             _account_power(result, model)
         return result
@@ -302,10 +318,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     )
     if scenario.power:
         summary.update({f"mean_{column}": float(table[column].mean()) for column in BATCH_ENERGY_COLUMNS})
-    from torus_sim.metrics.summary import job_table
-
-    jobs = job_table(record.jobs, scenario.gamma, scenario.bsld_form)
-    result = RunResult(scenario, summary, jobs, _inputs_manifest(scenario, inputs, model), record, table)
+    result = RunResult(scenario, summary, None, _inputs_manifest(scenario, inputs, model), record, table)  # jobs: on demand
     if scenario.power:  # scenario 0's jobs and hours; its whole account in the summary only when it is the only one
         _account_power(result, model, into_summary=count == 1)
     return result

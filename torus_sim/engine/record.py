@@ -12,12 +12,12 @@ References:
 
 from __future__ import annotations
 
-from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from torus_sim.engine.record_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
 from torus_sim.platforms.base import interval_text
@@ -115,13 +115,38 @@ others (strings, and the small failure and migration tables) are Python lists. A
 ~900k passes and 450k job rows: as Python objects they were ~0.5 GB, and the same again while pandas
 converted them at the end of the run."""
 
+TEXT_COLUMNS = {"attempts": ("outcome", "resources")}
+"""Columns of text (no line breaks) that go to disk with their table (UTF-8 lines)."""
+
 FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
 """One row per fail-stop failure."""
 
 
-@dataclass
+class _Table:
+    """A table field of :class:`SimulationRecord`: a DataFrame (or None), or a snapshot read into one on first access."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = f"_{name}"
+
+    def __get__(self, record, owner=None):
+        if record is None:
+            return None  # the field's default
+        value = record.__dict__[self.key]
+        if isinstance(value, TableSnapshot):
+            value = record.__dict__[self.key] = value.frame()
+        return value
+
+    def __set__(self, record, value) -> None:
+        record.__dict__[self.key] = value
+
+
+@dataclass(eq=False)
 class SimulationRecord:
     """What a run leaves for the metrics: the event record, not the engine.
+
+    A run's tables are read from its record (memory and the chunks on disk,
+    :mod:`~torus_sim.engine.record_tables`) when first asked for as DataFrames; :meth:`column` and
+    :meth:`columns` read only the columns asked for (what the metrics do), without building the table.
 
     Attributes:
         jobs: one row per completed job (:data:`JOB_COLUMNS`).
@@ -130,24 +155,70 @@ class SimulationRecord:
             when recorded).
         failures: one row per failure (:data:`FAILURE_COLUMNS`).
         capacity_total: N, nodes of the platform.
-        migrations: one row per migration (:data:`MIGRATION_COLUMNS`).
         counters: event and action counts (``events_scheduled``, ``migrations``, ...).
         makespan: end of the last completed job, seconds.
         platform_kind: ``torus`` or ``cluster``.
+        migrations: one row per migration (:data:`MIGRATION_COLUMNS`).
         power_states: with idle nodes switched off, one row per off or boot interval of a node
             (:data:`~torus_sim.engine.power_states.POWER_STATE_COLUMNS`); None otherwise.
     """
 
-    jobs: pd.DataFrame | None
-    attempts: pd.DataFrame | None
-    capacity: pd.DataFrame | None
-    failures: pd.DataFrame | None
-    capacity_total: int
-    counters: dict[str, int]
+    jobs: pd.DataFrame | None = field(default=_Table(), repr=False)
+    attempts: pd.DataFrame | None = field(default=_Table(), repr=False)
+    capacity: pd.DataFrame | None = field(default=_Table(), repr=False)
+    failures: pd.DataFrame | None = field(default=_Table(), repr=False)
+    capacity_total: int = 0
+    counters: dict[str, int] = field(default_factory=dict)
     makespan: float = 0.0
     platform_kind: str = "torus"
-    migrations: pd.DataFrame | None = None
-    power_states: pd.DataFrame | None = None
+    migrations: pd.DataFrame | None = field(default=_Table(), repr=False)
+    power_states: pd.DataFrame | None = field(default=None, repr=False)
+
+    def _source(self, table: str):
+        if table not in _TABLES:
+            raise KeyError(f"no table {table!r}; the record's tables are {', '.join(_TABLES)}")
+        return self.__dict__[f"_{table}"]
+
+    def count(self, table: str) -> int:
+        """Rows of ``table`` (0 when the record has none), without reading it.
+
+        Raises:
+            KeyError: not a table of the record.
+        """
+        source = self._source(table)
+        return 0 if source is None else len(source)
+
+    def has_column(self, table: str, column: str) -> bool:
+        """Whether ``table`` has ``column`` (the pass table's fairness columns are recorded on demand)."""
+        source = self._source(table)
+        return source is not None and column in source.columns
+
+    def column(self, table: str, column: str) -> np.ndarray:
+        """One column of one table, shape ``(rows,)``: float64, int64 or bool as recorded (text: object).
+
+        Raises:
+            KeyError: no such table or column.
+            SimulationError: the record has no tables (``record=False``).
+        """
+        source = self._source(table)
+        if source is None:
+            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        return source[column] if isinstance(source, TableSnapshot) else source[column].to_numpy()
+
+    def columns(self, table: str, columns: list[str]) -> pd.DataFrame:
+        """Some columns of one table as a DataFrame, in the order given (the others are not read).
+
+        Raises:
+            KeyError: no such table or column.
+            SimulationError: the record has no tables (``record=False``).
+        """
+        source = self._source(table)
+        if source is None:
+            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        return source.frame(columns) if isinstance(source, TableSnapshot) else source[columns]
+
+
+_TABLES = ("jobs", "attempts", "capacity", "failures", "migrations")
 
 
 class RunRecorder:
@@ -172,7 +243,7 @@ class RunRecorder:
         self.platform = platform
         self.enabled = bool(enabled)
         self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
-        self.tables: dict[str, dict[str, list | array]] = {}
+        self.tables: dict[str, GrowingTable] = {}
         if self.enabled:
             columns = {
                 "jobs": JOB_COLUMNS,
@@ -181,12 +252,11 @@ class RunRecorder:
                 "failures": FAILURE_COLUMNS,
                 "migrations": MIGRATION_COLUMNS,
             }
+            folder = SpillFolder()  # the tables that grow with the log go to disk a chunk at a time
             for name, names in columns.items():  # typed columns where a table grows with the log
-                types = COLUMN_TYPES.get(name, {})
-                self.tables[name] = {
-                    column: array("b" if types[column] == "?" else types[column]) if column in types else [] for column in names
-                }
-        self._pass_table = self.tables.get("capacity", {})
+                self.tables[name] = GrowingTable(name, names, COLUMN_TYPES.get(name, {}), TEXT_COLUMNS.get(name, ()), folder)
+        self._pass_table = self.tables.get("capacity")
+        self._pass_columns = self._pass_table.memory if self._pass_table is not None else {}
         self.reporters = {
             "time": "now",
             "queued_jobs": lambda model: len(model.scheduler.queue),
@@ -234,22 +304,18 @@ class RunRecorder:
             makespan: end of the last completed job, seconds.
             power_states: the nodes' switch-off states (:class:`~torus_sim.engine.power_states.NodePowerStates`), or None.
         """
-        table = self.table if self.enabled else lambda name: None
+        tables = dict.fromkeys(_TABLES) if not self.enabled else {name: self.snapshot(name) for name in _TABLES}
         return SimulationRecord(
-            jobs=table("jobs"),
-            attempts=table("attempts"),
-            capacity=table("capacity"),
-            failures=table("failures"),
+            **tables,
             capacity_total=self.platform.capacity,
             counters=dict(counters),
             makespan=makespan,
             platform_kind=self.platform.kind,
-            migrations=table("migrations"),
             power_states=power_states.table() if power_states is not None and self.enabled else None,
         )
 
-    def table(self, name: str) -> pd.DataFrame:
-        """One table of the event record so far as a DataFrame (``jobs``, ``attempts``, ``capacity``, ``failures``, ``migrations``).
+    def snapshot(self, name: str) -> TableSnapshot:
+        """One table as it is now, read column by column when asked (:class:`~torus_sim.engine.record_tables.TableSnapshot`).
 
         Raises:
             SimulationError: the model was built with ``record=False``.
@@ -257,21 +323,20 @@ class RunRecorder:
         """
         if not self.enabled:
             raise SimulationError("no record: the model was built with record=False")
-        columns = self.tables[name]
-        types = COLUMN_TYPES.get(name, {})
-        import pandas as pd  # only where a table is built: a run imports pandas after its last event
+        table = self.tables[name]
+        return TableSnapshot(table, len(table), shared=self.closed)
 
-        # views of the typed arrays: copied once by pandas while the run may go on, shared once it is closed
-        # (the record's tables are then the DataFrames' memory: RICC's ~260 MB were held twice)
-        return pd.DataFrame(
-            {
-                column: np.frombuffer(values, dtype=types[column].replace("?", "b")).astype(types[column], copy=False)
-                if column in types
-                else values
-                for column, values in columns.items()
-            },
-            copy=not self.closed,
-        )
+    def table(self, name: str) -> pd.DataFrame:
+        """One table of the event record so far as a DataFrame (``jobs``, ``attempts``, ``capacity``, ``failures``, ``migrations``).
+
+        Once the run is closed, the columns still in memory are shared with the DataFrame rather than
+        copied (RICC's ~260 MB were held twice).
+
+        Raises:
+            SimulationError: the model was built with ``record=False``.
+            KeyError: no table of that name.
+        """
+        return self.snapshot(name).frame()
 
     def close(self) -> None:
         """The run is over: no row is added from now on, and :meth:`table` shares the columns' memory instead of copying it.
@@ -320,15 +385,15 @@ class RunRecorder:
     def _add(self, table: str, row: dict) -> None:
         if self.closed:
             raise SimulationError(f"a {table} row after the run's end: its record is closed")
-        for column, values in self.tables[table].items():
-            values.append(row[column])
+        self.tables[table].add(row)
 
     def pass_ended(self, row: dict) -> None:
         """Add a pass's row (:data:`PASS_COLUMNS`, and :data:`FAIRNESS_COLUMNS` when kept)."""
         if self.closed:
             raise SimulationError("a pass after the run's end: its record is closed")
-        for column, values in self._pass_table.items():  # the hot path: one row per pass
+        for column, values in self._pass_columns.items():  # the hot path: one row per pass
             values.append(row[column])
+        self._pass_table.added()
 
     def _resources(self, allocation) -> str:
         """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""

@@ -17,7 +17,7 @@ from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, online_summary
 from torus_sim.metrics.online import job_table as online_job_table
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
-__all__ = ["ONLINE_COLUMNS", "summarize_record"]
+__all__ = ["FAIRNESS_PASS_COLUMNS", "ONLINE_COLUMNS", "summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
 
@@ -25,6 +25,22 @@ _SHARED = ("jobs", "makespan")  # the same number in both families when the firs
 ONLINE_COLUMNS = ["job_id", "submitted_at", "first_started_at", "finished_at", "runtime", "size", "time_sum", "preemptions"]
 """The job columns PV-EASY's summary reads (:func:`~torus_sim.metrics.online.job_table` and
 :func:`~torus_sim.metrics.online.online_summary`): its per-job table is made of these only (8 of 18 columns)."""
+
+
+FAIRNESS_PASS_COLUMNS = {
+    "backfilled": [
+        "time",
+        "queued_jobs",
+        "head_job",
+        "previous_head",
+        "previous_reservation_at",
+        "head_passed",
+        "head_ready_backfilled",
+        "head_ready_underestimated",
+    ],
+    "shadow": ["time", "head_job", "head_ready", "previous_head", "previous_reservation_at"],
+}
+"""The pass-table columns PV-EASY's fairness table reads under each reading (:func:`~torus_sim.metrics.online.fairness_table`)."""
 
 
 def summarize_record(
@@ -55,10 +71,13 @@ def summarize_record(
         BGL-FAULT §3.4, §6.1; PV-EASY §5.1; RIGID §3.3; MOLDABLE §5.1.
     """
     summary = summarize(record, gamma, form)
-    if not record.jobs.empty:
-        table = online_job_table(record.jobs[ONLINE_COLUMNS], record.capacity, fairness_reading)
+    if record.count("jobs"):
+        fairness = record.has_column("capacity", "head_job")
+        passes = record.columns("capacity", _fairness_columns(fairness_reading)) if fairness else None
+        table = online_job_table(record.columns("jobs", ONLINE_COLUMNS), passes, fairness_reading)
+        del passes
         online = online_summary(table, record.capacity_total, min_delay)
-        if "head_job" not in record.capacity:
+        if not fairness:
             for key in (
                 "blocked_jobs",
                 "delayed_jobs",
@@ -76,3 +95,8 @@ def summarize_record(
     summary["silent_errors"] = int(record.counters.get("silent_errors", 0))
     summary["preemptions"] = int(record.counters.get("preemptions", 0))
     return summary
+
+
+def _fairness_columns(reading: str) -> list[str]:
+    """The pass columns of ``reading`` (an unknown reading: the first's, and :func:`fairness_table` refuses it)."""
+    return FAIRNESS_PASS_COLUMNS.get(reading, FAIRNESS_PASS_COLUMNS["backfilled"])

@@ -83,9 +83,9 @@ def window_metrics(model, capacity: int, gamma: float) -> dict[str, float]:
     Returns:
         ``{"bsld": mean, "wait": mean seconds, "utilization": fraction, "jobs": completed}``.
     """
-    table = model.recorder.tables["jobs"]
+    table = model.recorder.snapshot("jobs")
     column = {
-        name: np.asarray(table[name], dtype=np.float64)
+        name: np.asarray(table.column(name), dtype=np.float64)
         for name in ("submitted_at", "first_started_at", "finished_at", "runtime", "size")
     }
     runtime = column["runtime"]

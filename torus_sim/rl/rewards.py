@@ -29,12 +29,12 @@ __all__ = ["REWARD_FORMS"]
 
 def _rows(env, table: str, cursor: str) -> dict | None:
     """The rows of the model's ``table`` appended since the env's ``cursor`` (which moves past them); None: none."""
-    columns = env.model.recorder.tables[table]
-    first, last = getattr(env, cursor), len(columns["job_id"])
+    rows = env.model.recorder.tables[table]
+    first, last = getattr(env, cursor), len(rows)
     setattr(env, cursor, last)
     if first == last:
         return None
-    return {name: values[first:last] for name, values in columns.items()}
+    return rows.rows(first, last)
 
 
 def _completed(env) -> dict | None:

@@ -1,0 +1,162 @@
+"""The record's tables held a chunk at a time in memory and the rest on disk: the same values read back."""
+
+from __future__ import annotations
+
+import gc
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import torus_sim.engine.record_tables as record_tables
+from torus_sim.engine.record_tables import GrowingTable, SpillFolder, TableSnapshot
+from torus_sim.metrics.summary import job_table, record_job_table
+from torus_sim.runner import Scenario, run
+
+from .test_input_errors import SDSC
+
+TYPES = {"time": "d", "count": "q", "flag": "?"}
+COLUMNS = ["time", "count", "flag", "outcome"]
+
+rows_strategy = st.lists(
+    st.tuples(
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-(2**63), 2**63 - 1),
+        st.booleans(),
+        st.sampled_from(["completed", "killed", "", "0-3 7", "12"]),
+    ),
+    max_size=40,
+)
+
+
+def _table(spill_rows: int) -> GrowingTable:
+    return GrowingTable("t", COLUMNS, TYPES, ("outcome",), SpillFolder(), spill_rows)
+
+
+def _same(read, expected) -> bool:
+    """Bit for bit (NaN included) for floats, equal for the rest."""
+    if isinstance(read, np.ndarray) and read.dtype.kind == "f":
+        return np.array_equal(read.view(np.int64), np.array(expected, dtype=np.float64).view(np.int64))
+    return list(read) == list(expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=rows_strategy, spill_rows=st.integers(1, 9), first=st.integers(0, 45), cut=st.integers(0, 45))
+def test_columns_read_back_bit_for_bit_whatever_went_to_disk(rows, spill_rows, first, cut):
+    table = _table(spill_rows)
+    cut = min(cut, len(rows))
+    for index, (time, count, flag, outcome) in enumerate(rows):
+        if index == cut:
+            early = table.snapshot()
+        table.add({"time": time, "count": count, "flag": flag, "outcome": outcome})
+    if cut == len(rows):
+        early = table.snapshot()
+    assert len(table) == len(rows) and table.on_disk == len(rows) - len(rows) % spill_rows
+    whole = table.snapshot()
+    for position, name in enumerate(COLUMNS):
+        values = [row[position] for row in rows]
+        column = whole.column(name)
+        assert _same(column, values), name
+        if name in TYPES:
+            assert column.dtype == np.dtype(TYPES[name])
+        assert _same(whole.column(name, first), values[first:])
+        assert _same(early.column(name), values[:cut])  # rows added after a snapshot are not in it
+    sliced = table.rows(min(first, len(rows)), len(rows))
+    assert _same(sliced["count"], [row[1] for row in rows][first:])
+
+
+def test_text_read_from_disk_is_one_object_per_distinct_value():
+    table = _table(2)
+    for outcome in ["completed", "killed", "completed", "completed", "killed"]:
+        table.add({"time": 0.0, "count": 1, "flag": False, "outcome": outcome})
+    outcomes = table.snapshot().column("outcome")
+    assert outcomes == ["completed", "killed", "completed", "completed", "killed"]
+    assert outcomes[0] is outcomes[2] is outcomes[3]
+
+
+def test_a_table_with_other_python_values_never_goes_to_disk():
+    table = GrowingTable("failures", ["time", "node"], {}, (), SpillFolder(), 2)
+    for node in range(5):
+        table.add({"time": float(node), "node": node})
+    assert table.on_disk == 0 and table.folder is None
+    assert table.snapshot().column("node") == [0, 1, 2, 3, 4]
+
+
+def test_the_folder_is_made_at_the_first_chunk_and_removed_with_the_last_reference():
+    folder = SpillFolder()
+    table = GrowingTable("t", COLUMNS, TYPES, ("outcome",), folder, 3)
+    for count in range(2):
+        table.add({"time": 1.0, "count": count, "flag": True, "outcome": "x"})
+    assert folder._folder is None  # a short table writes nothing
+    table.add({"time": 1.0, "count": 2, "flag": True, "outcome": "x"})
+    path = Path(folder._folder.name)
+    assert sorted(file.name for file in path.iterdir()) == ["t.count", "t.flag", "t.outcome", "t.time"]
+    snapshot = table.snapshot()
+    del table, folder
+    gc.collect()
+    assert path.exists()  # the snapshot still reads from it
+    assert snapshot.column("count").tolist() == [0, 1, 2]
+    del snapshot
+    gc.collect()
+    assert not path.exists()
+
+
+def test_a_view_is_shared_only_once_the_table_takes_no_more_rows():
+    table = _table(100)
+    table.add({"time": 1.5, "count": 1, "flag": True, "outcome": "x"})
+    copied = TableSnapshot(table, 1).column("time")
+    table.add({"time": 2.5, "count": 2, "flag": False, "outcome": "y"})  # an exported buffer would refuse this
+    shared = TableSnapshot(table, 2, shared=True).column("time")
+    assert copied.tolist() == [1.5] and shared.tolist() == [1.5, 2.5]
+    assert np.shares_memory(shared, np.frombuffer(table.memory["time"], dtype=np.float64))
+
+
+@pytest.fixture(scope="module")
+def runs():
+    """One torus run with failures (kills, several attempts) recorded with chunks of 7 rows and with the default."""
+    scenario = Scenario(workload=str(SDSC), max_jobs=1500, failures="synthetic:300", seed=4)
+    default = run(scenario)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(record_tables, "SPILL_ROWS", 7)
+        chunked = run(scenario)
+    return default, chunked
+
+
+def test_a_run_recorded_in_chunks_of_7_rows_has_the_same_tables_summary_and_job_table(runs):
+    default, chunked = runs
+    assert chunked.record.count("attempts") > chunked.record.count("jobs") > 1000  # kills: more attempts than jobs
+    for name in ("jobs", "attempts", "capacity", "failures", "migrations"):
+        pd.testing.assert_frame_equal(getattr(default.record, name), getattr(chunked.record, name))
+    assert default.summary.keys() == chunked.summary.keys()
+    assert all(
+        value == chunked.summary[key] or (math.isnan(value) and math.isnan(chunked.summary[key]))
+        for key, value in default.summary.items()
+    )
+    pd.testing.assert_frame_equal(default.jobs, chunked.jobs)
+
+
+def test_the_job_table_read_column_by_column_is_the_sorted_tables(runs):
+    _, chunked = runs
+    record = chunked.record
+    expected = job_table(record.jobs, 7.0, "printed")
+    pd.testing.assert_frame_equal(record_job_table(record, 7.0, "printed"), expected)
+    assert expected["job_id"].is_monotonic_increasing and not record.jobs["job_id"].is_monotonic_increasing
+
+
+def test_a_record_reads_only_the_columns_asked_for(monkeypatch):
+    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    record = run(Scenario(workload=str(SDSC), max_jobs=200, failures="synthetic:50", seed=4)).record
+    assert isinstance(record.__dict__["_jobs"], TableSnapshot)  # the run read columns only: no table built
+    waits = record.columns("jobs", ["started_at", "submitted_at"])
+    assert list(waits.columns) == ["started_at", "submitted_at"]
+    assert isinstance(record.__dict__["_jobs"], TableSnapshot)
+    assert record.count("jobs") == 200 and record.has_column("capacity", "free")
+    assert not record.has_column("jobs", "wait_time")
+    assert record.column("jobs", "kills").dtype == np.int64
+    assert isinstance(record.jobs, pd.DataFrame) and record.jobs is record.jobs  # built once, when asked for
+    with pytest.raises(KeyError, match="no table"):
+        record.count("passes")

@@ -1,0 +1,209 @@
+"""The record's tables that grow with the log, held in memory up to a chunk of rows and then on disk.
+
+A run's record (:mod:`torus_sim.engine.record`) adds a row per completed job, per attempt and per
+scheduling pass: on RICC-2010-2 (447,794 jobs) ~125 MB of typed columns by the run's end, on a
+10-million-job log ~3 GB. :class:`GrowingTable` keeps a table's last rows in typed arrays (Python's
+``array``: float64 ``d``, int64 ``q``, bool ``b``) or, for text, lists; every :data:`SPILL_ROWS` rows it
+appends each column to its own file in a temporary folder (raw native-endian values; text as UTF-8
+lines) and empties the arrays, so the record held in memory stays under a chunk whatever the log's
+length. :class:`TableSnapshot` reads a table as it was when taken (its first ``rows`` rows), one column at
+a time (:meth:`TableSnapshot.column`): the metrics read the columns they need, not the whole table. The
+folder is removed when no table or snapshot refers to it any longer (or at the interpreter's exit).
+
+The values are those appended, bit for bit: a column read back is the same array whether it went to
+disk or not (tests/test_record_tables.py).
+
+References:
+    CQSim (its record written to files as the run goes); issue 61 §1 (memory flat in the log's length).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from array import array
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["SPILL_ROWS", "GrowingTable", "SpillFolder", "TableSnapshot"]
+
+SPILL_ROWS = 1 << 16
+"""Rows of a table kept in memory before they go to disk (65,536: ~10 MB for the 18 job columns)."""
+
+
+class SpillFolder:
+    """The temporary folder a run's tables write to, made at the first write (a short run writes nothing).
+
+    Under :func:`tempfile.gettempdir` (``TMPDIR``), named ``torus-sim-record-*``; removed when the last
+    table or snapshot that holds this object is gone, or at exit (:class:`tempfile.TemporaryDirectory`).
+    """
+
+    def __init__(self) -> None:
+        self._folder: tempfile.TemporaryDirectory | None = None
+
+    def path(self, table: str, column: str) -> Path:
+        """The file of ``table``'s ``column`` (the folder made on first use)."""
+        if self._folder is None:
+            self._folder = tempfile.TemporaryDirectory(prefix="torus-sim-record-")
+        return Path(self._folder.name) / f"{table}.{column}"
+
+
+class GrowingTable:
+    """One table of the record: typed columns (and text columns) that rows are appended to.
+
+    Args:
+        name: the table's name (its files' prefix).
+        columns: the column names, in order.
+        types: column -> array type code (``d``, ``q``, ``?`` for bool) for the typed columns.
+        text: the text columns (strings without a line break); every other untyped column is a list of
+            Python values, and a table with one never goes to disk.
+        folder: where chunks go (shared by a run's tables); None: never to disk.
+        spill_rows: rows kept in memory before a chunk goes to disk (> 0; None: :data:`SPILL_ROWS` as it is now).
+
+    Attributes:
+        memory: column -> the values not yet on disk (an ``array`` or a list): the hot path appends to them
+            and then calls :meth:`added`.
+        on_disk: rows written to disk so far.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        columns: list[str],
+        types: dict[str, str],
+        text: tuple[str, ...] = (),
+        folder: SpillFolder | None = None,
+        spill_rows: int | None = None,
+    ) -> None:
+        self.name = name
+        self.types = {column: types[column] for column in columns if column in types}
+        self.text = tuple(column for column in columns if column in text)
+        self.memory: dict[str, array | list] = {
+            column: array("b" if self.types[column] == "?" else self.types[column]) if column in self.types else []
+            for column in columns
+        }
+        spillable = all(column in self.types or column in self.text for column in columns)
+        self.folder = folder if spillable else None
+        spill_rows = SPILL_ROWS if spill_rows is None else spill_rows
+        self.limit = int(spill_rows) if self.folder is not None else -1
+        if self.folder is not None and self.limit <= 0:
+            raise ValueError(f"spill_rows must be positive, got {spill_rows}")
+        self.on_disk = 0
+        self._first = self.memory[columns[0]]
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order."""
+        return list(self.memory)
+
+    def __len__(self) -> int:
+        return self.on_disk + len(self._first)
+
+    def add(self, row: dict) -> None:
+        """Append one row (column -> value)."""
+        for column, values in self.memory.items():
+            values.append(row[column])
+        if len(self._first) == self.limit:
+            self.spill()
+
+    def added(self) -> None:
+        """After the caller appended one value to every column of :attr:`memory`: a full chunk goes to disk."""
+        if len(self._first) == self.limit:
+            self.spill()
+
+    def spill(self) -> None:
+        """Append the rows held in memory to the columns' files and empty the arrays (nothing when none)."""
+        if self.folder is None or not len(self._first):
+            return
+        rows = len(self._first)
+        for column, values in self.memory.items():
+            with open(self.folder.path(self.name, column), "ab") as handle:
+                if column in self.types:
+                    values.tofile(handle)
+                else:
+                    handle.write("".join(f"{value}\n" for value in values).encode("utf-8"))
+            del values[:]
+        self.on_disk += rows
+
+    def snapshot(self) -> TableSnapshot:
+        """The table as it is now, read column by column later (rows added after are not in it)."""
+        return TableSnapshot(self, len(self))
+
+    def rows(self, first: int, last: int) -> dict[str, np.ndarray | list]:
+        """Rows ``first`` to ``last - 1`` of every column (typed: numpy arrays; text and other: lists)."""
+        snapshot = TableSnapshot(self, last)
+        return {column: snapshot.column(column, first) for column in self.memory}
+
+
+class TableSnapshot:
+    """A table's first ``rows`` rows, read one column at a time (from disk and memory).
+
+    Args:
+        table: the :class:`GrowingTable`.
+        rows: how many rows (at most its length when taken).
+        shared: the table takes no more rows (the run is over): a column held only in memory is read as a
+            view of its array rather than a copy.
+    """
+
+    def __init__(self, table: GrowingTable, rows: int, shared: bool = False) -> None:
+        self.table = table
+        self.rows = int(rows)
+        self.shared = shared
+
+    def __len__(self) -> int:
+        return self.rows
+
+    @property
+    def columns(self) -> list[str]:
+        """The column names, in order."""
+        return self.table.columns
+
+    def __contains__(self, column: str) -> bool:
+        return column in self.table.memory
+
+    def __getitem__(self, column: str) -> np.ndarray:
+        """One column as a numpy array (text as an object array)."""
+        values = self.column(column)
+        return values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
+
+    def column(self, column: str, first: int = 0) -> np.ndarray | list:
+        """Rows ``first`` to ``rows - 1`` of one column: typed as a numpy array (float64, int64, bool), else a list.
+
+        Raises:
+            KeyError: no column of that name.
+        """
+        table = self.table
+        values = table.memory[column]
+        code = table.types.get(column)
+        on_disk = table.on_disk  # the table may have gone on since the snapshot: its rows on disk stay where they are
+        first = min(max(first, 0), self.rows)
+        from_disk = max(min(self.rows, on_disk) - first, 0)
+        start, stop = max(first - on_disk, 0), max(self.rows - on_disk, 0)
+        if code is not None:
+            dtype = np.dtype(code.replace("?", "b"))
+            if self.shared and start == 0 and stop == len(values):
+                memory = np.frombuffer(values, dtype=dtype)  # the run is over: a view of the array, not a copy
+            else:
+                memory = np.frombuffer(values[start:stop], dtype=dtype)  # a slice of an array is a new array
+            if from_disk:
+                path = table.folder.path(table.name, column)
+                disk = np.fromfile(path, dtype=dtype, count=from_disk, offset=first * dtype.itemsize)
+                memory = np.concatenate([disk, memory])
+            return memory.astype(bool, copy=False) if code == "?" else memory
+        tail = list(values[start:stop])
+        if not from_disk:
+            return tail
+        lines = table.folder.path(table.name, column).read_text(encoding="utf-8").split("\n")[first : first + from_disk]
+        shared: dict[str, str] = {}  # one object per distinct text (an outcome, a partition's supernodes)
+        return [shared.setdefault(line, line) for line in lines] + tail
+
+    def frame(self, columns: list[str] | None = None) -> pd.DataFrame:
+        """The snapshot (or some of its columns) as a DataFrame."""
+        import pandas as pd  # only where a table is built
+
+        names = self.columns if columns is None else columns
+        return pd.DataFrame({column: self.column(column) for column in names}, copy=False)
