@@ -160,3 +160,22 @@ def test_a_record_reads_only_the_columns_asked_for(monkeypatch):
     assert isinstance(record.jobs, pd.DataFrame) and record.jobs is record.jobs  # built once, when asked for
     with pytest.raises(KeyError, match="no table"):
         record.count("passes")
+
+
+def test_jobs_csv_read_from_the_record_a_piece_at_a_time_is_the_whole_tables_bytes(runs):
+    import io
+
+    from torus_sim.metrics.summary import JobTableRows
+    from torus_sim.output_columns import csv_writer
+
+    _, chunked = runs
+    record = chunked.record
+    expected = io.BytesIO()
+    csv_writer("jobs", job_table(record.jobs))(expected)
+    pieces = JobTableRows(record)
+    assert pieces.columns == list(job_table(record.jobs).columns) and len(pieces) == record.count("jobs")
+    for rows in (1, 13, 10**6):
+        written = io.BytesIO()
+        csv_writer("jobs", pieces, rows)(written)
+        assert written.getvalue() == expected.getvalue(), rows
+    pd.testing.assert_frame_equal(pieces.frame(), job_table(record.jobs))

@@ -239,7 +239,8 @@ def csv_writer(name: str, table, rows: int = CSV_ROWS):
     Args:
         name: the table's name (``jobs``: its columns documented in seconds are rounded to
             :data:`TIME_DECIMALS`; any other table, e.g. ``scenarios`` or Batsim's record, is not rounded).
-        table: a pandas DataFrame.
+        table: a pandas DataFrame, or a table given as pieces of rows (``columns``, ``dtypes``, ``len()`` and
+            ``chunk(start, stop)`` -> DataFrame: :class:`~torus_sim.metrics.summary.JobTableRows`).
         rows: rows per piece (> 0).
 
     Returns:
@@ -249,12 +250,13 @@ def csv_writer(name: str, table, rows: int = CSV_ROWS):
     seconds = [
         column
         for column in table.columns
-        if (describe(str(column), schema) or ("",))[0] == "s" and table[column].dtype.kind == "f"
+        if (describe(str(column), schema) or ("",))[0] == "s" and table.dtypes[column].kind == "f"
     ]
+    piece = table.chunk if callable(getattr(type(table), "chunk", None)) else lambda start, stop: table.iloc[start:stop]
 
     def write(handle) -> None:
         for start in range(0, max(len(table), 1), rows):
-            part = table.iloc[start : start + rows]
+            part = piece(start, start + rows)
             if seconds:
                 part = part.assign(**{column: part[column].round(TIME_DECIMALS) for column in seconds})
             handle.write(part.to_csv(index=False, header=start == 0, float_format=shortest_float).encode("utf-8"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
 
 from torus_sim.files import RESULT_NAMES, json_text, write_folder
@@ -289,8 +290,9 @@ def write_results(
     tables_csv = {f"{name}.csv": csv_writer(name, table) for name, table in tables.items()}  # written piece by piece
     texts: dict[str, str] = {}
     files: dict[str, bytes] = {}
+    whole = _WholeTables(tables)  # a format's files see DataFrames (jobs.csv's rows are read a piece at a time)
     for writer in writers:
-        files.update(writer.files(result, tables))
+        files.update(writer.files(result, whole))
     manifest = result.manifest()
     if against_log is not None:
         from torus_sim.figures import against_log_png
@@ -310,3 +312,27 @@ def write_results(
         stem = name.split(".")[0]
         written[name.replace(".", "_") if name.endswith(".parquet") or stem in written else stem] = paths[name]
     return written
+
+
+class _WholeTables(Mapping):
+    """The run's tables by name, each a DataFrame: a table given as pieces (``frame()``) is built when first read."""
+
+    def __init__(self, tables: dict) -> None:
+        self._tables = tables
+
+    def __getitem__(self, name: str):
+        table = self._tables[name]
+        if _in_pieces(table):
+            table = self._tables[name] = table.frame()
+        return table
+
+    def __iter__(self):
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
+def _in_pieces(table) -> bool:
+    """A table given as pieces of rows (``chunk(start, stop)``, ``frame()``), not a DataFrame."""
+    return callable(getattr(type(table), "chunk", None))

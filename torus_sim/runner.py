@@ -130,6 +130,19 @@ class RunResult:
     power: pd.DataFrame = field(default_factory=_empty_table)
     boot_change_j: np.ndarray | None = field(repr=False, default=None)
 
+    def job_rows(self):
+        """The per-job table as it will be written.
+
+        :attr:`jobs` once built (or given), else its rows read from the record a piece at a time
+        (:class:`~torus_sim.metrics.summary.JobTableRows`; its ``frame()`` builds :attr:`jobs`).
+        """
+        built = self.__dict__.get("_jobs")
+        if built is not None or self.record is None or not self.record.has_column("jobs", "job_id"):
+            return self.jobs
+        from torus_sim.metrics.summary import JobTableRows
+
+        return JobTableRows(self.record, self.config.gamma, self.config.bsld_form, whole=lambda: self.jobs)
+
     def manifest(self) -> dict:
         """Configuration, inputs and summary as one JSON-ready dictionary (no wall-clock data).
 

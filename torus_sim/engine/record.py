@@ -205,6 +205,34 @@ class SimulationRecord:
             raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
         return source[column] if isinstance(source, TableSnapshot) else source[column].to_numpy()
 
+    def reader(self, table: str):
+        """``table`` as a mapping of column names to arrays, each read when asked (``reader[name]``, ``name in reader``).
+
+        A run's snapshot (:class:`~torus_sim.engine.record_tables.TableSnapshot`) or the DataFrame given.
+
+        Raises:
+            KeyError: no such table.
+            SimulationError: the record has no tables (``record=False``).
+        """
+        source = self._source(table)
+        if source is None:
+            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        return source
+
+    def take(self, table: str, column: str, rows: np.ndarray) -> np.ndarray:
+        """One typed column's values at the row positions ``rows`` (int64, shape ``(k,)``), in that order.
+
+        Raises:
+            KeyError: no such table or column.
+            SimulationError: the record has no tables (``record=False``).
+        """
+        source = self._source(table)
+        if source is None:
+            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        if isinstance(source, TableSnapshot):
+            return source.take(column, rows)
+        return source[column].to_numpy()[np.asarray(rows, dtype=np.int64)]
+
     def columns(self, table: str, columns: list[str]) -> pd.DataFrame:
         """Some columns of one table as a DataFrame, in the order given (the others are not read).
 

@@ -201,6 +201,35 @@ class TableSnapshot:
         shared: dict[str, str] = {}  # one object per distinct text (an outcome, a partition's supernodes)
         return [shared.setdefault(line, line) for line in lines] + tail
 
+    def take(self, column: str, rows: np.ndarray) -> np.ndarray:
+        """A typed column's values at the row positions ``rows`` (int64, each in ``[0, rows)``), in that order.
+
+        The rows on disk are read through a memory map made for this call and closed after it: only the pages
+        they lie on are read, and none stays mapped (the job table's pieces in job-id order, read from a
+        10-million-row record).
+
+        Raises:
+            KeyError: no column of that name; ValueError: a text column.
+        """
+        table = self.table
+        code = table.types.get(column)
+        if code is None:
+            raise ValueError(f"{column!r} of the {table.name} table is not a typed column")
+        rows = np.asarray(rows, dtype=np.int64)
+        dtype = np.dtype(code.replace("?", "b"))
+        on_disk = min(table.on_disk, self.rows)
+        out = np.empty(len(rows), dtype=dtype)
+        below = rows < on_disk
+        if below.any():
+            mapped = np.memmap(table.folder.path(table.name, column), dtype=dtype, mode="r", shape=(on_disk,))
+            out[below] = mapped[rows[below]]
+            del mapped  # unmapped here: its pages leave the process
+        if not below.all():
+            memory = np.frombuffer(table.memory[column], dtype=dtype)
+            out[~below] = memory[rows[~below] - table.on_disk]
+            del memory
+        return out.astype(bool, copy=False) if code == "?" else out
+
     def frame(self, columns: list[str] | None = None) -> pd.DataFrame:
         """The snapshot (or some of its columns) as a DataFrame."""
         import pandas as pd  # only where a table is built

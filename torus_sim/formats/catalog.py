@@ -68,7 +68,7 @@ class JobsFormat(OutputFormat):
     description = "jobs.csv (and scenarios.csv for a batch); always written"
 
     def tables(self, result) -> dict[str, pd.DataFrame]:  # noqa: D102
-        tables = {"jobs": result.jobs}
+        tables = {"jobs": result.job_rows() if hasattr(result, "job_rows") else result.jobs}  # written a piece at a time
         if not result.scenarios.empty:
             tables["scenarios"] = result.scenarios
         power = getattr(result, "power", None)

@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, online_summary
 from torus_sim.metrics.online import job_table as online_job_table
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
-__all__ = ["FAIRNESS_PASS_COLUMNS", "ONLINE_COLUMNS", "summarize_record"]
+__all__ = ["ONLINE_COLUMNS", "summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
 
@@ -25,22 +27,6 @@ _SHARED = ("jobs", "makespan")  # the same number in both families when the firs
 ONLINE_COLUMNS = ["job_id", "submitted_at", "first_started_at", "finished_at", "runtime", "size", "time_sum", "preemptions"]
 """The job columns PV-EASY's summary reads (:func:`~torus_sim.metrics.online.job_table` and
 :func:`~torus_sim.metrics.online.online_summary`): its per-job table is made of these only (8 of 18 columns)."""
-
-
-FAIRNESS_PASS_COLUMNS = {
-    "backfilled": [
-        "time",
-        "queued_jobs",
-        "head_job",
-        "previous_head",
-        "previous_reservation_at",
-        "head_passed",
-        "head_ready_backfilled",
-        "head_ready_underestimated",
-    ],
-    "shadow": ["time", "head_job", "head_ready", "previous_head", "previous_reservation_at"],
-}
-"""The pass-table columns PV-EASY's fairness table reads under each reading (:func:`~torus_sim.metrics.online.fairness_table`)."""
 
 
 def summarize_record(
@@ -73,9 +59,8 @@ def summarize_record(
     summary = summarize(record, gamma, form)
     if record.count("jobs"):
         fairness = record.has_column("capacity", "head_job")
-        passes = record.columns("capacity", _fairness_columns(fairness_reading)) if fairness else None
-        table = online_job_table(record.columns("jobs", ONLINE_COLUMNS), passes, fairness_reading)
-        del passes
+        passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked
+        table = online_job_table(_in_submission_order(record), passes, fairness_reading, presorted=True)
         online = online_summary(table, record.capacity_total, min_delay)
         if not fairness:
             for key in (
@@ -97,6 +82,13 @@ def summarize_record(
     return summary
 
 
-def _fairness_columns(reading: str) -> list[str]:
-    """The pass columns of ``reading`` (an unknown reading: the first's, and :func:`fairness_table` refuses it)."""
-    return FAIRNESS_PASS_COLUMNS.get(reading, FAIRNESS_PASS_COLUMNS["backfilled"])
+def _in_submission_order(record):
+    """The job columns PV-EASY reads (:data:`ONLINE_COLUMNS`), each read once and put in submission order (then job id).
+
+    The order of ``sort_values(["submitted_at", "job_id"], kind="stable")`` on the record's rows, without the table
+    held twice (unsorted and sorted).
+    """
+    import pandas as pd
+
+    order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
+    return pd.DataFrame({name: record.column("jobs", name)[order] for name in ONLINE_COLUMNS}, copy=False)

@@ -21,7 +21,16 @@ import pandas as pd
 
 from torus_sim.errors import ConfigurationError
 
-__all__ = ["BSLD_FORMS", "DEFAULT_GAMMA", "bounded_slowdown", "capacity_fractions", "job_table", "record_job_table", "summarize"]
+__all__ = [
+    "BSLD_FORMS",
+    "DEFAULT_GAMMA",
+    "JobTableRows",
+    "bounded_slowdown",
+    "capacity_fractions",
+    "job_table",
+    "record_job_table",
+    "summarize",
+]
 
 DEFAULT_GAMMA = 10.0
 """Γ of bounded slowdown, seconds (BGL-FAULT §3.4)."""
@@ -105,6 +114,49 @@ def record_job_table(record, gamma: float = DEFAULT_GAMMA, form: str = "standard
     table["response_time"] = table["finished_at"] - table["submitted_at"]
     table["bounded_slowdown"] = bounded_slowdown(table["response_time"].to_numpy(), table["runtime"].to_numpy(), gamma, form)
     return table
+
+
+class JobTableRows:
+    """:func:`record_job_table`'s rows a piece at a time, read from the record without the table held whole.
+
+    What ``jobs.csv`` is written from (:func:`torus_sim.output_columns.csv_writer`): the pieces are the
+    table's rows in order, with its columns and types; RICC-2010-2's table is 75 MB, a piece of 50,000 rows 8 MB.
+
+    Args:
+        record: a :class:`~torus_sim.engine.record.SimulationRecord` with its job table.
+        gamma: Γ, seconds.
+        form: bounded-slowdown form.
+        whole: returns the whole table (:meth:`frame`) when a reader needs it; None: :func:`record_job_table`.
+    """
+
+    def __init__(self, record, gamma: float = DEFAULT_GAMMA, form: str = "standard", whole=None) -> None:
+        from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
+
+        self.record, self.gamma, self.form = record, gamma, form
+        self._whole = whole
+        self._recorded = [name for name in JOB_COLUMNS if record.has_column("jobs", name)]
+        self.columns = [*self._recorded, "wait_time", "response_time", "bounded_slowdown"]
+        types = COLUMN_TYPES["jobs"]
+        self.dtypes = {name: np.dtype(types.get(name, "d")) for name in self.columns}
+        self._order = np.argsort(record.column("jobs", "job_id"), kind="stable")
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def chunk(self, start: int, stop: int) -> pd.DataFrame:
+        """Rows ``start`` to ``stop - 1`` of the table (job-id order), as :func:`job_table` makes them."""
+        rows = self._order[start:stop]
+        part = pd.DataFrame({name: self.record.take("jobs", name, rows) for name in self._recorded}, copy=False)
+        part["wait_time"] = part["started_at"] - part["submitted_at"]
+        part["response_time"] = part["finished_at"] - part["submitted_at"]
+        part["bounded_slowdown"] = bounded_slowdown(
+            part["response_time"].to_numpy(), part["runtime"].to_numpy(), self.gamma, self.form
+        )
+        return part
+
+    def frame(self) -> pd.DataFrame:
+        """The whole table."""
+        return self._whole() if self._whole is not None else record_job_table(self.record, self.gamma, self.form)
 
 
 def capacity_fractions(jobs, capacity, n_supernodes: int) -> dict[str, float]:
