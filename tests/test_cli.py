@@ -269,3 +269,32 @@ def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child
     assert lines["mesa whole"] == "True"  # the package is whole for whoever imports it afterwards
     assert lines["tracker"] == "None"  # no resource tracker: no second process
     assert int(lines["jobs"]) > 0
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        [],  # the README's main job: Krevat on the torus with BG/L's failures
+        ["--platform", "cluster", "--nodes", "128", "--policy", "PV-EASY", "--failures", "none"],  # fairness columns
+    ],
+)
+def test_a_whole_run_with_its_summary_and_jobs_csv_imports_no_pandas(tmp_path, arguments):
+    # issue 61 sections 1 and 3: the summary's metrics are read from the record's columns with numpy and jobs.csv
+    # is written from them a piece at a time; pandas (and pyarrow, which pandas imports: ~80 MiB and ~0.3 s) is
+    # imported only where a DataFrame is asked for (a format that needs one, result.jobs from Python)
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    probe = (
+        "import sys\n"
+        "from torus_sim.cli import main\n"
+        f"code = main(['run', '--no-progress', '--max-jobs', '400', '--out', {str(out)!r}, *{arguments!r}])\n"
+        "print('code:', code)\n"
+        "print('tables:', sorted(name for name in ('pandas', 'pyarrow') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert lines["code"] == "0" and lines["tables"] == "[]", done.stdout[-600:]
+    written = (out / "jobs.csv").read_text().splitlines()
+    assert written[0].startswith("job_id,user_id,size,") and len(written) == 401

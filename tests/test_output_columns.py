@@ -3,6 +3,8 @@
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.output_columns import JOB_COLUMNS, POWER_COLUMNS, SCENARIO_COLUMNS, SUMMARY_METRICS, describe, outputs_markdown
 from torus_sim.runner import Scenario, run
@@ -88,3 +90,51 @@ def test_a_table_written_piece_by_piece_is_the_same_bytes_as_written_whole():
     assert b"1.235" in whole and b"0.3333333333333333" in whole  # times to the millisecond, the rest exact
     assert all(written(rows) == whole for rows in (1, 2, 3, 5))
     assert written(2, table.iloc[:0]) == whole.splitlines(keepends=True)[0]  # an empty table: its header
+
+
+class _Pieces:
+    """A table given as numpy pieces (what the record's job rows are: JobTableRows)."""
+
+    def __init__(self, frame):
+        self.frame_ = frame
+        self.columns = list(frame.columns)
+        self.dtypes = frame.dtypes
+
+    def __len__(self):
+        return len(self.frame_)
+
+    def arrays(self, start, stop):
+        return {name: self.frame_[name].to_numpy()[start:stop] for name in self.columns}
+
+
+_FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([-0.0, 0.0004, -0.0004, 1e16, 2.5e-7, 1460.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), _FLOATS, _FLOATS, st.booleans()), max_size=25),
+    piece=st.integers(1, 30),
+)
+def test_numeric_pieces_are_written_without_pandas_as_pandas_writes_them(rows, piece):
+    # issue 61: jobs.csv from the record's columns, no DataFrame: the same bytes as pandas' to_csv of the table
+    import io
+
+    import pandas as pd
+
+    from torus_sim.output_columns import csv_writer
+
+    frame = pd.DataFrame(
+        {
+            "job_id": pd.array([row[0] for row in rows], dtype="int64"),
+            "submitted_at": pd.array([row[1] for row in rows], dtype="float64"),  # seconds: to the millisecond
+            "bounded_slowdown": pd.array([row[2] for row in rows], dtype="float64"),
+            "flag": pd.array([row[3] for row in rows], dtype="bool"),
+        }
+    )
+
+    def written(table, rows_at_a_time):
+        buffer = io.BytesIO()
+        csv_writer("jobs", table, rows_at_a_time)(buffer)
+        return buffer.getvalue()
+
+    assert written(_Pieces(frame), piece) == written(frame, 10**6)

@@ -179,3 +179,15 @@ def test_jobs_csv_read_from_the_record_a_piece_at_a_time_is_the_whole_tables_byt
         csv_writer("jobs", pieces, rows)(written)
         assert written.getvalue() == expected.getvalue(), rows
     pd.testing.assert_frame_equal(pieces.frame(), job_table(record.jobs))
+
+
+def test_a_record_or_a_result_made_without_a_table_has_none_or_an_empty_one():
+    from torus_sim.engine.record import SimulationRecord
+    from torus_sim.runner import RunResult
+
+    record = SimulationRecord(None, None, None, None, 4, {}, 0.0, "cluster")
+    assert record.migrations is None and record.jobs is None and record.count("jobs") == 0
+    assert not record.has_column("capacity", "time")
+    result = RunResult(Scenario(), {})
+    assert result.record is None and result.rows_in("scenarios") == 0 and result.rows_in("power") == 0
+    assert result.jobs.empty and result.power.empty and result.inputs == {}

@@ -19,6 +19,8 @@ digit of every column, times included, for programs that need the simulated valu
 
 from __future__ import annotations
 
+import numpy as np
+
 __all__ = [
     "AGAINST_LOG_SUMMARY",
     "AGAINST_LOG_TABLES",
@@ -225,7 +227,7 @@ def shortest_float(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-CSV_ROWS = 50_000
+CSV_ROWS = 10_000
 """Rows formatted at a time when a table is written as CSV (:func:`csv_writer`)."""
 
 
@@ -252,6 +254,8 @@ def csv_writer(name: str, table, rows: int = CSV_ROWS):
         for column in table.columns
         if (describe(str(column), schema) or ("",))[0] == "s" and table.dtypes[column].kind == "f"
     ]
+    if callable(getattr(type(table), "arrays", None)):  # numeric columns in pieces: written without pandas
+        return _arrays_writer(table, seconds, rows)
     piece = table.chunk if callable(getattr(type(table), "chunk", None)) else lambda start, stop: table.iloc[start:stop]
 
     def write(handle) -> None:
@@ -260,6 +264,38 @@ def csv_writer(name: str, table, rows: int = CSV_ROWS):
             if seconds:
                 part = part.assign(**{column: part[column].round(TIME_DECIMALS) for column in seconds})
             handle.write(part.to_csv(index=False, header=start == 0, float_format=shortest_float).encode("utf-8"))
+
+    return write
+
+
+def _arrays_writer(table, seconds: list[str], rows: int):
+    """:func:`csv_writer` for a table of numeric columns given as pieces of numpy arrays (``arrays(start, stop)``).
+
+    The bytes pandas' ``to_csv`` writes for the same columns (tests/test_record_tables.py): integers as ``str``
+    gives them, floats through :func:`shortest_float` (NaN as an empty field), booleans as ``True`` / ``False``,
+    Python's :mod:`csv` writer with pandas' settings (minimal quoting, a line feed ending each row).
+    """
+    import csv
+    import io
+
+    names = list(table.columns)
+
+    def text(name: str, values: np.ndarray) -> list[str]:
+        if values.dtype.kind == "f":
+            if name in seconds:
+                values = values.round(TIME_DECIMALS)
+            return [shortest_float(value) if value == value else "" for value in values.tolist()]
+        return [str(value) for value in values.tolist()]
+
+    def write(handle) -> None:
+        for start in range(0, max(len(table), 1), rows):
+            part = table.arrays(start, start + rows)
+            buffer = io.StringIO()
+            writer = csv.writer(buffer, lineterminator="\n")
+            if start == 0:
+                writer.writerow(names)
+            writer.writerows(zip(*(text(name, np.asarray(part[name])) for name in names), strict=True))
+            handle.write(buffer.getvalue().encode("utf-8"))
 
     return write
 

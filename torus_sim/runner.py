@@ -79,6 +79,27 @@ def _empty_table() -> pd.DataFrame:
     return pd.DataFrame()
 
 
+class _TableOnDemand:
+    """A table of :class:`RunResult` a run may leave out (None): an empty DataFrame made when first read.
+
+    A plain online run has neither per-scenario nor hourly table, and reading neither imports pandas.
+    """
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = f"_{name}"
+
+    def __get__(self, result, owner=None):
+        if result is None:
+            return None  # the field's default
+        value = result.__dict__[self.key]
+        if value is None:
+            value = result.__dict__[self.key] = _empty_table()
+        return value
+
+    def __set__(self, result, value) -> None:
+        result.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
+
+
 class _JobsOnDemand:
     """:attr:`RunResult.jobs`: a DataFrame, or made from the run's record on first access (:func:`~torus_sim.metrics.summary.record_job_table`)."""
 
@@ -99,7 +120,7 @@ class _JobsOnDemand:
         return value
 
     def __set__(self, result, value) -> None:
-        result.__dict__[self.key] = value
+        result.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
 
 
 @dataclass
@@ -126,9 +147,14 @@ class RunResult:
     jobs: pd.DataFrame = field(default=_JobsOnDemand(), repr=False)
     inputs: dict = field(default_factory=dict)
     record: SimulationRecord | None = field(repr=False, default=None)
-    scenarios: pd.DataFrame = field(default_factory=_empty_table)
-    power: pd.DataFrame = field(default_factory=_empty_table)
+    scenarios: pd.DataFrame = field(default=_TableOnDemand(), repr=False)
+    power: pd.DataFrame = field(default=_TableOnDemand(), repr=False)
     boot_change_j: np.ndarray | None = field(repr=False, default=None)
+
+    def rows_in(self, table: str) -> int:
+        """Rows of ``scenarios`` or ``power`` (0 when the run has none), without making an empty table."""
+        value = self.__dict__[f"_{table}"]
+        return 0 if value is None else len(value)
 
     def job_rows(self):
         """The per-job table as it will be written.

@@ -138,7 +138,7 @@ def main(args) -> int:
             print(f"{kind.replace('_', ' '):9s} {_describe(info)}")
     print()
     print(format_summary(result.summary, platform["kind"]))
-    if not result.scenarios.empty and len(result.scenarios) > 1:
+    if result.rows_in("scenarios") > 1:
         print()
         print(result.scenarios.to_string(index=False, float_format=lambda value: f"{value:.6f}"))
     if comparison is not None:

@@ -137,7 +137,7 @@ class _Table:
         return value
 
     def __set__(self, record, value) -> None:
-        record.__dict__[self.key] = value
+        record.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
 
 
 @dataclass(eq=False)

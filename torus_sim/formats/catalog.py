@@ -69,12 +69,19 @@ class JobsFormat(OutputFormat):
 
     def tables(self, result) -> dict[str, pd.DataFrame]:  # noqa: D102
         tables = {"jobs": result.job_rows() if hasattr(result, "job_rows") else result.jobs}  # written a piece at a time
-        if not result.scenarios.empty:
+        if _rows(result, "scenarios"):
             tables["scenarios"] = result.scenarios
-        power = getattr(result, "power", None)
-        if power is not None and not power.empty:
-            tables["power"] = power  # power accounting: one row per simulated hour
+        if _rows(result, "power"):
+            tables["power"] = result.power  # power accounting: one row per simulated hour
         return tables
+
+
+def _rows(result, table: str) -> int:
+    """Rows of the result's ``scenarios`` or ``power`` table (0: none), without making an empty one."""
+    if hasattr(result, "rows_in"):
+        return result.rows_in(table)
+    value = getattr(result, table, None)
+    return 0 if value is None else len(value)
 
 
 class BatsimFormat(OutputFormat):

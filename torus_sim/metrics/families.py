@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, online_summary
-from torus_sim.metrics.online import job_table as online_job_table
+from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, job_columns, online_summary
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
 __all__ = ["ONLINE_COLUMNS", "summarize_record"]
@@ -25,8 +24,8 @@ _SHARED = ("jobs", "makespan")  # the same number in both families when the firs
 
 
 ONLINE_COLUMNS = ["job_id", "submitted_at", "first_started_at", "finished_at", "runtime", "size", "time_sum", "preemptions"]
-"""The job columns PV-EASY's summary reads (:func:`~torus_sim.metrics.online.job_table` and
-:func:`~torus_sim.metrics.online.online_summary`): its per-job table is made of these only (8 of 18 columns)."""
+"""The job columns PV-EASY's summary reads (:func:`~torus_sim.metrics.online.job_columns` and
+:func:`~torus_sim.metrics.online.online_summary`): its per-job columns are made of these only (8 of 18 columns)."""
 
 
 def summarize_record(
@@ -60,7 +59,7 @@ def summarize_record(
     if record.count("jobs"):
         fairness = record.has_column("capacity", "head_job")
         passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked
-        table = online_job_table(_in_submission_order(record), passes, fairness_reading, presorted=True)
+        table = job_columns(_in_submission_order(record), passes, fairness_reading)  # numpy columns, no DataFrame
         online = online_summary(table, record.capacity_total, min_delay)
         if not fairness:
             for key in (
@@ -82,13 +81,11 @@ def summarize_record(
     return summary
 
 
-def _in_submission_order(record):
+def _in_submission_order(record) -> dict[str, np.ndarray]:
     """The job columns PV-EASY reads (:data:`ONLINE_COLUMNS`), each read once and put in submission order (then job id).
 
-    The order of ``sort_values(["submitted_at", "job_id"], kind="stable")`` on the record's rows, without the table
-    held twice (unsorted and sorted).
+    The order of ``sort_values(["submitted_at", "job_id"], kind="stable")`` on the record's rows (``np.lexsort`` is
+    stable too), without the table held twice (unsorted and sorted).
     """
-    import pandas as pd
-
     order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
-    return pd.DataFrame({name: record.column("jobs", name)[order] for name in ONLINE_COLUMNS}, copy=False)
+    return {name: record.column("jobs", name)[order] for name in ONLINE_COLUMNS}

@@ -6,19 +6,26 @@ violations, the per-pass table with the head's columns (:data:`torus_sim.engine.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING, FAIRNESS_READINGS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "DEFAULT_FAIRNESS_READING",
     "FAIRNESS_READINGS",
     "SIZE_FRACTIONS",
     "bounded_slowdown",
+    "fairness_columns",
     "fairness_table",
+    "job_columns",
     "job_table",
     "online_summary",
+    "series_mean",
     "size_group_table",
 ]
 
@@ -32,7 +39,7 @@ def bounded_slowdown(wait: np.ndarray, runtime: np.ndarray, threshold: float = T
     return (wait + floor) / floor
 
 
-def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
+def fairness_table(passes, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
     """Per blocked job: its fair start and the reservation a backfill violated, under one reading.
 
     PV-EASY does not print how Tables 1-2 count; the two readings that fit its text:
@@ -65,6 +72,22 @@ def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING
     References:
         PV-EASY §3.1 (strict fairness, Table 1), §3.2 (reservation violation, Fig. 1, Table 2), §4.1.
     """
+    import pandas as pd
+
+    blocked, fair, violated = fairness_columns(passes, reading)
+    return pd.DataFrame({"fair_start_at": fair, "violated_at": violated}, index=pd.Index(blocked))
+
+
+def fairness_columns(passes, reading: str = DEFAULT_FAIRNESS_READING) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`fairness_table` as three numpy columns (no DataFrame).
+
+    Returns:
+        The blocked jobs' ids (int64, in order of first appearance as the blocked head), their ``fair_start_at``
+        and ``violated_at`` (float64 seconds, NaN: never).
+
+    Raises:
+        ValueError: an unknown reading.
+    """
     if reading not in FAIRNESS_READINGS:
         raise ValueError(f"unknown fairness reading {reading!r}; expected one of {', '.join(FAIRNESS_READINGS)}")
 
@@ -82,24 +105,35 @@ def fairness_table(passes: pd.DataFrame, reading: str = DEFAULT_FAIRNESS_READING
         blocked_rows = heads & ((column("queued_jobs") > 1) | (column("head_passed") > 0))
         ready = column("head_ready_backfilled").astype(bool)
         violation = column("head_ready_underestimated").astype(bool)
-    blocked = pd.Index(pd.unique(head[blocked_rows]))  # in order of first appearance
+    ids, first = np.unique(head[blocked_rows], return_index=True)
+    blocked = ids[np.argsort(first)]  # in order of first appearance (pandas.unique's order)
     del blocked_rows
-    fair = _first_per_job(head, time, heads & ready)
+    fair = _lookup(*_first_per_job(head, time, heads & ready), blocked)
     promised = column("previous_reservation_at")
     with np.errstate(invalid="ignore"):
         late = heads & violation & (head == column("previous_head")) & ~np.isnan(promised) & (time >= promised)
-    violated = _first_per_job(head, promised, late)
-    return pd.DataFrame({"fair_start_at": fair.reindex(blocked), "violated_at": violated.reindex(blocked)})
+    violated = _lookup(*_first_per_job(head, promised, late), blocked)
+    return blocked, fair, violated
 
 
-def _first_per_job(head: np.ndarray, values: np.ndarray, rows: np.ndarray) -> pd.Series:
+def _first_per_job(head: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per head job (ascending ids), ``values`` at the first of ``rows`` (bool, in pass order) where it is the head."""
     where = np.flatnonzero(rows)
     ids, first = np.unique(head[where], return_index=True)
-    return pd.Series(values[where[first]], index=ids)
+    return ids, values[where[first]]
 
 
-def job_table(jobs: pd.DataFrame, passes=None, reading: str = DEFAULT_FAIRNESS_READING, presorted: bool = False) -> pd.DataFrame:
+def _lookup(ids: np.ndarray, values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``values`` (float64) of ``ids`` (ascending, unique) at each of ``keys``; NaN for a key not among them."""
+    found = np.full(len(keys), np.nan)
+    if len(ids) and len(keys):
+        position = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+        hit = ids[position] == keys
+        found[hit] = values[position[hit]]
+    return found
+
+
+def job_table(jobs: pd.DataFrame, passes=None, reading: str = DEFAULT_FAIRNESS_READING) -> pd.DataFrame:
     """One row per job of a replay, in submission order, with PV-EASY's columns.
 
     Args:
@@ -107,33 +141,59 @@ def job_table(jobs: pd.DataFrame, passes=None, reading: str = DEFAULT_FAIRNESS_R
         passes: the record's pass table with the head's columns (fairness columns are NaN / False
             without it): a DataFrame or a mapping of column names to arrays (see :func:`fairness_table`).
         reading: the fairness reading (:func:`fairness_table`).
-        presorted: ``jobs`` is in submission order already (by ``submitted_at``, then ``job_id``) with a
-            RangeIndex, and is a frame of its own (the columns are added to it, no copy is made).
 
     Returns:
         The job columns plus ``blocked`` (once the blocked head), ``fair_start_at``, ``violated_at``,
         ``wait`` (finish - submit - runtime, seconds) and ``bounded_slowdown`` (Eq. 1, Γ = 10 s).
     """
-    frame = jobs.sort_values(["submitted_at", "job_id"], kind="stable", ignore_index=True) if not presorted else jobs
-    if passes is not None and "head_job" in passes:
-        fairness = fairness_table(passes, reading)
-        frame["blocked"] = frame["job_id"].isin(fairness.index)
-        frame["fair_start_at"] = frame["job_id"].map(fairness["fair_start_at"]).astype(float)
-        frame["violated_at"] = frame["job_id"].map(fairness["violated_at"]).astype(float)
-    else:
-        frame["blocked"] = False
-        frame["fair_start_at"] = np.nan
-        frame["violated_at"] = np.nan
-    frame["wait"] = frame.finished_at - frame.submitted_at - frame.runtime
-    frame["bounded_slowdown"] = bounded_slowdown(frame.wait.to_numpy(), frame.runtime.to_numpy())
+    frame = jobs.sort_values(["submitted_at", "job_id"], kind="stable", ignore_index=True)
+    for name, values in job_columns({name: frame[name].to_numpy() for name in _READ}, passes, reading).items():
+        if name not in _READ:
+            frame[name] = values
     return frame
 
 
-def online_summary(table: pd.DataFrame, processors: int, min_delay: float = 0.0) -> dict:
+_READ = ("job_id", "submitted_at", "finished_at", "runtime")
+"""The job columns :func:`job_columns` reads."""
+
+
+def job_columns(jobs: dict, passes=None, reading: str = DEFAULT_FAIRNESS_READING) -> dict[str, np.ndarray]:
+    """:func:`job_table`'s columns as numpy arrays, for jobs already in submission order (then job id).
+
+    Args:
+        jobs: column name -> array in submission order (``job_id``, ``submitted_at``, ``finished_at``, ``runtime``
+            at least; what :func:`online_summary` reads besides: ``first_started_at``, ``size``, ``time_sum``,
+            ``preemptions``).
+        passes: as :func:`job_table`'s.
+        reading: the fairness reading.
+
+    Returns:
+        ``jobs`` with ``blocked`` (bool), ``fair_start_at``, ``violated_at``, ``wait`` and ``bounded_slowdown``
+        (float64) added: a new dict, the same arrays.
+    """
+    job_id = np.asarray(jobs["job_id"])
+    columns = dict(jobs)
+    if passes is not None and "head_job" in passes:
+        blocked, fair, violated = fairness_columns(passes, reading)
+        order = np.argsort(blocked, kind="stable")
+        columns["blocked"] = np.isin(job_id, blocked)
+        columns["fair_start_at"] = _lookup(blocked[order], fair[order], job_id)
+        columns["violated_at"] = _lookup(blocked[order], violated[order], job_id)
+    else:
+        columns["blocked"] = np.zeros(len(job_id), dtype=bool)
+        columns["fair_start_at"] = np.full(len(job_id), np.nan)
+        columns["violated_at"] = np.full(len(job_id), np.nan)
+    runtime = np.asarray(jobs["runtime"])
+    columns["wait"] = np.asarray(jobs["finished_at"]) - np.asarray(jobs["submitted_at"]) - runtime
+    columns["bounded_slowdown"] = bounded_slowdown(columns["wait"], runtime)
+    return columns
+
+
+def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
     """The summary metrics of a replay.
 
     Args:
-        table: the replay's :func:`job_table`.
+        table: the replay's :func:`job_table`, or its columns (:func:`job_columns`: a mapping of names to arrays).
         processors: P.
         min_delay: a delay (Table 1) or delay from the reservation (Table 2) counts only above this,
             seconds (0: every positive delay and every violation found).
@@ -149,50 +209,85 @@ def online_summary(table: pd.DataFrame, processors: int, min_delay: float = 0.0)
         (jobs whose reservation was violated by backfilled lower-priority jobs), ``mean_dtr_min``, ``max_dtr_h``, ``mean_si``, ``max_si``,
         ``violation_mean_parallelism``.
 
+    Means are pandas' (``Series.mean``: NaN left out, the others summed pairwise by numpy), computed on numpy
+    arrays: a summary needs no DataFrame.
+
     References:
         PV-EASY §5.1 (Eq. 1-2), Tables 1, 2, 4, 5 and Eq. 3.
     """
-    weights = table["size"].to_numpy(dtype=float)
-    span = table.finished_at.max() - table.submitted_at.min()
+
+    def column(name: str) -> np.ndarray:
+        return np.asarray(table[name])
+
+    size, runtime, time_sum = column("size"), column("runtime"), column("time_sum")
+    submitted, finished, started = column("submitted_at"), column("finished_at"), column("first_started_at")
+    slowdown, preemptions = column("bounded_slowdown"), column("preemptions")
+    count = len(size)
+    weights = size.astype(float)
+    span = finished.max() - submitted.min()
     capacity = processors * span if span > 0 else np.nan
-    used = float((table["size"] * table.time_sum).sum())
-    useful = float((table["size"] * table.runtime).sum())
-    preempted = table[table.preemptions > 0]
-    rtw = (preempted.time_sum - preempted.runtime) / preempted.runtime.where(preempted.runtime > 0)
-    blocked = table[table.blocked]
-    delay = (blocked.first_started_at - blocked.fair_start_at).where(blocked.fair_start_at.notna())
-    delayed = delay[delay > min_delay]
-    violated = table[table.violated_at.notna()]
+    used = float((size * time_sum).sum())
+    useful = float((size * runtime).sum())
+    preempted = preemptions > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rtw = (time_sum[preempted] - runtime[preempted]) / np.where(runtime[preempted] > 0, runtime[preempted], np.nan)
+    blocked = column("blocked").astype(bool)
+    fair = column("fair_start_at")[blocked]
+    delay = np.where(~np.isnan(fair), started[blocked] - fair, np.nan)
+    with np.errstate(invalid="ignore"):
+        delayed = delay[delay > min_delay]
+    promised_at = column("violated_at")
+    violated = ~np.isnan(promised_at)
     if min_delay > 0:
-        violated = violated[violated.first_started_at - violated.violated_at > min_delay]
-    dtr = violated.first_started_at - violated.violated_at
-    promised = bounded_slowdown((violated.violated_at - violated.submitted_at).to_numpy() + 0.0, violated.runtime.to_numpy())
-    actual = bounded_slowdown((violated.first_started_at - violated.submitted_at).to_numpy() + 0.0, violated.runtime.to_numpy())
+        with np.errstate(invalid="ignore"):
+            violated &= started - promised_at > min_delay
+    dtr = started[violated] - promised_at[violated]
+    promised = bounded_slowdown((promised_at[violated] - submitted[violated]) + 0.0, runtime[violated])
+    actual = bounded_slowdown((started[violated] - submitted[violated]) + 0.0, runtime[violated])
     si = actual - promised
+    preempted_jobs, violations = int(preempted.sum()), int(violated.sum())
     return {
-        "jobs": len(table),
-        "mbs": float(table.bounded_slowdown.mean()),
-        "mwbs": float(np.average(table.bounded_slowdown, weights=weights)),
-        "mean_wait": float(table.wait.mean()),
-        "makespan": float(table.finished_at.max()),
+        "jobs": count,
+        "mbs": series_mean(slowdown),
+        "mwbs": float(np.average(slowdown, weights=weights)),
+        "mean_wait": series_mean(column("wait")),
+        "makespan": float(finished.max()),
         "total_load": float(used / capacity),
         "useful_load": float(useful / capacity),
         "wasted_load": float((used - useful) / capacity),
-        "preempted_jobs": len(preempted),
-        "preempted_rate": len(preempted) / len(table),
-        "mkt": float(preempted.preemptions.mean()) if len(preempted) else 0.0,
-        "mean_rtw": float(rtw.mean()) if len(preempted) else 0.0,
-        "blocked_jobs": len(blocked),
+        "preempted_jobs": preempted_jobs,
+        "preempted_rate": preempted_jobs / count,
+        "mkt": series_mean(preemptions[preempted]) if preempted_jobs else 0.0,
+        "mean_rtw": series_mean(rtw) if preempted_jobs else 0.0,
+        "blocked_jobs": int(blocked.sum()),
         "delayed_jobs": len(delayed),
-        "mean_delay_min": float(delayed.mean() / 60) if len(delayed) else 0.0,
+        "mean_delay_min": float(series_mean(delayed) / 60) if len(delayed) else 0.0,
         "max_delay_h": float(delayed.max() / 3600) if len(delayed) else 0.0,
-        "violations": len(violated),
-        "mean_dtr_min": float(dtr.mean() / 60) if len(violated) else 0.0,
-        "max_dtr_h": float(dtr.max() / 3600) if len(violated) else 0.0,
-        "mean_si": float(si.mean()) if len(violated) else 0.0,
-        "max_si": float(si.max()) if len(violated) else 0.0,
-        "violation_mean_parallelism": float(violated["size"].mean()) if len(violated) else 0.0,
+        "violations": violations,
+        "mean_dtr_min": float(series_mean(dtr) / 60) if violations else 0.0,
+        "max_dtr_h": float(dtr.max() / 3600) if violations else 0.0,
+        "mean_si": float(si.mean()) if violations else 0.0,
+        "max_si": float(si.max()) if violations else 0.0,
+        "violation_mean_parallelism": series_mean(size[violated]) if violations else 0.0,
     }
+
+
+def series_mean(values: np.ndarray) -> float:
+    """Pandas' ``Series.mean`` on a numpy array: NaN left out (counted as 0 in the pairwise sum, not in the count).
+
+    pandas (``nanops.nanmean``) sums in float64 (integers too) with NaN put to 0 and divides by the count of the
+    others; bottleneck is never used for a mean. NaN when every value is NaN or there is none.
+    """
+    values = np.asarray(values)
+    if values.dtype.kind in "biu":
+        total, count = values.sum(dtype=np.float64), np.float64(len(values))
+    else:
+        missing = np.isnan(values)
+        if missing.any():
+            values = np.where(missing, 0.0, values)
+        total, count = values.sum(dtype=np.float64), np.float64(len(values) - int(missing.sum()))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return float(total / count)
 
 
 SIZE_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1)
@@ -212,6 +307,8 @@ def size_group_table(table: pd.DataFrame, processors: int, fractions=SIZE_FRACTI
     Returns:
         Columns size_group (label), jobs, mbs, mwbs.
     """
+    import pandas as pd
+
     if blocked_only:
         table = table[table.blocked]
     rows = []

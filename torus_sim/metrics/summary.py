@@ -15,11 +15,15 @@ start, t_f the finish), bounded slowdown with Γ = 10 s. Capacity (BGL-FAULT §6
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.metrics.online import series_mean
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "BSLD_FORMS",
@@ -107,6 +111,8 @@ def record_job_table(record, gamma: float = DEFAULT_GAMMA, form: str = "standard
     from torus_sim.engine.record import JOB_COLUMNS
 
     column = _column_reader(record)
+    import pandas as pd  # a DataFrame asked for
+
     names = [name for name in JOB_COLUMNS if record.has_column("jobs", name)]
     order = np.argsort(column("job_id"), kind="stable")
     table = pd.DataFrame({name: column(name)[order] for name in names}, copy=False)
@@ -143,16 +149,20 @@ class JobTableRows:
     def __len__(self) -> int:
         return len(self._order)
 
-    def chunk(self, start: int, stop: int) -> pd.DataFrame:
-        """Rows ``start`` to ``stop - 1`` of the table (job-id order), as :func:`job_table` makes them."""
+    def arrays(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """Rows ``start`` to ``stop - 1`` of the table (job-id order), column name -> numpy array (:attr:`columns`' order)."""
         rows = self._order[start:stop]
-        part = pd.DataFrame({name: self.record.take("jobs", name, rows) for name in self._recorded}, copy=False)
+        part = {name: self.record.take("jobs", name, rows) for name in self._recorded}
         part["wait_time"] = part["started_at"] - part["submitted_at"]
         part["response_time"] = part["finished_at"] - part["submitted_at"]
-        part["bounded_slowdown"] = bounded_slowdown(
-            part["response_time"].to_numpy(), part["runtime"].to_numpy(), self.gamma, self.form
-        )
+        part["bounded_slowdown"] = bounded_slowdown(part["response_time"], part["runtime"], self.gamma, self.form)
         return part
+
+    def chunk(self, start: int, stop: int) -> pd.DataFrame:
+        """Rows ``start`` to ``stop - 1`` of the table (job-id order) as a DataFrame, as :func:`job_table` makes them."""
+        import pandas as pd  # a DataFrame asked for
+
+        return pd.DataFrame(self.arrays(start, stop), copy=False)
 
     def frame(self) -> pd.DataFrame:
         """The whole table."""
@@ -222,11 +232,10 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     column = _column_reader(record)
     order = np.argsort(column("job_id"), kind="stable")
     submitted = column("submitted_at")[order]
-    wait = pd.Series(column("started_at")[order] - submitted)
+    wait = column("started_at")[order] - submitted
     response = column("finished_at")[order] - submitted
     runtime = column("runtime")
-    slowdown = pd.Series(bounded_slowdown(response, runtime[order], gamma, form))
-    response = pd.Series(response)
+    slowdown = bounded_slowdown(response, runtime[order], gamma, form)
     ends = {"submitted_at": submitted, "finished_at": column("finished_at"), "size": column("size"), "runtime": runtime}
     fractions = capacity_fractions(ends, _pass_columns(record, ("time", "free", "queued_demand")), record.capacity_total)
     counters = record.counters
@@ -234,9 +243,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     empty = count == 0
     return {
         "jobs": int(count),
-        "avg_wait_time": 0.0 if empty else float(wait.mean()),
-        "avg_response_time": 0.0 if empty else float(response.mean()),
-        "avg_bounded_slowdown": 0.0 if empty else float(slowdown.mean()),
+        "avg_wait_time": 0.0 if empty else series_mean(wait),
+        "avg_response_time": 0.0 if empty else series_mean(response),
+        "avg_bounded_slowdown": 0.0 if empty else series_mean(slowdown),
         "max_bounded_slowdown": 0.0 if empty else float(slowdown.max()),
         "makespan": fractions["span"],
         "omega_util": fractions["omega_util"],
