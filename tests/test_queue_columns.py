@@ -125,3 +125,37 @@ def test_the_size_index_answers_what_the_per_size_lists_answer(rows, moves, burs
         for size in (1, 2, 4, 8):
             assert [job.rank for job in indexed.of_size(size)] == [job.rank for job in listed.of_size(size)]
             assert indexed.least_walltime(size) == listed.least_walltime(size)
+
+
+def test_conservative_on_node_ids_reads_the_queue_columns_and_keeps_its_schedule(monkeypatch):
+    # issue 61 §2: on a cluster with node ids the queue kept no columns, so conservative backfilling's compiled
+    # pass asked every waiting job's predicted time at every pass (59 M calls, a third of the whole-log cell's
+    # time under LANL's failures); the columns hold the same values, taken when a job enters the queue
+    import pandas as pd
+
+    from torus_sim.policies.easy import ConservativePolicy
+    from torus_sim.runner import Scenario, run
+
+    from .test_input_errors import SDSC
+
+    scenario = Scenario(
+        platform="cluster", nodes=128, workload=str(SDSC), max_jobs=2500, policy="conservative", failures="synthetic:400", seed=2
+    )
+    asked = []
+    plan = ConservativePolicy._plan_on_counts
+
+    def watched(self, view, releases):
+        asked.append(view.queue.columns is not None)
+        return plan(self, view, releases)
+
+    monkeypatch.setattr(ConservativePolicy, "_plan_on_counts", watched)
+    monkeypatch.setattr(wait_queue, "COLUMNS_KEPT_FROM", 4)  # the columns from short queues on: most passes read them
+    monkeypatch.setattr(wait_queue, "COLUMNS_DROPPED_BELOW", 2)
+    with_columns = run(scenario)
+    assert sum(asked) > len(asked) / 2 and with_columns.summary["failures"] > 0  # node ids: the failures hit nodes
+    asked.clear()
+    monkeypatch.setattr(ConservativePolicy, "queue_columns", None)  # the queue keeps none: each job asked per pass
+    without = run(scenario)
+    assert not any(asked)
+    pd.testing.assert_frame_equal(with_columns.jobs, without.jobs)
+    assert with_columns.summary == without.summary

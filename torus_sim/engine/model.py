@@ -334,7 +334,7 @@ class SchedulingModel(mesa_core.Model):
         if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
             self.queue.keep_size_index(self.run_jobs, remaining, policy.size_index)
-        if policy.queue_columns and not (self.platform.kind == "cluster" and self.platform.identities):
+        if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
             self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)

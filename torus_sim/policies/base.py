@@ -88,11 +88,10 @@ class Policy:
             does not fit (true of every policy that serves the head first).
         needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
         queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.engine.wait_queue.WaitQueue.of_size`).
-        queue_columns: on a cluster that keeps node counts or a torus, the wait queue keeps numpy columns of
-            sizes and predicted remaining times (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_columns`):
-            ``"queue"`` in queue order, ``"shortest"`` also in SJF order; None: none (conservative
-            backfilling's torus pass reads them; the count cluster's passes of EASY, PV-EASY and
-            conservative backfilling too).
+        queue_columns: the wait queue keeps numpy columns of sizes and predicted remaining times
+            (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_columns`): ``"queue"`` in queue order,
+            ``"shortest"`` also in SJF order; None: none (conservative backfilling's pass reads them on every
+            platform; the count cluster's passes of EASY and PV-EASY too, which check the platform).
         size_index: on the torus, the wait queue keeps each size's jobs searchable by remaining time
             (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_size_index`): ``"walltime"`` or
             ``"predicted"`` (the run's predictions); None: none. Only with the default (FCFS) queue key.

@@ -155,7 +155,7 @@ class ConservativePolicy(Policy):
 
     @property
     def queue_columns(self) -> str:
-        """On a count cluster the pass reads the queue's sizes and predicted run times as columns."""
+        """On a cluster (counts or node ids) and on the torus the pass reads the queue's sizes and predicted run times as columns."""
         return "queue"
 
     def plan(self, view):
