@@ -232,3 +232,28 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
     assert found == expected
     assert [job.rank for job in workload.jobs] == list(range(len(found)))
     assert workload.cleaning == cleaning
+
+
+def test_a_log_read_with_the_cleanings_fields_gives_the_same_columns_and_workload():
+    # issue 61 §1: a run keeps the 7 fields the cleaning reads (56 bytes a job, not 144); the same workload
+    import numpy as np
+
+    from torus_sim.workload.jobs import CLEANING_FIELDS
+
+    whole = read_swf(BUNDLED_NASA_LOG)
+    some = read_swf(BUNDLED_NASA_LOG, CLEANING_FIELDS)
+    assert some.table.shape == (len(whole), len(CLEANING_FIELDS)) and some.header == whole.header
+    assert np.array_equal(some.line_numbers, whole.line_numbers) and some.sha256 == whole.sha256
+    for name in CLEANING_FIELDS:
+        assert np.array_equal(some.column(name), whole.column(name)), name
+    with pytest.raises(KeyError, match="read with the fields"):
+        some.column("wait_time")
+    with pytest.raises(ValueError, match="records need every one"):
+        _ = some.records
+    with pytest.raises(KeyError, match="not SWF fields"):
+        read_swf(BUNDLED_NASA_LOG, ("job_id", "colour"))
+    capacity, rules = 128, SWF_RULES["bgl-fault"]
+    expected, got = jobs_from_swf(whole, capacity, rules=rules), jobs_from_swf(some, capacity, rules=rules)
+    assert got.cleaning == expected.cleaning and got.header == expected.header
+    for name in ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id"):
+        assert np.array_equal(got.jobs.column(name), expected.jobs.column(name)), name

@@ -50,7 +50,7 @@ from torus_sim.errors import ConfigurationError, InputFileError, WorkloadFormatE
 from torus_sim.job import Job
 from torus_sim.workload.swf import SwfTrace
 
-__all__ = ["SWF_RULES", "JobColumns", "SwfRules", "WORKLOAD_KINDS", "Workload", "jobs_from_swf"]
+__all__ = ["CLEANING_FIELDS", "SWF_RULES", "WORKLOAD_KINDS", "JobColumns", "SwfRules", "Workload", "jobs_from_swf"]
 
 WORKLOAD_KINDS = ("online", "batch")
 """``online``: jobs submitted over time (SWF traces); ``batch``: every job released at time 0."""
@@ -229,6 +229,18 @@ def _refuse_duplicate_ids(trace: SwfTrace, rows: np.ndarray, job_ids: np.ndarray
             trace.line_of(int(rows[second])),
             f"job id {int(job_ids[second])} appears again (first at line {trace.line_of(int(rows[first]))})",
         )
+
+
+CLEANING_FIELDS = (
+    "job_id",
+    "submit_time",
+    "run_time",
+    "allocated_processors",
+    "requested_processors",
+    "requested_time",
+    "user_id",
+)
+"""The SWF fields :func:`jobs_from_swf` reads (a log read for a run keeps these only: :func:`~torus_sim.workload.swf.read_swf`)."""
 
 
 def jobs_from_swf(

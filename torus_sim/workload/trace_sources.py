@@ -16,7 +16,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from torus_sim.errors import ConfigurationError, WorkloadFormatError
-from torus_sim.workload.jobs import Workload, jobs_from_swf
+from torus_sim.workload.jobs import CLEANING_FIELDS, Workload, jobs_from_swf
 from torus_sim.workload.source_api import WorkloadContext, WorkloadSource
 from torus_sim.workload.swf import SwfTrace, read_swf
 
@@ -143,7 +143,7 @@ class SwfFile(TraceSource):
         return text.startswith(b";") or text[:1].isdigit()
 
     def trace(self, context: WorkloadContext) -> SwfTrace:  # noqa: D102
-        return read_swf(self.argument)
+        return read_swf(self.argument, CLEANING_FIELDS)
 
 
 class BundledLog(SwfFile):
@@ -163,7 +163,7 @@ class BundledLog(SwfFile):
         return str(BUNDLED_NASA_LOG)
 
     def trace(self, context: WorkloadContext) -> SwfTrace:  # noqa: D102
-        return read_swf(BUNDLED_NASA_LOG)
+        return read_swf(BUNDLED_NASA_LOG, CLEANING_FIELDS)
 
 
 class BatsimFile(TraceSource):
