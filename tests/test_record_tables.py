@@ -191,3 +191,22 @@ def test_a_record_or_a_result_made_without_a_table_has_none_or_an_empty_one():
     result = RunResult(Scenario(), {})
     assert result.record is None and result.rows_in("scenarios") == 0 and result.rows_in("power") == 0
     assert result.jobs.empty and result.power.empty and result.inputs == {}
+
+
+def test_a_dead_processs_record_folder_is_removed_and_a_running_ones_kept(tmp_path):
+    # a process killed (or a worker ended by os._exit) leaves its record folder: the next one removes it
+    import os
+    import subprocess
+    import sys
+
+    from torus_sim.engine.record_tables import FOLDER_PREFIX, remove_stale_folders
+
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    dead = tmp_path / f"{FOLDER_PREFIX}{int(ended.stdout)}-abc"
+    alive = tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-def"
+    other = tmp_path / "torus-sim-results"
+    for folder in (dead, alive, other):
+        folder.mkdir()
+        (folder / "jobs.time").write_bytes(b"12345678")
+    assert remove_stale_folders(tmp_path) == [dead]
+    assert not dead.exists() and alive.exists() and other.exists()

@@ -19,6 +19,8 @@ References:
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 from array import array
 from pathlib import Path
@@ -29,17 +31,24 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["SPILL_ROWS", "GrowingTable", "SpillFolder", "TableSnapshot"]
+__all__ = ["FOLDER_PREFIX", "SPILL_ROWS", "GrowingTable", "SpillFolder", "TableSnapshot", "remove_stale_folders"]
 
 SPILL_ROWS = 1 << 16
 """Rows of a table kept in memory before they go to disk (65,536: ~10 MB for the 18 job columns)."""
 
 
+FOLDER_PREFIX = "torus-sim-record-"
+"""The record folders' name: ``torus-sim-record-<process id>-<random>`` under the temporary folder."""
+
+
 class SpillFolder:
     """The temporary folder a run's tables write to, made at the first write (a short run writes nothing).
 
-    Under :func:`tempfile.gettempdir` (``TMPDIR``), named ``torus-sim-record-*``; removed when the last
-    table or snapshot that holds this object is gone, or at exit (:class:`tempfile.TemporaryDirectory`).
+    Under :func:`tempfile.gettempdir` (``TMPDIR``), named ``torus-sim-record-<process id>-*``; removed when
+    the last table or snapshot that holds this object is gone, or at exit (:class:`tempfile.TemporaryDirectory`).
+    A process that ends without its exit handlers (killed, or a worker ended by ``os._exit``) leaves its
+    folder behind: the first folder a later process makes removes those of processes no longer running
+    (:func:`remove_stale_folders`).
     """
 
     def __init__(self) -> None:
@@ -48,8 +57,50 @@ class SpillFolder:
     def path(self, table: str, column: str) -> Path:
         """The file of ``table``'s ``column`` (the folder made on first use)."""
         if self._folder is None:
-            self._folder = tempfile.TemporaryDirectory(prefix="torus-sim-record-")
+            _remove_stale_once()
+            self._folder = tempfile.TemporaryDirectory(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         return Path(self._folder.name) / f"{table}.{column}"
+
+
+_STALE_CHECKED = False
+
+
+def _remove_stale_once() -> None:
+    global _STALE_CHECKED
+    if not _STALE_CHECKED:
+        _STALE_CHECKED = True
+        remove_stale_folders()
+
+
+def remove_stale_folders(parent: str | Path | None = None) -> list[Path]:
+    """Remove the record folders whose process is no longer running (POSIX; elsewhere nothing is removed).
+
+    Args:
+        parent: the folder to look in (None: :func:`tempfile.gettempdir`).
+
+    Returns:
+        The folders removed.
+    """
+    if os.name != "posix":
+        return []  # no safe "is it running" test without a signal (os.kill(pid, 0) is a Ctrl-C on Windows)
+    removed = []
+    for folder in Path(parent or tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
+        owner = folder.name[len(FOLDER_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not _running(int(owner)) and folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (POSIX: signal 0 tests without sending anything)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process (or an id too large for a pid): left alone
+    return True
 
 
 class GrowingTable:
