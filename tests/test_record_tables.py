@@ -210,3 +210,47 @@ def test_a_dead_processs_record_folder_is_removed_and_a_running_ones_kept(tmp_pa
         (folder / "jobs.time").write_bytes(b"12345678")
     assert remove_stale_folders(tmp_path) == [dead]
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_a_record_on_disk_pickles_with_its_rows_and_reads_without_its_folder(monkeypatch):
+    # a result sent to another process (or kept) must not point at files its process removes at exit
+    import pickle
+    import shutil
+
+    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    result = run(Scenario(workload=str(SDSC), max_jobs=150, failures="synthetic:40", seed=4))
+    record = result.record
+    folder = record.__dict__["_jobs"].table.folder._folder.name
+    copy = pickle.loads(pickle.dumps(result))
+    shutil.rmtree(folder)  # the first process's files gone (its exit)
+    assert copy.record.__dict__["_jobs"].table.folder is None
+    for name in ("jobs", "attempts", "capacity"):
+        assert copy.record.count(name) == record.count(name) > 100
+    assert copy.summary == result.summary
+    pd.testing.assert_frame_equal(copy.jobs, job_table(copy.record.jobs))
+    assert copy.record.attempts["outcome"].isin(["completed", "killed"]).all()
+
+
+def test_pv_easys_columns_from_the_record_are_its_job_tables(monkeypatch):
+    # the summary and a sweep's size groups read online_columns (numpy, from the record's columns); the same
+    # values as the DataFrame reading of the whole job and pass tables, in the same (submission) order
+    from torus_sim.metrics.families import online_columns
+    from torus_sim.metrics.online import job_table as online_job_table
+    from torus_sim.metrics.online import size_group_table
+
+    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    scenario = Scenario(platform="cluster", nodes=128, workload=str(SDSC), max_jobs=1500, policy="FCFS-EASY", failures="none")
+    record = run(scenario).record
+    assert record.has_column("capacity", "head_job")
+    blocked = []
+    for reading in ("backfilled", "shadow"):
+        expected = online_job_table(record.jobs, record.capacity, reading)
+        columns = online_columns(record, reading)
+        blocked.append(int(expected["blocked"].sum()))
+        for name in ("job_id", "submitted_at", "blocked", "fair_start_at", "violated_at", "wait", "bounded_slowdown"):
+            np.testing.assert_array_equal(columns[name], expected[name].to_numpy(), err_msg=name)
+        groups = pd.DataFrame({name: columns[name] for name in ("size", "blocked", "bounded_slowdown")})
+        pd.testing.assert_frame_equal(
+            size_group_table(groups, record.capacity_total), size_group_table(expected, record.capacity_total)
+        )
+    assert min(blocked) > 10  # the fairness columns were exercised

@@ -154,6 +154,21 @@ class GrowingTable:
     def __len__(self) -> int:
         return self.on_disk + len(self._first)
 
+    def __getstate__(self) -> dict:
+        """Pickled with every row in memory and no folder: a copy read elsewhere (another process, later) needs no file."""
+        snapshot = TableSnapshot(self, len(self))
+        memory: dict[str, array | list] = {}
+        for column in self.memory:
+            values = snapshot.column(column)
+            if column in self.types:
+                code = self.types[column]
+                memory[column] = array("b" if code == "?" else code, np.asarray(values).astype(code.replace("?", "b")).tobytes())
+            else:
+                memory[column] = list(values)
+        state = dict(self.__dict__)
+        state.update(memory=memory, folder=None, limit=-1, on_disk=0, _first=memory[next(iter(memory))])
+        return state
+
     def add(self, row: dict) -> None:
         """Append one row (column -> value)."""
         for column, values in self.memory.items():

@@ -183,7 +183,8 @@ def run_row(config: Scenario) -> dict:
         ``tables`` holds ``size_groups`` (PV-EASY Figs. 2-3, online runs) and ``scenarios`` (the
         per-scenario makespans of a batch), as lists of records.
     """
-    from torus_sim.metrics.online import job_table, size_group_table
+    from torus_sim.metrics.families import online_columns
+    from torus_sim.metrics.online import size_group_table
 
     began = time.perf_counter()
     result = run(config)
@@ -194,8 +195,12 @@ def run_row(config: Scenario) -> dict:
     row.update(result.summary)
     row["wall_time"] = time.perf_counter() - began
     tables = {}
-    if not config.batch and result.record is not None and not result.record.jobs.empty:
-        table = job_table(result.record.jobs, result.record.capacity, config.fairness_reading)
+    if not config.batch and result.record is not None and result.record.count("jobs"):
+        import pandas as pd
+
+        # the three columns the groups read, from the record's columns (not its whole job and pass tables)
+        columns = online_columns(result.record, config.fairness_reading)
+        table = pd.DataFrame({name: columns[name] for name in ("size", "blocked", "bounded_slowdown")})
         tables["size_groups"] = size_group_table(table, result.record.capacity_total).to_dict("records")
     if not result.scenarios.empty:
         tables["scenarios"] = result.scenarios.to_dict("records")

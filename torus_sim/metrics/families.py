@@ -18,7 +18,7 @@ import numpy as np
 from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, job_columns, online_summary
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
-__all__ = ["ONLINE_COLUMNS", "summarize_record"]
+__all__ = ["ONLINE_COLUMNS", "online_columns", "summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
 
@@ -57,11 +57,9 @@ def summarize_record(
     """
     summary = summarize(record, gamma, form)
     if record.count("jobs"):
-        fairness = record.has_column("capacity", "head_job")
-        passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked
-        table = job_columns(_in_submission_order(record), passes, fairness_reading)  # numpy columns, no DataFrame
+        table = online_columns(record, fairness_reading)  # numpy columns, no DataFrame
         online = online_summary(table, record.capacity_total, min_delay)
-        if not fairness:
+        if not record.has_column("capacity", "head_job"):
             for key in (
                 "blocked_jobs",
                 "delayed_jobs",
@@ -79,6 +77,22 @@ def summarize_record(
     summary["silent_errors"] = int(record.counters.get("silent_errors", 0))
     summary["preemptions"] = int(record.counters.get("preemptions", 0))
     return summary
+
+
+def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> dict[str, np.ndarray]:
+    """PV-EASY's per-job columns of a run (:func:`~torus_sim.metrics.online.job_columns`), read from its record.
+
+    The jobs in submission order (then job id), the :data:`ONLINE_COLUMNS` and the fairness columns
+    (``blocked``, ``fair_start_at``, ``violated_at``: from the pass table's head columns when recorded), ``wait``
+    and ``bounded_slowdown``; the columns :func:`~torus_sim.metrics.online.job_table` has, without a DataFrame.
+
+    Args:
+        record: a :class:`~torus_sim.engine.record.SimulationRecord` with at least one job.
+        fairness_reading: PV-EASY's reading of strict fairness (:func:`~torus_sim.metrics.online.fairness_table`).
+    """
+    fairness = record.has_column("capacity", "head_job")
+    passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked
+    return job_columns(_in_submission_order(record), passes, fairness_reading)
 
 
 def _in_submission_order(record) -> dict[str, np.ndarray]:
