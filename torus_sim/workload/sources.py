@@ -7,7 +7,8 @@ the built-ins :mod:`torus_sim.workload.trace_sources` and :mod:`torus_sim.worklo
 * a file: an SWF log (``.swf``, ``.swf.gz``, ...; any file no other reader claims) or a Batsim JSON
   workload (``.json``, ``.json.gz``, ...; or any file that starts with ``{``): :class:`SwfFile`,
   :class:`BatsimFile`;
-* ``bundled``: the bundled NASA iPSC/860 log (:class:`BundledLog`);
+* ``bundled``: the bundled NASA iPSC/860 log (:class:`BundledLog`); ``lublin``: Lublin and Feitelson's model of
+  rigid jobs, generated from the seed (:class:`LublinModel`);
 * ``rigid``: RIGID §5.1's synthetic set (:class:`RigidSet`); ``moldable:<model>``: MOLDABLE §5.1's set
   under a speedup model (:class:`MoldableSet`); ``table:<path>``: a user's t_j(p) table
   (:class:`TimeTable`); ``refcode:<path>``: the RIGID reference code's job file (:class:`RefcodeFile`);
@@ -32,7 +33,7 @@ from torus_sim.errors import TorusSimError
 from torus_sim.input_registry import InputRegistry
 from torus_sim.workload.batch_sources import MoldableSet, RefcodeFile, RigidSet, SteadyState, TimeTable
 from torus_sim.workload.source_api import BatchJobs, WorkloadContext, WorkloadSource, stable_hash
-from torus_sim.workload.trace_sources import BUNDLED_NASA_LOG, BatsimFile, BundledLog, SwfFile, TraceSource
+from torus_sim.workload.trace_sources import BUNDLED_NASA_LOG, BatsimFile, BundledLog, LublinModel, SwfFile, TraceSource
 
 __all__ = [
     "select_workload",
@@ -43,6 +44,7 @@ __all__ = [
     "BatchJobs",
     "BatsimFile",
     "BundledLog",
+    "LublinModel",
     "MoldableSet",
     "RefcodeFile",
     "RigidSet",
@@ -63,7 +65,7 @@ WORKLOAD_ENTRY_POINTS = "torus_sim.workloads"
 WORKLOADS: InputRegistry[WorkloadSource] = InputRegistry("workload", WORKLOAD_ENTRY_POINTS, WorkloadSource)
 """Workload sources by name: the built-ins below, installed plug-ins, import paths; files by suffix or content."""
 
-for _source in (SwfFile, BatsimFile, BundledLog, RigidSet, MoldableSet, TimeTable, RefcodeFile, SteadyState):
+for _source in (SwfFile, BatsimFile, BundledLog, LublinModel, RigidSet, MoldableSet, TimeTable, RefcodeFile, SteadyState):
     WORKLOADS.register(_source.name, _source)
 
 

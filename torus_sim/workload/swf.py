@@ -27,7 +27,7 @@ import numpy as np
 from torus_sim.errors import WorkloadFormatError
 from torus_sim.files import file_sha256, input_lines
 
-__all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf"]
+__all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "join_pieces", "read_swf"]
 
 SWF_FIELDS = (
     "job_id",
@@ -279,13 +279,13 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
             parse_chunk()
     if texts or not chunks:
         parse_chunk()
-    trace.table = _joined(chunks)
+    trace.table = join_pieces(chunks)
     trace.line_numbers = np.frombuffer(line_numbers, dtype=np.int32).copy()
     trace.sha256 = file_sha256(path)
     return trace
 
 
-def _joined(chunks: list[np.ndarray]) -> np.ndarray:
+def join_pieces(chunks: list[np.ndarray]) -> np.ndarray:
     """The chunks' rows as one table, each chunk let go once copied (``chunks`` is emptied).
 
     ``np.concatenate`` held the pieces and the whole at once: RICC-2010-2's 65 MB table peaked at twice that.
