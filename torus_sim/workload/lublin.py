@@ -94,10 +94,10 @@ def _bucket_weights(kind: LublinType) -> np.ndarray:
     """Each half-hour's share of the arrivals, divided by the mean share: shape (48,)."""
     from scipy.stats import gamma
 
-    hours = np.arange(CYCLIC_DAY_START, BUCKETS + CYCLIC_DAY_START)
-    mass = gamma.cdf(hours + 0.5, kind.anum, scale=kind.bnum) - gamma.cdf(hours - 0.5, kind.anum, scale=kind.bnum)
+    buckets = np.arange(CYCLIC_DAY_START, BUCKETS + CYCLIC_DAY_START)  # the day shifted: its busy hours in the middle
+    mass = gamma.cdf(buckets + 0.5, kind.anum, scale=kind.bnum) - gamma.cdf(buckets - 0.5, kind.anum, scale=kind.bnum)
     weights = np.empty(BUCKETS)
-    weights[(hours - 1) % BUCKETS] = mass
+    weights[(buckets - 1) % BUCKETS] = mass
     return weights / weights.mean()
 
 
