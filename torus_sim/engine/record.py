@@ -200,9 +200,7 @@ class SimulationRecord:
             KeyError: no such table or column.
             SimulationError: the record has no tables (``record=False``).
         """
-        source = self._source(table)
-        if source is None:
-            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        source = self.reader(table)
         return source[column] if isinstance(source, TableSnapshot) else source[column].to_numpy()
 
     def reader(self, table: str):
@@ -226,9 +224,7 @@ class SimulationRecord:
             KeyError: no such table or column.
             SimulationError: the record has no tables (``record=False``).
         """
-        source = self._source(table)
-        if source is None:
-            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        source = self.reader(table)
         if isinstance(source, TableSnapshot):
             return source.take(column, rows)
         return source[column].to_numpy()[np.asarray(rows, dtype=np.int64)]
@@ -240,9 +236,7 @@ class SimulationRecord:
             KeyError: no such table or column.
             SimulationError: the record has no tables (``record=False``).
         """
-        source = self._source(table)
-        if source is None:
-            raise SimulationError(f"the record has no {table} table (the model was built with record=False)")
+        source = self.reader(table)
         return source.frame(columns) if isinstance(source, TableSnapshot) else source[columns]
 
 
@@ -253,7 +247,7 @@ class RunRecorder:
     """The run's record: its tables when ``record`` is on, and the rows the engine's events and passes add.
 
     A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the tables (``tables``:
-    name -> column -> values), the per-step model reporters (``reporters``, collected by Mesa's
+    name -> :class:`~torus_sim.engine.record_tables.GrowingTable`, a chunk in memory and the rest on disk), the per-step model reporters (``reporters``, collected by Mesa's
     ``DataCollector`` from :meth:`series`) and the text of each partition; the
     handlers, the pass and the preventive actions call :meth:`job_completed`, :meth:`attempt_ended`,
     :meth:`migrated`, :meth:`failure` and :meth:`pass_ended`; :meth:`record` gives the
