@@ -115,6 +115,7 @@ def test_migrations_split_an_attempt_into_placements():
 @given(rows=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 60), st.integers(1, 10)), min_size=1, max_size=12))
 @example(rows=[(0, 0, 3)])  # a job of run time 0: its end is its start (RICC has them)
 @example(rows=[(0, 5, 10), (5, 0, 10), (5, 4, 10)])  # an instant between two jobs that hold every node
+@example(rows=[(0, 1, 1), (1, 1, 1), (0, 0, 10)])  # an instant (every node) before a start of its time
 def test_node_ids_assigned_on_a_counts_cluster_never_overlap_in_time(rows):
     jobs = [(index + 1, submit, runtime, runtime, size) for index, (submit, runtime, size) in enumerate(rows)]
     model = SchedulingModel(make_workload(jobs), EasyPolicy(), ClusterPlatform(10, identities=False))

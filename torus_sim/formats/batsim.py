@@ -89,20 +89,22 @@ def _assign_ids(segments: pd.DataFrame, capacity: int) -> list[str]:
     """Node ids for segments run on counts: lowest free ids first, in time order (ends before starts).
 
     A segment of length 0 (a job of run time 0) is given the lowest free ids at its instant and gives them
-    back at once: its end cannot come before its own start.
+    back at once: its end cannot come before its own start. Such instants come after the ends and before the
+    starts of their time, when the most nodes are free that time ever has: the engine ran it at some moment of
+    that instant, so it fits then.
     """
     events = []
     for index, (start, end) in enumerate(zip(segments["start"], segments["end"], strict=True)):
-        events.append((start, 1, index))
         if end > start:
+            events.append((start, 2, index))
             events.append((end, 0, index))
+        else:
+            events.append((start, 1, index))
     events.sort()
     free = list(range(capacity))
     held: dict[int, list[int]] = {}
     resources = [""] * len(segments)
     nodes = segments["nodes"].tolist()
-    ends = segments["end"].tolist()
-    starts = segments["start"].tolist()
     for _, kind, index in events:
         if kind == 0:
             for node in held.pop(index):
@@ -110,7 +112,7 @@ def _assign_ids(segments: pd.DataFrame, capacity: int) -> list[str]:
         else:
             taken = [heapq.heappop(free) for _ in range(int(nodes[index]))]
             resources[index] = interval_text(taken)
-            if ends[index] > starts[index]:
+            if kind == 2:
                 held[index] = taken
             else:  # an instant: the ids are free again for the next segment
                 for node in taken:
