@@ -254,3 +254,18 @@ def test_pv_easys_columns_from_the_record_are_its_job_tables(monkeypatch):
             size_group_table(groups, record.capacity_total), size_group_table(expected, record.capacity_total)
         )
     assert min(blocked) > 10  # the fairness columns were exercised
+
+
+def test_a_sweep_run_leaves_no_record_folder_behind(monkeypatch, tmp_path):
+    # a sweep worker's model and record are in reference cycles: without a collection at the end of the run its
+    # folder stayed until the garbage collector ran, and a worker process that ended first left it in TMPDIR
+    import os
+
+    from torus_sim.experiments.sweep import run_row
+
+    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(record_tables.tempfile, "tempdir", None)  # TMPDIR read again
+    done = run_row(Scenario(workload=str(SDSC), max_jobs=120, failures="none"))
+    assert done["row"]["jobs"] == 120
+    assert not list(tmp_path.glob(f"{record_tables.FOLDER_PREFIX}{os.getpid()}-*"))

@@ -22,6 +22,7 @@ version, an edited checkout) is run again, with a sentence.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import itertools
 import json
@@ -204,7 +205,12 @@ def run_row(config: Scenario) -> dict:
         tables["size_groups"] = size_group_table(table, result.record.capacity_total).to_dict("records")
     if not result.scenarios.empty:
         tables["scenarios"] = result.scenarios.to_dict("records")
-    return {"key": run_key(config), "code": code_digest(), "row": row, "manifest": result.manifest(), "tables": tables}
+    done = {"key": run_key(config), "code": code_digest(), "row": row, "manifest": result.manifest(), "tables": tables}
+    # the model and its record are in reference cycles: collected now, the record's folder on disk goes now,
+    # not when the garbage collector next runs (a worker process may end first and leave it behind)
+    del result
+    gc.collect()
+    return done
 
 
 @functools.lru_cache(maxsize=1)
