@@ -28,6 +28,7 @@ import numpy as np
 from predictors.base import NullPredictor
 from torus_sim.datasets import dataset, is_reference, local_copy
 from torus_sim.engine import SchedulingModel, SimulationRecord
+from torus_sim.engine.record import OnDemandField
 from torus_sim.extensions import (
     build_placement,
     build_policy,
@@ -79,48 +80,27 @@ def _empty_table() -> pd.DataFrame:
     return pd.DataFrame()
 
 
-class _TableOnDemand:
+class _TableOnDemand(OnDemandField):
     """A table of :class:`RunResult` a run may leave out (None): an empty DataFrame made when first read.
 
     A plain online run has neither per-scenario nor hourly table, and reading neither imports pandas.
     """
 
-    def __set_name__(self, owner, name: str) -> None:
-        self.key = f"_{name}"
-
-    def __get__(self, result, owner=None):
-        if result is None:
-            return None  # the field's default
-        value = result.__dict__[self.key]
-        if value is None:
-            value = result.__dict__[self.key] = _empty_table()
-        return value
-
-    def __set__(self, result, value) -> None:
-        result.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
+    def made(self, result, stored):  # noqa: D102
+        return _empty_table() if stored is None else stored
 
 
-class _JobsOnDemand:
+class _JobsOnDemand(OnDemandField):
     """:attr:`RunResult.jobs`: a DataFrame, or made from the run's record on first access (:func:`~torus_sim.metrics.summary.record_job_table`)."""
 
-    def __set_name__(self, owner, name: str) -> None:
-        self.key = f"_{name}"
+    def made(self, result, stored):  # noqa: D102
+        if stored is not None:
+            return stored
+        if result.record is not None and result.record.has_column("jobs", "job_id"):
+            from torus_sim.metrics.summary import record_job_table  # the metrics (pandas): when the table is read
 
-    def __get__(self, result, owner=None):
-        if result is None:
-            return None  # the field's default: the record's table, on demand
-        value = result.__dict__[self.key]
-        if value is None and result.record is not None and result.record.has_column("jobs", "job_id"):
-            from torus_sim.metrics.summary import record_job_table
-
-            config = result.config
-            value = result.__dict__[self.key] = record_job_table(result.record, config.gamma, config.bsld_form)
-        elif value is None:
-            value = result.__dict__[self.key] = _empty_table()
-        return value
-
-    def __set__(self, result, value) -> None:
-        result.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
+            return record_job_table(result.record, result.config.gamma, result.config.bsld_form)
+        return _empty_table()
 
 
 @dataclass

@@ -33,6 +33,7 @@ __all__ = [
     "JOB_COLUMNS",
     "MIGRATION_COLUMNS",
     "PASS_COLUMNS",
+    "OnDemandField",
     "RunRecorder",
     "SimulationRecord",
 ]
@@ -122,22 +123,38 @@ FAILURE_COLUMNS = ["time", "node", "killed_job", "down_until"]
 """One row per fail-stop failure."""
 
 
-class _Table:
-    """A table field of :class:`SimulationRecord`: a DataFrame (or None), or a snapshot read into one on first access."""
+class OnDemandField:
+    """A dataclass field whose value is made when first read: the field's default stores None (or what was given).
+
+    Subclasses say what a stored value becomes on reading (:meth:`made`); the result replaces it. The value is
+    kept as ``_<name>`` in the instance's ``__dict__`` (``dataclasses.replace`` and pickling see the read value).
+    """
 
     def __set_name__(self, owner, name: str) -> None:
         self.key = f"_{name}"
 
-    def __get__(self, record, owner=None):
-        if record is None:
+    def __get__(self, instance, owner=None):
+        if instance is None:
             return None  # the field's default
-        value = record.__dict__[self.key]
-        if isinstance(value, TableSnapshot):
-            value = record.__dict__[self.key] = value.frame()
+        stored = instance.__dict__[self.key]
+        value = self.made(instance, stored)
+        if value is not stored:
+            instance.__dict__[self.key] = value
         return value
 
-    def __set__(self, record, value) -> None:
-        record.__dict__[self.key] = None if isinstance(value, type(self)) else value  # the field's default: None
+    def __set__(self, instance, value) -> None:
+        instance.__dict__[self.key] = None if isinstance(value, OnDemandField) else value  # the default: None
+
+    def made(self, instance, stored):
+        """What the stored value reads as (the default: itself)."""
+        return stored
+
+
+class _Table(OnDemandField):
+    """A table field of :class:`SimulationRecord`: a DataFrame (or None), or a snapshot read into one on first access."""
+
+    def made(self, record, stored):  # noqa: D102
+        return stored.frame() if isinstance(stored, TableSnapshot) else stored
 
 
 @dataclass(eq=False)

@@ -68,20 +68,12 @@ class JobsFormat(OutputFormat):
     description = "jobs.csv (and scenarios.csv for a batch); always written"
 
     def tables(self, result) -> dict[str, pd.DataFrame]:  # noqa: D102
-        tables = {"jobs": result.job_rows() if hasattr(result, "job_rows") else result.jobs}  # written a piece at a time
-        if _rows(result, "scenarios"):
+        tables = {"jobs": result.job_rows()}  # written a piece at a time
+        if result.rows_in("scenarios"):
             tables["scenarios"] = result.scenarios
-        if _rows(result, "power"):
+        if result.rows_in("power"):
             tables["power"] = result.power  # power accounting: one row per simulated hour
         return tables
-
-
-def _rows(result, table: str) -> int:
-    """Rows of the result's ``scenarios`` or ``power`` table (0: none), without making an empty one."""
-    if hasattr(result, "rows_in"):
-        return result.rows_in(table)
-    value = getattr(result, table, None)
-    return 0 if value is None else len(value)
 
 
 class BatsimFormat(OutputFormat):

@@ -89,6 +89,15 @@ def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> 
     Args:
         record: a :class:`~torus_sim.engine.record.SimulationRecord` with at least one job.
         fairness_reading: PV-EASY's reading of strict fairness (:func:`~torus_sim.metrics.online.fairness_table`).
+
+    Returns:
+        Column name -> numpy array, shape ``(jobs,)`` each (times in seconds).
+
+    Raises:
+        ValueError: an unknown fairness reading.
+
+    References:
+        PV-EASY §5.1, §3.1-3.2.
     """
     fairness = record.has_column("capacity", "head_job")
     passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked

@@ -168,8 +168,14 @@ def job_columns(jobs: dict, passes=None, reading: str = DEFAULT_FAIRNESS_READING
         reading: the fairness reading.
 
     Returns:
-        ``jobs`` with ``blocked`` (bool), ``fair_start_at``, ``violated_at``, ``wait`` and ``bounded_slowdown``
-        (float64) added: a new dict, the same arrays.
+        ``jobs`` with ``blocked`` (bool), ``fair_start_at``, ``violated_at``, ``wait`` (seconds) and
+        ``bounded_slowdown`` (float64, shape ``(n,)``) added: a new dict, the same arrays.
+
+    Raises:
+        ValueError: an unknown fairness reading.
+
+    References:
+        PV-EASY §5.1 (Eq. 1), §3.1-3.2 (strict fairness, reservation violations).
     """
     job_id = np.asarray(jobs["job_id"])
     columns = dict(jobs)
@@ -277,6 +283,15 @@ def series_mean(values: np.ndarray) -> float:
 
     pandas (``nanops.nanmean``) sums in float64 (integers too) with NaN put to 0 and divides by the count of the
     others; bottleneck is never used for a mean. NaN when every value is NaN or there is none.
+
+    Args:
+        values: shape ``(n,)``, any numeric or boolean dtype.
+
+    Returns:
+        The mean, in the values' unit.
+
+    References:
+        pandas ``core/nanops.py`` (``nanmean``), the same numbers the summaries printed with pandas.
     """
     values = np.asarray(values)
     if values.dtype.kind in "biu":

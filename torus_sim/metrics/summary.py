@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics.online import series_mean
 
@@ -88,10 +89,20 @@ def job_table(jobs: pd.DataFrame, gamma: float = DEFAULT_GAMMA, form: str = "sta
         ``bounded_slowdown`` (seconds, seconds, ratio).
     """
     table = jobs.sort_values("job_id", kind="stable", ignore_index=True)  # a new frame: one copy of the record's rows
-    table["wait_time"] = table["started_at"] - table["submitted_at"]
-    table["response_time"] = table["finished_at"] - table["submitted_at"]
-    table["bounded_slowdown"] = bounded_slowdown(table["response_time"].to_numpy(), table["runtime"].to_numpy(), gamma, form)
+    for name, values in _times(table, gamma, form).items():
+        table[name] = values
     return table
+
+
+def _times(jobs, gamma: float, form: str) -> dict[str, np.ndarray]:
+    """``wait_time``, ``response_time`` (seconds) and ``bounded_slowdown`` of job rows (a DataFrame or column -> array)."""
+    submitted = np.asarray(jobs["submitted_at"])
+    response = np.asarray(jobs["finished_at"]) - submitted
+    return {
+        "wait_time": np.asarray(jobs["started_at"]) - submitted,
+        "response_time": response,
+        "bounded_slowdown": bounded_slowdown(response, np.asarray(jobs["runtime"]), gamma, form),
+    }
 
 
 def record_job_table(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> pd.DataFrame:
@@ -107,19 +118,12 @@ def record_job_table(record, gamma: float = DEFAULT_GAMMA, form: str = "standard
 
     Returns:
         The per-job table (see :func:`job_table`).
+
+    References:
+        BGL-FAULT §3.4 (wait, response, bounded slowdown).
     """
-    from torus_sim.engine.record import JOB_COLUMNS
-
-    column = _column_reader(record)
-    import pandas as pd  # a DataFrame asked for
-
-    names = [name for name in JOB_COLUMNS if record.has_column("jobs", name)]
-    order = np.argsort(column("job_id"), kind="stable")
-    table = pd.DataFrame({name: column(name)[order] for name in names}, copy=False)
-    table["wait_time"] = table["started_at"] - table["submitted_at"]
-    table["response_time"] = table["finished_at"] - table["submitted_at"]
-    table["bounded_slowdown"] = bounded_slowdown(table["response_time"].to_numpy(), table["runtime"].to_numpy(), gamma, form)
-    return table
+    rows = JobTableRows(record, gamma, form)
+    return rows.chunk(0, len(rows))
 
 
 class JobTableRows:
@@ -136,8 +140,6 @@ class JobTableRows:
     """
 
     def __init__(self, record, gamma: float = DEFAULT_GAMMA, form: str = "standard", whole=None) -> None:
-        from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
-
         self.record, self.gamma, self.form = record, gamma, form
         self._whole = whole
         self._recorded = [name for name in JOB_COLUMNS if record.has_column("jobs", name)]
@@ -153,9 +155,7 @@ class JobTableRows:
         """Rows ``start`` to ``stop - 1`` of the table (job-id order), column name -> numpy array (:attr:`columns`' order)."""
         rows = self._order[start:stop]
         part = {name: self.record.take("jobs", name, rows) for name in self._recorded}
-        part["wait_time"] = part["started_at"] - part["submitted_at"]
-        part["response_time"] = part["finished_at"] - part["submitted_at"]
-        part["bounded_slowdown"] = bounded_slowdown(part["response_time"], part["runtime"], self.gamma, self.form)
+        part.update(_times(part, self.gamma, self.form))
         return part
 
     def chunk(self, start: int, stop: int) -> pd.DataFrame:
@@ -227,9 +227,12 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     References:
         BGL-FAULT §3.4, §6.1.
     """
+
     # the columns the means read, one at a time, in the job table's order (by job id), not the whole table: the
     # same values in the same order give the same sums (a 450k-job run built an 80 MB table here for five numbers)
-    column = _column_reader(record)
+    def column(name: str) -> np.ndarray:
+        return record.column("jobs", name)
+
     order = np.argsort(column("job_id"), kind="stable")
     submitted = column("submitted_at")[order]
     wait = column("started_at")[order] - submitted
@@ -237,7 +240,8 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     runtime = column("runtime")
     slowdown = bounded_slowdown(response, runtime[order], gamma, form)
     ends = {"submitted_at": submitted, "finished_at": column("finished_at"), "size": column("size"), "runtime": runtime}
-    fractions = capacity_fractions(ends, _pass_columns(record, ("time", "free", "queued_demand")), record.capacity_total)
+    passes = {name: record.column("capacity", name) for name in ("time", "free", "queued_demand")}
+    fractions = capacity_fractions(ends, passes, record.capacity_total)
     counters = record.counters
     count = len(order)
     empty = count == 0
@@ -262,18 +266,3 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         "preventive_migrations_failed": int(counters.get("preventive_migrations_failed", 0)),
         **{key: int(value) for key, value in sorted(counters.items()) if key.startswith("tie_")},
     }
-
-
-def _column_reader(record):
-    """``column(name)``: one column of the record's job table as a numpy array (read when asked, not the whole table)."""
-    if hasattr(record, "column"):
-        return lambda name: record.column("jobs", name)
-    jobs = record.jobs
-    return lambda name: jobs[name].to_numpy()
-
-
-def _pass_columns(record, names) -> dict[str, np.ndarray]:
-    """Some columns of the record's pass table (``capacity``), by name."""
-    if hasattr(record, "column"):
-        return {name: record.column("capacity", name) for name in names}
-    return {name: record.capacity[name].to_numpy() for name in names}

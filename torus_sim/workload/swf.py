@@ -166,8 +166,6 @@ class SwfTrace:
         """
         if name not in _FIELD_INDEX:
             raise KeyError(f"{name!r} is not an SWF field; choose from {', '.join(SWF_FIELDS)}")
-        if self.fields is SWF_FIELDS or self.fields == tuple(SWF_FIELDS):
-            return self.table[:, _FIELD_INDEX[name]]
         if name not in self.fields:
             raise KeyError(f"{name!r}: the trace of {self.path} was read with the fields {', '.join(self.fields)} only")
         return self.table[:, self.fields.index(name)]
