@@ -20,6 +20,7 @@ LAYERS = [
         [
             "torus_sim.errors",
             "torus_sim.files",
+            "torus_sim.disk_tables",
             "torus_sim.datasets",
             "torus_sim.registry",
             "torus_sim.input_registry",

@@ -271,7 +271,7 @@ def csv_writer(name: str, table, rows: int = CSV_ROWS):
 def _arrays_writer(table, seconds: list[str], rows: int):
     """:func:`csv_writer` for a table of numeric columns given as pieces of numpy arrays (``arrays(start, stop)``).
 
-    The bytes pandas' ``to_csv`` writes for the same columns (tests/test_record_tables.py): integers as ``str``
+    The bytes pandas' ``to_csv`` writes for the same columns (tests/test_disk_tables.py): integers as ``str``
     gives them, floats through :func:`shortest_float` (NaN as an empty field), booleans as ``True`` / ``False``,
     Python's :mod:`csv` writer with pandas' settings (minimal quoting, a line feed ending each row).
     """

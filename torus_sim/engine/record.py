@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torus_sim.engine.record_tables import GrowingTable, SpillFolder, TableSnapshot
+from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
 from torus_sim.platforms.base import interval_text
@@ -162,7 +162,7 @@ class SimulationRecord:
     """What a run leaves for the metrics: the event record, not the engine.
 
     A run's tables are read from its record (memory and the chunks on disk,
-    :mod:`~torus_sim.engine.record_tables`) when first asked for as DataFrames; :meth:`column` and
+    :mod:`~torus_sim.disk_tables`) when first asked for as DataFrames; :meth:`column` and
     :meth:`columns` read only the columns asked for (what the metrics do), without building the table.
 
     Attributes:
@@ -223,7 +223,7 @@ class SimulationRecord:
     def reader(self, table: str):
         """``table`` as a mapping of column names to arrays, each read when asked (``reader[name]``, ``name in reader``).
 
-        A run's snapshot (:class:`~torus_sim.engine.record_tables.TableSnapshot`) or the DataFrame given.
+        A run's snapshot (:class:`~torus_sim.disk_tables.TableSnapshot`) or the DataFrame given.
 
         Raises:
             KeyError: no such table.
@@ -264,7 +264,7 @@ class RunRecorder:
     """The run's record: its tables when ``record`` is on, and the rows the engine's events and passes add.
 
     A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the tables (``tables``:
-    name -> :class:`~torus_sim.engine.record_tables.GrowingTable`, a chunk in memory and the rest on disk), the per-step model reporters (``reporters``, collected by Mesa's
+    name -> :class:`~torus_sim.disk_tables.GrowingTable`, a chunk in memory and the rest on disk), the per-step model reporters (``reporters``, collected by Mesa's
     ``DataCollector`` from :meth:`series`) and the text of each partition; the
     handlers, the pass and the preventive actions call :meth:`job_completed`, :meth:`attempt_ended`,
     :meth:`migrated`, :meth:`failure` and :meth:`pass_ended`; :meth:`record` gives the
@@ -354,7 +354,7 @@ class RunRecorder:
         )
 
     def snapshot(self, name: str) -> TableSnapshot:
-        """One table as it is now, read column by column when asked (:class:`~torus_sim.engine.record_tables.TableSnapshot`).
+        """One table as it is now, read column by column when asked (:class:`~torus_sim.disk_tables.TableSnapshot`).
 
         Raises:
             SimulationError: the model was built with ``record=False``.

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import torus_sim.engine.record_tables as record_tables
-from torus_sim.engine.record_tables import GrowingTable, SpillFolder, TableSnapshot
+import torus_sim.disk_tables as disk_tables
+from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.metrics.summary import job_table, record_job_table
 from torus_sim.runner import Scenario, run
 
@@ -121,7 +121,7 @@ def runs():
     scenario = Scenario(workload=str(SDSC), max_jobs=1500, failures="synthetic:300", seed=4)
     default = run(scenario)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(record_tables, "SPILL_ROWS", 7)
+        patch.setattr(disk_tables, "SPILL_ROWS", 7)
         chunked = run(scenario)
     return default, chunked
 
@@ -148,7 +148,7 @@ def test_the_job_table_read_column_by_column_is_the_sorted_tables(runs):
 
 
 def test_a_record_reads_only_the_columns_asked_for(monkeypatch):
-    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    monkeypatch.setattr(disk_tables, "SPILL_ROWS", 7)
     record = run(Scenario(workload=str(SDSC), max_jobs=200, failures="synthetic:50", seed=4)).record
     assert isinstance(record.__dict__["_jobs"], TableSnapshot)  # the run read columns only: no table built
     waits = record.columns("jobs", ["started_at", "submitted_at"])
@@ -199,7 +199,7 @@ def test_a_dead_processs_record_folder_is_removed_and_a_running_ones_kept(tmp_pa
     import subprocess
     import sys
 
-    from torus_sim.engine.record_tables import FOLDER_PREFIX, remove_stale_folders
+    from torus_sim.disk_tables import FOLDER_PREFIX, remove_stale_folders
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead = tmp_path / f"{FOLDER_PREFIX}{int(ended.stdout)}-abc"
@@ -217,7 +217,7 @@ def test_a_record_on_disk_pickles_with_its_rows_and_reads_without_its_folder(mon
     import pickle
     import shutil
 
-    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    monkeypatch.setattr(disk_tables, "SPILL_ROWS", 7)
     result = run(Scenario(workload=str(SDSC), max_jobs=150, failures="synthetic:40", seed=4))
     record = result.record
     folder = record.__dict__["_jobs"].table.folder._folder.name
@@ -238,7 +238,7 @@ def test_pv_easys_columns_from_the_record_are_its_job_tables(monkeypatch):
     from torus_sim.metrics.online import job_table as online_job_table
     from torus_sim.metrics.online import size_group_table
 
-    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    monkeypatch.setattr(disk_tables, "SPILL_ROWS", 7)
     scenario = Scenario(platform="cluster", nodes=128, workload=str(SDSC), max_jobs=1500, policy="FCFS-EASY", failures="none")
     record = run(scenario).record
     assert record.has_column("capacity", "head_job")
@@ -263,9 +263,9 @@ def test_a_sweep_run_leaves_no_record_folder_behind(monkeypatch, tmp_path):
 
     from torus_sim.experiments.sweep import run_row
 
-    monkeypatch.setattr(record_tables, "SPILL_ROWS", 7)
+    monkeypatch.setattr(disk_tables, "SPILL_ROWS", 7)
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    monkeypatch.setattr(record_tables.tempfile, "tempdir", None)  # TMPDIR read again
+    monkeypatch.setattr(disk_tables.tempfile, "tempdir", None)  # TMPDIR read again
     done = run_row(Scenario(workload=str(SDSC), max_jobs=120, failures="none"))
     assert done["row"]["jobs"] == 120
-    assert not list(tmp_path.glob(f"{record_tables.FOLDER_PREFIX}{os.getpid()}-*"))
+    assert not list(tmp_path.glob(f"{disk_tables.FOLDER_PREFIX}{os.getpid()}-*"))

@@ -1,4 +1,4 @@
-"""The record's tables that grow with the log, held in memory up to a chunk of rows and then on disk.
+"""Tables that grow with the log (the record's, a long log's job columns), held in memory up to a chunk of rows and then on disk.
 
 A run's record (:mod:`torus_sim.engine.record`) adds a row per completed job, per attempt and per
 scheduling pass: on RICC-2010-2 (447,794 jobs) ~125 MB of typed columns by the run's end, on a
@@ -11,7 +11,7 @@ a time (:meth:`TableSnapshot.column`): the metrics read the columns they need, n
 folder is removed when no table or snapshot refers to it any longer (or at the interpreter's exit).
 
 The values are those appended, bit for bit: a column read back is the same array whether it went to
-disk or not (tests/test_record_tables.py).
+disk or not (tests/test_disk_tables.py).
 
 References:
     CQSim (its record written to files as the run goes); issue 61 §1 (memory flat in the log's length).
