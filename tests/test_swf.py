@@ -185,8 +185,11 @@ _TIME = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 10.0, 59.5, 60.0, 3600.0, 7200.0])
     rounded=st.booleans(),
     load_scale=st.sampled_from([1.0, 0.7, 1.3]),
     max_jobs=st.sampled_from([None, 1, 5]),
+    piece=st.sampled_from([None, 1, 3, 7]),
 )
-def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity, rules, rounded, load_scale, max_jobs):
+def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity, rules, rounded, load_scale, max_jobs, piece):
+    # piece: lines cleaned at a time, rows kept in memory before disk, rows read at a time (issue 61 §1: a long log is
+    # cleaned piece by piece into columns on disk); None: the defaults. The jobs, ranks, counts and errors are the same
     from tests.reference import jobs_by_lines
     from torus_sim.errors import InputFileError
     from torus_sim.workload.jobs import SWF_RULES
@@ -222,13 +225,21 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
         cleaning = jobs_by_lines(
             SwfTrace.from_records(Path("t.swf"), "", header, records[:length]), capacity, round_size, load_scale, SWF_RULES[rules]
         )[1]
+    from torus_sim import disk_tables
+    from torus_sim.workload import jobs as jobs_module
+
+    saved = (jobs_module.PIECE_ROWS, jobs_module.CHUNK_ROWS, disk_tables.SPILL_ROWS)
+    if piece is not None:
+        jobs_module.PIECE_ROWS, jobs_module.CHUNK_ROWS, disk_tables.SPILL_ROWS = piece, piece + 1, piece
     try:
         workload = jobs_from_swf(trace, capacity, round_size, load_scale, max_jobs, SWF_RULES[rules])
+        found = [(j.job_id, j.submitted_at, j.runtime, j.walltime, j.size, j.partition_size, j.user_id) for j in workload.jobs]
     except InputFileError as error:
         ids = [row[0] for row in expected]
         assert not expected or (len(set(ids)) < len(ids) and "appears again" in str(error))  # a run's job ids are unique
         return
-    found = [(j.job_id, j.submitted_at, j.runtime, j.walltime, j.size, j.partition_size, j.user_id) for j in workload.jobs]
+    finally:
+        jobs_module.PIECE_ROWS, jobs_module.CHUNK_ROWS, disk_tables.SPILL_ROWS = saved
     assert found == expected
     assert [job.rank for job in workload.jobs] == list(range(len(found)))
     assert workload.cleaning == cleaning

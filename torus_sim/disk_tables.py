@@ -181,6 +181,23 @@ class GrowingTable:
         if len(self._first) == self.limit:
             self.spill()
 
+    def extend(self, columns: dict[str, np.ndarray]) -> None:
+        """Append rows given as one array per typed column (every column, the same length); full chunks go to disk.
+
+        Raises:
+            KeyError: a column missing; ValueError: lengths differ, or a column is not typed.
+        """
+        lengths = {len(columns[column]) for column in self.memory}
+        if len(lengths) > 1:
+            raise ValueError(f"{self.name}: columns of different lengths {sorted(lengths)}")
+        for column, values in self.memory.items():
+            code = self.types.get(column)
+            if code is None:
+                raise ValueError(f"{column!r} of the {self.name} table is not a typed column")
+            values.frombytes(np.ascontiguousarray(columns[column], dtype=code.replace("?", "b")).tobytes())
+        if self.limit > 0 and len(self._first) >= self.limit:
+            self.spill()
+
     def spill(self) -> None:
         """Append the rows held in memory to the columns' files and empty the arrays (nothing when none)."""
         if self.folder is None or not len(self._first):
@@ -236,8 +253,10 @@ class TableSnapshot:
         values = self.column(column)
         return values if isinstance(values, np.ndarray) else np.array(values, dtype=object)
 
-    def column(self, column: str, first: int = 0) -> np.ndarray | list:
-        """Rows ``first`` to ``rows - 1`` of one column: typed as a numpy array (float64, int64, bool), else a list.
+    def column(self, column: str, first: int = 0, last: int | None = None) -> np.ndarray | list:
+        """Rows ``first`` to ``last - 1`` of one column (``last`` None: to the snapshot's end).
+
+        Typed columns as a numpy array (float64, int64, bool), text and other columns as a list.
 
         Raises:
             KeyError: no column of that name.
@@ -246,9 +265,10 @@ class TableSnapshot:
         values = table.memory[column]
         code = table.types.get(column)
         on_disk = table.on_disk  # the table may have gone on since the snapshot: its rows on disk stay where they are
-        first = min(max(first, 0), self.rows)
-        from_disk = max(min(self.rows, on_disk) - first, 0)
-        start, stop = max(first - on_disk, 0), max(self.rows - on_disk, 0)
+        end = self.rows if last is None else min(max(last, 0), self.rows)
+        first = min(max(first, 0), end)
+        from_disk = max(min(end, on_disk) - first, 0)
+        start, stop = max(first - on_disk, 0), max(end - on_disk, 0)
         if code is not None:
             dtype = np.dtype(code.replace("?", "b"))
             if self.shared and start == 0 and stop == len(values):
@@ -258,7 +278,7 @@ class TableSnapshot:
             if from_disk:
                 path = table.folder.path(table.name, column)
                 disk = np.fromfile(path, dtype=dtype, count=from_disk, offset=first * dtype.itemsize)
-                memory = np.concatenate([disk, memory])
+                memory = np.concatenate([disk, memory]) if len(memory) else disk
             return memory.astype(bool, copy=False) if code == "?" else memory
         tail = list(values[start:stop])
         if not from_disk:

@@ -118,6 +118,8 @@ class RunJobs(Sequence):
     def first_duplicate_id(self) -> int | None:
         """A job id two jobs share, or None: a list's first repeated in rank order, an SWF log's smallest (its reader refuses them first)."""
         if self._columns:
+            if self._templates.unique_ids:  # the SWF reader refused a repeated id: no 80 MB sort of a 10M-job log
+                return None
             ordered = np.sort(self._templates.column("job_id"), kind="stable")
             repeated = np.flatnonzero(ordered[1:] == ordered[:-1])
             return int(ordered[repeated[0]]) if len(repeated) else None

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.errors import ConfigurationError, InputFileError, WorkloadFormatError
 from torus_sim.job import Job
 from torus_sim.workload.swf import SwfTrace
@@ -105,49 +106,115 @@ class JobColumns(Sequence):
     """The jobs of an SWF workload as columns; each :class:`~torus_sim.job.Job` is made when asked for.
 
     A workload is a template that every run copies (a sweep runs it many times): holding it as
-    seven numpy columns instead of n ``Job`` objects keeps a 450k-job log at ~25 MB instead of
-    ~270 MB, and a run makes its jobs once (:meth:`build`) instead of making templates and copying
-    them. It reads as a list of PENDING jobs (``len``, indexing, slicing, iteration), each access
-    making a new ``Job``: change a run's jobs, not these.
+    seven typed columns instead of n ``Job`` objects keeps a 450k-job log at ~25 MB instead of
+    ~270 MB, and a run makes its jobs once (:meth:`build`) or one at a time as they arrive. The columns
+    are a :class:`~torus_sim.disk_tables.GrowingTable`: a log's cleaned jobs past
+    :data:`~torus_sim.disk_tables.SPILL_ROWS` are on disk (:func:`jobs_from_swf`), and a job is read from
+    a chunk of :data:`CHUNK_ROWS` rows kept in memory (the engine asks in rank order: a chunk is read once).
+    It reads as a list of PENDING jobs (``len``, indexing, slicing, iteration), each access making a new
+    ``Job``: change a run's jobs, not these.
 
     Args:
         job_id, size, partition_size, user_id: int ``(n,)``.
         submitted_at, runtime, walltime: float ``(n,)``, seconds (load-scaled).
         Rows are in priority order: row i is the job of rank i.
+
+    Attributes:
+        unique_ids: the job ids are known to be distinct (the SWF reader refused a repeated one).
     """
 
     _FIELDS = ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id")
+    _TYPES = {
+        "job_id": "q",
+        "submitted_at": "d",
+        "runtime": "d",
+        "walltime": "d",
+        "size": "q",
+        "partition_size": "q",
+        "user_id": "q",
+    }
 
     def __init__(self, job_id, submitted_at, runtime, walltime, size, partition_size, user_id) -> None:
         columns = (job_id, submitted_at, runtime, walltime, size, partition_size, user_id)
         kinds = (np.int64, float, float, float, np.int64, np.int64, np.int64)
-        self._columns = tuple(np.asarray(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True))
-        if len({len(column) for column in self._columns}) > 1:
+        arrays = [np.asarray(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)]
+        if len({len(column) for column in arrays}) > 1:
             raise ValueError("job columns of different lengths")
+        table = GrowingTable("jobs", list(self._FIELDS), self._TYPES)  # in memory
+        table.extend(dict(zip(self._FIELDS, arrays, strict=True)))
+        self._set(TableSnapshot(table, len(table), shared=True), unique_ids=False)
+
+    @classmethod
+    def stored(cls, snapshot: TableSnapshot, unique_ids: bool = False) -> JobColumns:
+        """The jobs of a table made by :func:`job_table` (its first ``len(snapshot)`` rows, in rank order)."""
+        jobs = cls.__new__(cls)
+        jobs._set(snapshot, unique_ids)
+        return jobs
+
+    def _set(self, snapshot: TableSnapshot, unique_ids: bool) -> None:
+        self._snapshot = snapshot
+        self.unique_ids = bool(unique_ids)
+        self._chunk_first = -1
+        self._chunk: list[list] = []
+
+    def __getstate__(self) -> dict:
+        return {"_snapshot": self._snapshot, "unique_ids": self.unique_ids}
+
+    def __setstate__(self, state: dict) -> None:
+        self._set(state["_snapshot"], state["unique_ids"])
 
     def __len__(self) -> int:
-        return len(self._columns[0])
+        return len(self._snapshot)
 
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[position] for position in range(*index.indices(len(self)))]
         position = range(len(self))[index]  # IndexError out of range; negative indices count from the end
-        return Job(*(column[position].item() for column in self._columns), position)
+        first = position - position % CHUNK_ROWS
+        if first != self._chunk_first:
+            last = first + CHUNK_ROWS
+            self._chunk = [self._snapshot.column(name, first, last).tolist() for name in self._FIELDS]
+            self._chunk_first = first
+        row = position - first
+        return Job(*(column[row] for column in self._chunk), position)
 
     def build(self) -> list[Job]:
         """Every job, new and PENDING, with its rank (its row)."""
-        rows = zip(*(column.tolist() for column in self._columns), strict=True)
+        rows = zip(*(self.column(name).tolist() for name in self._FIELDS), strict=True)
         return [
             Job(job_id, submitted_at, runtime, walltime, size, partition_size, user_id, rank)
             for rank, (job_id, submitted_at, runtime, walltime, size, partition_size, user_id) in enumerate(rows)
         ]
 
     def __iter__(self):
-        return iter(self.build())
+        return (self[position] for position in range(len(self)))
 
     def column(self, name: str) -> np.ndarray:
-        """One column (read only): ``job_id``, ``submitted_at``, ``runtime``, ``walltime``, ``size``, ``partition_size``, ``user_id``."""
-        return self._columns[self._FIELDS.index(name)]
+        """One column, read whole: ``job_id``, ``submitted_at``, ``runtime``, ``walltime``, ``size``, ``partition_size``, ``user_id``.
+
+        Float64 seconds for the times, int64 otherwise; a log held in memory gives its array (do not change it).
+
+        Raises:
+            ValueError: not one of those names.
+        """
+        if name not in self._FIELDS:
+            raise ValueError(f"{name!r} is not a job column; choose from {', '.join(self._FIELDS)}")
+        return self._snapshot.column(name)
+
+
+CHUNK_ROWS = 1 << 16
+"""Rows of a :class:`JobColumns` read at a time when its jobs are made one by one (65,536: ~3.7 MB)."""
+
+
+def job_table(folder: SpillFolder | None, name: str = "jobs") -> GrowingTable:
+    """An empty table of job columns (:class:`JobColumns`' seven) and ``row`` (the job's SWF line row), for ``folder``.
+
+    Args:
+        folder: where rows past :data:`~torus_sim.disk_tables.SPILL_ROWS` go; None: all kept in memory.
+        name: the table's name, its files' prefix (two tables in one folder need two names).
+    """
+    types = {**JobColumns._TYPES, "row": "q"}
+    return GrowingTable(name, [*JobColumns._FIELDS, "row"], types, folder=folder)
 
 
 @dataclass
@@ -283,110 +350,57 @@ def jobs_from_swf(
         raise ConfigurationError(f"capacity must be positive, got {capacity}")
     max_nodes = trace.header_int("MaxNodes") or trace.header_int("MaxProcs")
     scale = capacity / max_nodes if rules.scale_to_platform and max_nodes and max_nodes > capacity else 1.0
-    cleaning: Counter = Counter()
-    counted: list[tuple[str, np.ndarray, np.ndarray | None]] = []  # (rule, mask, the mask's line numbers or None: all lines)
-
-    def count(key: str, mask: np.ndarray, lines: np.ndarray | None = None) -> None:
-        if max_jobs is not None:
-            counted.append((key, mask.copy(), lines))  # a copy: the rules narrow `keep` in place afterwards
-        found = int(np.count_nonzero(mask))
-        if found:
-            cleaning[key] += found
-
-    # the rules in order, as masks over the job lines (each count is over the lines that reached it)
-    submit = trace.column("submit_time")
-    run_time = trace.column("run_time")
-    allocated = trace.column("allocated_processors")
-    requested = trace.column("requested_processors")
-    impossible = {  # skipped for a value no job has (SWF's "unknown" is -1), told apart for the warning
-        "negative submit time": submit < -1,
-        "negative processor count": (submit >= 0) & ((allocated < -1) | ((allocated <= 0) & (requested < -1))),
-        "no processors": (submit >= 0) & (allocated == 0) & (requested == 0),
-        "negative runtime": (submit >= 0) & (np.maximum(allocated, requested) > 0) & (run_time < -1),
-    }
-    keep = submit >= 0
-    count("skipped_unknown_submit", ~keep)
-    first, second = (requested, allocated) if rules.size_from_request else (allocated, requested)
-    from_second = keep & (first <= 0)
-    unknown_size = from_second & (second <= 0)
-    count("skipped_unknown_size", unknown_size)
-    count("size_from_allocation" if rules.size_from_request else "size_from_request", from_second & ~unknown_size)
-    keep &= ~unknown_size
-    processors = np.where(first > 0, first, second)
-    if rules.size_max_of_both:
-        count("size_max_of_both", keep & (second > first) & (first > 0))
-        processors = np.maximum(first, second)
-    logged_run_time = run_time
-    if rules.unknown_runtime is not None:
-        count("runtime_unknown_as_10s" if rules.unknown_runtime == 10.0 else "runtime_unknown_replaced", keep & (run_time < 0))
-        run_time = np.where(run_time < 0, rules.unknown_runtime, run_time)
-    count("skipped_unknown_runtime", keep & (run_time < 0))
-    keep &= run_time >= 0
-    if rules.min_runtime > 0:
-        short = keep & (run_time < rules.min_runtime)
-        count("skipped_short_runtime", short)
-        keep &= ~short
-    if rules.min_walltime > 0:
-        unasked = keep & (trace.column("requested_time") < rules.min_walltime)
-        count("skipped_no_walltime", unasked)
-        keep &= ~unasked
-    size = processors
-    if scale != 1.0:
-        size = np.maximum(1.0, np.ceil(processors * scale - 1e-9))
-        count("size_scaled", keep)
-    count("skipped_too_large", keep & (size > capacity))
-    keep &= size <= capacity
-    rows = np.flatnonzero(keep)
-    size = size[rows].astype(np.int64)
-    partition_size = size
-    if round_size is not None:
-        rounded = {value: round_size(value) for value in np.unique(size).tolist()}
-        partition_size = np.array([rounded[value] for value in size.tolist()], dtype=np.int64).reshape(size.shape)
-    count("size_rounded_up", partition_size != size, rows)
-    runtime = run_time[rows]
-    walltime = trace.column("requested_time")[rows]
-    unknown_walltime = walltime < 0 if rules.zero_walltime_kept else walltime <= 0
-    count("walltime_from_runtime", unknown_walltime, rows)
-    floor = np.maximum(runtime, rules.walltime_floor) if rules.walltime_floor else runtime
-    if rules.zero_walltime_kept:  # RLScheduler's reader: the logged runtime, before its own replacement
-        floor = logged_run_time[rows]
-    walltime = np.where(unknown_walltime, floor, walltime)
-    if rules.kill_at_walltime:
-        cut = runtime > walltime
-        count("cut_at_walltime", cut, rows)
-        runtime = np.where(cut, walltime, runtime)
-    submitted = submit[rows]
-    if len(rows) > 1:  # a line out of order: submitted before the latest submit of the lines above it
-        count("reordered", submitted[1:] < np.maximum.accumulate(submitted)[:-1], rows[1:])
-    if not len(rows):
+    cleaner = _Cleaner(rules, scale, capacity, round_size, load_scale)
+    folder = SpillFolder()
+    kept = job_table(folder)  # the usable lines' jobs, in file order
+    in_order = unique_ids = True  # (submit, id) never decreasing; ids always increasing (so no id twice)
+    last_submit, last_id = -math.inf, None
+    for first, columns in trace.pieces(PIECE_ROWS):
+        jobs = cleaner.piece(first, columns)
+        submitted, job_ids = jobs["submitted_at"], jobs["job_id"]
+        if len(job_ids):
+            previous_submit = np.concatenate(([last_submit], submitted[:-1]))
+            previous_id = np.concatenate(([job_ids[0] - 1 if last_id is None else last_id], job_ids[:-1]))
+            later = (submitted > previous_submit) | ((submitted == previous_submit) & (job_ids >= previous_id))
+            in_order = in_order and bool(later.all())
+            unique_ids = unique_ids and bool((job_ids > previous_id).all())
+            last_submit, last_id = float(submitted[-1]), int(job_ids[-1])
+        kept.extend(jobs)
+    cleaning, impossible = cleaner.cleaning, cleaner.impossible
+    if not len(kept):
         counts = ", ".join(f"{key} {value}" for key, value in sorted(cleaning.items())) or "none"
         raise InputFileError(
             trace.path, f"no job left after cleaning ({len(trace)} job lines; cleaning: {counts}; capacity {capacity})"
         )
-    job_ids = trace.column("job_id")[rows]
-    order = np.lexsort((job_ids, submitted))  # stable: by submit time, then job id, then line
+    snapshot = kept.snapshot()
+    count = len(snapshot)
+    # stable: by submit time, then job id, then line (a log in that order already needs no sort)
+    order = None if in_order else np.lexsort((snapshot.column("job_id"), snapshot.column("submitted_at")))
     whole_span = None
-    if max_jobs is not None and max_jobs < len(order):
-        whole_span = (float(submitted[order[0]]), float(submitted[order[-1]]))
-        order = order[:max_jobs]
-        last_line = int(rows[order].max())  # the counts describe the lines read up to the last job kept
-        cleaning = Counter()
-        for key, mask, lines in counted:
-            found = int(np.count_nonzero(mask[: last_line + 1] if lines is None else mask & (lines <= last_line)))
-            if found:
-                cleaning[key] += found
-        impossible = {key: mask[: last_line + 1] for key, mask in impossible.items()}
-    kept = np.sort(order)  # the jobs of the run, in file order
-    _refuse_duplicate_ids(trace, rows[kept], job_ids[kept])
-    jobs = JobColumns(
-        job_ids[order],
-        submitted[order],
-        runtime[order] * load_scale,
-        walltime[order] * load_scale,
-        size[order],
-        partition_size[order],
-        trace.column("user_id")[rows][order],
-    )
+    if max_jobs is not None and max_jobs < count:
+        ends = np.array([0, count - 1]) if order is None else order[[0, -1]]
+        whole_span = tuple(snapshot.take("submitted_at", ends).tolist())
+        count = max_jobs
+        prefix = np.arange(count) if order is None else order[:count]
+        last_line = int(snapshot.take("row", prefix).max())  # the counts describe the lines read up to the last job kept
+        recount = _Cleaner(rules, scale, capacity, round_size, load_scale, last_line)
+        for first, columns in trace.pieces(PIECE_ROWS):
+            if first > last_line:
+                break
+            recount.piece(first, columns)
+        cleaning, impossible = recount.cleaning, recount.impossible
+        order = None if order is None else order[:count]
+    if not unique_ids:
+        positions = np.arange(count) if order is None else np.sort(order)  # the jobs of the run, in file order
+        _refuse_duplicate_ids(trace, snapshot.take("row", positions), snapshot.take("job_id", positions))
+    if order is not None:  # the jobs in rank order: the columns taken a chunk at a time
+        ranked = job_table(folder, "ranked")
+        for start in range(0, count, PIECE_ROWS):
+            rows = order[start : start + PIECE_ROWS]
+            ranked.extend({name: snapshot.take(name, rows) for name in ranked.columns})
+        snapshot = ranked.snapshot()
+        del kept
+    jobs = JobColumns.stored(TableSnapshot(snapshot.table, count, shared=True), unique_ids=True)
     return Workload(
         jobs=jobs,
         source=str(trace.path),
@@ -397,5 +411,133 @@ def jobs_from_swf(
         kind="online",
         processors=trace.header_int("MaxProcs") or trace.header_int("MaxNodes"),
         whole_span=whole_span,
-        impossible={key: int(np.count_nonzero(mask)) for key, mask in impossible.items() if np.any(mask)},
+        impossible={key: value for key, value in impossible.items() if value},
     )
+
+
+PIECE_ROWS = 1 << 18
+"""Job lines :func:`jobs_from_swf` cleans at a time (262,144: ~20 MB of columns and masks)."""
+
+
+class _Cleaner:
+    """The cleaning rules (module docstring) over a piece of an SWF log's lines at a time, counting as they go.
+
+    Args:
+        rules, scale, capacity, round_size, load_scale: as :func:`jobs_from_swf` (``scale``: the MaxNodes factor).
+        last_line: count only the lines up to this row (a ``max_jobs`` prefix's counts); None: every line.
+
+    Attributes:
+        cleaning: counts by rule (:attr:`Workload.cleaning`); impossible: the skipped lines no job has, by what.
+    """
+
+    def __init__(self, rules: SwfRules, scale: float, capacity: int, round_size, load_scale: float, last_line=None) -> None:
+        self.rules, self.scale, self.capacity, self.round_size = rules, scale, capacity, round_size
+        self.load_scale, self.last_line = load_scale, last_line
+        self.cleaning: Counter = Counter()
+        self.impossible: Counter = Counter()
+        self._rounded: dict[int, int] = {}
+        self._high = -math.inf  # the latest submit of the usable lines so far ("reordered")
+
+    def _count(self, counter: Counter, key: str, mask: np.ndarray, rows: np.ndarray) -> None:
+        """Count ``mask``'s lines (their rows ``rows``) under ``key``: those up to :attr:`last_line` when set."""
+        if self.last_line is not None:
+            mask = mask & (rows <= self.last_line)
+        found = int(np.count_nonzero(mask))
+        if found:
+            counter[key] += found
+
+    def piece(self, first: int, columns: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Clean the lines of rows ``first, first + 1, ...`` (``columns``: float per field of :data:`CLEANING_FIELDS`).
+
+        Returns:
+            The usable lines' job columns (:func:`job_table`'s: load-scaled, file order, their rows in ``row``).
+        """
+        rules = self.rules
+        lines = np.arange(first, first + len(columns["submit_time"]), dtype=np.int64)
+
+        def count(key: str, mask: np.ndarray, rows: np.ndarray = lines) -> None:
+            self._count(self.cleaning, key, mask, rows)
+
+        submit = columns["submit_time"]
+        run_time = columns["run_time"]
+        allocated = columns["allocated_processors"]
+        requested = columns["requested_processors"]
+        impossible = {  # skipped for a value no job has (SWF's "unknown" is -1), told apart for the warning
+            "negative submit time": submit < -1,
+            "negative processor count": (submit >= 0) & ((allocated < -1) | ((allocated <= 0) & (requested < -1))),
+            "no processors": (submit >= 0) & (allocated == 0) & (requested == 0),
+            "negative runtime": (submit >= 0) & (np.maximum(allocated, requested) > 0) & (run_time < -1),
+        }
+        for key, mask in impossible.items():
+            self._count(self.impossible, key, mask, lines)
+        keep = submit >= 0
+        count("skipped_unknown_submit", ~keep)
+        first_count, second = (requested, allocated) if rules.size_from_request else (allocated, requested)
+        from_second = keep & (first_count <= 0)
+        unknown_size = from_second & (second <= 0)
+        count("skipped_unknown_size", unknown_size)
+        count("size_from_allocation" if rules.size_from_request else "size_from_request", from_second & ~unknown_size)
+        keep &= ~unknown_size
+        processors = np.where(first_count > 0, first_count, second)
+        if rules.size_max_of_both:
+            count("size_max_of_both", keep & (second > first_count) & (first_count > 0))
+            processors = np.maximum(first_count, second)
+        logged_run_time = run_time
+        if rules.unknown_runtime is not None:
+            key = "runtime_unknown_as_10s" if rules.unknown_runtime == 10.0 else "runtime_unknown_replaced"
+            count(key, keep & (run_time < 0))
+            run_time = np.where(run_time < 0, rules.unknown_runtime, run_time)
+        count("skipped_unknown_runtime", keep & (run_time < 0))
+        keep &= run_time >= 0
+        if rules.min_runtime > 0:
+            short = keep & (run_time < rules.min_runtime)
+            count("skipped_short_runtime", short)
+            keep &= ~short
+        if rules.min_walltime > 0:
+            unasked = keep & (columns["requested_time"] < rules.min_walltime)
+            count("skipped_no_walltime", unasked)
+            keep &= ~unasked
+        size = processors
+        if self.scale != 1.0:
+            size = np.maximum(1.0, np.ceil(processors * self.scale - 1e-9))
+            count("size_scaled", keep)
+        count("skipped_too_large", keep & (size > self.capacity))
+        keep &= size <= self.capacity
+        rows = np.flatnonzero(keep)
+        kept_lines = lines[rows]
+        size = size[rows].astype(np.int64)
+        partition_size = size
+        if self.round_size is not None:
+            rounded = self._rounded
+            for value in np.unique(size).tolist():
+                if value not in rounded:
+                    rounded[value] = self.round_size(value)
+            partition_size = np.array([rounded[value] for value in size.tolist()], dtype=np.int64).reshape(size.shape)
+        count("size_rounded_up", partition_size != size, kept_lines)
+        runtime = run_time[rows]
+        walltime = columns["requested_time"][rows]
+        unknown_walltime = walltime < 0 if rules.zero_walltime_kept else walltime <= 0
+        count("walltime_from_runtime", unknown_walltime, kept_lines)
+        floor = np.maximum(runtime, rules.walltime_floor) if rules.walltime_floor else runtime
+        if rules.zero_walltime_kept:  # RLScheduler's reader: the logged runtime, before its own replacement
+            floor = logged_run_time[rows]
+        walltime = np.where(unknown_walltime, floor, walltime)
+        if rules.kill_at_walltime:
+            cut = runtime > walltime
+            count("cut_at_walltime", cut, kept_lines)
+            runtime = np.where(cut, walltime, runtime)
+        submitted = submit[rows]
+        if len(rows):  # a line out of order: submitted before the latest submit of the lines above it
+            highs = np.maximum.accumulate(np.concatenate(([self._high], submitted)))
+            count("reordered", submitted < highs[:-1], kept_lines)
+            self._high = float(highs[-1])
+        return {
+            "job_id": columns["job_id"][rows].astype(np.int64),
+            "submitted_at": submitted,
+            "runtime": runtime * self.load_scale,
+            "walltime": walltime * self.load_scale,
+            "size": size,
+            "partition_size": partition_size,
+            "user_id": columns["user_id"][rows].astype(np.int64),
+            "row": kept_lines,
+        }

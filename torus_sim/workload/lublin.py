@@ -213,10 +213,8 @@ def _stream(seed: int, purpose: int, index: int) -> np.random.Generator:
 
 
 def lublin_table(jobs: int, processors: int, seed: int = 0, typed: bool = True) -> np.ndarray:
-    """:func:`lublin_chunks` as one table, shape ``(jobs, 7)`` (each chunk let go once copied).
+    """:func:`lublin_chunks` as one table in memory, shape ``(jobs, 7)`` (a run streams the chunks to its trace instead).
 
     Args and raises: as :func:`lublin_chunks`. References: Lublin and Feitelson, JPDC 63(11), 2003.
     """
-    from torus_sim.workload.swf import join_pieces
-
-    return join_pieces(list(lublin_chunks(jobs, processors, seed, typed)))
+    return np.concatenate(list(lublin_chunks(jobs, processors, seed, typed)))

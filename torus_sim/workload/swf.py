@@ -17,17 +17,16 @@ References:
 from __future__ import annotations
 
 import warnings
-from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
+from torus_sim.disk_tables import GrowingTable, SpillFolder
 from torus_sim.errors import WorkloadFormatError
 from torus_sim.files import file_sha256, input_lines
 
-__all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "join_pieces", "read_swf"]
+__all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf", "trace_table"]
 
 SWF_FIELDS = (
     "job_id",
@@ -103,35 +102,71 @@ class SwfRecord(NamedTuple):
     think_time: float
 
 
-@dataclass
 class SwfTrace:
-    """A parsed SWF file.
+    """A parsed SWF file: its header and its job lines as columns, a chunk in memory and the rest on disk.
 
-    Attributes:
-        path: the file read.
-        sha256: hex digest of the file's bytes as stored (compressed if gzip).
+    The job lines are kept in a :class:`~torus_sim.disk_tables.GrowingTable` (one float64 column per field
+    of :attr:`fields`, and each line's file line number): a log longer than
+    :data:`~torus_sim.disk_tables.SPILL_ROWS` lines goes to a temporary folder as it is read, so a
+    10-million-line log is not held in memory (issue 61 §1). :meth:`column` reads one field whole;
+    :meth:`pieces` reads the lines a piece at a time (the cleaning rules run piece by piece).
+
+    Args:
+        path: the file read (or a converter's name for its source).
+        sha256: hex digest of the file's bytes as stored (compressed if gzip); "" for a generated trace.
         header: ``; Key: value`` header lines, keys as written (``MaxNodes``, ``Acknowledge``, ...);
             a key that appears on several lines keeps all values joined by newlines.
-        table: float ``(n, k)``, the job lines in file order, one column per field of :attr:`fields`
-            (integer fields hold integers, exactly: every value is within :data:`MAX_COUNT`).
-            A table, not n Python tuples: a 450k-job log is 65 MB here with its 18 fields instead of ~300 MB.
+        table: float ``(n, k)``, the job lines in file order, one column per field of ``fields`` (a
+            converter's trace); None when ``stored`` holds them (or no job line).
         header_lines: the file line of each header key (its first line), for messages.
-        line_numbers: int32 ``(n,)``, the file line of each job line (None for a converter's trace).
-        fields: the fields :attr:`table` holds, in its column order: every one of :data:`SWF_FIELDS` unless
-            the reader was asked for fewer (:func:`read_swf`'s ``fields``: the workload's cleaning reads 7).
+        line_numbers: int ``(n,)``, the file line of each job line (None: a converter's trace, row + 1).
+        fields: the fields kept, in column order: every one of :data:`SWF_FIELDS` unless the reader was
+            asked for fewer (:func:`read_swf`'s ``fields``: the workload's cleaning reads 7).
+        stored: the job lines already in a table with a float64 column per field and an int64 ``line``
+            column (:func:`read_swf`'s).
     """
 
-    path: Path
-    sha256: str
-    header: dict[str, str] = field(default_factory=dict)
-    table: np.ndarray = field(default_factory=lambda: np.empty((0, len(SWF_FIELDS))))
-    header_lines: dict[str, int] = field(default_factory=dict)
-    line_numbers: np.ndarray | None = None
-    fields: tuple[str, ...] = tuple(SWF_FIELDS)
+    def __init__(
+        self,
+        path: Path,
+        sha256: str,
+        header: dict[str, str] | None = None,
+        table: np.ndarray | None = None,
+        header_lines: dict[str, int] | None = None,
+        line_numbers: np.ndarray | None = None,
+        fields: tuple[str, ...] = tuple(SWF_FIELDS),
+        stored: GrowingTable | None = None,
+    ) -> None:
+        self.path = path
+        self.sha256 = sha256
+        self.header = {} if header is None else header
+        self.header_lines = {} if header_lines is None else header_lines
+        self.fields = tuple(fields)
+        if stored is None:
+            stored = trace_table(self.fields)
+            table = np.empty((0, len(self.fields))) if table is None else np.asarray(table, dtype=float)
+            rows = table.shape[0]
+            lines = np.arange(1, rows + 1) if line_numbers is None else np.asarray(line_numbers)
+            stored.extend({**{name: table[:, index] for index, name in enumerate(self.fields)}, "line": lines})
+        self._stored = stored
+
+    def __repr__(self) -> str:
+        return f"SwfTrace({str(self.path)!r}, {len(self):,} job lines, fields {', '.join(self.fields)})"
+
+    @property
+    def table(self) -> np.ndarray:
+        """Float ``(n, k)``: every job line in file order, one column per field of :attr:`fields` (read whole)."""
+        snapshot = self._stored.snapshot()
+        return np.column_stack([snapshot.column(name) for name in self.fields]).reshape(len(self), len(self.fields))
+
+    @property
+    def line_numbers(self) -> np.ndarray:
+        """Int64 ``(n,)``: the file line of each job line (a converter's trace: its 1-based position)."""
+        return self._stored.snapshot().column("line")
 
     def line_of(self, row: int) -> int:
-        """The file line of job line ``row`` (its 1-based position when the trace keeps no line numbers)."""
-        return int(self.line_numbers[row]) if self.line_numbers is not None else row + 1
+        """The file line of job line ``row``."""
+        return int(self._stored.snapshot().take("line", np.array([row]))[0])
 
     @classmethod
     def from_records(cls, path: Path, sha256: str, header: dict[str, str], records: list[SwfRecord]) -> SwfTrace:
@@ -141,7 +176,19 @@ class SwfTrace:
 
     def __len__(self) -> int:
         """Job lines."""
-        return self.table.shape[0]
+        return len(self._stored)
+
+    def pieces(self, rows: int):
+        """The job lines ``rows`` at a time, in file order: ``(first row, {field: float (m,)})`` per piece.
+
+        Args:
+            rows: lines per piece (> 0); the last piece may be shorter. A trace of no line gives one empty piece.
+        """
+        snapshot = self._stored.snapshot()
+        total = len(snapshot)
+        for first in range(0, max(total, 1), rows):
+            last = min(first + rows, total)
+            yield first, {name: snapshot.column(name, first, last) for name in self.fields}
 
     @property
     def records(self) -> list[SwfRecord]:
@@ -159,7 +206,7 @@ class SwfTrace:
         return [SwfRecord(*values) for values in zip(*columns, strict=True)]
 
     def column(self, name: str) -> np.ndarray:
-        """One field of every job line, float ``(n,)`` (a view of :attr:`table`).
+        """One field of every job line, float ``(n,)`` (read whole: from disk for a long log).
 
         Raises:
             KeyError: ``name`` is not one of :data:`SWF_FIELDS`, or not one the trace was read with (:attr:`fields`).
@@ -168,7 +215,7 @@ class SwfTrace:
             raise KeyError(f"{name!r} is not an SWF field; choose from {', '.join(SWF_FIELDS)}")
         if name not in self.fields:
             raise KeyError(f"{name!r}: the trace of {self.path} was read with the fields {', '.join(self.fields)} only")
-        return self.table[:, self.fields.index(name)]
+        return self._stored.snapshot().column(name)
 
     def header_int(self, key: str) -> int | None:
         """An integer header field (``MaxNodes``, ``MaxProcs``, ``UnixStartTime``), or None.
@@ -219,7 +266,8 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
     rounded conversion as Python's ``float``) and checked as columns; a chunk that fails that check is
     read again line by line, which stops at the first bad line and names it (so the error is the same
     either way: the chunks before it passed). Only one chunk's text is held at a time: a 450k-job log
-    peaked at ~300 MB of line strings before its 65 MB table.
+    peaked at ~300 MB of line strings before its 65 MB table. The parsed lines go to the trace's table
+    (:func:`trace_table`): past :data:`~torus_sim.disk_tables.SPILL_ROWS` lines, to disk as they are read.
 
     Args:
         path: the file.
@@ -241,10 +289,9 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
     unknown = [name for name in kept if name not in _FIELD_INDEX]
     if unknown:
         raise KeyError(f"{', '.join(map(repr, unknown))}: not SWF fields; choose from {', '.join(SWF_FIELDS)}")
-    columns = None if kept == tuple(SWF_FIELDS) else [_FIELD_INDEX[name] for name in kept]
-    trace = SwfTrace(path=path, sha256="", fields=kept)
-    chunks: list[np.ndarray] = []
-    line_numbers = array("i")
+    stored = trace_table(kept)
+    header: dict[str, str] = {}
+    header_lines: dict[str, int] = {}
     texts: list[str] = []
     numbers: list[int] = []  # the file lines of texts
 
@@ -255,8 +302,7 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
                 [_parse_line(path, line_no, text) for line_no, text in zip(numbers, texts, strict=True)], dtype=float
             )
         table = table.reshape(len(texts), len(SWF_FIELDS))
-        chunks.append(table if columns is None else table[:, columns])  # the fields kept (a copy: the piece goes)
-        line_numbers.extend(numbers)
+        stored.extend({**{name: table[:, _FIELD_INDEX[name]] for name in kept}, "line": np.array(numbers, dtype=np.int64)})
         texts.clear()
         numbers.clear()
 
@@ -268,38 +314,25 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
             key, sep, value = text[1:].partition(":")
             if sep:
                 key, value = key.strip(), value.strip()
-                trace.header[key] = f"{trace.header[key]}\n{value}" if key in trace.header else value
-                trace.header_lines.setdefault(key, line_no)
+                header[key] = f"{header[key]}\n{value}" if key in header else value
+                header_lines.setdefault(key, line_no)
             continue
         texts.append(text)
         numbers.append(line_no)
         if len(texts) == CHUNK_LINES:
             parse_chunk()
-    if texts or not chunks:
+    if texts:
         parse_chunk()
-    trace.table = join_pieces(chunks)
-    trace.line_numbers = np.frombuffer(line_numbers, dtype=np.int32).copy()
-    trace.sha256 = file_sha256(path)
-    return trace
+    return SwfTrace(path, file_sha256(path), header, header_lines=header_lines, fields=kept, stored=stored)
 
 
-def join_pieces(chunks: list[np.ndarray]) -> np.ndarray:
-    """The chunks' rows as one table, each chunk let go once copied (``chunks`` is emptied).
+def trace_table(fields: tuple[str, ...]) -> GrowingTable:
+    """An empty table for job lines: a float64 column per field of ``fields`` and an int64 ``line`` (the file line).
 
-    ``np.concatenate`` held the pieces and the whole at once: RICC-2010-2's 65 MB table peaked at twice that.
-    The whole table's pages are touched as the pieces are copied and freed, so the peak is the table and one piece.
+    Rows past :data:`~torus_sim.disk_tables.SPILL_ROWS` go to a temporary folder of their own (removed with the table).
     """
-    if len(chunks) == 1:
-        return chunks.pop()
-    table = np.empty((sum(len(chunk) for chunk in chunks), chunks[0].shape[1]))
-    start = 0
-    chunks.reverse()
-    while chunks:
-        chunk = chunks.pop()
-        table[start : start + len(chunk)] = chunk
-        start += len(chunk)
-        del chunk
-    return table
+    types = {name: "d" for name in fields} | {"line": "q"}
+    return GrowingTable("swf", [*fields, "line"], types, folder=SpillFolder())
 
 
 def _parse_table(lines: list[str]) -> np.ndarray | None:
