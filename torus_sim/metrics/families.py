@@ -13,12 +13,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from torus_sim.metrics.online import DEFAULT_FAIRNESS_READING, job_columns, online_summary
+from torus_sim.metrics.online import (
+    DEFAULT_FAIRNESS_READING,
+    bounded_slowdown,
+    fairness_of_blocked,
+    fairness_of_jobs,
+    online_summary,
+)
 from torus_sim.metrics.summary import DEFAULT_GAMMA, summarize
 
-__all__ = ["ONLINE_COLUMNS", "online_columns", "summarize_record"]
+__all__ = ["ONLINE_COLUMNS", "SubmissionOrderColumns", "online_columns", "summarize_record"]
 
 _SHARED = ("jobs", "makespan")  # the same number in both families when the first job arrives at 0
 
@@ -79,7 +87,7 @@ def summarize_record(
     return summary
 
 
-def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> dict[str, np.ndarray]:
+def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> SubmissionOrderColumns:
     """PV-EASY's per-job columns of a run (:func:`~torus_sim.metrics.online.job_columns`), read from its record.
 
     The jobs in submission order (then job id), the :data:`ONLINE_COLUMNS` and the fairness columns
@@ -91,7 +99,8 @@ def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> 
         fairness_reading: PV-EASY's reading of strict fairness (:func:`~torus_sim.metrics.online.fairness_table`).
 
     Returns:
-        Column name -> numpy array, shape ``(jobs,)`` each (times in seconds).
+        Column name -> numpy array, shape ``(jobs,)`` each (times in seconds): a mapping that reads each column
+        when asked (:class:`SubmissionOrderColumns`).
 
     Raises:
         ValueError: an unknown fairness reading.
@@ -101,14 +110,45 @@ def online_columns(record, fairness_reading: str = DEFAULT_FAIRNESS_READING) -> 
     """
     fairness = record.has_column("capacity", "head_job")
     passes = record.reader("capacity") if fairness else None  # its columns read one at a time, when asked
-    return job_columns(_in_submission_order(record), passes, fairness_reading)
+    return SubmissionOrderColumns(record, fairness_of_blocked(passes, fairness_reading))
 
 
-def _in_submission_order(record) -> dict[str, np.ndarray]:
-    """The job columns PV-EASY reads (:data:`ONLINE_COLUMNS`), each read once and put in submission order (then job id).
+class SubmissionOrderColumns(Mapping):
+    """PV-EASY's per-job columns of a record in submission order (then job id), each read when asked and not kept.
 
     The order of ``sort_values(["submitted_at", "job_id"], kind="stable")`` on the record's rows (``np.lexsort`` is
-    stable too), without the table held twice (unsorted and sorted).
+    stable too). A column is the record's (:data:`ONLINE_COLUMNS`, taken in that order: from disk for a long
+    record) or made from them (``wait``, ``bounded_slowdown``, and ``blocked``, ``fair_start_at``,
+    ``violated_at`` from the blocked jobs' fairness): the same values as
+    :func:`~torus_sim.metrics.online.job_columns`'s, but only the order (8 bytes a job) is held between reads.
+
+    Args:
+        record: a :class:`~torus_sim.engine.record.SimulationRecord`.
+        heads: :func:`~torus_sim.metrics.online.fairness_of_blocked`'s result for the record's passes, or None.
+
+    References:
+        PV-EASY §5.1 (Eq. 1), §3.1-3.2.
     """
-    order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
-    return {name: record.column("jobs", name)[order] for name in ONLINE_COLUMNS}
+
+    _MADE = ("blocked", "fair_start_at", "violated_at", "wait", "bounded_slowdown")
+
+    def __init__(self, record, heads) -> None:
+        self._record, self._heads = record, heads
+        self._order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
+
+    def __len__(self) -> int:
+        return len(ONLINE_COLUMNS) + len(self._MADE)
+
+    def __iter__(self):
+        return iter([*ONLINE_COLUMNS, *self._MADE])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name in ONLINE_COLUMNS:
+            return self._record.take("jobs", name, self._order)
+        if name in ("blocked", "fair_start_at", "violated_at"):
+            return fairness_of_jobs(self["job_id"], self._heads)[self._MADE.index(name)]
+        if name == "wait":
+            return self["finished_at"] - self["submitted_at"] - self["runtime"]
+        if name == "bounded_slowdown":
+            return bounded_slowdown(self["wait"], self["runtime"])
+        raise KeyError(name)

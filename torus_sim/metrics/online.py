@@ -21,6 +21,8 @@ __all__ = [
     "SIZE_FRACTIONS",
     "bounded_slowdown",
     "fairness_columns",
+    "fairness_of_blocked",
+    "fairness_of_jobs",
     "fairness_table",
     "job_columns",
     "job_table",
@@ -179,20 +181,46 @@ def job_columns(jobs: dict, passes=None, reading: str = DEFAULT_FAIRNESS_READING
     """
     job_id = np.asarray(jobs["job_id"])
     columns = dict(jobs)
-    if passes is not None and "head_job" in passes:
-        blocked, fair, violated = fairness_columns(passes, reading)
-        order = np.argsort(blocked, kind="stable")
-        columns["blocked"] = np.isin(job_id, blocked)
-        columns["fair_start_at"] = _lookup(blocked[order], fair[order], job_id)
-        columns["violated_at"] = _lookup(blocked[order], violated[order], job_id)
-    else:
-        columns["blocked"] = np.zeros(len(job_id), dtype=bool)
-        columns["fair_start_at"] = np.full(len(job_id), np.nan)
-        columns["violated_at"] = np.full(len(job_id), np.nan)
+    heads = fairness_of_blocked(passes, reading)
+    columns["blocked"], columns["fair_start_at"], columns["violated_at"] = fairness_of_jobs(job_id, heads)
     runtime = np.asarray(jobs["runtime"])
     columns["wait"] = np.asarray(jobs["finished_at"]) - np.asarray(jobs["submitted_at"]) - runtime
     columns["bounded_slowdown"] = bounded_slowdown(columns["wait"], runtime)
     return columns
+
+
+def fairness_of_blocked(passes, reading: str = DEFAULT_FAIRNESS_READING) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The blocked jobs' ids (ascending) with their fair start and violation times (:func:`fairness_columns`).
+
+    Args:
+        passes: the pass record (a mapping of its columns), or None.
+        reading: the fairness reading.
+
+    Returns:
+        ``(ids, fair_start_at, violated_at)``, shape ``(b,)`` each, sorted by id; None when ``passes`` is None or
+        has no ``head_job`` column (fairness not recorded).
+
+    References:
+        PV-EASY §3.1-3.2.
+    """
+    if passes is None or "head_job" not in passes:
+        return None
+    blocked, fair, violated = fairness_columns(passes, reading)
+    order = np.argsort(blocked, kind="stable")
+    return blocked[order], fair[order], violated[order]
+
+
+def fairness_of_jobs(job_id: np.ndarray, heads) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per job of ``job_id`` (shape ``(n,)``): blocked (bool), fair start and violation time (float, NaN: none).
+
+    Args:
+        job_id: the jobs' ids, int ``(n,)``.
+        heads: :func:`fairness_of_blocked`'s result, or None (no job blocked: every time NaN).
+    """
+    if heads is None:
+        return np.zeros(len(job_id), dtype=bool), np.full(len(job_id), np.nan), np.full(len(job_id), np.nan)
+    ids, fair, violated = heads
+    return np.isin(job_id, ids), _lookup(ids, fair, job_id), _lookup(ids, violated, job_id)
 
 
 def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
@@ -225,21 +253,39 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
     def column(name: str) -> np.ndarray:
         return np.asarray(table[name])
 
-    size, runtime, time_sum = column("size"), column("runtime"), column("time_sum")
-    submitted, finished, started = column("submitted_at"), column("finished_at"), column("first_started_at")
-    slowdown, preemptions = column("bounded_slowdown"), column("preemptions")
-    count = len(size)
-    weights = size.astype(float)
-    span = finished.max() - submitted.min()
+    # each column read when its figures are taken and let go after: a lazy table (PV-EASY's columns of a
+    # 10-million-job record, read from disk) holds a few per-job arrays at a time, not all 13
+    slowdown = column("bounded_slowdown")
+    count = len(slowdown)
+    mbs = series_mean(slowdown)
+    mwbs = float(np.average(slowdown, weights=column("size").astype(float)))
+    del slowdown
+    mean_wait = series_mean(column("wait"))
+    submitted_min, finished_max = column("submitted_at").min(), column("finished_at").max()
+    span = finished_max - submitted_min
     capacity = processors * span if span > 0 else np.nan
-    used = float((size * time_sum).sum())
-    useful = float((size * runtime).sum())
+    size = column("size")
+    used = float((size * column("time_sum")).sum())
+    useful = float((size * column("runtime")).sum())
+    del size
+    preemptions = column("preemptions")
     preempted = preemptions > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rtw = (time_sum[preempted] - runtime[preempted]) / np.where(runtime[preempted] > 0, runtime[preempted], np.nan)
+    preempted_jobs = int(preempted.sum())
+    mkt = series_mean(preemptions[preempted]) if preempted_jobs else 0.0
+    del preemptions
+    mean_rtw = 0.0
+    if preempted_jobs:
+        runtime = column("runtime")[preempted]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rtw = (column("time_sum")[preempted] - runtime) / np.where(runtime > 0, runtime, np.nan)
+        mean_rtw = series_mean(rtw)
+    del preempted
+    started = column("first_started_at")
     blocked = column("blocked").astype(bool)
+    blocked_jobs = int(blocked.sum())
     fair = column("fair_start_at")[blocked]
     delay = np.where(~np.isnan(fair), started[blocked] - fair, np.nan)
+    del blocked, fair
     with np.errstate(invalid="ignore"):
         delayed = delay[delay > min_delay]
     promised_at = column("violated_at")
@@ -247,25 +293,27 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
     if min_delay > 0:
         with np.errstate(invalid="ignore"):
             violated &= started - promised_at > min_delay
-    dtr = started[violated] - promised_at[violated]
-    promised = bounded_slowdown((promised_at[violated] - submitted[violated]) + 0.0, runtime[violated])
-    actual = bounded_slowdown((started[violated] - submitted[violated]) + 0.0, runtime[violated])
+    started, promised_at = started[violated], promised_at[violated]
+    dtr = started - promised_at
+    submitted, runtime = column("submitted_at")[violated], column("runtime")[violated]
+    promised = bounded_slowdown((promised_at - submitted) + 0.0, runtime)
+    actual = bounded_slowdown((started - submitted) + 0.0, runtime)
     si = actual - promised
-    preempted_jobs, violations = int(preempted.sum()), int(violated.sum())
+    violations = int(violated.sum())
     return {
         "jobs": count,
-        "mbs": series_mean(slowdown),
-        "mwbs": float(np.average(slowdown, weights=weights)),
-        "mean_wait": series_mean(column("wait")),
-        "makespan": float(finished.max()),
+        "mbs": mbs,
+        "mwbs": mwbs,
+        "mean_wait": mean_wait,
+        "makespan": float(finished_max),
         "total_load": float(used / capacity),
         "useful_load": float(useful / capacity),
         "wasted_load": float((used - useful) / capacity),
         "preempted_jobs": preempted_jobs,
         "preempted_rate": preempted_jobs / count,
-        "mkt": series_mean(preemptions[preempted]) if preempted_jobs else 0.0,
-        "mean_rtw": series_mean(rtw) if preempted_jobs else 0.0,
-        "blocked_jobs": int(blocked.sum()),
+        "mkt": mkt,
+        "mean_rtw": mean_rtw,
+        "blocked_jobs": blocked_jobs,
         "delayed_jobs": len(delayed),
         "mean_delay_min": float(series_mean(delayed) / 60) if len(delayed) else 0.0,
         "max_delay_h": float(delayed.max() / 3600) if len(delayed) else 0.0,
@@ -274,7 +322,7 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
         "max_dtr_h": float(dtr.max() / 3600) if violations else 0.0,
         "mean_si": float(si.mean()) if violations else 0.0,
         "max_si": float(si.max()) if violations else 0.0,
-        "violation_mean_parallelism": series_mean(size[violated]) if violations else 0.0,
+        "violation_mean_parallelism": series_mean(column("size")[violated]) if violations else 0.0,
     }
 
 
