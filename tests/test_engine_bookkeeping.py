@@ -15,7 +15,8 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.engine.handlers import _arrival_groups
+from torus_sim.engine.arrivals import RunJobs
+from torus_sim.engine.handlers import _arrival_groups, _arrivals
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.rank_sums import RankSums
 from torus_sim.job import Job
@@ -95,6 +96,33 @@ def test_arrival_groups_are_the_jobs_by_submit_time_then_rank(submits):
     expected = [[index + 1 for index, _ in group] for _, group in itertools.groupby(by_time, key=lambda item: item[1])]
     assert groups == expected
     assert bounds[0] == 0 and bounds[-1] == len(jobs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    submits=st.lists(st.sampled_from([0.0, 0.0, 3.0, 7.5, 9.0]), max_size=30),
+    chunk=st.sampled_from([1, 2, 3, 7, 1 << 16]),
+    each=st.booleans(),
+)
+def test_arrivals_read_a_chunk_at_a_time_are_the_same_groups(submits, chunk, each):
+    """Issue 61 §1: a streamed log's arrival groups from its submit times a chunk at a time (no per-job array), in
+    order or not (then the whole column's sort), equal the plain sort and group-by; ``each``: one job per group."""
+    import torus_sim.workload.jobs as jobs_module
+
+    count = len(submits)
+    columns = JobColumns(range(1, count + 1), submits, [1.0] * count, [1.0] * count, [1] * count, [1] * count, [0] * count)
+    run_jobs = RunJobs(Workload(columns, "test"), None, streamed=True)
+    saved, jobs_module.CHUNK_ROWS = jobs_module.CHUNK_ROWS, chunk
+    try:
+        groups = [(at, list(ranks)) for at, ranks in _arrivals(run_jobs, each)]
+    finally:
+        jobs_module.CHUNK_ROWS = saved
+    by_time = sorted(enumerate(submits), key=lambda item: (item[1], item[0]))
+    if each:
+        expected = [(at, [rank]) for rank, at in by_time]
+    else:
+        expected = [(at, [rank for rank, _ in group]) for at, group in itertools.groupby(by_time, key=lambda item: item[1])]
+    assert groups == expected
 
 
 def test_job_columns_read_as_the_list_of_jobs_they_stand_for():

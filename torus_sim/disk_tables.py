@@ -271,14 +271,18 @@ class TableSnapshot:
         start, stop = max(first - on_disk, 0), max(end - on_disk, 0)
         if code is not None:
             dtype = np.dtype(code.replace("?", "b"))
-            if self.shared and start == 0 and stop == len(values):
+            if from_disk:  # read into the result: the rows on disk and then those in memory, no second copy
+                memory = np.empty(from_disk + (stop - start), dtype=dtype)
+                with open(table.folder.path(table.name, column), "rb") as handle:
+                    handle.seek(first * dtype.itemsize)
+                    read = handle.readinto(memoryview(memory[:from_disk]).cast("B"))
+                if read != from_disk * dtype.itemsize:
+                    raise OSError(f"{table.name}.{column}: {read} bytes read of {from_disk * dtype.itemsize}")
+                memory[from_disk:] = np.frombuffer(values, dtype=dtype)[start:stop]
+            elif self.shared and start == 0 and stop == len(values):
                 memory = np.frombuffer(values, dtype=dtype)  # the run is over: a view of the array, not a copy
             else:
                 memory = np.frombuffer(values[start:stop], dtype=dtype)  # a slice of an array is a new array
-            if from_disk:
-                path = table.folder.path(table.name, column)
-                disk = np.fromfile(path, dtype=dtype, count=from_disk, offset=first * dtype.itemsize)
-                memory = np.concatenate([disk, memory]) if len(memory) else disk
             return memory.astype(bool, copy=False) if code == "?" else memory
         tail = list(values[start:stop])
         if not from_disk:
@@ -290,9 +294,9 @@ class TableSnapshot:
     def take(self, column: str, rows: np.ndarray) -> np.ndarray:
         """A typed column's values at the row positions ``rows`` (int64, each in ``[0, rows)``), in that order.
 
-        The rows on disk are read through a memory map made for this call and closed after it: only the pages
-        they lie on are read, and none stays mapped (the job table's pieces in job-id order, read from a
-        10-million-row record).
+        The rows are taken :data:`SPILL_ROWS` at a time, those on disk through a memory map made for that piece
+        and closed after it: only the pages they lie on are read, and none stays mapped (a whole column in job-id
+        order from a 10-million-row record holds the result and one piece, not the column twice).
 
         Raises:
             KeyError: no column of that name; ValueError: a text column.
@@ -305,15 +309,18 @@ class TableSnapshot:
         dtype = np.dtype(code.replace("?", "b"))
         on_disk = min(table.on_disk, self.rows)
         out = np.empty(len(rows), dtype=dtype)
-        below = rows < on_disk
-        if below.any():
-            mapped = np.memmap(table.folder.path(table.name, column), dtype=dtype, mode="r", shape=(on_disk,))
-            out[below] = mapped[rows[below]]
-            del mapped  # unmapped here: its pages leave the process
-        if not below.all():
-            memory = np.frombuffer(table.memory[column], dtype=dtype)
-            out[~below] = memory[rows[~below] - table.on_disk]
-            del memory
+        memory = np.frombuffer(table.memory[column], dtype=dtype)
+        for start in range(0, len(rows), SPILL_ROWS):  # a piece at a time: no whole-length temporaries
+            piece = rows[start : start + SPILL_ROWS]
+            part = out[start : start + len(piece)]
+            below = piece < on_disk
+            if below.any():  # mapped for this piece only: its pages leave the process with it
+                mapped = np.memmap(table.folder.path(table.name, column), dtype=dtype, mode="r", shape=(on_disk,))
+                part[below] = mapped[piece[below]]
+                del mapped
+            if not below.all():
+                part[~below] = memory[piece[~below] - table.on_disk]
+        del memory
         return out.astype(bool, copy=False) if code == "?" else out
 
     def frame(self, columns: list[str] | None = None) -> pd.DataFrame:

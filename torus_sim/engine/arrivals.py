@@ -109,6 +109,16 @@ class RunJobs(Sequence):
         kind = float if name in ("submitted_at", "runtime", "walltime") else np.int64
         return np.fromiter((getattr(job, name) for job in self._templates), dtype=kind, count=len(self._templates))
 
+    def submit_pieces(self) -> Callable[[], Iterator[tuple[int, np.ndarray]]] | None:
+        """A reader of the submit times in rank order a chunk at a time (``(first rank, float (m,))`` per chunk), or None.
+
+        None unless the jobs are an SWF log's columns (:class:`~torus_sim.workload.jobs.JobColumns`): a list's jobs
+        are read whole. Each call of the reader starts from rank 0.
+        """
+        if not self._columns:
+            return None
+        return lambda: self._templates.pieces("submitted_at")
+
     def values(self, name: str) -> list:
         """One field of every job in rank order as a Python list (a small batch's checks without numpy)."""
         if self._columns:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Iterator, Sequence
 from functools import partial
 
 import numpy as np
@@ -60,6 +61,58 @@ def _arrival_groups(submits, each: bool = False) -> tuple[np.ndarray | None, arr
     return order, array("q", bounds)  # Python ints when indexed
 
 
+def _arrivals(run_jobs, each: bool = False) -> Iterator[tuple[float, Sequence[int]]]:
+    """The run's arrival groups in time order: ``(submit time, ranks)``, the ranks ascending (a range when consecutive).
+
+    A streamed log whose jobs are in submit order (an SWF log's always are: its rank is its FCFS place) is read a
+    chunk of submit times at a time (:meth:`~torus_sim.engine.arrivals.RunJobs.submit_pieces`): nothing per job is
+    held for the arrivals (a 10-million-job log held its 80 MB submit column and its group bounds here). Any other
+    workload's groups come from :func:`_arrival_groups`. The groups are the same either way.
+
+    Args:
+        run_jobs: the run's :class:`~torus_sim.engine.arrivals.RunJobs`.
+        each: one job per group (``event_order="each-event"``).
+    """
+    pieces = run_jobs.submit_pieces() if run_jobs.streamed else None
+    if pieces is None or not _in_submit_order(pieces()):
+        submits = run_jobs.column("submitted_at") if run_jobs.streamed else run_jobs.values("submitted_at")
+        order, bounds = _arrival_groups(submits, each=each)
+        for group in range(len(bounds) - 1):
+            start, stop = bounds[group], bounds[group + 1]
+            ranks = range(start, stop) if order is None else order[start:stop].tolist()
+            yield float(submits[ranks[0]]), ranks
+        return
+    pending_at, pending_from = None, 0  # the last group of a chunk may go on in the next
+    for first, times in pieces():
+        if not len(times):
+            continue
+        if each:
+            for offset, at in enumerate(times.tolist()):
+                yield at, range(first + offset, first + offset + 1)
+            continue
+        starts = (np.flatnonzero(times[1:] != times[:-1]) + 1).tolist()
+        if pending_at is None or float(times[0]) != pending_at:
+            starts.insert(0, 0)
+        starts = [first + start for start in starts]
+        for start in starts:
+            if pending_at is not None:
+                yield pending_at, range(pending_from, start)
+            pending_at, pending_from = float(times[start - first]), start
+    if pending_at is not None:
+        yield pending_at, range(pending_from, len(run_jobs))
+
+
+def _in_submit_order(pieces) -> bool:
+    """Whether the submit times of ``pieces`` (``(first rank, float array)`` in rank order) never decrease."""
+    last = -math.inf
+    for _, times in pieces:
+        if len(times):
+            if times[0] < last or bool(np.any(times[1:] < times[:-1])):
+                return False
+            last = float(times[-1])
+    return True
+
+
 class EventHandlers:
     """The run's event handlers and the state changes they share with the pass (a component of the model).
 
@@ -81,15 +134,11 @@ class EventHandlers:
         self.request_pass = model.passes.request  # the pass component's (made before the handlers)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        run_jobs = model.run_jobs
-        submits = run_jobs.column("submitted_at") if run_jobs.streamed else run_jobs.values("submitted_at")
-        self._arrival_order, self._arrival_bounds = _arrival_groups(submits, each=each_event)
+        self._arrivals = _arrivals(model.run_jobs, each=each_event)
         self._arrival_level = arrival_level
-        self._submits = submits  # rank -> submit time (a column, or a batch's list)
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
-        self._next_arrival = 0
         self.price_pass_pending = False
         self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
         # the running jobs in order of predicted end, made at the first pass that asks (runs whose policy
@@ -104,14 +153,11 @@ class EventHandlers:
 
     def schedule_next_arrival(self) -> None:
         """Schedule the next group of submissions (one arrival event in the heap at a time)."""
-        model = self.model
-        group = self._next_arrival
-        if group + 1 < len(self._arrival_bounds):
-            start, stop = self._arrival_bounds[group], self._arrival_bounds[group + 1]
-            ranks = range(start, stop) if self._arrival_order is None else self._arrival_order[start:stop].tolist()
-            self._next_arrival += 1
+        group = next(self._arrivals, None)
+        if group is not None:
+            model = self.model
             model._scheduled += 1
-            model.simulator.schedule(self.arrivals, float(self._submits[ranks[0]]), self._arrival_level, [ranks])
+            model.simulator.schedule(self.arrivals, group[0], self._arrival_level, [group[1]])
 
     def schedule_price_pass(self) -> None:
         """After a pass that left jobs waiting: a pass at the next time the policy asks for.

@@ -189,6 +189,18 @@ class JobColumns(Sequence):
     def __iter__(self):
         return (self[position] for position in range(len(self)))
 
+    def pieces(self, name: str, rows: int | None = None):
+        """One column in rank order, ``rows`` (None: :data:`CHUNK_ROWS`) at a time: ``(first rank, array)`` per piece.
+
+        Raises:
+            ValueError: not a job column.
+        """
+        if name not in self._FIELDS:
+            raise ValueError(f"{name!r} is not a job column; choose from {', '.join(self._FIELDS)}")
+        step = CHUNK_ROWS if rows is None else int(rows)
+        for first in range(0, len(self), step):
+            yield first, self._snapshot.column(name, first, first + step)
+
     def column(self, name: str) -> np.ndarray:
         """One column, read whole: ``job_id``, ``submitted_at``, ``runtime``, ``walltime``, ``size``, ``partition_size``, ``user_id``.
 
