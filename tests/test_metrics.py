@@ -1,6 +1,8 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from torus_sim.errors import ConfigurationError
 from torus_sim.metrics import bounded_slowdown, capacity_fractions
@@ -40,3 +42,38 @@ def test_unused_capacity_integrates_free_minus_requested_over_the_piecewise_reco
     assert fractions["omega_unused"] == pytest.approx(15 / 80)
     assert fractions["omega_util"] == pytest.approx((2 * 10 + 1 * 5) / 80)
     assert fractions["omega_lost"] == pytest.approx(1 - 25 / 80 - 15 / 80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.floats(allow_infinity=False, allow_nan=False, width=64), st.just(float("nan")), st.just(0.1)),
+        max_size=3000,
+    ),
+    piece=st.sampled_from([1, 128, 200, 1000, 1 << 16]),
+)
+def test_sums_and_means_by_pieces_have_the_bits_of_the_whole_arrays(values, piece):
+    """Issue 61 §1: the summary sums a piece at a time where numpy's pairwise sum splits: the same bits as one sum."""
+    import torus_sim.metrics.pieces as summary
+    from torus_sim.metrics.online import series_mean
+
+    array = np.array(values, dtype=np.float64)
+    saved, summary.PIECE_ROWS = summary.PIECE_ROWS, piece
+    try:
+        finite = np.where(np.isnan(array), 0.0, array)
+        total = summary.pairwise_sum(len(finite), lambda first, last: finite[first:last])
+        mean = summary.mean_by_pieces(len(array), lambda first, last: array[first:last])
+    finally:
+        summary.PIECE_ROWS = saved
+    assert np.float64(total).tobytes() == finite.sum().tobytes() or (np.isnan(total) and np.isnan(finite.sum()))
+    expected = series_mean(array)
+    assert np.float64(mean).tobytes() == np.float64(expected).tobytes() or (np.isnan(mean) and np.isnan(expected))
+
+
+def test_a_long_sum_by_pieces_has_the_bits_of_numpys():
+    rng = np.random.default_rng(3)
+    import torus_sim.metrics.pieces as summary
+
+    for count in (129, 65_537, 1_000_003):
+        array = rng.standard_normal(count) * 10.0 ** rng.integers(-5, 12, count)
+        assert summary.pairwise_sum(count, lambda first, last, values=array: values[first:last]) == array.sum()

@@ -135,6 +135,22 @@ class SubmissionOrderColumns(Mapping):
     def __init__(self, record, heads) -> None:
         self._record, self._heads = record, heads
         self._order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
+        self.rows = len(self._order)
+
+    def piece(self, name: str, first: int, last: int) -> np.ndarray:
+        """Rows ``first`` to ``last - 1`` (in submission order) of one column: only they are read."""
+        order = self._order[first:last]
+        if name in ONLINE_COLUMNS:
+            return self._record.take("jobs", name, order)
+        if name in ("blocked", "fair_start_at", "violated_at"):
+            job_id = self._record.take("jobs", "job_id", order)
+            return fairness_of_jobs(job_id, self._heads)[self._MADE.index(name)]
+        if name == "wait":
+            finished, submitted = self.piece("finished_at", first, last), self.piece("submitted_at", first, last)
+            return finished - submitted - self.piece("runtime", first, last)
+        if name == "bounded_slowdown":
+            return bounded_slowdown(self.piece("wait", first, last), self.piece("runtime", first, last))
+        raise KeyError(name)
 
     def __len__(self) -> int:
         return len(ONLINE_COLUMNS) + len(self._MADE)
@@ -143,12 +159,5 @@ class SubmissionOrderColumns(Mapping):
         return iter([*ONLINE_COLUMNS, *self._MADE])
 
     def __getitem__(self, name: str) -> np.ndarray:
-        if name in ONLINE_COLUMNS:
-            return self._record.take("jobs", name, self._order)
-        if name in ("blocked", "fair_start_at", "violated_at"):
-            return fairness_of_jobs(self["job_id"], self._heads)[self._MADE.index(name)]
-        if name == "wait":
-            return self["finished_at"] - self["submitted_at"] - self["runtime"]
-        if name == "bounded_slowdown":
-            return bounded_slowdown(self["wait"], self["runtime"])
-        raise KeyError(name)
+        """One whole column (:meth:`piece` of every row)."""
+        return self.piece(name, 0, self.rows)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum
 from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING, FAIRNESS_READINGS
 
 if TYPE_CHECKING:
@@ -244,62 +245,72 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
         ``violation_mean_parallelism``.
 
     Means are pandas' (``Series.mean``: NaN left out, the others summed pairwise by numpy), computed on numpy
-    arrays: a summary needs no DataFrame.
+    arrays: a summary needs no DataFrame. Every figure is computed :data:`~torus_sim.metrics.pieces.PIECE_ROWS`
+    jobs at a time with the bits of the whole arrays' sums (:func:`~torus_sim.metrics.pieces.pairwise_sum`): a
+    table read by pieces (:class:`~torus_sim.metrics.families.SubmissionOrderColumns`) is never held whole.
 
     References:
         PV-EASY §5.1 (Eq. 1-2), Tables 1, 2, 4, 5 and Eq. 3.
     """
+    rows, piece = _rows_and_pieces(table)
+    steps = range(0, rows, PIECE_ROWS)
 
-    def column(name: str) -> np.ndarray:
-        return np.asarray(table[name])
+    def gather(name: str, masks: list[np.ndarray]) -> np.ndarray:
+        """The values of ``name`` where each piece's mask holds, in order (as the whole column indexed by the mask)."""
+        parts = [piece(name, first, first + PIECE_ROWS)[mask] for first, mask in zip(steps, masks, strict=True)]
+        return np.concatenate(parts) if parts else np.asarray(piece(name, 0, 0))
 
-    # each column read when its figures are taken and let go after: a lazy table (PV-EASY's columns of a
-    # 10-million-job record, read from disk) holds a few per-job arrays at a time, not all 13
-    slowdown = column("bounded_slowdown")
-    count = len(slowdown)
-    mbs = series_mean(slowdown)
-    mwbs = float(np.average(slowdown, weights=column("size").astype(float)))
-    del slowdown
-    mean_wait = series_mean(column("wait"))
-    submitted_min, finished_max = column("submitted_at").min(), column("finished_at").max()
+    def column(name: str):
+        return lambda first, last: piece(name, first, last)
+
+    def product(left: str, right: str):
+        return lambda first, last: piece(left, first, last) * piece(right, first, last)
+
+    # every figure a piece of PIECE_ROWS jobs at a time: sums where numpy's pairwise sum splits (the same bits as
+    # over whole arrays), the few jobs a figure keeps (preempted, blocked, violated) gathered in order
+    count = rows
+    mbs = mean_by_pieces(count, column("bounded_slowdown"))
+    weight = pairwise_sum(count, lambda first, last: piece("size", first, last).astype(float))
+    if weight == 0.0:
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")  # np.average's refusal
+    mwbs = float(np.float64(pairwise_sum(count, product("bounded_slowdown", "size"))) / np.float64(weight))
+    mean_wait = mean_by_pieces(count, column("wait"))
+    submitted_min = min(piece("submitted_at", first, first + PIECE_ROWS).min() for first in steps)
+    finished_max = max(piece("finished_at", first, first + PIECE_ROWS).max() for first in steps)
     span = finished_max - submitted_min
     capacity = processors * span if span > 0 else np.nan
-    size = column("size")
-    used = float((size * column("time_sum")).sum())
-    useful = float((size * column("runtime")).sum())
-    del size
-    preemptions = column("preemptions")
-    preempted = preemptions > 0
-    preempted_jobs = int(preempted.sum())
-    mkt = series_mean(preemptions[preempted]) if preempted_jobs else 0.0
-    del preemptions
-    mean_rtw = 0.0
+    used = pairwise_sum(count, product("size", "time_sum"))
+    useful = pairwise_sum(count, product("size", "runtime"))
+    preempted = [piece("preemptions", first, first + PIECE_ROWS) > 0 for first in steps]
+    preempted_jobs = int(sum(int(mask.sum()) for mask in preempted))
+    mkt = mean_rtw = 0.0
     if preempted_jobs:
-        runtime = column("runtime")[preempted]
+        mkt = series_mean(gather("preemptions", preempted))
+        runtime = gather("runtime", preempted)
         with np.errstate(invalid="ignore", divide="ignore"):
-            rtw = (column("time_sum")[preempted] - runtime) / np.where(runtime > 0, runtime, np.nan)
+            rtw = (gather("time_sum", preempted) - runtime) / np.where(runtime > 0, runtime, np.nan)
         mean_rtw = series_mean(rtw)
-    del preempted
-    started = column("first_started_at")
-    blocked = column("blocked").astype(bool)
-    blocked_jobs = int(blocked.sum())
-    fair = column("fair_start_at")[blocked]
-    delay = np.where(~np.isnan(fair), started[blocked] - fair, np.nan)
-    del blocked, fair
+    blocked = [piece("blocked", first, first + PIECE_ROWS).astype(bool) for first in steps]
+    blocked_jobs = int(sum(int(mask.sum()) for mask in blocked))
+    fair = gather("fair_start_at", blocked)
+    delay = np.where(~np.isnan(fair), gather("first_started_at", blocked) - fair, np.nan)
     with np.errstate(invalid="ignore"):
         delayed = delay[delay > min_delay]
-    promised_at = column("violated_at")
-    violated = ~np.isnan(promised_at)
-    if min_delay > 0:
-        with np.errstate(invalid="ignore"):
-            violated &= started - promised_at > min_delay
-    started, promised_at = started[violated], promised_at[violated]
+    violated = []
+    for first in steps:
+        promised_at = piece("violated_at", first, first + PIECE_ROWS)
+        found = ~np.isnan(promised_at)
+        if min_delay > 0:
+            with np.errstate(invalid="ignore"):
+                found &= piece("first_started_at", first, first + PIECE_ROWS) - promised_at > min_delay
+        violated.append(found)
+    started, promised_at = gather("first_started_at", violated), gather("violated_at", violated)
     dtr = started - promised_at
-    submitted, runtime = column("submitted_at")[violated], column("runtime")[violated]
+    submitted, runtime = gather("submitted_at", violated), gather("runtime", violated)
     promised = bounded_slowdown((promised_at - submitted) + 0.0, runtime)
     actual = bounded_slowdown((started - submitted) + 0.0, runtime)
     si = actual - promised
-    violations = int(violated.sum())
+    violations = len(started)
     return {
         "jobs": count,
         "mbs": mbs,
@@ -322,8 +333,19 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
         "max_dtr_h": float(dtr.max() / 3600) if violations else 0.0,
         "mean_si": float(si.mean()) if violations else 0.0,
         "max_si": float(si.max()) if violations else 0.0,
-        "violation_mean_parallelism": series_mean(column("size")[violated]) if violations else 0.0,
+        "violation_mean_parallelism": series_mean(gather("size", violated)) if violations else 0.0,
     }
+
+
+def _rows_and_pieces(table):
+    """``(rows, piece)`` of a job table: its length and ``piece(name, first, last)``, a column's rows ``first`` to ``last - 1``.
+
+    A table that reads by pieces (:class:`~torus_sim.metrics.families.SubmissionOrderColumns`) gives its own; a
+    DataFrame or a mapping of whole arrays is sliced.
+    """
+    if hasattr(table, "piece"):
+        return table.rows, table.piece
+    return len(table["size"]), lambda name, first, last: np.asarray(table[name])[first:last]
 
 
 def series_mean(values: np.ndarray) -> float:

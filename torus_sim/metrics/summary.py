@@ -21,7 +21,7 @@ import numpy as np
 
 from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
 from torus_sim.errors import ConfigurationError
-from torus_sim.metrics.online import series_mean
+from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,38 +186,42 @@ def capacity_fractions(jobs, capacity, n_supernodes: int) -> dict[str, float]:
     References:
         BGL-FAULT §6.1 (ω_util, ω_unused, ω_lost).
     """
+    return _fractions(_pieces_of(jobs), len(jobs["submitted_at"]), _pieces_of(capacity), len(capacity["time"]), n_supernodes)
+
+
+def _pieces_of(table):
+    """``piece(name, first, last)``: rows ``first`` to ``last - 1`` of one column of ``table`` (read in pieces when it can)."""
+    if hasattr(table, "column") and hasattr(table, "take"):  # a record's snapshot: only the piece is read
+        return table.column
+    return lambda name, first, last: np.asarray(table[name])[first:last]
+
+
+def _fractions(job_piece, jobs: int, pass_piece, passes: int, n_supernodes: int) -> dict[str, float]:
+    """:func:`capacity_fractions` from piece readers of the job and pass columns (``piece(name, first, last)``)."""
     undefined = {"span": 0.0, "omega_util": float("nan"), "omega_unused": float("nan"), "omega_lost": float("nan")}
-    submitted = np.asarray(jobs["submitted_at"])
-    if not len(submitted):
+    if not jobs:
         return undefined
-    begin = float(submitted.min())
-    end = float(np.asarray(jobs["finished_at"]).max())
+    steps = range(0, jobs, PIECE_ROWS)
+    begin = float(min(job_piece("submitted_at", first, first + PIECE_ROWS).min() for first in steps))
+    end = float(max(job_piece("finished_at", first, first + PIECE_ROWS).max() for first in steps))
     span = end - begin
     if span <= 0:
         return undefined
     area = span * n_supernodes
     # the same products and the same pairwise sum as pandas' (size x runtime).sum() over the int64 and float64 columns
-    util = float((np.asarray(jobs["size"]) * np.asarray(jobs["runtime"])).sum()) / area
-    times = np.clip(np.asarray(capacity["time"], dtype=np.float64), begin, end)
-    widths = np.diff(times, append=end)
-    idle = np.maximum(
-        0.0, np.asarray(capacity["free"], dtype=np.float64) - np.asarray(capacity["queued_demand"], dtype=np.float64)
-    )
-    unused = math.fsum((idle * widths).tolist()) / area  # correctly rounded: the same bits whatever the BLAS kernel
+    util = pairwise_sum(jobs, lambda first, last: job_piece("size", first, last) * job_piece("runtime", first, last)) / area
+
+    def idle_areas():  # max(0, free - queued) x the step's width, a piece of passes at a time
+        for first in range(0, passes, PIECE_ROWS):
+            last = min(first + PIECE_ROWS, passes)
+            times = np.clip(np.asarray(pass_piece("time", first, last + 1), dtype=np.float64), begin, end)
+            widths = np.diff(times[: last - first], append=times[last - first] if last < passes else end)
+            free = np.asarray(pass_piece("free", first, last), dtype=np.float64)
+            idle = np.maximum(0.0, free - np.asarray(pass_piece("queued_demand", first, last), dtype=np.float64))
+            yield from (idle * widths).tolist()
+
+    unused = math.fsum(idle_areas()) / area  # correctly rounded: the same bits whatever the order and the pieces
     return {"span": span, "omega_util": util, "omega_unused": unused, "omega_lost": 1.0 - util - unused}
-
-
-PIECE_ROWS = 1 << 16
-"""Jobs the summary's per-job arrays are computed for at a time (65,536): each piece's inputs are read and let go."""
-
-
-def _by_pieces(count: int, make) -> np.ndarray:
-    """A float64 ``(count,)`` array filled :data:`PIECE_ROWS` at a time by ``make(slice)`` (element by element: the same bits)."""
-    out = np.empty(count)
-    for start in range(0, count, PIECE_ROWS):
-        rows = slice(start, min(start + PIECE_ROWS, count))
-        out[rows] = make(rows)
-    return out
 
 
 def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> dict[str, float | int]:
@@ -240,39 +244,36 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     References:
         BGL-FAULT §3.4, §6.1.
     """
-
-    # the columns the means read, one at a time, in the job table's order (by job id), not the whole table: the
-    # same values in the same order give the same sums (a 450k-job run built an 80 MB table here for five numbers).
-    # Each per-job array goes once its figure is taken: a 10-million-job record holds ~3 of them at a time (24 B a job)
-    def column(name: str) -> np.ndarray:
-        return record.column("jobs", name)
-
-    def by_id(name: str, rows: slice = slice(None)) -> np.ndarray:
-        return record.take("jobs", name, order[rows])
-
-    order = np.argsort(column("job_id"), kind="stable")
+    # The means in the job table's order (by job id), computed a piece at a time (the columns taken from the record
+    # in that order): the same values in the same order and the same pairwise sums as over whole arrays, with only
+    # the order (8 bytes a job) held whole (a 10-million-job record's whole arrays peaked at ~2.4 GB here).
+    jobs, passes = record.reader("jobs"), record.reader("capacity")
+    job_piece, pass_piece = _pieces_of(jobs), _pieces_of(passes)
+    order = np.argsort(record.column("jobs", "job_id"), kind="stable")
     count = len(order)
-    empty = count == 0
-    submitted = by_id("submitted_at")
+
+    def by_id(name: str, first: int, last: int) -> np.ndarray:
+        return record.take("jobs", name, order[first:last])
+
     figures = {"avg_wait_time": 0.0, "avg_response_time": 0.0, "avg_bounded_slowdown": 0.0, "max_bounded_slowdown": 0.0}
-    if not empty:
-        figures["avg_wait_time"] = series_mean(_by_pieces(count, lambda rows: by_id("started_at", rows) - submitted[rows]))
-        figures["avg_response_time"] = series_mean(_by_pieces(count, lambda rows: by_id("finished_at", rows) - submitted[rows]))
-        slowdown = _by_pieces(
-            count,
-            lambda rows: bounded_slowdown(by_id("finished_at", rows) - submitted[rows], by_id("runtime", rows), gamma, form),
+    if count:
+        figures["avg_wait_time"] = mean_by_pieces(count, lambda a, b: by_id("started_at", a, b) - by_id("submitted_at", a, b))
+        figures["avg_response_time"] = mean_by_pieces(
+            count, lambda a, b: by_id("finished_at", a, b) - by_id("submitted_at", a, b)
         )
-        figures["avg_bounded_slowdown"], figures["max_bounded_slowdown"] = series_mean(slowdown), float(slowdown.max())
-        del slowdown
-    first_submit = submitted[:0] if empty else submitted.min(keepdims=True)
-    order = submitted = None  # let go before the next columns are read
-    finished = column("finished_at")
-    last_end = finished[:0] if empty else finished.max(keepdims=True)
-    del finished
-    ends = {"submitted_at": first_submit, "finished_at": last_end, "size": column("size"), "runtime": column("runtime")}
-    passes = {name: record.column("capacity", name) for name in ("time", "free", "queued_demand")}
-    fractions = capacity_fractions(ends, passes, record.capacity_total)
-    del ends, passes
+        highest = []
+
+        def slowdown(first: int, last: int) -> np.ndarray:
+            response = by_id("finished_at", first, last) - by_id("submitted_at", first, last)
+            values = bounded_slowdown(response, by_id("runtime", first, last), gamma, form)
+            highest.append(values.max())
+            return values
+
+        figures["avg_bounded_slowdown"] = mean_by_pieces(count, slowdown)
+        figures["max_bounded_slowdown"] = float(np.max(highest))  # NaN if any is, as the whole array's max
+    order = None  # let go before the capacity columns are read
+    fractions = _fractions(job_piece, count, pass_piece, record.count("capacity"), record.capacity_total)
+    killed = sum(int((job_piece("kills", first, first + PIECE_ROWS) > 0).sum()) for first in range(0, count, PIECE_ROWS))
     counters = record.counters
     return {
         "jobs": int(count),
@@ -283,7 +284,7 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         "omega_lost": fractions["omega_lost"],
         "failures": int(counters.get("failures", 0)),
         "job_kills": int(counters.get("job_kills", 0)),
-        "jobs_killed": 0 if empty else int((column("kills") > 0).sum()),
+        "jobs_killed": killed,
         "lost_work": float(counters.get("lost_work", 0.0)),
         "migrations": int(counters.get("migrations", 0)),
         "repacks": int(counters.get("repacks", 0)),
