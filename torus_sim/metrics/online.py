@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum
+from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum, piece_reader
 from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING, FAIRNESS_READINGS
 
 if TYPE_CHECKING:
@@ -94,29 +94,48 @@ def fairness_columns(passes, reading: str = DEFAULT_FAIRNESS_READING) -> tuple[n
     if reading not in FAIRNESS_READINGS:
         raise ValueError(f"unknown fairness reading {reading!r}; expected one of {', '.join(FAIRNESS_READINGS)}")
 
-    # column by column over the whole pass table (a copy of its head rows cost 54 MiB on RICC-2010-2's 448k jobs)
-    def column(name: str) -> np.ndarray:
-        return np.asarray(passes[name])
+    # the pass table a piece at a time (its whole columns were ~50 bytes a job: 0.5 GB for a 10-million-job log); each
+    # piece's first rows per job, kept in pass order, give the whole table's first rows per job
+    read = piece_reader(passes)
+    rows = len(passes["time"]) if not hasattr(passes, "rows") else passes.rows
+    blocked_parts, fair_parts, violated_parts = [], [], []
+    for start in range(0, rows, PIECE_ROWS):
 
-    head = column("head_job")
-    time = column("time")
-    heads = head >= 0
-    if reading == "shadow":
-        ready = column("head_ready").astype(bool)
-        blocked_rows, violation = heads, ready
-    else:
-        blocked_rows = heads & ((column("queued_jobs") > 1) | (column("head_passed") > 0))
-        ready = column("head_ready_backfilled").astype(bool)
-        violation = column("head_ready_underestimated").astype(bool)
-    ids, first = np.unique(head[blocked_rows], return_index=True)
+        def column(name: str, start: int = start) -> np.ndarray:
+            return np.asarray(read(name, start, start + PIECE_ROWS))
+
+        head = column("head_job")
+        time = column("time")
+        heads = head >= 0
+        if reading == "shadow":
+            ready = column("head_ready").astype(bool)
+            blocked_rows, violation = heads, ready
+        else:
+            blocked_rows = heads & ((column("queued_jobs") > 1) | (column("head_passed") > 0))
+            ready = column("head_ready_backfilled").astype(bool)
+            violation = column("head_ready_underestimated").astype(bool)
+        ids, first = np.unique(head[blocked_rows], return_index=True)
+        blocked_parts.append((ids, np.flatnonzero(blocked_rows)[first] + start))
+        fair_parts.append(_first_per_job(head, time, heads & ready))
+        promised = column("previous_reservation_at")
+        with np.errstate(invalid="ignore"):
+            late = heads & violation & (head == column("previous_head")) & ~np.isnan(promised) & (time >= promised)
+        violated_parts.append(_first_per_job(head, promised, late))
+    ids, first = _earliest(blocked_parts)
     blocked = ids[np.argsort(first)]  # in order of first appearance (pandas.unique's order)
-    del blocked_rows
-    fair = _lookup(*_first_per_job(head, time, heads & ready), blocked)
-    promised = column("previous_reservation_at")
-    with np.errstate(invalid="ignore"):
-        late = heads & violation & (head == column("previous_head")) & ~np.isnan(promised) & (time >= promised)
-    violated = _lookup(*_first_per_job(head, promised, late), blocked)
+    fair = _lookup(*_earliest(fair_parts), blocked)
+    violated = _lookup(*_earliest(violated_parts), blocked)
     return blocked, fair, violated
+
+
+def _earliest(parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Per id (ascending), the value of the earliest part that has it: ``parts`` are ``(ids, values)`` in pass order."""
+    if not parts:
+        return np.empty(0, dtype=np.int64), np.empty(0)
+    ids = np.concatenate([part[0] for part in parts])
+    values = np.concatenate([part[1] for part in parts])
+    unique, first = np.unique(ids, return_index=True)  # the first occurrence: the earliest part's
+    return unique, values[first]
 
 
 def _first_per_job(head: np.ndarray, values: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PIECE_ROWS", "mean_by_pieces", "pairwise_sum"]
+__all__ = ["PIECE_ROWS", "mean_by_pieces", "pairwise_sum", "piece_reader"]
 
 PIECE_ROWS = 1 << 16
 """Values read and computed at a time (65,536 jobs or passes: ~0.5 MB a column)."""
@@ -71,3 +71,15 @@ def mean_by_pieces(count: int, piece) -> float:
     total = pairwise_sum(count, zeroed)
     with np.errstate(invalid="ignore", divide="ignore"):
         return float(np.float64(total) / np.float64(count - missing))
+
+
+def piece_reader(table):
+    """``read(name, first, last)``: rows ``first`` to ``last - 1`` of one column of ``table``.
+
+    Args:
+        table: a record's table snapshot (:class:`~torus_sim.disk_tables.TableSnapshot`: only those rows are read),
+            or a DataFrame or mapping of whole arrays (sliced).
+    """
+    if hasattr(table, "column") and hasattr(table, "take"):
+        return table.column
+    return lambda name, first, last: np.asarray(table[name])[first:last]

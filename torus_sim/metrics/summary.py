@@ -21,7 +21,7 @@ import numpy as np
 
 from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
 from torus_sim.errors import ConfigurationError
-from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum
+from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum, piece_reader
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,14 +186,7 @@ def capacity_fractions(jobs, capacity, n_supernodes: int) -> dict[str, float]:
     References:
         BGL-FAULT §6.1 (ω_util, ω_unused, ω_lost).
     """
-    return _fractions(_pieces_of(jobs), len(jobs["submitted_at"]), _pieces_of(capacity), len(capacity["time"]), n_supernodes)
-
-
-def _pieces_of(table):
-    """``piece(name, first, last)``: rows ``first`` to ``last - 1`` of one column of ``table`` (read in pieces when it can)."""
-    if hasattr(table, "column") and hasattr(table, "take"):  # a record's snapshot: only the piece is read
-        return table.column
-    return lambda name, first, last: np.asarray(table[name])[first:last]
+    return _fractions(piece_reader(jobs), len(jobs["submitted_at"]), piece_reader(capacity), len(capacity["time"]), n_supernodes)
 
 
 def _fractions(job_piece, jobs: int, pass_piece, passes: int, n_supernodes: int) -> dict[str, float]:
@@ -248,7 +241,7 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     # in that order): the same values in the same order and the same pairwise sums as over whole arrays, with only
     # the order (8 bytes a job) held whole (a 10-million-job record's whole arrays peaked at ~2.4 GB here).
     jobs, passes = record.reader("jobs"), record.reader("capacity")
-    job_piece, pass_piece = _pieces_of(jobs), _pieces_of(passes)
+    job_piece, pass_piece = piece_reader(jobs), piece_reader(passes)
     order = np.argsort(record.column("jobs", "job_id"), kind="stable")
     count = len(order)
 
