@@ -172,3 +172,29 @@ def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, 
         ]
         assert list(kept.releases(now)) == expected
     assert len(kept) == len(running)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rows=st.lists(st.tuples(st.sampled_from([1, 2, 4, 8, 16]), st.floats(0.0, 1e6)), min_size=1, max_size=40),
+    chunk=st.sampled_from([1, 2, 5, 1 << 16]),
+)
+def test_sizes_and_offered_load_read_a_chunk_at_a_time_equal_the_lists(rows, chunk):
+    """Issue 61 §1: each size's first job and the offered load of a log's columns, read a chunk at a time, are the
+    list's (the same dict, the same bits)."""
+    import torus_sim.workload.jobs as jobs_module
+
+    count = len(rows)
+    sizes, runtimes = [size for size, _ in rows], [runtime for _, runtime in rows]
+    submits = [float(index) for index in range(count)]
+    columns = JobColumns(range(1, count + 1), submits, runtimes, runtimes, sizes, sizes, [0] * count)
+    listed = [Job(index + 1, submits[index], runtimes[index], runtimes[index], sizes[index]) for index in range(count)]
+    saved, jobs_module.CHUNK_ROWS = jobs_module.CHUNK_ROWS, chunk
+    try:
+        from_columns = RunJobs(Workload(columns, "test"), None, streamed=True).partition_sizes()
+        load = Workload(columns, "test").offered_load(16)
+    finally:
+        jobs_module.CHUNK_ROWS = saved
+    assert from_columns == RunJobs(Workload(listed, "test"), None, streamed=True).partition_sizes()
+    whole = float(np.dot(np.array(sizes, dtype=float), np.array(runtimes)))
+    assert load == (None if count < 2 else whole / (16 * (count - 1)))

@@ -280,8 +280,11 @@ class Workload:
         start, end = self.span
         if self.kind != "online" or end <= start or not len(self.jobs):
             return None
-        if isinstance(self.jobs, JobColumns):
-            work = float(np.dot(self.jobs.column("partition_size").astype(float), self.jobs.column("runtime")))
+        if isinstance(self.jobs, JobColumns):  # the sizes as floats a chunk at a time: two columns held, not three
+            sizes = np.empty(len(self.jobs))
+            for first, piece in self.jobs.pieces("partition_size"):
+                sizes[first : first + len(piece)] = piece
+            work = float(np.dot(sizes, self.jobs.column("runtime")))
         else:
             work = float(sum(job.partition_size * job.runtime for job in self.jobs))
         return work / (capacity * (end - start))
