@@ -134,7 +134,11 @@ class SubmissionOrderColumns(Mapping):
 
     def __init__(self, record, heads) -> None:
         self._record, self._heads = record, heads
-        self._order = np.lexsort((record.column("jobs", "job_id"), record.column("jobs", "submitted_at")))
+        job_id = record.column("jobs", "job_id")
+        if len(job_id) and -(2**31) <= job_id.min() and job_id.max() < 2**31:
+            job_id = job_id.astype(np.int32)  # the same order from half the key (a 10-million-job record: 40 MB less)
+        self._order = np.lexsort((job_id, record.column("jobs", "submitted_at")))
+        del job_id
         self.rows = len(self._order)
 
     def piece(self, name: str, first: int, last: int) -> np.ndarray:
