@@ -63,11 +63,21 @@ def test_sums_and_means_by_pieces_have_the_bits_of_the_whole_arrays(values, piec
         finite = np.where(np.isnan(array), 0.0, array)
         total = summary.pairwise_sum(len(finite), lambda first, last: finite[first:last])
         mean = summary.mean_by_pieces(len(array), lambda first, last: array[first:last])
+        flipped = array[::-1].copy()
+        both = (
+            summary.means_by_pieces(len(array), lambda first, last: (array[first:last], flipped[first:last]))
+            if len(array)
+            else None
+        )
     finally:
         summary.PIECE_ROWS = saved
     assert np.float64(total).tobytes() == finite.sum().tobytes() or (np.isnan(total) and np.isnan(finite.sum()))
     expected = series_mean(array)
     assert np.float64(mean).tobytes() == np.float64(expected).tobytes() or (np.isnan(mean) and np.isnan(expected))
+    if both is not None:  # several series from one read of each piece: each its own mean
+        for found, values in zip(both, (array, flipped), strict=True):
+            own = series_mean(values)
+            assert np.float64(found).tobytes() == np.float64(own).tobytes() or (np.isnan(found) and np.isnan(own))
 
 
 def test_a_long_sum_by_pieces_has_the_bits_of_numpys():

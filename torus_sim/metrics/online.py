@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum, piece_reader
+from torus_sim.metrics.pieces import PIECE_ROWS, means_by_pieces, pairwise_sums, pieces_of
 from torus_sim.metrics.readings import DEFAULT_FAIRNESS_READING, FAIRNESS_READINGS
 
 if TYPE_CHECKING:
@@ -96,8 +96,7 @@ def fairness_columns(passes, reading: str = DEFAULT_FAIRNESS_READING) -> tuple[n
 
     # the pass table a piece at a time (its whole columns were ~50 bytes a job: 0.5 GB for a 10-million-job log); each
     # piece's first rows per job, kept in pass order, give the whole table's first rows per job
-    read = piece_reader(passes)
-    rows = len(passes["time"]) if not hasattr(passes, "rows") else passes.rows
+    rows, read = pieces_of(passes, "time")
     blocked_parts, fair_parts, violated_parts = [], [], []
     for start in range(0, rows, PIECE_ROWS):
 
@@ -271,7 +270,7 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
     References:
         PV-EASY §5.1 (Eq. 1-2), Tables 1, 2, 4, 5 and Eq. 3.
     """
-    rows, piece = _rows_and_pieces(table)
+    rows, piece = pieces_of(table, "size")
     steps = range(0, rows, PIECE_ROWS)
 
     def gather(name: str, masks: list[np.ndarray]) -> np.ndarray:
@@ -279,27 +278,30 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
         parts = [piece(name, first, first + PIECE_ROWS)[mask] for first, mask in zip(steps, masks, strict=True)]
         return np.concatenate(parts) if parts else np.asarray(piece(name, 0, 0))
 
-    def column(name: str):
-        return lambda first, last: piece(name, first, last)
-
-    def product(left: str, right: str):
-        return lambda first, last: piece(left, first, last) * piece(right, first, last)
-
     # every figure a piece of PIECE_ROWS jobs at a time: sums where numpy's pairwise sum splits (the same bits as
     # over whole arrays), the few jobs a figure keeps (preempted, blocked, violated) gathered in order
     count = rows
-    mbs = mean_by_pieces(count, column("bounded_slowdown"))
-    weight = pairwise_sum(count, lambda first, last: piece("size", first, last).astype(float))
+    mbs, mean_wait = means_by_pieces(
+        count, lambda first, last: (piece("bounded_slowdown", first, last), piece("wait", first, last))
+    )
+
+    def weights(first: int, last: int) -> tuple[np.ndarray, np.ndarray]:  # np.average's: the sizes as floats, slowdown x size
+        sizes = piece("size", first, last).astype(float)
+        return sizes, piece("bounded_slowdown", first, last) * sizes
+
+    def loads(first: int, last: int) -> tuple[np.ndarray, np.ndarray]:  # size x time run, size x runtime
+        sizes = piece("size", first, last)
+        return sizes * piece("time_sum", first, last), sizes * piece("runtime", first, last)
+
+    weight, weighted = pairwise_sums(count, weights)
     if weight == 0.0:
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")  # np.average's refusal
-    mwbs = float(np.float64(pairwise_sum(count, product("bounded_slowdown", "size"))) / np.float64(weight))
-    mean_wait = mean_by_pieces(count, column("wait"))
+    mwbs = float(np.float64(weighted) / np.float64(weight))
     submitted_min = min(piece("submitted_at", first, first + PIECE_ROWS).min() for first in steps)
     finished_max = max(piece("finished_at", first, first + PIECE_ROWS).max() for first in steps)
     span = finished_max - submitted_min
     capacity = processors * span if span > 0 else np.nan
-    used = pairwise_sum(count, product("size", "time_sum"))
-    useful = pairwise_sum(count, product("size", "runtime"))
+    used, useful = pairwise_sums(count, loads)
     preempted = [piece("preemptions", first, first + PIECE_ROWS) > 0 for first in steps]
     preempted_jobs = int(sum(int(mask.sum()) for mask in preempted))
     mkt = mean_rtw = 0.0
@@ -354,17 +356,6 @@ def online_summary(table, processors: int, min_delay: float = 0.0) -> dict:
         "max_si": float(si.max()) if violations else 0.0,
         "violation_mean_parallelism": series_mean(gather("size", violated)) if violations else 0.0,
     }
-
-
-def _rows_and_pieces(table):
-    """``(rows, piece)`` of a job table: its length and ``piece(name, first, last)``, a column's rows ``first`` to ``last - 1``.
-
-    A table that reads by pieces (:class:`~torus_sim.metrics.families.SubmissionOrderColumns`) gives its own; a
-    DataFrame or a mapping of whole arrays is sliced.
-    """
-    if hasattr(table, "piece"):
-        return table.rows, table.piece
-    return len(table["size"]), lambda name, first, last: np.asarray(table[name])[first:last]
 
 
 def series_mean(values: np.ndarray) -> float:

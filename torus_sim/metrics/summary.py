@@ -21,7 +21,7 @@ import numpy as np
 
 from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
 from torus_sim.errors import ConfigurationError
-from torus_sim.metrics.pieces import PIECE_ROWS, mean_by_pieces, pairwise_sum, piece_reader
+from torus_sim.metrics.pieces import PIECE_ROWS, means_by_pieces, pairwise_sum, pieces_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,11 +186,12 @@ def capacity_fractions(jobs, capacity, n_supernodes: int) -> dict[str, float]:
     References:
         BGL-FAULT §6.1 (ω_util, ω_unused, ω_lost).
     """
-    return _fractions(piece_reader(jobs), len(jobs["submitted_at"]), piece_reader(capacity), len(capacity["time"]), n_supernodes)
+    return _fractions(pieces_of(jobs, "submitted_at"), pieces_of(capacity, "time"), n_supernodes)
 
 
-def _fractions(job_piece, jobs: int, pass_piece, passes: int, n_supernodes: int) -> dict[str, float]:
-    """:func:`capacity_fractions` from piece readers of the job and pass columns (``piece(name, first, last)``)."""
+def _fractions(job_table: tuple, pass_table: tuple, n_supernodes: int) -> dict[str, float]:
+    """:func:`capacity_fractions` from the job and pass tables as :func:`~torus_sim.metrics.pieces.pieces_of` gives them."""
+    (jobs, job_piece), (passes, pass_piece) = job_table, pass_table
     undefined = {"span": 0.0, "omega_util": float("nan"), "omega_unused": float("nan"), "omega_lost": float("nan")}
     if not jobs:
         return undefined
@@ -240,33 +241,27 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
     # The means in the job table's order (by job id), computed a piece at a time (the columns taken from the record
     # in that order): the same values in the same order and the same pairwise sums as over whole arrays, with only
     # the order (8 bytes a job) held whole (a 10-million-job record's whole arrays peaked at ~2.4 GB here).
-    jobs, passes = record.reader("jobs"), record.reader("capacity")
-    job_piece, pass_piece = piece_reader(jobs), piece_reader(passes)
+    job_table = pieces_of(record.reader("jobs"), "job_id")
     order = np.argsort(record.column("jobs", "job_id"), kind="stable")
     count = len(order)
-
-    def by_id(name: str, first: int, last: int) -> np.ndarray:
-        return record.take("jobs", name, order[first:last])
-
     figures = {"avg_wait_time": 0.0, "avg_response_time": 0.0, "avg_bounded_slowdown": 0.0, "max_bounded_slowdown": 0.0}
     if count:
-        figures["avg_wait_time"] = mean_by_pieces(count, lambda a, b: by_id("started_at", a, b) - by_id("submitted_at", a, b))
-        figures["avg_response_time"] = mean_by_pieces(
-            count, lambda a, b: by_id("finished_at", a, b) - by_id("submitted_at", a, b)
-        )
         highest = []
 
-        def slowdown(first: int, last: int) -> np.ndarray:
-            response = by_id("finished_at", first, last) - by_id("submitted_at", first, last)
-            values = bounded_slowdown(response, by_id("runtime", first, last), gamma, form)
-            highest.append(values.max())
-            return values
+        def times(first: int, last: int) -> list[np.ndarray]:  # the three series from one read of the job's times
+            rows = order[first:last]
+            part = {name: record.take("jobs", name, rows) for name in ("submitted_at", "started_at", "finished_at", "runtime")}
+            made = _times(part, gamma, form)
+            highest.append(made["bounded_slowdown"].max())
+            return [made["wait_time"], made["response_time"], made["bounded_slowdown"]]
 
-        figures["avg_bounded_slowdown"] = mean_by_pieces(count, slowdown)
+        means = means_by_pieces(count, times)
+        figures["avg_wait_time"], figures["avg_response_time"], figures["avg_bounded_slowdown"] = means
         figures["max_bounded_slowdown"] = float(np.max(highest))  # NaN if any is, as the whole array's max
     order = None  # let go before the capacity columns are read
-    fractions = _fractions(job_piece, count, pass_piece, record.count("capacity"), record.capacity_total)
-    killed = sum(int((job_piece("kills", first, first + PIECE_ROWS) > 0).sum()) for first in range(0, count, PIECE_ROWS))
+    fractions = _fractions(job_table, pieces_of(record.reader("capacity"), "time"), record.capacity_total)
+    read = job_table[1]
+    killed = sum(int((read("kills", first, first + PIECE_ROWS) > 0).sum()) for first in range(0, count, PIECE_ROWS))
     counters = record.counters
     return {
         "jobs": int(count),

@@ -195,8 +195,7 @@ class JobColumns(Sequence):
         Raises:
             ValueError: not a job column.
         """
-        if name not in self._FIELDS:
-            raise ValueError(f"{name!r} is not a job column; choose from {', '.join(self._FIELDS)}")
+        self._check(name)
         step = CHUNK_ROWS if rows is None else int(rows)
         for first in range(0, len(self), step):
             yield first, self._snapshot.column(name, first, first + step)
@@ -209,9 +208,12 @@ class JobColumns(Sequence):
         Raises:
             ValueError: not one of those names.
         """
+        self._check(name)
+        return self._snapshot.column(name)
+
+    def _check(self, name: str) -> None:
         if name not in self._FIELDS:
             raise ValueError(f"{name!r} is not a job column; choose from {', '.join(self._FIELDS)}")
-        return self._snapshot.column(name)
 
 
 CHUNK_ROWS = 1 << 16
