@@ -584,25 +584,28 @@ class PartitionTable:
     def _disjoint_bits(self) -> np.ndarray:
         """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share no supernode.
 
-        Built on first use from the partitions holding each supernode: a row is the complement of the OR of
-        its members' rows (11 MiB on the 4x4x8 torus; 0.42 -> 0.1 s there, against the pairwise test of
-        :meth:`overlaps` it replaced, block by block, with the same bits: tests/test_partitions.py).
-        Padding bits are clear.
+        Built on first use from the boxes' product structure: two boxes are disjoint when their intervals
+        are disjoint along at least one dimension, so row p is the OR over the dimensions of the bitset
+        "partitions whose interval along d misses p's", one bitset per distinct interval of a dimension
+        (4, 13 and 57 of them on the 4x4x8 torus). 11 MiB on the 4x4x8 torus, ~0.03 s (the OR of the rows
+        of each supernode's holders it replaced took 0.1-0.3 s; the pairwise test of :meth:`overlaps`
+        0.42 s), with the same bits: tests/test_partitions.py. Padding bits are clear.
         """
         if self._disjoint is None:
             count = len(self.partitions)
-            holding = np.zeros((self.torus.size, count), dtype=bool)  # supernode n, partition q: q holds n
-            holding[np.concatenate(self.members), np.repeat(np.arange(count), self.sizes)] = True
-            holding = _pack_bits(holding)  # (N, ceil(P / 64))
-            rows = np.empty((count, holding.shape[1]), dtype=np.uint64)
-            for start, end in zip(self._group_starts.tolist(), [*self._group_starts[1:].tolist(), count], strict=True):
-                size = int(self.sizes[start])
-                step = max(1, 16384 // size)  # partitions of the size at a time: at most 16,384 rows of holders gathered
-                for first in range(start, end, step):
-                    last = min(first + step, end)
-                    members = np.stack(self.members[first:last])  # (rows, size)
-                    rows[first:last] = np.bitwise_or.reduce(holding[members], axis=1)
-            valid = _pack_bits(np.ones((1, count), dtype=bool))[0]  # the bits of real partitions
-            self._disjoint = ~rows & valid
+            bases = np.array([partition.base for partition in self.partitions], dtype=np.int64).reshape(count, -1)
+            shapes = np.array([partition.shape for partition in self.partitions], dtype=np.int64).reshape(count, -1)
+            rows = np.zeros((count, -(-count // 64)), dtype=np.uint64)
+            for axis, extent in enumerate(self.torus.dims):
+                intervals, which = np.unique(bases[:, axis] * (extent + 1) + shapes[:, axis], return_inverse=True)
+                starts, lengths = np.divmod(intervals, extent + 1)
+                offsets = np.arange(extent)
+                covered = np.zeros((len(intervals), extent), dtype=bool)  # interval u covers coordinate x
+                cells = (starts[:, None] + offsets[None, :]) % extent
+                covered[np.repeat(np.arange(len(intervals)), extent), cells.ravel()] = (offsets < lengths[:, None]).ravel()
+                apart = ~(covered[:, None, :] & covered[None, :, :]).any(axis=2)  # (U, U): intervals u and v share no coordinate
+                which = which.ravel()
+                rows |= _pack_bits(np.ascontiguousarray(apart[:, which]))[which]  # (U, P) bits, gathered per partition
+            self._disjoint = rows
             self._disjoint.setflags(write=False)  # disjoint_row hands out views
         return self._disjoint
