@@ -271,6 +271,29 @@ def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child
     assert int(lines["jobs"]) > 0
 
 
+def test_mesa_model_names_its_logger_without_reading_the_stack():
+    # issue 61 section 3: mesa.model's create_module_logger() called inspect.stack(), which reads the source of
+    # every frame of the import chain (40-70 ms of the README's main job); the engine's import names it from the
+    # caller's frame: the same logger, Mesa's function left as it was, inspect.stack never called
+    import subprocess
+    import sys
+
+    probe = (
+        "import inspect, logging, sys\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise AssertionError('inspect.stack called')\n"
+        "inspect.stack = refuse\n"
+        "import torus_sim.engine.mesa_core\n"
+        "import mesa.mesa_logging as ml\n"
+        "print('same:', ml._module_loggers['mesa.model'] is logging.getLogger('MESA.mesa.model'))\n"
+        "print('restored:', ml.create_module_logger.__module__, ml.create_module_logger.__qualname__)\n"
+        "print('tables:', sorted(name for name in ('pandas', 'networkx', 'scipy.spatial') if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    assert lines == {"same": "True", "restored": "mesa.mesa_logging create_module_logger", "tables": "[]"}, done.stdout
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

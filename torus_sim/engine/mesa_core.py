@@ -12,7 +12,10 @@ time a name of the package is read (``mesa.DataCollector``, ``from mesa import b
 package's ``__init__`` runs in the same module object, as ``import mesa`` would have run it. Importing
 a submodule (``import mesa.visualization``) works as always. If Mesa is already imported, nothing is
 done. Nothing here depends on Mesa's internals beyond its package layout (``mesa/agent.py``,
-``mesa/model.py``, ``mesa/experimental/devs/``), which Mesa 3 documents as its public modules.
+``mesa/model.py``, ``mesa/experimental/devs/``), which Mesa 3 documents as its public modules, and
+``mesa.mesa_logging.create_module_logger``: while ``mesa.model`` is imported, an unnamed logger is named
+after its caller's module from the calling frame (Mesa reads the whole stack's source for it), then
+Mesa's function is put back.
 """
 
 from __future__ import annotations
@@ -54,9 +57,33 @@ def _package_shell(name: str) -> None:
         setattr(sys.modules[parent], child, package)
 
 
+def _caller_module_logger(create):
+    """Mesa's ``create_module_logger`` naming an unnamed logger after its caller's module from the calling frame.
+
+    Mesa names it from ``inspect.stack()``, which reads the source of every frame on the stack: 40-70 ms
+    of the README's main job, under the import chain of a run. The caller's ``__name__`` is the name
+    ``inspect.getmodule`` finds there; the logger is the same ``logging`` object.
+    """
+
+    def create_module_logger(name=None):
+        return create(sys._getframe(1).f_globals["__name__"] if name is None else name)
+
+    return create_module_logger
+
+
 _package_shell("mesa")
 _package_shell("mesa.experimental")
 
 from mesa.agent import Agent  # noqa: E402  (after the shells: these import no other part of Mesa)
 from mesa.experimental.devs import DEVSimulator, Priority, SimulationEvent  # noqa: E402
-from mesa.model import Model  # noqa: E402
+
+if "mesa.model" not in sys.modules:  # mesa.model names its logger at import: from its frame, not from the stack
+    _logging = importlib.import_module("mesa.mesa_logging")  # not `from mesa import`: the shell's attribute runs Mesa's __init__
+    _create = _logging.create_module_logger
+    _logging.create_module_logger = _caller_module_logger(_create)
+    try:
+        from mesa.model import Model
+    finally:
+        _logging.create_module_logger = _create
+else:
+    from mesa.model import Model
