@@ -12,7 +12,11 @@ __all__ = ["add_scenario_options", "scenario_from"]
 
 
 def _short_help(field: str) -> str | None:
-    """The help of ``--workload`` / ``--failures``: the forms their registries know (built-ins and installed plug-ins)."""
+    """The help of ``--workload`` / ``--failures``: the forms their registries know (built-ins and installed plug-ins).
+
+    Read when the help is printed (:func:`_forms_formatter`): the installed plug-ins' entry points and each
+    form's module are not read by a run.
+    """
     from torus_sim.extensions import input_registries
 
     registries = input_registries()
@@ -34,6 +38,24 @@ def _short_help(field: str) -> str | None:
     return " | ".join(forms) + " | an import path package.module:Class"
 
 
+def _forms_formatter(base: type[argparse.HelpFormatter]) -> type[argparse.HelpFormatter]:
+    """``base`` whose help of an option marked with ``input_forms`` (a scenario field) lists that field's forms.
+
+    The forms (:func:`_short_help`) are read only when the help is formatted; the option's own help
+    (the field's description, its default) stands where the registry knows no forms.
+    """
+
+    class InputFormsHelpFormatter(base):
+        def _get_help_string(self, action):
+            field = getattr(action, "input_forms", None)
+            forms = _short_help(field) if field is not None else None
+            if forms is None:
+                return super()._get_help_string(action)
+            return forms.replace("%", "%%") + getattr(action, "input_forms_suffix", "")
+
+    return InputFormsHelpFormatter
+
+
 _NEGATED = {
     "backfill": "--no-backfill",
     "migration": "--no-migration",
@@ -46,13 +68,16 @@ _ALIASES = {"policy": ["--scheduler"], "nodes": ["--processors"]}
 
 def add_scenario_options(parser: argparse.ArgumentParser) -> None:
     """One option per scenario field (``--load-scale``, ``--no-backfill``, ...); defaults stay the scenario's."""
+    from torus_sim.extensions import input_registries
     from torus_sim.scenario import SECTIONS, Scenario
 
+    forms = input_registries()  # --workload and --failures: their forms listed when the help is printed
+    parser.formatter_class = _forms_formatter(parser.formatter_class)
     for section, members in SECTIONS.items():
         group = parser.add_argument_group(f"[{section}]")
         for name in members:
             info = Scenario.model_fields[name]
-            help_text = (_short_help(name) or info.description or "").replace("%", "%%")  # argparse formats help with %
+            help_text = (info.description or "").replace("%", "%%")  # argparse formats help with %
             default = info.default
             if name in _NEGATED:
                 group.add_argument(_NEGATED[name], dest=name, action="store_false", default=argparse.SUPPRESS, help=help_text)
@@ -86,7 +111,11 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
             if origin is typing.Literal:
                 choices = list(typing.get_args(info.annotation))
             shown = f" (default: {default})".replace("%", "%%") if default is not None else ""
-            group.add_argument(*flags, dest=name, type=kind, choices=choices, default=argparse.SUPPRESS, help=help_text + shown)
+            action = group.add_argument(
+                *flags, dest=name, type=kind, choices=choices, default=argparse.SUPPRESS, help=help_text + shown
+            )
+            if name in forms:
+                action.input_forms, action.input_forms_suffix = name, shown
 
 
 def scenario_from(args):
