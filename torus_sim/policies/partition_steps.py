@@ -45,6 +45,38 @@ def _any_free(masks, start, end, words):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
+def _any_free_remembered(keys, answers, masks, start, end, words):  # pragma: no cover - compiled
+    """:func:`_any_free` through a direct-mapped memo of its answers (1: a partition is free, 0: none).
+
+    ``keys`` (``(E, K + 1)`` uint64, E a power of two) holds per slot ``start + 1`` (0: empty) and the
+    occupancy's words. A question whose slot holds another key is answered afresh and takes the slot: the
+    memo changes no answer, only how often the partitions of a size are scanned (a step's or a window's
+    occupancy repeats from one search to the next; a scan that finds none free reads every partition of the
+    size: most of a reservation's time on BG/L's torus before).
+    """
+    width = words.shape[0]
+    mixed = np.uint64(start + 1) * np.uint64(0x9E3779B97F4A7C15)
+    for k in range(width):
+        mixed = (mixed ^ words[k]) * np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(31)
+    slot = int(mixed & np.uint64(keys.shape[0] - 1))
+    same = keys[slot, 0] == np.uint64(start + 1)
+    if same:
+        for k in range(width):
+            if keys[slot, k + 1] != words[k]:
+                same = False
+                break
+    if same:
+        return answers[slot] != 0
+    answer = _any_free(masks, start, end, words)
+    keys[slot, 0] = np.uint64(start + 1)
+    for k in range(width):
+        keys[slot, k + 1] = words[k]
+    answers[slot] = 1 if answer else 0
+    return answer
+
+
+@numba.njit(cache=True)
 def _bisect_left(values, low, high, value):  # pragma: no cover - compiled
     """The first index in ``[low, high)`` whose value is >= ``value`` (``values`` ascending there); ``high`` if none."""
     while low < high:
@@ -69,21 +101,25 @@ def _bisect_right(values, low, high, value):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True)
-def _search(dates, words, flags, count, first, duration, masks, start, end):  # pragma: no cover - compiled
+def _search(
+    dates, words, flags, count, first, duration, masks, start, end, free_keys, free_answers
+):  # pragma: no cover - compiled
     """The first step from ``first`` on whose window holds a free partition of ``[start, end)``; -1: none.
 
     A step is tried only when its flag is set; a step with no partition free in it alone gets flag 0.
-    The window of step i is the steps j >= i with ``dates[j] < dates[i] + duration``.
+    The window of step i is the steps j >= i with ``dates[j] < dates[i] + duration``. Whether a partition
+    is free under an occupancy is asked through the memo ``free_keys``, ``free_answers``
+    (:func:`_any_free_remembered`).
     """
     window = np.empty(words.shape[1], dtype=np.uint64)
     for index in range(first, count):
         if flags[index] == 0:
             continue
-        if not _any_free(masks, start, end, words[index]):
+        if not _any_free_remembered(free_keys, free_answers, masks, start, end, words[index]):
             flags[index] = 0
             continue
         _window_words(dates, words, count, index, duration, window)
-        if _any_free(masks, start, end, window):
+        if _any_free_remembered(free_keys, free_answers, masks, start, end, window):
             return index
     return -1
 
@@ -234,14 +270,16 @@ def _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window)
 
 @numba.njit(cache=True)
 def _earliest_mfp(
-    dates, words, flags, count, floor, duration, masks, sizes, supernodes, start, end, keys, answers
+    dates, words, flags, count, floor, duration, masks, sizes, supernodes, start, end, keys, answers, free_keys, free_answers
 ):  # pragma: no cover - compiled
     """:func:`_search` from the first step at or after ``floor``, then the MFP heuristic's partition over its window.
 
     Returns:
         (step index, partition id); (-1, -1) when no step's window holds a free partition of ``[start, end)``.
     """
-    index = _search(dates, words, flags, count, _first_at(dates, count, floor), duration, masks, start, end)
+    index = _search(
+        dates, words, flags, count, _first_at(dates, count, floor), duration, masks, start, end, free_keys, free_answers
+    )
     if index < 0:
         return -1, -1
     window = np.empty(words.shape[1], dtype=np.uint64)
@@ -372,6 +410,8 @@ def _plan(
     supernodes,
     keys,
     answers,
+    free_keys,
+    free_answers,
     stair_durations,
     stair_starts,
     stair_steps,
@@ -422,7 +462,8 @@ def _plan(
         start_at = np.inf
         where = -1
         if floor < np.inf and start < end:
-            index = _search(dates, words, flags[row], count, _first_at(dates, count, floor), duration, masks, start, end)
+            first = _first_at(dates, count, floor)
+            index = _search(dates, words, flags[row], count, first, duration, masks, start, end, free_keys, free_answers)
             if index >= 0:
                 _window_words(dates, words, count, index, duration, window)
                 where = _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window)
@@ -458,14 +499,23 @@ def _plan(
 MFP_MEMO_SLOTS = 1 << 15
 """Slots of the compiled MFP choice's memo, one per partition table (``(slots, K + 1)`` uint64 keys: 768 KiB at K = 2)."""
 
+FREE_MEMO_SLOTS = 1 << 15
+"""Slots of the compiled memo of "a partition of this size is free under this occupancy", one per partition table (768 KiB at K = 2)."""
 
-def _mfp_memo(table) -> tuple[np.ndarray, np.ndarray]:
-    """The partition table's memo of compiled MFP choices (keys, answers), made on first use and shared by its profiles."""
+
+def _mfp_memo(table) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The partition table's compiled memos, made on first use and shared by its profiles.
+
+    Returns:
+        The MFP choices (keys, answers) and whether a partition of a size is free under an occupancy (keys, answers).
+    """
     memo = _MEMOS.get(table)
     if memo is None:
         memo = _MEMOS[table] = (
             np.zeros((MFP_MEMO_SLOTS, table.words + 1), dtype=np.uint64),
             np.zeros(MFP_MEMO_SLOTS, dtype=np.int64),
+            np.zeros((FREE_MEMO_SLOTS, table.words + 1), dtype=np.uint64),
+            np.zeros(FREE_MEMO_SLOTS, dtype=np.int8),
         )
     return memo
 
@@ -538,7 +588,9 @@ class StepArrays:
             return -1
         row = self._row(size)  # first: a new size may grow the flags
         flags = self.flags[row]
-        return int(_search(self.dates, self.words, flags, self.count, first, duration, self._masks, ids.start, ids.stop))
+        return int(
+            _search(self.dates, self.words, flags, self.count, first, duration, self._masks, ids.start, ids.stop, *self._memo[2:])
+        )
 
     def earliest_mfp(self, size: int, floor: float, duration: float) -> tuple[int, int]:
         """The first step at or after ``floor`` whose window of ``duration`` seconds holds a free partition of ``size``, and the MFP heuristic's partition there.
@@ -586,7 +638,7 @@ class StepArrays:
         ids = self._ids_of_size(size)
         if not len(ids):
             return -1
-        return int(_mfp_remembered(*self._memo, self._masks, self._sizes, self._supernodes, ids.start, ids.stop, window))
+        return int(_mfp_remembered(*self._memo[:2], self._masks, self._sizes, self._supernodes, ids.start, ids.stop, window))
 
     def free_ids(self, size: int, window: np.ndarray) -> np.ndarray:
         """int64 ids of the partitions of ``size`` free under ``window`` (uint64 ``(K,)``), ascending."""
