@@ -421,6 +421,30 @@ def test_the_compiled_mfp_choice_is_the_partition_tables(bgl_table):
             assert steps.mfp_choice(size, words) == expected
 
 
+@pytest.mark.parametrize("slots", [2, 1024])
+def test_the_compiled_free_partition_memo_answers_as_the_scan(bgl_table, slots):
+    """Whether a partition of a size is free under an occupancy, through the compiled memo (two slots: evictions;
+    1,024: hits), is what the partition table and the plain scan say, asked three times over."""
+    from torus_sim.policies.partition_steps import _any_free, _any_free_remembered
+
+    rng = np.random.default_rng(9)
+    masks = np.ascontiguousarray(bgl_table.masks, dtype=np.uint64)
+    keys = np.zeros((slots, bgl_table.words + 1), dtype=np.uint64)
+    answers = np.zeros(slots, dtype=np.int8)
+    sizes = sorted({int(size) for size in bgl_table.sizes})
+    occupancies = [bgl_table.pack(rng.random(bgl_table.torus.size) < rng.uniform(0.0, 1.0)) for _ in range(40)]
+    seen = {True: 0, False: 0}
+    for _ in range(3):
+        for words in occupancies:
+            for size in sizes:
+                ids = bgl_table.ids_of_size(size)
+                expected = bool(len(bgl_table.free_ids_of_size(words, size)))
+                assert _any_free(masks, ids.start, ids.stop, words) == expected
+                assert _any_free_remembered(keys, answers, masks, ids.start, ids.stop, words) == expected
+                seen[expected] += 1
+    assert seen[True] > 100 and seen[False] > 100
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
