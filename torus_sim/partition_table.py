@@ -147,6 +147,10 @@ class PartitionTable:
         width = self.words * 64
         if flags.shape == (width,) and flags.dtype == bool:  # one occupancy of a torus of K * 64 supernodes
             return np.packbits(flags, bitorder="little").view(np.uint64)
+        if flags.ndim == 1 and flags.dtype == bool and flags.shape[0] < width:  # one occupancy (Mira's 96 midplanes)
+            padded = np.zeros(width, dtype=bool)
+            padded[: flags.shape[0]] = flags
+            return np.packbits(padded, bitorder="little").view(np.uint64)
         flags = np.asarray(flags, dtype=bool)
         if flags.shape[-1] != width:
             pad = [(0, 0)] * (flags.ndim - 1) + [(0, width - flags.shape[-1])]

@@ -157,8 +157,8 @@ class AvailabilityProfile:
         """Reserve for jobs in priority order, each at its :meth:`earliest`, until no later job could start now (:class:`StartsLeft`).
 
         Args:
-            sizes: the jobs' node counts, in priority order.
-            durations: their predicted durations, seconds (> 0), in the same order.
+            sizes: the jobs' node counts, in priority order (a list or an int64 array).
+            durations: their predicted durations, seconds (> 0), in the same order (a list or a float64 array).
 
         Returns:
             (start of each job taken, seconds (inf: never); None for each (nodes are picked at the start); jobs taken).
@@ -397,8 +397,8 @@ class PartitionProfile:
         (:meth:`~torus_sim.policies.partition_steps.StepArrays.plan`), with the same answers.
 
         Args:
-            sizes: the jobs' partition sizes, supernodes, in priority order.
-            durations: their predicted durations, seconds (> 0), in the same order.
+            sizes: the jobs' partition sizes, supernodes, in priority order (a list or an int64 array).
+            durations: their predicted durations, seconds (> 0), in the same order (a list or a float64 array).
 
         Returns:
             (start of each job taken, seconds (inf: never); its partition (None: never); jobs taken).
@@ -544,8 +544,15 @@ class StartsLeft:
         return self.alive > 0
 
 
-def _reserve_each(profile, sizes: list[int], durations: list[float]) -> tuple[list[float], list, int]:
-    """Each job's :meth:`earliest`, reserved before the next is asked, until :class:`StartsLeft` says no later job could start now."""
+def _reserve_each(profile, sizes, durations) -> tuple[list[float], list, int]:
+    """Each job's :meth:`earliest`, reserved before the next is asked, until :class:`StartsLeft` says no later job could start now.
+
+    ``sizes`` and ``durations`` are lists or numpy arrays (read as Python numbers).
+    """
+    if isinstance(sizes, np.ndarray):
+        sizes = sizes.tolist()
+    if isinstance(durations, np.ndarray):
+        durations = durations.tolist()
     starts_left = StartsLeft(profile, sizes, durations)
     starts, wheres = [], []
     now = profile.now
@@ -565,7 +572,9 @@ def _step_arrays(table, dates: list[float], occupied: list[int]):
         from torus_sim.policies.partition_steps import StepArrays
     except ImportError:  # numba missing: the search in Python gives the same answers, slower
         return None
-    return StepArrays(table, dates, np.array([table.words_of(taken) for taken in occupied], dtype=np.uint64))
+    width = 8 * table.words  # each step's int as its K little-endian words, all read at once
+    words = np.frombuffer(b"".join([taken.to_bytes(width, "little") for taken in occupied]), dtype=np.uint64)
+    return StepArrays(table, dates, words.reshape(len(occupied), table.words))
 
 
 def _bits(members) -> int:

@@ -286,13 +286,14 @@ class ListPolicy(PriorityPolicy):
         cluster = view.platform.kind == "cluster"
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
-        sizes, durations = (column.tolist() for column in self._reserved(view, queue))
+        sizes, durations = self._reserved(view, queue)
         if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
             starts, wheres, taken = profile.reserve_in_order(sizes, durations)
             for position in range(taken):
                 if starts[position] <= now:
                     yield self._start(view, queue[position], None if cluster else wheres[position])
             return
+        sizes, durations = sizes.tolist(), durations.tolist()
         starts_left = StartsLeft(profile, sizes, durations)
         for position, job in enumerate(queue):
             need, duration = sizes[position], durations[position]
