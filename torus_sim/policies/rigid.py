@@ -12,6 +12,7 @@ whole attempt (:class:`~torus_sim.policies.availability.PartitionProfile`).
 from __future__ import annotations
 
 from functools import partial
+from operator import attrgetter
 
 import numpy as np
 
@@ -157,6 +158,9 @@ class PriorityPolicy(Policy):
                 yield start
 
 
+_RANK = attrgetter("rank")  # a waiting job's rank, read in C
+
+
 class ListPolicy(PriorityPolicy):
     """R-LIST: list scheduling with m reservations, recomputed after every attempt end.
 
@@ -277,7 +281,7 @@ class ListPolicy(PriorityPolicy):
         if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
             durations = np.maximum(np.asarray(runtime_of, dtype=np.float64) + view.verification_time, MIN_DURATION)
             self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
-        ranks = np.fromiter((job.rank for job in queue), dtype=np.int64, count=len(queue))
+        ranks = np.fromiter(map(_RANK, queue), dtype=np.int64, count=len(queue))
         return self._by_rank[1][ranks], self._by_rank[2][ranks]
 
     def _with_reservations_on_profile(self, view):
