@@ -261,11 +261,30 @@ class PartitionProfile:
         return self._dates[1] if len(self._dates) > 1 else math.inf
 
     def move_to(self, now: float) -> None:
-        """Move the profile's first breakpoint to ``now`` (seconds, before its second one): a kept profile's next pass."""
+        """Move the profile's first breakpoint to ``now`` (seconds, at or after it): a kept profile's next pass.
+
+        The steps that ended by ``now`` are dropped and the one holding ``now`` starts at ``now``; what is left is
+        the profile from ``now`` on, unchanged (the per-size flags and start floors stay true: it only filled).
+        """
         self._now = now
-        self._dates[0] = now
+        if self._steps is not None:  # the arrays are the profile; the lists are copied from them when read
+            self._steps.advance(now)
+            self._stale = True
+            return
+        dates = self._dates
+        index = bisect.bisect_right(dates, now) - 1
+        if index > 0:
+            del dates[:index]
+            del self._occupied[:index]
+            for flags in self._maybe.values():
+                del flags[:index]
+        dates[0] = now
+
+    def occupied_now(self) -> int:
+        """The supernodes taken in the first step (from ``now`` to the next breakpoint), as an int (bit i = supernode i)."""
         if self._steps is not None:
-            self._steps.dates[0] = now
+            return self.table.occupied_of(self._steps.words[0])
+        return self._occupied[0]
 
     def _window(self, index: int, duration: float) -> int:
         """The supernodes taken at any time in [dates[index], dates[index] + duration), as an int."""

@@ -151,7 +151,7 @@ class ConservativePolicy(Policy):
     def __init__(self, placement=None) -> None:
         self.placement = placement
         self._counts = None  # the count cluster's profile, kept between passes (CountProfile)
-        self._keeper = ProfileKeeper()  # the torus profile, kept between passes while only jobs arrive
+        self._keeper = ProfileKeeper(across_breakpoints=False)  # the torus profile, kept between passes while only jobs arrive
 
     @property
     def queue_columns(self) -> str:
@@ -210,11 +210,10 @@ class ConservativePolicy(Policy):
             profile = availability_profile(
                 view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement
             )
-            first, head_at = 0, None
+            first, starts, wheres, lengths = 0, [], [], []
         else:
-            profile, first, head_at = kept.profile, len(kept.waiting), kept.head_at
-            if first:  # the head kept its reservation
-                yield Reserve(jobs[0], head_at)
+            profile, first = kept.profile, len(kept.waiting)
+            starts, wheres, lengths = list(kept.starts), list(kept.wheres), list(kept.lengths)
         columns = None if cluster else view.queue.columns  # on the torus kept while the queue is long
         if columns is not None:  # the sizes and predicted remaining times taken as each job entered the queue
             sizes = columns.sizes[first:].tolist()
@@ -223,28 +222,18 @@ class ConservativePolicy(Policy):
             remaining = view.remaining_estimator()
             durations = [max(remaining(job), MIN_DURATION) for job in jobs[first:]]
             sizes = [job.partition_size for job in jobs[first:]]
-        starts, wheres, taken = profile.reserve_in_order(sizes, durations)  # on the torus compiled with the MFP placement
-        starting = []
-        backfilled = False
+        found, placed, taken = profile.reserve_in_order(sizes, durations)  # on the torus compiled with the MFP placement
+        starts += found
+        wheres += placed
+        lengths += durations[:taken]
         reserved = first + taken  # the later jobs could not start now: their reservations would change nothing this pass
-        for position in range(first, reserved):
+        yield Reserve(jobs[0], starts[0])
+        starting = [position for position in range(reserved) if starts[position] <= now]
+        for position in starting:
             job = jobs[position]
-            start_at = starts[position - first]
-            if position == 0:
-                yield Reserve(job, start_at)
-            if start_at <= now:
-                starting.append((job, wheres[position - first], durations[position - first]))
-                backfilled = backfilled or head_at is not None  # started behind a job that waits
-            elif head_at is None:
-                head_at = start_at  # the first reserved job left waiting: the next pass's head
-        for job, where, _ in starting:
-            yield Start(job, view.place(job, placement=self.placement) if cluster else where)
-        # every start is applied now: keep the profile for a pass after arrivals only, unless a job started behind one
-        # that waits (a fresh pass would reserve the waiting one around the running one: perhaps another partition)
-        if not cluster and not backfilled:
-            started = {id(job) for job, _, _ in starting}
-            waiting = [job for job in jobs[:reserved] if id(job) not in started]
-            self._keeper.keep(view, profile, waiting, head_at, [(job, duration) for job, _, duration in starting])
+            yield Start(job, view.place(job, placement=self.placement) if cluster else wheres[position])
+        if not cluster:  # every start is applied now
+            self._keeper.keep(view, profile, jobs[:reserved], starts, wheres, lengths)
 
 
 def compiled_count_profile():

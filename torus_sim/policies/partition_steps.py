@@ -661,6 +661,20 @@ class StepArrays:
             self.words = np.concatenate([self.words, np.zeros((room - held, self.words.shape[1]), dtype=np.uint64)])
             self.flags = np.concatenate([self.flags, np.ones((self.flags.shape[0], room - held), dtype=np.uint8)], axis=1)
 
+    def advance(self, now: float) -> None:
+        """Drop the steps that ended by ``now`` (seconds, at or after the first date): the step holding ``now`` becomes the first, dated ``now``.
+
+        The flags and the staircases stay: the steps left are the same, and a floor below ``now`` is read as ``now``.
+        """
+        index = int(_bisect_right(self.dates, 0, self.count, now)) - 1
+        if index > 0:
+            left = self.count - index
+            self.dates[:left] = self.dates[index : self.count]  # numpy copies overlapping slices through a buffer
+            self.words[:left] = self.words[index : self.count]
+            self.flags[:, :left] = self.flags[:, index : self.count]
+            self.count = left
+        self.dates[0] = now
+
     def reserve(self, start_at: float, end_at: float, where: int) -> None:
         """Take partition ``where`` over [start_at, end_at) (seconds, ``start_at`` >= the first date), splitting steps there."""
         self._room(2)

@@ -19,6 +19,7 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile
 from torus_sim.policies.base import Policy, Start
+from torus_sim.policies.kept_profile import ProfileKeeper
 
 __all__ = [
     "PRIORITY_RULES",
@@ -187,6 +188,7 @@ class ListPolicy(PriorityPolicy):
         self.reservations = reservations
         self._counts = None  # m = |Q| on a cluster: the compiled profile (count_reservations.CountProfile)
         self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
+        self._keeper = ProfileKeeper(_attempt_end, None)  # m = |Q| on the torus: the profile, kept while it stands
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
     def plan(self, view):
@@ -286,16 +288,29 @@ class ListPolicy(PriorityPolicy):
 
     def _with_reservations_on_profile(self, view):
         now = view.now
-        profile = availability_profile(view, [(job.end_event.time, job) for job in view.running.values()], self.placement)
         cluster = view.platform.kind == "cluster"
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
         sizes, durations = self._reserved(view, queue)
+        kept = self._keeper.take(view, queue) if not cluster else None
+        if depth < len(queue):
+            kept = None  # m reservations: a fresh profile at every pass
+        if kept is not None:  # the last pass's torus profile stands for a fresh one: its jobs keep their reservations
+            profile, first = kept.profile, len(kept.waiting)
+            starts, wheres = list(kept.starts), list(kept.wheres)
+        else:
+            releases = [(job.end_event.time, job) for job in view.running.values()]
+            profile, first, starts, wheres = availability_profile(view, releases, self.placement), 0, [], []
         if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
-            starts, wheres, taken = profile.reserve_in_order(sizes, durations)
-            for position in range(taken):
+            found, placed, taken = profile.reserve_in_order(sizes[first:], durations[first:])
+            starts += found
+            wheres += placed
+            reserved = first + taken
+            for position in range(reserved):
                 if starts[position] <= now:
                     yield self._start(view, queue[position], None if cluster else wheres[position])
+            if not cluster:  # every start is applied now
+                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, durations[:reserved].tolist())
             return
         sizes, durations = sizes.tolist(), durations.tolist()
         starts_left = StartsLeft(profile, sizes, durations)
@@ -322,6 +337,11 @@ class ListPolicy(PriorityPolicy):
                     yield self._start(view, job, where)
             if not starts_left.passed(need, duration, started, start_at):
                 return  # no later job can start now: their reservations would change nothing this pass
+
+
+def _attempt_end(view, job) -> float:
+    """Where R-LIST's profile releases a running job: its attempt's real end, seconds (RIGID §4.1: run times are known)."""
+    return job.end_event.time
 
 
 class _PassReleases:
