@@ -48,18 +48,32 @@ def _any_free(masks, start, end, words):  # pragma: no cover - compiled
 def _any_free_remembered(keys, answers, masks, start, end, words):  # pragma: no cover - compiled
     """:func:`_any_free` through a direct-mapped memo of its answers (1: a partition is free, 0: none).
 
-    ``keys`` (``(E, K + 1)`` uint64, E a power of two) holds per slot ``start + 1`` (0: empty) and the
-    occupancy's words. A question whose slot holds another key is answered afresh and takes the slot: the
-    memo changes no answer, only how often the partitions of a size are scanned (a step's or a window's
+    ``keys`` (:func:`_memo_slot`) holds per slot ``start + 1`` and the occupancy's words. A question whose slot
+    holds another key is answered afresh and takes the slot: the memo changes no answer, only how often the partitions of a size are scanned (a step's or a window's
     occupancy repeats from one search to the next; a scan that finds none free reads every partition of the
     size: most of a reservation's time on BG/L's torus before).
+    """
+    slot = _memo_slot(keys, start, words)
+    if slot < 0:
+        return answers[-1 - slot] != 0
+    answer = _any_free(masks, start, end, words)
+    answers[slot] = 1 if answer else 0
+    return answer
+
+
+@numba.njit(cache=True)
+def _memo_slot(keys, start, words):  # pragma: no cover - compiled
+    """The slot of a direct-mapped memo for the key (``start``, ``words``): ``-1 - slot`` when it holds that key.
+
+    ``keys`` (``(E, K + 1)`` uint64, E a power of two) holds per slot ``start + 1`` (0: empty) and the words.
+    A slot that holds another key is given to this one (its key is written; the caller writes the answer).
     """
     width = words.shape[0]
     mixed = np.uint64(start + 1) * np.uint64(0x9E3779B97F4A7C15)
     for k in range(width):
         mixed = (mixed ^ words[k]) * np.uint64(0xBF58476D1CE4E5B9)
         mixed ^= mixed >> np.uint64(31)
-    slot = int(mixed & np.uint64(keys.shape[0] - 1))
+    slot = np.int64(mixed & np.uint64(keys.shape[0] - 1))
     same = keys[slot, 0] == np.uint64(start + 1)
     if same:
         for k in range(width):
@@ -67,13 +81,11 @@ def _any_free_remembered(keys, answers, masks, start, end, words):  # pragma: no
                 same = False
                 break
     if same:
-        return answers[slot] != 0
-    answer = _any_free(masks, start, end, words)
+        return -1 - slot
     keys[slot, 0] = np.uint64(start + 1)
     for k in range(width):
         keys[slot, k + 1] = words[k]
-    answers[slot] = 1 if answer else 0
-    return answer
+    return slot
 
 
 @numba.njit(cache=True)
@@ -246,24 +258,10 @@ def _mfp_remembered(keys, answers, masks, sizes, supernodes, start, end, window)
     (a pass asks the same (size, window) again and again: 96.5% of R-LIST-Q's questions on BG/L's torus with
     LANL's failures repeat one).
     """
-    width = window.shape[0]
-    mixed = np.uint64(start + 1) * np.uint64(0x9E3779B97F4A7C15)
-    for k in range(width):
-        mixed = (mixed ^ window[k]) * np.uint64(0xBF58476D1CE4E5B9)
-        mixed ^= mixed >> np.uint64(31)
-    slot = int(mixed & np.uint64(keys.shape[0] - 1))
-    same = keys[slot, 0] == np.uint64(start + 1)
-    if same:
-        for k in range(width):
-            if keys[slot, k + 1] != window[k]:
-                same = False
-                break
-    if same:
-        return answers[slot]
+    slot = _memo_slot(keys, start, window)
+    if slot < 0:
+        return answers[-1 - slot]
     answer = _mfp_choice(masks, sizes, supernodes, start, end, window)
-    keys[slot, 0] = np.uint64(start + 1)
-    for k in range(width):
-        keys[slot, k + 1] = window[k]
     answers[slot] = answer
     return answer
 
