@@ -31,6 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import is_
+
+import numpy as np
 
 from torus_sim.policies.availability import PartitionProfile, window_end
 
@@ -113,11 +116,11 @@ class ProfileKeeper:
             return None
         now = view.now
         waiting = kept.waiting
-        if len(jobs) < len(waiting) or any(job is not old for job, old in zip(jobs, waiting, strict=False)):
+        if len(jobs) < len(waiting) or not all(map(is_, jobs, waiting)):  # the same jobs first, in order
             return None
         if not self._across and kept.profile.next_date() <= now:
             return None  # time reached a breakpoint: an end or a reservation came due
-        if any(start < now for start in kept.starts):
+        if kept.starts and min(kept.starts) < now:
             return None  # a reservation came due with no pass
         remaining_of = self._remaining_of
         if remaining_of is not None and [remaining_of(view, job) for job in waiting] != kept.durations:
@@ -155,21 +158,27 @@ class ProfileKeeper:
         """
         now = view.now
         end_of = self._end_of
-        waiting, waiting_starts, waiting_wheres, waiting_lengths = [], [], [], []
-        earliest_waiting = math.inf  # the first reservation among the waiting jobs ahead
-        for job, start, where, length in zip(jobs, starts, wheres, lengths, strict=True):
-            if start <= now:
-                end = window_end(now, length)
-                if end_of(view, job) != end:
+        if len({len(jobs), len(starts), len(wheres), len(lengths)}) != 1:
+            raise ValueError("jobs, starts, wheres and lengths differ in length")
+        dates = np.asarray(starts, dtype=np.float64)
+        started = np.flatnonzero(dates <= now).tolist()  # a few at most: the rest wait (read in C)
+        if started:
+            waits = dates > now
+            ahead = np.minimum.accumulate(np.where(waits, dates, math.inf))  # the first waiting reservation so far
+            behind = np.cumsum(waits)  # waiting jobs so far
+            for position in started:
+                end = window_end(now, lengths[position])
+                if end_of(view, jobs[position]) != end:
                     return  # a fresh profile releases it elsewhere
-                if end > earliest_waiting or (waiting and not self._across):
+                if position and (end > ahead[position - 1] or (behind[position - 1] and not self._across)):
                     return  # it meets a waiting job ahead of it in time: a fresh pass reserves that job around it
-            else:
-                waiting.append(job)
-                waiting_starts.append(start)
-                waiting_wheres.append(where)
-                waiting_lengths.append(length)
-                earliest_waiting = min(earliest_waiting, start)
+            left = np.flatnonzero(waits).tolist()
+            waiting = [jobs[position] for position in left]
+            waiting_starts = [starts[position] for position in left]
+            waiting_wheres = [wheres[position] for position in left]
+            waiting_lengths = [lengths[position] for position in left]
+        else:
+            waiting, waiting_starts, waiting_wheres, waiting_lengths = list(jobs), list(starts), list(wheres), list(lengths)
         remaining_of = self._remaining_of
         durations = [remaining_of(view, job) for job in waiting] if remaining_of is not None else []
         running = {job.rank: end_of(view, job) for job in view.running.values()}

@@ -291,26 +291,27 @@ class ListPolicy(PriorityPolicy):
         cluster = view.platform.kind == "cluster"
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
-        sizes, durations = self._reserved(view, queue)
         kept = self._keeper.take(view, queue) if not cluster else None
         if depth < len(queue):
             kept = None  # m reservations: a fresh profile at every pass
         if kept is not None:  # the last pass's torus profile stands for a fresh one: its jobs keep their reservations
             profile, first = kept.profile, len(kept.waiting)
-            starts, wheres = list(kept.starts), list(kept.wheres)
+            starts, wheres, lengths = list(kept.starts), list(kept.wheres), list(kept.lengths)
         else:
             releases = [(job.end_event.time, job) for job in view.running.values()]
-            profile, first, starts, wheres = availability_profile(view, releases, self.placement), 0, [], []
+            profile, first, starts, wheres, lengths = availability_profile(view, releases, self.placement), 0, [], [], []
+        sizes, durations = self._reserved(view, queue[first:] if first else queue)  # the jobs the kept profile did not reserve
         if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
-            found, placed, taken = profile.reserve_in_order(sizes[first:], durations[first:])
+            found, placed, taken = profile.reserve_in_order(sizes, durations)
             starts += found
             wheres += placed
+            lengths += durations[:taken].tolist()
             reserved = first + taken
             for position in range(reserved):
                 if starts[position] <= now:
                     yield self._start(view, queue[position], None if cluster else wheres[position])
             if not cluster:  # every start is applied now
-                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, durations[:reserved].tolist())
+                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, lengths)
             return
         sizes, durations = sizes.tolist(), durations.tolist()
         starts_left = StartsLeft(profile, sizes, durations)
