@@ -239,14 +239,20 @@ def test_a_sweep_checks_its_file_and_options_before_it_announces_its_runs(tmp_pa
     assert "runs on" not in err
 
 
+def _probe_lines(source: str) -> tuple[dict[str, str], object]:
+    """Run ``source`` in a fresh interpreter; its ``name: value`` lines as a dict, and the finished process."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, check=True)
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line), done
+
+
 def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child():
     # issue 61 section 3: a run imported Mesa's whole package (pandas, scipy.spatial, networkx, tqdm:
     # 128 MiB) before its first job, and its progress bar's multiprocessing lock started the resource
     # tracker (a second process) wherever the start method is not fork. Under "spawn" (macOS, Windows,
     # Python 3.14's Linux default) the probe fails on the code before this change.
-    import subprocess
-    import sys
-
     probe = (
         "import multiprocessing, multiprocessing.resource_tracker as tracker, sys\n"
         "multiprocessing.set_start_method('spawn')\n"
@@ -263,8 +269,7 @@ def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child
         "print('tracker:', tracker._resource_tracker._pid)\n"
         "print('jobs:', len(result.jobs))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    lines, done = _probe_lines(probe)
     assert lines["before"] == "[]", done.stdout[-600:]
     assert lines["mesa whole"] == "True"  # the package is whole for whoever imports it afterwards
     assert lines["tracker"] == "None"  # no resource tracker: no second process
@@ -275,9 +280,6 @@ def test_mesa_model_names_its_logger_without_reading_the_stack():
     # issue 61 section 3: mesa.model's create_module_logger() called inspect.stack(), which reads the source of
     # every frame of the import chain (40-70 ms of the README's main job); the engine's import names it from the
     # caller's frame: the same logger, Mesa's function left as it was, inspect.stack never called
-    import subprocess
-    import sys
-
     probe = (
         "import inspect, logging, sys\n"
         "def refuse(*args, **kwargs):\n"
@@ -289,8 +291,7 @@ def test_mesa_model_names_its_logger_without_reading_the_stack():
         "print('restored:', ml.create_module_logger.__module__, ml.create_module_logger.__qualname__)\n"
         "print('tables:', sorted(name for name in ('pandas', 'networkx', 'scipy.spatial') if name in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    lines, done = _probe_lines(probe)
     assert lines == {"same": "True", "restored": "mesa.mesa_logging create_module_logger", "tables": "[]"}, done.stdout
 
 
@@ -305,9 +306,6 @@ def test_a_whole_run_with_its_summary_and_jobs_csv_imports_no_pandas(tmp_path, a
     # issue 61 sections 1 and 3: the summary's metrics are read from the record's columns with numpy and jobs.csv
     # is written from them a piece at a time; pandas (and pyarrow, which pandas imports: ~80 MiB and ~0.3 s) is
     # imported only where a DataFrame is asked for (a format that needs one, result.jobs from Python)
-    import subprocess
-    import sys
-
     out = tmp_path / "out"
     probe = (
         "import sys\n"
@@ -316,8 +314,7 @@ def test_a_whole_run_with_its_summary_and_jobs_csv_imports_no_pandas(tmp_path, a
         "print('code:', code)\n"
         "print('tables:', sorted(name for name in ('pandas', 'pyarrow') if name in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines() if ": " in line)
+    lines, done = _probe_lines(probe)
     assert lines["code"] == "0" and lines["tables"] == "[]", done.stdout[-600:]
     written = (out / "jobs.csv").read_text().splitlines()
     assert written[0].startswith("job_id,user_id,size,") and len(written) == 401

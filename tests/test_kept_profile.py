@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from torus_sim.policies.availability import PartitionProfile
-from torus_sim.policies.kept_profile import ProfileKeeper
+from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
 
 
 class _View:
@@ -46,7 +46,8 @@ def _kept(view, waiting, table, across=False, starts=None, wheres=None):
     profile = _profile(view, table)
     starts = starts or [500.0, 900.0][: len(waiting)]
     wheres = wheres or [None] * len(waiting)
-    keeper.keep(view, profile, waiting, starts, wheres, [view.remaining[job.job_id] for job in waiting])
+    lengths = [view.remaining[job.job_id] for job in waiting]
+    keeper.keep(view, profile, waiting, starts, wheres, lengths, due_positions(starts, view.now))
     return keeper, profile
 
 
@@ -129,7 +130,7 @@ def test_a_reservation_due_now_must_find_its_partition_free(bgl_table):
         keeper = ProfileKeeper(across_breakpoints=True)
         profile = _profile(view, bgl_table)
         profile.reserve(500.0, 300.0, 1, where)
-        keeper.keep(view, profile, waiting, [500.0], [where], [300.0])
+        keeper.keep(view, profile, waiting, [500.0], [where], [300.0], [])
         _ended(view, 500.0)
         if down:
             view.blocked[masks[where].bit_length() - 1] = True  # its supernode went down (with no known repair)
@@ -146,9 +147,9 @@ def test_a_pass_whose_started_job_is_released_elsewhere_keeps_nothing(bgl_table)
     view.running[2] = started
     view.ends[2] = 100.0 + 250.0
     keeper = ProfileKeeper()
-    keeper.keep(view, _profile(view, bgl_table), [started], [100.0], [None], [200.0])
+    keeper.keep(view, _profile(view, bgl_table), [started], [100.0], [None], [200.0], [0])
     assert keeper.take(view, []) is None
-    keeper.keep(view, _profile(view, bgl_table), [started], [100.0], [None], [250.0])
+    keeper.keep(view, _profile(view, bgl_table), [started], [100.0], [None], [250.0], [0])
     assert keeper.take(view, []) is not None
 
 
@@ -163,5 +164,7 @@ def test_a_job_started_behind_a_waiting_one_is_kept_only_if_it_ends_before_that_
         view.ends[2] = ends_at
         view.remaining = {3: 100.0}
         keeper = ProfileKeeper(across_breakpoints=across)
-        keeper.keep(view, _profile(view, bgl_table), [waiting, started], [500.0, 100.0], [None, None], [100.0, ends_at - 100.0])
+        starts = [500.0, 100.0]
+        assert due_positions(starts, view.now) == [1]
+        keeper.keep(view, _profile(view, bgl_table), [waiting, started], starts, [None, None], [100.0, ends_at - 100.0], [1])
         assert (keeper.take(view, [waiting]) is not None) is expected, (across, ends_at)

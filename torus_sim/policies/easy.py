@@ -28,7 +28,7 @@ from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
-from torus_sim.policies.kept_profile import ProfileKeeper
+from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
 from torus_sim.policies.krevat import KrevatScheduler
 
 EASY_EXTRA = ("textbook", "pv-easy")
@@ -228,12 +228,12 @@ class ConservativePolicy(Policy):
         lengths += durations[:taken]
         reserved = first + taken  # the later jobs could not start now: their reservations would change nothing this pass
         yield Reserve(jobs[0], starts[0])
-        starting = [position for position in range(reserved) if starts[position] <= now]
+        starting = due_positions(starts, now)
         for position in starting:
             job = jobs[position]
             yield Start(job, view.place(job, placement=self.placement) if cluster else wheres[position])
         if not cluster:  # every start is applied now
-            self._keeper.keep(view, profile, jobs[:reserved], starts, wheres, lengths)
+            self._keeper.keep(view, profile, jobs[:reserved], starts, wheres, lengths, starting)
 
 
 def compiled_count_profile():

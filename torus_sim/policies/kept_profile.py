@@ -37,7 +37,7 @@ import numpy as np
 
 from torus_sim.policies.availability import PartitionProfile, window_end
 
-__all__ = ["KeptProfile", "ProfileKeeper"]
+__all__ = ["KeptProfile", "ProfileKeeper", "due_positions"]
 
 
 @dataclass
@@ -65,6 +65,19 @@ class KeptProfile:
     durations: list
     running: dict
     repairs: tuple
+
+
+def due_positions(starts, now: float) -> list[int]:
+    """The positions, ascending, of the reservations at or before ``now``: the jobs a pass starts.
+
+    Args:
+        starts: the reservations' starts in priority order, seconds (a list of floats; inf: never).
+        now: the pass's time, seconds.
+
+    Returns:
+        Positions in ``starts`` (found in C: a pass holds hundreds of reservations and starts a few).
+    """
+    return np.flatnonzero(np.asarray(starts, dtype=np.float64) <= now).tolist()
 
 
 def _predicted_end(view, job) -> float:
@@ -145,7 +158,9 @@ class ProfileKeeper:
             return None  # a supernode went down, came back or was set aside off the profile
         return kept
 
-    def keep(self, view, profile: PartitionProfile, jobs: list, starts: list, wheres: list, lengths: list) -> None:
+    def keep(
+        self, view, profile: PartitionProfile, jobs: list, starts: list, wheres: list, lengths: list, started: list[int]
+    ) -> None:
         """Keep the pass's profile, once its starts are applied, when it stands for what a fresh pass builds.
 
         Args:
@@ -155,14 +170,17 @@ class ProfileKeeper:
             starts: their reservations' starts, seconds (at or before now: started in the pass; inf: never).
             wheres: their partition ids (None: never).
             lengths: the durations reserved for them, seconds.
+            started: the positions of the jobs the pass started (:func:`due_positions` of ``starts``), ascending.
+
+        Raises:
+            ValueError: ``jobs``, ``starts``, ``wheres`` and ``lengths`` differ in length.
         """
         now = view.now
         end_of = self._end_of
         if len({len(jobs), len(starts), len(wheres), len(lengths)}) != 1:
             raise ValueError("jobs, starts, wheres and lengths differ in length")
-        dates = np.asarray(starts, dtype=np.float64)
-        started = np.flatnonzero(dates <= now).tolist()  # a few at most: the rest wait (read in C)
         if started:
+            dates = np.asarray(starts, dtype=np.float64)
             waits = dates > now
             ahead = np.minimum.accumulate(np.where(waits, dates, math.inf))  # the first waiting reservation so far
             behind = np.cumsum(waits)  # waiting jobs so far

@@ -19,7 +19,7 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile
 from torus_sim.policies.base import Policy, Start
-from torus_sim.policies.kept_profile import ProfileKeeper
+from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
 
 __all__ = [
     "PRIORITY_RULES",
@@ -307,11 +307,11 @@ class ListPolicy(PriorityPolicy):
             wheres += placed
             lengths += durations[:taken].tolist()
             reserved = first + taken
-            for position in range(reserved):
-                if starts[position] <= now:
-                    yield self._start(view, queue[position], None if cluster else wheres[position])
+            starting = due_positions(starts, now)
+            for position in starting:
+                yield self._start(view, queue[position], None if cluster else wheres[position])
             if not cluster:  # every start is applied now
-                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, lengths)
+                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, lengths, starting)
             return
         sizes, durations = sizes.tolist(), durations.tolist()
         starts_left = StartsLeft(profile, sizes, durations)
