@@ -25,7 +25,13 @@ from torus_sim.engine.running_ends import ReleaseColumns
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies import easy
 from torus_sim.policies.availability import AvailabilityProfile
-from torus_sim.policies.count_reservations import BLOCK, CountProfile, reserve_in_order
+from torus_sim.policies.count_reservations import (
+    BLOCK,
+    CountProfile,
+    _reserved_until_none_starts_now,
+    reserve_in_order,
+    starts_now,
+)
 from torus_sim.policies.easy import ConservativePolicy
 
 RICC = SHARED_DATA / "swf" / "RICC-2010-2.swf.gz"
@@ -94,6 +100,90 @@ def test_a_saturated_profile_of_hundreds_of_breakpoints_gives_the_plain_reservat
     assert np.isfinite(expected).all() and len(set(expected)) > 100
     found = reserve_in_order(0.0, 0, ends, nodes, np.array(sizes), np.array(durations), block)
     assert found.tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from([0.0, 1.3e7]),
+    st.integers(0, 12),
+    st.lists(st.tuples(st.sampled_from([-5.0, 0.0, 1e-10, 1.0, 2.0, 2.5, 6.0, 11.0]), st.integers(1, 4)), max_size=8),
+    st.lists(st.tuples(st.integers(0, 14), DURATIONS, st.integers(1, 4)), max_size=14),
+    BLOCKS,
+)
+# job 0 (4 nodes from 1) takes every node over [1, 41): job 1 (2 nodes, 40 s) no longer starts now, job 2
+# (1 node, 1 s) still does, through a window that ends inside job 0's
+@example(0.0, 3, [(1.0, 1)], [(4, 40.0, 1), (2, 40.0, 1), (1, 1.0, 1)], 2)
+def test_the_jobs_that_start_now_are_those_every_reservation_starts_now(now, free_now, releases, waiting, block):
+    """starts_now stops reserving once no job left can start now: the same positions as reserving every job."""
+    releases = sorted((now + offset, nodes) for offset, nodes in releases)
+    sizes, durations = [], []
+    for size, duration, copies in waiting:
+        sizes += [size] * copies
+        durations += [duration] * copies
+    ends, nodes = np.array([end for end, _ in releases]), np.array([count for _, count in releases], dtype=np.int64)
+    every = reserve_in_order(now, free_now, ends, nodes, np.array(sizes), np.array(durations), block)
+    found = starts_now(now, free_now, ends, nodes, np.array(sizes, dtype=np.int64), np.array(durations), block)
+    assert found.tolist() == np.flatnonzero(every <= now).tolist()
+    assert_reserved_up_to_the_last_start(now, free_now, ends, nodes, sizes, durations, block, every)
+
+
+def assert_reserved_up_to_the_last_start(now, free_now, ends, nodes, sizes, durations, block, every) -> np.ndarray:
+    """The jobs reserved are a first run of the queue, each where every reservation puts it, and every job that
+    starts now among them; returns starts_now's reservations (NaN: not reserved)."""
+    reserved = _reserved_until_none_starts_now(now, free_now, ends, nodes, np.array(sizes), np.array(durations), block)
+    count = int(np.count_nonzero(~np.isnan(reserved)))
+    assert np.isnan(reserved[count:]).all()
+    assert reserved[:count].tolist() == every[:count].tolist()
+    assert not (every[count:] <= now).any()
+    return reserved
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(0, 8),
+    st.lists(st.tuples(st.sampled_from([0.0, 1.0, 2.0, 2.5, 6.0]), st.integers(1, 4)), max_size=6),
+    st.lists(st.tuples(st.integers(1, 10), st.sampled_from([1.0, 2.0, 2.5, 3.0, 7.0, 40.0])), max_size=12),
+)
+def test_starts_now_stops_reserving_as_soon_as_no_job_left_can_start_now(free_now, releases, waiting):
+    """The jobs reserved are exactly the first m, m the fewest after whose reservations no later job starts now
+    (each later job tried alone after them): the watched jobs' fewest free is lowered by every reservation that
+    reaches them (no two neighbours alike here: a run of identical jobs is reserved together)."""
+    waiting = [job for index, job in enumerate(waiting) if index == 0 or job != waiting[index - 1]]
+    releases = sorted(releases)
+    ends, nodes = np.array([end for end, _ in releases]), np.array([count for _, count in releases], dtype=np.int64)
+    sizes, durations = np.array([size for size, _ in waiting], dtype=np.int64), np.array([d for _, d in waiting])
+
+    def starts_now_after(first: int, job: int) -> bool:
+        picked = [*range(first), job]
+        return reserve_in_order(0.0, free_now, ends, nodes, sizes[picked], durations[picked])[-1] <= 0.0
+
+    fewest = next(m for m in range(len(waiting) + 1) if not any(starts_now_after(m, j) for j in range(m, len(waiting))))
+    every = reserve_in_order(0.0, free_now, ends, nodes, sizes, durations)
+    reserved = assert_reserved_up_to_the_last_start(0.0, free_now, ends, nodes, sizes, durations, BLOCK, every)
+    assert int(np.count_nonzero(~np.isnan(reserved))) == fewest
+
+
+@pytest.mark.parametrize("longest_first", [False, True])
+def test_starts_now_on_a_saturated_profile_in_job_arrays_finds_the_starts_of_every_reservation(longest_first):
+    """R-LIST-Q's regime on node ids in small: 200 running jobs, 1,500 waiting in job arrays, in queue order or
+    longest first (LPT, where the last jobs to start are the short ones at the queue's end)."""
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        ends = np.sort(np.round(rng.uniform(0.0, 86_400.0, 200), 1))
+        nodes = rng.integers(1, 4, 200)
+        sizes, durations = [], []
+        while len(sizes) < 1_500:
+            copies = int(rng.integers(1, 20))
+            sizes += [int(rng.choice([1, 1, 2, 8, 32]))] * copies
+            durations += [float(rng.choice([0.0, 60.0, 900.0, 3_600.0, 43_200.0]))] * copies
+        sizes, durations = np.array(sizes), np.array(durations)
+        if longest_first:
+            order = np.argsort(-durations, kind="stable")
+            sizes, durations = sizes[order], durations[order]
+        free_now = int(rng.integers(0, 24))
+        every = reserve_in_order(0.0, free_now, ends, nodes, sizes, durations)
+        assert starts_now(0.0, free_now, ends, nodes, sizes, durations).tolist() == np.flatnonzero(every <= 0.0).tolist()
+        assert_reserved_up_to_the_last_start(0.0, free_now, ends, nodes, sizes, durations, BLOCK, every)
 
 
 def test_a_job_larger_than_the_machine_ever_frees_never_starts_and_takes_nothing():

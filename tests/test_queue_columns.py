@@ -65,10 +65,12 @@ def _replay(rows, moves, burst, kept_from, dropped_below):
         assert queue.columns.jobs == fcfs == queue.jobs()
         assert queue.columns.sizes.tolist() == [job.partition_size for job in fcfs]
         assert queue.columns.remaining.tolist() == [_remaining(job) for job in fcfs]
+        assert queue.columns.ranks.tolist() == [job.rank for job in fcfs]
         shortest = sorted(waiting, key=lambda job: (_remaining(job), job.rank))
         assert queue.shortest.jobs == shortest
         assert np.array_equal(queue.shortest.sizes, np.array([job.partition_size for job in shortest], dtype=np.int64))
         assert queue.shortest.remaining.tolist() == [_remaining(job) for job in shortest]
+        assert queue.shortest.ranks.tolist() == [job.rank for job in shortest]
 
 
 class _Columns:

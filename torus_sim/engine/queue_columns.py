@@ -1,4 +1,4 @@
-"""The waiting jobs as numpy columns in one order: partition size and predicted remaining time.
+"""The waiting jobs as numpy columns in one order: partition size, predicted remaining time and rank.
 
 A backfilling pass asks, of every waiting job after the head, "does it fit in the free nodes and
 end by the shadow time, or fit in the extra nodes?". On RICC-2010-2 the queue holds thousands of
@@ -41,7 +41,7 @@ def position(keys: list, jobs: list, entry, job) -> int:
 
 
 class JobColumns:
-    """Waiting jobs in ascending order of a key, with their sizes and predicted remaining times as numpy columns.
+    """Waiting jobs in ascending order of a key, with their sizes, predicted remaining times and ranks as numpy columns.
 
     Args:
         remaining: ``job -> seconds``, the predicted remaining time of a waiting job (the engine's
@@ -57,7 +57,7 @@ class JobColumns:
     moves the shorter side.
     """
 
-    __slots__ = ("_hi", "_key", "_keys", "_lo", "_remaining", "_rems", "_sizes", "jobs")
+    __slots__ = ("_hi", "_key", "_keys", "_lo", "_ranks", "_remaining", "_rems", "_sizes", "jobs")
 
     def __init__(self, remaining, key=None) -> None:
         self._remaining = remaining
@@ -66,6 +66,7 @@ class JobColumns:
         self.jobs: list = []
         self._sizes = np.empty(_SMALLEST, dtype=np.int64)
         self._rems = np.empty(_SMALLEST, dtype=np.float64)
+        self._ranks = np.empty(_SMALLEST, dtype=np.int64)
         self._lo = self._hi = _SMALLEST // 2
 
     def __len__(self) -> int:
@@ -80,6 +81,11 @@ class JobColumns:
     def remaining(self) -> np.ndarray:
         """Predicted remaining times (seconds) of the waiting jobs in order, shape (n,), float64; a view."""
         return self._rems[self._lo : self._hi]
+
+    @property
+    def ranks(self) -> np.ndarray:
+        """Ranks (positions in the run's job list) of the waiting jobs in order, shape (n,), int64; a view."""
+        return self._ranks[self._lo : self._hi]
 
     def key_of(self, job, key=None):
         """The key ``job`` sorts by here.
@@ -126,6 +132,7 @@ class JobColumns:
                 self._hi = hi + 1
         self._sizes[row] = job.partition_size
         self._rems[row] = self._remaining(job)
+        self._ranks[row] = job.rank
 
     def fill(self, jobs: list, keys: list) -> None:
         """Replace the content with ``jobs`` already in order (a burst of arrivals on an empty queue).
@@ -143,11 +150,13 @@ class JobColumns:
         rows = max(_SMALLEST, 4 * count)
         self._sizes = np.empty(rows, dtype=np.int64)
         self._rems = np.empty(rows, dtype=np.float64)
+        self._ranks = np.empty(rows, dtype=np.int64)
         self._lo = lo = (rows - count) // 2
         self._hi = lo + count
         self._sizes[lo : self._hi] = [job.partition_size for job in jobs]
         remaining = self._remaining
         self._rems[lo : self._hi] = [remaining(job) for job in jobs]
+        self._ranks[lo : self._hi] = [job.rank for job in jobs]
         self.jobs = list(jobs)
         self._keys = list(keys)
 
@@ -198,7 +207,7 @@ class JobColumns:
 
     def _shift(self, start: int, stop: int, by: int) -> None:
         """Move rows ``start .. stop-1`` of every column by ``by`` rows (numpy copies overlapping slices right)."""
-        for column in (self._sizes, self._rems):
+        for column in (self._sizes, self._rems, self._ranks):
             column[start + by : stop + by] = column[start:stop]
 
     def _room(self, count: int) -> None:
@@ -206,7 +215,7 @@ class JobColumns:
         rows = max(_SMALLEST, 4 * count)
         live = slice(self._lo, self._hi)
         lo = (rows - (self._hi - self._lo)) // 2
-        for name in ("_sizes", "_rems"):
+        for name in ("_sizes", "_rems", "_ranks"):
             old = getattr(self, name)
             new = np.empty(rows, dtype=old.dtype)
             new[lo : lo + self._hi - self._lo] = old[live]

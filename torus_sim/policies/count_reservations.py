@@ -40,7 +40,7 @@ import numpy as np
 
 from torus_sim.policies.availability import MIN_DURATION
 
-__all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "reserve_in_order"]
+__all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "reserve_in_order", "starts_now"]
 
 
 BLOCK = 32
@@ -105,15 +105,67 @@ def _base_profile(block, now, free_now, release_ends, release_sizes, dates, free
 
 
 @numba.njit(cache=True)
-def _place_in_order(block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts):
+def _fewest_until(block, dates, free, slot, length, offset, fewest, last_date, used, end_at):
+    """The fewest free nodes over the steps that begin before ``end_at``, from the profile's first breakpoint."""
+    low = _MANY
+    for p in range(used):
+        if last_date[p] < end_at:
+            if fewest[p] < low:
+                low = fewest[p]
+            continue
+        base = slot[p] * block
+        add = offset[p]
+        for k in range(length[p]):
+            if dates[base + k] >= end_at:
+                break
+            value = free[base + k] + add
+            if value < low:
+                low = value
+        break
+    return low
+
+
+@numba.njit(cache=True)
+def _place_in_order(
+    block,
+    dates,
+    free,
+    slot,
+    length,
+    offset,
+    fewest,
+    most,
+    last_date,
+    used,
+    sizes,
+    durations,
+    starts,
+    reach,
+    floor,
+    alive,
+    watched,
+):
     """Reserve for each job in turn on the block profile of ``used`` blocks; returns the blocks used after.
 
     ``starts`` gets each job's start (inf: never). The arrays need room for one breakpoint per job
     (:class:`_Blocks`).
+
+    With ``watched`` >= 0 the pass only has to find the jobs that start now (the profile's first date):
+    ``alive[:watched]`` holds, ascending, the positions of the jobs that would start now if they came
+    next (``floor[j]``, the fewest free over ``[now, reach[j])``, is at least their size). A reservation
+    only lowers the profile, so a job that would not start now never will in this pass; each reservation
+    updates the floors it can lower (over its whole window: the floor drops to the window's fewest free
+    left, :func:`_fewest_until` when the window passes ``reach[j]``) and the jobs left after the last
+    watched one are not placed: their start is NaN. ``watched`` = -1 places every job.
     """
     jobs = sizes.shape[0]
     job = 0
     while job < jobs:
+        if watched >= 0 and (watched == 0 or alive[watched - 1] < job):  # no job still to place can start now
+            while job < jobs:
+                starts[job] = np.nan
+                job += 1
+            break
         need = sizes[job]
         duration = durations[job]
         if duration < MIN_DURATION:
@@ -123,6 +175,8 @@ def _place_in_order(block, dates, free, slot, length, offset, fewest, most, last
             last += 1
         sp = si = 0  # where the search for the next candidate goes on: block sp, breakpoint si in it
         while job < last:
+            if watched >= 0 and (watched == 0 or alive[watched - 1] < job):
+                break  # (the rest of the run is not reserved either)
             # the candidate: the next breakpoint with need nodes free (a block whose most is fewer is skipped)
             cp, ci = sp, si
             while cp < used:
@@ -299,6 +353,23 @@ def _place_in_order(block, dates, free, slot, length, offset, fewest, most, last
                     last_date[wp] = end_at
                 if before > most[wp]:  # (the fewest stays: the step before it now holds taken fewer)
                     most[wp] = before
+            if watched > 0:  # the floors this reservation lowers: those whose window reaches past its start
+                left = smallest - taken  # its window's fewest free now
+                kept = 0
+                for a in range(watched):
+                    j = alive[a]
+                    if j < job:
+                        continue  # placed
+                    if reach[j] > start_at:
+                        if reach[j] >= end_at:
+                            if left < floor[j]:
+                                floor[j] = left
+                        else:
+                            floor[j] = _fewest_until(block, dates, free, slot, length, offset, fewest, last_date, used, reach[j])
+                    if floor[j] >= sizes[j]:
+                        alive[kept] = j
+                        kept += 1
+                watched = kept
             if li + 1 < length[lp]:
                 sp, si = lp, li + 1
             else:
@@ -329,7 +400,105 @@ def _reserve_in_order(
     used = _base_profile(
         block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
     )
-    return _place_in_order(block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts)
+    unwatched = np.empty(0, dtype=np.int64)
+    return _place_in_order(
+        block,
+        dates,
+        free,
+        slot,
+        length,
+        offset,
+        fewest,
+        most,
+        last_date,
+        used,
+        sizes,
+        durations,
+        starts,
+        np.empty(0, dtype=np.float64),
+        unwatched,
+        unwatched,
+        -1,
+    )
+
+
+@numba.njit(cache=True)
+def _starts_now(
+    block,
+    now,
+    free_now,
+    release_ends,
+    release_sizes,
+    sizes,
+    durations,
+    starts,
+    dates,
+    free,
+    slot,
+    length,
+    offset,
+    fewest,
+    most,
+    last_date,
+):
+    """The profile of the releases, then the reservations in order until no job left can start now."""
+    used = _base_profile(
+        block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
+    )
+    # the releases' profile as a staircase: each breakpoint's date and the fewest free from now to it
+    steps = 0
+    for p in range(used):
+        steps += length[p]
+    step_dates = np.empty(steps, dtype=np.float64)
+    step_fewest = np.empty(steps, dtype=np.int64)
+    low = _MANY
+    n = 0
+    for p in range(used):
+        base = slot[p] * block
+        for k in range(length[p]):
+            value = free[base + k] + offset[p]
+            if value < low:
+                low = value
+            step_dates[n] = dates[base + k]
+            step_fewest[n] = low
+            n += 1
+    jobs = sizes.shape[0]
+    reach = np.empty(jobs, dtype=np.float64)
+    for j in range(jobs):
+        end_at = now + max(durations[j], MIN_DURATION)
+        if end_at == now:
+            end_at = np.nextafter(now, np.inf)
+        reach[j] = end_at
+    floor = step_fewest[np.searchsorted(step_dates, reach) - 1]  # over the steps that begin before reach (now's first)
+    alive = np.empty(jobs, dtype=np.int64)
+    watched = 0
+    for j in range(jobs):
+        if floor[j] >= sizes[j]:
+            alive[watched] = j
+            watched += 1
+    return _place_in_order(
+        block,
+        dates,
+        free,
+        slot,
+        length,
+        offset,
+        fewest,
+        most,
+        last_date,
+        used,
+        sizes,
+        durations,
+        starts,
+        reach,
+        floor,
+        alive,
+        watched,
+    )
+
+
+_UNWATCHED = (np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), -1)
+"""``_place_in_order``'s last arguments when it places every job."""
 
 
 class _Blocks:
@@ -456,6 +625,61 @@ def reserve_in_order(
     return starts
 
 
+def starts_now(
+    now: float,
+    free_now: int,
+    release_ends: np.ndarray,
+    release_sizes: np.ndarray,
+    sizes: np.ndarray,
+    durations: np.ndarray,
+    block: int = BLOCK,
+) -> np.ndarray:
+    """The waiting jobs whose conservative reservation is now: :func:`reserve_in_order`'s, found sooner.
+
+    A pass that recomputes every reservation and keeps none (R-LIST-Q on a cluster: RIGID §4.1) only
+    starts the jobs reserved now. Reservations are made in priority order, as in
+    :func:`reserve_in_order`, and stop once no job left could start now: a job starts now only if its
+    size fits the fewest free nodes over ``[now, now + duration)``, and every reservation only lowers
+    that (the jobs still able to start now are watched and their fewest free updated as reservations
+    are made). Under a backlog of thousands the last job to start is most often among the first
+    hundreds.
+
+    Args:
+        now: the current time, seconds.
+        free_now: nodes free now.
+        release_ends: float64 ``(r,)``, ascending: when each running job frees its nodes, seconds (an
+            end at or before now counts just after now).
+        release_sizes: int64 ``(r,)``: the nodes each frees.
+        sizes: int64 ``(q,)``: the waiting jobs' sizes, in priority order.
+        durations: float64 ``(q,)``: their run times as reserved, seconds.
+        block: breakpoints per block of the profile (at least 2): a speed setting, the answer is the same.
+
+    Returns:
+        int64 ``(k,)``: the positions, ascending, of the jobs whose reservation is now; the same as
+        ``np.flatnonzero(reserve_in_order(...) <= now)``.
+
+    Raises:
+        ValueError: as :func:`reserve_in_order`.
+
+    References:
+        RIGID §4.1, Alg. 1 (R-LIST with m = |Q|: reservations recomputed at each trigger); Mu'alem and
+        Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling).
+    """
+    return np.flatnonzero(
+        _reserved_until_none_starts_now(now, free_now, release_ends, release_sizes, sizes, durations, block) <= now
+    )
+
+
+def _reserved_until_none_starts_now(now, free_now, release_ends, release_sizes, sizes, durations, block) -> np.ndarray:
+    """:func:`starts_now`'s reservations: float64 ``(q,)`` starts, seconds (inf: never; NaN: not reserved)."""
+    release_ends, release_sizes, sizes, durations = _checked(release_ends, release_sizes, sizes, durations)
+    blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
+    starts = np.empty(len(sizes), dtype=np.float64)
+    if len(sizes):
+        _starts_now(block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays)
+    return starts
+
+
 class CountProfile:
     """Conservative backfilling's profile on a count cluster, kept from one pass to the next.
 
@@ -557,7 +781,9 @@ class CountProfile:
             blocks.room(self._rows)
             starts = np.empty(count - fresh, dtype=np.float64)
             if count > fresh:
-                blocks.used = _place_in_order(blocks.block, *blocks.arrays, blocks.used, sizes[fresh:], durations[fresh:], starts)
+                blocks.used = _place_in_order(
+                    blocks.block, *blocks.arrays, blocks.used, sizes[fresh:], durations[fresh:], starts, *_UNWATCHED
+                )
         else:
             self.recomputed += 1
             fresh = 0

@@ -186,10 +186,14 @@ class ListPolicy(PriorityPolicy):
         if reservations < -1:
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
-        self._counts = None  # m = |Q| on a cluster: the compiled profile (count_reservations.CountProfile)
         self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
         self._keeper = ProfileKeeper(_attempt_end, None)  # m = |Q| on the torus: the profile, kept while it stands
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
+
+    @property
+    def queue_columns(self) -> str | None:
+        """With reservations, a pass reads the waiting jobs' ranks from the queue's columns (m = 0: none)."""
+        return None if self.reservations == 0 else "queue"
 
     def plan(self, view):
         """One pass: greedy (m = 0) or with reservations."""
@@ -243,17 +247,20 @@ class ListPolicy(PriorityPolicy):
         if self.reservations == -1 and view.platform.kind == "cluster":
             from torus_sim.policies.easy import compiled_count_profile
 
-            if compiled_count_profile() is not None:
-                return self._every_reservation_on_counts(view, compiled_count_profile())
+            if compiled_count_profile() is not None:  # numba is there
+                from torus_sim.policies.count_reservations import starts_now
+
+                return self._every_reservation_on_counts(view, starts_now)
         return self._with_reservations_on_profile(view)
 
-    def _every_reservation_on_counts(self, view, count_profile):
-        """R-LIST with m = |Q| on a cluster: every waiting job's reservation in compiled code.
+    def _every_reservation_on_counts(self, view, starts_now):
+        """R-LIST with m = |Q| on a cluster: the waiting jobs' reservations in compiled code, until none left starts now.
 
         The same reservations as the profile in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`,
         start for start: :mod:`~torus_sim.policies.count_reservations`), on the running jobs' real ends
         (the attempts' lengths are known here) and the down nodes' known repairs; a fresh profile at
-        every pass (nothing kept: ``changes`` = -1).
+        every pass, whose jobs after the last one able to start now are not reserved
+        (:func:`~torus_sim.policies.count_reservations.starts_now`: the pass starts the same jobs).
 
         Returns:
             The starts of the jobs whose reservation is now, in priority order.
@@ -261,19 +268,18 @@ class ListPolicy(PriorityPolicy):
         References:
             RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
         """
-        platform = view.platform
-        rows = [(job.end_event.time, job.allocated_size) for job in view.running.values()]
-        releases = _PassReleases(rows + [(at, 1) for at, _ in platform.repairs_ahead()])
+        ends, nodes = _releases(view)
         queue = view.queue.jobs()
         size_of, runtime_of = self._size, self._runtime
         sizes, durations = self._reserved(view, queue)
-        if self._counts is None:
-            self._counts = count_profile()
-        _, starting = self._counts.plan(view.now, platform.free_count(), releases, queue, sizes, durations)
+        starting = starts_now(view.now, view.platform.free_count(), ends, nodes, sizes, durations).tolist()
         return self._emit(view, [(queue[i], size_of[queue[i].rank], runtime_of[queue[i].rank]) for i in starting])
 
-    def _reserved(self, view, queue: list) -> tuple[np.ndarray, np.ndarray]:
-        """The waiting jobs' sizes (int64) and reserved durations (float64, seconds), in queue order.
+    def _reserved(self, view, queue: list, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The sizes (int64) and reserved durations (float64, seconds) of the waiting jobs ``queue[first:]``, in queue order.
+
+        ``queue`` is the view's whole queue (:meth:`~torus_sim.engine.wait_queue.WaitQueue.jobs`); the ranks
+        come from the queue's columns while it keeps them (:attr:`queue_columns`).
 
         A reserved duration is the run time plus the verification, at least
         :data:`~torus_sim.policies.availability.MIN_DURATION` (a job of run time 0 still holds its nodes).
@@ -283,7 +289,11 @@ class ListPolicy(PriorityPolicy):
         if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
             durations = np.maximum(np.asarray(runtime_of, dtype=np.float64) + view.verification_time, MIN_DURATION)
             self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
-        ranks = np.fromiter(map(_RANK, queue), dtype=np.int64, count=len(queue))
+        columns = view.queue.columns  # the ranks in queue order, kept by the queue while it is long
+        if columns is not None:
+            ranks = columns.ranks[first:]
+        else:
+            ranks = np.fromiter(map(_RANK, queue[first:] if first else queue), dtype=np.int64, count=len(queue) - first)
         return self._by_rank[1][ranks], self._by_rank[2][ranks]
 
     def _with_reservations_on_profile(self, view):
@@ -300,7 +310,7 @@ class ListPolicy(PriorityPolicy):
         else:
             releases = [(job.end_event.time, job) for job in view.running.values()]
             profile, first, starts, wheres, lengths = availability_profile(view, releases, self.placement), 0, [], [], []
-        sizes, durations = self._reserved(view, queue[first:] if first else queue)  # the jobs the kept profile did not reserve
+        sizes, durations = self._reserved(view, queue, first)  # the jobs the kept profile did not reserve
         if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
             found, placed, taken = profile.reserve_in_order(sizes, durations)
             starts += found
@@ -345,27 +355,17 @@ def _attempt_end(view, job) -> float:
     return job.end_event.time
 
 
-class _PassReleases:
-    """Releases built for one pass, as :meth:`~torus_sim.policies.count_reservations.CountProfile.plan` reads them.
+def _releases(view) -> tuple[np.ndarray, np.ndarray]:
+    """R-LIST's releases on a cluster: when (seconds, ascending, float64) and how many nodes (int64) come free.
 
-    The engine's :class:`~torus_sim.engine.running_ends.ReleaseColumns` hold the running jobs' predicted
-    ends; R-LIST releases them at their attempts' real ends. ``ends`` (seconds, ascending) and ``sizes``
-    (nodes) as numpy columns; ``changes`` is -1: the next pass recomputes every reservation.
-
-    Args:
-        rows: ``(end seconds, nodes)`` pairs, any order.
+    Each running job frees its nodes at its attempt's real end (RIGID §4.1: run times are known; the
+    engine's :class:`~torus_sim.engine.running_ends.ReleaseColumns` hold predicted ends instead) and
+    each down node comes back at its known repair.
     """
-
-    __slots__ = ("changes", "ends", "sizes")
-
-    def __init__(self, rows) -> None:
-        rows = sorted(rows)
-        self.ends = np.array([end for end, _ in rows], dtype=np.float64)
-        self.sizes = np.array([nodes for _, nodes in rows], dtype=np.int64)
-        self.changes = -1
-
-    def __len__(self) -> int:
-        return len(self.ends)
+    rows = [(job.end_event.time, job.allocated_size) for job in view.running.values()]
+    rows += [(at, 1) for at, _ in view.platform.repairs_ahead()]
+    rows.sort()
+    return np.array([end for end, _ in rows], dtype=np.float64), np.array([nodes for _, nodes in rows], dtype=np.int64)
 
 
 class ShelfPolicy(PriorityPolicy):
