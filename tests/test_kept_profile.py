@@ -77,7 +77,7 @@ def test_each_guard_refuses_the_kept_profile(bgl_table):
     assert changed(lambda view: None) is not None  # nothing changed: it stands
     assert changed(lambda view: setattr(view, "now", 500.0)) is None  # time reached the next breakpoint
     assert changed(lambda view: [waiting[1], waiting[0]]) is None  # the waiting jobs' order changed
-    assert changed(lambda view: [waiting[0]]) is None  # a waiting job left (started or killed elsewhere)
+    assert changed(lambda view: [SimpleNamespace(job_id=12), *waiting]) is None  # a job entered before every kept one
     assert changed(lambda view: view.ends.update({1: 450.0})) is None  # a running job's end moved
     assert changed(lambda view: view.blocked.__setitem__(3, True)) is None  # a supernode went down
     assert changed(lambda view: view.repairs.append((950.0, 3))) is None  # ... with a known repair
@@ -168,3 +168,36 @@ def test_a_job_started_behind_a_waiting_one_is_kept_only_if_it_ends_before_that_
         assert due_positions(starts, view.now) == [1]
         keeper.keep(view, _profile(view, bgl_table), [waiting, started], starts, [None, None], [100.0, ends_at - 100.0], [1])
         assert (keeper.take(view, [waiting]) is not None) is expected, (across, ends_at)
+
+
+def _free_partition(table, size, taken):
+    return next(pid for pid, mask in enumerate(table.mask_ints) if mask & taken == 0 and table.sizes[pid] == size)
+
+
+def test_a_job_entering_among_the_kept_ones_undoes_the_reservations_from_there_on(bgl_table):
+    """R-LIST-Q's queue in priority order: an arrival ahead of a kept job. The jobs before it keep their
+    reservations, the later ones' are undone: the profile is the one made by the first reservations alone."""
+    first = _free_partition(bgl_table, 2, 0b111)
+    second = _free_partition(bgl_table, 4, 0b111 | bgl_table.mask_ints[first])
+    waiting = [SimpleNamespace(job_id=10), SimpleNamespace(job_id=11)]
+    for compiled in (True, False):
+        view = _View(bgl_table)
+        view.remaining = {10: 300.0, 11: 50.0}
+        keeper = ProfileKeeper(across_breakpoints=True)
+        profile = _profile(view, bgl_table)
+        if not compiled:
+            profile._steps = None  # the Python profile (numba missing)
+        alone = _profile(view, bgl_table)
+        profile.reserve(500.0, 300.0, 2, first)
+        alone.reserve(500.0, 300.0, 2, first)
+        profile.reserve(200.0, 50.0, 4, second)
+        keeper.keep(view, profile, waiting, [500.0, 200.0], [first, second], [300.0, 50.0], [])
+        view.now = 150.0
+        kept = keeper.take(view, [waiting[0], SimpleNamespace(job_id=12), waiting[1]])
+        assert kept is not None and kept.waiting == waiting[:1] and kept.starts == [500.0] and kept.wheres == [first]
+        alone.move_to(150.0)
+        steps = dict(zip(profile.dates, profile.occupied, strict=True))
+        assert [steps.get(date, None) for date in alone.dates] == alone.occupied  # the same taken supernodes ...
+        taken_at = [alone.occupied[max(i for i, d in enumerate(alone.dates) if d <= date)] for date in profile.dates]
+        assert profile.occupied == taken_at  # ... at every date (a step split at 200 and 250 holds what was there)
+        assert profile.earliest(4, 50.0) == alone.earliest(4, 50.0)

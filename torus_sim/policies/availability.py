@@ -280,6 +280,35 @@ class PartitionProfile:
                 del flags[:index]
         dates[0] = now
 
+    def cancel(self, starts: list[float], durations: list[float], wheres: list[int | None]) -> None:
+        """Undo reservations this profile holds: each partition is free again over its window.
+
+        The profile is then the one the reservations left would have made (the steps split at the
+        windows' ends stay, which changes no search); the per-size flags of those steps are set to
+        "maybe free" and the start floors forgotten (they held only while the profile filled).
+
+        Args:
+            starts: the reservations' starts, seconds, at or after :attr:`now` (inf: took nothing).
+            durations: their durations as reserved, seconds.
+            wheres: their partition ids (None: took nothing).
+        """
+        self._found.clear()
+        ends = [window_end(start_at, duration) for start_at, duration in zip(starts, durations, strict=True)]
+        if self._steps is not None:
+            ids = np.array([-1 if where is None else where for where in wheres], dtype=np.int64)
+            self._steps.cancel(np.asarray(starts, dtype=np.float64), np.asarray(ends, dtype=np.float64), ids)
+            self._stale = True
+            return
+        dates, occupied, masks = self._dates, self._occupied, self.table.mask_ints
+        for start_at, end_at, where in zip(starts, ends, wheres, strict=True):
+            if math.isinf(start_at) or where is None:
+                continue
+            first, stop = bisect.bisect_left(dates, start_at), bisect.bisect_left(dates, end_at)
+            for index in range(first, stop):
+                occupied[index] &= ~masks[where]
+            for flags in self._maybe.values():
+                flags[first:stop] = b"\x01" * (stop - first)
+
     def occupied_now(self) -> int:
         """The supernodes taken in the first step (from ``now`` to the next breakpoint), as an int (bit i = supernode i)."""
         if self._steps is not None:

@@ -80,6 +80,16 @@ def due_positions(starts, now: float) -> list[int]:
     return np.flatnonzero(np.asarray(starts, dtype=np.float64) <= now).tolist()
 
 
+def _same_first(jobs: list, waiting: list) -> int:
+    """How many of ``waiting`` are ``jobs``' first ones, in the same order (by identity)."""
+    if len(jobs) >= len(waiting) and all(map(is_, jobs, waiting)):
+        return len(waiting)
+    return next(
+        (index for index, (job, kept) in enumerate(zip(jobs, waiting, strict=False)) if job is not kept),
+        min(len(jobs), len(waiting)),
+    )
+
+
 def _predicted_end(view, job) -> float:
     return view.predicted_end(job)
 
@@ -129,14 +139,15 @@ class ProfileKeeper:
             return None
         now = view.now
         waiting = kept.waiting
-        if len(jobs) < len(waiting) or not all(map(is_, jobs, waiting)):  # the same jobs first, in order
-            return None
+        same = _same_first(jobs, waiting)
+        if waiting and not same:
+            return None  # no reserved job is still first: a fresh profile is built sooner than every one undone
         if not self._across and kept.profile.next_date() <= now:
             return None  # time reached a breakpoint: an end or a reservation came due
         if kept.starts and min(kept.starts) < now:
             return None  # a reservation came due with no pass
         remaining_of = self._remaining_of
-        if remaining_of is not None and [remaining_of(view, job) for job in waiting] != kept.durations:
+        if remaining_of is not None and [remaining_of(view, job) for job in waiting[:same]] != kept.durations[:same]:
             return None  # a predictor changed its mind about a waiting job
         end_of = self._end_of
         if {job.rank: end_of(view, job) for job in view.running.values()} != {
@@ -146,13 +157,17 @@ class ProfileKeeper:
         platform = view.platform
         if tuple(platform.repairs_ahead()) != tuple(repair for repair in kept.repairs if repair[0] > now):
             return None  # a failure, or a repair moved
+        profile = kept.profile
+        profile.move_to(now)
+        if same < len(waiting):  # a job entered the queue among them: the reservations from there on are undone
+            profile.cancel(kept.starts[same:], kept.lengths[same:], kept.wheres[same:])
+            kept.waiting, kept.starts, kept.wheres = waiting[:same], kept.starts[:same], kept.wheres[:same]
+            kept.lengths, kept.durations = kept.lengths[:same], kept.durations[:same]
         table = platform.table
         due = 0
         for start, where in zip(kept.starts, kept.wheres, strict=True):
             if start <= now:
                 due |= table.mask_ints[where]
-        profile = kept.profile
-        profile.move_to(now)
         taken = table.occupied_of(table.pack(platform.blocked()))
         if taken & due or profile.occupied_now() != taken | due:
             return None  # a supernode went down, came back or was set aside off the profile

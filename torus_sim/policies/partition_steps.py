@@ -310,6 +310,22 @@ def _open_for(dates, words, count, masks, start, end):  # pragma: no cover - com
 
 
 @numba.njit(cache=True)
+def _cancel(dates, words, flags, count, starts, ends, wheres, masks):  # pragma: no cover - compiled
+    """Give back each reservation's partition over its window (both dates breakpoints); its steps' flags set to 1."""
+    width = words.shape[1]
+    for job in range(starts.shape[0]):
+        where = wheres[job]
+        if where < 0 or not starts[job] < np.inf:
+            continue
+        index = np.searchsorted(dates[:count], starts[job])
+        while index < count and dates[index] < ends[job]:
+            for word in range(width):
+                words[index, word] &= ~masks[where, word]
+            flags[:, index] = 1
+            index += 1
+
+
+@numba.njit(cache=True)
 def _reserve(dates, words, flags, rows, count, start_at, end_at, mask):  # pragma: no cover - compiled
     """Split the steps at ``start_at`` and ``end_at`` and take ``mask`` in between; returns the steps now in use.
 
@@ -672,6 +688,20 @@ class StepArrays:
             self.flags[:, :left] = self.flags[:, index : self.count]
             self.count = left
         self.dates[0] = now
+
+    def cancel(self, starts: np.ndarray, ends: np.ndarray, wheres: np.ndarray) -> None:
+        """Undo reservations :meth:`reserve` made: each partition given back over its window (both dates breakpoints).
+
+        Args:
+            starts: float64 ``(n,)``, the windows' starts, seconds (inf: took nothing).
+            ends: float64 ``(n,)``, their ends, seconds.
+            wheres: int64 ``(n,)``, their partition ids (-1: took nothing).
+
+        The steps' flags there are set to 1 (maybe free) and every row's start floors dropped: they held
+        only while the profile filled.
+        """
+        _cancel(self.dates, self.words, self.flags, self.count, starts, ends, wheres, self._masks)
+        self._stair_steps[:] = 0
 
     def reserve(self, start_at: float, end_at: float, where: int) -> None:
         """Take partition ``where`` over [start_at, end_at) (seconds, ``start_at`` >= the first date), splitting steps there."""
