@@ -28,7 +28,7 @@ from torus_sim.policies.availability import AvailabilityProfile
 from torus_sim.policies.count_reservations import (
     BLOCK,
     CountProfile,
-    _reserved_until_none_starts_now,
+    _reservations,
     reserve_in_order,
     starts_now,
 )
@@ -130,7 +130,7 @@ def test_the_jobs_that_start_now_are_those_every_reservation_starts_now(now, fre
 def assert_reserved_up_to_the_last_start(now, free_now, ends, nodes, sizes, durations, block, every) -> np.ndarray:
     """The jobs reserved are a first run of the queue, each where every reservation puts it, and every job that
     starts now among them; returns starts_now's reservations (NaN: not reserved)."""
-    reserved = _reserved_until_none_starts_now(now, free_now, ends, nodes, np.array(sizes), np.array(durations), block)
+    reserved = _reservations(now, free_now, ends, nodes, np.array(sizes), np.array(durations), block, True)
     count = int(np.count_nonzero(~np.isnan(reserved)))
     assert np.isnan(reserved[count:]).all()
     assert reserved[:count].tolist() == every[:count].tolist()

@@ -127,24 +127,8 @@ def _fewest_until(block, dates, free, slot, length, offset, fewest, last_date, u
 
 @numba.njit(cache=True)
 def _place_in_order(
-    block,
-    dates,
-    free,
-    slot,
-    length,
-    offset,
-    fewest,
-    most,
-    last_date,
-    used,
-    sizes,
-    durations,
-    starts,
-    reach,
-    floor,
-    alive,
-    watched,
-):
+    block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts, reach, floor, alive, watched
+):  # fmt: skip
     """Reserve for each job in turn on the block profile of ``used`` blocks; returns the blocks used after.
 
     ``starts`` gets each job's start (inf: never). The arrays need room for one breakpoint per job
@@ -378,74 +362,12 @@ def _place_in_order(
 
 
 @numba.njit(cache=True)
-def _reserve_in_order(
-    block,
-    now,
-    free_now,
-    release_ends,
-    release_sizes,
-    sizes,
-    durations,
-    starts,
-    dates,
-    free,
-    slot,
-    length,
-    offset,
-    fewest,
-    most,
-    last_date,
-):
-    """The profile of the releases, then every job's reservation on it; returns the blocks used."""
-    used = _base_profile(
-        block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
-    )
-    unwatched = np.empty(0, dtype=np.int64)
-    return _place_in_order(
-        block,
-        dates,
-        free,
-        slot,
-        length,
-        offset,
-        fewest,
-        most,
-        last_date,
-        used,
-        sizes,
-        durations,
-        starts,
-        np.empty(0, dtype=np.float64),
-        unwatched,
-        unwatched,
-        -1,
-    )
+def _watched(block, now, dates, free, slot, length, offset, used, sizes, durations):
+    """Each job's window end from now (``reach``, seconds), the fewest free nodes over it (``floor``) and the positions of the jobs that fit there.
 
-
-@numba.njit(cache=True)
-def _starts_now(
-    block,
-    now,
-    free_now,
-    release_ends,
-    release_sizes,
-    sizes,
-    durations,
-    starts,
-    dates,
-    free,
-    slot,
-    length,
-    offset,
-    fewest,
-    most,
-    last_date,
-):
-    """The profile of the releases, then the reservations in order until no job left can start now."""
-    used = _base_profile(
-        block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
-    )
-    # the releases' profile as a staircase: each breakpoint's date and the fewest free from now to it
+    Returns ``(reach, floor, alive, watched)``: ``alive[:watched]`` ascending (:func:`_place_in_order`).
+    """
+    # the profile as a staircase: each breakpoint's date and the fewest free from now to it
     steps = 0
     for p in range(used):
         steps += length[p]
@@ -476,25 +398,43 @@ def _starts_now(
         if floor[j] >= sizes[j]:
             alive[watched] = j
             watched += 1
-    return _place_in_order(
-        block,
-        dates,
-        free,
-        slot,
-        length,
-        offset,
-        fewest,
-        most,
-        last_date,
-        used,
-        sizes,
-        durations,
-        starts,
-        reach,
-        floor,
-        alive,
-        watched,
+    return reach, floor, alive, watched
+
+
+@numba.njit(cache=True)
+def _reserve_in_order(
+    block,
+    now,
+    free_now,
+    release_ends,
+    release_sizes,
+    sizes,
+    durations,
+    starts,
+    dates,
+    free,
+    slot,
+    length,
+    offset,
+    fewest,
+    most,
+    last_date,
+    until_none_starts_now,
+):
+    """The profile of the releases, then every job's reservation on it, or (``until_none_starts_now``) until no job left can start now; returns the blocks used."""
+    used = _base_profile(
+        block, now, free_now, release_ends, release_sizes, dates, free, slot, length, offset, fewest, most, last_date
     )
+    if until_none_starts_now:
+        reach, floor, alive, watched = _watched(block, now, dates, free, slot, length, offset, used, sizes, durations)
+    else:
+        reach = np.empty(0, dtype=np.float64)
+        floor = alive = np.empty(0, dtype=np.int64)
+        watched = -1
+    return _place_in_order(
+        block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes, durations, starts,
+        reach, floor, alive, watched,
+    )  # fmt: skip
 
 
 _UNWATCHED = (np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), -1)
@@ -617,12 +557,7 @@ def reserve_in_order(
     References:
         Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (m = |Q|).
     """
-    release_ends, release_sizes, sizes, durations = _checked(release_ends, release_sizes, sizes, durations)
-    blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
-    starts = np.empty(len(sizes), dtype=np.float64)
-    if len(sizes):
-        _reserve_in_order(block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays)
-    return starts
+    return _reservations(now, free_now, release_ends, release_sizes, sizes, durations, block, False)
 
 
 def starts_now(
@@ -665,18 +600,19 @@ def starts_now(
         RIGID §4.1, Alg. 1 (R-LIST with m = |Q|: reservations recomputed at each trigger); Mu'alem and
         Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling).
     """
-    return np.flatnonzero(
-        _reserved_until_none_starts_now(now, free_now, release_ends, release_sizes, sizes, durations, block) <= now
-    )
+    return np.flatnonzero(_reservations(now, free_now, release_ends, release_sizes, sizes, durations, block, True) <= now)
 
 
-def _reserved_until_none_starts_now(now, free_now, release_ends, release_sizes, sizes, durations, block) -> np.ndarray:
-    """:func:`starts_now`'s reservations: float64 ``(q,)`` starts, seconds (inf: never; NaN: not reserved)."""
+def _reservations(now, free_now, release_ends, release_sizes, sizes, durations, block, until_none_starts_now) -> np.ndarray:
+    """:func:`reserve_in_order`'s reservations, or :func:`starts_now`'s (``until_none_starts_now``): float64 ``(q,)`` starts, seconds (inf: never; NaN: not reserved)."""
     release_ends, release_sizes, sizes, durations = _checked(release_ends, release_sizes, sizes, durations)
     blocks = _Blocks(block, len(release_ends) + len(sizes) + 1)
     starts = np.empty(len(sizes), dtype=np.float64)
     if len(sizes):
-        _starts_now(block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays)
+        _reserve_in_order(
+            block, float(now), int(free_now), release_ends, release_sizes, sizes, durations, starts, *blocks.arrays,
+            until_none_starts_now,
+        )  # fmt: skip
     return starts
 
 
@@ -792,7 +728,16 @@ class CountProfile:
             blocks.room(self._rows)
             starts = np.empty(count, dtype=np.float64)
             blocks.used = _reserve_in_order(
-                blocks.block, float(now), int(free_now), releases.ends, releases.sizes, sizes, durations, starts, *blocks.arrays
+                blocks.block,
+                float(now),
+                int(free_now),
+                releases.ends,
+                releases.sizes,
+                sizes,
+                durations,
+                starts,
+                *blocks.arrays,
+                False,
             )
         starting = np.flatnonzero(starts <= now)
         if fresh:
