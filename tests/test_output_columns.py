@@ -2,11 +2,21 @@
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.output_columns import JOB_COLUMNS, POWER_COLUMNS, SCENARIO_COLUMNS, SUMMARY_METRICS, describe, outputs_markdown
+from torus_sim.output_columns import (
+    JOB_COLUMNS,
+    POWER_COLUMNS,
+    SCENARIO_COLUMNS,
+    SUMMARY_METRICS,
+    describe,
+    float_texts,
+    outputs_markdown,
+    shortest_float,
+)
 from torus_sim.runner import Scenario, run
 
 RUNS = {
@@ -138,3 +148,20 @@ def test_numeric_pieces_are_written_without_pandas_as_pandas_writes_them(rows, p
         return buffer.getvalue()
 
     assert written(_Pieces(frame), piece) == written(frame, 10**6)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True),
+            st.integers(-(10**16), 10**16).map(float),
+            st.sampled_from([0.0, -0.0, 1e15, -1e15, 1e15 - 1, 0.5, 1460.0]),
+        ),
+        max_size=40,
+    )
+)
+def test_float_texts_are_each_values_shortest_text(values):
+    """The jobs.csv writer's column form: whole numbers in one numpy call, the same text as one value at a time."""
+    array = np.array(values, dtype=np.float64)
+    assert float_texts(array) == [shortest_float(value) if value == value else "" for value in array.tolist()]

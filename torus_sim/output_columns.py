@@ -227,6 +227,24 @@ def shortest_float(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
+def float_texts(values: np.ndarray) -> list[str]:
+    """:func:`shortest_float` of each value of a float64 ``(n,)`` array, NaN as an empty string.
+
+    Whole numbers under 1e15 in magnitude (most times of a job table) are written as integers in one numpy
+    call (their shortest text is the integer's: ``1460`` for 1460.0); -0.0, the rest and the infinities one
+    by one.
+    """
+    with np.errstate(invalid="ignore"):
+        whole = (np.abs(values) < 1e15) & (values == np.trunc(values)) & ~((values == 0) & np.signbit(values))
+    if whole.all():
+        return values.astype(np.int64).astype(str).tolist()
+    texts = np.empty(len(values), dtype=object)
+    texts[whole] = values[whole].astype(np.int64).astype(str).tolist()
+    rest = ~whole
+    texts[rest] = [shortest_float(value) if value == value else "" for value in values[rest].tolist()]
+    return texts.tolist()
+
+
 CSV_ROWS = 10_000
 """Rows formatted at a time when a table is written as CSV (:func:`csv_writer`)."""
 
@@ -284,7 +302,7 @@ def _arrays_writer(table, seconds: list[str], rows: int):
         if values.dtype.kind == "f":
             if name in seconds:
                 values = values.round(TIME_DECIMALS)
-            return [shortest_float(value) if value == value else "" for value in values.tolist()]
+            return float_texts(values)
         return [str(value) for value in values.tolist()]
 
     def write(handle) -> None:
