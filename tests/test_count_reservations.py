@@ -28,6 +28,7 @@ from torus_sim.policies.availability import AvailabilityProfile
 from torus_sim.policies.count_reservations import (
     BLOCK,
     CountProfile,
+    KeptReservations,
     _reservations,
     reserve_in_order,
     starts_now,
@@ -374,3 +375,63 @@ def test_ctc_with_the_last_model_under_conservative_starts_as_the_plain_pass_doe
     passes = fast.table("capacity")
     assert "previous_reservation_at" in passes and passes.equals(plain.table("capacity"))
     assert fast.policy._counts.recomputed > 0 and fast.policy._counts.kept > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_kept_reservations_start_what_a_fresh_pass_starts_through_ends_and_arrivals_among_them(seed):
+    """R-LIST-Q's kept count profile against starts_now on a fresh profile, pass for pass: jobs arrive at their
+    priority (among the reserved ones too), the jobs reserved now start, each runs exactly its reserved duration
+    and a pass follows every end; now and then a node fails for a while (the caller says the profile no longer
+    stands). The same starts at every pass, and some passes keep their reservations."""
+    rng = np.random.default_rng(seed)
+    nodes, block = int(rng.integers(6, 13)), int(rng.choice([2, 3, 4, BLOCK]))
+    events = zip(
+        rng.choice([0.0, 0.0, 0.0, 0.5, 1.0, 4.0], 300),
+        rng.choice([1, 1, 2, 3, 6, 9], 300),
+        rng.choice([0.5, 1.0, 2.0, 3.0, 8.0, 20.0], 300),
+        rng.integers(0, 31, 300),
+        strict=True,
+    )
+    kept = KeptReservations(block=block, rows=2)
+    now, rank = 0.0, 0
+    queue: list[tuple[float, int, int, float]] = []  # (key, rank, size, duration), in priority order
+    running: dict[int, tuple[float, int]] = {}  # rank -> (end, size)
+    down: list[tuple[float, int]] = []  # (repair, nodes)
+    left = None
+    passes = 0
+    for gap, size, duration, failure in events:
+        now += gap  # the next pass: the running jobs that ended by now are gone
+        if failure % 7 == 0:  # a failure: a node down for 4 s (an idle one, when there is one)
+            down.append((now + 4.0, 1))
+        for done in [r for r, (end, _) in running.items() if end <= now]:
+            del running[done]
+        down = [(repair, count) for repair, count in down if repair > now]
+        queue.append((-duration, rank, size, duration))  # LPT, as R-LIST's default rule: short jobs last
+        queue.sort()
+        rank += 1
+        busy = sum(count for _, count in running.values()) + sum(count for _, count in down)
+        free_now = max(nodes - busy, 0)
+        if nodes - busy < 0:
+            down.pop()
+            continue
+        releases = sorted([*running.values(), *down])
+        ends = np.array([end for end, _ in releases])
+        sizes_released = np.array([count for _, count in releases], dtype=np.int64)
+        ranks = np.array([job[1] for job in queue], dtype=np.int64)
+        sizes = np.array([job[2] for job in queue], dtype=np.int64)
+        durations = np.array([job[3] for job in queue])
+        state = ({r: end for r, (end, _) in running.items()}, tuple(down))
+        stands = (
+            left is not None
+            and state[1] == tuple(d for d in left[1] if d[0] > now)
+            and state[0] == {r: end for r, end in left[0].items() if end > now}
+        )
+        fresh = starts_now(now, free_now, ends, sizes_released, sizes, durations, block)
+        found = kept.plan(now, free_now, lambda ends=ends, out=sizes_released: (ends, out), ranks, sizes, durations, stands)
+        assert found.tolist() == fresh.tolist()
+        passes += 1
+        for position in sorted(found.tolist(), reverse=True):
+            _, started, size_started, length = queue.pop(position)
+            running[started] = (now + length, size_started)
+        left = ({r: end for r, (end, _) in running.items()}, tuple(down))
+    assert kept.kept + kept.recomputed == passes and kept.kept > passes // 4

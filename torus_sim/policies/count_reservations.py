@@ -40,7 +40,7 @@ import numpy as np
 
 from torus_sim.policies.availability import MIN_DURATION
 
-__all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "reserve_in_order", "starts_now"]
+__all__ = ["BLOCK", "MIN_DURATION", "CountProfile", "KeptReservations", "reserve_in_order", "starts_now"]
 
 
 BLOCK = 32
@@ -399,6 +399,88 @@ def _watched(block, now, dates, free, slot, length, offset, used, sizes, duratio
             alive[watched] = j
             watched += 1
     return reach, floor, alive, watched
+
+
+@numba.njit(cache=True)
+def _move_to(block, now, dates, free, slot, length, offset, fewest, most, last_date, used):
+    """Drop the breakpoints before the last one at or before ``now`` and date that one ``now``; returns the blocks used.
+
+    The storage of the blocks dropped is reused: the kept blocks stored past the new count move into it
+    (the blocks' slots stay a permutation of the storage in use).
+    """
+    first = 0
+    while first + 1 < used and dates[slot[first + 1] * block] <= now:
+        first += 1
+    if first:
+        kept = used - first
+        holes = np.empty(first, dtype=np.int64)
+        count = 0
+        for q in range(first):
+            if slot[q] < kept:
+                holes[count] = slot[q]
+                count += 1
+        count = 0
+        for q in range(first, used):
+            if slot[q] >= kept:
+                source, target = slot[q] * block, holes[count] * block
+                count += 1
+                for k in range(length[q]):
+                    dates[target + k] = dates[source + k]
+                    free[target + k] = free[source + k]
+                slot[q] = target // block
+        for q in range(kept):
+            slot[q] = slot[q + first]
+            length[q] = length[q + first]
+            offset[q] = offset[q + first]
+            fewest[q] = fewest[q + first]
+            most[q] = most[q + first]
+            last_date[q] = last_date[q + first]
+        used = kept
+    base = slot[0] * block
+    drop = 0
+    while drop + 1 < length[0] and dates[base + drop + 1] <= now:
+        drop += 1
+    if drop:
+        for k in range(length[0] - drop):
+            dates[base + k] = dates[base + k + drop]
+            free[base + k] = free[base + k + drop]
+        length[0] -= drop
+    dates[base] = now
+    _limits(block, dates, free, slot, length, offset, fewest, most, last_date, 0)
+    return used
+
+
+@numba.njit(cache=True)
+def _unreserve(block, dates, free, slot, length, offset, fewest, most, last_date, used, starts, sizes, durations):
+    """Give back each reservation's nodes over its window (its start and end are breakpoints; inf: it took nothing)."""
+    for job in range(starts.shape[0]):
+        start_at = starts[job]
+        need = sizes[job]
+        if not start_at < np.inf or need <= 0:
+            continue
+        end_at = start_at + max(durations[job], MIN_DURATION)
+        if end_at == start_at:
+            end_at = np.nextafter(start_at, np.inf)
+        low, high = 0, used  # the first block that reaches the start
+        while low < high:
+            middle = (low + high) >> 1
+            if last_date[middle] < start_at:
+                low = middle + 1
+            else:
+                high = middle
+        for p in range(low, used):
+            base = slot[p] * block
+            if dates[base] >= end_at:
+                break
+            if dates[base] >= start_at and last_date[p] < end_at:  # the whole block: by its offset
+                offset[p] += need
+                fewest[p] += need
+                most[p] += need
+            else:
+                for k in range(length[p]):
+                    if start_at <= dates[base + k] < end_at:
+                        free[base + k] += need
+                _limits(block, dates, free, slot, length, offset, fewest, most, last_date, p)
 
 
 @numba.njit(cache=True)
@@ -761,3 +843,111 @@ class CountProfile:
             self._head_at = float(starts[first - fresh])
         self._first, self._last = jobs[first], jobs[last]
         return head_at, starting.tolist()
+
+
+class KeptReservations:
+    """R-LIST-Q's count profile kept from one pass to the next: the jobs it reserved keep their reservations.
+
+    A pass reserves in priority order until no job left can start now (:func:`starts_now`). The next
+    pass's profile is the same one moved to now when nothing but the queue changed: the running jobs
+    ended where the profile released them (R-LIST knows the attempts' lengths), the jobs started
+    hold the windows reserved for them, no node failed or came back off the profile (the caller checks
+    those: ``stands``), and the free nodes now are the profile's. Then the reserved jobs that are still
+    the queue's first ones, in order, keep their reservations (a reservation depends only on the ones
+    before it); those after the first job that entered among them (an arrival or a returned job at its
+    priority) are undone, their nodes given back over their windows, and the pass goes on from there.
+    Breakpoints left by undone reservations change no answer: a window from inside a step holds the
+    window from the step's start.
+
+    Attributes:
+        kept: passes that kept the first reservations.
+        recomputed: passes that built the profile afresh.
+
+    References:
+        RIGID §4.1, Alg. 1 (R-LIST with m = |Q|: the reservations a fresh round gives); Mu'alem and
+        Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling's profile).
+    """
+
+    __slots__ = ("_blocks", "_durations", "_ranks", "_sizes", "_starts", "kept", "recomputed")
+
+    def __init__(self, block: int = BLOCK, rows: int = 256) -> None:
+        """No profile yet (``block``: breakpoints per block, at least 2; ``rows``: the first arrays' room; neither changes an answer).
+
+        Raises:
+            ValueError: a block under 2.
+        """
+        self._blocks = _Blocks(block, rows)
+        self._ranks = None  # int64: the reserved jobs left waiting, in priority order (None: nothing kept)
+        self._starts = self._sizes = self._durations = None  # their reservations, sizes and reserved durations
+        self.kept = self.recomputed = 0
+
+    def plan(
+        self, now: float, free_now: int, releases, ranks: np.ndarray, sizes: np.ndarray, durations: np.ndarray, stands: bool
+    ) -> np.ndarray:
+        """One pass: the positions, ascending, of the waiting jobs whose reservation is now.
+
+        Args:
+            now: the pass's time, seconds.
+            free_now: nodes free now.
+            releases: ``() -> (ends, nodes)``, the running jobs' and repairs' releases (float64 ascending,
+                int64), asked only when the profile is built afresh.
+            ranks: int64 ``(q,)``: the waiting jobs' ranks, in priority order (who they are).
+            sizes: int64 ``(q,)``: their sizes.
+            durations: float64 ``(q,)``: their reserved durations, seconds.
+            stands: the running jobs, their ends and the known repairs are those the last pass left.
+
+        Returns:
+            int64 positions in the queue; the same as :func:`starts_now`'s on a fresh profile.
+
+        Raises:
+            ValueError: as :func:`reserve_in_order`.
+
+        References:
+            RIGID §4.1, Alg. 1 (m = |Q|).
+        """
+        blocks = self._blocks
+        first = -1
+        kept_starts = self._starts
+        if stands and self._ranks is not None and not (len(kept_starts) and kept_starts.min() < now):
+            kept = len(self._ranks)
+            same = min(kept, len(ranks))
+            apart = np.flatnonzero(self._ranks[:same] != ranks[:same])
+            first = int(apart[0]) if len(apart) else same
+            blocks.used = _move_to(blocks.block, now, *blocks.arrays, blocks.used)
+            if first < kept:
+                _unreserve(
+                    blocks.block, *blocks.arrays, blocks.used, kept_starts[first:], self._sizes[first:], self._durations[first:]
+                )
+            due = kept_starts[:first] <= now
+            if blocks.free[blocks.slot[0] * blocks.block] + blocks.offset[0] != free_now - int(self._sizes[:first][due].sum()):
+                first = -1  # the profile does not hold what is free now
+        if first < 0:
+            self.recomputed += 1
+            ends, nodes = releases()
+            ends, nodes, sizes, durations = _checked(ends, nodes, sizes, durations)
+            blocks.used = 0
+            blocks.room(len(ends) + len(sizes) + 1)
+            blocks.used = _base_profile(blocks.block, float(now), int(free_now), ends, nodes, *blocks.arrays)
+            first, kept_starts = 0, np.empty(0, dtype=np.float64)
+        else:
+            self.kept += 1
+            sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+            durations = np.ascontiguousarray(durations, dtype=np.float64)
+            blocks.room(int(blocks.length[: blocks.used].sum()) + len(sizes) - first + 1)
+        placed = np.empty(len(sizes) - first, dtype=np.float64)
+        if len(placed):
+            block = blocks.block
+            dates, free, slot, length, offset = blocks.arrays[:5]
+            watch = _watched(block, float(now), dates, free, slot, length, offset, blocks.used, sizes[first:], durations[first:])
+            blocks.used = _place_in_order(block, *blocks.arrays, blocks.used, sizes[first:], durations[first:], placed, *watch)
+        starts = np.concatenate([kept_starts[:first], placed])
+        reserved = first + int(np.count_nonzero(~np.isnan(placed)))  # a first run of the queue
+        starts = starts[:reserved]
+        waiting = starts > now
+        self._ranks = np.asarray(ranks[:reserved])[waiting]
+        self._starts, self._sizes, self._durations = starts[waiting], sizes[:reserved][waiting], durations[:reserved][waiting]
+        return np.flatnonzero(starts <= now)
+
+    def drop(self) -> None:
+        """Forget the kept profile: the next pass builds it afresh."""
+        self._ranks = None

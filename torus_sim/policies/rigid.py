@@ -17,7 +17,7 @@ from operator import attrgetter
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
-from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile
+from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile, window_end
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
 
@@ -187,6 +187,10 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
+        self._counts = (
+            None  # m = |Q| on a cluster: the compiled profile kept between passes (count_reservations.KeptReservations)
+        )
+        self._counts_left = None  # (running job rank -> end, known repairs) after the last pass on counts
         self._keeper = ProfileKeeper(_attempt_end, None)  # m = |Q| on the torus: the profile, kept while it stands
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
@@ -248,12 +252,14 @@ class ListPolicy(PriorityPolicy):
             from torus_sim.policies.easy import compiled_count_profile
 
             if compiled_count_profile() is not None:  # numba is there
-                from torus_sim.policies.count_reservations import starts_now
+                if self._counts is None:
+                    from torus_sim.policies.count_reservations import KeptReservations
 
-                return self._every_reservation_on_counts(view, starts_now)
+                    self._counts = KeptReservations()
+                return self._every_reservation_on_counts(view)
         return self._with_reservations_on_profile(view)
 
-    def _every_reservation_on_counts(self, view, starts_now):
+    def _every_reservation_on_counts(self, view):
         """R-LIST with m = |Q| on a cluster: the waiting jobs' reservations in compiled code, until none left starts now.
 
         The same reservations as the profile in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`,
@@ -268,11 +274,25 @@ class ListPolicy(PriorityPolicy):
         References:
             RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
         """
-        ends, nodes = _releases(view)
+        now = view.now
+        running = {job.rank: job.end_event.time for job in view.running.values()}
+        repairs = tuple(view.platform.repairs_ahead())
+        left = self._counts_left  # (running ranks -> end, repairs) as the last pass left them
+        stands = (
+            left is not None
+            and repairs == tuple(repair for repair in left[1] if repair[0] > now)
+            and running == {rank: end for rank, end in left[0].items() if end > now}
+        )
         queue = view.queue.jobs()
         size_of, runtime_of = self._size, self._runtime
-        sizes, durations = self._reserved(view, queue)
-        starting = starts_now(view.now, view.platform.free_count(), ends, nodes, sizes, durations).tolist()
+        ranks = self._ranks(view, queue)
+        sizes, durations = self._by_rank[1][ranks], self._by_rank[2][ranks]
+        starting = self._counts.plan(
+            now, view.platform.free_count(), partial(_releases, view), ranks, sizes, durations, stands
+        ).tolist()
+        for position in starting:  # where the next pass's profile releases them
+            running[int(ranks[position])] = window_end(now, float(durations[position]))
+        self._counts_left = (running, repairs)
         return self._emit(view, [(queue[i], size_of[queue[i].rank], runtime_of[queue[i].rank]) for i in starting])
 
     def _reserved(self, view, queue: list, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -284,6 +304,14 @@ class ListPolicy(PriorityPolicy):
         A reserved duration is the run time plus the verification, at least
         :data:`~torus_sim.policies.availability.MIN_DURATION` (a job of run time 0 still holds its nodes).
         """
+        ranks = self._ranks(view, queue, first)
+        return self._by_rank[1][ranks], self._by_rank[2][ranks]
+
+    def _ranks(self, view, queue: list, first: int = 0) -> np.ndarray:
+        """int64 ranks of ``queue[first:]``, from the queue's columns while it keeps them.
+
+        Every job's size and reserved duration by rank are made ready in ``_by_rank`` first.
+        """
         size_of, runtime_of = self._size, self._runtime
         key = (id(size_of), id(runtime_of), view.verification_time)
         if self._by_rank is None or self._by_rank[0] != key:  # every job's size and reserved duration, by rank
@@ -291,10 +319,8 @@ class ListPolicy(PriorityPolicy):
             self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
         columns = view.queue.columns  # the ranks in queue order, kept by the queue while it is long
         if columns is not None:
-            ranks = columns.ranks[first:]
-        else:
-            ranks = np.fromiter(map(_RANK, queue[first:] if first else queue), dtype=np.int64, count=len(queue) - first)
-        return self._by_rank[1][ranks], self._by_rank[2][ranks]
+            return columns.ranks[first:]
+        return np.fromiter(map(_RANK, queue[first:] if first else queue), dtype=np.int64, count=len(queue) - first)
 
     def _with_reservations_on_profile(self, view):
         now = view.now
