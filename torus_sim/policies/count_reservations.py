@@ -22,7 +22,10 @@ prefix took 107 s. Here the same searches run in compiled code, on numpy arrays:
   copies are looked for after the last breakpoint of that window left too small;
 * a pass after which only jobs arrived (nothing ended, started or was re-keyed since the last
   pass) keeps every earlier reservation (:class:`CountProfile`): only the arrivals are placed, on the
-  last pass's profile.
+  last pass's profile;
+* R-LIST-Q, which acts only on the jobs reserved now, stops reserving once no job left could start now
+  (:func:`starts_now`) and keeps the reservations it made while the profile stands, undoing those after
+  the first job that entered among them (:class:`KeptReservations`).
 
 The answer is the plain profile's, start for start, float for float (Hypothesis tests against
 :class:`~torus_sim.policies.availability.AvailabilityProfile`; schedules of RICC and CTC prefixes).
