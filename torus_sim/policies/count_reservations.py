@@ -575,16 +575,16 @@ class _Blocks:
     def second_date(self) -> float:
         """The profile's second breakpoint, seconds (inf: it has only one)."""
         if self.length[0] > 1:
-            return float(self.dates[1])
+            return float(self.dates[self.slot[0] * self.block + 1])
         return float(self.dates[self.slot[1] * self.block]) if self.used > 1 else np.inf
 
     def first_free(self) -> int:
         """Nodes free on the profile's first step."""
-        return int(self.free[0] + self.offset[0])
+        return int(self.free[self.slot[0] * self.block] + self.offset[0])
 
     def start_now(self, now: float) -> None:
         """Move the first breakpoint to ``now`` (no breakpoint lies between it and now)."""
-        self.dates[0] = now
+        self.dates[self.slot[0] * self.block] = now
         if self.length[0] == 1:
             self.last_date[0] = now
 
@@ -922,7 +922,7 @@ class KeptReservations:
                     blocks.block, *blocks.arrays, blocks.used, kept_starts[first:], self._sizes[first:], self._durations[first:]
                 )
             due = kept_starts[:first] <= now
-            if blocks.free[blocks.slot[0] * blocks.block] + blocks.offset[0] != free_now - int(self._sizes[:first][due].sum()):
+            if blocks.first_free() != free_now - int(self._sizes[:first][due].sum()):
                 first = -1  # the profile does not hold what is free now
         if first < 0:
             self.recomputed += 1
