@@ -233,6 +233,12 @@ def float_texts(values: np.ndarray) -> list[str]:
     Whole numbers under 1e15 in magnitude (most times of a job table) are written as integers in one numpy
     call (their shortest text is the integer's: ``1460`` for 1460.0); -0.0, the rest and the infinities one
     by one.
+
+    Args:
+        values: float64 ``(n,)``, in any unit (written as they are).
+
+    Returns:
+        ``n`` strings, the text pandas' ``to_csv`` writes with ``float_format=shortest_float``.
     """
     with np.errstate(invalid="ignore"):
         whole = (np.abs(values) < 1e15) & (values == np.trunc(values)) & ~((values == 0) & np.signbit(values))

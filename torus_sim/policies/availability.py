@@ -291,6 +291,12 @@ class PartitionProfile:
             starts: the reservations' starts, seconds, at or after :attr:`now` (inf: took nothing).
             durations: their durations as reserved, seconds.
             wheres: their partition ids (None: took nothing).
+
+        Raises:
+            ValueError: the three lists differ in length.
+
+        References:
+            Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile); BGL-FAULT Appendix 9 (occupancies as bitmasks).
         """
         self._found.clear()
         ends = [window_end(start_at, duration) for start_at, duration in zip(starts, durations, strict=True)]

@@ -7,7 +7,9 @@ reservations of the jobs before it. So the last pass's profile, moved to now, st
 (and its reservations for the ones a fresh pass would make) when, since that pass:
 
 - the waiting jobs it reserved are still the first ones, in the same order, with the same predicted
-  durations (jobs that arrived since come after them);
+  durations (jobs that arrived since come after them), or some of them are: when a job entered among
+  them (R-LIST-Q's LPT order puts arrivals there), the reservations from there on are undone
+  (:meth:`~torus_sim.policies.availability.PartitionProfile.cancel`) and the pass reserves from there;
 - every job that ended did so at the end the profile released it at, every other still runs with the
   same end, and nothing else started: the running jobs are the kept ones whose end is still ahead;
 - the known repairs are the kept ones still ahead and the taken supernodes now are the profile's first
@@ -20,8 +22,10 @@ behind one that waits keeps its profile only when that job ends before every wai
 starts: a fresh pass reserves the waiting job with the running one in its profile, and the window
 searched (and the MFP heuristic's choice over it) is the same only if the two do not meet in time.
 Steps that a fresh profile would not have split change no search: a window from inside a step holds
-the window from the step's start. The compiled count profile keeps its reservations on a cluster
-(:class:`~torus_sim.policies.count_reservations.CountProfile`).
+the window from the step's start. The compiled count profiles keep their reservations on a cluster
+(:class:`~torus_sim.policies.count_reservations.CountProfile` for conservative backfilling,
+:class:`~torus_sim.policies.count_reservations.KeptReservations` for R-LIST-Q, which asks
+:func:`unchanged_since` as the keeper does).
 
 References:
     Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (conservative backfilling); RIGID §4.1 (R-LIST).
@@ -37,7 +41,7 @@ import numpy as np
 
 from torus_sim.policies.availability import PartitionProfile, window_end
 
-__all__ = ["KeptProfile", "ProfileKeeper", "due_positions"]
+__all__ = ["KeptProfile", "ProfileKeeper", "due_positions", "unchanged_since"]
 
 
 @dataclass
@@ -78,6 +82,25 @@ def due_positions(starts, now: float) -> list[int]:
         Positions in ``starts`` (found in C: a pass holds hundreds of reservations and starts a few).
     """
     return np.flatnonzero(np.asarray(starts, dtype=np.float64) <= now).tolist()
+
+
+def unchanged_since(now: float, running: dict, repairs: tuple, kept_running: dict, kept_repairs: tuple) -> bool:
+    """Whether the running jobs and the known repairs are those a kept profile holds, less what ended by now.
+
+    Args:
+        now: the pass's time, seconds.
+        running: job rank -> where the profile releases it, seconds, for every running job now.
+        repairs: the platform's known repairs now, ``(time, node or supernode)`` by time.
+        kept_running: the same, as the kept pass left them (its starts included).
+        kept_repairs: the known repairs then.
+
+    Returns:
+        True when every job that ended did so at its kept end, every other runs with the same end and
+        none else started, and the repairs are the kept ones still ahead (no failure, no repair moved).
+    """
+    return repairs == tuple(repair for repair in kept_repairs if repair[0] > now) and running == {
+        rank: end for rank, end in kept_running.items() if end > now
+    }
 
 
 def _same_first(jobs: list, waiting: list) -> int:
@@ -150,13 +173,10 @@ class ProfileKeeper:
         if remaining_of is not None and [remaining_of(view, job) for job in waiting[:same]] != kept.durations[:same]:
             return None  # a predictor changed its mind about a waiting job
         end_of = self._end_of
-        if {job.rank: end_of(view, job) for job in view.running.values()} != {
-            rank: end for rank, end in kept.running.items() if end > now
-        }:
-            return None  # a job ended off its end, was killed, or started elsewhere
         platform = view.platform
-        if tuple(platform.repairs_ahead()) != tuple(repair for repair in kept.repairs if repair[0] > now):
-            return None  # a failure, or a repair moved
+        running = {job.rank: end_of(view, job) for job in view.running.values()}
+        if not unchanged_since(now, running, tuple(platform.repairs_ahead()), kept.running, kept.repairs):
+            return None  # a job ended off its end, was killed or started elsewhere; a failure, or a repair moved
         profile = kept.profile
         profile.move_to(now)
         if same < len(waiting):  # a job entered the queue among them: the reservations from there on are undone

@@ -699,6 +699,9 @@ class StepArrays:
 
         The steps' flags there are set to 1 (maybe free) and every row's start floors dropped: they held
         only while the profile filled.
+
+        References:
+            Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile); BGL-FAULT Appendix 9 (occupancies as bitmasks).
         """
         _cancel(self.dates, self.words, self.flags, self.count, starts, ends, wheres, self._masks)
         self._stair_steps[:] = 0

@@ -19,7 +19,7 @@ import numpy as np
 from torus_sim.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile, window_end
 from torus_sim.policies.base import Policy, Start
-from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
+from torus_sim.policies.kept_profile import ProfileKeeper, due_positions, unchanged_since
 
 __all__ = [
     "PRIORITY_RULES",
@@ -187,9 +187,7 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
-        self._counts = (
-            None  # m = |Q| on a cluster: the compiled profile kept between passes (count_reservations.KeptReservations)
-        )
+        self._counts = None  # m = |Q| on a cluster: count_reservations.KeptReservations (numba: made at the first pass)
         self._counts_left = None  # (running job rank -> end, known repairs) after the last pass on counts
         self._keeper = ProfileKeeper(_attempt_end, None)  # m = |Q| on the torus: the profile, kept while it stands
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
@@ -264,9 +262,11 @@ class ListPolicy(PriorityPolicy):
 
         The same reservations as the profile in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`,
         start for start: :mod:`~torus_sim.policies.count_reservations`), on the running jobs' real ends
-        (the attempts' lengths are known here) and the down nodes' known repairs; a fresh profile at
-        every pass, whose jobs after the last one able to start now are not reserved
-        (:func:`~torus_sim.policies.count_reservations.starts_now`: the pass starts the same jobs).
+        (the attempts' lengths are known here) and the down nodes' known repairs; the jobs after the last
+        one able to start now are not reserved, and the profile is kept to the next pass while the
+        running jobs and repairs are those it holds (:func:`~torus_sim.policies.kept_profile.unchanged_since`;
+        :class:`~torus_sim.policies.count_reservations.KeptReservations`: the pass starts the jobs a fresh
+        one would).
 
         Returns:
             The starts of the jobs whose reservation is now, in priority order.
@@ -278,11 +278,7 @@ class ListPolicy(PriorityPolicy):
         running = {job.rank: job.end_event.time for job in view.running.values()}
         repairs = tuple(view.platform.repairs_ahead())
         left = self._counts_left  # (running ranks -> end, repairs) as the last pass left them
-        stands = (
-            left is not None
-            and repairs == tuple(repair for repair in left[1] if repair[0] > now)
-            and running == {rank: end for rank, end in left[0].items() if end > now}
-        )
+        stands = left is not None and unchanged_since(now, running, repairs, *left)
         queue = view.queue.jobs()
         size_of, runtime_of = self._size, self._runtime
         ranks = self._ranks(view, queue)
