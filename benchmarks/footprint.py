@@ -124,10 +124,16 @@ def _peak():  # the process's own high-water mark (VmHWM: its memory since exec,
         print("{_PEAK}", next(line.split()[1] for line in status if line.startswith("VmHWM")), file=sys.stderr)
 
 atexit.register(_peak)
-from torus_sim.cli import main
-sys.exit(main(sys.argv[1:]))
+try:
+    from torus_sim.cli import command
+except ImportError:  # a checkout from before the installed command had a function of its own
+    from torus_sim.cli import main
+
+    def command():
+        return main(sys.argv[1:])
+sys.exit(command())
 """
-"""``torus-sim`` (the package's ``main``) with its peak resident memory printed at exit. The child's ``ru_maxrss`` from
+"""``torus-sim`` (the installed command's function, ``command``) with its peak resident memory printed at exit. The child's ``ru_maxrss`` from
 ``os.wait4`` is not its own: Linux carries the forking parent's high-water mark over into the child (``fork``
 copies it, ``exec`` keeps the larger), so every run read at least this benchmark's own 159 MiB."""
 

@@ -1,4 +1,7 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -318,3 +321,26 @@ def test_a_whole_run_with_its_summary_and_jobs_csv_imports_no_pandas(tmp_path, a
     assert lines["code"] == "0" and lines["tables"] == "[]", done.stdout[-600:]
     written = (out / "jobs.csv").read_text().splitlines()
     assert written[0].startswith("job_id,user_id,size,") and len(written) == 401
+
+
+def test_the_installed_command_runs_main_then_freezes_the_objects_left_for_the_exit(tmp_path):
+    # torus-sim's entry point (pyproject's [project.scripts]) is command(): main's status, then gc.freeze() so the
+    # interpreter's last collections skip the objects left (~50 ms of the README's main job); main() leaves gc alone
+    import tomllib
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["torus-sim"] == "torus_sim.cli:command"
+    probe = (
+        "import gc, sys\n"
+        "from torus_sim.cli import command, main\n"
+        f"sys.argv = ['torus-sim', 'run', '--max-jobs', '40', '--no-progress', '--out', {str(tmp_path / 'a')!r}]\n"
+        "seen = [main(), gc.get_freeze_count()]\n"
+        f"sys.argv[-1] = {str(tmp_path / 'b')!r}\n"
+        "seen += [command(), gc.get_freeze_count() > 0]\n"
+        "sys.argv[-1] = '/proc/refused'\n"
+        "seen.append(command())\n"
+        "print('SEEN', *seen)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
+    assert done.stdout.splitlines()[-1] == "SEEN 0 0 0 True 2"
+    assert (tmp_path / "a" / "jobs.csv").read_bytes() == (tmp_path / "b" / "jobs.csv").read_bytes()

@@ -113,3 +113,30 @@ def test_scheduling_in_the_past_is_refused():
     simulator.run_next_event()
     with pytest.raises(ValueError, match="in the past"):
         simulator.schedule(_noop, 4.0, 1, [])
+
+
+def test_the_event_list_answers_as_mesas_with_events_in_and_out():
+    # the heap holds (time, priority, unique_id, event) entries; Mesa's own methods (run_until, peak_ahead,
+    # pop_event, is_empty, `in`) still see events, in (time, priority, id) order, cancelled ones skipped
+    log = _Log()
+    simulator = EngineSimulator()
+    simulator.setup(object())
+    note = partial(_Log.note, log)
+    late = simulator.schedule(note, 9.0, 1, [3])
+    mesa_event = simulator.schedule_event_absolute(note, 2.0, priority=_Level(5), function_args=[1])
+    first = simulator.schedule(note, 2.0, 4, [0])
+    dropped = simulator.schedule(note, 5.0, 1, [2])
+    dropped.cancel()
+    events = simulator.event_list
+    assert len(events) == 4 and not events.is_empty()
+    assert first in events and mesa_event in events and late in events
+    assert events.peak_ahead(3) == [first, mesa_event, late]  # time order, the cancelled one left out
+    simulator.run_until(6.0)  # Mesa's loop: pop_event, then the later event put back
+    assert log.calls == [0, 1] and simulator.time == 6.0
+    assert events.events() == [late]
+    simulator.run_next_event()
+    assert log.calls == [0, 1, 3] and events.is_empty()
+    with pytest.raises(IndexError):
+        events.pop_event()
+    with pytest.raises(IndexError):
+        events.peak_ahead()

@@ -333,6 +333,15 @@ def test_the_disjointness_bits_are_the_complement_of_the_pairwise_overlaps(bgl_t
     bits = table._disjoint_bits()
     assert bits.dtype == np.uint64 and np.array_equal(bits, expected)
     assert not bits.flags.writeable
+    # what the engine reads, made from the bitsets by dimension without the whole table: rows and columns
+    fresh = PartitionTable(Torus(dims))
+    some = every[:: max(1, len(every) // 50)]
+    assert np.array_equal(np.array([fresh.disjoint_row(int(p)) for p in some]), expected[some])
+    assert np.array_equal(fresh._disjoint_rows(some), expected[some])
+    for k in range(expected.shape[1]):
+        column = fresh._disjoint_column(k)
+        assert np.array_equal(column, expected[:, k]) and not column.flags.writeable
+    assert fresh._disjoint is None  # the whole table was never made for them
 
 
 def test_the_disjointness_bits_on_a_torus_with_mesh_dimensions():

@@ -56,10 +56,10 @@ def _pack_bits(flags: np.ndarray) -> np.ndarray:
     return np.packbits(flags, axis=-1, bitorder="little").view(np.uint64)
 
 
-def _members(partitions: list[Partition], torus: Torus) -> list[np.ndarray]:
-    """Each partition's supernodes, ascending (:meth:`Partition.supernodes` of each), computed one shape at a time.
+def _members(partitions: list[Partition], torus: Torus, width: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each partition's supernodes, ascending (:meth:`Partition.supernodes` of each), and as bool flags ``(P, width)``.
 
-    The partitions of one shape differ only in their base: the box's offsets are made once and added to
+    The flags (``width >= N``) have row p set at p's supernodes. The partitions of one shape differ only in their base: the box's offsets are made once and added to
     every base at once (the 4x4x8 torus's 9,633 partitions: 0.39 s one at a time, ~0.03 s by shape).
     """
     dims = np.array(torus.dims, dtype=np.int64)
@@ -67,6 +67,7 @@ def _members(partitions: list[Partition], torus: Torus) -> list[np.ndarray]:
     for pid, partition in enumerate(partitions):
         by_shape.setdefault(partition.shape, []).append(pid)
     members: list[np.ndarray | None] = [None] * len(partitions)
+    flags = np.zeros((len(partitions), width), dtype=bool)
     for shape, pids in by_shape.items():
         offsets = np.stack(np.meshgrid(*(np.arange(extent) for extent in shape), indexing="ij"), axis=-1).reshape(-1, len(shape))
         bases = np.array([partitions[pid].base for pid in pids], dtype=np.int64)
@@ -74,7 +75,8 @@ def _members(partitions: list[Partition], torus: Torus) -> list[np.ndarray]:
         indices = np.sort(np.ravel_multi_index(tuple(np.moveaxis(coordinates, -1, 0)), torus.dims), axis=1).astype(np.int64)
         for row, pid in enumerate(pids):
             members[pid] = indices[row]
-    return members
+        flags[np.array(pids)[:, None], indices] = True
+    return members, flags
 
 
 class PartitionTable:
@@ -108,10 +110,7 @@ class PartitionTable:
             partitions.extend(partitions_of_size(torus, size))
         self.partitions = partitions
         self.sizes = np.array([p.size for p in partitions], dtype=np.int64)
-        self.members = _members(partitions, torus)
-        member_flags = np.zeros((len(partitions), self.words * 64), dtype=bool)
-        for pid, members in enumerate(self.members):
-            member_flags[pid, members] = True
+        self.members, member_flags = _members(partitions, torus, self.words * 64)
         self.masks = self.pack(member_flags)
         self._mask_columns = [np.ascontiguousarray(self.masks[:, k]) for k in range(self.words)]
         self._size_range: dict[int, tuple[int, int]] = {}
@@ -128,7 +127,9 @@ class PartitionTable:
         self._free_flags_memo: dict[bytes, np.ndarray] = {}
         self._open_sizes_memo: dict[int, frozenset[int]] = {}
         self._disjoint: np.ndarray | None = None  # see _disjoint_bits
-        self._disjoint_cols: np.ndarray | None = None  # see _disjoint_columns
+        self._disjoint_cols: list[np.ndarray | None] = [None] * -(-len(partitions) // 64)  # see _disjoint_column
+        self._apart: list[tuple[np.ndarray, np.ndarray]] | None = None  # see _apart_by_axis
+        self._disjoint_row_memo: dict[int, np.ndarray] = {}  # see disjoint_row
         self._mfp_choice_memo: dict[tuple[bytes, bytes], int] = {}
         group_ends = np.r_[starts[1:], len(partitions)]
         self._group_end_of = np.repeat(group_ends, group_ends - starts).tolist()  # partition id -> end of its size's ids
@@ -392,10 +393,11 @@ class PartitionTable:
         buffer[:] = False
         buffer[others] = True
         wanted = np.packbits(buffer, bitorder="little").view(np.uint64)
-        columns = self._disjoint_columns()
+        columns = self._disjoint_cols
         found = np.zeros(len(ids), dtype=np.uint64)
         for k in np.flatnonzero(wanted).tolist():  # the words that hold one of ``others``: few, they are often of one size
-            found |= columns[k][ids] & wanted[k]
+            column = columns[k]
+            found |= (self._disjoint_column(k) if column is None else column)[ids] & wanted[k]
         return found != 0
 
     def mfp_after(self, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
@@ -434,7 +436,7 @@ class PartitionTable:
         """
         if not len(candidate_ids):
             return np.zeros(0, dtype=np.int64)
-        rows = self._free_bits(words) & self._disjoint_bits()[candidate_ids]
+        rows = self._free_bits(words) & self._disjoint_rows(candidate_ids)
         nonzero = rows != 0
         found = nonzero.any(axis=1)
         word_index = nonzero.argmax(axis=1)
@@ -506,9 +508,10 @@ class PartitionTable:
         References:
             BGL-FAULT §5.1 (MFP heuristic, Fig. 1).
         """
-        columns = self._disjoint_columns()
+        columns = self._disjoint_cols
         for k in np.flatnonzero(free).tolist():
-            column = columns[k][candidate_ids]
+            column = columns[k]
+            column = (self._disjoint_column(k) if column is None else column)[candidate_ids]
             column &= free[k]
             either = int(np.bitwise_or.reduce(column))
             if not either:
@@ -524,7 +527,8 @@ class PartitionTable:
                 if end < 64 * k + 64:
                     bits &= (1 << (end - 64 * k)) - 1
                 if bits:
-                    hit = (columns[k][candidate_ids[:first]] & np.uint64(bits)) != 0
+                    column = columns[k]
+                    hit = ((self._disjoint_column(k) if column is None else column)[candidate_ids[:first]] & np.uint64(bits)) != 0
                     if np.count_nonzero(hit):
                         first = int(np.argmax(hit))
                 k += 1
@@ -566,40 +570,61 @@ class PartitionTable:
         return self._free_bits(words)
 
     def disjoint_row(self, partition_id: int) -> np.ndarray:
-        """uint64 ``(ceil(P / 64),)``, a read-only view: bit q set where partition q shares no supernode with ``partition_id``.
+        """uint64 ``(ceil(P / 64),)``, read-only: bit q set where partition q shares no supernode with ``partition_id``.
 
         Args:
-            partition_id: a partition id, ``0 .. P - 1`` (builds the disjointness bitsets on first use, ~1 s).
+            partition_id: a partition id, ``0 .. P - 1`` (the row is made from the bitsets by dimension,
+                :meth:`_apart_by_axis`, and kept).
 
         Raises:
             IndexError: an id outside the table.
         """
-        return self._disjoint_bits()[partition_id]
+        row = self._disjoint_row_memo.get(partition_id)
+        if row is None:
+            row = self._disjoint_rows(np.array([partition_id]))[0]
+            row.setflags(write=False)
+            self._disjoint_row_memo[partition_id] = row
+        return row
 
-    def _disjoint_columns(self) -> np.ndarray:
-        """uint64 ``(ceil(P / 64), P)``: :meth:`_disjoint_bits` transposed, word k of every partition contiguous.
+    def _disjoint_column(self, k: int) -> np.ndarray:
+        """uint64 ``(P,)``: word k of every partition's disjointness bits (column k of :meth:`_disjoint_bits`).
 
-        Made on first use (another 11 MiB on the 4x4x8 torus: the rows serve :meth:`disjoint_row`).
+        Made on first use of word k from the bitsets by dimension (:meth:`_apart_by_axis`: three gathers of P
+        words on a 3-D torus, ~0.1 ms) and kept: a run asks for the few words that hold the large
+        partitions, not for the whole 11 MiB table of the 4x4x8 torus that the columns once were.
         """
-        if self._disjoint_cols is None:
-            self._disjoint_cols = np.ascontiguousarray(self._disjoint_bits().T)
-        return self._disjoint_cols
+        column = self._disjoint_cols[k]
+        if column is None:
+            column = None
+            for bits, which in self._apart_by_axis():
+                gathered = np.ascontiguousarray(bits[:, k])[which]
+                column = gathered if column is None else column | gathered
+            column.setflags(write=False)
+            self._disjoint_cols[k] = column
+        return column
 
-    def _disjoint_bits(self) -> np.ndarray:
-        """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share no supernode.
+    def _disjoint_rows(self, ids: np.ndarray) -> np.ndarray:
+        """uint64 ``(len(ids), ceil(P / 64))``: the rows of :meth:`_disjoint_bits` for these partition ids."""
+        rows = None
+        for bits, which in self._apart_by_axis():
+            gathered = bits[which[ids]]
+            rows = gathered if rows is None else rows | gathered
+        return rows
 
-        Built on first use from the boxes' product structure: two boxes are disjoint when their intervals
-        are disjoint along at least one dimension, so row p is the OR over the dimensions of the bitset
-        "partitions whose interval along d misses p's", one bitset per distinct interval of a dimension
-        (4, 13 and 57 of them on the 4x4x8 torus). 11 MiB on the 4x4x8 torus, ~0.03 s (the OR of the rows
-        of each supernode's holders it replaced took 0.1-0.3 s; the pairwise test of :meth:`overlaps`
-        0.42 s), with the same bits: tests/test_partitions.py. Padding bits are clear.
+    def _apart_by_axis(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per dimension d, ``(bits, which)``: the partitions whose interval along d misses each distinct interval.
+
+        ``which`` (int64 ``(P,)``) is each partition's interval along d (an index into the distinct intervals);
+        row u of ``bits`` (uint64 ``(U_d, ceil(P / 64))``) has bit q set when q's interval along d misses
+        interval u. Two boxes share no supernode when their intervals are disjoint along at least one dimension, so partition
+        p's disjointness row is the OR over d of ``bits[which[p]]`` (4, 13 and 57 distinct intervals on the
+        4x4x8 torus: 74 rows of 151 words instead of 9,633). Built on first use, ~5 ms.
         """
-        if self._disjoint is None:
+        if self._apart is None:
             count = len(self.partitions)
             bases = np.array([partition.base for partition in self.partitions], dtype=np.int64).reshape(count, -1)
             shapes = np.array([partition.shape for partition in self.partitions], dtype=np.int64).reshape(count, -1)
-            rows = np.zeros((count, -(-count // 64)), dtype=np.uint64)
+            by_axis = []
             for axis, extent in enumerate(self.torus.dims):
                 intervals, which = np.unique(bases[:, axis] * (extent + 1) + shapes[:, axis], return_inverse=True)
                 starts, lengths = np.divmod(intervals, extent + 1)
@@ -609,7 +634,19 @@ class PartitionTable:
                 covered[np.repeat(np.arange(len(intervals)), extent), cells.ravel()] = (offsets < lengths[:, None]).ravel()
                 apart = ~(covered[:, None, :] & covered[None, :, :]).any(axis=2)  # (U, U): intervals u and v share no coordinate
                 which = which.ravel()
-                rows |= _pack_bits(np.ascontiguousarray(apart[:, which]))[which]  # (U, P) bits, gathered per partition
-            self._disjoint = rows
-            self._disjoint.setflags(write=False)  # disjoint_row hands out views
+                by_axis.append((_pack_bits(np.ascontiguousarray(apart[:, which])), which))  # (U, P) bits
+            self._apart = by_axis
+        return self._apart
+
+    def _disjoint_bits(self) -> np.ndarray:
+        """uint64 ``(P, ceil(P / 64))``: row p has bit q set when partitions p and q share no supernode.
+
+        The whole table, from the boxes' product structure (:meth:`_apart_by_axis`): 11 MiB on the 4x4x8
+        torus, made only when asked (tests compare it with the pairwise test of :meth:`overlaps`); the
+        engine reads single rows (:meth:`disjoint_row`, :meth:`_disjoint_rows`) and columns
+        (:meth:`_disjoint_column`) made from the same bitsets. Padding bits are clear.
+        """
+        if self._disjoint is None:
+            self._disjoint = self._disjoint_rows(np.arange(len(self.partitions)))
+            self._disjoint.setflags(write=False)
         return self._disjoint

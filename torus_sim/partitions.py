@@ -21,6 +21,7 @@ The *maximal free partition* (MFP) is the largest free partition (BGL-FAULT §5.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
@@ -62,7 +63,7 @@ class Partition:
     @property
     def size(self) -> int:
         """Number of supernodes in the partition."""
-        return int(np.prod(self.shape))
+        return int(math.prod(self.shape))
 
     def supernodes(self, torus: Torus) -> np.ndarray:
         """Indices of the supernodes in the box, ascending.
@@ -122,10 +123,10 @@ def feasible_sizes(dims: Torus | tuple[int, ...]) -> tuple[int, ...]:
         with a list of block sizes, those of them that have a shape.
     """
     torus = _as_torus(dims)
-    products = np.array([1], dtype=np.int64)
+    products = {1}
     for dim in torus.dims:
-        products = np.unique(np.multiply.outer(products, np.arange(1, dim + 1, dtype=np.int64)))
-    sizes = tuple(int(s) for s in products)
+        products = {product * extent for product in products for extent in range(1, dim + 1)}
+    sizes = tuple(sorted(products))
     if torus.block_sizes is not None or torus.block_shapes is not None:
         sizes = tuple(s for s in sizes if shapes_of_size(torus, s))
     return sizes

@@ -120,7 +120,6 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
 
 def scenario_from(args):
     """The run's scenario: the file's (if any) with the options given on the command line on top."""
-    from torus_sim.experiments import load_experiment
     from torus_sim.scenario import Scenario
 
     given = {
@@ -130,6 +129,8 @@ def scenario_from(args):
     }
     if args.file is None:
         return Scenario.make("the command line", **given)
+    from torus_sim.experiments import load_experiment  # a file's run only: the sweep's imports are not a run's
+
     experiment = load_experiment(args.file)
     for name in [key for key in given if key.endswith("_params")]:  # --x-param adds to the file's table
         given[name] = {**experiment.base.get(name, {}), **given[name]}

@@ -3,7 +3,8 @@
 ``import mesa`` runs the package's ``__init__``, which imports every part of Mesa: the batch runner
 and the data collector (pandas, tqdm), the spaces (scipy.spatial, networkx) and the experimental
 modules. A run needs three of them: :class:`mesa.model.Model`, :class:`mesa.agent.Agent` and
-:class:`mesa.experimental.devs.DEVSimulator`, whose own imports are numpy and the standard library.
+:class:`mesa.experimental.devs.DEVSimulator` (with its ``EventList``), whose own imports are numpy and the
+standard library.
 Before the first job that was 128 MiB of imports for three modules (issue 61 §3).
 
 This module registers the ``mesa`` and ``mesa.experimental`` packages with their ``__init__`` not yet
@@ -13,18 +14,20 @@ package's ``__init__`` runs in the same module object, as ``import mesa`` would 
 a submodule (``import mesa.visualization``) works as always. If Mesa is already imported, nothing is
 done. Nothing here depends on Mesa's internals beyond its package layout (``mesa/agent.py``,
 ``mesa/model.py``, ``mesa/experimental/devs/``), which Mesa 3 documents as its public modules, and
-``mesa.mesa_logging.create_module_logger``: while ``mesa.model`` is imported, an unnamed logger is named
-after its caller's module from the calling frame (Mesa reads the whole stack's source for it), then
-Mesa's function is put back.
+``mesa.mesa_logging``'s two readers of the stack: while ``mesa.model`` is imported, an unnamed logger
+is named after its caller's module from the calling frame, and ``method_logger`` reads the outer frames
+without their source lines (Mesa reads the source of every frame of the stack for each), then Mesa's
+function and module are put back.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 
-__all__ = ["Agent", "DEVSimulator", "Model", "Priority", "SimulationEvent"]
+__all__ = ["Agent", "DEVSimulator", "EventList", "Model", "Priority", "SimulationEvent"]
 
 
 def _package_shell(name: str) -> None:
@@ -71,19 +74,44 @@ def _caller_module_logger(create):
     return create_module_logger
 
 
+class _SourcelessFrames:
+    """``inspect`` as ``mesa.mesa_logging`` reads it while ``mesa.model`` is imported, without reading source files.
+
+    ``method_logger`` (on ``Model.__init__``) names the decorated method's class from
+    ``inspect.getouterframes(inspect.currentframe())[1][3]``: the calling frame's function name, read
+    with the source lines of every frame of the import chain around it (another 10-20 ms of the
+    README's main job). Here the outer frames are tuples of frame, file, line and function, with no
+    source lines (``inspect.getouterframes`` with ``context=0`` would still look up each frame's
+    module); every other name is ``inspect``'s.
+    """
+
+    def __getattr__(self, name: str):
+        return getattr(inspect, name)
+
+    @staticmethod
+    def getouterframes(frame, context: int = 1) -> list[tuple]:
+        frames = []
+        while frame is not None:
+            code = frame.f_code
+            frames.append((frame, code.co_filename, frame.f_lineno, code.co_name, None, None))
+            frame = frame.f_back
+        return frames
+
+
 _package_shell("mesa")
 _package_shell("mesa.experimental")
 
 from mesa.agent import Agent  # noqa: E402  (after the shells: these import no other part of Mesa)
 from mesa.experimental.devs import DEVSimulator, Priority, SimulationEvent  # noqa: E402
+from mesa.experimental.devs.eventlist import EventList  # noqa: E402
 
 if "mesa.model" not in sys.modules:  # mesa.model names its logger at import: from its frame, not from the stack
     _logging = importlib.import_module("mesa.mesa_logging")  # not `from mesa import`: the shell's attribute runs Mesa's __init__
-    _create = _logging.create_module_logger
-    _logging.create_module_logger = _caller_module_logger(_create)
+    _create, _inspect = _logging.create_module_logger, _logging.inspect
+    _logging.create_module_logger, _logging.inspect = _caller_module_logger(_create), _SourcelessFrames()
     try:
         from mesa.model import Model
     finally:
-        _logging.create_module_logger = _create
+        _logging.create_module_logger, _logging.inspect = _create, _inspect
 else:
     from mesa.model import Model

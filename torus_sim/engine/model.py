@@ -541,7 +541,7 @@ class SchedulingModel(mesa_core.Model):
         if self.completed < total:
             raise SimulationError(f"events ran out with {total - self.completed} jobs unfinished")
         self._sync_counters()
-        self.counters["events_after_last_job"] = sum(1 for event in events._events if not event.CANCELED)
+        self.counters["events_after_last_job"] = sum(1 for event in events.events() if not event.CANCELED)
         accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
         if accounted != self.counters["events_scheduled"]:
             raise SimulationError(f"{self.counters['events_scheduled'] - accounted} scheduled events never ran")
@@ -550,17 +550,21 @@ class SchedulingModel(mesa_core.Model):
         return self.record()
 
     def _run_with_progress(self, chunk: int = 5000) -> None:
-        """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run)."""
+        """Run events in chunks, updating a tqdm bar between them (the plain loop finishes the run).
+
+        Nothing is run here when the bar is off (standard error is not a terminal: tqdm's ``disable=None``).
+        """
         from torus_sim.progress_bars import progress_bar
 
         run_next_event = self.simulator.run_next_event
+        events, passes, total = self.simulator.event_list, self.passes, len(self.run_jobs)
         began, done = time.perf_counter(), 0
-        with progress_bar(
-            total=len(self.run_jobs), unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True
-        ) as bar:
-            while self._unfinished():
+        with progress_bar(total=total, unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
+            if bar.disable:
+                return
+            while (self.completed < total or passes.pending) and len(events) > 0:
                 for _ in range(chunk):
-                    if not self._unfinished():
+                    if not ((self.completed < total or passes.pending) and len(events) > 0):
                         break
                     run_next_event()
                     done += 1
@@ -606,10 +610,10 @@ class SchedulingModel(mesa_core.Model):
         Mesa 3.3's event list is a heapq list; its ``peak_ahead`` walks the list in heap order,
         which is not time order past a cancelled head, so the head is cleaned here.
         """
-        heap = self.simulator.event_list._events
-        while heap and heap[0].CANCELED:
+        heap = self.simulator.event_list._events  # (time, priority, unique_id, event) entries
+        while heap and heap[0][3].CANCELED:
             heapq.heappop(heap)
-        return heap[0].time if heap else math.inf
+        return heap[0][0] if heap else math.inf
 
     def step_event(self) -> bool:
         """Run the next event, unless the run is over.

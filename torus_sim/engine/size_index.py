@@ -58,7 +58,10 @@ class MinTree:
         index >>= 1
         while index:
             left, right = tree[2 * index], tree[2 * index + 1]
-            tree[index] = left if left <= right else right
+            least = left if left <= right else right
+            if tree[index] == least:  # unchanged here: unchanged above (each node is its children's minimum)
+                break
+            tree[index] = least
             index >>= 1
 
     def first_at_most(self, start: int, bound: float) -> int:
@@ -128,7 +131,7 @@ class SizeIndex:
         self._slot = np.empty(len(sizes), dtype=np.int64)  # rank -> slot among its size's jobs
         self._jobs: dict[int, dict[int, object]] = {}  # size -> slot -> the waiting job there
         self._trees: dict[int, MinTree] = {}
-        for size in np.unique(sizes).tolist():
+        for size in sorted(set(sizes.tolist())):  # not np.unique: it imports numpy.ma at a run's start
             members = fcfs[ordered_sizes == size]
             self._slot[members] = np.arange(len(members))
             self._jobs[size] = {}

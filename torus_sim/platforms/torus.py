@@ -100,6 +100,7 @@ class TorusPlatform:
         self.down_until = np.full(torus.size, -np.inf)
         self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
         self._busy_bits = self._down_bits = self._spare_bits = 0  # the same three sets as ints, bit i = supernode i
+        self._holder: dict[int, int] = {}  # partition id -> the job on it (job_at of its supernodes)
         self._changed(downtimes=True)
 
     def _changed(self, downtimes: bool = False) -> None:
@@ -288,6 +289,7 @@ class TorusPlatform:
         members = self.table.members[partition_id]
         self.job_at[members] = job_id
         self.partition_at[members] = partition_id
+        self._holder[partition_id] = job_id
         self._busy_bits |= mask
         self._changed()
 
@@ -299,9 +301,10 @@ class TorusPlatform:
         """
         if self.guard is not None:
             self.guard.check_engine_write("the platform")
-        members = self.table.members[partition_id]
-        if np.count_nonzero(self.job_at[members] != job_id):
+        if self._holder.get(partition_id) != job_id:  # the job_at of its supernodes, kept by allocate and release
             raise SimulationError(f"partition {self.partition(partition_id)} is not held by job {job_id}")
+        del self._holder[partition_id]
+        members = self.table.members[partition_id]
         self.job_at[members] = NO_JOB
         self.partition_at[members] = -1
         self._busy_bits &= ~self.table.mask_ints[partition_id]
