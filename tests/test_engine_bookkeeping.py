@@ -32,14 +32,18 @@ from torus_sim.workload.sources import BUNDLED_NASA_LOG
     steps=st.lists(st.tuples(st.integers(0, 39), st.integers(-5, 9), st.integers(-2, 41)), max_size=60),
 )
 def test_rank_sums_equal_brute_force_sums_above_a_rank(count, steps):
+    # the answer for the rank asked last is kept and moved by each add: asked again after adds below, at and above it
     sums = RankSums(count)
     amounts = [0] * count
+    previous = -2
     for rank, amount, query in steps:
         rank %= count
         sums.add(rank, amount)
         amounts[rank] += amount
+        assert sums.above(previous) == sum(amounts[max(previous + 1, 0) :])
         assert sums.above(query) == sum(amounts[max(query + 1, 0) :])
         assert sums.total == sum(amounts)
+        previous = query if rank % 2 else previous
 
 
 def _nasa_model(**fields) -> SchedulingModel:

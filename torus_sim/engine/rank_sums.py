@@ -30,18 +30,22 @@ class RankSums:
         IndexError: from :meth:`add` with a rank outside 0 .. count-1.
     """
 
-    __slots__ = ("_size", "_tree", "total")
+    __slots__ = ("_asked", "_asked_sum", "_size", "_tree", "total")
 
     def __init__(self, count: int) -> None:
         self._size = int(count)
         self._tree: dict[int, int] = {}  # node -> its non-zero sum (a node back at 0 is removed)
         self.total = 0
+        self._asked = -2  # the rank :meth:`above` was last asked about (a pass asks of its head, again and again)
+        self._asked_sum = 0  # its answer, kept up to date by :meth:`add`
 
     def add(self, rank: int, amount: int) -> None:
         """Add ``amount`` (negative to take away) at ``rank``."""
         if not 0 <= rank < self._size:
             raise IndexError(f"rank {rank} outside 0..{self._size - 1}")
         self.total += amount
+        if rank > self._asked:
+            self._asked_sum += amount
         tree, size = self._tree, self._size
         index = rank + 1
         while index <= size:
@@ -56,6 +60,8 @@ class RankSums:
         """The sum of the amounts at ranks greater than ``rank`` (any integer)."""
         if rank < 0:
             return self.total
+        if rank == self._asked:
+            return self._asked_sum
         tree = self._tree
         index = min(rank + 1, self._size)
         below = 0
@@ -63,4 +69,5 @@ class RankSums:
         while index > 0:
             below += get(index, 0)
             index -= index & -index
-        return self.total - below
+        self._asked, self._asked_sum = rank, self.total - below
+        return self._asked_sum

@@ -113,12 +113,14 @@ class RunningEnds:
     now; ``walltime_end`` is the end at the walltime for an entry keyed by a prediction, else None.
     """
 
-    __slots__ = ("_columns", "_entries", "_order")
+    __slots__ = ("_columns", "_entries", "_order", "_shadow_key", "_shadow")
 
     def __init__(self) -> None:
         self._order = SortedList()
         self._entries: dict[int, tuple] = {}
         self._columns: ReleaseColumns | None = None
+        self._shadow_key: tuple | None = None  # count_shadow's last question and answer, while the order stands
+        self._shadow: tuple[float, int] = (math.inf, 0)
 
     def __len__(self) -> int:
         return len(self._order)
@@ -139,6 +141,7 @@ class RunningEnds:
             entry = (by_walltime, job.rank, job, None)
         self._entries[job.job_id] = entry
         self._order.add(entry)
+        self._shadow_key = None
         if self._columns is not None:
             self._columns.add(entry[0], job.allocated_size)
 
@@ -147,6 +150,7 @@ class RunningEnds:
         entry = self._entries.pop(job.job_id, None)
         if entry is not None:
             self._order.remove(entry)
+            self._shadow_key = None
             if self._columns is not None:
                 self._columns.remove(entry[0], job.allocated_size)
 
@@ -155,6 +159,7 @@ class RunningEnds:
         order = self._order
         due = order.bisect_right((now, math.inf))  # entries keyed at or before now
         passed = [entry for entry in order.islice(0, due) if entry[3] is not None]
+        self._shadow_key = None
         columns = self._columns
         for entry in passed:  # a prediction that has run out: expected at the walltime from now on
             order.remove(entry)
@@ -184,6 +189,50 @@ class RunningEnds:
         if order and order[0][0] <= now:
             self._renew_due(now)
         return self._columns
+
+    def count_shadow(self, now: float, free: int, need: int, together: bool = True) -> tuple[float, int]:
+        """EASY's shadow time on node counts: releasing the running jobs in (predicted end, rank) order from ``free``.
+
+        The answer :meth:`~torus_sim.engine.view.SchedulingView.shadow` gives on a cluster that keeps counts,
+        by the same arithmetic on the same order (:meth:`releases`). While no entry is due (every predicted
+        end lies after ``now``) the answer does not depend on ``now``, and the last one is kept until a job
+        starts or stops: a pass that finds the same running jobs, free count and head (an arrival while the
+        machine is full, a third of CTC-SP2's passes in CQSim's order) reads it.
+
+        Args:
+            now: the pass's time, seconds (as for :meth:`releases`).
+            free: nodes free now; the caller has found that ``need`` does not fit in them.
+            need: the blocked job's nodes.
+            together: release every job ending at the shadow instant (the textbook rule); False stops at
+                the job that makes room (PV-EASY's count).
+
+        Returns:
+            ``(shadow time in seconds or inf, nodes free then)``.
+
+        References:
+            Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
+        """
+        order = self._order
+        if order and order[0][0] <= now:  # due entries end "now": the answer depends on now
+            return self._count_shadow(self.releases(now), free, need, together)
+        key = (free, need, together)
+        if key != self._shadow_key:
+            self._shadow = self._count_shadow(((entry[0], entry[2]) for entry in order), free, need, together)
+            self._shadow_key = key
+        return self._shadow
+
+    @staticmethod
+    def _count_shadow(releases, free: int, need: int, together: bool) -> tuple[float, int]:
+        shadow_at = None
+        for end_at, job in releases:
+            if shadow_at is not None and end_at != shadow_at:
+                break  # together: every job of the shadow instant is released
+            free += job.allocated_size
+            if shadow_at is None and need <= free:
+                shadow_at = end_at
+                if not together:
+                    break
+        return (math.inf if shadow_at is None else shadow_at), free
 
     def releases(self, now: float) -> Iterator[tuple[float, Job]]:
         """``(predicted end, job)`` of every running job, in (predicted end, rank) order, ends clipped to ``now``.

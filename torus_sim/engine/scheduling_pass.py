@@ -234,16 +234,10 @@ class SchedulingPass:
             )
         if not model.record_enabled:
             return
-        row = {
-            "time": model.now,
-            "free": platform.free_count(),
-            "queued_demand": model.scheduler.queued_demand(),
-            "running_jobs": len(model.running_jobs),
-            "queued_jobs": len(queue),
-        }
+        row = (model.now, platform.free_count(), model.scheduler.queued_demand(), len(model.running_jobs), len(queue))
         if model.record_fairness:
-            self._fairness_columns(row, queue.head, self._head, self._promise)
-        model.recorder.pass_ended(row)
+            row += self._fairness_columns(queue.head, self._head, self._promise)
+        model.recorder.pass_ended(row)  # PASS_COLUMNS' order, then FAIRNESS_COLUMNS'
 
     def _stalls(self, head: Job) -> bool:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
@@ -370,34 +364,31 @@ class SchedulingPass:
                 return job.job_id, f"Repack: allocation of {new!r} nodes, the job occupies {job.allocated_size}"
         return None
 
-    def _fairness_columns(self, row: dict, head: Job | None, previous_head: Job | None, promised_at: float | None) -> None:
-        """Fill a pass row's :data:`FAIRNESS_COLUMNS` (PV-EASY §3.1-3.2, §4.1)."""
-        row["head_job"] = -1 if head is None else head.job_id
-        row["previous_head"] = -1 if previous_head is None else previous_head.job_id
-        row["previous_reservation_at"] = math.nan if promised_at is None else promised_at
+    def _fairness_columns(self, head: Job | None, previous_head: Job | None, promised_at: float | None) -> tuple:
+        """A pass row's :data:`FAIRNESS_COLUMNS`, in that order (PV-EASY §3.1-3.2, §4.1)."""
+        previous = -1 if previous_head is None else previous_head.job_id
+        promised = math.nan if promised_at is None else promised_at
         if head is None:
-            row["head_ready"] = row["head_ready_backfilled"] = row["head_ready_underestimated"] = False
-            row["head_passed"] = 0
-            return
+            return (-1, False, previous, promised, 0, False, False)
         model = self.model
         running, platform = model.running_jobs, model.platform
         rank = head.rank
         if model._running_ranks is not None:  # the same sum as below, from the tree
-            row["head_ready"] = platform.free + model._running_ranks.above(rank) >= head.partition_size
+            ready = platform.free + model._running_ranks.above(rank) >= head.partition_size
         else:
-            row["head_ready"] = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
+            ready = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         counting, nodes = self.passed.counting(head, running)  # only the jobs whose state changed are looked at
-        row["head_passed"] = len(counting)
         if platform.kind == "cluster":
-            row["head_ready_backfilled"] = platform.free + nodes >= head.partition_size
+            backfilled = platform.free + nodes >= head.partition_size
         else:
-            row["head_ready_backfilled"] = self._could_start_without(head, [job for job, _ in counting.values()])
-        if previous_head is head and promised_at is not None and row["head_ready_backfilled"]:
+            backfilled = self._could_start_without(head, [job for job, _ in counting.values()])
+        if previous_head is head and promised_at is not None and backfilled:
             last = self.passed.last
             under = (job for job, _ in counting.values() if last[job.job_id][1] <= promised_at)
-            row["head_ready_underestimated"] = self._could_start_without(head, under)
+            underestimated = self._could_start_without(head, under)
         else:
-            row["head_ready_underestimated"] = False
+            underestimated = False
+        return (head.job_id, ready, previous, promised, len(counting), backfilled, underestimated)
 
     def _head_fits(self, head: Job) -> bool:
         """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""

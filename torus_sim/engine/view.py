@@ -185,6 +185,10 @@ class SchedulingView:
             return now, occupancy
         repairs = self._model.platform.repairs_ahead()
         kept = self._model.running_ends() if releasing is None and not repairs else None
+        platform = self._model.platform
+        if kept is not None and above_rank is None and platform.kind == "cluster" and not platform.identities:
+            shadow_at, occupancy.free = kept.count_shadow(now, occupancy.free, need, together)  # counts: the same walk
+            return shadow_at, occupancy
         if kept is not None:
             shadow_at = None
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes

@@ -238,9 +238,9 @@ def start_from_columns(view, columns, head, free: int, short: np.ndarray, occupa
     References:
         Lifka (EASY); PV-EASY §3 (extra nodes), §4.3 steps 3-4; Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
     """
-    jobs = list(columns.jobs)  # the engine takes each started job out of the queue (and the columns)
-    sizes = columns.sizes.copy()
-    sizes[columns.index(head)] = free + 1  # never fits: the head is not a candidate
+    jobs = None  # copied at the first hit: the engine takes each started job out of the queue (and the columns)
+    sizes = columns.sizes  # the columns' view until then (most passes find nothing to start and copy nothing)
+    head_at = columns.index(head)  # never a candidate
     extra = occupancy.free - need if occupancy is not None else -1
     position = 0
     while True:
@@ -248,9 +248,14 @@ def start_from_columns(view, columns, head, free: int, short: np.ndarray, occupa
         fits = (window <= free) & short[position:]
         if occupancy is not None:
             fits |= window <= min(extra, free)
+        if head_at >= position:
+            fits[head_at - position] = False
         hits = np.flatnonzero(fits)
         if not len(hits):
             return
+        if jobs is None:  # before the first start changes the queue
+            jobs = list(columns.jobs)
+            sizes = sizes.copy()
         hits += position
         stale = 0
         for index, size, ends in zip(hits.tolist(), sizes[hits].tolist(), short[hits].tolist(), strict=True):
