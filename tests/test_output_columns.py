@@ -148,6 +148,8 @@ def test_numeric_pieces_are_written_without_pandas_as_pandas_writes_them(rows, p
         return buffer.getvalue()
 
     assert written(_Pieces(frame), piece) == written(frame, 10**6)
+    alone = frame[["bounded_slowdown"]]  # one column: an empty field alone on its line is quoted ("")
+    assert written(_Pieces(alone), piece) == written(alone, 10**6)
 
 
 @settings(max_examples=200, deadline=None)

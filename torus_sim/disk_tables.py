@@ -217,7 +217,7 @@ class GrowingTable:
         while start < count:
             room = self.limit - len(self._first) if self.limit > 0 else count - start
             piece = pending[start : start + room]
-            for values, column in zip(self.memory.values(), zip(*piece), strict=True):
+            for values, column in zip(self.memory.values(), zip(*piece, strict=True), strict=True):
                 values.extend(column)
             start += len(piece)
             if len(self._first) == self.limit:

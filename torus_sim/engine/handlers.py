@@ -255,26 +255,26 @@ class EventHandlers:
                 model._observe_end(job)
             if model.record_enabled:
                 model.recorder.job_completed(
-                    {
-                        "job_id": job.job_id,
-                        "user_id": job.user_id,
-                        "size": job.size,
-                        "partition_size": job.partition_size,
-                        "submitted_at": job.submitted_at,
-                        "first_started_at": job.first_started_at,
-                        "started_at": job.started_at,
-                        "finished_at": job.finished_at,
-                        "runtime": job.runtime,
-                        "walltime": job.walltime,
-                        "prediction": job.walltime if job.prediction is None else job.prediction,
-                        "attempts": job.attempts,
-                        "kills": job.kills,
-                        "preemptions": job.preemptions,
-                        "silent_errors": job.errors_detected,
-                        "lost_work": job.lost_work,
-                        "migrations": job.migrations,
-                        "time_sum": job.time_sum,
-                    },
+                    (  # JOB_COLUMNS' order
+                        job.job_id,
+                        job.user_id,
+                        job.size,
+                        job.partition_size,
+                        job.submitted_at,
+                        job.first_started_at,
+                        job.started_at,
+                        job.finished_at,
+                        job.runtime,
+                        job.walltime,
+                        job.walltime if job.prediction is None else job.prediction,
+                        job.attempts,
+                        job.kills,
+                        job.preemptions,
+                        job.errors_detected,
+                        job.lost_work,
+                        job.migrations,
+                        job.time_sum,
+                    )
                 )
             model.run_jobs.completed(job)  # its row is written: a streamed run lets it go
         if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):

@@ -384,23 +384,15 @@ class RunRecorder:
         """
         self.closed = True
 
-    def job_completed(self, row: dict) -> None:
-        """Add a completed job's row (:data:`JOB_COLUMNS`)."""
+    def job_completed(self, row: tuple | dict) -> None:
+        """Add a completed job's row: its values in :data:`JOB_COLUMNS` order (a tuple), or a dict by column."""
         self._add("jobs", row)
 
     def attempt_ended(self, job: Job, ended_at: float, outcome: str) -> None:
         """Add an attempt's row (:data:`ATTEMPT_COLUMNS`): ``outcome`` completed, silent_error, killed or preempted."""
         self._add(
             "attempts",
-            {
-                "job_id": job.job_id,
-                "attempt": job.attempts,
-                "started_at": job.started_at,
-                "ended_at": ended_at,
-                "nodes": job.allocated_size,
-                "outcome": outcome,
-                "resources": self._resources(job.allocation),
-            },
+            (job.job_id, job.attempts, job.started_at, ended_at, job.allocated_size, outcome, self._resources(job.allocation)),
         )
 
     def migrated(self, job: Job, old, new, at: float) -> None:
@@ -420,10 +412,14 @@ class RunRecorder:
         """Add a failure's row (:data:`FAILURE_COLUMNS`): the node, the job it killed (-1: none) and its repair time."""
         self._add("failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until})
 
-    def _add(self, table: str, row: dict) -> None:
+    def _add(self, table: str, row: dict | tuple) -> None:
+        """One row of ``table``: a tuple in the table's column order (the hot paths), or a dict by column."""
         if self.closed:
             raise SimulationError(f"a {table} row after the run's end: its record is closed")
-        self.tables[table].add(row)
+        if type(row) is tuple:
+            self.tables[table].add_row(row)
+        else:
+            self.tables[table].add(row)
 
     def pass_ended(self, values: tuple) -> None:
         """Add a pass's row: its values in :data:`PASS_COLUMNS` order, then :data:`FAIRNESS_COLUMNS`' when kept.
