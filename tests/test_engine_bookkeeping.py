@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,14 +27,18 @@ from torus_sim.workload.jobs import JobColumns, Workload
 from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
 
+@pytest.mark.parametrize("dense", [True, False])
 @settings(max_examples=200, deadline=None)
 @given(
     count=st.integers(1, 40),
     steps=st.lists(st.tuples(st.integers(0, 39), st.integers(-5, 9), st.integers(-2, 41)), max_size=60),
 )
-def test_rank_sums_equal_brute_force_sums_above_a_rank(count, steps):
-    # the answer for the rank asked last is kept and moved by each add: asked again after adds below, at and above it
+def test_rank_sums_equal_brute_force_sums_above_a_rank(dense, count, steps):
+    # the answer for the rank asked last is kept and moved by each add: asked again after adds below, at and above it;
+    # the tree as a list (up to DENSE_RANKS jobs) and as a dict of its non-zero nodes (beyond)
     sums = RankSums(count)
+    if not dense:
+        sums._dense, sums._tree = False, {}
     amounts = [0] * count
     previous = -2
     for rank, amount, query in steps:

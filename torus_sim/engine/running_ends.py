@@ -217,7 +217,17 @@ class RunningEnds:
             return self._count_shadow(self.releases(now), free, need, together)
         key = (free, need, together)
         if key != self._shadow_key:
-            self._shadow = self._count_shadow(((entry[0], entry[2]) for entry in order), free, need, together)
+            shadow_at = None
+            for entry in order:  # the loop of _count_shadow over the kept order as it is
+                end_at = entry[0]
+                if shadow_at is not None and end_at != shadow_at:
+                    break
+                free += entry[2].allocated_size
+                if shadow_at is None and need <= free:
+                    shadow_at = end_at
+                    if not together:
+                        break
+            self._shadow = (math.inf if shadow_at is None else shadow_at), free
             self._shadow_key = key
         return self._shadow
 

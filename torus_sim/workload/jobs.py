@@ -176,7 +176,10 @@ class JobColumns(Sequence):
             self._chunk = [self._snapshot.column(name, first, last).tolist() for name in self._FIELDS]
             self._chunk_first = first
         row = position - first
-        return Job(*(column[row] for column in self._chunk), position)
+        job_ids, submitted, runtimes, walltimes, sizes, partition_sizes, users = self._chunk  # _FIELDS' order
+        return Job(
+            job_ids[row], submitted[row], runtimes[row], walltimes[row], sizes[row], partition_sizes[row], users[row], position
+        )
 
     def build(self) -> list[Job]:
         """Every job, new and PENDING, with its rank (its row)."""
