@@ -9,6 +9,7 @@ against the jobs it stands for.
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -169,6 +170,7 @@ def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, 
         job = Job(rank + 1, 0.0, runtime=walltime + 1.0, walltime=walltime + 1.0, size=1, rank=len(jobs) - rank)
         job.state, job.resumed_at, job.attempt_overhead, job.progress_at_resume = JobState.RUNNING, resumed, overhead, done
         job.prediction = prediction
+        job.allocated_size = 1 + rank % 3
         kept.add(job)
         running.append(job)
     for index in sorted(dropped):
@@ -180,7 +182,41 @@ def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, 
             (end, job) for end, _, _, job in sorted((progress.predicted_end(job, now), 0, job.rank, job) for job in running)
         ]
         assert list(kept.releases(now)) == expected
+        for free, need, together in itertools.product((0, 2), (1, 3, 9, 40), (True, False)):
+            # EASY's shadow on counts (kept between passes while no job starts or stops): the walk of the sort's order
+            shadow_at, free_then = math.inf, free
+            for end, job in expected:
+                if shadow_at != math.inf and end != shadow_at:
+                    break
+                free_then += job.allocated_size
+                if shadow_at == math.inf and need <= free_then:
+                    shadow_at = end
+                    if not together:
+                        break
+            if need > free:  # the caller asks only when the job does not fit now
+                assert kept.count_shadow(now, free, need, together) == (shadow_at, free_then)
+                assert kept.count_shadow(now, free, need, together) == (shadow_at, free_then)  # asked again: the kept answer
     assert len(kept) == len(running)
+
+
+def test_the_kept_count_shadow_is_forgotten_when_a_job_starts_or_stops():
+    from torus_sim.engine.running_ends import RunningEnds
+    from torus_sim.job import JobState
+
+    kept, jobs = RunningEnds(), []
+    for rank, (walltime, nodes) in enumerate([(100.0, 4), (50.0, 2), (200.0, 8)]):
+        job = Job(rank + 1, 0.0, runtime=walltime, walltime=walltime, size=nodes, rank=rank)
+        job.state, job.resumed_at, job.allocated_size = JobState.RUNNING, 0.0, nodes
+        jobs.append(job)
+    kept.add(jobs[0])
+    kept.add(jobs[1])
+    assert kept.count_shadow(10.0, 1, 6) == (100.0, 7)  # 2 nodes at 50 s, 4 more at 100 s
+    kept.add(jobs[2])
+    assert kept.count_shadow(10.0, 1, 6) == (100.0, 7)
+    assert kept.count_shadow(10.0, 1, 9) == (200.0, 15)
+    kept.discard(jobs[0])
+    assert kept.count_shadow(10.0, 1, 6) == (200.0, 11)
+    assert kept.count_shadow(10.0, 1, 20) == (math.inf, 11)
 
 
 @settings(max_examples=100, deadline=None)

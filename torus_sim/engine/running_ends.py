@@ -214,30 +214,22 @@ class RunningEnds:
         """
         order = self._order
         if order and order[0][0] <= now:  # due entries end "now": the answer depends on now
-            return self._count_shadow(self.releases(now), free, need, together)
+            return self._count_shadow([(end_at, 0, job) for end_at, job in self.releases(now)], free, need, together)
         key = (free, need, together)
         if key != self._shadow_key:
-            shadow_at = None
-            for entry in order:  # the loop of _count_shadow over the kept order as it is
-                end_at = entry[0]
-                if shadow_at is not None and end_at != shadow_at:
-                    break
-                free += entry[2].allocated_size
-                if shadow_at is None and need <= free:
-                    shadow_at = end_at
-                    if not together:
-                        break
-            self._shadow = (math.inf if shadow_at is None else shadow_at), free
+            self._shadow = self._count_shadow(order, free, need, together)  # the kept entries as they are
             self._shadow_key = key
         return self._shadow
 
     @staticmethod
-    def _count_shadow(releases, free: int, need: int, together: bool) -> tuple[float, int]:
+    def _count_shadow(entries, free: int, need: int, together: bool) -> tuple[float, int]:
+        """The walk of :meth:`count_shadow` over entries ``(end, _, job, ...)`` in release order."""
         shadow_at = None
-        for end_at, job in releases:
+        for entry in entries:
+            end_at = entry[0]
             if shadow_at is not None and end_at != shadow_at:
                 break  # together: every job of the shadow instant is released
-            free += job.allocated_size
+            free += entry[2].allocated_size
             if shadow_at is None and need <= free:
                 shadow_at = end_at
                 if not together:
