@@ -5,8 +5,7 @@ failures), so the per-event cost of Mesa 3.3's ``SimulationEvent`` is a large sh
 its constructor checks the callback, wraps it in a weak reference and reads ``priority.value``, and
 its ``__lt__`` builds two tuples at every heap comparison (about log n per push and per pop).
 :class:`EngineEvent` is a ``SimulationEvent`` (same fields, same total order on time, priority and
-unique id, ids drawn from Mesa's own counter) that builds its sort key once and holds its callback
-directly: the model keeps every handler alive anyway (a ``functools.partial`` made at construction),
+unique id, ids drawn from Mesa's own counter) that holds its callback directly: the model keeps every handler alive anyway (a ``functools.partial`` made at construction),
 so nothing is gained by the weak reference there. :class:`EngineSimulator` schedules and runs these
 without Mesa's per-event time-unit check (the model only schedules float seconds) and in the same
 order as Mesa would: the event sequence of a run is unchanged (tests/test_events.py; the golden
@@ -70,21 +69,17 @@ class EngineEvent(SimulationEvent):
         self.priority = priority
         self._canceled = False
         self.fn = function
-        self.unique_id = unique_id = next(SimulationEvent._ids)
+        self.unique_id = next(SimulationEvent._ids)
         self.function_args = function_args
         self.function_kwargs = _NO_KWARGS
-        self._key = (time, priority, unique_id)
 
     def execute(self) -> None:
         """Call the handler unless the event was cancelled."""
         if not self._canceled:
             self.fn(*self.function_args)
 
-    def __lt__(self, other) -> bool:
-        try:
-            return self._key < other._key
-        except AttributeError:  # one of Mesa's own events
-            return self._key < (other.time, other.priority, other.unique_id)
+    def __lt__(self, other) -> bool:  # the heap compares its entries' keys, not the events (EngineEventList)
+        return (self.time, self.priority, self.unique_id) < (other.time, other.priority, other.unique_id)
 
 
 class EngineEventList(EventList):

@@ -171,6 +171,17 @@ class SchedulingView:
             Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §4.3 step 1;
             BGL-FAULT §5.1 (the reservation on the torus is a partition, not a count).
         """
+        model = self._model
+        platform = model.platform
+        if releasing is None and above_rank is None and not vacated and platform.kind == "cluster" and not platform.identities:
+            kept = model.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
+            if kept is not None:
+                occupancy = platform.snapshot()
+                now = model.simulator.time
+                if need <= occupancy.free:
+                    return now, occupancy
+                shadow_at, occupancy.free = kept.count_shadow(now, occupancy.free, need, together)
+                return shadow_at, occupancy
         occupancy = self.snapshot()
         held = None if above_rank is None else self.held_above(above_rank)
         if above_rank is not None:
@@ -185,7 +196,6 @@ class SchedulingView:
             return now, occupancy
         repairs = self._model.platform.repairs_ahead()
         kept = self._model.running_ends() if releasing is None and not repairs else None
-        platform = self._model.platform
         if kept is not None and above_rank is None and platform.kind == "cluster" and not platform.identities:
             shadow_at, occupancy.free = kept.count_shadow(now, occupancy.free, need, together)  # counts: the same walk
             return shadow_at, occupancy
