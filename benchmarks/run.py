@@ -70,6 +70,12 @@ Run from the repository root::
     1,000-job run, CTC-SP2 and SDSC-SP2 in CQSim's mode and RICC-2010-2; what a run has imported at its
     first job; whether a progress bar starts a second process (issue 61).
 
+17. CQSim side by side (:mod:`benchmarks.cqsim`, on its own: ``python -m benchmarks.cqsim --cqsim PATH``
+    with a checkout of SPEAR-UIC/CQSim prepared as ``../shared/peers/cqsim/README.md`` says, about 6
+    minutes): CTC-SP2 and SDSC-SP2 under EASY and conservative backfilling, CQSim's wall and torus-sim's in
+    CQSim's mode, the ratio (goal, issue 61: at most 0.10x) and whether CQSim's EASY schedules are the
+    peers' files.
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).

@@ -220,12 +220,13 @@ class SchedulingPass:
         self.open = False
         if self.returned:
             self.returned = []
-        if self.check_head and queue and self._head_fits(queue.head):
+        waiting = len(queue)
+        if self.check_head and waiting and self._head_fits(queue.head):
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {platform.free_count()} nodes free")
-        if queue and ((model.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
+        if waiting and ((model.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
             model.handlers.schedule_price_pass()
         holds = model.handlers.price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
-        if queue and not model.running_jobs and not holds and self._stalls(queue.head):
+        if waiting and not model.running_jobs and not holds and self._stalls(queue.head):
             head = queue.head
             raise self.policy_error(
                 head.job_id,
@@ -234,7 +235,7 @@ class SchedulingPass:
             )
         if not model.record_enabled:
             return
-        row = (model.now, platform.free_count(), model.scheduler.queued_demand(), len(model.running_jobs), len(queue))
+        row = (model.now, platform.free_count(), model.scheduler.queued_demand(), len(model.running_jobs), waiting)
         if model.record_fairness:
             row += self._fairness_columns(queue.head, self._head, self._promise)
         model.recorder.pass_ended(row)  # PASS_COLUMNS' order, then FAIRNESS_COLUMNS'
