@@ -20,7 +20,7 @@ References:
 from __future__ import annotations
 
 from enum import IntEnum
-from heapq import heappop, heappush, nsmallest
+from heapq import heappop, heappush
 
 from torus_sim.engine.mesa_core import DEVSimulator, EventList, SimulationEvent
 
@@ -102,7 +102,7 @@ class EngineEventList(EventList):
         """
         if self.is_empty():
             raise IndexError("event list is empty")
-        return [entry[3] for entry in nsmallest(len(self._events), self._events) if not entry[3].CANCELED][:n]
+        return [entry[3] for entry in sorted(self._events) if not entry[3].CANCELED][:n]
 
     def pop_event(self) -> SimulationEvent:
         """Remove and return the earliest live event (cancelled ones are dropped on the way).

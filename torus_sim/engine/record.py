@@ -384,8 +384,8 @@ class RunRecorder:
         """
         self.closed = True
 
-    def job_completed(self, row: tuple | dict) -> None:
-        """Add a completed job's row: its values in :data:`JOB_COLUMNS` order (a tuple), or a dict by column."""
+    def job_completed(self, row: tuple) -> None:
+        """Add a completed job's row: its values in :data:`JOB_COLUMNS` order."""
         self._add("jobs", row)
 
     def attempt_ended(self, job: Job, ended_at: float, outcome: str) -> None:
@@ -397,29 +397,17 @@ class RunRecorder:
 
     def migrated(self, job: Job, old, new, at: float) -> None:
         """Add a migration's row (:data:`MIGRATION_COLUMNS`): the job moved from allocation ``old`` to ``new`` at ``at``."""
-        self._add(
-            "migrations",
-            {
-                "job_id": job.job_id,
-                "attempt": job.attempts,
-                "time": at,
-                "from_resources": self._resources(old),
-                "to_resources": self._resources(new),
-            },
-        )
+        self._add("migrations", (job.job_id, job.attempts, at, self._resources(old), self._resources(new)))
 
     def failure(self, at: float, node: int, killed: int | None, until: float) -> None:
         """Add a failure's row (:data:`FAILURE_COLUMNS`): the node, the job it killed (-1: none) and its repair time."""
-        self._add("failures", {"time": at, "node": node, "killed_job": -1 if killed is None else killed, "down_until": until})
+        self._add("failures", (at, node, -1 if killed is None else killed, until))
 
-    def _add(self, table: str, row: dict | tuple) -> None:
-        """One row of ``table``: a tuple in the table's column order (the hot paths), or a dict by column."""
+    def _add(self, table: str, row: tuple) -> None:
+        """One row of ``table``: its values in the table's column order."""
         if self.closed:
             raise SimulationError(f"a {table} row after the run's end: its record is closed")
-        if type(row) is tuple:
-            self.tables[table].add_row(row)
-        else:
-            self.tables[table].add(row)
+        self.tables[table].add_row(row)
 
     def pass_ended(self, values: tuple) -> None:
         """Add a pass's row: its values in :data:`PASS_COLUMNS` order, then :data:`FAIRNESS_COLUMNS`' when kept.

@@ -173,10 +173,12 @@ class SchedulingView:
         """
         model = self._model
         platform = model.platform
-        if releasing is None and above_rank is None and not vacated and platform.kind == "cluster" and not platform.identities:
+        if releasing is None and above_rank is None and platform.kind == "cluster" and not platform.identities:
             kept = model.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
             if kept is not None:
                 occupancy = platform.snapshot()
+                for job in vacated:
+                    occupancy.vacate(job)
                 now = model.simulator.time
                 if need <= occupancy.free:
                     return now, occupancy
@@ -196,9 +198,6 @@ class SchedulingView:
             return now, occupancy
         repairs = self._model.platform.repairs_ahead()
         kept = self._model.running_ends() if releasing is None and not repairs else None
-        if kept is not None and above_rank is None and platform.kind == "cluster" and not platform.identities:
-            shadow_at, occupancy.free = kept.count_shadow(now, occupancy.free, need, together)  # counts: the same walk
-            return shadow_at, occupancy
         if kept is not None:
             shadow_at = None
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes

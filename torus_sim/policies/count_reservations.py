@@ -108,6 +108,28 @@ def _base_profile(block, now, free_now, release_ends, release_sizes, dates, free
 
 
 @numba.njit(cache=True)
+def _window_end(start_at, duration):
+    """:func:`~torus_sim.policies.availability.window_end` compiled: ``start_at + duration`` (seconds), at least the next float."""
+    end_at = start_at + duration
+    if end_at == start_at:  # a duration under the start's last digit still holds the nodes an instant
+        end_at = np.nextafter(start_at, np.inf)
+    return end_at
+
+
+@numba.njit(cache=True)
+def _first_reaching(last_date, low, used, at):
+    """The first block from ``low`` (below ``used``) whose last breakpoint is at or after ``at``; ``used`` when none."""
+    high = used
+    while low < high:
+        middle = (low + high) >> 1
+        if last_date[middle] < at:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@numba.njit(cache=True)
 def _fewest_until(block, dates, free, slot, length, offset, fewest, last_date, used, end_at):
     """The fewest free nodes over the steps that begin before ``end_at``, from the profile's first breakpoint."""
     low = _MANY
@@ -196,22 +218,14 @@ def _place_in_order(
                     job += 1
                 break
             start_at = dates[slot[cp] * block + ci]
-            end_at = start_at + duration
-            if end_at == start_at:  # a duration under the start's last digit still holds the nodes an instant (window_end)
-                end_at = np.nextafter(start_at, np.inf)
+            end_at = _window_end(start_at, duration)
             if need <= 0:  # no nodes: takes nothing, all start here
                 while job < last:
                     starts[job] = start_at
                     job += 1
                 break
             # the window: from the candidate to the first breakpoint at or after end_at; its last breakpoint (wp, wi)
-            low, high = cp, used
-            while low < high:
-                middle = (low + high) >> 1
-                if last_date[middle] < end_at:
-                    low = middle + 1
-                else:
-                    high = middle
+            low = _first_reaching(last_date, cp, used, end_at)
             if low == used:  # the window runs past the last breakpoint
                 split_end = True
                 wp = used - 1
@@ -390,10 +404,7 @@ def _watched(block, now, dates, free, slot, length, offset, used, sizes, duratio
     jobs = sizes.shape[0]
     reach = np.empty(jobs, dtype=np.float64)
     for j in range(jobs):
-        end_at = now + max(durations[j], MIN_DURATION)
-        if end_at == now:
-            end_at = np.nextafter(now, np.inf)
-        reach[j] = end_at
+        reach[j] = _window_end(now, max(durations[j], MIN_DURATION))
     floor = step_fewest[np.searchsorted(step_dates, reach) - 1]  # over the steps that begin before reach (now's first)
     alive = np.empty(jobs, dtype=np.int64)
     watched = 0
@@ -461,17 +472,8 @@ def _unreserve(block, dates, free, slot, length, offset, fewest, most, last_date
         need = sizes[job]
         if not start_at < np.inf or need <= 0:
             continue
-        end_at = start_at + max(durations[job], MIN_DURATION)
-        if end_at == start_at:
-            end_at = np.nextafter(start_at, np.inf)
-        low, high = 0, used  # the first block that reaches the start
-        while low < high:
-            middle = (low + high) >> 1
-            if last_date[middle] < start_at:
-                low = middle + 1
-            else:
-                high = middle
-        for p in range(low, used):
+        end_at = _window_end(start_at, max(durations[job], MIN_DURATION))
+        for p in range(_first_reaching(last_date, 0, used, start_at), used):
             base = slot[p] * block
             if dates[base] >= end_at:
                 break
