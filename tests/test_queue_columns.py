@@ -23,25 +23,29 @@ def _remaining(job: Job) -> float:
     st.lists(st.tuples(st.booleans(), st.integers(0, 10_000)), max_size=400),
     st.booleans(),
     st.sampled_from([2, 1024]),
-    st.sampled_from([(0, 0), (6, 3), (48, 16)]),
+    st.sampled_from([(0, 0), (6, 3), (48, 16), "always"]),
 )
 def test_the_columns_follow_the_queue_through_arrivals_starts_and_returns(rows, moves, burst, smallest, bounds):
     """Jobs enter (in a burst on an empty queue, one by one, or back in the middle after a start) and leave
     (the head or any other); after every move both column orders equal the plain lists they replace
     (buffers of 2 rows at first make them grow and re-centre often), and they are kept exactly while
-    the queue is long (made at the first bound, dropped below the second)."""
+    the queue is long (made at the first bound, dropped below the second), or at every length, the
+    empty queue included, when asked ``always`` (whatever the bounds)."""
     kept = queue_columns._SMALLEST, wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
-    queue_columns._SMALLEST, (wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW) = smallest, bounds
+    always = bounds == "always"
+    queue_columns._SMALLEST = smallest
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = (48, 16) if always else bounds
     try:
-        _replay(rows, moves, burst, *bounds)
+        _replay(rows, moves, burst, *((0, 0) if always else bounds), always=always)
     finally:
         queue_columns._SMALLEST, wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
 
 
-def _replay(rows, moves, burst, kept_from, dropped_below):
+def _replay(rows, moves, burst, kept_from, dropped_below, always=False):
     jobs = [Job(index + 1, submit, walltime, walltime, size, rank=index) for index, (submit, size, walltime) in enumerate(rows)]
     queue = WaitQueue(by_size=False)
-    queue.keep_columns(_remaining, shortest=True)
+    queue.keep_columns(_remaining, shortest=True, always=always)
+    assert (queue.columns is not None) == (kept_from == 0)  # made at once for an empty queue only when always
     waiting, out = [], list(jobs)
     if burst:
         queue.extend(out)
@@ -151,13 +155,42 @@ def test_conservative_on_node_ids_reads_the_queue_columns_and_keeps_its_schedule
         return plan(self, view, releases)
 
     monkeypatch.setattr(ConservativePolicy, "_plan_on_counts", watched)
-    monkeypatch.setattr(wait_queue, "COLUMNS_KEPT_FROM", 4)  # the columns from short queues on: most passes read them
-    monkeypatch.setattr(wait_queue, "COLUMNS_DROPPED_BELOW", 2)
-    with_columns = run(scenario)
-    assert sum(asked) > len(asked) / 2 and with_columns.summary["failures"] > 0  # node ids: the failures hit nodes
+    with_columns = run(scenario)  # conservative declares queue_columns = "always": every pass reads them
+    assert asked and all(asked) and with_columns.summary["failures"] > 0  # node ids: the failures hit nodes
     asked.clear()
     monkeypatch.setattr(ConservativePolicy, "queue_columns", None)  # the queue keeps none: each job asked per pass
     without = run(scenario)
     assert not any(asked)
     pd.testing.assert_frame_equal(with_columns.jobs, without.jobs)
     assert with_columns.summary == without.summary
+
+
+def test_a_policy_declaring_always_gets_the_columns_at_every_length_and_an_unknown_choice_is_refused():
+    """``queue_columns = "always"`` (conservative backfilling's): the engine keeps the columns from the empty queue on,
+    and never drops them; a value out of the documented ones is a sentence naming them."""
+    import pytest
+
+    from torus_sim.errors import ConfigurationError
+    from torus_sim.policies.base import Policy, check_declarations
+    from torus_sim.policies.easy import ConservativePolicy
+    from torus_sim.runner import Scenario, build_model
+
+    assert ConservativePolicy().queue_columns == "always"
+    check_declarations(ConservativePolicy())
+    model = build_model(Scenario(platform="cluster", nodes=128, max_jobs=300, policy="conservative", failures="none"))
+    assert model.queue.columns is not None and len(model.queue) == 0  # made for the empty queue
+    lengths = []
+    while model.step_event():
+        lengths.append(len(model.queue))
+        assert model.queue.columns is not None and model.queue.columns.jobs == model.queue.jobs()
+    assert 0 in lengths and max(lengths) > 0  # through empty and short queues (under the default 16 and 48 bounds)
+
+    class Sometimes(Policy):
+        name = "sometimes"
+        queue_columns = "sometimes"
+
+        def plan(self, view):
+            return ()
+
+    with pytest.raises(ConfigurationError, match=r"declares queue_columns = 'sometimes'; expected one of .*'always'"):
+        check_declarations(Sometimes())

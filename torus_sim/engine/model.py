@@ -335,7 +335,8 @@ class SchedulingModel(mesa_core.Model):
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
             self.queue.keep_size_index(self.run_jobs, remaining, policy.size_index)
         if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
-            self.queue.keep_columns(self.progress.predicted_remaining, shortest=policy.queue_columns == "shortest")
+            wanted = policy.queue_columns
+            self.queue.keep_columns(self.progress.predicted_remaining, wanted == "shortest", always=wanted == "always")
         # the running jobs in order of predicted end, kept between passes where that end is fixed for an
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
         # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)

@@ -48,7 +48,8 @@ class WaitQueue:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
         columns: the waiting jobs' sizes and predicted remaining times in queue order
             (:class:`~torus_sim.engine.queue_columns.JobColumns`), after :meth:`keep_columns` while the queue is
-            long (from :data:`COLUMNS_KEPT_FROM` jobs on, until it falls below :data:`COLUMNS_DROPPED_BELOW`); else None.
+            long (from :data:`COLUMNS_KEPT_FROM` jobs on, until it falls below :data:`COLUMNS_DROPPED_BELOW`;
+            from the first job on and never dropped when asked ``always``); else None.
         shortest: the same in order of (predicted remaining time, rank), SJF's candidate order; else None.
         size_index: each size's waiting jobs searchable by remaining time
             (:class:`~torus_sim.engine.size_index.SizeIndex`), once :meth:`keep_size_index` was called; else None.
@@ -68,6 +69,7 @@ class WaitQueue:
         self.columns: JobColumns | None = None
         self.shortest: JobColumns | None = None
         self._columns_wanted: tuple | None = None  # (remaining, shortest) once keep_columns was called
+        self._columns_from, self._columns_below = COLUMNS_KEPT_FROM, COLUMNS_DROPPED_BELOW  # (0, 0): always
         self.size_index: SizeIndex | None = None
         self.guard = None
 
@@ -92,24 +94,27 @@ class WaitQueue:
             raise SimulationError("the size index is kept from an empty queue on")
         self.size_index = SizeIndex(jobs, remaining, holds)
 
-    def keep_columns(self, remaining, shortest: bool = False) -> None:
+    def keep_columns(self, remaining, shortest: bool = False, always: bool = False) -> None:
         """Keep the waiting jobs as numpy columns from now on, while the queue is long (:mod:`torus_sim.engine.queue_columns`).
 
         The columns are made when the queue reaches :data:`COLUMNS_KEPT_FROM` jobs and dropped when it
         falls below :data:`COLUMNS_DROPPED_BELOW` (a short queue is scanned job by job for less than
-        the columns cost to keep up).
+        the columns cost to keep up), or, ``always``, made now and kept (a pass that reads every waiting
+        job's columns at every pass, as conservative backfilling's does, is quicker with them at any length).
 
         Args:
             remaining: ``job -> seconds``, the engine's predicted remaining time of a waiting job.
             shortest: also keep them in order of (predicted remaining time, rank) (EASY-SJBF's candidates).
+            always: keep them at every length of the queue, empty included.
         """
+        self._columns_from, self._columns_below = (0, 0) if always else (COLUMNS_KEPT_FROM, COLUMNS_DROPPED_BELOW)
         self._columns_wanted = (remaining, shortest)
         self._fit_columns()
 
     def _fit_columns(self) -> None:
         """Make or drop the columns as the queue's length asks (see :meth:`keep_columns`)."""
         if self.columns is None:
-            if self._count < COLUMNS_KEPT_FROM:
+            if self._count < self._columns_from:
                 return
             remaining, shortest = self._columns_wanted
             jobs = list(self._sorted)
@@ -119,7 +124,7 @@ class WaitQueue:
             if shortest:
                 self.shortest = JobColumns(remaining, key=_shortest_key)
                 self.shortest.fill(jobs, keys)
-        elif self._count < COLUMNS_DROPPED_BELOW:
+        elif self._count < self._columns_below:
             self.columns = self.shortest = None
 
     def __len__(self) -> int:
@@ -166,7 +171,7 @@ class WaitQueue:
             self.columns.insert(job, entry)
             if self.shortest is not None:
                 self.shortest.insert(job)
-        elif self._columns_wanted is not None and self._count >= COLUMNS_KEPT_FROM:
+        elif self._columns_wanted is not None and self._count >= self._columns_from:
             self._fit_columns()
         if self.size_index is not None:
             self.size_index.enter(job)
@@ -232,7 +237,7 @@ class WaitQueue:
         if job is self._head:
             self._head = self._sorted[0] if self._count else None
         if self.columns is not None:
-            if self._count < COLUMNS_DROPPED_BELOW:
+            if self._count < self._columns_below:
                 self.columns = self.shortest = None
             else:
                 self.columns.remove(job, entry)

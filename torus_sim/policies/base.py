@@ -89,9 +89,10 @@ class Policy:
         needs_node_identities: its placement tells nodes apart (fault-aware placement on a cluster).
         queue_by_size: the wait queue keeps per-size lists (:meth:`~torus_sim.engine.wait_queue.WaitQueue.of_size`).
         queue_columns: the wait queue keeps numpy columns of sizes and predicted remaining times
-            (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_columns`): ``"queue"`` in queue order,
-            ``"shortest"`` also in SJF order; None: none (conservative backfilling's pass reads them on every
-            platform; the count cluster's passes of EASY and PV-EASY too, which check the platform).
+            (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_columns`): ``"queue"`` in queue order while the
+            queue is long, ``"shortest"`` also in SJF order, ``"always"`` in queue order at every length (a pass
+            that reads every waiting job at every pass: conservative backfilling's, on every platform); None:
+            none (the count cluster's passes of EASY and PV-EASY read them too, and check the platform).
         size_index: on the torus, the wait queue keeps each size's jobs searchable by remaining time
             (:meth:`~torus_sim.engine.wait_queue.WaitQueue.keep_size_index`): ``"walltime"`` or
             ``"predicted"`` (the run's predictions); None: none. Only with the default (FCFS) queue key.
@@ -203,7 +204,7 @@ _DECLARED_FLAGS = (
     "passes_at_price_changes",
     "passes_at_own_times",
 )
-_DECLARED_CHOICES = {"queue_columns": (None, "queue", "shortest"), "size_index": (None, "walltime", "predicted")}
+_DECLARED_CHOICES = {"queue_columns": (None, "queue", "shortest", "always"), "size_index": (None, "walltime", "predicted")}
 
 
 def check_declarations(policy) -> None:

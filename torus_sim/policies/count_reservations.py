@@ -524,8 +524,66 @@ def _reserve_in_order(
     )  # fmt: skip
 
 
-_UNWATCHED = (np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), -1)
-"""``_place_in_order``'s last arguments when it places every job."""
+@numba.njit(cache=True)
+def _conservative_pass(
+    block, now, free_now, release_ends, release_sizes, sizes, durations, fresh, starts, starting,
+    dates, free, slot, length, offset, fewest, most, last_date, used,
+):  # fmt: skip
+    """:meth:`CountProfile.plan`'s pass: the reservations of ``jobs[fresh:]`` on the kept profile, or of every job afresh.
+
+    With ``fresh`` >= 0 the caller found the last pass's jobs still first in the queue and nothing but
+    arrivals since; the profile is kept if, besides, no release is due (``release_ends[0] <= now``), no
+    breakpoint lies between the last pass and now and the first step's free count is ``free_now``:
+    then its first breakpoint moves to now and only ``jobs[fresh:]`` are placed. Otherwise (or with
+    ``fresh`` = -1) the profile is built from the releases and every job is placed.
+
+    ``starts`` (float64, the queue's length) gets the reservations placed (seconds; those before the
+    first placed job are left as they are: kept, and after now); ``starting`` (int64, room for the
+    queue) the positions, ascending, of the jobs whose reservation is now.
+
+    Returns:
+        ``(used, kept, starters, first, last)``: the blocks used, whether the profile was kept, how many
+        positions ``starting`` holds, and the positions of the first and last job left waiting (-1: none).
+    """
+    jobs = sizes.shape[0]
+    due = release_ends.shape[0] > 0 and release_ends[0] <= now
+    kept = False
+    if fresh >= 0 and not due and used > 0 and free[slot[0] * block] + offset[0] == free_now:
+        if length[0] > 1:
+            second = dates[slot[0] * block + 1]
+        elif used > 1:
+            second = dates[slot[1] * block]
+        else:
+            second = np.inf
+        kept = second > now
+    if kept:
+        dates[slot[0] * block] = now
+        if length[0] == 1:
+            last_date[0] = now
+        if jobs > fresh:
+            used = _place_in_order(
+                block, dates, free, slot, length, offset, fewest, most, last_date, used, sizes[fresh:],
+                durations[fresh:], starts[fresh:], np.empty(0, dtype=np.float64), np.empty(0, dtype=np.int64),
+                np.empty(0, dtype=np.int64), -1,
+            )  # fmt: skip
+    else:
+        fresh = 0
+        used = _reserve_in_order(
+            block, now, free_now, release_ends, release_sizes, sizes, durations, starts, dates, free, slot, length,
+            offset, fewest, most, last_date, False,
+        )  # fmt: skip
+    starters = 0
+    first = 0 if fresh > 0 else -1  # the kept jobs wait: their reservations are breakpoints after now
+    last = fresh - 1
+    for job in range(fresh, jobs):
+        if starts[job] <= now:
+            starting[starters] = job
+            starters += 1
+        else:
+            if first < 0:
+                first = job
+            last = job
+    return used, kept, starters, first, last
 
 
 class _Blocks:
@@ -731,7 +789,9 @@ class CountProfile:
         "_first",
         "_head_at",
         "_last",
+        "_room",
         "_rows",
+        "_starting",
         "_valid",
         "_waiting",
         "kept",
@@ -757,20 +817,9 @@ class CountProfile:
         self._waiting = 0  # jobs left waiting by the last pass: the queue's first ones
         self._first = self._last = None  # the first and last of them
         self._head_at = np.inf  # the first one's reservation, seconds
+        self._room = 0  # the breakpoints and jobs the arrays hold room for
+        self._starting = np.empty(0, dtype=np.int64)  # the kernel's positions of the jobs that start now
         self.recomputed = self.kept = 0
-
-    def _keeps(self, now: float, free_now: int, releases, jobs: list) -> bool:
-        """Whether the last pass's profile and reservations stand now (see the class docstring)."""
-        if not self._valid or releases.changes < 0 or releases.changes != self._changes:
-            return False  # changes < 0: columns built for one pass, nothing says what changed since
-        ends = releases.ends
-        if len(ends) and ends[0] <= now:
-            return False
-        waiting = self._waiting
-        if waiting and (len(jobs) < waiting or jobs[0] is not self._first or jobs[waiting - 1] is not self._last):
-            return False
-        # no breakpoint between the last pass and now; the free count on the first step is now's
-        return self._blocks.second_date() > now and self._blocks.first_free() == free_now
 
     def plan(
         self, now: float, free_now: int, releases, jobs: list, sizes: np.ndarray, durations: np.ndarray
@@ -796,58 +845,44 @@ class CountProfile:
         """
         count = len(jobs)
         blocks = self._blocks
-        if self._keeps(now, free_now, releases, jobs):
+        fresh = -1  # the profile may stand only if nothing but arrivals happened (the kernel checks the rest)
+        waiting = self._waiting
+        if self._valid and releases.changes == self._changes and releases.changes >= 0:
+            if not waiting or (count >= waiting and jobs[0] is self._first and jobs[waiting - 1] is self._last):
+                fresh = waiting
+        rows = len(releases) + count + 1  # room for either way: every breakpoint afresh, or the kept ones and the arrivals
+        if fresh >= 0 and self._rows + count - fresh > rows:
+            rows = self._rows + count - fresh
+        if rows > self._room:
+            blocks.room(rows)
+            self._room = rows
+            self._starting = np.empty(rows, dtype=np.int64)
+        starts = np.empty(count, dtype=np.float64)
+        blocks.used, kept, starters, first, last = _conservative_pass(
+            blocks.block, float(now), int(free_now), releases.ends, releases.sizes, sizes, durations, fresh, starts,
+            self._starting, *blocks.arrays, blocks.used,
+        )  # fmt: skip
+        if kept:
             self.kept += 1
-            fresh = self._waiting  # the arrivals: jobs[fresh:]
-            blocks.start_now(now)
             self._rows += count - fresh
-            blocks.room(self._rows)
-            starts = np.empty(count - fresh, dtype=np.float64)
-            if count > fresh:
-                blocks.used = _place_in_order(
-                    blocks.block, *blocks.arrays, blocks.used, sizes[fresh:], durations[fresh:], starts, *_UNWATCHED
-                )
         else:
             self.recomputed += 1
             fresh = 0
-            blocks.used = 0
             self._rows = len(releases) + count + 1
-            blocks.room(self._rows)
-            starts = np.empty(count, dtype=np.float64)
-            blocks.used = _reserve_in_order(
-                blocks.block,
-                float(now),
-                int(free_now),
-                releases.ends,
-                releases.sizes,
-                sizes,
-                durations,
-                starts,
-                *blocks.arrays,
-                False,
-            )
-        starting = np.flatnonzero(starts <= now)
-        if fresh:
-            starting += fresh
         head_at = float(starts[0]) if fresh == 0 else self._head_at
+        starting = self._starting[:starters].tolist()
         # what the next pass keeps if only arrivals come: the jobs left waiting, in order, and the first one's reservation
-        left = count - len(starting)
         self._valid = not (len(releases) and releases.ends[0] <= now)
-        self._changes = releases.changes + len(starting)
-        self._waiting = left
-        if not left:
+        self._changes = releases.changes + starters
+        self._waiting = count - starters
+        if first < 0:
             self._first = self._last = None
             self._head_at = np.inf
-            return head_at, starting.tolist()
-        first, last = 0, count - 1
-        if len(starting):
-            waiting = np.ones(count, dtype=bool)
-            waiting[starting] = False
-            first, last = np.flatnonzero(waiting)[[0, -1]].tolist()
-        if first >= fresh:  # a job whose reservation this pass computed
-            self._head_at = float(starts[first - fresh])
-        self._first, self._last = jobs[first], jobs[last]
-        return head_at, starting.tolist()
+        else:
+            if first >= fresh:  # a job whose reservation this pass computed
+                self._head_at = float(starts[first])
+            self._first, self._last = jobs[first], jobs[last]
+        return head_at, starting
 
 
 class KeptReservations:

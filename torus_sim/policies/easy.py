@@ -155,8 +155,8 @@ class ConservativePolicy(Policy):
 
     @property
     def queue_columns(self) -> str:
-        """On a cluster (counts or node ids) and on the torus the pass reads the queue's sizes and predicted run times as columns."""
-        return "queue"
+        """On a cluster (counts or node ids) and on the torus every pass reads every waiting job's size and predicted run time as columns: kept at any length."""
+        return "always"
 
     def plan(self, view):
         """Reserve for every waiting job; start those whose reservation is now."""
