@@ -634,21 +634,9 @@ class _Blocks:
         """The kernel's arguments after the block size: dates, free, slot, length, offset, fewest, most, last_date."""
         return (self.dates, self.free, self.slot, self.length, self.offset, self.fewest, self.most, self.last_date)
 
-    def second_date(self) -> float:
-        """The profile's second breakpoint, seconds (inf: it has only one)."""
-        if self.length[0] > 1:
-            return float(self.dates[self.slot[0] * self.block + 1])
-        return float(self.dates[self.slot[1] * self.block]) if self.used > 1 else np.inf
-
     def first_free(self) -> int:
         """Nodes free on the profile's first step."""
         return int(self.free[self.slot[0] * self.block] + self.offset[0])
-
-    def start_now(self, now: float) -> None:
-        """Move the first breakpoint to ``now`` (no breakpoint lies between it and now)."""
-        self.dates[self.slot[0] * self.block] = now
-        if self.length[0] == 1:
-            self.last_date[0] = now
 
 
 def _checked(release_ends, release_sizes, sizes, durations) -> tuple:
@@ -791,7 +779,6 @@ class CountProfile:
         "_first",
         "_head_at",
         "_last",
-        "_room",
         "_rows",
         "_starting",
         "_valid",
@@ -819,7 +806,6 @@ class CountProfile:
         self._waiting = 0  # jobs left waiting by the last pass: the queue's first ones
         self._first = self._last = None  # the first and last of them
         self._head_at = np.inf  # the first one's reservation, seconds
-        self._room = 0  # the breakpoints and jobs the arrays hold room for
         self._starting = np.empty(0, dtype=np.int64)  # the kernel's positions of the jobs that start now
         self.recomputed = self.kept = 0
 
@@ -855,9 +841,8 @@ class CountProfile:
         rows = len(releases) + count + 1  # room for either way: every breakpoint afresh, or the kept ones and the arrivals
         if fresh >= 0 and self._rows + count - fresh > rows:
             rows = self._rows + count - fresh
-        if rows > self._room:
+        if rows > len(self._starting):  # the blocks hold as many breakpoints as this buffer has rows
             blocks.room(rows)
-            self._room = rows
             self._starting = np.empty(rows, dtype=np.int64)
         starts = np.empty(count, dtype=np.float64)
         blocks.used, kept, starters, first, last = _conservative_pass(
