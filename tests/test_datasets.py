@@ -87,10 +87,57 @@ def test_a_file_that_does_not_match_its_hash_is_refused_with_its_name(served):
 def test_an_unreachable_origin_is_one_sentence(served, monkeypatch):
     folder, _ = served
     (folder / "log.swf").unlink()
-    with pytest.raises(
-        InputFileError, match="test:log is not in the mirror .* and could not be downloaded from http://127.0.0.1"
-    ):
+    with pytest.raises(InputFileError) as raised:
         fetch("test:log")
+    text = str(raised.value)
+    assert "test:log is not in the mirror" in text and "could not be downloaded (HTTPError" in text
+    assert "copy the file there (as swf/log.swf; from http://127.0.0.1:" in text and MIRROR_VARIABLE in text
+    assert "\n" not in text and "Traceback" not in text
+
+
+def test_offline_the_sentence_says_so_and_what_to_do(served, monkeypatch):
+    """Issue 78 §3: without network the reason is a few words and the sentence says what to do (a copy, the mirror)."""
+    import requests
+
+    def offline(*args, **kwargs):
+        raise requests.exceptions.ConnectionError(
+            "HTTPSConnectionPool(host='example.org', port=443): Max retries exceeded (Caused by NameResolutionError(...))"
+        )
+
+    monkeypatch.setattr(requests, "get", offline)
+    with pytest.raises(InputFileError) as raised:
+        fetch("test:log")
+    text = str(raised.value)
+    assert "could not be downloaded (no network: the host's name did not resolve): without network, copy the file" in text
+    assert "NameResolutionError" not in text and len(text) < 500
+
+
+def test_a_bundled_name_is_the_shipped_copy_offline_and_never_downloaded(tmp_path, monkeypatch, capsys):
+    """Issue 78 §3: pwa:NASA-iPSC, loghub:BGL-2k and Mira's logs ship with the package: with an empty cache they are
+    found (listed as bundled), and nothing is downloaded for them."""
+    import pooch
+
+    monkeypatch.setenv(MIRROR_VARIABLE, str(tmp_path / "empty"))
+    monkeypatch.setattr(pooch, "create", lambda *args, **kwargs: pytest.fail("a bundled file was downloaded"))
+    for name in ("pwa:NASA-iPSC", "loghub:BGL-2k", "logaider:Mira", "logaider:Mira-maintenance", "logaider:Mira-reservations"):
+        shipped = datasets.bundled_copy(name)
+        assert shipped is not None and fetch(name) == shipped == datasets.local_copy(name)
+    assert file_sha256(datasets.bundled_copy("pwa:NASA-iPSC")) == DATASETS["pwa:NASA-iPSC"].sha256
+    assert file_sha256(datasets.bundled_copy("loghub:BGL-2k")) == DATASETS["loghub:BGL-2k"].sha256
+    assert datasets.bundled_copy("pwa:SDSC-SP2") is None and datasets.local_copy("pwa:SDSC-SP2") is None
+    assert main(["data", "list"]) == 0
+    listed = {line.split()[0]: line.split()[4] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert listed["pwa:NASA-iPSC"] == "bundled" and listed["pwa:SDSC-SP2"] == "missing"
+    out = tmp_path / "out"
+    assert main(["run", "--workload", "pwa:NASA-iPSC", "--failures", "loghub:BGL-2k", "--max-jobs", "50", "--out", str(out)]) == 0
+
+
+def test_an_unknown_name_of_a_known_collection_lists_the_names(tmp_path, capsys):
+    """Issue 78 §3: ``--workload pwa:NOPE`` is a name of no registered file, not an import path to try."""
+    assert main(["run", "--workload", "pwa:NOPE", "--max-jobs", "5", "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "no registered data file 'pwa:NOPE'; known: pwa:NASA-iPSC, pwa:SDSC-SP2" in error and "import" not in error
+    assert not (tmp_path / "out").exists()
 
 
 @needs_data

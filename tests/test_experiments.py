@@ -21,6 +21,36 @@ def test_every_bundled_experiment_file_is_in_the_one_format_and_validates():
             experiment.scenario(point)  # every key validated
 
 
+def test_every_bundled_experiment_file_names_its_data_so_that_a_clone_finds_it():
+    """Issue 78 §3: an experiment file names a log by its registry name (``pwa:SDSC-SP2``, ``cfdr:LANL``: found in the
+    user's cache or the mirror TORUS_SIM_DATA names) or a file inside the repository, never a path that leaves the
+    clone (``../../../shared/data/...`` worked only beside this checkout)."""
+    import tomllib
+    from pathlib import Path
+
+    from torus_sim.datasets import is_reference
+
+    def values(node, key=None):  # every (key, text) of a TOML document, in tables, arrays and inline tables
+        if isinstance(node, dict):
+            for name, value in node.items():
+                yield from values(value, name)
+        elif isinstance(node, list):
+            for value in node:
+                yield from values(value, key)
+        elif isinstance(node, str):
+            yield key, node
+
+    root = Path(__file__).resolve().parents[1]
+    outside = []
+    for path in sorted((root / "experiments").glob("**/*.toml")):
+        for key, value in values(tomllib.loads(path.read_text())):
+            if key not in ("workload", "failures") or is_reference(value) or "/" not in value:
+                continue
+            if not (path.parent / value.split(":", 1)[-1]).resolve().is_relative_to(root):
+                outside.append(f"{path.relative_to(root)}: {key} = {value}")
+    assert outside == []
+
+
 def test_an_experiment_runs_its_grid_and_draws_its_figures(tmp_path):
     spec = tmp_path / "tiny.toml"
     spec.write_text(

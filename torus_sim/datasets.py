@@ -23,7 +23,19 @@ from pathlib import Path
 
 from torus_sim.errors import ConfigurationError, InputFileError
 
-__all__ = ["DATASETS", "MIRROR_VARIABLE", "Dataset", "cache_folder", "dataset", "fetch", "is_reference", "local_copy"]
+__all__ = [
+    "DATASETS",
+    "MIRROR_VARIABLE",
+    "PREFIXES",
+    "Dataset",
+    "bundled_copy",
+    "cache_folder",
+    "dataset",
+    "fetch",
+    "is_reference",
+    "is_under_prefix",
+    "local_copy",
+]
 
 MIRROR_VARIABLE = "TORUS_SIM_DATA"
 """The environment variable naming a local mirror (the files under their relative paths) instead of the cache."""
@@ -57,6 +69,9 @@ class Dataset:
         citation: what its owners ask to be cited.
         companions: other entries fetched with it (a reader finds them beside it: Mira's maintenance periods and
             repair reservations).
+        bundled: where the package ships a copy (relative to the folder holding the ``torus_sim`` and
+            ``failure_logs`` packages), or None: the same bytes, or their gzip (the readers read either). A bundled
+            entry is never downloaded: without a copy in the cache or the mirror, the shipped one is used.
     """
 
     name: str
@@ -70,6 +85,7 @@ class Dataset:
     licence: str
     citation: str
     companions: tuple[str, ...] = ()
+    bundled: str | None = None
 
 
 DATASETS: dict[str, Dataset] = {
@@ -86,6 +102,7 @@ DATASETS: dict[str, Dataset] = {
             f"{_PWA}/l_nasa_ipsc/index.html",
             _PWA_LICENCE,
             _PWA_CITATION,
+            bundled="torus_sim/data/NASA-iPSC-1993-3.1-cln.swf.gz",
         ),
         Dataset(
             "pwa:SDSC-SP2",
@@ -148,6 +165,7 @@ DATASETS: dict[str, Dataset] = {
             "free for research and academic use (Loghub)",
             'J. Zhu et al., "Loghub: A large collection of system log datasets", ISSRE 2023; A. Oliner and J. Stearley, '
             '"What supercomputers say", DSN 2007',
+            bundled="failure_logs/data/BGL_2k.log",
         ),
         Dataset(
             "cfdr:LANL",
@@ -174,6 +192,7 @@ DATASETS: dict[str, Dataset] = {
             "UChicago Argonne open-source licence (keep the notice and the DOE acknowledgement)",
             'S. Di et al., "LogAider: A tool for mining potential correlations of HPC log events", CCGrid 2017',
             companions=("logaider:Mira-maintenance", "logaider:Mira-reservations"),
+            bundled="failure_logs/data/mira/allEvents.txt-0.5.cor.gz",
         ),
         Dataset(
             "logaider:Mira-maintenance",
@@ -186,6 +205,7 @@ DATASETS: dict[str, Dataset] = {
             "https://github.com/disheng222/LogAider",
             "UChicago Argonne open-source licence (keep the notice and the DOE acknowledgement)",
             'S. Di et al., "LogAider", CCGrid 2017',
+            bundled="failure_logs/data/mira/maintenance_periods.txt",
         ),
         Dataset(
             "logaider:Mira-reservations",
@@ -198,6 +218,7 @@ DATASETS: dict[str, Dataset] = {
             "https://github.com/disheng222/LogAider",
             "UChicago Argonne open-source licence (keep the notice and the DOE acknowledgement)",
             'S. Di et al., "LogAider", CCGrid 2017',
+            bundled="failure_logs/data/mira/total-reservation.txt.gz",
         ),
     )
 }
@@ -215,6 +236,28 @@ def is_reference(text) -> bool:
         of a source, a number). Looks only in the fixed table: nothing is opened or called.
     """
     return isinstance(text, str) and _key(text) is not None
+
+
+PREFIXES = tuple(sorted({name.split(":", 1)[0] for name in DATASETS}))
+"""The collections the references name (``pwa``, ``cfdr``, ...): a text under one of them is a reference or a mistake."""
+
+
+def is_under_prefix(text) -> bool:
+    """Whether ``text`` reads as a reference of a known collection (``pwa:...``), registered or not (a typo)."""
+    return isinstance(text, str) and text.partition(":")[0].lower() in PREFIXES and ":" in text
+
+
+def bundled_copy(name: str) -> Path | None:
+    """The copy the package ships of a registered file, or None (not bundled, or not installed with the package).
+
+    Raises:
+        ConfigurationError: no such entry.
+    """
+    entry = dataset(name)
+    if entry.bundled is None:
+        return None
+    path = Path(__file__).resolve().parents[1] / entry.bundled
+    return path if path.is_file() else None
 
 
 def _key(text: str) -> str | None:
@@ -264,20 +307,22 @@ def local_copy(name: str) -> Path | None:
         name: a reference.
 
     Returns:
-        The file's path if it is in the cache or the mirror already (not checked against its hash), else None.
+        The file's path if it is in the cache or the mirror already (not checked against its hash), else the copy the
+        package ships (:func:`bundled_copy`), else None.
 
     Raises:
         ConfigurationError: no such entry.
     """
     path = cache_folder() / dataset(name).path
-    return path if path.is_file() else None
+    return path if path.is_file() else bundled_copy(name)
 
 
 def fetch(name: str) -> Path:
     """The local path of a registered file, downloaded into the cache the first time, checked against its SHA-256.
 
     Its companions (:attr:`Dataset.companions`) are fetched too. With ``TORUS_SIM_DATA`` set the file is taken
-    from that mirror (and downloaded into it if it is missing there).
+    from that mirror (and downloaded into it if it is missing there). A bundled entry (:attr:`Dataset.bundled`)
+    missing from both is the copy the package ships: it is never downloaded.
 
     Args:
         name: a reference (``pwa:SDSC-SP2``; case does not matter).
@@ -296,6 +341,9 @@ def fetch(name: str) -> Path:
     for companion in entry.companions:
         fetch(companion)
     folder = cache_folder()
+    shipped = bundled_copy(entry.name)
+    if shipped is not None and not (folder / entry.path).is_file():
+        return shipped
     fetcher = pooch.create(
         path=folder,
         base_url="",
@@ -316,5 +364,20 @@ def fetch(name: str) -> Path:
         where = f"the mirror {MIRROR_VARIABLE}={folder}" if os.environ.get(MIRROR_VARIABLE) else f"the cache {folder}"
         raise InputFileError(
             target,
-            f"{entry.name} is not in {where} and could not be downloaded from {entry.url}: {type(error).__name__}: {error}",
+            f"{entry.name} is not in {where} and could not be downloaded ({_reason(error)}): without network, copy the "
+            f"file there (as {entry.path}; from {entry.url}), or set {MIRROR_VARIABLE} to a folder that holds the "
+            "files under those paths (torus-sim data list shows what is where)",
         ) from None
+
+
+def _reason(error: Exception) -> str:
+    """A download's failure in a few words: ``no network (the host's name did not resolve)``, ``HTTP 404``, ..."""
+    text = str(error)
+    if "NameResolution" in text or "Name or service not known" in text or "Temporary failure in name resolution" in text:
+        return "no network: the host's name did not resolve"
+    if "ConnectTimeout" in text or "timed out" in text:
+        return "no network: the connection timed out"
+    if "Connection refused" in text or "ConnectionError" in type(error).__name__ or "Max retries" in text:
+        return "no network: the connection failed"
+    first = text.splitlines()[0] if text else ""
+    return f"{type(error).__name__}: {first[:120]}"

@@ -9,9 +9,10 @@ source whose ``suffixes`` end its name, else the first whose ``sniff(head)`` acc
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TypeVar
 
-from torus_sim.datasets import fetch, is_reference
+from torus_sim.datasets import dataset, fetch, is_reference, is_under_prefix
 from torus_sim.errors import ConfigurationError
 from torus_sim.input_source import file_head
 from torus_sim.parameters import call_with_parameters
@@ -89,6 +90,8 @@ class InputRegistry(Registry[T]):
         if is_reference(spec):  # a registered public file by name (pwa:SDSC-SP2): its local copy, fetched and checked
             path = str(fetch(spec))
             return (*self._reader_of(path), path)
+        if is_under_prefix(spec) and not Path(spec).exists():  # pwa:NOPE: a name of no registered file
+            dataset(spec)  # raises, listing the known names
         if is_import_path(spec):
             factory, info = self.resolve(spec)
             return factory, info, None

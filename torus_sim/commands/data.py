@@ -33,18 +33,21 @@ def main(args) -> int:
         ConfigurationError: an unknown name.
         InputFileError: a file that cannot be fetched or does not match its hash.
     """
-    from torus_sim.datasets import DATASETS, MIRROR_VARIABLE, cache_folder, dataset, fetch, local_copy
+    from torus_sim.datasets import DATASETS, MIRROR_VARIABLE, bundled_copy, cache_folder, dataset, fetch, local_copy
 
     if args.action == "list":
         print(f"files kept in {cache_folder()} ({MIRROR_VARIABLE} names a mirror instead)")
         for entry in DATASETS.values():
-            here = "here   " if local_copy(entry.name) is not None else "missing"
+            local = local_copy(entry.name)
+            here = "missing" if local is None else "bundled" if local == bundled_copy(entry.name) else "here   "
             print(f"{entry.name:28s} {entry.kind:9s} {entry.size / 1e6:6.2f} MB  {here}  {entry.description}")
         return 0
     if args.action == "fetch":
         for name in args.names or list(DATASETS):
             entry = dataset(name)
-            print(f"{entry.name}: {fetch(name)} (SHA-256 {entry.sha256[:12]}... checked)")
+            path = fetch(name)
+            checked = "shipped with torus-sim" if path == bundled_copy(name) else f"SHA-256 {entry.sha256[:12]}... checked"
+            print(f"{entry.name}: {path} ({checked})")
         return 0
     if args.action == "path":
         print(fetch(args.name))
