@@ -247,3 +247,55 @@ def test_results_csv_puts_what_varies_and_the_metrics_before_what_every_run_shar
     assert list(table.columns[:5]) == ["policy", "seed", "failures_given", "failures", "avg_wait_time"]
     assert set(table["failures_given"]) == {"bundled"} and (table["failures"] > 0).all()  # the source, and the count met
     assert table.columns.get_loc("wall_time") < table.columns.get_loc("max_jobs")  # shared fields come last
+
+
+def test_check_inputs_reads_an_input_again_when_any_field_its_reader_declares_differs(monkeypatch):
+    """Issue 76: the preflight's keys come from the fields each reader declares (``from_scenario``), not a hand-made
+    list: two runs that differ only in Mira's reader settings (left out of the old list) read the log twice, and
+    every field a failure source or a workload source declares changes its key."""
+    from failure_logs.sources import failure_source
+    from torus_sim.experiments.sweep import check_inputs, input_key
+    from torus_sim.workload.sources import workload_source
+
+    loads = []
+    original = type(failure_source("logaider:Mira")).load
+
+    def counted(self, context):
+        loads.append(context.settings.as_dict())
+        return original(self, context)
+
+    monkeypatch.setattr(type(failure_source("logaider:Mira")), "load", counted)
+    base = {"machine": "mira", "failures": "logaider:Mira", "max_jobs": 20}
+    configs = [torus_sim.Scenario(**base), torus_sim.Scenario(**base, mira_io_drawers=False), torus_sim.Scenario(**base)]
+    check_inputs(configs)
+    assert loads == [
+        {"mira_io_drawers": True, "mira_maintenance": True},
+        {"mira_io_drawers": False, "mira_maintenance": True},
+    ]
+    defaults = torus_sim.Scenario()
+    changed = {
+        "mira_io_drawers": False,
+        "mira_maintenance": False,
+        "lanl_system": 7,
+        "fta_system": 3,
+        "fta_platform": "x",
+        "fta_nodes": 64,
+        "synthetic_model": "weibull",
+        "node_mtbf": 1e6,
+        "max_jobs": 5,
+        "load_scale": 1.5,
+        "offered_load": 0.5,
+        "swf_rules": "pv-easy",
+        "nodes": 64,
+    }
+    for spec in ("logaider:Mira", "cfdr:LANL", "synthetic:10"):
+        source = failure_source(spec)
+        for name in source.from_scenario:
+            before = input_key(spec, None, defaults.fields_for(source, "failures"))
+            after = input_key(spec, None, defaults.model_copy(update={name: changed[name]}).fields_for(source, "failures"))
+            assert before != after, name
+    source = workload_source(defaults.workload, None)
+    for name in source.from_scenario:
+        before = input_key("w", defaults.fields_for(source, "workload"))
+        after = input_key("w", defaults.model_copy(update={name: changed[name]}).fields_for(source, "workload"))
+        assert before != after, name

@@ -653,6 +653,10 @@ class ScenarioFields:
     def __repr__(self) -> str:
         return f"ScenarioFields({self._values!r})"
 
+    def as_dict(self) -> dict:
+        """The declared fields and their values (a copy): what the room makes from them depends on nothing else."""
+        return dict(object.__getattribute__(self, "_values"))
+
 
 def scenario_error(error: ValidationError, source: str = "") -> ConfigurationError:
     """A ConfigurationError naming every bad field, what was expected and what came."""

@@ -318,7 +318,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             continue
         kind = platform_kind(config.platform)
         fields = config.platform_fields()
-        key = ("workload", config.workload_path, config.platform, config.nodes, config.rules, kind.round_size(fields))
+        key = input_key(config.workload_path, config.workload_params, config.rules, config.fields_for(source, "workload"), fields)
         workload = None
         if key not in seen and source.reads_file:  # a generated or bundled workload is known good
             seen.add(key)
@@ -326,20 +326,39 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
         failures = failure_source(config.failure_spec, config.failures_params)
         if not failures.reads_file:
             continue
-        failure_key = (
-            "failures",
-            config.failure_spec,
-            config.lanl_system,
-            config.fta_system,
-            config.fta_platform,
-            config.fta_nodes,
-        )
+        settings = config.fields_for(failures, f"failure source {failures.name!r}")
+        failure_key = input_key(config.failure_spec, config.failures_params, settings, key)  # fitted onto that workload
         if failure_key not in seen:
             seen.add(failure_key)
             workload = workload or load_workload(config)
             capacity = kind.capacity(fields, workload.processors)
-            settings = config.fields_for(failures, f"failure source {failures.name!r}")
             failures.load(FailureContext(settings, capacity, failure_horizon(workload, capacity)))
+
+
+def input_key(*parts) -> str:
+    """The key under which :func:`check_inputs` reads an input once: every part as stable JSON text.
+
+    A part that is a room's declared fields (:class:`~torus_sim.scenario.ScenarioFields`, from ``fields_for``) counts
+    by every field it declares, so two runs whose reader is given different settings (Mira's I/O drawers, a LANL
+    system, a workload's job cap) are two inputs; the whole scenario, given to a plug-in that declares nothing, counts
+    by its run key. Nothing is listed by hand here.
+
+    Args:
+        parts: texts, numbers, parameter tables (dicts), declared fields, other keys.
+
+    Returns:
+        JSON text (sorted keys; values JSON cannot write, such as a torus, by their ``repr``).
+    """
+    from torus_sim.scenario import Scenario, ScenarioFields
+
+    def plain(part):
+        if isinstance(part, ScenarioFields):
+            return part.as_dict()
+        if isinstance(part, Scenario):
+            return run_key(part)
+        return part
+
+    return json.dumps([plain(part) for part in parts], sort_keys=True, default=repr)
 
 
 def run_configs(
