@@ -41,11 +41,7 @@ class NodeAgent(Agent):
     def __init__(self, model: Model, index: int) -> None:
         super().__init__(model)
         self.index = index
-        platform = model.platform
-        if platform.kind == "torus":
-            self.coordinate = platform.torus.coordinate(index)
-        else:
-            self.coordinate = divmod(index, platform.layout()[1])
+        self.coordinate = model.platform.coordinate(index)
         self.failed_at: list[float] = []
         self.jobs_killed: list[int] = []
         self.downtime = 0.0

@@ -34,7 +34,7 @@ class SchedulerAgent(Agent):
     def __init__(self, model: Model, policy: Policy, key=None) -> None:
         super().__init__(model)
         self.policy = policy
-        by_size = policy.queue_by_size and model.platform.kind == "torus"
+        by_size = policy.queue_by_size and model.platform.table is not None
         self.queue = WaitQueue(policy.queue_key if key is None else key, by_size=by_size)
         self.passes = 0
 

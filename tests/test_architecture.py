@@ -33,6 +33,7 @@ LAYERS = [
             "torus_sim.lazy_imports",
             "torus_sim.progress_bars",
             "torus_sim.job",
+            "torus_sim.job_columns",
             "torus_sim.topology",
             "torus_sim.partitions",
             "torus_sim.partition_table",
@@ -401,4 +402,56 @@ def test_no_committed_file_names_an_absolute_path_of_the_shared_data():
             continue
         text = (ROOT / name).read_text(errors="replace")
         found += [f"{name}: {match.group(1)}" for match in absolute.finditer(text)][:1]
+    assert found == []
+
+
+def _platform_names() -> set[str]:
+    from torus_sim.platforms.kinds import PLATFORMS
+
+    return set(PLATFORMS.names())
+
+
+def test_no_kind_test_and_no_identities_check_outside_the_platforms():
+    """Issue 76: the engine, the policies, the agents and the outputs ask a platform what it can do (``counts_fit``,
+    ``counts_only``, ``tracks_nodes``, ``table``, ``fits_now``, ``mfp``, ``allocation_text``, ...), never which kind it is:
+    no comparison of anything with a platform kind's name and no read of a cluster's ``identities`` outside
+    torus_sim/platforms/ (the kinds build their platforms; a policy's declared ``platforms`` is read by its base class)."""
+    names = _platform_names()
+    assert {"torus", "cluster"} <= names
+    found = []
+    for module, path in _modules():
+        if module.startswith("torus_sim.platforms") or module == "torus_sim.policies.base":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                operands = [node.left, *node.comparators]
+                constants = {
+                    element.value
+                    for operand in operands
+                    for element in (operand.elts if isinstance(operand, (ast.Tuple, ast.Set, ast.List)) else [operand])
+                    if isinstance(element, ast.Constant) and isinstance(element.value, str)
+                }
+                kinds = [
+                    operand for operand in operands if "kind" in ast.unparse(operand) and "workload" not in ast.unparse(operand)
+                ]
+                if constants & names and kinds:
+                    found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+            elif isinstance(node, ast.Attribute) and node.attr == "identities":
+                found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
+
+
+def test_nothing_outside_the_engine_reads_a_private_attribute_of_it():
+    """Issue 76: the Gymnasium environment, the browser view and every other caller drive the engine through its public
+    surface (``now``, ``moves``, ``pass_open``, ``apply_action``, ...): no ``model._name`` (or ``model.component._name``)
+    outside torus_sim/engine/ and agents/."""
+    import re
+
+    private = re.compile(r"\bmodel(?:\.[a-z]+)*\._[a-z]\w*")
+    found = []
+    for module, path in _modules():
+        if module.startswith(("torus_sim.engine", "agents")):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            found += [f"{module}:{number} {match.group(0)}" for match in private.finditer(line)]
     assert found == []

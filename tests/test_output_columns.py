@@ -167,3 +167,30 @@ def test_float_texts_are_each_values_shortest_text(values):
     """The jobs.csv writer's column form: whole numbers in one numpy call, the same text as one value at a time."""
     array = np.array(values, dtype=np.float64)
     assert float_texts(array) == [shortest_float(value) if value == value else "" for value in array.tolist()]
+
+
+def test_the_job_table_columns_are_declared_once_and_everything_else_is_made_from_them():
+    """Issue 76: a jobs.csv column is one Column in torus_sim/job_columns.py; the engine's row, the record's order and
+    types, the schema docs/outputs.md is made from and the rounding of times all come from it."""
+    from torus_sim.engine.record import COLUMN_TYPES
+    from torus_sim.engine.record import JOB_COLUMNS as RECORD_ORDER
+    from torus_sim.job import Job
+    from torus_sim.job_columns import DERIVED, JOB_TABLE, POWER, RECORDED, column_types, described, names, row_of
+
+    assert len(set(names(JOB_TABLE))) == len(JOB_TABLE)
+    assert RECORD_ORDER == names(RECORDED) and COLUMN_TYPES["jobs"] == column_types(RECORDED)
+    assert JOB_COLUMNS == described(JOB_TABLE)
+    assert all(column.attribute is None for column in DERIVED + POWER)
+    job = Job(7, 3.0, runtime=20.0, walltime=60.0, size=4, partition_size=8, user_id=2)
+    job.arrive()
+    job.start(5.0, 8)
+    job.finish(25.0)
+    row = row_of(job)
+    assert row == tuple(getattr(job, column.attribute) for column in RECORDED)
+    assert dict(zip(names(RECORDED), row, strict=True))["prediction"] == 60.0  # no predictor: the walltime
+    job.prediction = 30.0
+    assert dict(zip(names(RECORDED), row_of(job), strict=True))["prediction"] == 30.0
+    result = run(Scenario(max_jobs=40, failures="none"))
+    assert list(result.jobs.columns) == names(RECORDED) + names(DERIVED)
+    powered = run(Scenario(max_jobs=40, failures="none", power=True))
+    assert list(powered.jobs.columns) == names(JOB_TABLE)

@@ -190,6 +190,11 @@ class Job:
         """True when the policy chooses the job's processors from its time table."""
         return self.times is not None
 
+    @property
+    def believed_runtime(self) -> float:
+        """The runtime the scheduler believed, seconds: the runtime predictor's (``prediction``), else the walltime."""
+        return self.walltime if self.prediction is None else self.prediction
+
     def __repr__(self) -> str:
         return f"Job({self.job_id}, size={self.size}, state={self.state.name})"
 

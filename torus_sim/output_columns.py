@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from torus_sim.job_columns import JOB_TABLE, described
+
 __all__ = [
     "AGAINST_LOG_SUMMARY",
     "AGAINST_LOG_TABLES",
@@ -39,39 +41,9 @@ __all__ = [
 TIME_DECIMALS = 3
 """Decimals of a time (seconds) in a CSV table: the millisecond."""
 
-JOB_COLUMNS: dict[str, tuple[str, str]] = {
-    "job_id": ("", "the job's number in the workload (SWF field 1)"),
-    "user_id": ("", "its user (SWF field 12; -1 where the workload has none)"),
-    "size": ("nodes / supernodes", "nodes it runs on (the SWF log's processors after cleaning and scaling to the platform)"),
-    "partition_size": (
-        "nodes / supernodes",
-        "the partition it held: size rounded up to a free box on a torus, size on a cluster",
-    ),
-    "submitted_at": (
-        "s",
-        "submission time (SWF field 2); the load scale c multiplies run and requested times, not this (BGL-FAULT §6.2)",
-    ),
-    "first_started_at": ("s", "start of its first attempt"),
-    "started_at": ("s", "start of its last (completed) attempt, BGL-FAULT's t_s"),
-    "finished_at": ("s", "end of its last attempt, BGL-FAULT's t_f"),
-    "runtime": ("s", "the work it needs (SWF field 4), BGL-FAULT's t_e"),
-    "walltime": ("s", "requested time (SWF field 9; the runtime where the log has none)"),
-    "prediction": ("s", "the runtime the scheduler believed (the runtime predictor's, else the walltime)"),
-    "attempts": ("", "attempts run (1 when nothing interrupted it)"),
-    "kills": ("", "attempts ended by a failure (fail-stop)"),
-    "preemptions": ("", "attempts ended by the policy (PV-EASY's shadow-load preemption)"),
-    "silent_errors": ("", "attempts whose result a silent error spoiled (RIGID, MOLDABLE)"),
-    "lost_work": ("size x s", "work thrown away by kills and errors: size x the time since the last checkpoint"),
-    "migrations": ("", "times it was moved while running (Krevat's repacking, CKPT-MIG's preventive migration)"),
-    "time_sum": ("s", "running time summed over its attempts (the job's share of the machine's used time)"),
-    "wait_time": ("s", "started_at - submitted_at (BGL-FAULT §3.4)"),
-    "response_time": ("s", "finished_at - submitted_at"),
-    "bounded_slowdown": ("", "max(response, Γ) / max(runtime, Γ), Γ = 10 s (BGL-FAULT §3.4, the field's form)"),
-    "power_w": ("W per node", "power accounting only: the job's draw per allocated node (the scenario's job_power)"),
-    "energy_kwh": ("kWh", "power accounting only: energy of all its attempts (killed ones included)"),
-}
-"""``jobs.csv``: one row per completed job (the record's columns, :data:`torus_sim.engine.record.JOB_COLUMNS`,
-then :func:`torus_sim.metrics.summary.job_table`'s three)."""
+JOB_COLUMNS: dict[str, tuple[str, str]] = described(JOB_TABLE)
+"""``jobs.csv``: one row per completed job: the columns :data:`torus_sim.job_columns.JOB_TABLE` declares (the
+record's, :func:`torus_sim.metrics.summary.job_table`'s three, power accounting's two), each declared there once."""
 
 SCENARIO_COLUMNS: dict[str, tuple[str, str]] = {
     "scenario": ("", "the failure scenario's number (0 to scenarios - 1)"),

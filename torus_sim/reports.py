@@ -77,15 +77,18 @@ SUMMARY_LABELS = {
 """Row labels and number formats of the printed summary."""
 
 
-def format_summary(summary: dict, platform_kind: str = "torus") -> str:
+def format_summary(summary: dict, node_word: str = "supernode") -> str:
     """The summary as an aligned two-column text table (node units named as the platform names them).
 
     A value that is missing, None, NaN or infinite (an offered load over a single instant, a mean over
     no job) reads ``n/a``: the table never prints ``nan``.
+
+    Args:
+        summary: the run's summary (:func:`torus_sim.metrics.summary.summarize`).
+        node_word: what the platform calls a node (its kind's ``node_word``: ``supernode``, ``node``).
     """
-    unit = "supernode" if platform_kind == "torus" else "node"
     rows = [
-        (label.replace("supernode", unit), _shown(summary[key], fmt))
+        (label.replace("supernode", node_word), _shown(summary[key], fmt))
         for key, (label, fmt) in SUMMARY_LABELS.items()
         if key in summary
     ]

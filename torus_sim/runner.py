@@ -39,6 +39,7 @@ from torus_sim.extensions import (
 )
 from torus_sim.files import portable_text
 from torus_sim.inputs import BatchSet, batch_set, failure_timing_text, load_failures, load_workload
+from torus_sim.job_columns import POWER, names
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.model_builder import build_model, model_arguments
 from torus_sim.platforms.kinds import platform_kind
@@ -379,8 +380,9 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
     if into_summary:
         result.summary.update(energy.summary)
     jobs = result.jobs
-    jobs.insert(len(jobs.columns), "power_w", jobs["job_id"].map(power.job_watts).astype(float))
-    jobs.insert(len(jobs.columns), "energy_kwh", jobs["job_id"].map(energy.job_energy_kwh).fillna(0.0).astype(float))
+    watts, kwh = names(POWER)  # the job table's power columns (torus_sim.job_columns)
+    jobs.insert(len(jobs.columns), watts, jobs["job_id"].map(power.job_watts).astype(float))
+    jobs.insert(len(jobs.columns), kwh, jobs["job_id"].map(energy.job_energy_kwh).fillna(0.0).astype(float))
     result.power = energy.hourly
     result.boot_change_j = energy.boot_change_j
     result.inputs["power"] = power.manifest()

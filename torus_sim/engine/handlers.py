@@ -23,6 +23,7 @@ from torus_sim.engine.events import LEVELS, EventPriority
 from torus_sim.engine.running_ends import RunningEnds
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job, JobState
+from torus_sim.job_columns import row_of
 from torus_sim.platforms.torus import NO_JOB
 
 __all__ = ["EventHandlers"]
@@ -254,28 +255,7 @@ class EventHandlers:
             if model._observe_end is not None:
                 model._observe_end(job)
             if model.record_enabled:
-                model.recorder.job_completed(
-                    (  # JOB_COLUMNS' order
-                        job.job_id,
-                        job.user_id,
-                        job.size,
-                        job.partition_size,
-                        job.submitted_at,
-                        job.first_started_at,
-                        job.started_at,
-                        job.finished_at,
-                        job.runtime,
-                        job.walltime,
-                        job.walltime if job.prediction is None else job.prediction,
-                        job.attempts,
-                        job.kills,
-                        job.preemptions,
-                        job.errors_detected,
-                        job.lost_work,
-                        job.migrations,
-                        job.time_sum,
-                    )
-                )
+                model.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.job_columns)
             model.run_jobs.completed(job)  # its row is written: a streamed run lets it go
         if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):
             model.view.ended = (job, failed)

@@ -76,6 +76,7 @@ from torus_sim.engine.view import SchedulingView
 from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
 from torus_sim.job import Job
 from torus_sim.partition_table import PartitionTable
+from torus_sim.platforms.base import Platform
 from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.base import Policy, check_declarations
@@ -110,17 +111,30 @@ def _walltime(job: Job) -> float:
 
 
 def _build_platform(platform, table, needs_identities: bool):
+    """The run's platform: any object with the :class:`~torus_sim.platforms.base.Platform` protocol, or a shorthand.
+
+    Args:
+        platform: a platform object; a :class:`~torus_sim.topology.Torus` (its torus platform) or a node count (a
+            cluster, with node identities only when the run needs them); None: BG/L's torus.
+        table: a prebuilt partition table for a Torus shorthand, or None.
+        needs_identities: failures, a fault-aware placement, resilience or switched-off nodes tell nodes apart.
+
+    Raises:
+        ConfigurationError: not a platform, or one without node identities where the run needs them.
+    """
     if platform is None:
         platform = BGL_SUPERNODE_TORUS
     if isinstance(platform, Torus):
         return TorusPlatform(platform, table)
     if isinstance(platform, (int, np.integer)) and not isinstance(platform, bool):
         return ClusterPlatform(int(platform), identities=needs_identities)
-    if isinstance(platform, (TorusPlatform, ClusterPlatform)):
-        if platform.kind == "cluster" and needs_identities and not platform.identities:
-            raise ConfigurationError("node failures and fault-aware placement need a cluster with node identities")
+    if isinstance(platform, Platform):
+        if needs_identities and not platform.tracks_nodes:
+            raise ConfigurationError("node failures and fault-aware placement need a platform with node identities")
         return platform
-    raise ConfigurationError(f"a platform is a Torus, a TorusPlatform, a ClusterPlatform or a node count, got {platform!r}")
+    raise ConfigurationError(
+        f"a platform is an object with the Platform protocol (torus_sim.platforms.base), a Torus or a node count, got {platform!r}"
+    )
 
 
 def _extensions(policy, runtime_predictor) -> dict:
@@ -238,8 +252,9 @@ class SchedulingModel(mesa_core.Model):
         warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
         needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or warm
         self.platform = _build_platform(platform, table, needs_identities)
-        counts = self.platform.kind == "cluster" and not self.platform.identities
-        self.power_states = None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, counts)
+        self.power_states = (
+            None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, self.platform.counts_only)
+        )
         if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
             reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
             if reason is not None and not isinstance(reason, str):
@@ -254,15 +269,15 @@ class SchedulingModel(mesa_core.Model):
         self.record_enabled = bool(record)
         # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
         # the head-fits invariant (the pass checks it)
-        check_head = policy.starts_head_when_it_fits and self.platform.kind == "cluster"
+        check_head = policy.starts_head_when_it_fits and self.platform.counts_fit
         if record_fairness is None:
-            record_fairness = workload.kind == "online" and self.platform.kind == "cluster"
+            record_fairness = workload.kind == "online" and self.platform.counts_fit
         self.record_fairness = bool(record_fairness)
         self.workload_kind = workload.kind
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
         capacity = self.platform.capacity
-        has_nodes = self.platform.kind == "torus" or self.platform.identities
+        has_nodes = self.platform.tracks_nodes
         self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
@@ -289,16 +304,13 @@ class SchedulingModel(mesa_core.Model):
             raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
         if workload.times is None:
             sizes = self.run_jobs.partition_sizes()  # size -> the first job asking for it
-            unformable = self.platform.kind == "torus" or (sizes and max(sizes) > capacity)  # a cluster forms any size
-            for size in sorted(sizes) if unformable else ():
-                if size > capacity or size != self.platform.round_size(size):
-                    what = (
-                        f"the torus {self.platform.torus.dims}" if self.platform.kind == "torus" else f"a cluster of {capacity}"
-                    )
-                    raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, which {what} cannot give")
+            for size in sorted(sizes):
+                refusal = self.platform.size_refusal(size)
+                if refusal is not None:
+                    raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, {refusal}")
         self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
         # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
-        fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.kind == "cluster"
+        fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.counts_fit
         self._running_ranks = RankSums(len(self.run_jobs)) if fairness_on_counts else None
         self.view = SchedulingView(self)
         self.passes = SchedulingPass(self, check_head)  # the scheduling passes: asked for, open, run, checked
@@ -309,7 +321,7 @@ class SchedulingModel(mesa_core.Model):
         self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
         self.completed = 0
         self.makespan = 0.0
-        self._node_id_allocations = self.platform.kind == "cluster" and self.platform.identities
+        self._node_id_allocations = self.platform.counts_fit and self.platform.tracks_nodes
         self._down_since = np.full(capacity, np.nan) if has_nodes else None
         self.recorder = RunRecorder(self.platform, self.record_enabled, self.record_fairness, self.power is not None)
         if isinstance(failures, GeneratedFailures):
@@ -331,7 +343,7 @@ class SchedulingModel(mesa_core.Model):
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
         fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
-        if policy.size_index and self.platform.kind == "torus" and self.queue.indexed and fcfs_order:
+        if policy.size_index and self.platform.table is not None and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
             self.queue.keep_size_index(self.run_jobs, remaining, policy.size_index)
         if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
@@ -341,7 +353,7 @@ class SchedulingModel(mesa_core.Model):
         # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
         # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
         fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
-        ends_can_be_kept = fixed_ends and self.platform.kind == "cluster"
+        ends_can_be_kept = fixed_ends and self.platform.counts_fit
         self.runtime_predictor = runtime_predictor
         self._predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
         self._observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
@@ -412,7 +424,7 @@ class SchedulingModel(mesa_core.Model):
     def down_count(self) -> int:
         """Nodes down now."""
         platform = self.platform
-        if platform.kind == "cluster" and not platform.identities:
+        if not platform.tracks_nodes:
             return 0
         return int(np.count_nonzero(platform.down_until > -np.inf))
 
@@ -430,6 +442,11 @@ class SchedulingModel(mesa_core.Model):
         if diagnostics:  # a placement's own counts (the tie-break's, BGL-FAULT §5.2.2); set, not added
             for key, value in diagnostics.items():
                 self.counters[key] = value
+
+    @property
+    def moves(self) -> tuple[int, int]:
+        """(events run, jobs started) so far: it changes whenever the engine's state may have (a caller's cache key)."""
+        return self._run, self._starts
 
     def _request_pass(self) -> None:
         self.passes.request()

@@ -76,9 +76,9 @@ class PreventiveActions:
             sizes = model.run_jobs.column("partition_size")
             too_big = sizes[sizes > largest]
             if len(too_big):
-                unit = "partition larger than {} supernodes" if platform.kind == "torus" else "job larger than {} nodes"
+                what = "job" if platform.counts_fit else "partition"
                 raise ConfigurationError(
-                    f"{policy.spares} spares leave no {unit.format(largest)}, but {len(too_big)} jobs "
+                    f"{policy.spares} spares leave no {what} larger than {largest} {platform.node_word}s, but {len(too_big)} jobs "
                     f"need more (largest {int(too_big.max())}): use fewer spares or drop those jobs"
                 )
         if policy.preventive != "none":
@@ -127,7 +127,7 @@ class PreventiveActions:
     def _target(self, job: Job, blocked: np.ndarray):
         """A free allocation of the job's size avoiding ``blocked`` nodes, or None."""
         platform = self.model.platform
-        if platform.kind == "cluster":
+        if platform.counts_fit:  # any free nodes will do
             free = np.flatnonzero(~blocked)
             return free[: job.allocated_size] if len(free) >= job.allocated_size else None
         from torus_sim.policies.placement import MFP

@@ -20,7 +20,7 @@ import numpy as np
 from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.errors import SimulationError
 from torus_sim.job import Job
-from torus_sim.platforms.base import interval_text
+from torus_sim.job_columns import RECORDED, column_types, names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -38,27 +38,9 @@ __all__ = [
     "SimulationRecord",
 ]
 
-JOB_COLUMNS = [
-    "job_id",
-    "user_id",
-    "size",
-    "partition_size",
-    "submitted_at",
-    "first_started_at",
-    "started_at",
-    "finished_at",
-    "runtime",
-    "walltime",
-    "prediction",
-    "attempts",
-    "kills",
-    "preemptions",
-    "silent_errors",
-    "lost_work",
-    "migrations",
-    "time_sum",
-]
-"""One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s)."""
+JOB_COLUMNS = names(RECORDED)
+"""One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s): the names of
+:data:`torus_sim.job_columns.RECORDED`, which declares each (type, unit, meaning, the job attribute it reads)."""
 
 ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome", "resources"]
 """One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size;
@@ -102,13 +84,7 @@ COLUMN_TYPES = {
         "head_ready_backfilled": "?",
         "head_ready_underestimated": "?",
     },
-    "jobs": {
-        **dict.fromkeys(JOB_COLUMNS, "d"),
-        **dict.fromkeys(
-            ["job_id", "user_id", "size", "partition_size", "attempts", "kills", "preemptions", "silent_errors", "migrations"],
-            "q",
-        ),
-    },
+    "jobs": column_types(RECORDED),  # declared with the columns (torus_sim.job_columns)
     "attempts": {"job_id": "q", "attempt": "q", "started_at": "d", "ended_at": "d", "nodes": "q"},
 }
 """Columns the record holds in typed arrays (``d`` float64, ``q`` int64, ``?`` bool), by table; the
@@ -281,7 +257,6 @@ class RunRecorder:
     def __init__(self, platform, enabled: bool, fairness: bool, power: bool) -> None:
         self.platform = platform
         self.enabled = bool(enabled)
-        self._partition_text: dict[int, str] = {}  # partition id -> its supernodes as interval text (attempt rows)
         self.tables: dict[str, GrowingTable] = {}
         if self.enabled:
             columns = {
@@ -421,13 +396,7 @@ class RunRecorder:
 
     def _resources(self, allocation) -> str:
         """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
-        platform = self.platform
-        if platform.kind == "torus":  # a partition id: its text once per run
-            text = self._partition_text.get(allocation)
-            if text is None:
-                text = self._partition_text[allocation] = interval_text(platform.members(allocation))
-            return text
-        return interval_text(platform.members(allocation)) if platform.identities else ""
+        return self.platform.allocation_text(allocation)
 
 
 def _report(model, reporter):

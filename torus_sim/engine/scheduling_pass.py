@@ -244,10 +244,7 @@ class SchedulingPass:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
         if head.times is not None:
             return False  # a moldable job's size is the policy's choice
-        platform = self.model.platform
-        if platform.kind == "cluster":
-            return head.partition_size <= platform.free
-        return platform.find(head.partition_size) is not None
+        return self.model.platform.fits_now(head.partition_size)
 
     def policy_error(self, job_id, reason: str) -> PolicyError:
         """The PolicyError naming the policy, the time, the job and the reason."""
@@ -330,7 +327,7 @@ class SchedulingPass:
                 return job.job_id, "Repack moves the job twice"
             seen.add(job.job_id)
         platform = self.model.platform
-        if platform.kind == "torus":
+        if platform.table is not None:  # partition ids: the partitions' supernodes as bit sets
             freed = 0
             for job, _ in moves:
                 freed |= platform.held_bits(job.allocation)
@@ -344,7 +341,7 @@ class SchedulingPass:
                     return job.job_id, "Repack puts two jobs on the same supernodes"
                 taken |= bits
             return None
-        if platform.identities:
+        if platform.tracks_nodes:
             freed = (
                 np.concatenate([np.asarray(job.allocation, dtype=np.int64) for job, _ in moves])
                 if moves
@@ -379,8 +376,8 @@ class SchedulingPass:
         else:
             ready = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         counting, nodes = self.passed.counting(head, running)  # only the jobs whose state changed are looked at
-        if platform.kind == "cluster":
-            backfilled = platform.free + nodes >= head.partition_size
+        if platform.counts_fit:
+            backfilled = platform.free_count() + nodes >= head.partition_size
         else:
             backfilled = self._could_start_without(head, [job for job, _ in counting.values()])
         if previous_head is head and promised_at is not None and backfilled:
@@ -402,8 +399,8 @@ class SchedulingPass:
         running job, so no list is built there).
         """
         platform = self.model.platform
-        if platform.kind == "cluster":
-            short = head.partition_size - platform.free  # nodes the blockers must give back
+        if platform.counts_fit:
+            short = head.partition_size - platform.free_count()  # nodes the blockers must give back
             for job in blockers:
                 if short <= 0:
                     break

@@ -132,9 +132,9 @@ class SchedulingView:
             Mu'alem and Feitelson, IEEE TPDS 12(6), 2001 (the profile of running jobs' expected ends).
         """
         platform = self.platform
-        if platform.kind != "cluster":
+        if not platform.counts_fit:
             return None
-        if not platform.identities:
+        if platform.counts_only:
             kept = self._model.running_ends()
             return None if kept is None else kept.columns(self._model.simulator.time)
         from torus_sim.engine.running_ends import ReleaseColumns
@@ -173,7 +173,7 @@ class SchedulingView:
         """
         model = self._model
         platform = model.platform
-        if releasing is None and above_rank is None and platform.kind == "cluster" and not platform.identities:
+        if releasing is None and above_rank is None and platform.counts_only:
             kept = model.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
             if kept is not None:
                 occupancy = platform.snapshot()
@@ -237,9 +237,9 @@ class SchedulingView:
         grows, so such a size stays closed for the rest of the pass.
         """
         platform = self.platform
-        if platform.kind != "torus":
-            return None
         table = platform.table
+        if table is None:
+            return None
         return set(table.open_sizes(platform.words()))
 
     def place(self, job, keep_room: tuple | None = None, placement=None, size: int | None = None, taken: tuple = ()):
@@ -267,13 +267,13 @@ class SchedulingView:
         platform = model.platform
         if size is None:
             size = job.partition_size
-        if platform.kind == "cluster":
+        if platform.counts_fit:
             held = sum(platform.size_of(allocation) for allocation in taken) if taken else 0  # no generator per call
             if size > platform.free - held:
                 return None
             if keep_room is not None and not keep_room[0].room_after(size + held, keep_room[1]):
                 return None
-            if not platform.identities:
+            if platform.counts_only:
                 return size
             free_nodes = platform.free_nodes()
             if taken:

@@ -21,6 +21,7 @@ import numpy as np
 
 from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
 from torus_sim.errors import ConfigurationError
+from torus_sim.job_columns import DERIVED, names
 from torus_sim.metrics.pieces import PIECE_ROWS, means_by_pieces, pairwise_sum, pieces_of
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class JobTableRows:
         self.record, self.gamma, self.form = record, gamma, form
         self._whole = whole
         self._recorded = [name for name in JOB_COLUMNS if record.has_column("jobs", name)]
-        self.columns = [*self._recorded, "wait_time", "response_time", "bounded_slowdown"]
+        self.columns = [*self._recorded, *names(DERIVED)]
         types = COLUMN_TYPES["jobs"]
         self.dtypes = {name: np.dtype(types.get(name, "d")) for name in self.columns}
         self._order = np.argsort(record.column("jobs", "job_id"), kind="stable")

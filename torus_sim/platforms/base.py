@@ -42,8 +42,21 @@ class Platform(Protocol):
     Implementations: :class:`~torus_sim.platforms.torus.TorusPlatform` (contiguous rectangular
     partitions of supernodes) and :class:`~torus_sim.platforms.cluster.ClusterPlatform` (P nodes).
 
+    The engine and the policies ask a platform what it can do, never which kind it is (a test checks that
+    no ``kind ==`` test and no ``identities`` check stands outside :mod:`torus_sim.platforms`): the
+    capabilities below choose their paths.
+
     Hooks an implementation provides:
-        kind: ``"torus"`` or ``"cluster"``.
+        kind: the platform kind's registry name (``"torus"``, ``"cluster"``), for the manifest only.
+        tracks_nodes: every node has an identity: which job it runs, whether it is down, its agent
+            (failures, repairs and fault-aware placement need this); False for a cluster of counts.
+        counts_fit: a job fits now exactly when its size is at most :meth:`free_count` (any free nodes
+            make an allocation: a homogeneous cluster); False where the shape matters (a torus).
+        counts_only: allocations are node counts (``counts_fit`` and not ``tracks_nodes``).
+        table: the :class:`~torus_sim.partition_table.PartitionTable` whose partition ids are the
+            allocations (the torus), or None (its planners then use :meth:`find` and :meth:`snapshot`).
+        node_word: what a node is called in messages and reports (``"supernode"``, ``"node"``).
+        label: the machine in a few words (``torus 4x4x8``, ``cluster of 128 nodes``).
         capacity: total nodes (supernodes on the torus).
         free_count(): nodes free now (neither busy, down nor spare).
         round_size(size): the nodes a job of ``size`` occupies (a partition size on the torus).
@@ -54,9 +67,24 @@ class Platform(Protocol):
             SimulationError when the nodes are not free / not held by that job.
         job_on(node), take_down(node, until), repair(node, at), repairs_ahead(): fail-stop failures.
         neighbours(node): the nodes a burst of failures spreads to.
+        fits_now(size): whether a job of ``size`` can start now (``find(size) is not None``, quicker).
+        mfp(): the size of the largest allocation free now (BGL-FAULT §5.1's maximal free partition).
+        size_refusal(size): why no job of ``size`` can ever run on the machine, or None.
+        allocation_text(allocation): its node ids as Batsim's interval-set text ("" without identities).
+        coordinate(node): where the node is drawn: its torus coordinate, or (row, column) of a grid.
+
+    What a capability promises besides: a platform with ``counts_fit`` keeps ``free`` (its free count as an
+    attribute, read on the hot paths) and, with ``tracks_nodes``, ``free_nodes()`` (ids, ascending); one with a
+    ``table`` answers ``words()`` (its blocked supernodes packed for the table), ``occupied()`` (the same as an
+    int) and ``held_bits(allocation)``, and its allocations are the table's partition ids.
     """
 
     kind: str
+    tracks_nodes: bool
+    counts_fit: bool
+    counts_only: bool
+    table: object | None
+    node_word: str
 
     @property
     def capacity(self) -> int:  # noqa: D102
@@ -84,4 +112,16 @@ class Platform(Protocol):
         ...
 
     def repairs_ahead(self) -> list[tuple[float, int]]:  # noqa: D102
+        ...
+
+    def fits_now(self, size: int) -> bool:  # noqa: D102
+        ...
+
+    def mfp(self) -> int:  # noqa: D102
+        ...
+
+    def size_refusal(self, size: int) -> str | None:  # noqa: D102
+        ...
+
+    def allocation_text(self, allocation) -> str:  # noqa: D102
         ...

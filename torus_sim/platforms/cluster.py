@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.platforms.base import interval_text
 
 __all__ = ["MAX_NODES", "NO_JOB", "ClusterOccupancy", "ClusterPlatform"]
 
@@ -94,12 +95,17 @@ class ClusterPlatform:
 
     kind = "cluster"
     guard = None  # the run's ExtensionCalls when it has a plug-in: changes refused while its code runs
+    counts_fit = True  # any free nodes make an allocation (the Platform protocol's capabilities)
+    table = None  # no partitions: every set of free nodes is one
+    node_word = "node"
 
     def __init__(self, nodes: int, identities: bool = True) -> None:
         if int(nodes) != nodes or nodes < 1:
             raise ConfigurationError(f"the number of nodes P must be a positive integer, got {nodes!r}")
         self._capacity = int(nodes)
         self.identities = bool(identities)
+        self.tracks_nodes = self.identities
+        self.counts_only = not self.identities
         self.free = self._capacity  # nodes neither busy nor down nor spare
         self.held: dict[int, int] = {}  # count mode: job id -> nodes held
         if self.identities:
@@ -141,6 +147,31 @@ class ClusterPlatform:
     def blocked(self) -> np.ndarray:
         """Bool ``(P,)``: busy, down or spare."""
         return self.busy | self.down | self.spare
+
+    def fits_now(self, size: int) -> bool:
+        """Whether a job of ``size`` nodes can start now: as many nodes free (the Platform protocol)."""
+        return size <= self.free
+
+    def mfp(self) -> int:
+        """The largest allocation free now: every free node (a cluster's maximal free partition)."""
+        return self.free
+
+    def size_refusal(self, size: int) -> str | None:
+        """Why no job of ``size`` nodes can ever run here (more than P), or None."""
+        return None if size <= self._capacity else f"which a cluster of {self._capacity} cannot give"
+
+    @property
+    def label(self) -> str:
+        """``cluster of 128 nodes``."""
+        return f"cluster of {self._capacity} nodes"
+
+    def coordinate(self, node: int) -> tuple[int, int]:
+        """(row, column) of the node on the near-square grid of :meth:`layout`."""
+        return divmod(node, self.layout()[1])
+
+    def allocation_text(self, allocation) -> str:
+        """The allocation's node ids as Batsim's interval-set text; "" for a count (no identities)."""
+        return interval_text(allocation) if self.identities else ""
 
     def free_nodes(self) -> np.ndarray:
         """Ids of the free nodes, ascending, int64."""

@@ -71,6 +71,7 @@ class PlatformKind:
             :data:`~torus_sim.workload.jobs.SWF_RULES`) when the scenario names none.
         sizes_from_workload: without ``nodes``, its size is the workload's machine size (SWF
             ``MaxProcs``): a cluster's is, a torus's never (its machine or dims give it).
+        node_word: what its nodes are called in the printed summary (``node``; ``supernode`` on a torus).
 
     ``from_scenario``: the scenario fields (or derived values) the kind reads, a tuple of names; each hook's
     ``fields`` holds exactly those (:class:`~torus_sim.scenario.ScenarioFields`), never the whole scenario.
@@ -86,6 +87,7 @@ class PlatformKind:
     name = "platform"
     default_rules = "pv-easy"
     sizes_from_workload = True
+    node_word = "node"
     from_scenario: tuple[str, ...] | None = None
 
     def capacity(self, fields, named: int | None) -> int:
@@ -139,6 +141,7 @@ class TorusKind(PlatformKind):
     name = "torus"
     default_rules = "bgl-fault"
     sizes_from_workload = False
+    node_word = "supernode"
     from_scenario = ("torus", "machine")
 
     def capacity(self, fields, named: int | None) -> int:  # noqa: D102

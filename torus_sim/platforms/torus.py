@@ -12,6 +12,7 @@ import numpy as np
 from torus_sim.errors import ConfigurationError, SimulationError
 from torus_sim.partition_table import PartitionTable
 from torus_sim.partitions import Partition, round_up_to_feasible_size
+from torus_sim.platforms.base import interval_text
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
 __all__ = ["NO_JOB", "TorusOccupancy", "TorusPlatform"]
@@ -89,6 +90,10 @@ class TorusPlatform:
 
     kind = "torus"
     guard = None  # the run's ExtensionCalls when it has a plug-in: changes refused while its code runs
+    tracks_nodes = True  # the Platform protocol's capabilities: every supernode has an identity,
+    counts_fit = False  # a job needs a free box of its shape, not only as many free supernodes,
+    counts_only = False  # and holds a partition id of ``table``
+    node_word = "supernode"
 
     def __init__(self, torus: Torus = BGL_SUPERNODE_TORUS, table: PartitionTable | None = None) -> None:
         self.torus = torus
@@ -101,6 +106,7 @@ class TorusPlatform:
         self.spare = np.zeros(torus.size, dtype=bool)  # held back from scheduling, open to migrations
         self._busy_bits = self._down_bits = self._spare_bits = 0  # the same three sets as ints, bit i = supernode i
         self._holder: dict[int, int] = {}  # partition id -> the job on it (job_at of its supernodes)
+        self._texts: dict[int, str] = {}  # partition id -> its members' interval text (the record's, once each)
         self._changed(downtimes=True)
 
     def _changed(self, downtimes: bool = False) -> None:
@@ -206,6 +212,32 @@ class TorusPlatform:
         """
         ids = self.table.free_ids_of_size(self.words(), self.round_size(size)) if 0 < size <= self.capacity else ()
         return int(ids[0]) if len(ids) else None
+
+    def fits_now(self, size: int) -> bool:
+        """Whether a job of ``size`` supernodes can start now: a free partition of its size (the Platform protocol)."""
+        return self.find(size) is not None
+
+    def size_refusal(self, size: int) -> str | None:
+        """Why no job of ``size`` supernodes can ever run here (more than the torus, or no box of that size), or None."""
+        if size > self.capacity or size != self.round_size(size):
+            return f"which the torus {self.torus.dims} cannot give"
+        return None
+
+    @property
+    def label(self) -> str:
+        """``torus 4x4x8``."""
+        return f"torus {self.torus.label}"
+
+    def coordinate(self, node: int) -> tuple[int, ...]:
+        """The supernode's coordinate on the torus."""
+        return self.torus.coordinate(node)
+
+    def allocation_text(self, allocation: int) -> str:
+        """The partition's supernodes as Batsim's interval-set text (made once per partition id)."""
+        text = self._texts.get(allocation)
+        if text is None:
+            text = self._texts[allocation] = interval_text(self.members(allocation))
+        return text
 
     def size_of(self, partition_id: int) -> int:
         """Supernodes of a partition id."""

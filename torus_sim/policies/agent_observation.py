@@ -135,7 +135,7 @@ def job_feature(name: str) -> Callable:
 
 def feasible_size_counts(platform) -> tuple:
     """``((size, partitions of that size), ...)`` on the torus (every feasible size, empty machine); () otherwise."""
-    if isinstance(platform, int) or platform.kind != "torus":
+    if isinstance(platform, int) or platform.table is None:
         return ()
     from torus_sim.partitions import feasible_sizes
 
@@ -208,7 +208,7 @@ def observe(shape: ObservationShape, now: float, queue, platform, down: int, fit
     beyond = max(len(queue) - slots, 0)
     width = max(span[1] - span[0], 1.0)
     free = platform.free_count()
-    largest = platform.mfp() if platform.kind == "torus" else free
+    largest = platform.mfp()
     values += [
         free / capacity,
         down / capacity,
@@ -216,8 +216,8 @@ def observe(shape: ObservationShape, now: float, queue, platform, down: int, fit
         min(max((now - span[0]) / width, 0.0), 1.0),
         largest / capacity,
     ]
-    if platform.kind == "torus":
-        table = platform.table
+    table = platform.table
+    if table is not None:
         words = platform.words()
         values += [len(table.free_ids_of_size(words, size)) / total for size, total in shape.sizes]
     return np.array(values, dtype=np.float32)

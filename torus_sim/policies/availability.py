@@ -654,7 +654,7 @@ def availability_profile(view, releases, placement=None):
     platform = view.platform
     now = view.now
     repairs = platform.repairs_ahead()
-    if platform.kind == "cluster":
+    if platform.counts_fit:
         return AvailabilityProfile(
             now,
             platform.free_count(),

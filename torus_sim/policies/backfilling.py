@@ -94,7 +94,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     free = view.free_count()
     if free == 0:  # nothing fits (the scan below would stop at its first job)
         return
-    counts = view.platform.kind == "cluster" and not view.platform.identities
+    counts = view.platform.counts_only
     columns = (queue.shortest if order == "sjf" else queue.columns) if counts else None  # kept while the queue is long
     if columns is not None:
         short = (view.now + columns.remaining) <= shadow_at  # ends by the shadow time
@@ -137,7 +137,7 @@ def backfill_scan(view, candidates, occupancy, need: int, shadow_at: float, plac
     free = view.free_count()
     if free == 0:
         return
-    if view.platform.kind == "cluster" and not view.platform.identities:
+    if view.platform.counts_only:
         yield from _backfill_counts(view, candidates, free, occupancy, need, shadow_at)
         return
     now = view.now

@@ -95,7 +95,7 @@ class EasyPolicy(Policy):
         with the run's runtime predictions: the same EASY rules, with per-size candidate lists that
         keep a pass short when failures make the queue long.
         """
-        if self.order == "fcfs" and view.platform.kind == "torus":
+        if self.order == "fcfs" and view.platform.table is not None:
             planner = self._torus_planner()
             actions = planner.plan_torus(
                 view.now,
@@ -182,7 +182,7 @@ class ConservativePolicy(Policy):
             durations = np.fromiter((remaining(job) for job in jobs), dtype=np.float64, count=len(jobs))
         head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
         actions = [Reserve(jobs[0], head_at)]
-        if view.platform.identities:
+        if view.platform.tracks_nodes:
             return self._placed(view, actions, [jobs[index] for index in starting])
         for index in starting:
             job = jobs[index]
@@ -203,7 +203,7 @@ class ConservativePolicy(Policy):
         reservations and the pass goes on from the first job it did not reserve.
         """
         now = view.now
-        cluster = view.platform.kind == "cluster"
+        cluster = view.platform.counts_fit
         jobs = view.queue.jobs()
         kept = None if cluster else self._keeper.take(view, jobs)
         if kept is None:

@@ -138,7 +138,7 @@ class KrevatScheduler(Policy):
         Returns:
             Actions in the order the engine must apply them.
         """
-        if view.platform.kind == "torus":
+        if view.platform.table is not None:  # partitions of a torus: the planner on its table
             actions = self.plan_torus(view.now, view.queue, list(view.running.values()), view.platform)
             if self.reservation is not None:
                 actions.append(Reserve(self._reserved_job, self.reservation[1]))

@@ -266,7 +266,7 @@ class PowerCapPolicy(Policy):
         earliest, _ = nodes.earliest(head.partition_size, duration)
         if math.isinf(earliest):
             return math.inf, False
-        cluster = view.platform.kind == "cluster"
+        cluster = view.platform.counts_fit
         times = sorted({*nodes.dates, *headroom.dates})
         for at in times[bisect.bisect_left(times, earliest) :]:
             if not headroom.fits(at, watts - WATT_SLACK, duration):

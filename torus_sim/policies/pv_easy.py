@@ -73,7 +73,7 @@ class PvEasyPolicy(Policy):
         reservation_at, _ = view.shadow(head.partition_size, None, above_rank=head.rank, together=False)
         yield Reserve(head, reservation_at)
         now = view.now
-        counts = view.platform.kind == "cluster" and not view.platform.identities
+        counts = view.platform.counts_only
         if counts and queue.shortest is not None:
             yield from self._backfill_columns(view, queue, head, now, reservation_at)
             return

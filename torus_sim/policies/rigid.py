@@ -146,7 +146,7 @@ class PriorityPolicy(Policy):
         (a generator).
         """
         platform = view.platform
-        if platform.kind == "cluster" and not platform.identities:
+        if platform.counts_only:
             if self._moldable:
                 return [_new_start((job, size, size, runtime)) for job, size, runtime in picks]
             return [_new_start((job, size, None, None)) for job, size, _ in picks]
@@ -211,7 +211,7 @@ class ListPolicy(PriorityPolicy):
         smallest = self._smallest
         if free < smallest:
             return ()
-        if platform.kind == "cluster":
+        if platform.counts_fit:
             return self._emit(view, self._greedy_scan(view, free))
         return self._greedy_placed(view)
 
@@ -246,7 +246,7 @@ class ListPolicy(PriorityPolicy):
                     yield start
 
     def _with_reservations(self, view):
-        if self.reservations == -1 and view.platform.kind == "cluster":
+        if self.reservations == -1 and view.platform.counts_fit:
             from torus_sim.policies.easy import compiled_count_profile
 
             if compiled_count_profile() is not None:  # numba is there
@@ -320,7 +320,7 @@ class ListPolicy(PriorityPolicy):
 
     def _with_reservations_on_profile(self, view):
         now = view.now
-        cluster = view.platform.kind == "cluster"
+        cluster = view.platform.counts_fit
         queue = view.queue.jobs()
         depth = len(queue) if self.reservations == -1 else self.reservations
         kept = self._keeper.take(view, queue) if not cluster else None

@@ -516,7 +516,7 @@ class SchedulingEnv(gym.Env):
     def _mask(self) -> np.ndarray:
         """The actions that start a job now (and the wait), cached until the engine moves."""
         model = self.model
-        key = (model._run, model._starts, model.pass_open)
+        key = (model.moves, model.pass_open)
         if key == self._mask_key:
             return self._mask_value
         mask = self._compute_mask()

@@ -96,8 +96,8 @@ def node_table(model) -> tuple[pd.DataFrame, list[tuple[str, float, float]]]:
     """
     platform = model.platform
     capacity = platform.capacity
-    if platform.kind == "torus":
-        column, row, titles = _torus_positions(platform.torus.dims)
+    if platform.table is not None:  # a torus's partitions: its supernodes drawn plane by plane
+        column, row, titles = _torus_positions(platform.table.torus.dims)
     else:
         rows, columns = platform.layout()
         row, column = np.divmod(np.arange(capacity), columns)
@@ -233,7 +233,7 @@ def machine_chart(model, height: int = 330) -> alt.Chart:
         heads = pd.DataFrame(titles, columns=["title", "column", "row"])
         layers.append(alt.Chart(heads).mark_text(fontSize=11, baseline="middle").encode(x=x, y=y, text="title:N"))
     down = int(np.count_nonzero(np.asarray(platform.down_until) > -np.inf))
-    what = f"torus {platform.torus.label}" if platform.kind == "torus" else f"cluster of {platform.capacity} nodes"
+    what = platform.label
     off = int((table["state"] == "off").sum())
     switching = int((table["state"] == "switching off").sum())
     switched = f"   off {off}" if getattr(model, "power_states", None) is not None else ""
