@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,52 @@ def test_a_dead_processs_record_folder_is_removed_and_a_running_ones_kept(tmp_pa
         (folder / "jobs.time").write_bytes(b"12345678")
     assert remove_stale_folders(tmp_path) == [dead]
     assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_a_folder_whose_process_id_was_given_to_a_later_process_is_removed(tmp_path):
+    """Issue 78 §7: process ids are recycled; a folder last written before its id's process started is not that
+    process's (it ran before), so it goes; the same id's folder written since stays."""
+    import os
+
+    from torus_sim.disk_tables import FOLDER_PREFIX, remove_stale_folders
+
+    recycled = tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-old"
+    mine = tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-new"
+    for folder in (recycled, mine):
+        folder.mkdir()
+        (folder / "jobs.time").write_bytes(b"12345678")
+    os.utime(recycled, (1_000_000_000, 1_000_000_000))  # 2001: before this process started
+    assert remove_stale_folders(tmp_path) == [recycled]
+    assert mine.exists()
+
+
+def test_a_run_too_short_to_write_a_table_still_clears_what_a_killed_run_left(tmp_path, monkeypatch):
+    """Issue 78 §7: a run killed with SIGKILL leaves its record folder; the next run, even one that keeps every table in
+    memory, removes it at its start."""
+    import signal
+    import subprocess
+    import sys
+    import tempfile
+
+    from torus_sim.disk_tables import FOLDER_PREFIX
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(disk_tables, "_STALE_CHECKED", False)
+    code = (
+        "import os, tempfile, time\n"
+        f"folder = tempfile.mkdtemp(prefix='{FOLDER_PREFIX}' + str(os.getpid()) + '-')\n"
+        "open(os.path.join(folder, 'jobs.time'), 'wb').write(b'x' * 4096)\n"
+        "print(folder, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env={**os.environ})
+    left = Path(child.stdout.readline().strip())
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert left.exists() and left.parent == tmp_path
+    run(Scenario(max_jobs=20, failures="none"))
+    assert not left.exists()
 
 
 def test_a_record_on_disk_pickles_with_its_rows_and_reads_without_its_folder(monkeypatch):

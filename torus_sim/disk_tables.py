@@ -31,7 +31,16 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FOLDER_PREFIX", "PENDING_ROWS", "SPILL_ROWS", "GrowingTable", "SpillFolder", "TableSnapshot", "remove_stale_folders"]
+__all__ = [
+    "FOLDER_PREFIX",
+    "PENDING_ROWS",
+    "SPILL_ROWS",
+    "GrowingTable",
+    "SpillFolder",
+    "TableSnapshot",
+    "remove_stale_folders",
+    "remove_stale_once",
+]
 
 SPILL_ROWS = 1 << 16
 """Rows of a table kept in memory before they go to disk (65,536: ~10 MB for the 18 job columns)."""
@@ -60,7 +69,7 @@ class SpillFolder:
     def path(self, table: str, column: str) -> Path:
         """The file of ``table``'s ``column`` (the folder made on first use)."""
         if self._folder is None:
-            _remove_stale_once()
+            remove_stale_once()
             self._folder = tempfile.TemporaryDirectory(prefix=f"{FOLDER_PREFIX}{os.getpid()}-")
         return Path(self._folder.name) / f"{table}.{column}"
 
@@ -68,7 +77,12 @@ class SpillFolder:
 _STALE_CHECKED = False
 
 
-def _remove_stale_once() -> None:
+def remove_stale_once() -> None:
+    """:func:`remove_stale_folders` in the temporary directory, the first time a process asks (a glob: well under 1 ms).
+
+    Every run asks at its start (:func:`torus_sim.runner.run`), so a run too short to write a table of its own still
+    clears what a killed run left.
+    """
     global _STALE_CHECKED
     if not _STALE_CHECKED:
         _STALE_CHECKED = True
@@ -89,21 +103,43 @@ def remove_stale_folders(parent: str | Path | None = None) -> list[Path]:
     removed = []
     for folder in Path(parent or tempfile.gettempdir()).glob(f"{FOLDER_PREFIX}*-*"):
         owner = folder.name[len(FOLDER_PREFIX) :].split("-", 1)[0]
-        if owner.isdigit() and not _running(int(owner)) and folder.is_dir():
+        if not owner.isdigit() or not folder.is_dir():
+            continue
+        try:
+            written_at = folder.stat().st_mtime
+        except OSError:
+            continue  # removed meanwhile
+        if not _running(int(owner), written_at):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
 
 
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists (POSIX: signal 0 tests without sending anything)."""
+def _running(pid: int, written_at: float | None = None) -> bool:
+    """Whether process ``pid`` exists and may own a folder last written at ``written_at`` (seconds since the epoch).
+
+    POSIX: signal 0 tests without sending anything. Where the process's start time can be read (Linux's ``/proc``), a
+    process that started after the folder's last write is another process that was given a recycled id: not its owner.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except (PermissionError, OverflowError):
         return True  # someone else's process (or an id too large for a pid): left alone
-    return True
+    started_at = _started_at(pid)
+    return started_at is None or written_at is None or started_at <= written_at + 1.0
+
+
+def _started_at(pid: int) -> float | None:
+    """When process ``pid`` started, seconds since the epoch, from Linux's ``/proc`` (None where it cannot be read)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime: clock ticks after boot
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 class GrowingTable:

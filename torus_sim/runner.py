@@ -27,6 +27,7 @@ import numpy as np
 
 from predictors.base import NullPredictor
 from torus_sim.datasets import dataset, is_reference, local_copy
+from torus_sim.disk_tables import remove_stale_once
 from torus_sim.engine import SchedulingModel, SimulationRecord
 from torus_sim.engine.record import OnDemandField
 from torus_sim.extensions import (
@@ -284,6 +285,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         WorkloadFormatError, FailureLogFormatError, JobSetFormatError: a malformed input line.
         FileNotFoundError: an input file is missing.
     """
+    remove_stale_once()  # what a killed run left in the temporary directory (torus_sim.disk_tables)
     inputs: dict = {}
     if not scenario.batch:
         model = build_model(scenario, inputs)
