@@ -39,8 +39,12 @@ class SchedulerAgent(Agent):
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:
-        """Put an arriving or interrupted job at its position."""
+        """Put an arriving or interrupted job at its position (the engine's one way into the wait queue)."""
         self.queue.add(job)
+
+    def enqueue_arrivals(self, jobs) -> None:
+        """Put the jobs submitted at one instant at their positions (in rank order: one extend, not a sort per job)."""
+        self.queue.extend(jobs)
 
     def queued_demand(self) -> int:
         """Nodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""

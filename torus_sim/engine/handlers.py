@@ -222,7 +222,7 @@ class EventHandlers:
             job.arrive()
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
-        model.queue.extend(jobs)
+        model.scheduler.enqueue_arrivals(jobs)
         if model._pass_each_event and not model.passes.pause:
             model.passes.run()  # one submission, one pass (CQSim's order)
         else:
@@ -246,7 +246,7 @@ class EventHandlers:
         if failed:
             job.fail_attempt(now)
             model._silent_errors += 1
-            model.queue.add(job)
+            model.scheduler.enqueue(job)
         else:
             job.finish(now)
             model.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
