@@ -121,7 +121,7 @@ class SchedulingView:
         profile), with ``changes`` = -1: nothing kept between passes stands for them.
 
         Returns:
-            A :class:`~torus_sim.engine.running_ends.ReleaseColumns` (read only): ``ends``, float64 ``(r,)``
+            ReleaseColumns: read only (:class:`~torus_sim.engine.running_ends.ReleaseColumns`); ``ends``, float64 ``(r,)``
             predicted ends in seconds, ascending (an end at or before now stands for now); ``sizes``,
             int64 ``(r,)``, the nodes each releases (views, valid until the next action is applied);
             ``changes``, rows added and removed so far (-1: built for this pass). None on a torus and

@@ -102,12 +102,12 @@ def mean_intervals(
     Args:
         values: float ``(metrics, n)``, each row one metric over n replicates; NaN for a replicate without
             the metric (a row with NaN is bootstrapped over its finite values alone).
-        confidence: the level, in (0, 1).
-        resamples: bootstrap resamples.
-        seed: the resampling generator's seed.
+        confidence: the level, in (0, 1) (default CONFIDENCE = 0.95).
+        resamples: bootstrap resamples (default RESAMPLES = 9,999).
+        seed: the resampling generator's seed (default SEED = 0).
 
     Returns:
-        One :class:`Interval` per row.
+        list[Interval]: one per row of ``values``, in order.
 
     Raises:
         ValueError: ``values`` is not two-dimensional, or ``confidence`` not in (0, 1).
@@ -187,12 +187,12 @@ def mean_interval(
 
     Args:
         values: one number per replicate (NaN left out).
-        confidence: the level, in (0, 1).
-        resamples: bootstrap resamples.
-        seed: the resampling generator's seed.
+        confidence: the level, in (0, 1) (default CONFIDENCE = 0.95).
+        resamples: bootstrap resamples (default RESAMPLES = 9,999).
+        seed: the resampling generator's seed (default SEED = 0).
 
     Returns:
-        An :class:`Interval`.
+        Interval: the mean over the replicates, the interval's ends and how they were found.
     """
     return mean_intervals(np.asarray(values, dtype=float).reshape(1, -1), confidence, resamples, seed)[0]
 
@@ -206,12 +206,12 @@ def paired_difference(
         a: case A's values, position i from replicate i (a seed, a window, a log); a pair with a NaN on
             either side is left out.
         b: case B's values, from the same replicates in the same order.
-        confidence: the level, in (0, 1).
-        resamples: bootstrap resamples.
-        seed: the resampling generator's seed.
+        confidence: the level, in (0, 1) (default CONFIDENCE = 0.95).
+        resamples: bootstrap resamples (default RESAMPLES = 9,999).
+        seed: the resampling generator's seed (default SEED = 0).
 
     Returns:
-        A :class:`PairedDifference`.
+        PairedDifference: B - A over the pairs, with its interval and Wilcoxon's signed-rank test.
 
     Raises:
         ValueError: ``a`` and ``b`` differ in length.
@@ -279,9 +279,9 @@ def interval_table(
         results: one row per run.
         by: the columns that name a case (the sweep's parameters other than the replicates); empty: one case.
         metrics: the metric columns (non-numeric or empty ones are left out).
-        confidence: the level, in (0, 1).
-        resamples: bootstrap resamples.
-        seed: the resampling generator's seed.
+        confidence: the level, in (0, 1) (default CONFIDENCE = 0.95).
+        resamples: bootstrap resamples (default RESAMPLES = 9,999).
+        seed: the resampling generator's seed (default SEED = 0).
 
     Returns:
         One row per case and metric, in the cases' first-appearance order: the ``by`` columns, ``metric``,
@@ -329,9 +329,9 @@ def paired_table(
         by: the other columns that name a case (the pair shares their values).
         replicates: the columns that name a replicate (a pair's runs agree on them).
         metrics: the metric columns.
-        confidence: the level, in (0, 1).
-        resamples: bootstrap resamples.
-        seed: the resampling generator's seed.
+        confidence: the level, in (0, 1) (default CONFIDENCE = 0.95).
+        resamples: bootstrap resamples (default RESAMPLES = 9,999).
+        seed: the resampling generator's seed (default SEED = 0).
 
     Returns:
         One row per pair and metric: ``a`` and ``b`` (the two values of ``compare``, in the order they first
