@@ -7,7 +7,7 @@ scratch folder that holds copies of the repository's ``docs``, ``experiments`` a
 served from the mirror ``TORUS_SIM_DATA`` (tests/conftest.py points it at ../shared/data).
 
 Run here: every ``torus-sim run`` line and here-document block, ``torus-sim data``, ``torus-sim compare``,
-``torus-sim summarize``, ``torus-sim ckpt-tables`` / ``ckpt-compare``, ``torus-sim figure`` on shipped results and
+``torus-sim summarize``, ``torus-sim compile``, ``torus-sim ckpt-tables`` / ``ckpt-compare``, ``torus-sim figure`` on shipped results and
 the RL baselines table. Left out, each for a stated reason: placeholders (``FILE``, ``tcp://host:8786``,
 ``my-sweep.toml``); ``pip install`` (CI runs the README's two set-up commands); ``torus-sim viz`` (a server:
 tests/test_app.py); ``torus-sim sweep`` (minutes to hours each: ``docs/regenerate.py --check`` re-runs the
@@ -38,6 +38,7 @@ RUN_PREFIXES = (
     "torus-sim summarize",
     "torus-sim ckpt-",
     "torus-sim figure",
+    "torus-sim compile",
 )
 PLACEHOLDERS = ("FILE", "tcp://host", "my-sweep", "my_package", "PATH")
 

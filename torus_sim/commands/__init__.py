@@ -6,6 +6,7 @@ Key components:
 - :mod:`~torus_sim.commands.sweep`: ``sweep`` (``experiment``), a scenario file's grid on any executor.
 - :mod:`~torus_sim.commands.data`: ``data``, the field's logs by name (list, fetch, path, cite).
 - :mod:`~torus_sim.commands.viz`: ``viz``, the browser view.
+- :mod:`~torus_sim.commands.compile`: ``compile``, the reservation kernels compiled ahead of the first run.
 - :mod:`~torus_sim.commands.figure`: ``figure``, one paper figure redrawn from stored results.
 - :mod:`~torus_sim.commands.compare`: ``compare``, two cases of a finished sweep paired run by run.
 - :mod:`~torus_sim.commands.summarize`: ``summarize``, expected and maximum ratios over batch results.
@@ -22,9 +23,9 @@ each ``main`` returns the exit code (0, or 2 with one sentence on standard error
 
 from __future__ import annotations
 
-from torus_sim.commands import ckpt, compare, data, figure, generate_rigid, removed, run, summarize, sweep, viz
+from torus_sim.commands import ckpt, compare, compile, data, figure, generate_rigid, removed, run, summarize, sweep, viz
 
 __all__ = ["SUBCOMMANDS"]
 
-SUBCOMMANDS = (run, sweep, compare, data, viz, ckpt, figure, summarize, generate_rigid, removed)
+SUBCOMMANDS = (run, sweep, compare, data, viz, compile, ckpt, figure, summarize, generate_rigid, removed)
 """The subcommand modules, in the order ``torus-sim --help`` lists them."""

@@ -245,10 +245,12 @@ def compiled_count_profile():
     global _COUNT_PROFILE
     if _COUNT_PROFILE is False:
         try:
-            from torus_sim.policies.count_reservations import CountProfile
+            from torus_sim.policies import count_reservations, kernels
         except ImportError:  # numba missing: the Python profile gives the same reservations, slower
-            CountProfile = None
-        _COUNT_PROFILE = CountProfile
+            _COUNT_PROFILE = None
+            return None
+        kernels.watch()  # a compile of its kernels (a fresh installation's first use) is announced
+        _COUNT_PROFILE = count_reservations.CountProfile
     return _COUNT_PROFILE
 
 
