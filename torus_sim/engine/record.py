@@ -256,6 +256,8 @@ class RunRecorder:
 
     def __init__(self, platform, enabled: bool, fairness: bool, power: bool) -> None:
         self.platform = platform
+        # an allocation's node ids as an interval set (Batsim's allocated_resources); "" for counts; the platform's text
+        self._resources = platform.allocation_text
         self.enabled = bool(enabled)
         self.tables: dict[str, GrowingTable] = {}
         if self.enabled:
@@ -393,10 +395,6 @@ class RunRecorder:
         if self.closed:
             raise SimulationError("a pass after the run's end: its record is closed")
         self._pass_table.add_row(values)
-
-    def _resources(self, allocation) -> str:
-        """The node ids of an allocation as an interval set (Batsim's ``allocated_resources``); "" for counts."""
-        return self.platform.allocation_text(allocation)
 
 
 def _report(model, reporter):

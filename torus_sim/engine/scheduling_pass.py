@@ -376,8 +376,8 @@ class SchedulingPass:
         else:
             ready = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         counting, nodes = self.passed.counting(head, running)  # only the jobs whose state changed are looked at
-        if platform.counts_fit:
-            backfilled = platform.free_count() + nodes >= head.partition_size
+        if platform.counts_fit:  # its free count kept as an attribute (the Platform protocol)
+            backfilled = platform.free + nodes >= head.partition_size
         else:
             backfilled = self._could_start_without(head, [job for job, _ in counting.values()])
         if previous_head is head and promised_at is not None and backfilled:
@@ -400,7 +400,7 @@ class SchedulingPass:
         """
         platform = self.model.platform
         if platform.counts_fit:
-            short = head.partition_size - platform.free_count()  # nodes the blockers must give back
+            short = head.partition_size - platform.free  # nodes the blockers must give back
             for job in blockers:
                 if short <= 0:
                     break
