@@ -23,6 +23,13 @@ def cli_markdown() -> str:
     """docs/reference/cli.md: every subcommand's ``--help``, in the order ``torus-sim --help`` lists them."""
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH
+    import torus_sim.registry as registry
+
+    installed = registry.installed_entry_points
+    # the reference describes this package alone: a plug-in installed beside it (the examples package) adds nothing
+    registry.installed_entry_points = lambda group: tuple(
+        point for point in installed(group) if point.dist is not None and point.dist.name == "torus-sim"
+    )
     try:
         from torus_sim.cli import build_parser
 
@@ -59,6 +66,7 @@ def cli_markdown() -> str:
                     ]
         return "\n".join(lines).rstrip() + "\n"
     finally:
+        registry.installed_entry_points = installed
         if previous is None:
             os.environ.pop("COLUMNS", None)
         else:
