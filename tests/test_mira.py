@@ -206,3 +206,15 @@ def test_the_mira_study_files_name_the_bundled_log_not_a_path():
     assert {s.machine for s in scenarios} == {"mira"} and {s.timing for s in scenarios} == {"window"}
     poisson = load_experiment(folder / "policies_poisson.toml")
     assert {poisson.scenario(point).failures for point in poisson.points()} == {"synthetic:650"}
+
+
+def test_a_mira_run_counts_its_lost_work_in_midplanes_and_bgl_in_supernodes(tmp_path, capsys):
+    """Issue 78: the summary names the torus's nodes as its machine does (the header already said midplanes)."""
+    from torus_sim.cli import main as cli
+
+    for machine, word in (("mira", "midplane"), ("bgl", "supernode")):
+        assert cli(["run", "--machine", machine, "--max-jobs", "30", "--failures", "none", "--out", str(tmp_path / machine)]) == 0
+        printed = capsys.readouterr().out
+        assert f"work lost ({word}-s)" in printed and ("supernode" not in printed.split("jobs completed")[1]) == (
+            machine == "mira"
+        )

@@ -137,7 +137,7 @@ def main(args) -> int:
         if info and info["origin"] != "built-in":
             print(f"{kind.replace('_', ' '):9s} {_describe(info)}")
     print()
-    print(format_summary(result.summary, platform_kind(scenario.platform).node_word))
+    print(format_summary(result.summary, platform_kind(scenario.platform).node_word(scenario.platform_fields())))
     if result.rows_in("scenarios") > 1:
         print()
         print(result.scenarios.to_string(index=False, float_format=lambda value: f"{value:.6f}"))

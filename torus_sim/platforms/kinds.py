@@ -71,7 +71,6 @@ class PlatformKind:
             :data:`~torus_sim.workload.jobs.SWF_RULES`) when the scenario names none.
         sizes_from_workload: without ``nodes``, its size is the workload's machine size (SWF
             ``MaxProcs``): a cluster's is, a torus's never (its machine or dims give it).
-        node_word: what its nodes are called in the printed summary (``node``; ``supernode`` on a torus).
 
     ``from_scenario``: the scenario fields (or derived values) the kind reads, a tuple of names; each hook's
     ``fields`` holds exactly those (:class:`~torus_sim.scenario.ScenarioFields`), never the whole scenario.
@@ -87,7 +86,6 @@ class PlatformKind:
     name = "platform"
     default_rules = "pv-easy"
     sizes_from_workload = True
-    node_word = "node"
     from_scenario: tuple[str, ...] | None = None
 
     def capacity(self, fields, named: int | None) -> int:
@@ -122,6 +120,10 @@ class PlatformKind:
         """The failure source of a run on this platform whose fields names none (``none`` by default)."""
         return "none"
 
+    def node_word(self, fields) -> str:
+        """What the platform's nodes are called in the printed summary: ``node``."""
+        return "node"
+
     def header(self, described: dict) -> str:
         """The run header's platform line from :meth:`describe`'s entry: ``cluster of 128 nodes``."""
         return f"{described['kind']} of {described['nodes']:,} nodes"
@@ -141,7 +143,6 @@ class TorusKind(PlatformKind):
     name = "torus"
     default_rules = "bgl-fault"
     sizes_from_workload = False
-    node_word = "supernode"
     from_scenario = ("torus", "machine")
 
     def capacity(self, fields, named: int | None) -> int:  # noqa: D102
@@ -166,6 +167,10 @@ class TorusKind(PlatformKind):
     def default_failures(self, fields) -> str:
         """The machine's own log (BG/L: the bundled RAS sample; Mira: its events; others: none)."""
         return self.machine(fields).failures
+
+    def node_word(self, fields) -> str:
+        """``supernode`` on BG/L (BGL-FAULT's word), ``midplane`` on a later machine's torus (Mira's, Intrepid's)."""
+        return "midplane" if fields.machine not in (None, "", DEFAULT_MACHINE) else "supernode"
 
     def header(self, described: dict) -> str:
         """``torus 4x4x8 of 128 supernodes`` (BG/L's word, BGL-FAULT §2), ``torus 2x3x4x4 of 96 midplanes (machine mira)``."""
