@@ -43,7 +43,11 @@ class SchedulerAgent(Agent):
         self.queue.add(job)
 
     def enqueue_arrivals(self, jobs) -> None:
-        """Put the jobs submitted at one instant at their positions (in rank order: one extend, not a sort per job)."""
+        """Put the jobs submitted at one instant at their positions (one extend, not an insertion per job).
+
+        Args:
+            jobs: the arrived jobs, in rank order (:meth:`~torus_sim.engine.arrivals.RunJobs.arrived`).
+        """
         self.queue.extend(jobs)
 
     def queued_demand(self) -> int:

@@ -243,12 +243,23 @@ PREFIXES = tuple(sorted({name.split(":", 1)[0] for name in DATASETS}))
 
 
 def is_under_prefix(text) -> bool:
-    """Whether ``text`` reads as a reference of a known collection (``pwa:...``), registered or not (a typo)."""
+    """Whether ``text`` reads as a reference of a known collection (``pwa:...``), registered or not (a typo).
+
+    Args:
+        text: any value (a scenario's ``workload`` or ``failures``); only text of the form ``prefix:rest`` with a
+            prefix of :data:`PREFIXES` (any case) answers True.
+    """
     return isinstance(text, str) and text.partition(":")[0].lower() in PREFIXES and ":" in text
 
 
 def bundled_copy(name: str) -> Path | None:
     """The copy the package ships of a registered file, or None (not bundled, or not installed with the package).
+
+    Args:
+        name: a reference (any case).
+
+    Returns:
+        The shipped file's path (its bytes, or their gzip: :attr:`Dataset.bundled`), or None.
 
     Raises:
         ConfigurationError: no such entry.
@@ -371,7 +382,7 @@ def fetch(name: str) -> Path:
 
 
 def _reason(error: Exception) -> str:
-    """A download's failure in a few words: ``no network (the host's name did not resolve)``, ``HTTP 404``, ..."""
+    """A download's failure in a few words: ``no network: the host's name did not resolve``, ``HTTPError: 404 ...``."""
     text = str(error)
     if "NameResolution" in text or "Name or service not known" in text or "Temporary failure in name resolution" in text:
         return "no network: the host's name did not resolve"

@@ -122,17 +122,29 @@ JOB_TABLE: tuple[Column, ...] = RECORDED + DERIVED + POWER
 
 
 def names(columns: tuple[Column, ...]) -> list[str]:
-    """The columns' names, in order."""
+    """The columns' names, in order.
+
+    Args:
+        columns: declared columns (:data:`RECORDED`, :data:`JOB_TABLE`, ...).
+    """
     return [column.name for column in columns]
 
 
 def column_types(columns: tuple[Column, ...]) -> dict[str, str]:
-    """``{name: dtype}`` (``"d"`` float64, ``"q"`` int64) for the record's typed arrays."""
+    """``{name: dtype}`` (``"d"`` float64, ``"q"`` int64) for the record's typed arrays.
+
+    Args:
+        columns: declared columns.
+    """
     return {column.name: column.dtype for column in columns}
 
 
 def described(columns: tuple[Column, ...]) -> dict[str, tuple[str, str]]:
-    """``{name: (unit, meaning)}``: the schema :mod:`torus_sim.output_columns` documents and rounds by."""
+    """``{name: (unit, meaning)}``: the schema :mod:`torus_sim.output_columns` documents and rounds by.
+
+    Args:
+        columns: declared columns.
+    """
     return {column.name: (column.unit, column.meaning) for column in columns}
 
 

@@ -87,6 +87,10 @@ class Platform(Protocol):
     node_word: str
 
     @property
+    def label(self) -> str:  # noqa: D102
+        ...
+
+    @property
     def capacity(self) -> int:  # noqa: D102
         ...
 
@@ -124,4 +128,7 @@ class Platform(Protocol):
         ...
 
     def allocation_text(self, allocation) -> str:  # noqa: D102
+        ...
+
+    def coordinate(self, node: int) -> tuple[int, ...]:  # noqa: D102
         ...

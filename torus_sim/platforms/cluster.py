@@ -104,6 +104,7 @@ class ClusterPlatform:
             raise ConfigurationError(f"the number of nodes P must be a positive integer, got {nodes!r}")
         self._capacity = int(nodes)
         self.identities = bool(identities)
+        # the protocol's capabilities, read on the hot paths as attributes: fixed once identities are (never changed)
         self.tracks_nodes = self.identities
         self.counts_only = not self.identities
         self.free = self._capacity  # nodes neither busy nor down nor spare

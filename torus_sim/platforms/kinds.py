@@ -81,6 +81,7 @@ class PlatformKind:
         build(fields, nodes, node_identities) -> the platform (or a node count) the engine takes.
         describe(platform, fields) -> dict: the manifest's platform entry (``kind``, ``nodes``, ...).
         default_failures(fields) -> str: the failure source a run on it meets when the scenario names none.
+        node_word(fields) -> str: what its nodes are called in the printed summary (``node``).
     """
 
     name = "platform"

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from torus_sim.policies import kernels
 from torus_sim.policies.placement import MFP, MfpPlacement
 
 __all__ = [
@@ -626,21 +627,10 @@ def _step_arrays(table, dates: list[float], occupied: list[int]):
         from torus_sim.policies.partition_steps import StepArrays
     except ImportError:  # numba missing: the search in Python gives the same answers, slower
         return None
-    if not _WATCHED:  # the first profile of the process: a compile of the kernels is announced (torus_sim.policies.kernels)
-        _watch_compiles()
+    kernels.watch()  # a compile of the kernels (a fresh installation's first use) is announced; a no-op after the first
     width = 8 * table.words  # each step's int as its K little-endian words, all read at once
     words = np.frombuffer(b"".join([taken.to_bytes(width, "little") for taken in occupied]), dtype=np.uint64)
     return StepArrays(table, dates, words.reshape(len(occupied), table.words))
-
-
-_WATCHED: list = []
-
-
-def _watch_compiles() -> None:
-    from torus_sim.policies import kernels
-
-    _WATCHED.append(True)
-    kernels.watch()
 
 
 def _bits(members) -> int:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.errors import ConfigurationError
+from torus_sim.policies import kernels
 from torus_sim.policies.availability import MIN_DURATION, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
@@ -245,7 +246,7 @@ def compiled_count_profile():
     global _COUNT_PROFILE
     if _COUNT_PROFILE is False:
         try:
-            from torus_sim.policies import count_reservations, kernels
+            from torus_sim.policies import count_reservations
         except ImportError:  # numba missing: the Python profile gives the same reservations, slower
             _COUNT_PROFILE = None
             return None
