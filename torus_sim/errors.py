@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AccountingFormatError",
     "BatsimWorkloadFormatError",
     "PolicyError",
     "ConfigurationError",
@@ -68,6 +69,12 @@ class BatsimWorkloadFormatError(WorkloadFormatError):
     """A Batsim JSON workload that is not valid JSON (see :mod:`torus_sim.formats.batsim`)."""
 
     kind = "Batsim JSON"
+
+
+class AccountingFormatError(InputFormatError):
+    """A malformed line of a batch system's accounting (Slurm's sacct, PBS / Torque; see :mod:`torus_sim.formats.accounting`)."""
+
+    kind = "accounting"
 
 
 class FailureLogFormatError(InputFormatError):

@@ -5,6 +5,7 @@ Key components:
 - :mod:`~torus_sim.commands.run`: ``run``, one run from options or a scenario file.
 - :mod:`~torus_sim.commands.sweep`: ``sweep`` (``experiment``), a scenario file's grid on any executor.
 - :mod:`~torus_sim.commands.data`: ``data``, the field's logs by name (list, fetch, path, cite).
+- :mod:`~torus_sim.commands.convert`: ``convert``, a batch system's accounting (sacct, PBS) as an SWF log.
 - :mod:`~torus_sim.commands.viz`: ``viz``, the browser view.
 - :mod:`~torus_sim.commands.compile`: ``compile``, the reservation kernels compiled ahead of the first run.
 - :mod:`~torus_sim.commands.figure`: ``figure``, one paper figure redrawn from stored results.
@@ -23,9 +24,22 @@ each ``main`` returns the exit code (0, or 2 with one sentence on standard error
 
 from __future__ import annotations
 
-from torus_sim.commands import ckpt, compare, compile, data, figure, generate_rigid, removed, run, summarize, sweep, viz
+from torus_sim.commands import (
+    ckpt,
+    compare,
+    compile,
+    convert,
+    data,
+    figure,
+    generate_rigid,
+    removed,
+    run,
+    summarize,
+    sweep,
+    viz,
+)
 
 __all__ = ["SUBCOMMANDS"]
 
-SUBCOMMANDS = (run, sweep, compare, data, viz, compile, ckpt, figure, summarize, generate_rigid, removed)
+SUBCOMMANDS = (run, sweep, compare, data, convert, viz, compile, ckpt, figure, summarize, generate_rigid, removed)
 """The subcommand modules, in the order ``torus-sim --help`` lists them."""
