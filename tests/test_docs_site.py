@@ -30,6 +30,8 @@ def test_the_site_builds_strictly_with_every_internal_link_and_anchor_resolved(t
     for name in ("torus_sim.runner.run", "SchedulingView", "PolicyContext", "SchedulingEnv", "against_log"):
         assert name in api, name
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
+    notebook = (tmp_path / "site" / "notebooks" / "quickstart" / "index.html").read_text(encoding="utf-8")
+    assert "<img" in notebook and "mean_interval" in notebook  # rendered with its committed outputs
 
 
 def test_the_cli_and_scenario_references_are_what_the_code_makes():
