@@ -311,7 +311,10 @@ def convert(
         The conversion and ``{"swf", "resources", "report"}`` -> the paths written.
 
     Raises:
-        as :func:`read_accounting`; ConfigurationError when no job is left to write (nothing is written then);
+        FileNotFoundError: no accounting file at ``path``.
+        AccountingFormatError: a malformed line (the message names file and line); nothing is written.
+        ConfigurationError: an unknown format or time zone, a size below 1, or no job left to write (nothing is
+            written then).
         OSError: an output that cannot be written (each file appears whole or not at all).
     """
     for name, value in (("--max-procs", max_procs), ("--max-nodes", max_nodes)):
