@@ -40,7 +40,7 @@ def test_roles_become_optional_autorefs_with_sphinx_titles(extension, loaded):
     assert '<autoref identifier="torus_sim.scenario.Scenario" optional><code>Scenario</code></autoref>' in text
     assert '<autoref identifier="torus_sim.runner.run" optional><code>torus_sim.runner.run()</code></autoref>' in text
     assert '<autoref identifier="torus_sim.metrics.confidence.CONFIDENCE" optional><code>CONFIDENCE</code></autoref>' in text
-    assert '<code>the view</code>' in text and ":class:" not in text and ":data:" not in text
+    assert "<code>the view</code>" in text and ":class:" not in text and ":data:" not in text
 
 
 def test_a_default_named_by_a_constant_shows_its_value(loaded):

@@ -195,7 +195,6 @@ def read_pbs(path: Path, zone: tzinfo | None = None):
         AccountingFormatError: a line that is not ``MM/DD/YYYY HH:MM:SS;TYPE;ID;...``, or a time that does not
             parse; the message names file and line.
     """
-    
     zone = zone or UTC
     report = ConversionReport(path=str(path), source="pbs")
     ended: dict[str, object] = {}
