@@ -381,9 +381,12 @@ def write_markdown(
     limit: float | None = None,
     carried: int = 0,
     of: int | None = None,
+    command: str | None = None,
 ) -> None:
-    """Write the table with the commit it ran on, the machine, each cell's limit and the wall time of the whole matrix.
+    """Write the table under the command that makes it and the count of each outcome.
 
+    The commit it ran on, the machine and the wall time of the whole matrix are printed, not written:
+    they belong to the benchmark history (docs/benchmarks.md), the table to the user pages.
     ``carried`` cells came from an earlier run of the table (``--resume``); ``of``: the cells the run
     was asked for, when the table holds fewer so far (written after every cell: a stopped run leaves a
     table that ``--resume`` finishes). The header says both.
@@ -396,33 +399,30 @@ def write_markdown(
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent
         ).stdout.strip()
-        here = Path(__file__).parent
-        top = Path(
-            subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, cwd=here).stdout.strip()
-        )
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=here
-        )
-        # the table itself does not count: a run that resumes it rewrites it after every cell
-        dirty = [line for line in changed.stdout.splitlines() if (top / line[3:]).resolve() != Path(path).resolve()]
     except (OSError, subprocess.CalledProcessError):
-        commit, dirty = "unknown", ""
+        commit = "unknown"
     completed = sum(result.status == "completed" for result in results)
     refused = sum(result.status == "refused" for result in results)
     stopped = sum(result.status == "stopped" for result in results)
     failed = len(results) - completed - refused - stopped
+    made_by = command or "python -m benchmarks.matrix"
     lines = [
-        f"Ran on commit {commit}{' (with uncommitted changes)' if dirty else ''}, "
-        f"{'the whole logs' if max_jobs is None else f'the first {max_jobs:,} jobs of each log'}: "
-        f"{len(results)} cells, {completed} completed, {refused} refused up front, {failed} failed, "
-        f"{stopped} stopped by the cell limit{'' if limit is None else f' of {limit:,.0f} s'}; "
-        f"{seconds / 60:.1f} minutes on {os.cpu_count()} cores ({platform.machine()}, Python {platform.python_version()})"
+        f"Made by `{made_by}`: "
+        f"{'the whole logs' if max_jobs is None else f'the first {max_jobs:,} jobs of each log'}, "
+        f"{len(results)} cells: {completed} completed, {refused} refused up front, {failed} failed, "
+        f"{stopped} stopped by the cell limit{'' if limit is None else f' of {limit:,.0f} s'}"
         + (f"; {carried} completed or refused cells carried over from an earlier run (--resume)" if carried else "")
-        + (f"; PARTIAL: {len(results)} of the {of} cells asked for so far." if of is not None and of > len(results) else "."),
+        + (f"; PARTIAL: {len(results)} of the {of} cells asked for so far." if of is not None and of > len(results) else ".")
+        + " The wall times are those of the machine that ran each cell (the benchmark history names it).",
         "",
     ]
     print_table(results, lines.append)
     path.write_text("\n".join(lines) + "\n")
+    if of is None or of <= len(results):  # the last write of a run: what the history records
+        print(
+            f"wrote {path}: commit {commit}, {seconds / 60:.1f} minutes on {os.cpu_count()} cores "
+            f"({platform.machine()}, Python {platform.python_version()}): record them in docs/benchmarks.md"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -444,6 +444,10 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", type=Path, default=None, help="keep the completed and refused cells of this earlier table, run the rest"
     )
     args = parser.parse_args(argv)
+    import shlex
+    import sys
+
+    made_by = "python -m benchmarks.matrix " + " ".join(shlex.quote(arg) for arg in (sys.argv[1:] if argv is None else argv))
     policies = tuple(args.policy) if args.policy else BUILTIN_POLICIES
     platforms = tuple(args.platform) if args.platform else tuple(PLATFORMS)
     sources = tuple(args.failures) if args.failures else tuple(FAILURE_SOURCES)
@@ -470,13 +474,15 @@ def main(argv: list[str] | None = None) -> int:
         done[result.cell] = result
         if args.markdown is not None:  # the table so far, in cell order: a run stopped here can be resumed
             so_far = [done[cell] for cell in chosen if cell in done]
-            write_markdown(so_far, args.markdown, args.jobs, time.perf_counter() - began, args.cell_limit, len(kept), len(chosen))
+            write_markdown(
+                so_far, args.markdown, args.jobs, time.perf_counter() - began, args.cell_limit, len(kept), len(chosen), made_by
+            )
 
     fresh = iter(matrix(args.jobs, args.workers, [cell for cell in chosen if cell not in kept], echo_and_keep, args.cell_limit))
     results = [kept[cell] if cell in kept else next(fresh) for cell in chosen]
     seconds = time.perf_counter() - began
     if args.markdown is not None:
-        write_markdown(results, args.markdown, args.jobs, seconds, args.cell_limit, len(kept))
+        write_markdown(results, args.markdown, args.jobs, seconds, args.cell_limit, len(kept), command=made_by)
     failed = [result for result in results if result.status == "failed"]
     print(f"{len(results)} cells in {seconds:.0f} s; {len(failed)} failed")
     return 1 if failed else 0

@@ -201,7 +201,7 @@ class Scenario(PowerSettings, BaseModel):
         "rate",
         description=(
             "with max_jobs: rate: the prefix meets the whole run's failures of its span (synthetic:N is N over the "
-            "whole log); count: every failure squeezed into the prefix's span (before 2026-11-25)"
+            "whole log); count: every failure squeezed into the prefix's span (torus-sim 0.1's rule)"
         ),
     )
     mira_io_drawers: bool = Field(

@@ -29,7 +29,7 @@ LOGS = {
 }
 MODES = (
     # (label, swf_rules, event_order, easy_extra)
-    ("defaults before 2026-11-26 (PV-EASY's extra nodes)", "pv-easy", "instant", "pv-easy"),
+    ("torus-sim 0.1's defaults (PV-EASY's extra nodes)", "pv-easy", "instant", "pv-easy"),
     ("defaults (textbook extra nodes)", "pv-easy", "instant", "textbook"),
     ("defaults + CQSim's cleaning", "cqsim", "instant", "textbook"),
     ("defaults + a pass after each event", "pv-easy", "each-event", "textbook"),

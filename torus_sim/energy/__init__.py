@@ -1,4 +1,4 @@
-"""Power and electricity as inputs of a run: node draws, job power profiles, tariffs (issue 45).
+"""Power and electricity as inputs of a run: node draws, job power profiles, tariffs.
 
 * :mod:`torus_sim.energy.settings`: the scenario's ``[power]`` fields (``power``, ``job_power``,
   ``price``, node watts, the clock).
