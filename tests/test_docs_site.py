@@ -63,3 +63,40 @@ def test_every_relative_link_of_the_readme_and_the_changelog_names_a_file_of_the
             if target.startswith(("http://", "https://", "#")):
                 continue
             assert (ROOT / target.split("#")[0]).exists(), f"{page} links {target}, which is not in the repository"
+
+
+def test_the_glossary_has_an_entry_for_every_word_a_run_prints_and_the_readme_links_it_at_first_use():
+    import re
+
+    glossary = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    terms = re.findall(r'^<a id="([a-z0-9-]+)"></a>\*\*(.+)\*\*$', glossary, re.M)
+    entries = re.findall(r"^(?:<a [^>]+></a>)?\*\*.+\*\*$", glossary, re.M)
+    assert len(terms) == len(entries) >= 30  # every entry can be linked to
+    words = " ".join(term for _, term in terms).lower()
+    printed = [
+        "offered load",
+        "capacity utilized",
+        "job kills",
+        "work lost",
+        "preventive checkpoints",
+        "mbs",
+        "wasted load",
+        "blocked jobs",
+        "reservation violations",
+        "silent errors detected",
+        "span t",
+        "cleaning",
+        "online",
+        "oracle confidence",
+        "against the log",
+        "walltime",
+        "bounded slowdown",
+        "migration",
+    ]
+    missing = [word for word in printed if word not in words and word not in glossary.lower()]
+    assert missing == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    for name in ("BGL-FAULT", "RIGID", "MOLDABLE", "PV-EASY", "CKPT-MIG"):
+        first = re.search(rf"(?<![\w`\[-]){name}(?![\w`-])|\[{name}\]\(docs/glossary\.md#[a-z-]+\)", prose)
+        assert first is not None and first.group().startswith("["), f"{name}'s first use in the README is not a glossary link"
