@@ -441,7 +441,7 @@ def outputs_markdown() -> str:
         "",
         "One row per run: `name` and the scenario fields that vary between the runs, `failures_given` (the failure",
         "source as given, e.g. `bundled` or `synthetic:4000`; the metric `failures` is the count met), the metrics",
-        "above, `wall_time` (s, this machine) and `key` (the run's hash), then the scenario fields every run shares.",
+        "above, `wall_time` (s, on the machine that ran it) and `key` (the run's hash), then the scenario fields every run shares.",
         "",
     ]
     lines += _table(
