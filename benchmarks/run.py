@@ -47,6 +47,10 @@ Run from the repository root::
 12. The browser view's memory (:mod:`benchmarks.viz_memory`, only when asked: ``--only viz-memory``,
     about 4 minutes): 50 sessions opened, stepped and closed; resident memory after the cull against
     the warm server (goal, issue 44: within 30 MB), models alive and stale task hooks (0).
+    ``--only viz-soak`` (:mod:`benchmarks.viz_soak`, about 13 minutes; 3 with ``--quick``): three sessions
+    stepping at once for six minutes against ``torus-sim viz`` as a user starts it: page loads (goal <= 3 s),
+    console errors, version warnings and failed requests (goal 0), memory after the cull against the server
+    after one warm-up session (goal, issue 78: within 20 MB).
 
 11. The command line's start-up (:mod:`benchmarks.startup`): ``torus-sim --help`` and an argument
     error, beside the interpreter alone (goal, issue 44: under 0.5 s).
@@ -218,6 +222,7 @@ SECTIONS = [
     "machines",
     "viz",
     "viz-memory",
+    "viz-soak",
     "matrix",
     "startup",
     "rl",
@@ -228,9 +233,11 @@ SECTIONS = [
 """Every section ``--only`` takes."""
 
 DEFAULT_SECTIONS = [
-    section for section in SECTIONS if section not in ("scale", "viz-memory", "matrix", "power", "reservations", "footprint")
+    section
+    for section in SECTIONS
+    if section not in ("scale", "viz-memory", "viz-soak", "matrix", "power", "reservations", "footprint")
 ]
-"""The sections run when none is chosen (scale, the browser's memory, the matrix, power, reservations and the footprint only when asked)."""
+"""The sections run when none is chosen (scale, the browser's memory and soak, the matrix, power, reservations and the footprint only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -344,6 +351,10 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.viz_memory import main as viz_memory_main
 
         viz_memory_main(["--sessions", "10" if args.quick else "50"])
+    if "viz-soak" in sections:
+        from benchmarks.viz_soak import main as viz_soak_main
+
+        viz_soak_main(["--minutes", "1" if args.quick else "6"])
     if "rl" in sections:
         from benchmarks.rl_env import main as rl_main
 

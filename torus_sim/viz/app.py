@@ -148,6 +148,19 @@ busy bar (shown while the server works longer than 0.3 s: a Reset builds a model
 under the app bar in its colour: raised above it, amber."""
 
 
+def _markdown(text: str) -> solara.Element:
+    """Markdown drawn as HTML made here (python-markdown, tables), its text's ``<``, ``>`` and ``&`` escaped first.
+
+    solara.Markdown would do it in the browser and ask its CDN for KaTeX's math stylesheet and script on every
+    page, which a server without the internet answers with 404s; none of these texts holds math.
+    """
+    import html
+
+    import markdown
+
+    return solara.HTML(tag="div", unsafe_innerHTML=markdown.markdown(html.escape(text, quote=False), extensions=["tables"]))
+
+
 def _vega(chart) -> solara.Element:
     return solara.widgets.VegaLite.element(spec=viz_charts.spec(chart))
 
@@ -181,7 +194,7 @@ def TorusView(model):
     """The machine (torus or cluster) with the scenario line above it, redrawn after every step."""
     update_counter.get()
     with solara.Column(style={"width": "100%"}):
-        solara.Markdown(scenario_line(model))
+        _markdown(scenario_line(model))
         _vega(viz_charts.machine_chart(model))
         switched_off = getattr(model, "power_states", None) is not None
         switching_off = bool(getattr(model.config, "shutdown_time", None))
@@ -230,7 +243,7 @@ def QueueView(model):
     notice = getattr(model, "notice", "")
     if notice:
         solara.Warning(notice)
-    solara.Markdown("\n\n".join(queue_summary(model)))
+    _markdown("\n\n".join(queue_summary(model)))
 
 
 @solara.component
@@ -457,7 +470,7 @@ def ComparePage():
 
     first = next(iter(models.values()))
     with solara.Column(style={"padding": "12px"}):
-        solara.Markdown("## Two policies side by side (same workload, same failures)")
+        _markdown("## Two policies side by side (same workload, same failures)")
         with solara.Row(style={"align-items": "center", "flex-wrap": "wrap"}):
             solara.Select("Comparison", value=pair, values=list(PAIRS), on_value=set_pair)
             solara.Select("Load scale c", value=load, values=list(COMPARE_LOADS), on_value=set_load)
@@ -469,15 +482,15 @@ def ComparePage():
         if message:
             solara.Warning(message)
         config = first.config
-        solara.Markdown(
+        _markdown(
             f"**t = {first.now / 3600:,.1f} h** (step {first.steps}) · {Path(config.workload_path).name} ({len(first.run_jobs):,} jobs) · "
             f"failures {config.failure_spec} ({len(first.failure_log):,}) · c = {first.workload.load_scale:g} · seed {config.seed}"
         )
-        solara.Markdown(compare_markdown(compare_table(models)))
+        _markdown(compare_markdown(compare_table(models)))
         with solara.Columns([1, 1]):
             for label, model in models.items():
                 with solara.Column():
-                    solara.Markdown(f"### {label}")
+                    _markdown(f"### {label}")
                     _vega(viz_charts.machine_chart(model))
         solara.HTML(tag="div", unsafe_innerHTML=viz_charts.legend_html())
 

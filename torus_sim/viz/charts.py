@@ -295,7 +295,7 @@ def live_charts(model, height: int = 190) -> list[alt.Chart]:
             alt.Chart(data)
             .mark_line(color="#1f77b4", point=len(data) <= 2)
             .encode(
-                x=alt.X("hours:Q", title="simulated hours"),
+                x=alt.X("hours:Q", title="simulated hours", scale=_empty_axis(data.dropna(), (0.0, 1.0))),  # NaN: not drawn
                 y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=domain, nice=True)),
                 tooltip=[alt.Tooltip("hours:Q", format=",.1f"), alt.Tooltip("value:Q", format=",.3f", title=title)],
             )
@@ -361,6 +361,14 @@ def power_chart(model, series: pd.DataFrame, height: int = 190) -> alt.Chart:
     )
 
 
+def _empty_axis(data: pd.DataFrame, domain: tuple[float, float]) -> alt.Scale:
+    """A quantitative axis's scale: its data's extent (not from 0), or ``domain`` when there is no row yet.
+
+    Without rows, Vega-Lite's extent is [Infinity, -Infinity] and the browser logs a warning at every redraw.
+    """
+    return alt.Scale(zero=False, domain=list(domain)) if data.empty else alt.Scale(zero=False)
+
+
 def gantt_chart(model, count: int = 20) -> alt.Chart:
     """The most recently started jobs, one row each (job id), from start to end (running jobs: to now).
 
@@ -387,7 +395,9 @@ def gantt_chart(model, count: int = 20) -> alt.Chart:
         alt.Chart(data)
         .mark_bar(height={"band": 0.8})
         .encode(
-            x=alt.X("start_h:Q", title="simulated hours", scale=alt.Scale(zero=False)),  # the last hours, not from t = 0
+            x=alt.X(  # the last hours, not from t = 0
+                "start_h:Q", title="simulated hours", scale=_empty_axis(data, (model.now / 3600.0, model.now / 3600.0 + 1.0))
+            ),
             x2="end_h:Q",
             y=alt.Y("label:N", sort=order, title="job (by start)", axis=alt.Axis(labelFontSize=10)),
             color=alt.Color("colour:N", scale=None),
@@ -409,6 +419,14 @@ def gantt_chart(model, count: int = 20) -> alt.Chart:
     )
 
 
+VEGA_LITE_SCHEMA = "https://vega.github.io/schema/vega-lite/v5.2.0.json"
+"""The Vega-Lite version that draws the charts: the one solara-assets ships (``vega-lite@5.2.0``, served offline).
+
+altair writes the schema of the Vega-Lite it was built for (v6 for altair 6); vega-embed warns in the browser's
+console at every drawing when a spec names a newer version than the runtime drawing it. The charts here use
+nothing newer than 5.2 (tests/test_app.py draws every one in Chromium with that runtime)."""
+
+
 def spec(chart: alt.Chart) -> dict:
     """The Vega-Lite specification of a chart, without altair's schema validation (the slow part of a redraw).
 
@@ -416,6 +434,9 @@ def spec(chart: alt.Chart) -> dict:
         chart: an altair chart.
 
     Returns:
-        The JSON-ready specification the browser's vega-embed renders.
+        The JSON-ready specification the browser's vega-embed renders, its ``$schema`` the runtime's
+        (:data:`VEGA_LITE_SCHEMA`).
     """
-    return chart.to_dict(validate=False)
+    drawn = chart.to_dict(validate=False)
+    drawn["$schema"] = VEGA_LITE_SCHEMA
+    return drawn
