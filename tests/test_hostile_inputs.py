@@ -976,17 +976,19 @@ def test_i41_row2_numbers_outside_their_slider_are_refused_on_the_page(field, va
 
 
 def test_i41_row2_viz_on_every_address_says_others_can_reach_it(capsys, monkeypatch):
+    import os
     import socket
-    import subprocess as sp
 
-    started = []
-    monkeypatch.setattr(sp, "call", lambda command, **options: started.append(options["env"]) or 0)
+    started = []  # the server replaces the command's process (os.execve): here it is only recorded
+    monkeypatch.setattr(os, "execve", lambda path, command, environment: started.append((command, environment)))
     with socket.create_server(("127.0.0.1", 0)) as probe:  # a free port (viz checks it before starting)
         port = str(probe.getsockname()[1])
     assert main(["viz", "--host", "0.0.0.0", "--port", port]) == 0
     out = capsys.readouterr().out
     assert "reachable by others" in out and out.count("warning") == 1
-    assert started[-1]["SOLARA_KERNEL_CULL_TIMEOUT"] == "2m"  # a closed tab's session is freed (issue 44)
+    command, environment = started[-1]
+    assert environment["SOLARA_KERNEL_CULL_TIMEOUT"] == "2m"  # a closed tab's session is freed (issue 44)
+    assert command[1:4] == ["-m", "solara", "run"] and "--production" in command and "--no-check-version" in command
     assert main(["viz", "--port", port]) == 0
     assert "reachable by others" not in capsys.readouterr().out
 
