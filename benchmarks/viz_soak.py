@@ -23,10 +23,10 @@ import json
 import shutil
 import sys
 import time
-import urllib.request
 from collections import Counter
 
-from benchmarks.viz_memory import CULL_SECONDS, _free_port
+from benchmarks.viz import _free_port, _wait
+from benchmarks.viz_memory import CULL_SECONDS
 
 __all__ = ["main", "soak"]
 
@@ -67,16 +67,9 @@ def soak(sessions: int = 3, minutes: float = 6.0, rounds: int = 1) -> dict:
         return sum(process.memory_info().rss for process in processes) / 2**20
 
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                break
-        except OSError:
-            if time.monotonic() > deadline or served.poll() is not None:
-                served.kill()
-                raise RuntimeError("torus-sim viz did not answer within 120 s") from None
-            time.sleep(0.3)
+    if _wait(port, time.perf_counter()) == float("inf"):
+        served.kill()
+        raise RuntimeError("torus-sim viz did not answer within 120 s")
     rss_start = resident_mb()
     errors, versions, warnings, failed = Counter(), Counter(), Counter(), Counter()
 

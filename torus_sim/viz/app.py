@@ -39,6 +39,7 @@ so the machine, plots and Gantt chart are our own components on Vega-Lite, which
 
 from __future__ import annotations
 
+import html
 import math
 import os
 import warnings
@@ -50,6 +51,7 @@ from pathlib import Path
 warnings.filterwarnings("ignore", message=r".*ComponentsView: `use_state` found despite early return", category=UserWarning)
 warnings.filterwarnings("ignore", message=r"Cookies with samesite=none require https", category=UserWarning)
 
+import markdown  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import solara  # noqa: E402
@@ -154,10 +156,6 @@ def _markdown(text: str) -> solara.Element:
     solara.Markdown would do it in the browser and ask its CDN for KaTeX's math stylesheet and script on every
     page, which a server without the internet answers with 404s; none of these texts holds math.
     """
-    import html
-
-    import markdown
-
     return solara.HTML(tag="div", unsafe_innerHTML=markdown.markdown(html.escape(text, quote=False), extensions=["tables"]))
 
 
