@@ -5,6 +5,7 @@ Every finder is checked against a reference that knows nothing of canonical base
 the end of a mesh dimension, deduplicated as sets of supernodes.
 """
 
+from functools import cache
 from itertools import product
 
 import numpy as np
@@ -26,8 +27,12 @@ from torus_sim.partitions import (
 from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
 
 
+@cache
 def every_box(torus: Torus) -> dict[frozenset, int]:
-    """Every distinct box of the torus as its set of supernodes -> its size (the plain definition)."""
+    """Every distinct box of the torus as its set of supernodes -> its size (the plain definition).
+
+    Made once per torus (Mira's takes most of a second; the property test below asks 40 times); callers only read it.
+    """
     boxes = {}
     for base in product(*(range(d) for d in torus.dims)):
         for shape in product(*(range(1, d + 1) for d in torus.dims)):
