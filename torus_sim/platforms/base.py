@@ -12,7 +12,8 @@ __all__ = ["Platform", "interval_text"]
 def interval_text(ids) -> str:
     """Node ids as Batsim's interval-set text: ``[0, 1, 2, 3, 7, 9, 10]`` -> ``"0-3 7 9-10"``.
 
-    The format of ``procset.ProcSet``'s ``str`` (Batsim's ``allocated_resources``), computed with numpy:
+    The format of ``procset.ProcSet``'s ``str`` (Batsim's ``allocated_resources``). A job's few ids are walked in
+    Python (numpy's per-call cost dominated: 15-25 us against 1-3 us for up to 16 ids), a large set with numpy;
     building a ProcSet one id at a time cost a third of a torus run's recording.
 
     Args:
@@ -21,13 +22,28 @@ def interval_text(ids) -> str:
     Returns:
         Maximal runs of consecutive ids, ascending, ``a-b`` or ``a`` each, separated by spaces ("" for none).
     """
-    ids = np.sort(np.asarray(ids, dtype=np.int64))
-    if not ids.size:
-        return ""
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.size <= _WALKED:
+        values = sorted(ids.tolist())
+        if not values:
+            return ""
+        runs = []
+        start = previous = values[0]
+        for value in values[1:]:
+            if value != previous + 1:
+                runs.append(str(start) if start == previous else f"{start}-{previous}")
+                start = value
+            previous = value
+        runs.append(str(start) if start == previous else f"{start}-{previous}")
+        return " ".join(runs)
+    ids = np.sort(ids)
     breaks = np.flatnonzero(np.diff(ids) != 1)
     starts = ids[np.concatenate(([0], breaks + 1))].tolist()
     ends = ids[np.concatenate((breaks, [ids.size - 1]))].tolist()
     return " ".join(str(a) if a == b else f"{a}-{b}" for a, b in zip(starts, ends, strict=True))
+
+
+_WALKED = 64  # up to this many ids, the Python walk is the quicker (measured: 9.7 us against 25.8 us for 60 scattered ids)
 
 
 @runtime_checkable

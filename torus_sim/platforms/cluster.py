@@ -249,19 +249,23 @@ class ClusterPlatform:
             return f"allocation {allocation!r} is not a list of node ids"
         if len(nodes) != size:
             return f"allocation of {len(nodes)} nodes, the job occupies {size}"
-        if len(nodes) and (nodes.min() < 0 or nodes.max() >= self._capacity):
-            return f"node ids must lie in 0..{self._capacity - 1}, got {nodes.tolist()}"
-        if len(np.unique(nodes)) != len(nodes):
-            return f"allocation names a node twice: {nodes.tolist()}"
-        if np.any(self.down_until[nodes] > -np.inf):
-            return f"nodes {nodes[self.down_until[nodes] > -np.inf].tolist()} are down"
+        ids = nodes.tolist()  # a job's few ids: Python's min, max and set before numpy's per-call costs
+        if ids and (min(ids) < 0 or max(ids) >= self._capacity):
+            return f"node ids must lie in 0..{self._capacity - 1}, got {ids}"
+        if len(set(ids)) != len(ids):
+            return f"allocation names a node twice: {ids}"
+        down = self.down_until[nodes] > -np.inf
+        if down.any():
+            return f"nodes {nodes[down].tolist()} are down"
         busy = self.job_at[nodes] != NO_JOB
         if freed is not None and len(freed):
             busy &= ~np.isin(nodes, freed)
-        if np.any(busy):
+        if busy.any():
             return f"nodes {nodes[busy].tolist()} are busy"
-        if not spares and np.any(self.spare[nodes]):
-            return f"nodes {nodes[self.spare[nodes]].tolist()} are spares (held back for migrations)"
+        if not spares:
+            held_back = self.spare[nodes]
+            if held_back.any():
+                return f"nodes {nodes[held_back].tolist()} are spares (held back for migrations)"
         return None
 
     def allocate(self, allocation, job_id: int) -> None:
