@@ -268,3 +268,39 @@ def test_a_log_read_with_the_cleanings_fields_gives_the_same_columns_and_workloa
     assert got.cleaning == expected.cleaning and got.header == expected.header
     for name in ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id"):
         assert np.array_equal(got.jobs.column(name), expected.jobs.column(name)), name
+
+
+def test_a_file_read_again_in_the_process_is_built_from_its_kept_columns_and_each_trace_is_its_own(tmp_path, monkeypatch):
+    """read_swf keeps a file's parsed columns from its second read on (a sweep's worker, the tests); later reads of
+    the same bytes parse nothing, and an edited file (the same size, written within the same clock tick) is read anew."""
+    from torus_sim.workload import swf
+
+    path = write(tmp_path, HEADER + SDSC_LINES)
+    first, second = read_swf(path), read_swf(path)  # the second read keeps the columns
+    parsed = []
+    monkeypatch.setattr(swf, "_parse_table", lambda lines: parsed.append(len(lines)))  # None: the line by line parse
+    third = read_swf(path)
+    assert parsed == []  # built from the kept columns: nothing parsed
+    for trace in (second, third):
+        assert trace.records == first.records and trace.header == first.header and trace.sha256 == first.sha256
+        assert trace.line_numbers.tolist() == first.line_numbers.tolist() == [5, 6, 7]
+        assert trace.header_lines == first.header_lines
+    third.header.pop("MaxNodes")  # a reader drops a header value (an impossible UnixStartTime): the next read has it
+    assert read_swf(path).header_int("MaxNodes") == 128
+    edited = SDSC_LINES.replace("28826", "28827")  # the same size, the same second: other bytes
+    path.write_text(HEADER + edited)
+    assert read_swf(path).records[0].run_time == 28827 and parsed == [3]
+    assert len(swf._PARSED) <= swf.KEPT_LOGS
+
+
+def test_the_kept_logs_are_few_and_small(tmp_path):
+    from torus_sim.workload import swf
+
+    for index in range(swf.KEPT_LOGS + 2):
+        path = write(tmp_path, HEADER + SDSC_LINES.replace("   11 ", f"{index + 20:5d} "), name=f"log{index}.swf")
+        read_swf(path), read_swf(path)
+    assert len(swf._PARSED) == swf.KEPT_LOGS  # the least recently read left
+    assert read_swf(path).records[0].job_id == swf.KEPT_LOGS + 21  # the last one is kept
+    from torus_sim.workload.jobs import CLEANING_FIELDS
+
+    assert swf.KEPT_LINES * (len(CLEANING_FIELDS) + 1) * 8 <= 16_000_000  # a kept log of a run's fields: 16 MB at most
