@@ -84,7 +84,9 @@ DOCUMENTED = (
             "history_lanl",
         )
     ),
-    _sweep("pv_easy", "ctc_fairness_prediction", cheap=True),
+    # not cheap: three of its four runs are run on every CI run by tests/test_golden.py (PV-EASY, pinned job for job)
+    # and tests/test_paper_pv_easy.py (EASY and EASY-Last against the paper's Table 1)
+    _sweep("pv_easy", "ctc_fairness_prediction"),
     *(_sweep("pv_easy", name) for name in ("ctc_checkpoint", "ctc_suspend", "ctc_virtual_predictor")),
     _sweep("mira", "policies_real_failures", out="docs/mira/real_failures"),
     _sweep("mira", "policies_poisson", out="docs/mira/poisson"),
