@@ -34,6 +34,7 @@ def every_box(torus: Torus) -> dict[frozenset, int]:
     Made once per torus (Mira's takes most of a second; the property test below asks 40 times); callers only read it.
     """
     boxes = {}
+    strides = [int(np.prod(torus.dims[axis + 1 :])) for axis in range(len(torus.dims))]  # C order, as ravel_multi_index
     for base in product(*(range(d) for d in torus.dims)):
         for shape in product(*(range(1, d + 1) for d in torus.dims)):
             if torus.block_sizes is not None and int(np.prod(shape)) not in torus.block_sizes:
@@ -41,9 +42,7 @@ def every_box(torus: Torus) -> dict[frozenset, int]:
             if any(not w and b + e > d for b, e, d, w in zip(base, shape, torus.dims, torus.wraps, strict=True)):
                 continue
             cells = frozenset(
-                int(
-                    np.ravel_multi_index(tuple((b + o) % d for b, o, d in zip(base, offset, torus.dims, strict=True)), torus.dims)
-                )
+                sum(((b + o) % d) * s for b, o, d, s in zip(base, offset, torus.dims, strides, strict=True))
                 for offset in product(*(range(e) for e in shape))
             )
             boxes[cells] = len(cells)
