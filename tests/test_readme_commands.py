@@ -122,3 +122,17 @@ def test_every_command_a_page_shows_runs_as_written(finished, page, command):
     done = finished[command]
     assert done.returncode == 0, f"{page}: {command}\n{done.stderr[-2000:]}"
     assert "Traceback" not in done.stderr, f"{page}: {command}"
+
+
+def test_the_balancing_run_on_ctc_with_lanl_completes_with_the_documented_kills(finished):
+    """docs/guide/running.md's BGL-FAULT on a cluster: the run that failed at t = 8,152,969 s (issue 40, section 1).
+
+    Its numbers are the documented sweep's (experiments/cross/cluster_lanl_ctc.toml, case "balancing a=0.1",
+    docs/cross/cluster_lanl_ctc/results.csv: 77,222 jobs, 551 kills), compared here from the page's own run; the whole
+    table is compared by ``python docs/regenerate.py --check``.
+    """
+    command = next(command for command in finished if "--confidence 0.1 --downtime log" in command)
+    printed = dict(
+        (label.strip(), value) for label, value in re.findall(r"^(\D+?)\s{2,}([\d,.]+)$", finished[command].stdout, re.M)
+    )
+    assert printed["jobs completed"] == "77,222" and printed["job kills"] == "551", printed

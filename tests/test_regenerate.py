@@ -107,7 +107,7 @@ def test_the_cheap_documented_results_regenerate_identically():
         [sys.executable, str(ROOT / "docs" / "regenerate.py"), "--check", "--cheap"], cwd=ROOT, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "cross/cluster_lanl_ctc: identical" in done.stdout and "mira/study: identical" in done.stdout
+    assert "pv_easy/ctc_suspend: identical" in done.stdout and "mira/study: identical" in done.stdout
     assert "exchange/gantt: identical" in done.stdout  # the README's Gantt chart's record (a script's result)
 
 
