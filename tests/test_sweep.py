@@ -299,3 +299,47 @@ def test_check_inputs_reads_an_input_again_when_any_field_its_reader_declares_di
         before = input_key("w", defaults.fields_for(source, "workload"))
         after = input_key("w", defaults.model_copy(update={name: changed[name]}).fields_for(source, "workload"))
         assert before != after, name
+
+
+def test_changing_any_scenario_field_changes_the_run_key_but_the_documented_few():
+    """A sweep's cached result is found by run_key (issue 76 §3): made from every declared field, so two scenarios
+    that differ in any field (a reader's setting, a platform's, a policy's) are two runs. The exceptions are
+    documented in run_key: how a run is executed (plan_timeout) and, for an online run, the batch-only job set and
+    scenario count. Each field gets a value of its type (set without validation: the key reads values, not rules)."""
+    import typing
+    import warnings
+
+    from torus_sim.experiments.sweep import run_key
+    from torus_sim.scenario import Scenario
+
+    base = Scenario()
+    key = run_key(base)
+    params = {"workload_params": ("lublin", {"jobs": 10})}  # a table its source must accept: a generator's
+    same = []
+    for name, field in Scenario.model_fields.items():
+        value = getattr(base, name)
+        if name in params:
+            workload, table = params[name]
+            before = base.model_copy(update={"workload": workload})
+            changed, key_before = before.model_copy(update={name: table}), run_key(before)
+        else:
+            if isinstance(value, bool):
+                new = not value
+            elif isinstance(value, int | float):
+                new = value * 2 + 1
+            elif isinstance(value, str):
+                new = value + "x"
+            elif isinstance(value, dict):
+                new = {**value, "x": 1}
+            elif isinstance(value, tuple | list):
+                new = [*value, 1]
+            else:  # None: a value of the first type the field takes
+                kinds = typing.get_args(field.annotation) or (field.annotation,)
+                new = 7 if int in kinds else 7.5 if float in kinds else "x"
+            changed, key_before = base.model_copy(update={name: new}), key
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # pydantic's serializer notes a value of another type than declared
+            if run_key(changed) == key_before:
+                same.append(name)
+    assert len(Scenario.model_fields) > 80
+    assert sorted(same) == ["job_set", "plan_timeout", "scenarios"], same
