@@ -471,3 +471,32 @@ def test_a_job_enters_the_wait_queue_only_through_the_scheduler_agent():
             if adding.search(line):
                 found.append(f"{module}:{number} {line.strip()}")
     assert found == []
+
+
+def test_the_runs_description_is_made_from_what_was_built_not_from_the_registries_again(monkeypatch):
+    """Issue 76 §3: the run's description (summary.json's ``inputs``) is recorded from the sources the model builder
+    resolved; nothing asks the workload or failure registries while it is written, after the model ran."""
+    from failure_logs import sources as failure_sources
+    from torus_sim import model_builder, runner
+    from torus_sim.workload import sources as workload_sources
+
+    phase, asked = ["building"], []
+    for module, name in (
+        (model_builder, "workload_source"),
+        (model_builder, "failure_source"),
+        (workload_sources, "workload_source"),
+        (failure_sources, "failure_source"),
+    ):
+        registry = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *args, _n=name, _r=registry: asked.append((phase[0], _n)) or _r(*args))
+    describe = runner._inputs_manifest
+
+    def described(*args):
+        phase[0] = "describing"
+        return describe(*args)
+
+    monkeypatch.setattr(runner, "_inputs_manifest", described)
+    result = runner.run(runner.Scenario(max_jobs=50, failures="synthetic:5"))
+    assert ("building", "failure_source") in asked and ("building", "workload_source") in asked
+    assert [name for when, name in asked if when == "describing"] == []
+    assert result.inputs["failures"]["spec"] == "synthetic:5" and result.inputs["workload"]["jobs"] == 50

@@ -100,12 +100,14 @@ def _called(source, what: str, call: str, function, *args):
         raise ConfigurationError(f"{what} {name!r}: {call} {raised_text(error)}") from None
 
 
-def load_workload(scenario, capacity: int | None = None) -> Workload:
+def load_workload(scenario, capacity: int | None = None, source=None) -> Workload:
     """Read and clean the online workload of a scenario for its platform (its source: :func:`~torus_sim.workload.sources.workload_source`).
 
     Args:
         scenario: the run.
         capacity: the platform's nodes (the platform kind decides from the scenario and the workload when None).
+        source: the scenario's workload source, already resolved (the model builder keeps it for the run's
+            manifest); resolved from ``scenario.workload`` when None.
 
     Returns:
         The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.workload.jobs`).
@@ -115,7 +117,8 @@ def load_workload(scenario, capacity: int | None = None) -> Workload:
         WorkloadFormatError: a malformed line of its file.
         FileNotFoundError: its file is missing.
     """
-    source = workload_source(scenario.workload, scenario.workload_params)
+    if source is None:
+        source = workload_source(scenario.workload, scenario.workload_params)
     if source.kind != "online":
         raise ConfigurationError(f"workload {scenario.workload!r} is a batch (released at 0), not jobs submitted over time")
     source.check_platform(scenario.platform)
@@ -185,13 +188,20 @@ def failure_horizon(workload: Workload, capacity: int) -> tuple[float, float]:
     return start, start + max(4.0 * work / capacity, 1.0)
 
 
-def load_failures(scenario, capacity: int, workload: Workload):
+def load_failures(scenario, capacity: int, workload: Workload, source=None):
     """The fail-stop failures of a run and the spans a real log leaves uncovered.
 
     The source (:func:`~failure_logs.sources.failure_source`) gives a log, a request drawn by the run's
     generator, or None. A log is laid over the workload as ``failure_timing`` says (a reduced run:
     over the whole log's span, then cut to the prefix's, so it meets the whole run's rate); a request
     is checked against the span and drawn over it (a batch: over :func:`failure_horizon`).
+
+    Args:
+        scenario: the run.
+        capacity: the platform's nodes.
+        workload: the run's workload (its span, its kind).
+        source: the scenario's failure source, already resolved (the model builder keeps it for the run's
+            manifest); resolved from ``scenario.failure_spec`` when None.
 
     Returns:
         ``(failures, uncovered)``: the log / request / None, and ``[(start, end), ...]`` seconds of the
@@ -202,7 +212,8 @@ def load_failures(scenario, capacity: int, workload: Workload):
             source's own refusal.
     """
     spec = scenario.failure_spec
-    source = failure_source(spec, scenario.failures_params)
+    if source is None:
+        source = failure_source(spec, scenario.failures_params)
     horizon = failure_horizon(workload, capacity)
     settings = scenario.fields_for(source, f"failure source {getattr(source, 'name', type(source).__name__)!r}")
     failures = _called(source, "failure source", "load", source.load, FailureContext(settings, capacity, horizon))

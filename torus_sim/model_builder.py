@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 
+from failure_logs.sources import failure_source
 from torus_sim.engine import SchedulingModel
 from torus_sim.engine.progress import Preemption
 from torus_sim.errors import ConfigurationError
@@ -19,6 +20,7 @@ from torus_sim.inputs import batch_set, load_failures, load_workload
 from torus_sim.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
 from torus_sim.scenario import Scenario
+from torus_sim.workload.sources import workload_source
 
 __all__ = ["build_model", "build_platform", "model_arguments", "preemption_of", "resilience_of"]
 
@@ -57,7 +59,8 @@ def model_arguments(
 
     Args:
         scenario: the run.
-        inputs: what was read so far (workload, failures, batch set); filled in, for the manifest
+        inputs: what was read so far (workload, failures, batch set) and the sources they came from
+            (``workload_source``, ``failure_source``: resolved once, here); filled in, for the manifest
             and for the next simulation of the same run.
         scenario_index: which silent-error scenario of a batch.
         record: keep the per-job, per-pass tables.
@@ -67,6 +70,8 @@ def model_arguments(
     Returns:
         ``(positional arguments, keyword arguments)``.
     """
+    if "workload_source" not in inputs:  # the registries are asked once per run: the manifest reads what was built
+        inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
     if scenario.batch:
         batch = inputs.get("batch") or batch_set(scenario)
         inputs["batch"] = batch
@@ -81,7 +86,7 @@ def model_arguments(
             raise ConfigurationError(f"drawn silent errors need a batch workload ({source_forms('batch')})")
         workload = inputs.get("workload")
         if workload is None:
-            workload = inputs["workload"] = load_workload(scenario)
+            workload = inputs["workload"] = load_workload(scenario, source=inputs["workload_source"])
         silent = None
         seed = scenario.seed
         policy = build_policy(scenario) if build_scenario_policy else None
@@ -89,7 +94,8 @@ def model_arguments(
     platform = kind.build(fields, kind.capacity(fields, workload.processors), node_identities)
     if "failures" not in inputs:
         capacity = platform if isinstance(platform, int) else platform.capacity
-        inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload)
+        inputs["failure_source"] = failure_source(scenario.failure_spec, scenario.failures_params)
+        inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload, inputs["failure_source"])
     keywords = {
         "downtime": scenario.downtime,
         "resilience": resilience_of(scenario),

@@ -47,7 +47,6 @@ from torus_sim.platforms.kinds import platform_kind
 from torus_sim.policies.base import Policy
 from torus_sim.scenario import Scenario
 from torus_sim.version import __version__
-from torus_sim.workload.sources import workload_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -186,16 +185,16 @@ def lower_bounds(scenario: Scenario, batch: BatchSet, nodes: int) -> np.ndarray:
 
 
 def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -> dict:
+    """The run's inputs as they were built: the sources the model builder resolved (``inputs``), never the registries again."""
     from failure_logs.events import FailureLog
-    from failure_logs.sources import failure_source
 
     workload = model.workload
     log = model.failure_log
     failures = inputs.get("failures")
     spec = scenario.failure_spec
     logged = isinstance(failures, FailureLog)
-    source = failure_source(spec, scenario.failures_params)
-    workload_info = workload_source(scenario.workload, scenario.workload_params).info
+    source = inputs["failure_source"]
+    workload_info = inputs["workload_source"].info
     return {
         "workload": {
             "path": _as_named(scenario.workload, workload.source),
