@@ -304,3 +304,13 @@ def test_the_kept_logs_are_few_and_small(tmp_path):
     from torus_sim.workload.jobs import CLEANING_FIELDS
 
     assert swf.KEPT_LINES * (len(CLEANING_FIELDS) + 1) * 8 <= 16_000_000  # a kept log of a run's fields: 16 MB at most
+
+
+def test_a_file_longer_than_the_kept_lines_is_parsed_each_time(tmp_path, monkeypatch):
+    from torus_sim.workload import swf
+
+    monkeypatch.setattr(swf, "KEPT_LINES", 2)
+    path = write(tmp_path, HEADER + SDSC_LINES.replace("   11 ", "   91 "), name="long.swf")  # 3 job lines
+    first = [read_swf(path) for _ in range(3)]
+    assert all(trace.records == first[0].records for trace in first)
+    assert not any(kept.chunks and kept.chunks[0]["job_id"][0] == 91 for kept in swf._PARSED.values())

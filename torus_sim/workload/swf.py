@@ -325,6 +325,8 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
         if keep:
             chunks.append({name: np.ascontiguousarray(values) for name, values in columns.items()})
             keep = sum(len(chunk["line"]) for chunk in chunks) <= KEPT_LINES
+            if not keep:  # too long to keep: its columns go now, not at the end of the read
+                chunks.clear()
         texts.clear()
         numbers.clear()
 
