@@ -128,12 +128,20 @@ def load_workload(scenario, capacity: int | None = None, source=None) -> Workloa
     return workload
 
 
-def batch_set(scenario) -> BatchSet:
+def batch_set(scenario, source=None) -> BatchSet:
     """The batch workload of a scenario and its failure scenarios.
 
     The job sets and scenarios of generated batches come from the seeds of the papers' experiments
     (set i: ``[seed, i, n]``; its scenarios: ``[seed, i, n, round(q̄ 1e6), 1]`` for RIGID,
     ``[seed, i, n, round(λ 1e12), 2]`` for MOLDABLE), so every heuristic sees the same ones.
+
+    Args:
+        scenario: the run.
+        source: the scenario's workload source, already resolved (the model builder keeps it for the run's
+            manifest); resolved from ``scenario.workload`` when None.
+
+    Returns:
+        The batch: its jobs, failure scenarios (silent errors) and each scenario's model seed.
 
     Raises:
         ConfigurationError: a workload that is not a batch, one the platform cannot run (moldable jobs
@@ -141,7 +149,8 @@ def batch_set(scenario) -> BatchSet:
     """
     from torus_sim.workload.refcode import read_failure_scenarios
 
-    source = workload_source(scenario.workload, scenario.workload_params)
+    if source is None:
+        source = workload_source(scenario.workload, scenario.workload_params)
     if source.kind != "batch":
         raise ConfigurationError(f"workload {scenario.workload!r} is submitted over time, not a batch")
     source.check_platform(scenario.platform)

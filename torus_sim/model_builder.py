@@ -59,8 +59,8 @@ def model_arguments(
 
     Args:
         scenario: the run.
-        inputs: what was read so far (workload, failures, batch set) and the sources they came from
-            (``workload_source``, ``failure_source``: resolved once, here); filled in, for the manifest
+        inputs: what was read so far (workload, failures, batch set) and the sources read for them
+            (``workload_source``, ``failure_source``: resolved once, here, when they are read); filled in, for the manifest
             and for the next simulation of the same run.
         scenario_index: which silent-error scenario of a batch.
         record: keep the per-job, per-pass tables.
@@ -70,11 +70,11 @@ def model_arguments(
     Returns:
         ``(positional arguments, keyword arguments)``.
     """
-    if "workload_source" not in inputs:  # the registries are asked once per run: the manifest reads what was built
-        inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
     if scenario.batch:
-        batch = inputs.get("batch") or batch_set(scenario)
-        inputs["batch"] = batch
+        batch = inputs.get("batch")
+        if batch is None:  # the source read is kept: the manifest describes what was built, not a second lookup
+            inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
+            batch = inputs["batch"] = batch_set(scenario, source=inputs["workload_source"])
         workload = batch.workload
         silent = batch.silent_errors[scenario_index] if batch.silent_errors is not None else None
         seed = batch.model_seeds[scenario_index]
@@ -85,7 +85,8 @@ def model_arguments(
 
             raise ConfigurationError(f"drawn silent errors need a batch workload ({source_forms('batch')})")
         workload = inputs.get("workload")
-        if workload is None:
+        if workload is None:  # a caller's own workload (a window of the learning environment) asks no registry
+            inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
             workload = inputs["workload"] = load_workload(scenario, source=inputs["workload_source"])
         silent = None
         seed = scenario.seed
