@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from torus_sim.core.job import Job
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.wait_queue import WaitQueue
-from torus_sim.job import Job
 from torus_sim.policies.base import Policy
 
 __all__ = ["SchedulerAgent"]

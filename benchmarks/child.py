@@ -15,6 +15,6 @@ def peak_mib():
             return next(int(line.split()[1]) for line in status if line.startswith("VmHWM")) / 1024
     except (OSError, StopIteration):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-from torus_sim.runner import Scenario, build_model
+from torus_sim.experiments.runner import Scenario, build_model
 """
 """Imports and ``peak_mib()``: the child's peak resident memory in MiB."""

@@ -24,12 +24,12 @@ from failure_logs.silent import (
     failure_probabilities_by_work,
 )
 from torus_sim.engine.model import SchedulingModel
+from torus_sim.inputs.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
+from torus_sim.inputs.workload.speedup import generate_speedup_model
+from torus_sim.machine.platforms.cluster import ClusterPlatform
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
-from torus_sim.platforms.cluster import ClusterPlatform
 from torus_sim.policies.moldable import ALLOCATIONS, AllocationListPolicy, AllotmentTables, BatchListPolicy
 from torus_sim.policies.rigid import ListPolicy
-from torus_sim.workload.batch import generate_rigid_set, moldable_workload, rigid_workload
-from torus_sim.workload.speedup import generate_speedup_model
 
 REFERENCE_SECONDS = {"rigid": (15.0, 30), "LPA": (1060.0, 30), "BATCH": (410.0, 10), "MINTIME": (180.0, 10)}
 """Published C++ reference-code times (seconds, job sets x 100 scenarios) quoted in issue 4."""

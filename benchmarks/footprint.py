@@ -66,14 +66,14 @@ def first_job(self, *args, **kwargs):
     print("MODULES", " ".join(name for name in sorted(sys.modules) if not name.startswith("__")), flush=True)
     raise SystemExit(0)
 engine_model.SchedulingModel.run = first_job
-from torus_sim.cli import main
+from torus_sim.interfaces.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
 _TRACKER = """
 import multiprocessing, multiprocessing.resource_tracker as tracker
 multiprocessing.set_start_method("spawn")
-from torus_sim.runner import Scenario, run
+from torus_sim.experiments.runner import Scenario, run
 run(Scenario(max_jobs=300), progress=True)
 print("PROBE", tracker._resource_tracker._pid is not None)
 """
@@ -87,7 +87,7 @@ def _environment(root: Path | None) -> dict:
 
 
 def measure(arguments: list[str], root: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak resident MiB of ``python -m torus_sim.cli run ARGUMENTS`` in a fresh process.
+    """Wall seconds and peak resident MiB of ``python -m torus_sim.interfaces.cli run ARGUMENTS`` in a fresh process.
 
     Args:
         arguments: the run's arguments (logs already absolute).
@@ -125,9 +125,9 @@ def _peak():  # the process's own high-water mark (VmHWM: its memory since exec,
 
 atexit.register(_peak)
 try:
-    from torus_sim.cli import command
+    from torus_sim.interfaces.cli import command
 except ImportError:  # a checkout from before the installed command had a function of its own
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     def command():
         return main(sys.argv[1:])

@@ -18,10 +18,10 @@ import numpy as np
 
 from benchmarks.floor import engine_floor
 from tests.reference import brute_force_free_partitions
-from torus_sim.machines import MACHINES
-from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import feasible_sizes
-from torus_sim.runner import Scenario, run
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.machine.machines import MACHINES
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.partitions import feasible_sizes
 
 __all__ = ["mira_queries", "mira_run"]
 

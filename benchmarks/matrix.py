@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from torus_sim.errors import TorusSimError
+from torus_sim.core.errors import TorusSimError
 from torus_sim.policies.catalog import BUILTIN_POLICIES
 
 __all__ = [
@@ -218,8 +218,8 @@ def run_cell(cell: Cell, max_jobs: int | None, fta: Path, limit: float | None = 
             the main thread, which a process pool's worker runs its task in).
     """
     from torus_sim.engine.model import SchedulingModel
+    from torus_sim.experiments.runner import Scenario, model_arguments
     from torus_sim.metrics import summarize
-    from torus_sim.runner import Scenario, model_arguments
 
     fields, identities = _scenario_fields(cell, max_jobs, fta)
     began = time.perf_counter()

@@ -63,7 +63,7 @@ def plugin_vs_builtin(repeats: int = 3) -> None:
 def environment_decisions(windows: int = 4, window: int = 1000) -> None:
     """Decisions per second of the Gymnasium environment with a trivial agent, against FCFS's passes."""
     from torus_sim.engine.model import SchedulingModel
-    from torus_sim.model_builder import build_platform
+    from torus_sim.experiments.model_builder import build_platform
     from torus_sim.policies.easy import FcfsPolicy
     from torus_sim.rl import SchedulingEnv
 

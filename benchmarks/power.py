@@ -51,9 +51,9 @@ def timed(fields: dict) -> tuple[float, float]:
     The accounting alone: the power inputs and :func:`~torus_sim.metrics.energy.account_energy` timed
     again on the finished run's record (a number the machine's load disturbs less than the ratio).
     """
-    from torus_sim.inputs import load_power
+    from torus_sim.experiments.run_inputs import load_power
+    from torus_sim.experiments.runner import Scenario, run
     from torus_sim.metrics.energy import account_energy
-    from torus_sim.runner import Scenario, run
 
     scenario = Scenario.make("bench", **fields)
     began = time.perf_counter()

@@ -71,7 +71,7 @@ def _random_valid(env, rng) -> int:
 
 def random_steps(windows: int = 3, window: int = 1000) -> None:
     """Random valid steps per second on each platform, against the FCFS replay's time per pass."""
-    from torus_sim.extensions import build_policy
+    from torus_sim.experiments.extensions import build_policy
 
     print(f"Random valid actions, SDSC-SP2 windows of {window:,} jobs (K = 16), {windows} windows each:")
     for name in PLATFORMS:

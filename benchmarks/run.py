@@ -100,13 +100,13 @@ from benchmarks.floor import engine_floor
 from failure_logs.synthetic import SyntheticFailures
 from tests.reference import brute_force_free_partitions
 from torus_sim.engine.model import SchedulingModel
+from torus_sim.experiments.runner import Scenario, build_policy, load_workload
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.partitions import feasible_sizes, free_partitions_by_box_sums
+from torus_sim.machine.platforms.torus import TorusPlatform
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS
 from torus_sim.metrics import summarize
-from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import feasible_sizes, free_partitions_by_box_sums
-from torus_sim.platforms.torus import TorusPlatform
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.runner import Scenario, build_policy, load_workload
-from torus_sim.topology import BGL_SUPERNODE_TORUS
 
 DEFAULT_SDSC = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 

@@ -37,7 +37,7 @@ def launch_seconds(command: list[str], repeats: int = 7) -> float:
 def command_line_startup(repeats: int = 7) -> dict[str, float]:
     """Print and return the start-up rows: each launch's median seconds and its ratio to the interpreter alone."""
     entry = shutil.which("torus-sim")
-    program = [entry] if entry else [sys.executable, "-m", "torus_sim.cli"]
+    program = [entry] if entry else [sys.executable, "-m", "torus_sim.interfaces.cli"]
     floor = launch_seconds([sys.executable, "-c", "pass"], repeats)
     libraries = launch_seconds([sys.executable, "-c", "import pandas, mesa, scipy.spatial"], repeats)
     print(f"\n== Command-line start-up (median of {repeats} launches; goal < 0.5 s) ==")

@@ -31,11 +31,11 @@ MACHINES = {
 
 
 def _model(fields: dict):
-    from torus_sim.viz.app import VizModel
+    from torus_sim.interfaces.viz.app import VizModel
 
     fields = dict(fields)
     if fields.pop("workload", None) == "1024":  # the NASA log on a cluster 8 times its size: 1,024 nodes drawn
-        from torus_sim.runner import ConfiguredModel
+        from torus_sim.experiments.runner import ConfiguredModel
 
         return ConfiguredModel(
             step_seconds=3600.0, node_identities=True, platform="cluster", nodes=1024, failures="synthetic:400"
@@ -45,7 +45,7 @@ def _model(fields: dict):
 
 def server_steps() -> None:
     """Print the median server time per step (model + charts) and the model's step alone, per machine."""
-    from torus_sim.viz import charts as viz_charts
+    from torus_sim.interfaces.viz import charts as viz_charts
 
     for label, fields in MACHINES.items():
         model = _model(fields)
@@ -77,7 +77,9 @@ def _free_port() -> int:
 
 def _serve(port: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "torus_sim.cli", "viz", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-m", "torus_sim.interfaces.cli", "viz", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 

@@ -1,11 +1,11 @@
 """The browser view's memory over many sessions (``python -m benchmarks.run --only viz-memory``).
 
-A Solara server of ``torus_sim/viz/app.py`` runs in this process (uvicorn in a thread, the cull timeout of
+A Solara server of ``torus_sim/interfaces/viz/app.py`` runs in this process (uvicorn in a thread, the cull timeout of
 ``torus-sim viz --cull-timeout`` set short) and headless Chromium opens ``--sessions`` sessions one after
 another, each in a fresh browser context: load the page, press Step twice, close the tab. After the
 cull period the run prints the process's resident memory at start, after one warm-up session (the
 imports and caches every server pays once) and after all sessions, with the models still alive and the
-stale task hooks left (both must be 0: issue 44 §1, :mod:`torus_sim.viz.session`). Baseline in the
+stale task hooks left (both must be 0: issue 44 §1, :mod:`torus_sim.interfaces.viz.session`). Baseline in the
 same run: the resident memory after the warm-up session. Goal: after 50 sessions, within 30 MB of it.
 
 ``python -m benchmarks.viz_memory --sessions 4 --route both --json`` prints the numbers as JSON for both
@@ -68,7 +68,7 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
     Raises:
         RuntimeError: no Chromium, or the server did not answer within 90 s.
     """
-    os.environ["SOLARA_APP"] = str(Path(__file__).resolve().parents[1] / "torus_sim" / "viz" / "app.py")
+    os.environ["SOLARA_APP"] = str(Path(__file__).resolve().parents[1] / "torus_sim" / "interfaces" / "viz" / "app.py")
     os.environ["SOLARA_KERNEL_CULL_TIMEOUT"] = f"{CULL_SECONDS}s"
     os.environ.setdefault("SOLARA_MODE", "production")
     import psutil
@@ -78,7 +78,7 @@ def measure_sessions(sessions: int, route: str = "") -> dict:
     import uvicorn
     from playwright.sync_api import sync_playwright
 
-    from torus_sim.viz.app import offline_vega_assets
+    from torus_sim.interfaces.viz.app import offline_vega_assets
 
     offline_vega_assets()
     solara.server.settings.kernel.cull_timeout = f"{CULL_SECONDS}s"

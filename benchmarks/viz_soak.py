@@ -56,7 +56,14 @@ def soak(sessions: int = 3, minutes: float = 6.0, rounds: int = 1) -> dict:
     began = time.perf_counter()
     port = _free_port()
     served = subprocess.Popen(
-        [sys.executable, "-c", "import sys; from torus_sim.cli import main; sys.exit(main())", "viz", "--port", str(port)]
+        [
+            sys.executable,
+            "-c",
+            "import sys; from torus_sim.interfaces.cli import main; sys.exit(main())",
+            "viz",
+            "--port",
+            str(port),
+        ]
         + ["--cull-timeout", f"{CULL_SECONDS}s"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -1,9 +1,9 @@
 """A Griffe extension for the API reference: Sphinx roles become links, defaults named by a constant show its value.
 
-torus-sim's docstrings cross-reference as Sphinx does (``:class:`~torus_sim.scenario.Scenario```, ``:func:`run```,
+torus-sim's docstrings cross-reference as Sphinx does (``:class:`~torus_sim.experiments.scenario.Scenario```, ``:func:`run```,
 ``:data:`SUBCOMMANDS```), which reads well in ``help()`` and in an editor; mkdocstrings does not know the roles
 and would print them as raw text. Before rendering, this extension rewrites each role into an autorefs
-cross-reference, ``<autoref identifier="torus_sim.scenario.Scenario" optional><code>Scenario</code></autoref>``:
+cross-reference, ``<autoref identifier="torus_sim.experiments.scenario.Scenario" optional><code>Scenario</code></autoref>``:
 a link where the object has a page, its name in code where it has none (``optional``: no warning). A name
 without dots is looked up where Sphinx looks first: the documented object's class for ``:meth:`` and
 ``:attr:``, its module otherwise. ``~`` shows the last component only; ``:func:`` and ``:meth:`` add ``()``.

@@ -3,7 +3,7 @@
     python docs/make_reference.py           # rewrite docs/reference/cli.md and docs/reference/scenario.md
     python docs/make_reference.py --check   # exit 1 if either differs from what the code makes (tests run it)
 
-``docs/outputs.md`` is made the same way by ``python -m torus_sim.output_columns``.
+``docs/outputs.md`` is made the same way by ``python -m torus_sim.outputs.output_columns``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def cli_markdown() -> str:
     """docs/reference/cli.md: every subcommand's ``--help``, in the order ``torus-sim --help`` lists them."""
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = WIDTH
-    import torus_sim.registry as registry
+    import torus_sim.inputs.registry as registry
 
     installed = registry.installed_entry_points
     # the reference describes this package alone: a plug-in installed beside it (the examples package) adds nothing
@@ -31,15 +31,15 @@ def cli_markdown() -> str:
         point for point in installed(group) if point.dist is not None and point.dist.name == "torus-sim"
     )
     try:
-        from torus_sim.cli import build_parser
+        from torus_sim.interfaces.cli import build_parser
 
         parser = build_parser()
         subparsers = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
         lines = [
             "# Command line",
             "",
-            "Made by `python docs/make_reference.py` from the argument parser (`torus_sim/cli.py`, one module per",
-            "subcommand under `torus_sim/commands/`); a test checks that it is current. Every option of `run` is a",
+            "Made by `python docs/make_reference.py` from the argument parser (`torus_sim/interfaces/cli.py`, one module per",
+            "subcommand under `torus_sim/interfaces/commands/`); a test checks that it is current. Every option of `run` is a",
             "scenario field ([scenario fields](scenario.md)).",
             "",
             "```text",
@@ -92,12 +92,12 @@ def _type_text(annotation) -> str:
 
 def scenario_markdown() -> str:
     """docs/reference/scenario.md: every scenario field by section, with its type, default and meaning."""
-    from torus_sim.scenario import SECTIONS, Scenario
+    from torus_sim.experiments.scenario import SECTIONS, Scenario
 
     lines = [
         "# Scenario fields",
         "",
-        "Made by `python docs/make_reference.py` from the scenario's pydantic model (`torus_sim/scenario.py`); a test",
+        "Made by `python docs/make_reference.py` from the scenario's pydantic model (`torus_sim/experiments/scenario.py`); a test",
         "checks that it is current. A scenario file groups the fields in these sections (`[platform]`, `[workload]`,",
         "...); a sweep's `[grid]` and `[[case]]` name them flat; `torus-sim run` takes each as an option",
         "(`load_scale` is `--load-scale`). A wrong type or an unknown key is refused with a sentence naming it.",

@@ -12,7 +12,7 @@ Key components:
         installed plug-ins); load_failure_source: one outside a run.
 """
 
-from torus_sim.lazy_imports import lazy_attributes
+from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "BUNDLED_BGL_RAS": "sources",

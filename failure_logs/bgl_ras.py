@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from failure_logs.events import MAX_EPOCH, FailureLog
-from torus_sim.errors import ConfigurationError, FailureLogFormatError, InputFileError
-from torus_sim.files import file_sha256, input_lines
-from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError, InputFileError
+from torus_sim.core.files import file_sha256, input_lines
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS, Torus
 
 __all__ = ["MidplaneMapping", "read_bgl_ras"]
 

@@ -35,8 +35,8 @@ from pathlib import Path
 import numpy as np
 
 from failure_logs.events import MAX_EPOCH, FailureLog
-from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.files import file_sha256, input_lines
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError
+from torus_sim.core.files import file_sha256, input_lines
 
 __all__ = ["FTA_COLUMNS", "read_fta"]
 

@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from failure_logs.events import FailureLog
-from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.files import file_sha256, input_text
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError
+from torus_sim.core.files import file_sha256, input_text
 
 __all__ = ["LANL_COLUMNS", "MAX_NODES", "read_lanl"]
 

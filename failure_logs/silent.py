@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 NO_SILENT_ERRORS = "none"
 """``silent_errors = "none"``: no silent error in any attempt."""

@@ -1,6 +1,6 @@
 """Failure sources by name: what a scenario's ``failures`` text means, each form parsed by the entry that owns it.
 
-Specifications (:meth:`torus_sim.input_registry.InputRegistry.select`):
+Specifications (:meth:`torus_sim.inputs.input_registry.InputRegistry.select`):
 
 * ``none``: no failures (:class:`NoFailures`).
 * ``bundled``: the bundled BG/L RAS sample (``failure_logs/data/BGL_2k.log``, :class:`BundledRas`).
@@ -43,11 +43,11 @@ from failure_logs.lanl import read_lanl
 from failure_logs.mira import BUNDLED_MIRA_MAINTENANCE, BUNDLED_MIRA_RESERVATIONS, read_mira
 from failure_logs.synthetic import GeneratedFailures, SyntheticFailures
 from failure_logs.transform import fit_to_span
-from torus_sim.errors import ConfigurationError
-from torus_sim.files import require_file
-from torus_sim.input_registry import InputRegistry
-from torus_sim.input_source import InputSource
-from torus_sim.plugin_admission import is_import_path
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.files import require_file
+from torus_sim.inputs.input_registry import InputRegistry
+from torus_sim.inputs.input_source import InputSource
+from torus_sim.inputs.plugin_admission import is_import_path
 
 __all__ = [
     "select_failure_source",
@@ -359,7 +359,7 @@ def failure_source(spec, params: dict | None = None) -> FailureSource:
 
 
 def select_failure_source(spec):
-    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.input_registry.InputRegistry.select`; cached per text).
+    """``(factory, where it came from, argument)`` a specification selects (:meth:`~torus_sim.inputs.input_registry.InputRegistry.select`; cached per text).
 
     Raises:
         ConfigurationError: no entry reads it (naming the file types there are).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from failure_logs.events import FailureLog
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = [
     "DISTRIBUTIONS",
@@ -84,7 +84,7 @@ def generate_burst_failures(
         end: span end, seconds (> start when count > 0).
         rng: the run's generator.
         neighbours: ``neighbours[n]`` lists the torus neighbours of supernode n (the torus's
-            :meth:`~torus_sim.topology.Torus.neighbours`).
+            :meth:`~torus_sim.machine.topology.Torus.neighbours`).
         bursts_per_day: burst rate; 0.5 as in the bundled BG/L RAS sample.
         burst_window: seconds over which one burst's failures spread; 600 s as the sample's grouping.
         stay: probability that a failure hits the burst's centre supernode.
@@ -266,7 +266,7 @@ class SyntheticFailures(GeneratedFailures):
             rng: the run's generator.
             start: span start, seconds.
             end: span end, seconds.
-            platform: a platform (``capacity``, ``neighbours(node)``) or a :class:`~torus_sim.topology.Torus`;
+            platform: a platform (``capacity``, ``neighbours(node)``) or a :class:`~torus_sim.machine.topology.Torus`;
                 bursts spread to a node's neighbours (torus links; adjacent ids on a cluster).
 
         Returns:

@@ -9,7 +9,7 @@ failures. Downtimes are kept in seconds, not stretched, unless asked.
 from __future__ import annotations
 
 from failure_logs.events import FailureLog
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["cut_to_span", "fit_to_span", "shift", "window_onto_span"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.registry import Registry
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.registry import Registry
 
 __all__ = ["PREDICTORS", "PREDICTOR_ENTRY_POINTS", "FailurePredictor", "NullPredictor", "check_fraction", "check_window"]
 

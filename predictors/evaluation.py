@@ -25,7 +25,7 @@ from scipy.stats import rankdata
 
 from failure_logs.events import FailureLog
 from predictors.base import FailurePredictor
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["WEEK", "score_predictor", "summarize_scores"]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from predictors.base import PREDICTORS, FailurePredictor, check_fraction, check_window
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["RECENCY_HALF_LIFE", "HistoryPredictor", "recency_predictor"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.registry import Registry
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.registry import Registry
 
 __all__ = [
     "RUNTIME_PREDICTORS",
@@ -43,7 +43,7 @@ class RuntimePredictor:
     name = "base"
 
     def predict(self, job) -> float:
-        """The predicted runtime of ``job`` (a :class:`~torus_sim.job.Job`), seconds >= 0."""
+        """The predicted runtime of ``job`` (a :class:`~torus_sim.core.job.Job`), seconds >= 0."""
         raise NotImplementedError
 
     def observe_end(self, job) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from torus_sim.job import Job
-from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import round_up_to_feasible_size
-from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
-from torus_sim.workload.jobs import Workload
+from torus_sim.core.job import Job
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.partitions import round_up_to_feasible_size
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS, Torus
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -24,7 +24,10 @@ if SHARED_DATA.is_dir():  # the field's logs by name (pwa:SDSC-SP2, ...) come fr
 def cli_process(*arguments: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """``torus-sim ARGUMENTS`` in a process of its own (its warnings, progress bar and hash seed its own), exit 0 asserted."""
     done = subprocess.run(
-        [sys.executable, "-m", "torus_sim.cli", *arguments], env={**os.environ, **(env or {})}, capture_output=True, text=True
+        [sys.executable, "-m", "torus_sim.interfaces.cli", *arguments],
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stderr
     return done
@@ -52,6 +55,6 @@ def ring(n: int) -> Torus:
 def torus_model(workload, failures=None, scheduler=None, torus: Torus = BGL_SUPERNODE_TORUS, table=None, **keywords):
     """The one engine on a torus, with the argument order the torus tests read best in."""
     from torus_sim.engine.model import SchedulingModel
-    from torus_sim.platforms.torus import TorusPlatform
+    from torus_sim.machine.platforms.torus import TorusPlatform
 
     return SchedulingModel(workload, scheduler, TorusPlatform(torus, table), failures, **keywords)

@@ -15,17 +15,17 @@ from itertools import product
 import networkx as nx
 import numpy as np
 
-from torus_sim.partitions import Partition, partitions_of_size
-from torus_sim.topology import Torus
-from torus_sim.workload.jobs import SwfRules
-from torus_sim.workload.swf import SwfTrace
+from torus_sim.inputs.workload.jobs import SwfRules
+from torus_sim.inputs.workload.swf import SwfTrace
+from torus_sim.machine.partitions import Partition, partitions_of_size
+from torus_sim.machine.topology import Torus
 
 
 def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) -> set[Partition]:
     """Free partitions of a size, found by checking every supernode of every candidate box.
 
-    The naive search of BGL-FAULT Appendix 9: the reference of :class:`~torus_sim.partition_table.PartitionTable`
-    and :func:`~torus_sim.partitions.free_partitions_by_box_sums`.
+    The naive search of BGL-FAULT Appendix 9: the reference of :class:`~torus_sim.machine.partition_table.PartitionTable`
+    and :func:`~torus_sim.machine.partitions.free_partitions_by_box_sums`.
 
     Args:
         torus: the torus.
@@ -49,7 +49,7 @@ def brute_force_free_partitions(torus: Torus, blocked: np.ndarray, size: int) ->
 def torus_graph(torus) -> nx.Graph:
     """The torus as a networkx graph whose nodes are supernode indices.
 
-    The reference :meth:`~torus_sim.topology.Torus.neighbours` is tested against (networkx's grid graph).
+    The reference :meth:`~torus_sim.machine.topology.Torus.neighbours` is tested against (networkx's grid graph).
 
     Returns:
         An undirected graph with ``size`` nodes and an edge between torus neighbours (no
@@ -63,7 +63,7 @@ def torus_graph(torus) -> nx.Graph:
 
 
 def mfp_after_by_groups(table, candidate_ids: np.ndarray, words: np.ndarray) -> np.ndarray:
-    """:meth:`~torus_sim.partition_table.PartitionTable.mfp_after` the plain way, the reference the bitset answer is tested against.
+    """:meth:`~torus_sim.machine.partition_table.PartitionTable.mfp_after` the plain way, the reference the bitset answer is tested against.
 
     Free partitions are visited one size group at a time from the largest; each group settles
     every candidate disjoint from one of its members (no memo, no bitsets).
@@ -105,7 +105,7 @@ def reservation_by_steps(table, head, blocked, allocation, expected_end, repairs
 def jobs_by_lines(
     trace: SwfTrace, capacity: int, round_size: Callable[[int], int] | None, load_scale: float, rules: SwfRules
 ) -> tuple[list[tuple], Counter]:
-    """The plain reference of :func:`torus_sim.workload.jobs.jobs_from_swf`'s cleaning: one job line at a time.
+    """The plain reference of :func:`torus_sim.inputs.workload.jobs.jobs_from_swf`'s cleaning: one job line at a time.
 
     Returns:
         ``(rows, cleaning)``: one ``(job_id, submitted_at, runtime, walltime, size, partition_size,

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from torus_sim.cli import main
-from torus_sim.errors import AccountingFormatError, ConfigurationError
-from torus_sim.formats.accounting import convert, read_accounting
-from torus_sim.workload.swf import read_swf
+from torus_sim.core.errors import AccountingFormatError, ConfigurationError
+from torus_sim.inputs.workload.swf import read_swf
+from torus_sim.interfaces.cli import main
+from torus_sim.outputs.formats.accounting import convert, read_accounting
 
 SAMPLES = Path(__file__).resolve().parents[1] / "examples" / "accounting"
 XDMOD_FIELDS = (

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError
-from torus_sim.log_replay import against_log
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.log_replay import against_log
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.interfaces.cli import main
 from torus_sim.metrics.against_log import busy_fraction_by_day
-from torus_sim.runner import Scenario, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:the offered load after cleaning")
 
@@ -162,7 +162,7 @@ def test_run_against_log_prints_the_distance_and_writes_its_file_and_figure(log,
 
 
 def test_every_key_and_column_of_against_log_json_is_described_in_the_outputs_schema(log):
-    from torus_sim.output_columns import AGAINST_LOG_SUMMARY, AGAINST_LOG_TABLES
+    from torus_sim.outputs.output_columns import AGAINST_LOG_SUMMARY, AGAINST_LOG_TABLES
 
     written = against_log(run(_scenario(log))).to_json_ready()
 

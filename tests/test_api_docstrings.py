@@ -33,12 +33,15 @@ def loaded(extension):
 def test_roles_become_optional_autorefs_with_sphinx_titles(extension, loaded):
     obj = loaded["mean_interval"]
     text = extension.rewrite(
-        "See :class:`~torus_sim.scenario.Scenario`, :func:`torus_sim.runner.run`, :meth:`lower`, "
+        "See :class:`~torus_sim.experiments.scenario.Scenario`, :func:`torus_sim.experiments.runner.run`, :meth:`lower`, "
         ":data:`CONFIDENCE` and :class:`the view <torus_sim.engine.view.SchedulingView>`.",
         obj,
     )
-    assert '<autoref identifier="torus_sim.scenario.Scenario" optional><code>Scenario</code></autoref>' in text
-    assert '<autoref identifier="torus_sim.runner.run" optional><code>torus_sim.runner.run()</code></autoref>' in text
+    assert '<autoref identifier="torus_sim.experiments.scenario.Scenario" optional><code>Scenario</code></autoref>' in text
+    assert (
+        '<autoref identifier="torus_sim.experiments.runner.run" optional><code>torus_sim.experiments.runner.run()</code></autoref>'
+        in text
+    )
     assert '<autoref identifier="torus_sim.metrics.confidence.CONFIDENCE" optional><code>CONFIDENCE</code></autoref>' in text
     assert "<code>the view</code>" in text and ":class:" not in text and ":data:" not in text
 

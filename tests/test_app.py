@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import solara
 
-from torus_sim.viz import app
-from torus_sim.viz import charts as viz_charts
+from torus_sim.interfaces.viz import app
+from torus_sim.interfaces.viz import charts as viz_charts
 
 ARTIFACTS = Path(os.environ.get("TORUS_SIM_ARTIFACTS", Path(__file__).resolve().parent / "artifacts"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -158,7 +158,7 @@ def test_the_controls_offer_what_runs_together_and_mark_a_pending_change():
     """Issue 44 sections 2-3: menus by platform (greedy is cluster-only), a node count, a pending change until Reset."""
     import ipyvuetify as v
 
-    from torus_sim.viz import controls as viz_controls
+    from torus_sim.interfaces.viz import controls as viz_controls
 
     chosen = viz_controls.ChosenControls()
     model = solara.reactive(app.VizModel(controls=chosen))
@@ -497,8 +497,8 @@ def test_closed_sessions_free_their_models_and_the_server_does_not_grow():
 def test_with_a_price_the_page_plots_the_machines_power_exactly_and_offers_a_cap():
     """Issue 45 §6: the price control turns power accounting on; the live plots gain the power (the draw at each step,
     equal to the energy accounting's timeline there), the cap and the price; the cap menu shows with a price only."""
+    from torus_sim.interfaces.viz import controls as viz_controls
     from torus_sim.metrics.energy import down_intervals, power_timeline
-    from torus_sim.viz import controls as viz_controls
 
     assert "power_cap" not in viz_controls.shown_controls({"platform": "torus", "price": app.model_params["price"]["value"]})
     tou = "time of use: 0.05 per kWh, 3x on-peak 8-20"
@@ -529,7 +529,7 @@ def test_the_switch_off_control_shows_with_a_price_and_the_drawing_marks_off_nod
     """Issue 45 §1 in the browser: the *Switch idle nodes off* control shows with a price only; its choice switches
     idle midplanes off (the scenario's idle_off_after / boot_time), the drawing marks them (state ``off``, its own
     colour, a tooltip) and the legend names them; a value the menu does not offer is refused with a notice."""
-    from torus_sim.viz import controls as viz_controls
+    from torus_sim.interfaces.viz import controls as viz_controls
 
     tou = "time of use: 0.05 per kWh, 3x on-peak 8-20"
     assert "switch_off" not in viz_controls.shown_controls({"platform": "torus", "price": app.model_params["price"]["value"]})

@@ -18,54 +18,60 @@ LAYERS = [
     (
         "foundation",
         [
-            "torus_sim.errors",
-            "torus_sim.files",
-            "torus_sim.disk_tables",
-            "torus_sim.datasets",
-            "torus_sim.registry",
-            "torus_sim.input_registry",
-            "torus_sim.plugin_admission",
-            "torus_sim.provenance",
-            "torus_sim.parameters",
-            "torus_sim.input_source",
-            "torus_sim.untrusted",
-            "torus_sim.version",
-            "torus_sim.lazy_imports",
-            "torus_sim.progress_bars",
-            "torus_sim.job",
-            "torus_sim.job_columns",
-            "torus_sim.topology",
-            "torus_sim.partitions",
-            "torus_sim.partition_table",
-            "torus_sim.machines",
+            "torus_sim.core.errors",
+            "torus_sim.core.files",
+            "torus_sim.core.disk_tables",
+            "torus_sim.inputs.datasets",
+            "torus_sim.inputs.registry",
+            "torus_sim.inputs.input_registry",
+            "torus_sim.inputs.plugin_admission",
+            "torus_sim.inputs.provenance",
+            "torus_sim.inputs.parameters",
+            "torus_sim.inputs.input_source",
+            "torus_sim.inputs.untrusted",
+            "torus_sim.core.version",
+            "torus_sim.core.lazy_imports",
+            "torus_sim.core.progress_bars",
+            "torus_sim.core.job",
+            "torus_sim.core.job_columns",
+            "torus_sim.machine.topology",
+            "torus_sim.machine.partitions",
+            "torus_sim.machine.partition_table",
+            "torus_sim.machine.machines",
             "torus_sim.analytic",
         ],
     ),
-    ("inputs", ["torus_sim.workload", "failure_logs", "torus_sim.energy"]),
+    ("inputs", ["torus_sim.inputs.workload", "failure_logs", "torus_sim.inputs.energy"]),
     (
         "platform + policy",
-        ["torus_sim.platforms", "torus_sim.policies", "predictors", "torus_sim.guarded_extensions"],
+        ["torus_sim.machine.platforms", "torus_sim.policies", "predictors", "torus_sim.policies.guarded_extensions"],
     ),
     ("engine", ["torus_sim.engine", "agents"]),
     ("metrics", ["torus_sim.metrics"]),
     (
         "outputs",
-        ["torus_sim.reports", "torus_sim.formats", "torus_sim.figures", "torus_sim.viz.charts", "torus_sim.output_columns"],
+        [
+            "torus_sim.outputs.reports",
+            "torus_sim.outputs.formats",
+            "torus_sim.outputs.figures",
+            "torus_sim.interfaces.viz.charts",
+            "torus_sim.outputs.output_columns",
+        ],
     ),
     (
         "orchestration",
         [
-            "torus_sim.extensions",
-            "torus_sim.inputs",
-            "torus_sim.model_builder",
-            "torus_sim.runner",
-            "torus_sim.scenario",
+            "torus_sim.experiments.extensions",
+            "torus_sim.experiments.run_inputs",
+            "torus_sim.experiments.model_builder",
+            "torus_sim.experiments.runner",
+            "torus_sim.experiments.scenario",
             "torus_sim.experiments",
             "torus_sim.rl",
-            "torus_sim.api",
-            "torus_sim.cli",
-            "torus_sim.commands",
-            "torus_sim.viz",
+            "torus_sim.interfaces.api",
+            "torus_sim.interfaces.cli",
+            "torus_sim.interfaces.commands",
+            "torus_sim.interfaces.viz",
             "torus_sim",
         ],
     ),
@@ -211,12 +217,12 @@ def _registered_names() -> set[str]:
     from failure_logs.sources import FAILURE_SOURCES
     from predictors.base import PREDICTORS
     from predictors.runtime import RUNTIME_PREDICTORS
-    from torus_sim.machines import MACHINES
-    from torus_sim.platforms.kinds import PLATFORMS
+    from torus_sim.inputs.workload.sources import WORKLOADS
+    from torus_sim.machine.machines import MACHINES
+    from torus_sim.machine.platforms.kinds import PLATFORMS
     from torus_sim.policies import fault_aware  # noqa: F401  (registers balancing and tiebreak placements)
     from torus_sim.policies.catalog import POLICIES
     from torus_sim.policies.placement import PLACEMENTS
-    from torus_sim.workload.sources import WORKLOADS
 
     names = set(MACHINES)
     for registry in (POLICIES, PLACEMENTS, PREDICTORS, RUNTIME_PREDICTORS, WORKLOADS, FAILURE_SOURCES, PLATFORMS):
@@ -236,7 +242,7 @@ def _string_constants(tree: ast.AST):
             yield node.value, node.lineno
 
 
-@pytest.mark.parametrize("module", ["runner.py", "inputs.py", "cli.py", "viz/app.py", "model_builder.py", "extensions.py"])
+@pytest.mark.parametrize("module", ["experiments/runner.py", "experiments/run_inputs.py", "interfaces/cli.py", "interfaces/viz/app.py", "experiments/model_builder.py", "experiments/extensions.py"])
 def test_the_wiring_names_no_built_in_workload_failure_source_platform_machine_or_policy(module):
     """A built-in's name lives in its own module and in a catalog (policies/catalog.py, viz/menus.py), never in the wiring."""
     names = _registered_names()
@@ -252,7 +258,7 @@ def test_the_wiring_names_no_built_in_workload_failure_source_platform_machine_o
 def test_the_runner_has_no_if_chain_on_names():
     """No comparison with a registered name, and no ``startswith`` on one: the registries parse every form."""
     names = _registered_names()
-    tree = ast.parse((ROOT / "torus_sim" / "runner.py").read_text())
+    tree = ast.parse((ROOT / "torus_sim" / "experiments" / "runner.py").read_text())
 
     def named(node) -> bool:
         values = [node] if not isinstance(node, (ast.Tuple, ast.List, ast.Set)) else node.elts
@@ -275,11 +281,11 @@ def test_the_runner_has_no_if_chain_on_names():
 
 def test_one_function_builds_a_model_from_a_scenario():
     """Issue 64: the runner, the Gymnasium environment, RLScheduler's protocol, the batch runners and the checkpoint
-    yields all build their engine with torus_sim.model_builder.build_model; no other module of the package calls
+    yields all build their engine with torus_sim.experiments.model_builder.build_model; no other module of the package calls
     SchedulingModel(...) (the runner's ConfiguredModel subclasses it for mesa.batch_run, through model_arguments)."""
     callers = []
     for module, path in _modules():
-        if module.startswith("torus_sim.engine") or module == "torus_sim.model_builder":
+        if module.startswith("torus_sim.engine") or module == "torus_sim.experiments.model_builder":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "SchedulingModel":
@@ -314,7 +320,7 @@ def _scenario_route(fields: dict) -> list[str]:
     import sys
 
     from torus_sim.engine.model import SchedulingModel
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
 
     scenario = Scenario.make(**fields)
     route: list[str] = []
@@ -366,7 +372,7 @@ def test_a_scenario_stays_in_the_wiring_on_its_way_to_the_engine(fields):
     """Issue 64: the Scenario never crosses below the wiring (every room gets the fields it declares), so its route from
     runner.run to the engine enters at most 12 modules, all of the orchestration layer: no step back up a layer."""
     route = _scenario_route(fields)
-    assert route[0] == "torus_sim.runner" and len(set(route)) <= 12
+    assert route[0] == "torus_sim.experiments.runner" and len(set(route)) <= 12
     below = [module for module in route if _layer(module) != len(LAYERS) - 1]
     assert below == []
 
@@ -406,7 +412,7 @@ def test_no_committed_file_names_an_absolute_path_of_the_shared_data():
 
 
 def _platform_names() -> set[str]:
-    from torus_sim.platforms.kinds import PLATFORMS
+    from torus_sim.machine.platforms.kinds import PLATFORMS
 
     return set(PLATFORMS.names())
 
@@ -415,12 +421,12 @@ def test_no_kind_test_and_no_identities_check_outside_the_platforms():
     """Issue 76: the engine, the policies, the agents and the outputs ask a platform what it can do (``counts_fit``,
     ``counts_only``, ``tracks_nodes``, ``table``, ``fits_now``, ``mfp``, ``allocation_text``, ...), never which kind it is:
     no comparison of anything with a platform kind's name and no read of a cluster's ``identities`` outside
-    torus_sim/platforms/ (the kinds build their platforms; a policy's declared ``platforms`` is read by its base class)."""
+    torus_sim/machine/platforms/ (the kinds build their platforms; a policy's declared ``platforms`` is read by its base class)."""
     names = _platform_names()
     assert {"torus", "cluster"} <= names
     found = []
     for module, path in _modules():
-        if module.startswith("torus_sim.platforms") or module == "torus_sim.policies.base":
+        if module.startswith("torus_sim.machine.platforms") or module == "torus_sim.policies.base":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Compare):
@@ -477,8 +483,8 @@ def test_the_runs_description_is_made_from_what_was_built_not_from_the_registrie
     """Issue 76 §3: the run's description (summary.json's ``inputs``) is recorded from the sources the model builder
     resolved; nothing asks the workload or failure registries while it is written, after the model ran."""
     from failure_logs import sources as failure_sources
-    from torus_sim import model_builder, runner
-    from torus_sim.workload import sources as workload_sources
+    from torus_sim.experiments import model_builder, runner
+    from torus_sim.inputs.workload import sources as workload_sources
 
     phase, asked = ["building"], []
     for module, name in (
@@ -500,3 +506,43 @@ def test_the_runs_description_is_made_from_what_was_built_not_from_the_registrie
     assert ("building", "failure_source") in asked and ("building", "workload_source") in asked
     assert [name for when, name in asked if when == "describing"] == []
     assert result.inputs["failures"]["spec"] == "synthetic:5" and result.inputs["workload"]["jobs"] == 50
+
+
+def test_the_top_level_shows_the_layers():
+    """Issue 76 §4: torus_sim/ lists at most 12 entries, each a layer or a concept (no loose module but the package's own)."""
+    entries = sorted(path.name for path in (ROOT / "torus_sim").iterdir() if path.name != "__pycache__")
+    assert len(entries) <= 12, entries
+    assert [name for name in entries if name.endswith(".py")] == ["__init__.py"]
+
+
+def test_every_former_import_path_is_the_module_at_its_home():
+    """Issue 76 §4: a former path (``torus_sim.topology``, ``torus_sim.api``, a module under a former package) imports the
+    very module at its home: one class identity whichever path a user's code takes, nothing executed twice."""
+    import importlib
+    import subprocess
+    import sys
+
+    from torus_sim.core.former_paths import MOVED
+
+    for former, home in MOVED.items():
+        assert (ROOT / "torus_sim" / home.replace(".", "/")).with_suffix(".py").exists() or (
+            ROOT / "torus_sim" / home.replace(".", "/")
+        ).is_dir(), f"{former} -> {home}: no such module"
+    code = (
+        "import importlib, sys\n"
+        "from torus_sim.topology import Torus\n"
+        "from torus_sim.machine.topology import Torus as Home\n"
+        "assert Torus is Home\n"
+        "import torus_sim.workload.swf as old, torus_sim.inputs.workload.swf as new\n"
+        "assert old is new and old.__spec__.name == 'torus_sim.inputs.workload.swf'\n"
+        "from torus_sim.api import Policy\n"
+        "from torus_sim.policies.base import Policy as Base\n"
+        "assert Policy is Base\n"
+        "from torus_sim import scenario\n"
+        "assert scenario is importlib.import_module('torus_sim.experiments.scenario')\n"
+        "print(sum(1 for name in sys.modules if name.startswith('torus_sim.')))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert importlib.import_module("torus_sim.platforms.cluster") is importlib.import_module("torus_sim.machine.platforms.cluster")
+    assert importlib.util.find_spec("torus_sim.no_such_module") is None

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.experiments import expected_ratio_table, load_experiment
+from torus_sim.interfaces.cli import main
 
 TINY = """title = "tiny"
 sets = 2
@@ -60,7 +60,7 @@ def test_every_heuristic_of_a_set_sees_the_same_job_set_and_scenarios(tmp_path):
     table = pd.read_csv(tmp_path / "results.csv") if (tmp_path / "results.csv").exists() else None
     assert table is None
     experiment = load_experiment(spec)
-    from torus_sim.runner import batch_set
+    from torus_sim.experiments.runner import batch_set
 
     sets = {}
     for point in experiment.points():
@@ -94,7 +94,7 @@ def test_bad_scenario_files_are_refused_with_the_file_and_key_named(tmp_path, te
     path = tmp_path / "bad.toml"
     path.write_text(text)
     if not reason:  # a speedup model name is checked when the job set is made
-        from torus_sim.runner import run
+        from torus_sim.experiments.runner import run
 
         with pytest.raises(ConfigurationError, match="unknown speedup model"):
             run(load_experiment(path).scenario({}))
@@ -118,7 +118,7 @@ def test_summarize_counts_a_setting_shared_by_several_files_once(tmp_path):
 
 def test_a_categorical_x_is_drawn_as_bars_with_a_log_scale_when_values_span_decades(tmp_path):
     from torus_sim.experiments import FigureSpec
-    from torus_sim.figures import draw_figure
+    from torus_sim.outputs.figures import draw_figure
 
     table = pd.DataFrame(
         {"workload": ["mix", "mix", "power", "power"], "policy": ["LPA", "MINAREA"] * 2, "mean_ratio": [1.9, 22.0, 1.8, 2.5]}

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from torus_sim.cli import main
-from torus_sim.runner import RunConfig, run
+from torus_sim.experiments.runner import RunConfig, run
+from torus_sim.interfaces.cli import main
 
 from .conftest import SHARED_DATA
 
@@ -67,7 +67,7 @@ def test_sdsc_slice_with_lanl_failures_and_their_downtime_runs(tmp_path):
     # the prefix meets the whole run's failures of its span (rate kept), not all 2,478 squeezed into it
     from failure_logs.lanl import read_lanl
     from failure_logs.transform import fit_to_span
-    from torus_sim.runner import load_workload
+    from torus_sim.experiments.runner import load_workload
 
     whole = load_workload(RunConfig(workload=str(sdsc))).span
     prefix = load_workload(RunConfig(workload=str(sdsc), max_jobs=1500)).span
@@ -78,7 +78,7 @@ def test_sdsc_slice_with_lanl_failures_and_their_downtime_runs(tmp_path):
 
 
 def test_atomic_write_leaves_no_partial_file_when_writing_fails(tmp_path):
-    from torus_sim.files import atomic_write
+    from torus_sim.core.files import atomic_write
 
     target = tmp_path / "summary.json"
     target.write_text("old")
@@ -95,7 +95,7 @@ def test_atomic_write_leaves_no_partial_file_when_writing_fails(tmp_path):
 
 def test_registries_select_extensions_by_name_and_refuse_unknown_ones():
     from predictors import PREDICTORS, NullPredictor
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
     from torus_sim.policies import PLACEMENTS, MfpPlacement
 
     assert isinstance(PLACEMENTS.make("mfp"), MfpPlacement)
@@ -182,7 +182,7 @@ def test_help_and_argument_errors_import_no_heavy_library(arguments):
 
     probe = (
         "import sys\n"
-        "from torus_sim.cli import main\n"
+        "from torus_sim.interfaces.cli import main\n"
         "try:\n"
         f"    main({arguments!r})\n"
         "except SystemExit:\n"
@@ -210,7 +210,7 @@ def test_viz_on_a_port_in_use_says_so_in_one_sentence_and_exits_2(capsys):
 
 def test_every_subcommand_prints_its_help(capsys):
     # a '%' in a scenario field's description once made `torus-sim run --help` raise TypeError
-    from torus_sim.cli import build_parser
+    from torus_sim.interfaces.cli import build_parser
 
     paths = list(_subcommands(build_parser()))
     assert ("run",) in paths and ("sweep",) in paths
@@ -260,7 +260,7 @@ def test_a_run_imports_no_table_library_before_its_first_job_and_leaves_no_child
         "import multiprocessing, multiprocessing.resource_tracker as tracker, sys\n"
         "multiprocessing.set_start_method('spawn')\n"
         "from torus_sim.engine import model as engine_model\n"
-        "from torus_sim.runner import Scenario, run\n"
+        "from torus_sim.experiments.runner import Scenario, run\n"
         "original = engine_model.SchedulingModel.run\n"
         "def first_job(self, *args, **kwargs):\n"
         f"    print('before:', sorted(name for name in {HEAVY_LIBRARIES!r} + ('tqdm', 'mesa.datacollection') if name in sys.modules and name != 'mesa'))\n"
@@ -312,7 +312,7 @@ def test_a_whole_run_with_its_summary_and_jobs_csv_imports_no_pandas(tmp_path, a
     out = tmp_path / "out"
     probe = (
         "import sys\n"
-        "from torus_sim.cli import main\n"
+        "from torus_sim.interfaces.cli import main\n"
         f"code = main(['run', '--no-progress', '--max-jobs', '400', '--out', {str(out)!r}, *{arguments!r}])\n"
         "print('code:', code)\n"
         "print('tables:', sorted(name for name in ('pandas', 'pyarrow') if name in sys.modules))\n"
@@ -329,10 +329,10 @@ def test_the_installed_command_runs_main_then_freezes_the_objects_left_for_the_e
     import tomllib
 
     scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["torus-sim"] == "torus_sim.cli:command"
+    assert scripts["torus-sim"] == "torus_sim.interfaces.cli:command"
     probe = (
         "import gc, sys\n"
-        "from torus_sim.cli import command, main\n"
+        "from torus_sim.interfaces.cli import command, main\n"
         f"sys.argv = ['torus-sim', 'run', '--max-jobs', '40', '--no-progress', '--out', {str(tmp_path / 'a')!r}]\n"
         "seen = [main(), gc.get_freeze_count()]\n"
         f"sys.argv[-1] = {str(tmp_path / 'b')!r}\n"

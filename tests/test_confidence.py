@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.experiments.compare import compare_cases
+from torus_sim.interfaces.cli import main
 from torus_sim.metrics.confidence import interval_table, mean_interval, mean_intervals, paired_difference, paired_table
 
 

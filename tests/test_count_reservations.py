@@ -22,7 +22,7 @@ from tests.conftest import SHARED_DATA, make_workload
 from tests.test_cross import columns_bounds, trace
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.running_ends import ReleaseColumns
-from torus_sim.platforms.cluster import ClusterPlatform
+from torus_sim.machine.platforms.cluster import ClusterPlatform
 from torus_sim.policies import easy
 from torus_sim.policies.availability import AvailabilityProfile
 from torus_sim.policies.count_reservations import (
@@ -346,7 +346,7 @@ def test_ricc_first_20000_jobs_under_conservative_start_as_the_plain_profile_sta
     """RICC-2010-2's first 20,000 jobs on its 8,192 processors (queues of up to 2,494 jobs, job arrays, bursts):
     the digest pinned from the plain profile (ConservativePolicy._plan_on_profile at 702c744, 107 s there;
     1 s compiled). Both kinds of pass ran."""
-    from torus_sim.runner import Scenario, build_model
+    from torus_sim.experiments.runner import Scenario, build_model
 
     scenario = Scenario(workload=str(RICC), max_jobs=20_000, failures="none", platform="cluster", policy="conservative")
     model = build_model(scenario, {}, record=True)
@@ -361,7 +361,7 @@ def test_ctc_with_the_last_model_under_conservative_starts_as_the_plain_pass_doe
     """CTC-SP2's first 3,000 jobs on 430 processors with the Last Model (predictions that run out: re-keyed
     releases; early and late ends) through the runner, compiled against plain: the job and attempt records and
     the pass table with its fairness columns (the head's reservation at every pass) are identical."""
-    from torus_sim.runner import Scenario, build_model
+    from torus_sim.experiments.runner import Scenario, build_model
 
     scenario = Scenario(
         workload=str(CTC), max_jobs=3000, failures="none", platform="cluster", policy="conservative", runtime_predictor="last"

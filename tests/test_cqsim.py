@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from tests.reference import jobs_by_lines
-from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.core.errors import ConfigurationError, InputFileError
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.inputs.workload.jobs import SWF_RULES, jobs_from_swf
+from torus_sim.inputs.workload.swf import read_swf
 from torus_sim.metrics.peers import agreement, read_cqsim_schedule
-from torus_sim.runner import Scenario, run
-from torus_sim.workload.jobs import SWF_RULES, jobs_from_swf
-from torus_sim.workload.swf import read_swf
 
 from .conftest import SHARED_DATA
 

@@ -19,20 +19,20 @@ from hypothesis import strategies as st
 
 from failure_logs.events import FailureLog
 from predictors import OracleConfidencePredictor
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine import wait_queue
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.progress import Preemption
-from torus_sim.errors import ConfigurationError
-from torus_sim.partitions import round_up_to_feasible_size
-from torus_sim.platforms.cluster import ClusterPlatform
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.inputs.workload.batch import RigidJobSet, rigid_workload
+from torus_sim.machine.partitions import round_up_to_feasible_size
+from torus_sim.machine.platforms.cluster import ClusterPlatform
+from torus_sim.machine.topology import Torus
 from torus_sim.policies.easy import ConservativePolicy, EasyPolicy, easy_pass
 from torus_sim.policies.fault_aware import BalancingPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
-from torus_sim.runner import Scenario, run
-from torus_sim.topology import Torus
-from torus_sim.workload.batch import RigidJobSet, rigid_workload
 
 from .conftest import make_workload
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-import torus_sim.datasets as datasets
-from torus_sim.cli import main
-from torus_sim.datasets import DATASETS, MIRROR_VARIABLE, Dataset, fetch
-from torus_sim.errors import ConfigurationError, InputFileError
-from torus_sim.files import file_sha256
+import torus_sim.inputs.datasets as datasets
+from torus_sim.core.errors import ConfigurationError, InputFileError
+from torus_sim.core.files import file_sha256
+from torus_sim.inputs.datasets import DATASETS, MIRROR_VARIABLE, Dataset, fetch
+from torus_sim.interfaces.cli import main
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not SHARED_DATA.is_dir(), reason="../shared/data is not beside the repository")

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import torus_sim.disk_tables as disk_tables
-from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
+import torus_sim.core.disk_tables as disk_tables
+from torus_sim.core.disk_tables import GrowingTable, SpillFolder, TableSnapshot
+from torus_sim.experiments.runner import Scenario, run
 from torus_sim.metrics.summary import job_table, record_job_table
-from torus_sim.runner import Scenario, run
 
 from .test_input_errors import SDSC
 
@@ -167,7 +167,7 @@ def test_jobs_csv_read_from_the_record_a_piece_at_a_time_is_the_whole_tables_byt
     import io
 
     from torus_sim.metrics.summary import JobTableRows
-    from torus_sim.output_columns import csv_writer
+    from torus_sim.outputs.output_columns import csv_writer
 
     _, chunked = runs
     record = chunked.record
@@ -184,7 +184,7 @@ def test_jobs_csv_read_from_the_record_a_piece_at_a_time_is_the_whole_tables_byt
 
 def test_a_record_or_a_result_made_without_a_table_has_none_or_an_empty_one():
     from torus_sim.engine.record import SimulationRecord
-    from torus_sim.runner import RunResult
+    from torus_sim.experiments.runner import RunResult
 
     record = SimulationRecord(None, None, None, None, 4, {}, 0.0, "cluster")
     assert record.migrations is None and record.jobs is None and record.count("jobs") == 0
@@ -200,7 +200,7 @@ def test_a_dead_processs_record_folder_is_removed_and_a_running_ones_kept(tmp_pa
     import subprocess
     import sys
 
-    from torus_sim.disk_tables import FOLDER_PREFIX, remove_stale_folders
+    from torus_sim.core.disk_tables import FOLDER_PREFIX, remove_stale_folders
 
     ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
     dead = tmp_path / f"{FOLDER_PREFIX}{int(ended.stdout)}-abc"
@@ -218,7 +218,7 @@ def test_a_folder_whose_process_id_was_given_to_a_later_process_is_removed(tmp_p
     process's (it ran before), so it goes; the same id's folder written since stays."""
     import os
 
-    from torus_sim.disk_tables import FOLDER_PREFIX, remove_stale_folders
+    from torus_sim.core.disk_tables import FOLDER_PREFIX, remove_stale_folders
 
     recycled = tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-old"
     mine = tmp_path / f"{FOLDER_PREFIX}{os.getpid()}-new"
@@ -238,7 +238,7 @@ def test_a_run_too_short_to_write_a_table_still_clears_what_a_killed_run_left(tm
     import sys
     import tempfile
 
-    from torus_sim.disk_tables import FOLDER_PREFIX
+    from torus_sim.core.disk_tables import FOLDER_PREFIX
 
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)

@@ -27,7 +27,7 @@ def test_the_site_builds_strictly_with_every_internal_link_and_anchor_resolved(t
     )
     assert done.returncode == 0, done.stderr[-4000:]
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text(encoding="utf-8")
-    for name in ("torus_sim.runner.run", "SchedulingView", "PolicyContext", "SchedulingEnv", "against_log"):
+    for name in ("torus_sim.experiments.runner.run", "SchedulingView", "PolicyContext", "SchedulingEnv", "against_log"):
         assert name in api, name
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
     notebook = (tmp_path / "site" / "notebooks" / "quickstart" / "index.html").read_text(encoding="utf-8")
@@ -38,7 +38,7 @@ def test_the_cli_and_scenario_references_are_what_the_code_makes():
     done = subprocess.run([sys.executable, "docs/make_reference.py", "--check"], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
     cli = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
-    from torus_sim.commands import SUBCOMMANDS
+    from torus_sim.interfaces.commands import SUBCOMMANDS
 
     for command in SUBCOMMANDS:
         for name in command.NAMES:

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.energy.caps import PowerCap
-from torus_sim.energy.job_power import job_power_source
-from torus_sim.energy.node_power import NodePower, node_power
-from torus_sim.energy.tariffs import tariff
+from torus_sim.core.errors import ConfigurationError, InputFileError
 from torus_sim.engine.record import SimulationRecord
-from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.inputs.energy.caps import PowerCap
+from torus_sim.inputs.energy.job_power import job_power_source
+from torus_sim.inputs.energy.node_power import NodePower, node_power
+from torus_sim.inputs.energy.tariffs import tariff
 from torus_sim.metrics.energy import account_energy
-from torus_sim.runner import Scenario, run
 
 
 @st.composite
@@ -128,7 +128,7 @@ def test_a_job_has_the_same_drawn_power_under_every_policy():
 
 
 def test_node_figures_carry_their_sources_and_the_inputs_are_checked(tmp_path):
-    from torus_sim.machines import load_machine
+    from torus_sim.machine.machines import load_machine
 
     mira = node_power(Scenario.make(), load_machine("mira"))
     assert mira.busy_w == pytest.approx(3_945_000 / 96) and "TOP500 June 2012" in mira.sources["busy"]
@@ -161,7 +161,7 @@ def test_node_figures_carry_their_sources_and_the_inputs_are_checked(tmp_path):
 
 def test_the_command_line_prints_energy_and_refuses_bad_power_input(tmp_path, capsys):
     """Energy lines on a run and a batch; a malformed price is a sentence, exit 2, nothing written."""
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     out = tmp_path / "out"
     code = main(["run", "--max-jobs", "150", "--power", "--price", "tou:0.05:3", "--out", str(out), "--batsim"])
@@ -252,8 +252,8 @@ def test_the_power_window_policy_keeps_on_peak_starts_within_its_budget_and_lowe
 
 def test_the_power_window_policy_reads_the_clock_of_the_run():
     """t = 0 at 12:00 is on-peak under tou 8-20; at 0:00 it is not (the policy sees clock_start_hour)."""
+    from torus_sim.experiments.runner import build_model
     from torus_sim.policies.power_aware import PowerWindowPolicy
-    from torus_sim.runner import build_model
 
     for hour, on_peak in ((12.0, True), (0.0, False)):
         scenario = Scenario.make(
@@ -337,7 +337,7 @@ def test_the_window_backfills_budget_is_on_where_on_peak_says_at_every_time(tmp_
     answer (a time-of-use day and an irregular price file, whose 24-hour look-ahead matters)."""
     from types import SimpleNamespace
 
-    from torus_sim.energy.node_power import NodePower
+    from torus_sim.inputs.energy.node_power import NodePower
     from torus_sim.policies.power_aware import on_peak
     from torus_sim.policies.power_cap import BudgetBackfill
 

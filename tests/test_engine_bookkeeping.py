@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torus_sim.core.job import Job
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.handlers import _arrival_groups, _arrivals
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.rank_sums import RankSums
-from torus_sim.job import Job
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.inputs.workload.jobs import JobColumns, Workload
+from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
 from torus_sim.policies.easy import EasyPolicy
-from torus_sim.runner import Scenario, build_model
-from torus_sim.workload.jobs import JobColumns, Workload
-from torus_sim.workload.sources import BUNDLED_NASA_LOG
 
 
 @pytest.mark.parametrize("dense", [True, False])
@@ -117,7 +117,7 @@ def test_arrival_groups_are_the_jobs_by_submit_time_then_rank(submits):
 def test_arrivals_read_a_chunk_at_a_time_are_the_same_groups(submits, chunk, each):
     """Issue 61 §1: a streamed log's arrival groups from its submit times a chunk at a time (no per-job array), in
     order or not (then the whole column's sort), equal the plain sort and group-by; ``each``: one job per group."""
-    import torus_sim.workload.jobs as jobs_module
+    import torus_sim.inputs.workload.jobs as jobs_module
 
     count = len(submits)
     columns = JobColumns(range(1, count + 1), submits, [1.0] * count, [1.0] * count, [1] * count, [1] * count, [0] * count)
@@ -161,9 +161,9 @@ _TIMES = st.sampled_from([0.0, 5.0, 10.0, 10.0, 20.0, 35.0, 50.0, 100.0])
     dropped=st.sets(st.integers(0, 11)),
 )
 def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, dropped):
+    from torus_sim.core.job import JobState
     from torus_sim.engine.progress import CheckpointProgress
     from torus_sim.engine.running_ends import RunningEnds
-    from torus_sim.job import JobState
 
     progress, kept, running = CheckpointProgress(), RunningEnds(), []
     for rank, (resumed, overhead, done, walltime, prediction) in enumerate(jobs):
@@ -200,8 +200,8 @@ def test_kept_order_of_predicted_ends_equals_the_sort_at_every_pass(jobs, nows, 
 
 
 def test_the_kept_count_shadow_is_forgotten_when_a_job_starts_or_stops():
+    from torus_sim.core.job import JobState
     from torus_sim.engine.running_ends import RunningEnds
-    from torus_sim.job import JobState
 
     kept, jobs = RunningEnds(), []
     for rank, (walltime, nodes) in enumerate([(100.0, 4), (50.0, 2), (200.0, 8)]):
@@ -227,7 +227,7 @@ def test_the_kept_count_shadow_is_forgotten_when_a_job_starts_or_stops():
 def test_sizes_and_offered_load_read_a_chunk_at_a_time_equal_the_lists(rows, chunk):
     """Issue 61 §1: each size's first job and the offered load of a log's columns, read a chunk at a time, are the
     list's (the same dict, the same bits)."""
-    import torus_sim.workload.jobs as jobs_module
+    import torus_sim.inputs.workload.jobs as jobs_module
 
     count = len(rows)
     sizes, runtimes = [size for size, _ in rows], [runtime for _, runtime in rows]

@@ -1,11 +1,11 @@
 import pandas as pd
 import pytest
 
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.experiments import FigureSpec, load_experiment, run_experiment
-from torus_sim.figures import draw_figure
-from torus_sim.scenario import SECTIONS
+from torus_sim.experiments.scenario import SECTIONS
+from torus_sim.interfaces.cli import main
+from torus_sim.outputs.figures import draw_figure
 
 
 def test_every_bundled_experiment_file_is_in_the_one_format_and_validates():
@@ -28,7 +28,7 @@ def test_every_bundled_experiment_file_names_its_data_so_that_a_clone_finds_it()
     import tomllib
     from pathlib import Path
 
-    from torus_sim.datasets import is_reference
+    from torus_sim.inputs.datasets import is_reference
 
     def values(node, key=None):  # every (key, text) of a TOML document, in tables, arrays and inline tables
         if isinstance(node, dict):
@@ -75,7 +75,7 @@ def test_results_name_input_files_as_the_scenario_file_does_and_a_replot_filters
 
     data = tmp_path / "data"
     data.mkdir()
-    source = Path(__file__).resolve().parents[1] / "torus_sim" / "data"
+    source = Path(__file__).resolve().parents[1] / "torus_sim" / "inputs" / "data"
     log = next(iter(sorted(source.glob("*.swf*"))))
     shutil.copy(log, data / log.name)
     (tmp_path / "exp").mkdir()
@@ -150,7 +150,7 @@ def test_a_bad_scenario_file_exits_with_code_2_and_a_sentence(tmp_path, capsys):
 def test_every_section_field_is_a_scenario_field_once():
     names = [name for members in SECTIONS.values() for name in members]
     assert len(names) == len(set(names))
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     assert set(names) == set(Scenario.model_fields)
 

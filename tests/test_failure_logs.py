@@ -9,8 +9,8 @@ from failure_logs.lanl import read_lanl
 from failure_logs.sources import BUNDLED_BGL_RAS, load_failure_source
 from failure_logs.synthetic import SyntheticFailures, generate_failures, scale_failure_count
 from failure_logs.transform import fit_to_span, shift
-from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.topology import BGL_SUPERNODE_TORUS
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS
 
 from .conftest import SHARED_DATA
 
@@ -159,7 +159,7 @@ def test_failure_specs_resolve():
 
 def test_bursty_failures_cluster_in_a_fixed_set_of_bursts_on_neighbouring_supernodes():
     from failure_logs.synthetic import generate_burst_failures
-    from torus_sim.topology import BGL_SUPERNODE_TORUS
+    from torus_sim.machine.topology import BGL_SUPERNODE_TORUS
 
     torus = BGL_SUPERNODE_TORUS
     neighbours = [torus.neighbours(n) for n in range(torus.size)]
@@ -196,9 +196,9 @@ def test_a_node_repaired_twice_at_once_comes_back_once(kind):
     later start was refused, "allocation of 33 nodes, the job occupies 34") and, on both platforms,
     added NaN to the node's downtime.
     """
-    from torus_sim.platforms.cluster import ClusterPlatform
-    from torus_sim.platforms.torus import TorusPlatform
-    from torus_sim.topology import Torus
+    from torus_sim.machine.platforms.cluster import ClusterPlatform
+    from torus_sim.machine.platforms.torus import TorusPlatform
+    from torus_sim.machine.topology import Torus
 
     platform = ClusterPlatform(8) if kind == "cluster" else TorusPlatform(Torus((2, 2, 2)))
     platform.take_down(3, 100.0)

@@ -5,8 +5,8 @@ import pytest
 
 from failure_logs.events import FailureLog
 from predictors import HistoryPredictor, NullPredictor, OracleAccuracyPredictor, OracleConfidencePredictor
-from torus_sim.errors import ConfigurationError
-from torus_sim.partition_table import PartitionTable
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.partition_table import PartitionTable
 from torus_sim.policies.fault_aware import BalancingPlacement, TieBreakPlacement
 from torus_sim.policies.krevat import KrevatScheduler
 from torus_sim.policies.placement import MfpPlacement
@@ -157,7 +157,7 @@ def test_null_predictor_makes_balancing_identical_to_krevat():
     rows = [(i, 13.0 * i, 50.0 + 7 * i, 60.0 + 7 * i, 1 + (5 * i) % 16) for i in range(1, 40)]
     failures = FailureLog(np.array([30.0, 90.0, 200.0]), np.array([1, 9, 14]), np.full(3, np.nan))
     dims = (2, 2, 4)
-    from torus_sim.topology import Torus
+    from torus_sim.machine.topology import Torus
 
     krevat = torus_model(make_workload(rows, dims), failures, torus=Torus(dims)).run()
     balancing = torus_model(
@@ -193,8 +193,8 @@ def test_tiebreak_readings_and_their_counts(candidates, all_alarmed, expected, c
 
 
 def test_tiebreak_counts_reach_the_run_summary():
-    from torus_sim.runner import run
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.runner import run
+    from torus_sim.experiments.scenario import Scenario
 
     summary = run(Scenario.make(policy="tiebreak", accuracy=1.0, max_jobs=300, failures="synthetic:400", seed=1)).summary
     assert summary["tie_placements"] >= summary["tie_alarmed"] >= summary["tie_all_alarmed"]

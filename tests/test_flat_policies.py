@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError, SimulationError
+from torus_sim.core.errors import ConfigurationError, SimulationError
 from torus_sim.experiments.batch import run_moldable, run_rigid
-from torus_sim.platforms import ClusterPlatform, Platform, TorusPlatform
+from torus_sim.inputs.workload.batch import RigidJobSet
+from torus_sim.inputs.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
+from torus_sim.machine.platforms import ClusterPlatform, Platform, TorusPlatform
 from torus_sim.policies.allotment import AllotmentTables, lpa_allocation, minarea_allocation, mintime_allocation, mt_allotment
 from torus_sim.policies.rigid import AvailabilityProfile
-from torus_sim.workload.batch import RigidJobSet
-from torus_sim.workload.speedup import AmdahlModel, ArbitraryModel, MonotonicModel, RooflineModel
 
 # P = 3; LPT order A (10 s, 2 procs), B (9 s, 3 procs), C (8 s, 1 proc); C fails once.
 EASY_JOBS = RigidJobSet(np.array([10.0, 9.0, 8.0]), np.array([2, 3, 1]), ("A", "B", "C"))
@@ -276,8 +276,8 @@ def test_doubling_and_attempt_by_attempt_chain_programs_find_the_same_least_area
 
 
 def test_time_tables_are_read_and_bad_lines_named(tmp_path):
-    from torus_sim.errors import JobSetFormatError
-    from torus_sim.workload.speedup import read_time_table
+    from torus_sim.core.errors import JobSetFormatError
+    from torus_sim.inputs.workload.speedup import read_time_table
 
     path = tmp_path / "times.csv"
     path.write_text("# t(1..4) per job\n10, 6, 4.5, 4\n8 5 4 3.5\n")
@@ -305,7 +305,7 @@ def test_jobs_of_run_time_zero_late_in_a_log_are_not_given_the_same_nodes(tmp_pa
 
     Two jobs of 64 fill the 128 nodes (or supernodes); three of run time 0 (walltime 0:
     conservative predicts 0 s too) wait and start in one pass when the first ends, at 30,005,000 s."""
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     start = 30_000_000
     rows = [f"{i + 1} {start + i} -1 5000 64 -1 -1 64 6000 -1 1 1 1 -1 -1 -1 -1 -1" for i in range(2)]
@@ -366,9 +366,9 @@ def test_the_torus_profile_skips_only_steps_that_hold_no_partition(bgl_table, co
 def test_the_compiled_pass_reserves_and_stops_where_the_python_pass_does(bgl_table, dims):
     """``reserve_in_order`` compiled (StepArrays.plan) and in Python (earliest, reserve, StartsLeft): the same starts,
     partitions and stop, pass after pass on one kept profile (the floors per size carried over), and the same steps."""
-    from torus_sim.partition_table import PartitionTable
+    from torus_sim.machine.partition_table import PartitionTable
+    from torus_sim.machine.topology import Torus
     from torus_sim.policies.availability import PartitionProfile
-    from torus_sim.topology import Torus
 
     table = bgl_table if dims == (4, 4, 8) else PartitionTable(Torus(dims))
     rng = np.random.default_rng(61)

@@ -16,11 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from torus_sim.experiments.batch import run_moldable, run_rigid
+from torus_sim.experiments.scenario import RIGID_POLICIES as RIGID_HEURISTICS
+from torus_sim.inputs.workload.batch import RigidJobSet
+from torus_sim.inputs.workload.speedup import AmdahlModel, CommunicationModel, MixModel, RooflineModel
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.policies.rigid import PRIORITY_RULES
-from torus_sim.scenario import RIGID_POLICIES as RIGID_HEURISTICS
-from torus_sim.workload.batch import RigidJobSet
-from torus_sim.workload.speedup import AmdahlModel, CommunicationModel, MixModel, RooflineModel
 
 
 @st.composite

@@ -15,20 +15,20 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from failure_logs.events import FailureLog
-from torus_sim.cli import main
+from torus_sim.core.errors import InputFileError, WorkloadFormatError
 from torus_sim.engine.model import SchedulingModel
-from torus_sim.errors import InputFileError, WorkloadFormatError
-from torus_sim.formats.batsim import BATSIM_COLUMNS, batsim_jobs
-from torus_sim.formats.parquet import read_manifest
-from torus_sim.platforms.cluster import ClusterPlatform
+from torus_sim.experiments.runner import run
+from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.workload.batsim import read_batsim_workload
+from torus_sim.inputs.workload.jobs import jobs_from_swf
+from torus_sim.inputs.workload.swf import read_swf
+from torus_sim.interfaces.cli import main
+from torus_sim.machine.platforms.cluster import ClusterPlatform
+from torus_sim.outputs.formats.batsim import BATSIM_COLUMNS, batsim_jobs
+from torus_sim.outputs.formats.parquet import read_manifest
+from torus_sim.outputs.reports import write_results
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.reports import write_results
-from torus_sim.runner import run
-from torus_sim.scenario import Scenario
-from torus_sim.workload.batsim import read_batsim_workload
-from torus_sim.workload.jobs import jobs_from_swf
-from torus_sim.workload.swf import read_swf
 
 from .conftest import make_workload
 from .test_input_errors import SDSC
@@ -158,7 +158,7 @@ def test_the_swf_schedule_reads_back_and_a_failure_free_fcfs_replay_of_it_gives_
 
 def test_killed_attempts_are_status_0_lines_of_the_same_job():
     record, jobs = small_torus_run()
-    from torus_sim.formats.swf_schedule import schedule_swf
+    from torus_sim.outputs.formats.swf_schedule import schedule_swf
 
     lines = [line.split() for line in schedule_swf(record, jobs, {"MaxNodes": "128"}).splitlines() if not line.startswith(";")]
     job_one = [line for line in lines if line[0] == "1"]
@@ -285,6 +285,6 @@ def test_a_sweep_also_writes_its_tables_as_parquet(tmp_path, capsys):
 @settings(max_examples=200, deadline=None)
 @given(ids=st.sets(st.integers(0, 300), max_size=80))
 def test_interval_text_is_procsets_text(ids):
-    from torus_sim.platforms.base import interval_text
+    from torus_sim.machine.platforms.base import interval_text
 
     assert interval_text(sorted(ids, reverse=True)) == str(ProcSet(*ids))

@@ -2,7 +2,7 @@
 
 Each reader is fed random bytes, a real sample compressed and cut short, and a real sample with
 one line mutated (a field replaced, characters dropped or inserted). Any exception other than a
-:class:`~torus_sim.errors.TorusSimError` whose message names the file fails the test, and so does a
+:class:`~torus_sim.core.errors.TorusSimError` whose message names the file fails the test, and so does a
 file left behind in the reader's folder. Examples are bounded (the whole module runs in well under
 a minute).
 """
@@ -24,26 +24,26 @@ from hypothesis import strategies as st
 from failure_logs.bgl_ras import read_bgl_ras
 from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
-from torus_sim.errors import TorusSimError
+from torus_sim.core.errors import TorusSimError
 from torus_sim.experiments.experiment import load_experiment
-from torus_sim.workload.batch import generate_rigid_set
-from torus_sim.workload.batsim import read_batsim_workload
-from torus_sim.workload.jobs import jobs_from_swf
-from torus_sim.workload.refcode import (
+from torus_sim.inputs.workload.batch import generate_rigid_set
+from torus_sim.inputs.workload.batsim import read_batsim_workload
+from torus_sim.inputs.workload.jobs import jobs_from_swf
+from torus_sim.inputs.workload.refcode import (
     RefcodeHeader,
     read_failure_scenarios,
     read_rigid_jobs,
     write_failure_scenarios,
     write_rigid_jobs,
 )
-from torus_sim.workload.speedup import read_time_table
-from torus_sim.workload.swf import read_swf
+from torus_sim.inputs.workload.speedup import read_time_table
+from torus_sim.inputs.workload.swf import read_swf
 
 from .conftest import SHARED_DATA
 from .test_input_errors import LANL, lanl_as_fta
 
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
-BUNDLED_SWF = Path(__file__).resolve().parents[1] / "torus_sim" / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"
+BUNDLED_SWF = Path(__file__).resolve().parents[1] / "torus_sim" / "inputs" / "data" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 
 
 def _head(text: str, lines: int) -> str:

@@ -44,7 +44,7 @@ def same_summary(ours: dict, pinned: dict) -> None:
 
 
 def torus_run(**fields):
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
 
     result = run(Scenario(**fields))
     jobs = result.jobs.sort_values("job_id")
@@ -90,7 +90,7 @@ ONLINE_KEYS = sorted(key for key in GOLDEN if key.startswith("ctc_"))
 @needs_shared
 @pytest.mark.parametrize("name", ONLINE_KEYS)
 def test_online_ctc_replays_are_unchanged(name):
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
 
     pinned = GOLDEN[name]
     scenario = Scenario(
@@ -117,7 +117,7 @@ def test_online_ctc_replays_are_unchanged(name):
 
 
 def test_rigid_reference_code_set_makespans_are_unchanged():
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
 
     for key, pinned in GOLDEN["rigid_refcode"].items():
         heuristic, priority = key.split("/")

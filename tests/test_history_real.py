@@ -11,9 +11,9 @@ from failure_logs.events import FailureLog
 from failure_logs.lanl import read_lanl
 from predictors import PREDICTORS, HistoryPredictor
 from predictors.evaluation import WEEK, score_predictor, summarize_scores
-from torus_sim.errors import ConfigurationError
-from torus_sim.runner import run
-from torus_sim.scenario import Scenario
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.runner import run
+from torus_sim.experiments.scenario import Scenario
 
 from .test_input_errors import LANL, SDSC, lanl_as_fta
 

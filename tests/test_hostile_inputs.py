@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from torus_sim.cli import main
+from torus_sim.interfaces.cli import main
 
 from .conftest import cli_process
 
@@ -169,7 +169,7 @@ def test_row17_no_string_hash_seeds_anywhere():
 def test_row24_batch_run_rows_keep_the_failures_parameter():
     import mesa
 
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     rows = mesa.batch_run(
         ConfiguredModel,
@@ -314,9 +314,9 @@ def test_row10_a_dask_address_where_nothing_answers_is_one_sentence(capsys, tmp_
 
 
 def test_row15_results_appear_whole_and_the_manifest_comes_last(tmp_path, monkeypatch):
-    from torus_sim import files
-    from torus_sim.reports import write_results
-    from torus_sim.runner import Scenario, run
+    from torus_sim.core import files
+    from torus_sim.experiments.runner import Scenario, run
+    from torus_sim.outputs.reports import write_results
 
     result = run(Scenario(max_jobs=30, failures="none"))
     written = []
@@ -441,8 +441,8 @@ def test_row22_the_header_and_manifest_name_what_ran(capsys, tmp_path):
 def test_row25_the_rigid_lower_bound_leaves_the_verification_time_out_by_default():
     import numpy as np
 
-    from torus_sim.runner import Scenario, run
-    from torus_sim.workload.refcode import read_failure_scenarios, read_rigid_jobs
+    from torus_sim.experiments.runner import Scenario, run
+    from torus_sim.inputs.workload.refcode import read_failure_scenarios, read_rigid_jobs
 
     golden = Path(__file__).parent / "golden" / "rigid"
     fields = {
@@ -526,7 +526,7 @@ def test_row18_a_batsim_json_syntax_error_is_not_called_an_swf_line(capsys, tmp_
 
 def test_row18_a_lanl_unterminated_quote_is_reported_at_its_line(tmp_path):
     from failure_logs.lanl import read_lanl
-    from torus_sim.errors import FailureLogFormatError
+    from torus_sim.core.errors import FailureLogFormatError
 
     header = "System,machine type,nodes,procstot,procsinnode,nodenum,nodenumz,node install,node prod,node decom,fru type,mem,cputype,memtype,num intf,Prob Started,Prob Fixed,Down Time,Facilities,Hardware,Human Error,Network,Undetermined,Software"
     good = "20,cluster,512,2048,4,1,1,,,,part,4,cpu,mem,1,06/01/2004 10:00,06/01/2004 11:00,60,,,,,,Other"
@@ -538,7 +538,7 @@ def test_row18_a_lanl_unterminated_quote_is_reported_at_its_line(tmp_path):
 
 def test_row18_a_lanl_node_beyond_the_system_is_named_with_its_line(tmp_path):
     from failure_logs.lanl import read_lanl
-    from torus_sim.errors import FailureLogFormatError
+    from torus_sim.core.errors import FailureLogFormatError
 
     header = "System,machine type,nodes,procstot,procsinnode,nodenum,nodenumz,node install,node prod,node decom,fru type,mem,cputype,memtype,num intf,Prob Started,Prob Fixed,Down Time,Facilities,Hardware,Human Error,Network,Undetermined,Software"
     row = "20,cluster,512,2048,4,1,{node},,,,part,4,cpu,mem,1,06/01/2004 10:00,06/01/2004 11:00,60,,,,,,Other"
@@ -826,7 +826,11 @@ def one_sentence(err: str, code: int, expected_code: int = 2) -> str:
 def cli_subprocess(*arguments: str, timeout: float = 120, **keywords) -> subprocess.CompletedProcess:
     """``torus-sim ARGUMENTS`` in its own process (for code that would end the test process), any exit code."""
     return subprocess.run(
-        [sys.executable, "-m", "torus_sim.cli", *arguments], capture_output=True, text=True, timeout=timeout, **keywords
+        [sys.executable, "-m", "torus_sim.interfaces.cli", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **keywords,
     )
 
 
@@ -881,7 +885,7 @@ def test_i41_row1_every_kind_of_extension_refuses_a_function(capsys, tmp_path, m
 
 
 def test_i41_row1_a_function_marked_as_a_factory_may_be_named(tmp_path, monkeypatch):
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
 
     (tmp_path / "made.py").write_text(
         "from torus_sim.api import Policy\nfrom torus_sim.policies.easy import EasyPolicy\n"
@@ -945,7 +949,7 @@ def audit(tmp_path):
     ],
 )
 def test_i41_row2_the_browser_model_opens_and_imports_nothing_it_did_not_offer(tmp_path, monkeypatch, audit, field, value):
-    from torus_sim.viz import app
+    from torus_sim.interfaces.viz import app
 
     secret = tmp_path / "secret.toml"
     secret.write_text('name = "x"\ndims = [1, 1, 2]\n')
@@ -968,7 +972,7 @@ def test_i41_row2_the_browser_model_opens_and_imports_nothing_it_did_not_offer(t
     [("load_scale", 1e308), ("load_scale", float("nan")), ("confidence", -3), ("accuracy", "0.5; rm"), ("seed", "9" * 100)],
 )
 def test_i41_row2_numbers_outside_their_slider_are_refused_on_the_page(field, value):
-    from torus_sim.viz import app
+    from torus_sim.interfaces.viz import app
 
     model = app.VizModel(**{field: value})
     assert model.notice and ("outside its range" in model.notice or "is not a whole number" in model.notice)
@@ -1038,8 +1042,8 @@ def test_i41_row3_the_wall_limit_holds_in_a_thread_too(hostile):
     """A run in a worker thread (Dask's threads, the browser's) is stopped the same way."""
     import threading
 
-    from torus_sim.errors import PolicyError
-    from torus_sim.runner import Scenario, build_model
+    from torus_sim.core.errors import PolicyError
+    from torus_sim.experiments.runner import Scenario, build_model
 
     model = build_model(
         Scenario(platform="cluster", nodes=128, max_jobs=50, failures="none", policy=f"{hostile}:Spins", plan_timeout=0.5)
@@ -1065,7 +1069,17 @@ def test_i41_row3_ctrl_c_stops_a_run_with_one_line_and_exit_130(tmp_path, hostil
 
     out, marker = tmp_path / "out", tmp_path / "in-plan"
     process = subprocess.Popen(
-        [sys.executable, "-m", "torus_sim.cli", "run", *CLUSTER_RUN, "--policy", f"{hostile}:SlowAndMarks", "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "torus_sim.interfaces.cli",
+            "run",
+            *CLUSTER_RUN,
+            "--policy",
+            f"{hostile}:SlowAndMarks",
+            "--out",
+            str(out),
+        ],
         stderr=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -1086,7 +1100,7 @@ def test_i41_row3_ctrl_c_stops_a_run_with_one_line_and_exit_130(tmp_path, hostil
 
 def test_i41_row3_the_default_wall_limit_is_generous_and_documented():
     from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     assert Scenario().plan_timeout == DEFAULT_PLAN_TIMEOUT >= 300
     guide = (Path(__file__).parents[1] / "docs" / "policies" / "README.md").read_text()
@@ -1105,7 +1119,7 @@ def test_i41_row4_a_policy_writing_to_a_job_ends_the_run_naming_the_field(capsys
 
 
 def test_i41_row4_built_in_policies_run_unguarded_and_unchanged():
-    from torus_sim.runner import Scenario, build_model
+    from torus_sim.experiments.runner import Scenario, build_model
 
     model = build_model(Scenario(platform="cluster", nodes=128, max_jobs=50, failures="none", policy="FCFS-EASY"))
     assert not model.calls.guarded and model.run_jobs.job_class.__setattr__ is object.__setattr__
@@ -1117,7 +1131,7 @@ def test_i41_row4_built_in_policies_run_unguarded_and_unchanged():
 def test_i41_row5_a_full_disk_is_one_sentence_and_leaves_nothing(capsys, tmp_path, monkeypatch):
     import errno
 
-    from torus_sim import files
+    from torus_sim.core import files
 
     real = files._staged
 
@@ -1325,7 +1339,7 @@ ENV_SCENARIO = {"platform": "cluster", "nodes": 128, "failures": "none", "max_jo
 )
 def test_i41_row11_environment_arguments_are_checked_by_name(keywords, named):
     pytest.importorskip("gymnasium")
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
     from torus_sim.rl import SchedulingEnv
 
     with pytest.raises(ConfigurationError, match=__import__("re").escape(named)):
@@ -1348,7 +1362,7 @@ def scheduling_env():
     ids=["nan", "inf", "text", "None", "list", "array", "float", "bool", "negative", "huge"],
 )
 def test_i41_row18_environment_actions_outside_the_space_are_one_sentence(scheduling_env, action):
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     with pytest.raises(
         ConfigurationError, match=r"step: action must be a whole number in 0\.\.4 \(the action space Discrete\(5\)\)"
@@ -1374,7 +1388,7 @@ def test_i41_row18_numpy_integers_are_actions(scheduling_env):
     ],
 )
 def test_i41_row18_reset_options_of_the_wrong_type_are_named(scheduling_env, keywords, named):
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=__import__("re").escape(named)):
         scheduling_env.reset(**keywords)
@@ -1642,7 +1656,7 @@ def test_i41_row17_machine_files_with_values_of_the_wrong_kind_are_refused(capsy
 
 def test_i41_row17_a_lanl_node_beyond_any_system_is_refused(tmp_path):
     from failure_logs.lanl import LANL_COLUMNS, read_lanl
-    from torus_sim.errors import FailureLogFormatError
+    from torus_sim.core.errors import FailureLogFormatError
 
     row = dict.fromkeys(LANL_COLUMNS, "")
     row.update(
@@ -1800,9 +1814,9 @@ def _misbehaving_plugins(misbehaviour: str, hook: str, after: int):
     platform=__import__("hypothesis").strategies.sampled_from(["cluster", "torus"]),
 )
 def test_i41_property_any_plugin_misbehaviour_ends_the_run_with_one_policy_error(misbehaviour, hook, after, platform):
+    from torus_sim.core.errors import PolicyError
     from torus_sim.engine.model import SchedulingModel
-    from torus_sim.errors import PolicyError
-    from torus_sim.runner import Scenario, load_workload
+    from torus_sim.experiments.runner import Scenario, load_workload
 
     policy, predictor, calls = _misbehaving_plugins(misbehaviour, hook, after)
     scenario = Scenario(platform=platform, nodes=128 if platform == "cluster" else None, max_jobs=60, failures="none")
@@ -1857,8 +1871,8 @@ def test_a_sweep_resumed_after_its_input_file_changed_runs_again_and_a_moved_one
     where the path alone had reused the numbers made from the old content."""
     import shutil
 
+    from torus_sim.experiments.scenario import Scenario
     from torus_sim.experiments.sweep import run_key
-    from torus_sim.scenario import Scenario
 
     trace = tmp_path / "data" / "t.swf"
     trace.parent.mkdir()

@@ -17,10 +17,10 @@ from failure_logs.bgl_ras import read_bgl_ras
 from failure_logs.fta import read_fta
 from failure_logs.lanl import read_lanl
 from failure_logs.sources import load_failure_source
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError, FailureLogFormatError, InputFileError, WorkloadFormatError
-from torus_sim.workload.jobs import jobs_from_swf
-from torus_sim.workload.swf import read_swf
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError, InputFileError, WorkloadFormatError
+from torus_sim.inputs.workload.jobs import jobs_from_swf
+from torus_sim.inputs.workload.swf import read_swf
+from torus_sim.interfaces.cli import main
 
 from .conftest import SHARED_DATA
 

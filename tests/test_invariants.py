@@ -5,12 +5,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failure_logs.events import FailureLog
-from torus_sim.job import JobState
+from torus_sim.core.job import JobState
+from torus_sim.machine.partitions import feasible_sizes
+from torus_sim.machine.platforms import NO_JOB
+from torus_sim.machine.topology import Torus
 from torus_sim.metrics import summarize
-from torus_sim.partitions import feasible_sizes
-from torus_sim.platforms import NO_JOB
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.topology import Torus
 
 from .conftest import make_workload, torus_model
 

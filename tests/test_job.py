@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torus_sim.core.errors import JobStateError
+from torus_sim.core.job import Job, JobState
 from torus_sim.engine.progress import CheckpointProgress
 from torus_sim.engine.wait_queue import WaitQueue
-from torus_sim.errors import JobStateError
-from torus_sim.job import Job, JobState
 
 
 def test_job_life_cycle_transitions_are_guarded_and_name_the_current_state():

@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-CLI = "import sys; from torus_sim.cli import main; sys.exit(main(sys.argv[1:]))"
+CLI = "import sys; from torus_sim.interfaces.cli import main; sys.exit(main(sys.argv[1:]))"
 CONSERVATIVE = ["run", "--platform", "cluster", "--policy", "conservative", "--max-jobs", "150", "--failures", "none"]
 
 

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("gymnasium")
 
-from torus_sim.errors import ConfigurationError  # noqa: E402
-from torus_sim.extensions import build_risk_predictor  # noqa: E402
+from torus_sim.core.errors import ConfigurationError  # noqa: E402
+from torus_sim.experiments.extensions import build_risk_predictor  # noqa: E402
 from torus_sim.policies.learned import LearnedPolicy, read_agent, write_linear_agent  # noqa: E402
 from torus_sim.rl.agents import LinearSoftmaxAgent, train_reinforce  # noqa: E402
 from torus_sim.rl.env import SchedulingEnv  # noqa: E402

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.runner import Scenario, run
-from torus_sim.workload import lublin
-from torus_sim.workload.jobs import CLEANING_FIELDS
-from torus_sim.workload.lublin import BATCH, INTERACTIVE, lublin_chunks, lublin_table
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.inputs.workload import lublin
+from torus_sim.inputs.workload.jobs import CLEANING_FIELDS
+from torus_sim.inputs.workload.lublin import BATCH, INTERACTIVE, lublin_chunks, lublin_table
 
 COLUMN = {name: index for index, name in enumerate(CLEANING_FIELDS)}
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.metrics import bounded_slowdown, capacity_fractions
 
 

@@ -19,8 +19,8 @@ from failure_logs.mira import (
     read_reservations,
 )
 from failure_logs.sources import load_failure_source
-from torus_sim.errors import ConfigurationError, FailureLogFormatError
-from torus_sim.runner import RunConfig, run
+from torus_sim.core.errors import ConfigurationError, FailureLogFormatError
+from torus_sim.experiments.runner import RunConfig, run
 
 from .conftest import SHARED_DATA
 
@@ -162,7 +162,7 @@ def test_fuzzed_event_files_are_read_or_refused_with_a_line(tmp_path_factory, li
 
 
 def test_a_compressed_truncated_event_file_is_a_sentence(tmp_path):
-    from torus_sim.errors import InputFileError
+    from torus_sim.core.errors import InputFileError
 
     path = tmp_path / "allEvents.txt-0.5.cor.gz"
     whole = gzip.compress(gzip.decompress(BUNDLED_MIRA_EVENTS.read_bytes()))
@@ -188,7 +188,7 @@ def test_the_window_keeps_the_real_rate_and_the_offset_moves_it():
     log = read_mira(include_maintenance=False)
     assert first.inputs["failures"]["count"] != later.inputs["failures"]["count"] or first.summary != later.summary
     # the first window holds the log's failures of its first (prefix-span) seconds, not more
-    from torus_sim.runner import load_workload
+    from torus_sim.experiments.runner import load_workload
 
     span = load_workload(RunConfig(machine="mira", max_jobs=500)).span
     assert first.inputs["failures"]["count"] == int((log.failed_at <= log.failed_at[0] + span[1] - span[0]).sum())
@@ -210,7 +210,7 @@ def test_the_mira_study_files_name_the_bundled_log_not_a_path():
 
 def test_a_mira_run_counts_its_lost_work_in_midplanes_and_bgl_in_supernodes(tmp_path, capsys):
     """Issue 78: the summary names the torus's nodes as its machine does (the header already said midplanes)."""
-    from torus_sim.cli import main as cli
+    from torus_sim.interfaces.cli import main as cli
 
     for machine, word in (("mira", "midplane"), ("bgl", "supernode")):
         assert cli(["run", "--machine", machine, "--max-jobs", "30", "--failures", "none", "--out", str(tmp_path / machine)]) == 0

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.experiments.batch import run_moldable
 from torus_sim.policies.allotment import AllotmentTables, _steps_achievable, mt_allotment, mt_allotment_steps
 
@@ -188,7 +188,7 @@ def test_the_power_model_table_is_the_c_librarys_pow_on_every_cpu():
     """
     import math
 
-    from torus_sim.workload.speedup import PowerModel
+    from torus_sim.inputs.workload.speedup import PowerModel
 
     rng = np.random.default_rng(2021)
     work = rng.uniform(1e3, 1e6, 40)

@@ -14,17 +14,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import brute_force_free_partitions, torus_graph
-from torus_sim.errors import ConfigurationError
-from torus_sim.machines import MACHINES, load_machine, parse_torus_dims
-from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import (
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.machines import MACHINES, load_machine, parse_torus_dims
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.partitions import (
     feasible_sizes,
     free_partitions_by_box_sums,
     mfp_by_box_sums,
     partition_count,
     round_up_to_feasible_size,
 )
-from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS, Torus
 
 
 @cache
@@ -170,7 +170,7 @@ def test_a_machine_description_file_is_read_and_checked(tmp_path):
 
 
 def test_a_scenario_takes_dims_as_text_or_a_machine_and_refuses_both_when_they_disagree():
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     assert Scenario(torus_dims="2x3x4x4").torus.dims == (2, 3, 4, 4)
     assert Scenario(torus_dims="4x4x8m").torus.wraps == (True, True, False)
@@ -185,7 +185,7 @@ def test_a_scenario_takes_dims_as_text_or_a_machine_and_refuses_both_when_they_d
 
 
 def test_a_run_on_a_mesh_torus_places_every_job_in_a_box_that_does_not_wrap_along_the_mesh():
-    from torus_sim.runner import RunConfig, build_model
+    from torus_sim.experiments.runner import RunConfig, build_model
 
     model = build_model(RunConfig(torus_dims="4x4x8m", max_jobs=400, failures="synthetic:40"))
     model.run()

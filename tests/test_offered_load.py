@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.runner import Scenario, load_workload, run
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.runner import Scenario, load_workload, run
 
 from .conftest import SHARED_DATA, cli_process
 
@@ -42,7 +42,7 @@ def test_a_saturated_replay_warns_in_one_line(tmp_path):
 
 @pytest.mark.skipif(not SDSC.exists(), reason=f"needs SDSC-SP2 under {SHARED_DATA}")
 def test_the_header_says_the_offered_load_and_the_c_that_gave_it(tmp_path, capsys):
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     arguments = ["run", "--platform", "cluster", "--workload", str(SDSC), "--max-jobs", "3000", "--offered-load", "0.9"]
     assert main([*arguments, "--policy", "FCFS-EASY", "--out", str(tmp_path / "o"), "--no-progress"]) == 0

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import SHARED_DATA
 from torus_sim.engine.progress import Preemption
-from torus_sim.runner import Scenario, load_workload, run
+from torus_sim.experiments.runner import Scenario, load_workload, run
 
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 
@@ -180,7 +180,7 @@ def test_swf_cleaning_for_online_replay_is_counted(tmp_path):
 
 
 def test_cli_runs_an_online_replay_and_a_scenario_file_with_named_cases(tmp_path, capsys):
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     path = swf(tmp_path, [(0, 0, 10, 3, 10, 1), (1, 1, 5, 4, 5, 1), (2, 2, 3, 1, 3, 1), (3, 3, 20, 1, 20, 1)])
     arguments = ["run", "--platform", "cluster", "--workload", str(path), "--policy", "PV-EASY", "--out", str(tmp_path / "run")]
@@ -210,7 +210,7 @@ def test_cli_runs_an_online_replay_and_a_scenario_file_with_named_cases(tmp_path
 def test_mesa_batch_run_steps_an_online_replay_to_the_same_end():
     import mesa
 
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     if not CTC.exists():
         pytest.skip("CTC-SP2 trace not found")

@@ -1,4 +1,4 @@
-"""Every column a run writes is described, with its unit, in torus_sim/output_columns.py, and docs/outputs.md is made from it."""
+"""Every column a run writes is described, with its unit, in torus_sim/outputs/output_columns.py, and docs/outputs.md is made from it."""
 
 from pathlib import Path
 
@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.output_columns import (
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.outputs.output_columns import (
     JOB_COLUMNS,
     POWER_COLUMNS,
     SCENARIO_COLUMNS,
@@ -17,7 +18,6 @@ from torus_sim.output_columns import (
     outputs_markdown,
     shortest_float,
 )
-from torus_sim.runner import Scenario, run
 
 RUNS = {
     "torus": {"max_jobs": 150, "failures": "synthetic:20"},
@@ -62,14 +62,14 @@ def test_every_column_and_metric_written_is_described(name):
     undocumented += [column for column in result.scenarios.columns if describe(column, SCENARIO_COLUMNS) is None]
     undocumented += [key for key in result.summary if describe(key, SUMMARY_METRICS) is None]
     undocumented += [column for column in result.power.columns if describe(column, POWER_COLUMNS) is None]
-    assert not undocumented, f"{name}: describe these in torus_sim/output_columns.py: {undocumented}"
+    assert not undocumented, f"{name}: describe these in torus_sim/outputs/output_columns.py: {undocumented}"
     for unit, meaning in [*JOB_COLUMNS.values(), *SCENARIO_COLUMNS.values(), *SUMMARY_METRICS.values(), *POWER_COLUMNS.values()]:
         assert meaning and isinstance(unit, str)
 
 
 def test_docs_outputs_is_the_schemas_text():
     committed = (Path(__file__).resolve().parents[1] / "docs" / "outputs.md").read_text()
-    assert committed == outputs_markdown(), "regenerate: python -m torus_sim.output_columns > docs/outputs.md"
+    assert committed == outputs_markdown(), "regenerate: python -m torus_sim.outputs.output_columns > docs/outputs.md"
     assert describe("tie_changed", SUMMARY_METRICS) is not None and describe("no_such_metric", SUMMARY_METRICS) is None
 
 
@@ -79,7 +79,7 @@ def test_a_table_written_piece_by_piece_is_the_same_bytes_as_written_whole():
 
     import pandas as pd
 
-    from torus_sim.output_columns import csv_writer
+    from torus_sim.outputs.output_columns import csv_writer
 
     table = pd.DataFrame(
         {
@@ -131,7 +131,7 @@ def test_numeric_pieces_are_written_without_pandas_as_pandas_writes_them(rows, p
 
     import pandas as pd
 
-    from torus_sim.output_columns import csv_writer
+    from torus_sim.outputs.output_columns import csv_writer
 
     frame = pd.DataFrame(
         {
@@ -170,12 +170,12 @@ def test_float_texts_are_each_values_shortest_text(values):
 
 
 def test_the_job_table_columns_are_declared_once_and_everything_else_is_made_from_them():
-    """Issue 76: a jobs.csv column is one Column in torus_sim/job_columns.py; the engine's row, the record's order and
+    """Issue 76: a jobs.csv column is one Column in torus_sim/core/job_columns.py; the engine's row, the record's order and
     types, the schema docs/outputs.md is made from and the rounding of times all come from it."""
+    from torus_sim.core.job import Job
+    from torus_sim.core.job_columns import DERIVED, JOB_TABLE, POWER, RECORDED, column_types, described, names, row_of
     from torus_sim.engine.record import COLUMN_TYPES
     from torus_sim.engine.record import JOB_COLUMNS as RECORD_ORDER
-    from torus_sim.job import Job
-    from torus_sim.job_columns import DERIVED, JOB_TABLE, POWER, RECORDED, column_types, described, names, row_of
 
     assert len(set(names(JOB_TABLE))) == len(JOB_TABLE)
     assert RECORD_ORDER == names(RECORDED) and COLUMN_TYPES["jobs"] == column_types(RECORDED)

@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from torus_sim.runner import RunConfig, run
+from torus_sim.experiments.runner import RunConfig, run
 
 from .conftest import SHARED_DATA
 

@@ -155,7 +155,7 @@ def test_paper_capped_table_misprints_one_cell_that_the_yield_table_prints_right
 
 
 def test_ckpt_tables_command_prints_the_slides_tables(capsys):
-    from torus_sim.cli import main
+    from torus_sim.interfaces.cli import main
 
     assert main(["ckpt-tables"]) == 0
     printed = capsys.readouterr().out
@@ -179,7 +179,7 @@ def test_ckpt_tables_command_prints_the_slides_tables(capsys):
 )
 def test_bad_parameters_get_clear_errors(call, message):
     from torus_sim.analytic import ckpt_migration
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match=message):
         call(ckpt_migration)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import SHARED_DATA
+from torus_sim.experiments.runner import Scenario, run
 from torus_sim.metrics import summarize_record
-from torus_sim.runner import Scenario, run
 
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 

@@ -4,9 +4,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import brute_force_free_partitions, mfp_after_by_groups, reservation_by_steps
-from torus_sim.errors import ConfigurationError
-from torus_sim.partition_table import PartitionTable
-from torus_sim.partitions import (
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.partitions import (
     Partition,
     feasible_sizes,
     free_partitions_by_box_sums,
@@ -16,7 +16,7 @@ from torus_sim.partitions import (
     round_up_to_feasible_size,
     shapes_of_size,
 )
-from torus_sim.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
+from torus_sim.machine.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
 
 SMALL_DIMS = [(4, 4, 8), (2, 3, 4), (1, 1, 6), (3, 3, 3), (2, 2, 2)]
 _TABLES = {dims: PartitionTable(Torus(dims)) for dims in SMALL_DIMS}
@@ -323,7 +323,7 @@ def test_the_table_lists_each_partitions_supernodes_as_the_partition_does(dims):
 def test_the_disjointness_bits_are_the_complement_of_the_pairwise_overlaps(bgl_table, dims):
     # built from the boxes' intervals along each dimension (0.42 s pairwise, 0.1-0.3 s by holders, ~0.02 s): the bits of
     # ~overlaps(p, q) for every pair, padding clear, a partition never disjoint from itself
-    from torus_sim.partition_table import _pack_bits
+    from torus_sim.machine.partition_table import _pack_bits
 
     table = _table_for(bgl_table, dims)
     every = np.arange(len(table.partitions))
@@ -346,7 +346,7 @@ def test_the_disjointness_bits_are_the_complement_of_the_pairwise_overlaps(bgl_t
 
 def test_the_disjointness_bits_on_a_torus_with_mesh_dimensions():
     # the product rule (disjoint along some dimension) holds for intervals that do not wrap: a mesh's boxes
-    from torus_sim.partition_table import _pack_bits
+    from torus_sim.machine.partition_table import _pack_bits
 
     table = PartitionTable(Torus((3, 4, 4), wraps=(True, False, False)))
     every = np.arange(len(table.partitions))

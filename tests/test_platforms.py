@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.partitions import feasible_sizes
-from torus_sim.platforms.base import Platform, interval_text
-from torus_sim.platforms.cluster import ClusterPlatform
-from torus_sim.platforms.kinds import partition_table
-from torus_sim.platforms.torus import TorusPlatform
-from torus_sim.topology import Torus
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.partitions import feasible_sizes
+from torus_sim.machine.platforms.base import Platform, interval_text
+from torus_sim.machine.platforms.cluster import ClusterPlatform
+from torus_sim.machine.platforms.kinds import partition_table
+from torus_sim.machine.platforms.torus import TorusPlatform
+from torus_sim.machine.topology import Torus
 
 SMALL = Torus((2, 2, 4))
 
@@ -105,10 +105,10 @@ def test_coordinates_place_nodes_on_the_torus_or_the_drawing_grid():
 
 def test_the_engine_runs_on_any_object_with_the_protocol_and_refuses_anything_else():
     from failure_logs.events import FailureLog
+    from torus_sim.core.job import Job
     from torus_sim.engine.model import SchedulingModel
-    from torus_sim.job import Job
+    from torus_sim.inputs.workload.jobs import Workload
     from torus_sim.policies.easy import EasyPolicy
-    from torus_sim.workload.jobs import Workload
 
     class Racks(ClusterPlatform):
         """A plug-in's platform: the cluster's answers, its own class (not one the engine names)."""

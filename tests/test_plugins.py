@@ -13,11 +13,11 @@ import textwrap
 
 import numpy as np
 import pytest
-
 from torus_sim.api import POLICIES, Policy
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError, PolicyError
-from torus_sim.runner import Scenario, run
+
+from torus_sim.core.errors import ConfigurationError, PolicyError
+from torus_sim.experiments.runner import Scenario, run
+from torus_sim.interfaces.cli import main
 
 from .conftest import SHARED_DATA
 
@@ -115,9 +115,8 @@ def test_each_example_runs_on_both_platforms_with_real_failures(platform):
 
 
 def test_avoid_flagged_keeps_jobs_off_flagged_nodes_on_a_cluster():
-    from torus_sim_examples import AvoidFlagged
-
     from torus_sim.api import FailurePredictor
+    from torus_sim_examples import AvoidFlagged
 
     class FlagsEven(FailurePredictor):
         def supernode_probabilities(self, start, window):
@@ -344,7 +343,7 @@ def test_a_plugin_that_cannot_load_or_refuses_the_platform_is_a_sentence(plugin_
 
 def test_a_refused_action_changes_nothing(plugin_module):
     """The engine checks before it applies: the rejected Start left the queue, the platform and the job as they were."""
-    from torus_sim.runner import build_model
+    from torus_sim.experiments.runner import build_model
 
     module = plugin_module(BAD_POLICIES)
     model = build_model(Scenario(platform="cluster", nodes=128, policy=f"{module}:BusyNodes", max_jobs=200, failures="bundled"))
@@ -443,7 +442,7 @@ def test_plugins_run_in_process_and_dask_sweeps(tmp_path, executor):
 def test_plugins_run_in_mesa_batch_run():
     import mesa
 
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     rows = mesa.batch_run(
         ConfiguredModel,
@@ -483,7 +482,7 @@ def test_the_readme_plugin_runs_as_written_in_any_directory(tmp_path):
 
 
 def test_the_browser_menu_lists_installed_plugins():
-    from torus_sim.viz.app import model_params
+    from torus_sim.interfaces.viz.app import model_params
 
     assert "example-sjf-easy" in model_params["policy"]["values"]
     assert "example-fcfs-easy" in model_params["policy"]["values"]
@@ -494,7 +493,7 @@ def test_the_browser_menu_lists_installed_plugins():
 
 def test_the_examples_failure_source_and_workload_generator_are_found_by_entry_point():
     from failure_logs.sources import FAILURE_SOURCES
-    from torus_sim.workload.sources import WORKLOADS
+    from torus_sim.inputs.workload.sources import WORKLOADS
 
     assert "example-weibull" in FAILURE_SOURCES.names() and "example-lublin" in WORKLOADS.names()
     assert FAILURE_SOURCES.info("example-weibull").import_path == "torus_sim_examples.weibull_failures:WeibullPerNode"
@@ -544,7 +543,7 @@ def test_a_user_failure_source_and_workload_generator_run_in_a_sweep(tmp_path):
 
 
 def test_a_user_failure_source_and_workload_generator_are_offered_in_the_browser():
-    from torus_sim.viz import app
+    from torus_sim.interfaces.viz import app
 
     assert "example-lublin" in app.model_params["workload"]["values"]
     assert "example-weibull" in app.model_params["failures"]["values"]
@@ -557,7 +556,7 @@ def test_a_user_failure_source_and_workload_generator_are_offered_in_the_browser
 def test_a_file_no_suffix_names_is_read_by_its_content(tmp_path):
     """A failure log or a workload saved under another name is read by its first bytes, not refused."""
     from failure_logs.sources import BUNDLED_BGL_RAS, failure_source
-    from torus_sim.workload.sources import BUNDLED_NASA_LOG, workload_source
+    from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG, workload_source
 
     ras = tmp_path / "ras-events.txt"
     ras.write_bytes(BUNDLED_BGL_RAS.read_bytes())
@@ -594,8 +593,8 @@ def test_a_machine_and_a_platform_kind_of_your_own_are_selected_by_import_path(t
     module = plugin_module(
         """
         from torus_sim.api import PlatformKind
-        from torus_sim.machines import Machine
-        from torus_sim.platforms.kinds import ClusterKind
+        from torus_sim.machine.machines import Machine
+        from torus_sim.machine.platforms.kinds import ClusterKind
 
         TINY = Machine("tiny", "a 2x2x4 torus of midplanes", (2, 2, 4), failures="none")
 
@@ -651,7 +650,7 @@ def test_a_policy_is_attached_with_its_context_not_the_engine():
 
 def test_a_factory_gets_the_scenario_fields_it_declares_and_a_params_value_wins():
     """Issue 64: from_scenario = {parameter: field} is offered by the wiring; the Scenario itself is not."""
-    from torus_sim.extensions import build_policy
+    from torus_sim.experiments.extensions import build_policy
 
     seen = {}
 
@@ -668,7 +667,7 @@ def test_a_factory_gets_the_scenario_fields_it_declares_and_a_params_value_wins(
 
 def test_a_plugin_that_still_takes_the_whole_scenario_gets_it_with_a_warning():
     """The deprecation path: a plug-in naming ``scenario`` keeps working and is told to declare its fields."""
-    from torus_sim.extensions import build_policy
+    from torus_sim.experiments.extensions import build_policy
 
     seen = {}
 
@@ -686,8 +685,8 @@ def test_a_plugin_that_still_takes_the_whole_scenario_gets_it_with_a_warning():
 def test_a_platform_kind_is_given_only_the_scenario_fields_it_declares():
     """Issue 64: TorusKind declares ("torus", "machine"), ClusterKind ("nodes",); a kind reading another field is told
     which it declared; a plug-in kind that declares none still gets the scenario, with a FutureWarning."""
-    from torus_sim.platforms.kinds import platform_kind
-    from torus_sim.scenario import ScenarioFields
+    from torus_sim.experiments.scenario import ScenarioFields
+    from torus_sim.machine.platforms.kinds import platform_kind
 
     torus = Scenario(max_jobs=10, machine="mira").platform_fields()
     assert isinstance(torus, ScenarioFields) and torus.torus.dims == (2, 3, 4, 4) and torus.machine == "mira"

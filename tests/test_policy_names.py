@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from torus_sim.cli import main
+from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.registry import Registry
+from torus_sim.interfaces.cli import main
 from torus_sim.policies.catalog import POLICIES
-from torus_sim.registry import Registry
-from torus_sim.scenario import Scenario
 
 from .conftest import SHARED_DATA
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.core.errors import ConfigurationError, InputFileError
+from torus_sim.experiments.runner import Scenario, run
 from torus_sim.metrics.energy import power_timeline
 from torus_sim.policies.power_cap import HeadroomProfile
-from torus_sim.runner import Scenario, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:the offered load after cleaning")  # the hand-made traces' few jobs
 

@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from torus_sim.core.job import Job
 from torus_sim.engine import queue_columns, wait_queue
 from torus_sim.engine.wait_queue import WaitQueue
-from torus_sim.job import Job
 
 
 def _remaining(job: Job) -> float:
@@ -139,8 +139,8 @@ def test_conservative_on_node_ids_reads_the_queue_columns_and_keeps_its_schedule
     # time under LANL's failures); the columns hold the same values, taken when a job enters the queue
     import pandas as pd
 
+    from torus_sim.experiments.runner import Scenario, run
     from torus_sim.policies.easy import ConservativePolicy
-    from torus_sim.runner import Scenario, run
 
     from .test_input_errors import SDSC
 
@@ -170,10 +170,10 @@ def test_a_policy_declaring_always_gets_the_columns_at_every_length_and_an_unkno
     and never drops them; a value out of the documented ones is a sentence naming them."""
     import pytest
 
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
+    from torus_sim.experiments.runner import Scenario, build_model
     from torus_sim.policies.base import Policy, check_declarations
     from torus_sim.policies.easy import ConservativePolicy
-    from torus_sim.runner import Scenario, build_model
 
     assert ConservativePolicy().queue_columns == "always"
     check_declarations(ConservativePolicy())

@@ -5,7 +5,7 @@ import numpy as np
 from failure_logs.bgl_ras import read_bgl_ras
 from failure_logs.sources import BUNDLED_BGL_RAS
 from failure_logs.transform import fit_to_span
-from torus_sim.runner import RunConfig, load_workload, run
+from torus_sim.experiments.runner import RunConfig, load_workload, run
 
 
 def test_a_prefix_meets_the_fitted_whole_logs_failures_of_its_own_span():
@@ -38,7 +38,7 @@ def test_a_figure_of_reduced_runs_says_which_failure_count_its_x_axis_is():
     import pandas as pd
 
     from torus_sim.experiments.experiment import FigureSpec
-    from torus_sim.figures import _x_label
+    from torus_sim.outputs.figures import _x_label
 
     spec = FigureSpec(
         name="f", x="failures", series="", y=("avg_bounded_slowdown",), where={}, title="t", x_label="Number of failures"

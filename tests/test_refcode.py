@@ -5,16 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError, JobSetFormatError
-from torus_sim.workload.batch import RigidJobSet
-from torus_sim.workload.refcode import (
+from torus_sim.core.errors import ConfigurationError, JobSetFormatError
+from torus_sim.inputs.workload.batch import RigidJobSet
+from torus_sim.inputs.workload.refcode import (
     RefcodeHeader,
     read_failure_scenarios,
     read_rigid_jobs,
     write_failure_scenarios,
     write_rigid_jobs,
 )
+from torus_sim.interfaces.cli import main
 
 # The first lines of the reference repository's sample_1_0.3 (RIGID §5.1 set-up, q̄ = 0.3).
 SAMPLE = """3.80120423962e-08 10000 10 length 0 0 0

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from torus_sim.cli import main
 from torus_sim.experiments.check import compare_tables, results_columns
+from torus_sim.interfaces.cli import main
 
 from .conftest import SHARED_DATA
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from failure_logs.events import FailureLog
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.topology import Torus
 from torus_sim.policies.resilience import ResiliencePolicy, daly_period, young_period_seconds
-from torus_sim.topology import Torus
 
 from .conftest import make_workload, ring, torus_model
 
@@ -127,7 +127,7 @@ def test_bad_resilience_parameters_are_refused(kwargs):
 
 
 def test_spares_fill_the_top_z_plane_first_and_too_many_spares_for_the_jobs_are_refused():
-    from torus_sim.platforms import TorusPlatform
+    from torus_sim.machine.platforms import TorusPlatform
 
     platform = TorusPlatform()
     spares = platform.reserve_spares(16)

@@ -12,8 +12,8 @@ gymnasium = pytest.importorskip("gymnasium")
 from gymnasium.utils.env_checker import check_env  # noqa: E402
 
 from torus_sim.engine.model import SchedulingModel  # noqa: E402
-from torus_sim.inputs import load_failures  # noqa: E402
-from torus_sim.model_builder import build_platform  # noqa: E402
+from torus_sim.experiments.model_builder import build_platform  # noqa: E402
+from torus_sim.experiments.run_inputs import load_failures  # noqa: E402
 from torus_sim.policies.easy import FcfsPolicy  # noqa: E402
 from torus_sim.rl import ENV_ID, SchedulingEnv  # noqa: E402
 from torus_sim.rl.agents import LinearSoftmaxAgent, evaluate, fcfs_agent, sjf_agent, train_reinforce  # noqa: E402
@@ -121,7 +121,7 @@ def test_sjf_and_a_briefly_trained_learner_run_and_sjf_beats_fcfs_on_a_busy_wind
 
 
 def test_bad_arguments_are_sentences():
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError, match="reward must be one of"):
         SchedulingEnv({"platform": "cluster", "nodes": 128}, reward="speed")
@@ -157,7 +157,7 @@ def test_an_agent_that_always_waits_runs_one_job_at_a_time_started_by_the_enviro
 
 def test_action_masks_is_the_info_mask_and_an_invalid_action_waits_raises_or_costs():
     """Issue 43 section 1: MaskablePPO reads env.action_masks(); invalid_action wait (default) | raise | penalty."""
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     scenario = {"platform": "cluster", "nodes": 128}
     env = SchedulingEnv(scenario, window=40, queue_slots=6)
@@ -300,7 +300,7 @@ def test_observations_masks_and_rewards_of_an_episode_are_pinned(scenario, place
 @pytest.mark.parametrize("backfill", ["easy", "rlscheduler"])
 def test_backfilling_around_the_fcfs_agent_is_fcfs_easy_or_rlschedulers_loop(backfill):
     """Issue 43 §2: the agent picks any visible job; one that does not fit is reserved for and the environment backfills."""
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
     from torus_sim.policies.easy import EasyPolicy
     from torus_sim.policies.priority import PriorityPolicy
 
@@ -363,8 +363,8 @@ def test_the_energy_cost_reward_is_minus_the_windows_attempts_bill_and_needs_pow
     record (with idle, off and down nodes at 0 W: only the attempts draw); failures kill attempts, which cost too;
     with idle nodes switched off, a boot draws ``node_boot_w``; with a switch-off time, a job waiting for its nodes to
     finish switching off (at the idle draw, here 0 W) pays that draw, not its own."""
-    from torus_sim.energy.node_power import NodePower
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
+    from torus_sim.inputs.energy.node_power import NodePower
     from torus_sim.metrics.energy import account_energy
 
     scenario = {"platform": "cluster", "nodes": 128, "load_scale": 1.5, "failures": "synthetic:40", "power": True}

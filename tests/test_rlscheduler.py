@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job
 from torus_sim.engine.model import SchedulingModel
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import Job
+from torus_sim.inputs.workload.jobs import Workload
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.priority import PriorityPolicy
 from torus_sim.rl.rlscheduler import HEURISTICS, PUBLISHED, TRACES, _workload, run_window, window_starts
-from torus_sim.workload.jobs import Workload
 
 from .conftest import SHARED_DATA
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from failure_logs.events import FailureLog
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.size_index import MinTree
+from torus_sim.machine.topology import Torus
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.krevat import KrevatScheduler
-from torus_sim.topology import Torus
 
 from .conftest import make_workload
 

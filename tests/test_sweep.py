@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 import torus_sim
-from torus_sim.cli import main
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.experiments import sweep
-from torus_sim.runner import ConfiguredTorusModel, RunConfig
+from torus_sim.experiments.runner import ConfiguredTorusModel, RunConfig
+from torus_sim.interfaces.cli import main
 
 BASE = {"max_jobs": 200, "failures": "synthetic:25", "scheduler": "balancing"}
 GRID = {"confidence": [0.0, 0.5, 0.9]}
@@ -228,7 +228,7 @@ def test_a_finished_run_frees_its_models_so_a_serial_sweep_does_not_grow():
     gc.collect()
     alive = [o for o in gc.get_objects() if isinstance(o, SchedulingModel) and id(o) not in before]
     assert len(alive) <= 1  # the result's record may keep the first scenario's model; the others are gone
-    model = torus_sim.runner.build_model(torus_sim.Scenario(max_jobs=20, failures="none"))
+    model = torus_sim.experiments.runner.build_model(torus_sim.Scenario(max_jobs=20, failures="none"))
     watch = weakref.ref(model)
     model.run()
     assert model not in mesa.Agent._ids
@@ -255,7 +255,7 @@ def test_check_inputs_reads_an_input_again_when_any_field_its_reader_declares_di
     every field a failure source or a workload source declares changes its key."""
     from failure_logs.sources import failure_source
     from torus_sim.experiments.sweep import check_inputs, input_key
-    from torus_sim.workload.sources import workload_source
+    from torus_sim.inputs.workload.sources import workload_source
 
     loads = []
     original = type(failure_source("logaider:Mira")).load
@@ -309,8 +309,8 @@ def test_changing_any_scenario_field_changes_the_run_key_but_the_documented_few(
     import typing
     import warnings
 
+    from torus_sim.experiments.scenario import Scenario
     from torus_sim.experiments.sweep import run_key
-    from torus_sim.scenario import Scenario
 
     base = Scenario()
     key = run_key(base)

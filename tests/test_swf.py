@@ -5,11 +5,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError, WorkloadFormatError
-from torus_sim.partitions import round_up_to_feasible_size
-from torus_sim.workload.jobs import SWF_RULES, jobs_from_swf
-from torus_sim.workload.sources import BUNDLED_NASA_LOG
-from torus_sim.workload.swf import SWF_FIELDS, read_swf
+from torus_sim.core.errors import ConfigurationError, WorkloadFormatError
+from torus_sim.inputs.workload.jobs import SWF_RULES, jobs_from_swf
+from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
+from torus_sim.inputs.workload.swf import SWF_FIELDS, read_swf
+from torus_sim.machine.partitions import round_up_to_feasible_size
 
 HEADER = "; Version: 2.2\n; MaxNodes: 128\n; Acknowledge: someone\n;\n"
 # Real lines from SDSC-SP2-1998-4.2-cln (jobs 11-13) and NASA-iPSC-1993-3.1-cln (job 57).
@@ -150,8 +150,8 @@ _TOKENS = ["0", "1", "-1", "7", "128", "3600", "2.5", "1e3", "-0", "+4", "1e11",
 def test_reading_at_once_gives_the_line_by_line_table_or_the_same_error(tmp_path, lines, chunk):
     # chunk: job lines parsed at a time (issue 61: a chunk's text is all the reader holds); the table, the
     # line numbers and the first bad line named are the same whatever the chunk
-    from torus_sim.workload import swf
-    from torus_sim.workload.swf import _parse_line
+    from torus_sim.inputs.workload import swf
+    from torus_sim.inputs.workload.swf import _parse_line
 
     text = HEADER + "".join(" ".join(tokens) + "\n" for tokens in lines)
     path = write(tmp_path, text)
@@ -191,9 +191,9 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
     # piece: lines cleaned at a time, rows kept in memory before disk, rows read at a time (issue 61 §1: a long log is
     # cleaned piece by piece into columns on disk); None: the defaults. The jobs, ranks, counts and errors are the same
     from tests.reference import jobs_by_lines
-    from torus_sim.errors import InputFileError
-    from torus_sim.workload.jobs import SWF_RULES
-    from torus_sim.workload.swf import SwfRecord, SwfTrace
+    from torus_sim.core.errors import InputFileError
+    from torus_sim.inputs.workload.jobs import SWF_RULES
+    from torus_sim.inputs.workload.swf import SwfRecord, SwfTrace
 
     records = [
         SwfRecord(job, submit, -1.0, run, alloc, -1.0, -1.0, requested, wall, -1.0, 1, user, -1, -1, -1, -1, -1, -1.0)
@@ -225,8 +225,8 @@ def test_column_cleaning_equals_the_line_by_line_rules(rows, max_nodes, capacity
         cleaning = jobs_by_lines(
             SwfTrace.from_records(Path("t.swf"), "", header, records[:length]), capacity, round_size, load_scale, SWF_RULES[rules]
         )[1]
-    from torus_sim import disk_tables
-    from torus_sim.workload import jobs as jobs_module
+    from torus_sim.core import disk_tables
+    from torus_sim.inputs.workload import jobs as jobs_module
 
     saved = (jobs_module.PIECE_ROWS, jobs_module.CHUNK_ROWS, disk_tables.SPILL_ROWS)
     if piece is not None:
@@ -249,7 +249,7 @@ def test_a_log_read_with_the_cleanings_fields_gives_the_same_columns_and_workloa
     # issue 61 §1: a run keeps the 7 fields the cleaning reads (56 bytes a job, not 144); the same workload
     import numpy as np
 
-    from torus_sim.workload.jobs import CLEANING_FIELDS
+    from torus_sim.inputs.workload.jobs import CLEANING_FIELDS
 
     whole = read_swf(BUNDLED_NASA_LOG)
     some = read_swf(BUNDLED_NASA_LOG, CLEANING_FIELDS)
@@ -273,7 +273,7 @@ def test_a_log_read_with_the_cleanings_fields_gives_the_same_columns_and_workloa
 def test_a_file_read_again_in_the_process_is_built_from_its_kept_columns_and_each_trace_is_its_own(tmp_path, monkeypatch):
     """read_swf keeps a file's parsed columns from its second read on (a sweep's worker, the tests); later reads of
     the same bytes parse nothing, and an edited file (the same size, written within the same clock tick) is read anew."""
-    from torus_sim.workload import swf
+    from torus_sim.inputs.workload import swf
 
     path = write(tmp_path, HEADER + SDSC_LINES)
     first, second = read_swf(path), read_swf(path)  # the second read keeps the columns
@@ -294,20 +294,20 @@ def test_a_file_read_again_in_the_process_is_built_from_its_kept_columns_and_eac
 
 
 def test_the_kept_logs_are_few_and_small(tmp_path):
-    from torus_sim.workload import swf
+    from torus_sim.inputs.workload import swf
 
     for index in range(swf.KEPT_LOGS + 2):
         path = write(tmp_path, HEADER + SDSC_LINES.replace("   11 ", f"{index + 20:5d} "), name=f"log{index}.swf")
         read_swf(path), read_swf(path)
     assert len(swf._PARSED) == swf.KEPT_LOGS  # the least recently read left
     assert read_swf(path).records[0].job_id == swf.KEPT_LOGS + 21  # the last one is kept
-    from torus_sim.workload.jobs import CLEANING_FIELDS
+    from torus_sim.inputs.workload.jobs import CLEANING_FIELDS
 
     assert swf.KEPT_LINES * (len(CLEANING_FIELDS) + 1) * 8 <= 16_000_000  # a kept log of a run's fields: 16 MB at most
 
 
 def test_a_file_longer_than_the_kept_lines_is_parsed_each_time(tmp_path, monkeypatch):
-    from torus_sim.workload import swf
+    from torus_sim.inputs.workload import swf
 
     monkeypatch.setattr(swf, "KEPT_LINES", 2)
     path = write(tmp_path, HEADER + SDSC_LINES.replace("   11 ", "   91 "), name="long.swf")  # 3 job lines

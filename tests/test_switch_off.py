@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.runner import Scenario, build_model, run
 from torus_sim.metrics.energy import JOULES_PER_KWH, account_energy, down_intervals, power_timeline, state_changes
-from torus_sim.runner import Scenario, build_model, run
 
 pytestmark = pytest.mark.filterwarnings("ignore:the offered load after cleaning")  # the hand-made traces' few jobs
 
@@ -46,7 +46,7 @@ def _cluster(tmp_path, rows, node_ids: bool = False, failures=None, **settings):
         return run(Scenario.make("switch-off", **fields))
     from types import SimpleNamespace
 
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     if failures:
         from failure_logs.events import FailureLog
@@ -118,7 +118,7 @@ def test_a_hand_made_run_boots_the_nodes_that_were_off_and_its_energy_is_the_han
 
 def _batsim_joules(result) -> dict:
     """Each job's ``consumed_energy`` (joules) in the run's Batsim job record, by job id (text)."""
-    from torus_sim.formats.catalog import BatsimFormat
+    from torus_sim.outputs.formats.catalog import BatsimFormat
 
     return BatsimFormat().tables(result)["batsim_jobs"].set_index("job_id")["consumed_energy"].to_dict()
 
@@ -184,7 +184,7 @@ def _killed_during_boot(tmp_path, step_seconds: float = 3600.0):
     """The engine of the hand-made run below: job 2 killed 20 s into its boot (node 3 fails at 520, back at 600)."""
     from failure_logs.events import FailureLog
     from torus_sim.engine import SchedulingModel
-    from torus_sim.runner import model_arguments
+    from torus_sim.experiments.runner import model_arguments
 
     trace = tmp_path / "trace.swf"
     rows = [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 530, 40, 1)]
@@ -215,7 +215,7 @@ def _killed_during_boot(tmp_path, step_seconds: float = 3600.0):
 def test_an_idle_node_finishing_a_boot_is_booting_for_its_agent_the_drawing_and_the_draw(tmp_path):
     """The hand-made run at t = 525: node 2 finishes job 2's boot unheld (its agent says booting, the browser draws it
     booting in its own colour, the reporter's draw counts it at the boot draw); at t = 535 job 3 holds it booting."""
-    from torus_sim.viz import charts as viz_charts
+    from torus_sim.interfaces.viz import charts as viz_charts
 
     model = _killed_during_boot(tmp_path, step_seconds=5.0)
     while model.now < 525.0:
@@ -517,7 +517,7 @@ def test_refusals_are_sentences():
 
 def test_a_held_interval_of_no_attempt_is_refused():
     """A record whose switch-off wait names an attempt its attempt table lacks is refused (not accounted at 0 W)."""
-    from torus_sim.energy.switch_off import SwitchOff
+    from torus_sim.inputs.energy.switch_off import SwitchOff
 
     states = pd.DataFrame({"node": [0], "state": ["shutdown"], "start": [10.0], "end": [20.0], "job_id": [7], "attempt": [0]})
     attempts = pd.DataFrame({"job_id": [1], "attempt": [0], "started_at": [0.0], "ended_at": [50.0], "nodes": [1]})
@@ -534,13 +534,13 @@ def test_account_energy_needs_the_rule_for_a_record_with_switched_off_nodes():
 
 
 def _node():
-    from torus_sim.energy.node_power import NodePower
+    from torus_sim.inputs.energy.node_power import NodePower
 
     return NodePower(5600.0, 11200.0, 0.0)
 
 
 def _flat():
-    from torus_sim.energy.tariffs import tariff
+    from torus_sim.inputs.energy.tariffs import tariff
 
     return tariff("flat:0.1")
 
@@ -557,7 +557,7 @@ def test_each_node_agent_reports_its_power_state(tmp_path):
             for j, s, r, p in [(1, 0, 1000, 2), (2, 500, 200, 2), (3, 5000, 10, 1)]
         )
     )
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     fields = {"workload": str(trace), "platform": "cluster", "nodes": 4, "power": True, "policy": "FCFS-EASY"}
     model = ConfiguredModel(step_seconds=10.0, node_identities=True, **fields, idle_off_after=100, boot_time=50)
@@ -609,13 +609,13 @@ def test_the_warm_placement_gives_a_job_the_nodes_that_are_on(tmp_path):
 def test_the_warm_placement_picks_the_partition_with_fewest_off_midplanes_then_mfp():
     """On BG/L's 4x4x8 torus with supernodes 0-63 off: among the free 32-supernode partitions it picks one with no
     off supernode (MFP's choice among those); with none off it is MFP's choice exactly."""
-    from torus_sim.energy.switch_off import SwitchOff
+    from torus_sim.core.job import Job
     from torus_sim.engine.power_states import NodePowerStates
-    from torus_sim.job import Job
-    from torus_sim.platforms.kinds import partition_table
+    from torus_sim.inputs.energy.switch_off import SwitchOff
+    from torus_sim.machine.platforms.kinds import partition_table
+    from torus_sim.machine.topology import BGL_SUPERNODE_TORUS
     from torus_sim.policies.placement import MFP
     from torus_sim.policies.warm_placement import WarmPlacement
-    from torus_sim.topology import BGL_SUPERNODE_TORUS
 
     table = partition_table(BGL_SUPERNODE_TORUS)
     words = table.pack(np.zeros(128, dtype=bool))
@@ -650,7 +650,7 @@ def test_a_count_only_cluster_switches_off_the_nodes_a_node_id_cluster_would():
     """Without failures a cluster keeps node counts only (its fast path); switching off then gives each allocation
     the lowest free ids of the power states' own mask, the node-id cluster's choice: CTC-SP2's first 3,000 jobs on
     430 nodes give the same starts, the same off and boot intervals and the same energy as with node ids kept."""
-    from torus_sim.runner import ConfiguredModel
+    from torus_sim.experiments.runner import ConfiguredModel
 
     fields = {
         **POWER,

@@ -4,8 +4,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.reference import torus_graph
-from torus_sim.errors import ConfigurationError
-from torus_sim.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.topology import BGL_NODE_TORUS, BGL_SUPERNODE_TORUS, Torus
 
 
 def test_bgl_supernode_torus_has_128_supernodes_of_the_4x4x8_shape():
@@ -48,8 +48,8 @@ def test_bad_dimensions_are_refused(dims):
 
 
 def test_torus_platform_refuses_a_busy_or_down_partition_and_a_release_by_another_job(bgl_table):
-    from torus_sim.errors import SimulationError
-    from torus_sim.platforms.torus import TorusPlatform
+    from torus_sim.core.errors import SimulationError
+    from torus_sim.machine.platforms.torus import TorusPlatform
 
     platform = TorusPlatform(table=bgl_table)
     box = bgl_table.free_ids_of_size(bgl_table.pack(platform.blocked()), 8)
@@ -68,7 +68,7 @@ def test_torus_platform_refuses_a_busy_or_down_partition_and_a_release_by_anothe
 
 def test_torus_repairs_ahead_follow_failures_and_repairs_not_allocations(bgl_table):
     """The cached repair list is rebuilt on a downtime change only, and is then the plain sort of the down supernodes."""
-    from torus_sim.platforms.torus import TorusPlatform
+    from torus_sim.machine.platforms.torus import TorusPlatform
 
     platform = TorusPlatform(table=bgl_table)
     assert platform.repairs_ahead() == []
@@ -94,7 +94,7 @@ def test_torus_repairs_ahead_follow_failures_and_repairs_not_allocations(bgl_tab
 @given(seed=st.integers(0, 2**32 - 1), spares=st.sampled_from([0, 0, 4, 16]))
 def test_torus_occupancy_int_follows_allocations_releases_failures_repairs_and_spares(bgl_table, seed, spares):
     """TorusPlatform.occupied (kept by |, &~) is always the packed busy | down | spare array; free_count its complement."""
-    from torus_sim.platforms.torus import TorusPlatform
+    from torus_sim.machine.platforms.torus import TorusPlatform
 
     rng = np.random.default_rng(seed)
     platform = TorusPlatform(table=bgl_table)

@@ -24,8 +24,8 @@ from tables import markdown  # noqa: E402  (docs/bgl_fault/tables.py, beside thi
 from failure_logs.sources import load_failure_source  # noqa: E402
 from predictors import PREDICTORS, HistoryPredictor  # noqa: E402
 from predictors.evaluation import WEEK, score_predictor, summarize_scores  # noqa: E402
-from torus_sim.runner import load_workload  # noqa: E402
-from torus_sim.scenario import Scenario  # noqa: E402
+from torus_sim.experiments.runner import load_workload  # noqa: E402
+from torus_sim.experiments.scenario import Scenario  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[2] / "shared" / "data"

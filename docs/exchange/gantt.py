@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from torus_sim.cli import main as torus_sim
+from torus_sim.interfaces.cli import main as torus_sim
 
 HERE = Path(__file__).resolve().parent
 SDSC = HERE.parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"

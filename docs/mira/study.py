@@ -28,8 +28,8 @@ import pandas as pd  # noqa: E402
 from failure_logs.mira import BUNDLED_MIRA_RESERVATIONS, derive_midplane_map, read_mira, read_reservations  # noqa: E402
 from failure_logs.synthetic import generate_failures  # noqa: E402
 from failure_logs.transform import window_onto_span  # noqa: E402
-from torus_sim.runner import load_workload  # noqa: E402
-from torus_sim.scenario import Scenario  # noqa: E402
+from torus_sim.experiments.runner import load_workload  # noqa: E402
+from torus_sim.experiments.scenario import Scenario  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SDSC = HERE.parents[2] / "shared" / "data" / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"

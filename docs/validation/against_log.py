@@ -60,8 +60,8 @@ def replay(log: str, policy: str) -> tuple[dict, bytes | None]:
     import time
 
     from torus_sim import against_log
-    from torus_sim.figures import against_log_png
-    from torus_sim.runner import Scenario, run
+    from torus_sim.experiments.runner import Scenario, run
+    from torus_sim.outputs.figures import against_log_png
 
     began = time.perf_counter()
     scenario = Scenario(
@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         if not differences:
             print(f"docs/validation/against_log: identical ({len(table)} rows, the table)")
         return 1 if differences else 0
-    from torus_sim.files import atomic_write
+    from torus_sim.core.files import atomic_write
 
     atomic_write(HERE / "against_log.csv", lambda handle: handle.write(text))
     atomic_write(HERE / "against_log.md", lambda handle: handle.write(page))

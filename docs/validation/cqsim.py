@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from torus_sim.files import atomic_write
+from torus_sim.core.files import atomic_write
+from torus_sim.experiments.runner import Scenario, run
 from torus_sim.metrics.peers import agreement, read_cqsim_schedule
-from torus_sim.runner import Scenario, run
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parents[2] / "shared"

@@ -1,7 +1,6 @@
 """Example 2: a fault-aware placement that keeps jobs off the nodes a failure predictor flags."""
 
 import numpy as np
-
 from torus_sim.api import MFP, FailurePredictor, PlacementPolicy
 
 

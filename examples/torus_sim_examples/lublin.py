@@ -16,7 +16,6 @@ References:
 from pathlib import Path
 
 import numpy as np
-
 from torus_sim.api import SwfRecord, SwfTrace, TraceSource
 
 

@@ -17,7 +17,6 @@ References:
 import math
 
 import numpy as np
-
 from torus_sim.api import FailureLog, FailureSource, GeneratedFailures
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.special import gamma
 from scipy.stats import binom
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = [
     "MINUTES",

@@ -21,7 +21,7 @@ Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView
 priorities are meant for use outside the engine; policies see the view.
 """
 
-from torus_sim.lazy_imports import lazy_attributes
+from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "EventPriority": "torus_sim.engine.events",

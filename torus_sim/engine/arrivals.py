@@ -2,7 +2,7 @@
 
 :class:`RunJobs` is the component of :class:`~torus_sim.engine.model.SchedulingModel` that owns the jobs.
 An online workload's jobs are made at their arrival event from the workload's template (an SWF log's
-columns, :class:`~torus_sim.workload.jobs.JobColumns`, or a list of jobs) and leave the engine when they
+columns, :class:`~torus_sim.inputs.workload.jobs.JobColumns`, or a list of jobs) and leave the engine when they
 complete: their row is in the record by then. What the engine holds follows the queue and the running
 set, not the log (issue 61 §1; a 450k-job log made 450k ``Job`` objects, ~220 MB, before its first event).
 A batch (every job released at time 0) is made whole at construction: all of it arrives at once.
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from torus_sim.job import Job
-from torus_sim.workload.jobs import JobColumns
+from torus_sim.core.job import Job
+from torus_sim.inputs.workload.jobs import JobColumns
 
 __all__ = ["RunJobs"]
 
@@ -35,7 +35,7 @@ class RunJobs(Sequence):
     a new PENDING job made from the template, for reading (the engine's are those in :attr:`live`).
 
     Args:
-        workload: the run's :class:`~torus_sim.workload.jobs.Workload` (its ``jobs``: columns or a list, rank order).
+        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (its ``jobs``: columns or a list, rank order).
         silent_errors: f_j per job in rank order (RIGID §3.2), or None (the templates' own counts).
         streamed: make each job at its arrival and drop it at its completion (online workloads);
             False: every job made now and kept (a batch).
@@ -112,7 +112,7 @@ class RunJobs(Sequence):
     def submit_pieces(self) -> Callable[[], Iterator[tuple[int, np.ndarray]]] | None:
         """A reader of the submit times in rank order a chunk at a time (``(first rank, float (m,))`` per chunk), or None.
 
-        None unless the jobs are an SWF log's columns (:class:`~torus_sim.workload.jobs.JobColumns`): a list's jobs
+        None unless the jobs are an SWF log's columns (:class:`~torus_sim.inputs.workload.jobs.JobColumns`): a list's jobs
         are read whole. Each call of the reader starts from rank 0.
         """
         if not self._columns:

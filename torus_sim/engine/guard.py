@@ -2,7 +2,7 @@
 
 A plug-in (a policy, placement, failure or runtime predictor that is not torus-sim's own) is code the
 engine calls but does not trust. Whatever it does, the run ends with one sentence naming the
-extension, the call and the simulated time (a :class:`~torus_sim.errors.PolicyError`), and nothing is
+extension, the call and the simulated time (a :class:`~torus_sim.core.errors.PolicyError`), and nothing is
 written:
 
 * an exception of any kind it raises, ``SystemExit`` (``sys.exit``) and bare ``BaseException``
@@ -35,8 +35,8 @@ import time
 import weakref
 from contextlib import contextmanager
 
-from torus_sim.errors import PolicyError
-from torus_sim.untrusted import ExtensionFailure, PassTimeout, raised_text
+from torus_sim.core.errors import PolicyError
+from torus_sim.inputs.untrusted import ExtensionFailure, PassTimeout, raised_text
 
 __all__ = [
     "DEFAULT_PLAN_TIMEOUT",
@@ -268,7 +268,7 @@ class ExtensionCalls:
 
 
 def guarded_job_class(calls: ExtensionCalls) -> type:
-    """A subclass of :class:`~torus_sim.job.Job` whose instances refuse writes while extension code runs.
+    """A subclass of :class:`~torus_sim.core.job.Job` whose instances refuse writes while extension code runs.
 
     The engine gives a run's jobs this class when the run has a plug-in (``job.__class__ = ...``);
     reads cost what they cost on a plain job, writes from the engine one Python call more.
@@ -279,7 +279,7 @@ def guarded_job_class(calls: ExtensionCalls) -> type:
     Returns:
         The class (one per run, so that runs in threads side by side do not share the flag).
     """
-    from torus_sim.job import Job
+    from torus_sim.core.job import Job
 
     def __setattr__(self, name, value, _calls=calls, _set=object.__setattr__):  # bound once: the engine's writes pass here
         if _calls.active:

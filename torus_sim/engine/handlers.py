@@ -19,12 +19,12 @@ from functools import partial
 
 import numpy as np
 
+from torus_sim.core.errors import SimulationError
+from torus_sim.core.job import Job, JobState
+from torus_sim.core.job_columns import row_of
 from torus_sim.engine.events import LEVELS, EventPriority
 from torus_sim.engine.running_ends import RunningEnds
-from torus_sim.errors import SimulationError
-from torus_sim.job import Job, JobState
-from torus_sim.job_columns import row_of
-from torus_sim.platforms.torus import NO_JOB
+from torus_sim.machine.platforms.torus import NO_JOB
 
 __all__ = ["EventHandlers"]
 
@@ -255,7 +255,7 @@ class EventHandlers:
             if model._observe_end is not None:
                 model._observe_end(job)
             if model.record_enabled:
-                model.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.job_columns)
+                model.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.core.job_columns)
             model.run_jobs.completed(job)  # its row is written: a streamed run lets it go
         if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):
             model.view.ended = (job, failed)

@@ -53,6 +53,8 @@ from agents.node import NodeAgent
 from agents.scheduler import SchedulerAgent
 from failure_logs.events import FailureLog
 from failure_logs.synthetic import GeneratedFailures
+from torus_sim.core.errors import ConfigurationError, PolicyError, SimulationError
+from torus_sim.core.job import Job
 from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.events import LEVELS as _LEVELS
@@ -73,18 +75,16 @@ from torus_sim.engine.rank_sums import RankSums
 from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.view import SchedulingView
-from torus_sim.errors import ConfigurationError, PolicyError, SimulationError
-from torus_sim.job import Job
-from torus_sim.partition_table import PartitionTable
-from torus_sim.platforms.base import Platform
-from torus_sim.platforms.cluster import ClusterPlatform
-from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.inputs.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.platforms.base import Platform
+from torus_sim.machine.platforms.cluster import ClusterPlatform
+from torus_sim.machine.platforms.torus import TorusPlatform
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS, Torus
 from torus_sim.policies.base import Policy, check_declarations
 from torus_sim.policies.context import JobTable, PolicyContext, WorkloadFacts
 from torus_sim.policies.resilience import ResiliencePolicy
-from torus_sim.topology import BGL_SUPERNODE_TORUS, Torus
-from torus_sim.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
-from torus_sim.workload.jobs import Workload
 
 __all__ = ["DOWNTIME_MODES", "EVENT_ORDERS", "SchedulingModel"]
 
@@ -111,10 +111,10 @@ def _walltime(job: Job) -> float:
 
 
 def _build_platform(platform, table, needs_identities: bool):
-    """The run's platform: any object with the :class:`~torus_sim.platforms.base.Platform` protocol, or a shorthand.
+    """The run's platform: any object with the :class:`~torus_sim.machine.platforms.base.Platform` protocol, or a shorthand.
 
     Args:
-        platform: a platform object; a :class:`~torus_sim.topology.Torus` (its torus platform) or a node count (a
+        platform: a platform object; a :class:`~torus_sim.machine.topology.Torus` (its torus platform) or a node count (a
             cluster, with node identities only when the run needs them); None: BG/L's torus.
         table: a prebuilt partition table for a Torus shorthand, or None.
         needs_identities: failures, a fault-aware placement, resilience or switched-off nodes tell nodes apart.
@@ -133,7 +133,7 @@ def _build_platform(platform, table, needs_identities: bool):
             raise ConfigurationError("node failures and fault-aware placement need a platform with node identities")
         return platform
     raise ConfigurationError(
-        f"a platform is an object with the Platform protocol (torus_sim.platforms.base), a Torus or a node count, got {platform!r}"
+        f"a platform is an object with the Platform protocol (torus_sim.machine.platforms.base), a Torus or a node count, got {platform!r}"
     )
 
 
@@ -155,8 +155,8 @@ class SchedulingModel(mesa_core.Model):
         workload: the jobs (copied, so a workload serves several runs).
         policy: the scheduling policy; Krevat's FCFS + backfilling + migration with MFP placement
             when None.
-        platform: a :class:`~torus_sim.platforms.torus.TorusPlatform`, a
-            :class:`~torus_sim.topology.Torus`, a :class:`~torus_sim.platforms.cluster.ClusterPlatform`
+        platform: a :class:`~torus_sim.machine.platforms.torus.TorusPlatform`, a
+            :class:`~torus_sim.machine.topology.Torus`, a :class:`~torus_sim.machine.platforms.cluster.ClusterPlatform`
             or a node count P (a cluster); BG/L's 4x4x8 torus when None.
         failures: a fail-stop failure log, or a :class:`~failure_logs.synthetic.GeneratedFailures` (synthetic, a plug-in's model)
             request drawn with this model's generator over the workload's submit span.
@@ -178,7 +178,7 @@ class SchedulingModel(mesa_core.Model):
         table: a prebuilt partition table for a torus (saves building one per run).
         plan_timeout: wall-clock seconds one scheduling pass may take in :meth:`run` (None: no limit);
             a pass that takes longer is stopped with a PolicyError (see :mod:`torus_sim.engine.guard`).
-        power: the run's power inputs (job watts, node figures, tariff: :class:`torus_sim.inputs.PowerInputs`)
+        power: the run's power inputs (job watts, node figures, tariff: :class:`torus_sim.experiments.run_inputs.PowerInputs`)
             when it accounts for power, for the policies that read them; None otherwise.
         event_order: ``instant`` (one pass per instant, after all of its events), ``each-event``
             (a pass right after each attempt end and each submission, ends first at an instant) or
@@ -218,7 +218,9 @@ class SchedulingModel(mesa_core.Model):
         power=None,
     ) -> None:
         super().__init__(seed=seed)
-        self.power = power  # the run's power inputs (torus_sim.inputs.PowerInputs) or None; read by power-aware policies
+        self.power = (
+            power  # the run's power inputs (torus_sim.experiments.run_inputs.PowerInputs) or None; read by power-aware policies
+        )
         if event_order not in EVENT_ORDERS:
             raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
         self.event_order = event_order
@@ -572,7 +574,7 @@ class SchedulingModel(mesa_core.Model):
 
         Nothing is run here when the bar is off (standard error is not a terminal: tqdm's ``disable=None``).
         """
-        from torus_sim.progress_bars import progress_bar
+        from torus_sim.core.progress_bars import progress_bar
 
         run_next_event = self.simulator.run_next_event
         events, passes, total = self.simulator.event_list, self.passes, len(self.run_jobs)

@@ -5,7 +5,7 @@ freed (:meth:`~NodePowerStates.release`), failed and repaired; it answers the de
 keeps the switch-off, off and boot intervals of every node for the record (:meth:`~NodePowerStates.table`),
 from which :func:`torus_sim.metrics.energy.account_energy` integrates their energy.
 
-The rule (:class:`~torus_sim.energy.switch_off.SwitchOff`): a node idle (up, no job) for longer than
+The rule (:class:`~torus_sim.inputs.energy.switch_off.SwitchOff`): a node idle (up, no job) for longer than
 ``after_s`` switches off from ``idle since + after_s`` for ``shutdown_s`` seconds and is off from then;
 when a job is given nodes that are not on, they finish switching off, then boot for ``boot_s`` (all
 from the last switch-off's end), and the job's work starts after the boot (the attempt's overhead).
@@ -44,7 +44,7 @@ class NodePowerStates:
 
     Args:
         capacity: N, the platform's nodes.
-        rule: the :class:`~torus_sim.energy.switch_off.SwitchOff`.
+        rule: the :class:`~torus_sim.inputs.energy.switch_off.SwitchOff`.
         counts: the platform keeps node counts only (a cluster nothing else needs node ids on): the
             nodes of each allocation are then the lowest ids free in this object's own mask, the choice
             the node-id cluster makes (:meth:`nodes_taken`), so the scheduling keeps its count-only path.
@@ -317,7 +317,7 @@ class NodePowerStates:
     def draw_change_w(self, now: float, idle_w: float, job_watts: dict, busy_w: float) -> float:
         """What the nodes off, switching off or booting change in the machine's draw at ``now``, watts.
 
-        Added to :func:`~torus_sim.energy.node_power.draw_now`'s draw, which counts an idle node at
+        Added to :func:`~torus_sim.inputs.energy.node_power.draw_now`'s draw, which counts an idle node at
         ``idle_w`` and a job's node at its job's watts: an idle node off draws ``off_w - idle_w`` more,
         one switching off ``shutdown_w - idle_w``; a job's node booting ``boot_w`` (when set) minus its
         job's watts, one still switching off or off before its boot ``shutdown_w`` / ``off_w`` minus them;

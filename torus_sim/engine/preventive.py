@@ -17,10 +17,10 @@ from functools import partial
 
 import numpy as np
 
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job, JobState
 from torus_sim.engine.events import EventPriority
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import Job, JobState
-from torus_sim.workload.jobs import Workload
+from torus_sim.inputs.workload.jobs import Workload
 
 __all__ = ["PreventiveActions"]
 

@@ -6,7 +6,7 @@ Two models, one per run (the engine holds it):
   interval T and cost C (set by :class:`~torus_sim.policies.resilience.ResiliencePolicy`), a recovery
   R when restarting from saved work, and migrations; without checkpoints it is BGL-FAULT's model,
   where a failure or a preemption loses the attempt's work (kill/restart). The arithmetic lives on
-  :class:`~torus_sim.job.Job`.
+  :class:`~torus_sim.core.job.Job`.
 * :class:`PreemptionProgress`: PV-EASY's checkpoint/restart and suspend/resume modes, in which every
   job pays for being preemptible: a checkpoint every ``checkpoint_interval`` seconds of work costing
   ``time_cost`` (and ``time_cost`` per restart), or a ``slowdown`` on all its work (and
@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import _RUNNING, Job
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import _RUNNING, Job
 
 __all__ = ["PREEMPTION_MODES", "CheckpointProgress", "Preemption", "PreemptionProgress", "make_progress"]
 

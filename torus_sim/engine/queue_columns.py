@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from torus_sim.errors import SimulationError
+from torus_sim.core.errors import SimulationError
 
 __all__ = ["JobColumns"]
 

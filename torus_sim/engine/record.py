@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torus_sim.disk_tables import GrowingTable, SpillFolder, TableSnapshot
-from torus_sim.errors import SimulationError
-from torus_sim.job import Job
-from torus_sim.job_columns import RECORDED, column_types, names
+from torus_sim.core.disk_tables import GrowingTable, SpillFolder, TableSnapshot
+from torus_sim.core.errors import SimulationError
+from torus_sim.core.job import Job
+from torus_sim.core.job_columns import RECORDED, column_types, names
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,7 +40,7 @@ __all__ = [
 
 JOB_COLUMNS = names(RECORDED)
 """One row per completed job (times in seconds; ``started_at`` the last start, BGL-FAULT's t_s): the names of
-:data:`torus_sim.job_columns.RECORDED`, which declares each (type, unit, meaning, the job attribute it reads)."""
+:data:`torus_sim.core.job_columns.RECORDED`, which declares each (type, unit, meaning, the job attribute it reads)."""
 
 ATTEMPT_COLUMNS = ["job_id", "attempt", "started_at", "ended_at", "nodes", "outcome", "resources"]
 """One row per attempt; ``outcome`` is completed, silent_error, killed or preempted; ``nodes`` its size;
@@ -84,7 +84,7 @@ COLUMN_TYPES = {
         "head_ready_backfilled": "?",
         "head_ready_underestimated": "?",
     },
-    "jobs": column_types(RECORDED),  # declared with the columns (torus_sim.job_columns)
+    "jobs": column_types(RECORDED),  # declared with the columns (torus_sim.core.job_columns)
     "attempts": {"job_id": "q", "attempt": "q", "started_at": "d", "ended_at": "d", "nodes": "q"},
 }
 """Columns the record holds in typed arrays (``d`` float64, ``q`` int64, ``?`` bool), by table; the
@@ -138,7 +138,7 @@ class SimulationRecord:
     """What a run leaves for the metrics: the event record, not the engine.
 
     A run's tables are read from its record (memory and the chunks on disk,
-    :mod:`~torus_sim.disk_tables`) when first asked for as DataFrames; :meth:`column` and
+    :mod:`~torus_sim.core.disk_tables`) when first asked for as DataFrames; :meth:`column` and
     :meth:`columns` read only the columns asked for (what the metrics do), without building the table.
 
     Attributes:
@@ -199,7 +199,7 @@ class SimulationRecord:
     def reader(self, table: str):
         """``table`` as a mapping of column names to arrays, each read when asked (``reader[name]``, ``name in reader``).
 
-        A run's snapshot (:class:`~torus_sim.disk_tables.TableSnapshot`) or the DataFrame given.
+        A run's snapshot (:class:`~torus_sim.core.disk_tables.TableSnapshot`) or the DataFrame given.
 
         Raises:
             KeyError: no such table.
@@ -240,7 +240,7 @@ class RunRecorder:
     """The run's record: its tables when ``record`` is on, and the rows the engine's events and passes add.
 
     A component of :class:`~torus_sim.engine.model.SchedulingModel`: it owns the tables (``tables``:
-    name -> :class:`~torus_sim.disk_tables.GrowingTable`, a chunk in memory and the rest on disk), the per-step model reporters (``reporters``, collected by Mesa's
+    name -> :class:`~torus_sim.core.disk_tables.GrowingTable`, a chunk in memory and the rest on disk), the per-step model reporters (``reporters``, collected by Mesa's
     ``DataCollector`` from :meth:`series`) and the text of each partition; the
     handlers, the pass and the preventive actions call :meth:`job_completed`, :meth:`attempt_ended`,
     :meth:`migrated`, :meth:`failure` and :meth:`pass_ended`; :meth:`record` gives the
@@ -330,7 +330,7 @@ class RunRecorder:
         )
 
     def snapshot(self, name: str) -> TableSnapshot:
-        """One table as it is now, read column by column when asked (:class:`~torus_sim.disk_tables.TableSnapshot`).
+        """One table as it is now, read column by column when asked (:class:`~torus_sim.core.disk_tables.TableSnapshot`).
 
         Raises:
             SimulationError: the model was built with ``record=False``.
@@ -390,7 +390,7 @@ class RunRecorder:
         """Add a pass's row: its values in :data:`PASS_COLUMNS` order, then :data:`FAIRNESS_COLUMNS`' when kept.
 
         The hot path (a row per pass: 154,398 of them in CTC-SP2 in CQSim's mode) hands the tuple to the table
-        (:meth:`~torus_sim.disk_tables.GrowingTable.add_row`).
+        (:meth:`~torus_sim.core.disk_tables.GrowingTable.add_row`).
         """
         if self.closed:
             raise SimulationError("a pass after the run's end: its record is closed")
@@ -403,7 +403,7 @@ def _report(model, reporter):
 
 
 def _power_kw(model) -> float:
-    """The machine's draw now, kW (:func:`~torus_sim.energy.node_power.draw_now`): the browser's power panel."""
-    from torus_sim.energy.node_power import draw_now
+    """The machine's draw now, kW (:func:`~torus_sim.inputs.energy.node_power.draw_now`): the browser's power panel."""
+    from torus_sim.inputs.energy.node_power import draw_now
 
     return draw_now(model.power, model.platform.capacity, model.down_count(), model.running_jobs.values(), model) / 1000.0

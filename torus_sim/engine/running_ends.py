@@ -24,7 +24,7 @@ from collections.abc import Iterator
 import numpy as np
 from sortedcontainers import SortedList
 
-from torus_sim.job import Job
+from torus_sim.core.job import Job
 
 __all__ = ["ReleaseColumns", "RunningEnds"]
 

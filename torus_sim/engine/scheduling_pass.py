@@ -24,12 +24,12 @@ from functools import partial
 
 import numpy as np
 
+from torus_sim.core.errors import PolicyError, SimulationError
+from torus_sim.core.job import Job, JobState
 from torus_sim.engine.events import EventPriority
 from torus_sim.engine.passed_jobs import PassedJobs
-from torus_sim.errors import PolicyError, SimulationError
-from torus_sim.job import Job, JobState
+from torus_sim.inputs.untrusted import PassTimeout, extension_name
 from torus_sim.policies.base import Preempt, Repack, Reserve, Start
-from torus_sim.untrusted import PassTimeout, extension_name
 
 __all__ = ["SchedulingPass"]
 

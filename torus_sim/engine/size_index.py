@@ -109,7 +109,7 @@ class SizeIndex:
     Args:
         jobs: the run's jobs in rank order, read by column (``partition_size``, ``submitted_at``,
             ``job_id``: :class:`~torus_sim.engine.arrivals.RunJobs`); each size's jobs get slots in
-            FCFS order, ``(submitted_at, job_id)`` (:func:`~torus_sim.job.fcfs_key`), fixed per job.
+            FCFS order, ``(submitted_at, job_id)`` (:func:`~torus_sim.core.job.fcfs_key`), fixed per job.
         remaining: ``job -> seconds``, the remaining time the index searches by (its walltime for
             Krevat, the run's prediction for EASY), asked when a job enters the queue.
         holds: what ``remaining`` gives, ``"walltime"`` or ``"predicted"`` (a pass checks it asks the same).

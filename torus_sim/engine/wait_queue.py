@@ -14,10 +14,10 @@ from operator import attrgetter
 
 from sortedcontainers import SortedKeyList
 
+from torus_sim.core.errors import SimulationError
+from torus_sim.core.job import Job, fcfs_key
 from torus_sim.engine.queue_columns import JobColumns, position
 from torus_sim.engine.size_index import SizeIndex
-from torus_sim.errors import SimulationError
-from torus_sim.job import Job, fcfs_key
 
 __all__ = ["WaitQueue", "fcfs_key"]
 

@@ -8,8 +8,8 @@ Key components:
     run_set, expected_ratio_table, combine_results: RIGID / MOLDABLE job sets and their summaries.
 """
 
+from torus_sim.core.lazy_imports import lazy_attributes
 from torus_sim.experiments.sweep import EXECUTORS, grid_points, run_configs, run_key, run_row, sweep
-from torus_sim.lazy_imports import lazy_attributes
 
 _HOMES = {
     "combine_results": "torus_sim.experiments.batch",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from failure_logs.silent import error_rate_for_mean_probability
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["BatchRunResult", "combine_results", "expected_ratio_table", "run_moldable", "run_rigid", "run_set"]
 
@@ -41,8 +41,8 @@ def run_set(kind: str, grid: dict, scenarios: int, seed: int, set_index: int, fi
     References:
         RIGID §5.1; MOLDABLE §5.1 ("Evaluation Methodology").
     """
-    from torus_sim.runner import batch_set, run
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.runner import batch_set, run
+    from torus_sim.experiments.scenario import Scenario
 
     if kind not in ("rigid", "moldable"):
         raise ConfigurationError(f"kind must be rigid or moldable, got {kind!r}")
@@ -158,7 +158,7 @@ class BatchRunResult:
 def _run_batch(
     scenario, workload, policy, failures, verification_time: float, seed: int, record_attempts: bool
 ) -> BatchRunResult:
-    from torus_sim.model_builder import build_model
+    from torus_sim.experiments.model_builder import build_model
 
     counts = np.asarray(failures)
     if counts.shape != (len(workload.jobs),):
@@ -193,10 +193,10 @@ def run_rigid(
     """Schedule a rigid job set under one failure scenario on P processors (a cluster without node failures).
 
     Args:
-        jobs: the :class:`~torus_sim.workload.batch.RigidJobSet` (t_j seconds, p_j processors).
+        jobs: the :class:`~torus_sim.inputs.workload.batch.RigidJobSet` (t_j seconds, p_j processors).
         processors: P.
         failures: int ``(n,)``, f_j.
-        heuristic: one of :data:`~torus_sim.scenario.RIGID_POLICIES`.
+        heuristic: one of :data:`~torus_sim.experiments.scenario.RIGID_POLICIES`.
         priority: a rule of :data:`~torus_sim.policies.rigid.PRIORITY_RULES`.
         verification_time: V seconds per attempt.
         seed: the model's seed (RANDOM priority).
@@ -211,9 +211,9 @@ def run_rigid(
     References:
         RIGID §3-4.
     """
-    from torus_sim.extensions import build_policy
-    from torus_sim.scenario import RIGID_POLICIES, Scenario
-    from torus_sim.workload.batch import rigid_workload
+    from torus_sim.experiments.extensions import build_policy
+    from torus_sim.experiments.scenario import RIGID_POLICIES, Scenario
+    from torus_sim.inputs.workload.batch import rigid_workload
 
     if heuristic not in RIGID_POLICIES:
         raise ConfigurationError(f"unknown rigid heuristic {heuristic!r}; choose from {', '.join(RIGID_POLICIES)}")
@@ -263,9 +263,9 @@ def run_moldable(
     References:
         MOLDABLE §3-4.
     """
-    from torus_sim.extensions import build_policy
-    from torus_sim.scenario import MOLDABLE_POLICIES, Scenario
-    from torus_sim.workload.batch import moldable_workload
+    from torus_sim.experiments.extensions import build_policy
+    from torus_sim.experiments.scenario import MOLDABLE_POLICIES, Scenario
+    from torus_sim.inputs.workload.batch import moldable_workload
 
     if algorithm not in MOLDABLE_POLICIES:
         raise ConfigurationError(f"unknown moldable algorithm {algorithm!r}; choose from {', '.join(MOLDABLE_POLICIES)}")

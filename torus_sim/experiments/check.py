@@ -30,7 +30,7 @@ NOT_RESULTS = {"wall_time", "key", "failures_given"}
 
 def results_columns(table: pd.DataFrame) -> list[str]:
     """The columns of ``table`` that hold what the runs computed (not the scenario's fields, the wall time or the key)."""
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     inputs = set(Scenario.model_fields) - {"name"}
     return [column for column in table.columns if column not in NOT_RESULTS and column not in inputs]
@@ -85,7 +85,7 @@ def aligned_rows(committed: pd.DataFrame, fresh: pd.DataFrame) -> pd.DataFrame:
     Returns:
         ``fresh`` reordered (index reset), or ``fresh`` unchanged.
     """
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     fields = [
         column

@@ -14,12 +14,12 @@ import pandas as pd
 
 from failure_logs.synthetic import generate_failures
 from torus_sim.analytic import ckpt_migration as analytic
+from torus_sim.experiments.model_builder import build_model
+from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.workload.synthetic import steady_state_workload
+from torus_sim.machine.topology import BGL_SUPERNODE_TORUS
 from torus_sim.metrics import summarize
-from torus_sim.model_builder import build_model
 from torus_sim.policies.resilience import ResiliencePolicy
-from torus_sim.scenario import Scenario
-from torus_sim.topology import BGL_SUPERNODE_TORUS
-from torus_sim.workload.synthetic import steady_state_workload
 
 __all__ = ["compare_yields"]
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from torus_sim.errors import ConfigurationError, InputFileError
+from torus_sim.core.errors import ConfigurationError, InputFileError
+from torus_sim.core.files import input_text
 from torus_sim.experiments.check import NOT_RESULTS, results_columns
-from torus_sim.files import input_text
 from torus_sim.metrics.confidence import Interval, PairedDifference, mean_interval, paired_difference
 
 __all__ = ["CaseComparison", "compare_cases", "read_results", "selection"]

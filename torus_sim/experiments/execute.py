@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from torus_sim.core.files import atomic_write
 from torus_sim.experiments.batch import expected_ratio_table
 from torus_sim.experiments.experiment import Experiment, file_fields_relative
 from torus_sim.experiments.sweep import run_configs, run_key, stored_tables
-from torus_sim.files import atomic_write
 
 __all__ = ["compare_with_paper", "experiment_tables", "run_experiment", "write_experiment"]
 
@@ -173,7 +173,7 @@ def readable_order(table: pd.DataFrame) -> pd.DataFrame:
     Returns:
         The same table, columns reordered (none dropped: ``--replot`` and the figures read them by name).
     """
-    from torus_sim.scenario import Scenario
+    from torus_sim.experiments.scenario import Scenario
 
     fields = set(Scenario.model_fields) - {"failures"}
     varying = [c for c in table.columns if c in fields and c != "name" and table[c].astype(str).nunique() > 1]
@@ -198,7 +198,7 @@ def write_experiment(
         out: the results folder.
         tables: derived tables (computed from ``table`` when None; read back for a replot).
         parquet: also write each table as ``.parquet``, the scenario file's path, title and
-            reference in its metadata (:mod:`torus_sim.formats.parquet`; needs pyarrow).
+            reference in its metadata (:mod:`torus_sim.outputs.formats.parquet`; needs pyarrow).
 
     Returns:
         The paths written.
@@ -206,7 +206,7 @@ def write_experiment(
     Raises:
         ConfigurationError: ``parquet`` without pyarrow installed.
     """
-    from torus_sim.figures import draw_figure
+    from torus_sim.outputs.figures import draw_figure
 
     out = Path(out)
     table = readable_order(table)
@@ -215,7 +215,7 @@ def write_experiment(
     portable = {name: file_fields_relative(frame, experiment.path.parent) for name, frame in {"results": table, **tables}.items()}
     blobs = {}
     if parquet:
-        from torus_sim.formats.parquet import parquet_bytes
+        from torus_sim.outputs.formats.parquet import parquet_bytes
 
         manifest = {"scenario_file": str(experiment.path), "title": experiment.title, "reference": experiment.reference}
         blobs = {name: parquet_bytes(frame, manifest) for name, frame in portable.items()}

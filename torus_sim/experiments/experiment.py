@@ -8,7 +8,7 @@ One format for every paper and every platform::
     sets = 30                   # optional, batch workloads: job sets 0..29 (``job_set``) for every point
     output = "runs/fig3"        # optional: results folder (default torus-sim-results/<file stem>)
 
-    [platform]                  # the base scenario, in the sections of torus_sim.scenario
+    [platform]                  # the base scenario, in the sections of torus_sim.experiments.scenario
     platform = "torus"
     [workload]
     workload = "../../../shared/data/swf/SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -64,10 +64,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from torus_sim.datasets import is_reference
-from torus_sim.errors import ConfigurationError
-from torus_sim.files import require_file
-from torus_sim.scenario import INPUT_FILE_FIELDS, SECTIONS, Scenario, scenario_error
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.files import require_file
+from torus_sim.experiments.scenario import INPUT_FILE_FIELDS, SECTIONS, Scenario, scenario_error
+from torus_sim.inputs.datasets import is_reference
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -417,7 +417,7 @@ def _map_file_fields(table: pd.DataFrame, convert) -> pd.DataFrame:
 def _file_argument(value: str, field: str) -> tuple[str, str] | None:
     """``(prefix, path)`` when ``value`` names a file for ``field``'s registry (``("table:", "t.txt")``), else None."""
     from failure_logs.silent import DRAWN, NO_SILENT_ERRORS
-    from torus_sim.extensions import input_registries
+    from torus_sim.experiments.extensions import input_registries
 
     if field == "power_cap_file":
         return ("", value)

@@ -57,7 +57,7 @@ class RunProgress:
             terminal = bool(getattr(self.stream, "isatty", lambda: False)())
         self.bar = None
         if terminal:
-            from torus_sim.progress_bars import progress_bar
+            from torus_sim.core.progress_bars import progress_bar
 
             self.bar = progress_bar(auto=True, total=total, initial=already, unit="run", desc="sweep", file=self.stream)
         elif already:

@@ -9,7 +9,7 @@ executors:
   processes by default, or the scheduler at ``scheduler_address`` (``tcp://host:port``) for a real
   cluster. Dask is an optional extra: ``pip install 'torus-sim[distributed]'``.
 
-Every platform, workload and policy runs the same way: a run is a :class:`~torus_sim.scenario.Scenario`.
+Every platform, workload and policy runs the same way: a run is a :class:`~torus_sim.experiments.scenario.Scenario`.
 With ``results_dir``, each run's row is written atomically to ``results_dir/runs/<key>.json`` the
 moment it finishes, together with its manifest (scenario, seed, torus-sim version, input file
 hashes), the digest of the code that made it (:func:`code_digest`) and its extra tables (PV-EASY's size
@@ -33,11 +33,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.files import atomic_write, json_text
 from torus_sim.experiments.progress import RunProgress, varying_fields
-from torus_sim.files import atomic_write, json_text
-from torus_sim.runner import run
-from torus_sim.scenario import INPUT_FILE_FIELDS, Scenario
+from torus_sim.experiments.scenario import INPUT_FILE_FIELDS, Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -133,7 +132,7 @@ def _file_digest(path: str) -> str:
 
 @functools.lru_cache(maxsize=256)
 def _digest_of(path: str, size: int, mtime_ns: int) -> str:
-    from torus_sim.files import file_sha256
+    from torus_sim.core.files import file_sha256
 
     return file_sha256(path)
 
@@ -157,7 +156,7 @@ PARAMS_FIELDS = (
 
 def scenario_row(config: Scenario) -> dict:
     """A scenario's fields as one table row: tuples as lists, plug-in objects as import paths, parameter tables as JSON."""
-    from torus_sim.plugin_admission import object_path
+    from torus_sim.inputs.plugin_admission import object_path
 
     row = {}
     for key, value in config.model_dump().items():
@@ -184,6 +183,7 @@ def run_row(config: Scenario) -> dict:
         ``tables`` holds ``size_groups`` (PV-EASY Figs. 2-3, online runs) and ``scenarios`` (the
         per-scenario makespans of a batch), as lists of records.
     """
+    from torus_sim.experiments.runner import run  # here: the package's names (a scenario, --help) import no engine
     from torus_sim.metrics.families import online_columns
     from torus_sim.metrics.online import size_group_table
 
@@ -303,9 +303,9 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
             as the readers raise them.
     """
     from failure_logs.sources import FailureContext, failure_source
-    from torus_sim.inputs import batch_set, failure_horizon, load_workload
-    from torus_sim.platforms.kinds import platform_kind
-    from torus_sim.workload.sources import workload_source
+    from torus_sim.experiments.run_inputs import batch_set, failure_horizon, load_workload
+    from torus_sim.inputs.workload.sources import workload_source
+    from torus_sim.machine.platforms.kinds import platform_kind
 
     seen: set = set()
     for config in configs:
@@ -338,7 +338,7 @@ def check_inputs(configs: Sequence[Scenario]) -> None:
 def input_key(*parts) -> str:
     """The key under which :func:`check_inputs` reads an input once: every part as stable JSON text.
 
-    A part that is a room's declared fields (:class:`~torus_sim.scenario.ScenarioFields`, from ``fields_for``) counts
+    A part that is a room's declared fields (:class:`~torus_sim.experiments.scenario.ScenarioFields`, from ``fields_for``) counts
     by every field it declares, so two runs whose reader is given different settings (Mira's I/O drawers, a LANL
     system, a workload's job cap) are two inputs; the whole scenario, given to a plug-in that declares nothing, counts
     by its run key. Nothing is listed by hand here.
@@ -349,7 +349,7 @@ def input_key(*parts) -> str:
     Returns:
         JSON text (sorted keys; values JSON cannot write, such as a torus, by their ``repr``).
     """
-    from torus_sim.scenario import Scenario, ScenarioFields
+    from torus_sim.experiments.scenario import Scenario, ScenarioFields
 
     def plain(part):
         if isinstance(part, ScenarioFields):

@@ -12,7 +12,7 @@ Key components:
     summarize_record: all of them for one simulation.
 """
 
-from torus_sim.lazy_imports import lazy_attributes
+from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "BSLD_FORMS": "torus_sim.metrics.summary",

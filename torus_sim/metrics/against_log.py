@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from torus_sim.inputs.workload.logged import NOT_PLACED, LoggedSchedule
 from torus_sim.metrics.online import SIZE_FRACTIONS
 from torus_sim.metrics.summary import DEFAULT_GAMMA, bounded_slowdown
-from torus_sim.workload.logged import NOT_PLACED, LoggedSchedule
 
 __all__ = ["QUANTILES", "LogComparison", "busy_fraction_by_day", "compare_with_log"]
 
@@ -149,7 +149,7 @@ def compare_with_log(
     Args:
         jobs: the run's per-job table (jobs.csv's columns: ``job_id``, ``submitted_at``, ``first_started_at``,
             ``finished_at``, ``size``, ``bounded_slowdown``), times in seconds from the log's start (load scale 1).
-        logged: the log's schedule (:func:`~torus_sim.workload.logged.logged_schedule`).
+        logged: the log's schedule (:func:`~torus_sim.inputs.workload.logged.logged_schedule`).
         capacity: nodes of the simulated platform (its sizes' unit: processors on a cluster, supernodes on a torus).
         attempts: the run's attempt table (``job_id``, ``started_at``, ``ended_at``, ``nodes``): the simulated
             utilization counts every attempt (killed ones too); from ``jobs``' first start to end when None.

@@ -8,9 +8,9 @@ each running attempt drawing ``size x w_job`` (its allocated nodes at its job's 
 
 and the energy is the sum over the intervals between events of P x their length (no sampling). The bill
 multiplies each interval's energy by the tariff's price, the intervals split where the price changes
-(:meth:`torus_sim.energy.tariffs.Tariff.breakpoints`). Energy by state: busy (every attempt), idle
+(:meth:`torus_sim.inputs.energy.tariffs.Tariff.breakpoints`). Energy by state: busy (every attempt), idle
 (the node-time neither busy nor down, at ``idle_w``) and down; busy + idle + down = the integral of P.
-With idle nodes switched off (:class:`~torus_sim.energy.switch_off.SwitchOff`) the record's off and
+With idle nodes switched off (:class:`~torus_sim.inputs.energy.switch_off.SwitchOff`) the record's off and
 boot intervals change P by ``off_w - idle_w`` per off node and ``boot_w -`` the job's watts per
 booting node (:func:`state_changes`); then busy + idle + down + off = the integral of P, the boots
 counted in the busy energy of the attempts they were for.
@@ -156,7 +156,7 @@ def state_changes(
         attempts: the record's attempt table.
         attempt_watts: its jobs' watts per node (same order).
         idle_w: watts of an idle node.
-        rule: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` (``off_w``, ``boot_w``, ``shutdown_w``).
+        rule: the run's :class:`~torus_sim.inputs.energy.switch_off.SwitchOff` (``off_w``, ``boot_w``, ``shutdown_w``).
         horizon: the end of the accounted span, seconds: intervals are clipped to ``[0, horizon]``.
 
     Returns:
@@ -232,14 +232,14 @@ def account_energy(
     Args:
         record: the run's :class:`~torus_sim.engine.record.SimulationRecord` (its attempt and failure tables).
         attempt_watts: watts per node of each attempt's job, in the order of ``record.attempts``.
-        node: the :class:`~torus_sim.energy.node_power.NodePower` of the platform's nodes.
-        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        node: the :class:`~torus_sim.inputs.energy.node_power.NodePower` of the platform's nodes.
+        tariff: the :class:`~torus_sim.inputs.energy.tariffs.Tariff`.
         clock_start_hour: the hour of the day at t = 0.
         horizon: the end of the accounted span (default: the last attempt's end, the makespan).
-        cap: the run's :class:`~torus_sim.energy.caps.PowerCap`, or None: with one, the summary adds
+        cap: the run's :class:`~torus_sim.inputs.energy.caps.PowerCap`, or None: with one, the summary adds
             ``cap_kw`` (its level), ``hours_over_cap`` (time with the draw above it, hours) and
             ``energy_over_cap_kwh`` (the energy above the cap's line), integrated exactly like the rest.
-        switch_off: the run's :class:`~torus_sim.energy.switch_off.SwitchOff` when idle nodes were
+        switch_off: the run's :class:`~torus_sim.inputs.energy.switch_off.SwitchOff` when idle nodes were
             switched off (the record then has ``power_states``): off nodes draw ``off_w``, booting ones
             ``boot_w`` (their job's watts when None); the summary adds ``off_energy_kwh``,
             ``off_node_hours``, ``boot_energy_kwh`` (part of the busy energy) and ``boot_node_hours``;
@@ -370,7 +370,7 @@ def attempts_cost(starts, ends, nodes, watts, tariff, clock_start_hour: float = 
         ends: each attempt's end, seconds (the same length).
         nodes: each attempt's allocated nodes.
         watts: each attempt's job's draw per node, watts.
-        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        tariff: the :class:`~torus_sim.inputs.energy.tariffs.Tariff`.
         clock_start_hour: the hour of the day at t = 0.
 
     Returns:

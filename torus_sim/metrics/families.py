@@ -8,7 +8,7 @@
   recording, on by default for online workloads).
 * RIGID / MOLDABLE: the makespan (``makespan``: the last end, the first submission being 0) and the
   silent errors found; the ratio to the lower bound needs the failure scenario and is computed by
-  the runner (:func:`torus_sim.runner.run`).
+  the runner (:func:`torus_sim.experiments.runner.run`).
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from torus_sim.errors import InputFileError
-from torus_sim.files import input_lines
+from torus_sim.core.errors import InputFileError
+from torus_sim.core.files import input_lines
 
 __all__ = ["CQSIM_COLUMNS", "agreement", "read_cqsim_schedule"]
 

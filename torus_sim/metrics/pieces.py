@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.disk_tables import TableSnapshot
+from torus_sim.core.disk_tables import TableSnapshot
 
 __all__ = ["PIECE_ROWS", "mean_by_pieces", "means_by_pieces", "pairwise_sum", "pairwise_sums", "pieces_of"]
 
@@ -105,7 +105,7 @@ def pieces_of(table, key: str) -> tuple[int, object]:
 
     Args:
         table: a table read by pieces (``rows`` and ``piece``: :class:`~torus_sim.metrics.families.SubmissionOrderColumns`),
-            a record's :class:`~torus_sim.disk_tables.TableSnapshot` (only the rows asked are read), or a DataFrame or
+            a record's :class:`~torus_sim.core.disk_tables.TableSnapshot` (only the rows asked are read), or a DataFrame or
             mapping of whole arrays (sliced).
         key: a column every row has (the length of a DataFrame or mapping).
     """

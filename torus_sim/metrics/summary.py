@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job_columns import DERIVED, names
 from torus_sim.engine.record import COLUMN_TYPES, JOB_COLUMNS
-from torus_sim.errors import ConfigurationError
-from torus_sim.job_columns import DERIVED, names
 from torus_sim.metrics.pieces import PIECE_ROWS, means_by_pieces, pairwise_sum, pieces_of
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def record_job_table(record, gamma: float = DEFAULT_GAMMA, form: str = "standard
 class JobTableRows:
     """:func:`record_job_table`'s rows a piece at a time, read from the record without the table held whole.
 
-    What ``jobs.csv`` is written from (:func:`torus_sim.output_columns.csv_writer`): the pieces are the
+    What ``jobs.csv`` is written from (:func:`torus_sim.outputs.output_columns.csv_writer`): the pieces are the
     table's rows in order, with its columns and types; RICC-2010-2's table is 75 MB, a piece of 50,000 rows 8 MB.
 
     Args:

@@ -107,7 +107,7 @@ def register_job_feature(name: str, function: Callable) -> None:
     Raises:
         ConfigurationError: a name already taken or not text, or a function that is not callable.
     """
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     if not isinstance(name, str) or not name or name in JOB_FEATURES or name in JOB_FEATURE_HOOKS:
         raise ConfigurationError(
@@ -125,7 +125,7 @@ def job_feature(name: str) -> Callable:
         ConfigurationError: an unknown name (the names offered listed).
     """
     if not isinstance(name, str) or name not in JOB_FEATURE_HOOKS:
-        from torus_sim.errors import ConfigurationError
+        from torus_sim.core.errors import ConfigurationError
 
         raise ConfigurationError(
             f"unknown job feature {name!r}; offered: {', '.join(JOB_FEATURE_HOOKS)} (torus_sim.policies.agent_observation.register_job_feature adds one)"
@@ -137,7 +137,7 @@ def feasible_size_counts(platform) -> tuple:
     """``((size, partitions of that size), ...)`` on the torus (every feasible size, empty machine); () otherwise."""
     if isinstance(platform, int) or platform.table is None:
         return ()
-    from torus_sim.partitions import feasible_sizes
+    from torus_sim.machine.partitions import feasible_sizes
 
     table = platform.table
     empty = table.pack(np.zeros(platform.capacity, dtype=bool))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = [
     "ALLOCATIONS",

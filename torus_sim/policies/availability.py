@@ -181,7 +181,7 @@ class PartitionProfile:
     """Taken supernodes over time from now on: the torus's availability profile.
 
     Each step's occupancy is a Python int (bit i = supernode i, the partition table's
-    :meth:`~torus_sim.partition_table.PartitionTable.occupied_of` form): a window's occupancy is a few
+    :meth:`~torus_sim.machine.partition_table.PartitionTable.occupied_of` form): a window's occupancy is a few
     ``|`` and the table's memo of free partitions answers most questions (many steps repeat an
     occupancy). Where numba imports, the steps are held as uint64 words beside their dates
     (:class:`~torus_sim.policies.partition_steps.StepArrays`): :meth:`earliest`'s search, :meth:`reserve`,
@@ -195,7 +195,7 @@ class PartitionProfile:
         blocked: bool ``(N,)``, supernodes taken now (busy, down or spare).
         releases: ``(end_at, supernodes)`` of every running job and down supernode with a known
             repair; ``supernodes`` is an int of bits (a partition's
-            :attr:`~torus_sim.partition_table.PartitionTable.mask_ints` entry, ``1 << node``) or an int
+            :attr:`~torus_sim.machine.partition_table.PartitionTable.mask_ints` entry, ``1 << node``) or an int
             array of supernode ids.
         placement: chooses the partition of a reservation among those free over its window (the
             MFP heuristic on the window's occupancy).

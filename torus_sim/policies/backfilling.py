@@ -173,7 +173,7 @@ def _backfill_counts(view, candidates: list, free: int, occupancy, need: int, sh
 
     On such a cluster a job of ``size <= free`` nodes is always placed (``view.place`` answers the
     count), and one predicted to run past the shadow time only when ``size <= occupancy.free - need``
-    (:meth:`~torus_sim.platforms.cluster.ClusterOccupancy.room_after`); the scan asks exactly those
+    (:meth:`~torus_sim.machine.platforms.cluster.ClusterOccupancy.room_after`); the scan asks exactly those
     questions, in the same order and with the same arithmetic, without the calls around them (on
     RICC-2010-2's queues of thousands, :func:`easy_pass` made 3.2 million ``place`` calls in 40,000 jobs).
     It needs no suffix minimum of the sizes: a job larger than the free count is one comparison here.
@@ -182,7 +182,7 @@ def _backfill_counts(view, candidates: list, free: int, occupancy, need: int, sh
         view: the engine's view (a cluster without node identities).
         candidates: the waiting jobs after the head, in backfill order.
         free: nodes free now.
-        occupancy: the planning occupancy at the shadow time (a :class:`~torus_sim.platforms.cluster.ClusterOccupancy`).
+        occupancy: the planning occupancy at the shadow time (a :class:`~torus_sim.machine.platforms.cluster.ClusterOccupancy`).
         need: the head's partition size.
         shadow_at: the head's shadow time, seconds.
 
@@ -229,7 +229,7 @@ def start_from_columns(view, columns, head, free: int, short: np.ndarray, occupa
         free: nodes free now.
         short: bool, shape (len(columns),): the rows that may start in ``size <= free`` nodes alone.
         occupancy: the planning occupancy at the shadow time (a
-            :class:`~torus_sim.platforms.cluster.ClusterOccupancy`), or None: no extra nodes.
+            :class:`~torus_sim.machine.platforms.cluster.ClusterOccupancy`), or None: no extra nodes.
         need: the head's partition size (with ``occupancy``).
 
     Yields:

@@ -28,12 +28,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import fcfs_key
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import fcfs_key
 
 if TYPE_CHECKING:
+    from torus_sim.core.job import Job
     from torus_sim.engine.view import SchedulingView
-    from torus_sim.job import Job
 
 __all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "check_declarations", "fcfs_key"]
 

@@ -13,6 +13,7 @@ References:
 
 from __future__ import annotations
 
+from torus_sim.inputs.registry import Registry
 from torus_sim.policies.base import Policy
 from torus_sim.policies.easy import DEFAULT_EASY_EXTRA, ConservativePolicy, EasyPolicy, FcfsPolicy
 from torus_sim.policies.krevat import KrevatScheduler
@@ -23,7 +24,6 @@ from torus_sim.policies.power_cap import PowerCapPolicy
 from torus_sim.policies.priority import PriorityPolicy
 from torus_sim.policies.pv_easy import PvEasyPolicy
 from torus_sim.policies.rigid import ListPolicy, ShelfPolicy
-from torus_sim.registry import Registry
 
 __all__ = [
     "BATCH_POLICIES",

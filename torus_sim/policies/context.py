@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from failure_logs.events import FailureLog
-from torus_sim.job import Job
+from torus_sim.core.job import Job
 
 __all__ = ["JobTable", "PolicyContext", "WorkloadFacts"]
 
@@ -76,7 +76,7 @@ class WorkloadFacts:
 
     @classmethod
     def of(cls, workload) -> WorkloadFacts:
-        """The facts of a :class:`~torus_sim.workload.jobs.Workload`."""
+        """The facts of a :class:`~torus_sim.inputs.workload.jobs.Workload`."""
         return cls(
             str(workload.source),
             workload.kind,
@@ -99,7 +99,7 @@ class PolicyContext:
         workload: the workload's facts (:class:`WorkloadFacts`).
         failure_log: the run's fail-stop failures (:class:`~failure_logs.events.FailureLog`, empty when none):
             what a failure predictor is attached to.
-        power: the run's :class:`~torus_sim.energy.power_inputs.PowerInputs` when it accounts for power, else None.
+        power: the run's :class:`~torus_sim.inputs.energy.power_inputs.PowerInputs` when it accounts for power, else None.
         power_states: the nodes' switch-off states (:class:`~torus_sim.engine.power_states.NodePowerStates`)
             when idle nodes are switched off, else None (a placement that declares ``uses_power_states`` reads it).
 

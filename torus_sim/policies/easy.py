@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.policies import kernels
 from torus_sim.policies.availability import MIN_DURATION, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order

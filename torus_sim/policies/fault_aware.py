@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from predictors.base import FailurePredictor
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import Job
-from torus_sim.partition_table import PartitionTable
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job
+from torus_sim.machine.partition_table import PartitionTable
 from torus_sim.policies.placement import PLACEMENTS, PlacementPolicy
 
 __all__ = ["PF_FORMS", "TIE_ALL_ALARMED", "TIE_CANDIDATES", "TIE_DIAGNOSTICS", "BalancingPlacement", "TieBreakPlacement"]

@@ -8,7 +8,7 @@ a Dask worker's image, a notebook server) therefore pays the compilation once: t
 where a warm run of the same jobs takes one or two. :func:`watch` has numba tell us when it really compiles one of
 these kernels (its ``numba:compile`` event, which a kernel loaded from the cache does not raise), and the first such
 compile of a process is announced as a warning the command line prints (``torus-sim: warning: compiling ...``);
-``torus-sim compile`` (:mod:`torus_sim.commands.compile`) compiles them all ahead of time, and
+``torus-sim compile`` (:mod:`torus_sim.interfaces.commands.compile`) compiles them all ahead of time, and
 :func:`cold_kernels` tells which are still missing from the cache.
 
 References:

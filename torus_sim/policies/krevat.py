@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import Job, fcfs_key
-from torus_sim.partition_table import PartitionTable
-from torus_sim.platforms.torus import TorusPlatform
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job, fcfs_key
+from torus_sim.machine.partition_table import PartitionTable
+from torus_sim.machine.platforms.torus import TorusPlatform
 from torus_sim.policies.backfilling import easy_pass
 from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy

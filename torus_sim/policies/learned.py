@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from failure_logs.events import FailureLog
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.policies.agent_observation import (
     JOB_FEATURES,
     ObservationShape,
@@ -265,7 +265,7 @@ class LearnedPolicy(Policy):
     Args:
         agent: the agent file (:func:`read_agent`), relative to the working directory.
         risk_predictor: the failure-risk feature's predictor, not yet attached (offered by the wiring:
-            :func:`torus_sim.extensions.build_risk_predictor`, the scenario's predictor or ``history``, as the
+            :func:`torus_sim.experiments.extensions.build_risk_predictor`, the scenario's predictor or ``history``, as the
             environment's); None: every risk is 0.
         backfill: ``none``, or ``easy`` / ``rlscheduler``: the agent may pick a job that does not fit, which
             is then kept and backfilled around until it starts; None: the agent file's (what it was trained with).

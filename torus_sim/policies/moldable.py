@@ -14,7 +14,7 @@ import bisect
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.policies.allotment import (
     ALLOCATIONS,
     AllotmentTables,

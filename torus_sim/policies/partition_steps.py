@@ -221,7 +221,7 @@ def _mfp_choice(masks, sizes, supernodes, start, end, window):  # pragma: no cov
     partition ids run by descending size, so the largest MFP is the size of the first free partition (in id
     order) disjoint from some candidate, and the winner is the first candidate disjoint from any free
     partition of that size (0th candidate when none leaves a free partition): the answer of
-    :meth:`~torus_sim.partition_table.PartitionTable.mfp_choice`.
+    :meth:`~torus_sim.machine.partition_table.PartitionTable.mfp_choice`.
     """
     candidates = _free_ids(masks, start, end, window)
     found = len(candidates)

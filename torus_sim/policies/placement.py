@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.job import Job
-from torus_sim.partition_table import PartitionTable
-from torus_sim.registry import Registry
+from torus_sim.core.job import Job
+from torus_sim.inputs.registry import Registry
+from torus_sim.machine.partition_table import PartitionTable
 
 __all__ = ["DEFAULT_PLACEMENT_NAME", "MFP", "PLACEMENTS", "PLACEMENT_ENTRY_POINTS", "MfpPlacement", "PlacementPolicy"]
 

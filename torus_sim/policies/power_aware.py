@@ -15,7 +15,7 @@ papers' fairness rule) and starts a subset of them:
   on-peak hours and highest first off-peak, each started when it fits (nodes, and the budget on-peak).
 
 On-peak means the price now is above the lowest price of the next 24 hours (the tariff's
-:meth:`~torus_sim.energy.tariffs.Tariff.breakpoints`); off-peak the budget does not apply. The machine is
+:meth:`~torus_sim.inputs.energy.tariffs.Tariff.breakpoints`); off-peak the budget does not apply. The machine is
 never left idle with work that fits: when nothing runs and nothing was chosen, the first window job that
 fits starts whatever the budget. Passes happen at arrivals and ends, and, while jobs wait, at each change
 of price (``passes_at_price_changes``: a job held by the on-peak budget starts when off-peak hours begin,
@@ -23,7 +23,7 @@ not at the next arrival or end). The draw now is
 N x idle_w plus each running job's allocated nodes x (its watts per node - idle_w): down nodes are counted
 at the idle draw (an upper bound when ``node_down_w`` <= idle). A job whose own draw exceeds the whole
 budget still starts off-peak. The policy needs power accounting (``power = true``): the job powers, the
-node figures and the tariff are the run's (:class:`torus_sim.inputs.PowerInputs`).
+node figures and the tariff are the run's (:class:`torus_sim.experiments.run_inputs.PowerInputs`).
 
 What is ours, not the papers': their text is not in ../shared/seeds; the window, the knapsack's objective
 (nodes) and the budget follow JSSPP'13's abstract and summaries of it; the defaults (window 10, budget
@@ -37,7 +37,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.power_cap import BudgetBackfill
 from torus_sim.policies.power_draw import added_draw, job_watts, machine_draw, on_peak, run_power

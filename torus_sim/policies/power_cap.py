@@ -11,7 +11,7 @@ head's, as conservative backfilling reserves it; the watts the same way).
 
 The draw is N x idle_w plus each running job's allocated nodes x (its watts per node - idle_w)
 (:func:`~torus_sim.policies.power_aware.machine_draw`; down nodes at the idle draw). The cap is the
-run's (:class:`~torus_sim.energy.caps.PowerCap`): ``power_cap`` x the machine's busy draw N x busy_w;
+run's (:class:`~torus_sim.inputs.energy.caps.PowerCap`): ``power_cap`` x the machine's busy draw N x busy_w;
 with ``power_cap_hours`` (``START-END`` on the run's clock, ``clock_start_hour``) it holds only in those
 hours of every day and there is none outside them (a demand-response window), and the engine runs a
 pass where the cap begins or ends while jobs wait. The summary measures every policy against the same
@@ -39,8 +39,8 @@ import math
 
 import numpy as np
 
-from torus_sim.energy.daily_hours import DAY
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.energy.daily_hours import DAY
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, availability_profile, window_end
 from torus_sim.policies.base import Policy, Reserve, Start
 from torus_sim.policies.power_draw import added_draw, machine_draw, on_peak, run_power
@@ -98,7 +98,7 @@ class HeadroomProfile(AvailabilityProfile):
 class PowerCapPolicy(Policy):
     """EASY backfilling that keeps the machine's predicted draw under the run's power cap (module docstring).
 
-    The cap is the run's (``power_cap``, ``power_cap_hours``: :class:`~torus_sim.energy.caps.PowerCap`),
+    The cap is the run's (``power_cap``, ``power_cap_hours``: :class:`~torus_sim.inputs.energy.caps.PowerCap`),
     the one the summary measures every policy against (``hours_over_cap``).
 
     Args:

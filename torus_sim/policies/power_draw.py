@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["added_draw", "job_watts", "machine_draw", "on_peak", "run_power"]
 
@@ -22,7 +22,7 @@ def on_peak(tariff, now: float, clock_start_hour: float) -> bool:
     """Whether the price at ``now`` (seconds) is above the lowest price of the next 24 hours (on-peak hours).
 
     Args:
-        tariff: the :class:`~torus_sim.energy.tariffs.Tariff`.
+        tariff: the :class:`~torus_sim.inputs.energy.tariffs.Tariff`.
         now: the time, seconds.
         clock_start_hour: the hour of the day at t = 0.
 
@@ -35,7 +35,7 @@ def on_peak(tariff, now: float, clock_start_hour: float) -> bool:
 
 
 def run_power(context, policy: str):
-    """The run's :class:`~torus_sim.inputs.PowerInputs` (``context.power``) for a power-aware policy.
+    """The run's :class:`~torus_sim.experiments.run_inputs.PowerInputs` (``context.power``) for a power-aware policy.
 
     Raises:
         ConfigurationError: the run has no power accounting (``power = true``), naming ``policy``.

@@ -43,8 +43,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
-from torus_sim.job import JobState
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import JobState
 from torus_sim.policies.backfilling import backfill_around
 from torus_sim.policies.base import Policy, Start
 

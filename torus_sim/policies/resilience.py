@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["PREVENTIVE_ACTIONS", "ResiliencePolicy", "daly_period", "young_period_seconds"]
 

@@ -16,7 +16,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile, window_end
 from torus_sim.policies.base import Policy, Start
 from torus_sim.policies.kept_profile import ProfileKeeper, due_positions, unchanged_since

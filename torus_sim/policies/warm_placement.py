@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.job import Job
-from torus_sim.partition_table import PartitionTable
+from torus_sim.core.job import Job
+from torus_sim.machine.partition_table import PartitionTable
 from torus_sim.policies.placement import PLACEMENTS, PlacementPolicy
 
 __all__ = ["WarmPlacement"]

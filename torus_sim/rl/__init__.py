@@ -30,7 +30,7 @@ def __getattr__(name: str):
     """The environment's names, imported when first asked for (they need gymnasium)."""
     if name in ("JOB_FEATURES", "REWARDS", "SchedulingEnv"):
         if gymnasium is None:
-            from torus_sim.errors import ConfigurationError
+            from torus_sim.core.errors import ConfigurationError
 
             raise ConfigurationError(MISSING)
         from torus_sim.rl import env

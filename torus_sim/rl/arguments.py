@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from torus_sim.errors import ConfigurationError
+from torus_sim.core.errors import ConfigurationError
 
 __all__ = ["fractions", "integer", "shown", "whole"]
 

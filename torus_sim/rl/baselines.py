@@ -134,7 +134,7 @@ def compare_on_windows(env, starts: list[int], policies=DEFAULT_POLICIES, agents
     """
     import pandas as pd
 
-    from torus_sim.extensions import build_policy
+    from torus_sim.experiments.extensions import build_policy
     from torus_sim.rl.agents import fcfs_agent, sjf_agent
 
     agents = {"FCFS agent": fcfs_agent, "SJF agent": sjf_agent} if agents is None else agents
@@ -277,7 +277,7 @@ def guarded(program: str, body: Callable[[], int]) -> int:
     Returns:
         The exit code.
     """
-    from torus_sim.errors import TorusSimError
+    from torus_sim.core.errors import TorusSimError
     from torus_sim.rl import MISSING, gymnasium
 
     if gymnasium is None:

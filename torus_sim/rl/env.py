@@ -50,8 +50,10 @@ import numpy as np
 from gymnasium import spaces
 
 from failure_logs.events import FailureLog
+from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine import SchedulingModel  # the type of what window_model returns
-from torus_sim.errors import ConfigurationError
+from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.workload.jobs import JobColumns, Workload
 from torus_sim.policies.agent_observation import (
     JOB_FEATURES,
     ObservationShape,
@@ -68,8 +70,6 @@ from torus_sim.rl.arguments import integer as _integer
 from torus_sim.rl.arguments import shown as _shown
 from torus_sim.rl.arguments import whole as _whole
 from torus_sim.rl.rewards import REWARD_FORMS
-from torus_sim.scenario import Scenario
-from torus_sim.workload.jobs import JobColumns, Workload
 
 __all__ = ["INVALID_ACTIONS", "JOB_FEATURES", "REWARDS", "SchedulingEnv"]
 
@@ -112,7 +112,7 @@ class SchedulingEnv(gym.Env):
     """Pick the next job to start on a torus or a cluster, over windows of a real SWF log, with failures.
 
     Args:
-        scenario: the run's configuration (a :class:`~torus_sim.scenario.Scenario` or its fields as a
+        scenario: the run's configuration (a :class:`~torus_sim.experiments.scenario.Scenario` or its fields as a
             dict): platform, SWF workload, failures, ``gamma`` of the bounded slowdown. Its policy is
             ignored (the agent is the policy).
         window: jobs per episode, >= 1.
@@ -169,8 +169,8 @@ class SchedulingEnv(gym.Env):
         job_features: tuple = (),
     ) -> None:
         from failure_logs.sources import failure_source
-        from torus_sim.inputs import load_failures, load_workload
-        from torus_sim.model_builder import build_platform
+        from torus_sim.experiments.model_builder import build_platform
+        from torus_sim.experiments.run_inputs import load_failures, load_workload
 
         if isinstance(scenario, dict) or scenario is None:
             scenario = Scenario.make("SchedulingEnv", **(scenario or {}))
@@ -226,7 +226,7 @@ class SchedulingEnv(gym.Env):
         if getattr(REWARD_FORMS[reward], "needs_power", False) and not scenario.power:
             raise ConfigurationError(f"reward {reward} needs power accounting: power = true with a price (tou:0.05:3)")
         if scenario.power:
-            from torus_sim.inputs import load_power
+            from torus_sim.experiments.run_inputs import load_power
 
             ids = jobs.column("job_id") if isinstance(jobs, JobColumns) else [job.job_id for job in jobs]
             self.power = load_power(scenario, ids, self._capacity)
@@ -379,9 +379,9 @@ class SchedulingEnv(gym.Env):
         Returns:
             The model, not yet run.
         """
-        from torus_sim.extensions import build_risk_predictor
-        from torus_sim.inputs import load_failures
-        from torus_sim.model_builder import build_model
+        from torus_sim.experiments.extensions import build_risk_predictor
+        from torus_sim.experiments.model_builder import build_model
+        from torus_sim.experiments.run_inputs import load_failures
 
         scenario = self.scenario
         jobs = [self.workload.jobs[i] for i in range(start, start + self.window)]

@@ -11,7 +11,7 @@ and ``compare-make-table.py``) compare FCFS, WFP3, UNICEP, SJF and F1 with and w
 of SDSC-SP2 and HPC2N; each window on an empty machine; the value is the mean bounded slowdown
 max(1, (wait + run) / max(run, 10)) of the window's jobs, averaged over the windows. Here:
 
-* cleaning: the ``rlscheduler`` SWF rules (:data:`~torus_sim.workload.jobs.SWF_RULES`): size =
+* cleaning: the ``rlscheduler`` SWF rules (:data:`~torus_sim.inputs.workload.jobs.SWF_RULES`): size =
   max(allocated, requested), an unknown requested time the logged runtime, an unknown runtime 10 s,
   runtime 0 dropped, no kill at the requested time;
 * machine: a cluster of the log's ``MaxProcs`` nodes (both logs have one processor per node; a log
@@ -113,9 +113,9 @@ def window_starts(
 
 
 def _workload(path: str):
-    from torus_sim.errors import ConfigurationError
-    from torus_sim.inputs import load_workload
-    from torus_sim.scenario import Scenario
+    from torus_sim.core.errors import ConfigurationError
+    from torus_sim.experiments.run_inputs import load_workload
+    from torus_sim.experiments.scenario import Scenario
 
     scenario = Scenario.make("rlscheduler", platform="cluster", workload=path, swf_rules="rlscheduler")
     workload = load_workload(scenario)
@@ -148,9 +148,9 @@ def run_window(
     Returns:
         ``(mean bounded slowdown, jobs table)``: the table has job_id, submitted_at, first_started_at, ...
     """
-    from torus_sim.model_builder import build_model
+    from torus_sim.experiments.model_builder import build_model
+    from torus_sim.inputs.workload.jobs import Workload
     from torus_sim.policies.priority import PriorityPolicy
-    from torus_sim.workload.jobs import Workload
 
     jobs = [workload.jobs[index] for index in range(start, start + length)]
     window = Workload(
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--swf", type=Path, default=Path("../shared/data/swf"), help="folder of the SWF logs")
     parser.add_argument("--wait", choices=("rlscheduler", "actual"), default="rlscheduler", help="WFP3's and UNICEP's wait")
     args = parser.parse_args(argv)
-    from torus_sim.errors import TorusSimError
+    from torus_sim.core.errors import TorusSimError
 
     try:
         rows = heuristic_table(args.swf, args.wait)

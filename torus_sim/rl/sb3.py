@@ -49,7 +49,7 @@ def _algorithm(name: str):
     """
     import importlib
 
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     if name not in ALGORITHMS:
         raise ConfigurationError(f"unknown algorithm {name!r}; the algorithms are: {', '.join(ALGORITHMS)}")
@@ -81,7 +81,7 @@ def export_policy(model, shape, path: Path, backfill: str = "none") -> Path:
     """
     import numpy as np
 
-    from torus_sim.errors import ConfigurationError
+    from torus_sim.core.errors import ConfigurationError
 
     arrays: dict = {
         "kind": np.array("mlp"),

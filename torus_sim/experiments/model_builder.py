@@ -1,0 +1,183 @@
+"""One function builds a model from a resolved scenario: :func:`build_model`.
+
+Every route to the engine comes here: :func:`torus_sim.experiments.runner.run` (and its :class:`~torus_sim.experiments.runner.ConfiguredModel`
+for ``mesa.batch_run`` and the browser view), the Gymnasium environment (:mod:`torus_sim.rl.env`), RLScheduler's
+protocol (:mod:`torus_sim.rl.rlscheduler`), the batch runners (:mod:`torus_sim.experiments.batch`) and the
+checkpoint yields (:mod:`torus_sim.experiments.ckpt_yields`). The scenario is read here and nowhere below:
+the engine gets objects (a workload, a policy, a platform, a failure log, resilience and preemption settings).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from failure_logs.sources import failure_source
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.engine import SchedulingModel
+from torus_sim.engine.progress import Preemption
+from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
+from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
+from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.workload.sources import workload_source
+from torus_sim.machine.platforms.kinds import platform_kind
+from torus_sim.policies.resilience import ResiliencePolicy
+
+__all__ = ["build_model", "build_platform", "model_arguments", "preemption_of", "resilience_of"]
+
+_ENGINE_KEYWORDS = frozenset(list(inspect.signature(SchedulingModel.__init__).parameters)[5:])
+"""The engine's keyword arguments (after ``self, workload, policy, platform, failures``)."""
+
+
+def resilience_of(scenario: Scenario) -> ResiliencePolicy:
+    """The scenario's :class:`~torus_sim.policies.resilience.ResiliencePolicy` (μ for Young's period: ``node_mtbf``)."""
+    return ResiliencePolicy(
+        mtbf=scenario.node_mtbf,
+        checkpoint_interval=scenario.checkpoint_interval,
+        checkpoint_cost=scenario.checkpoint_cost,
+        recovery_time=scenario.recovery_time,
+        preventive=scenario.preventive,
+        migration_cost=scenario.preventive_migration_cost,
+        spares=scenario.spares,
+        prediction_accuracy=scenario.prediction_accuracy,
+    )
+
+
+def preemption_of(scenario: Scenario) -> Preemption:
+    """PV-EASY's preemption mode of the scenario."""
+    return Preemption(scenario.preemption, scenario.preemption_interval, scenario.time_cost, scenario.slowdown)
+
+
+def model_arguments(
+    scenario: Scenario,
+    inputs: dict,
+    scenario_index: int = 0,
+    record: bool = True,
+    node_identities: bool = False,
+    build_scenario_policy: bool = True,
+) -> tuple[tuple, dict]:
+    """The arguments of :class:`~torus_sim.engine.model.SchedulingModel` for one simulation of a scenario.
+
+    Args:
+        scenario: the run.
+        inputs: what was read so far (workload, failures, batch set) and the sources read for them
+            (``workload_source``, ``failure_source``: resolved once, here, when they are read); filled in, for the manifest
+            and for the next simulation of the same run.
+        scenario_index: which silent-error scenario of a batch.
+        record: keep the per-job, per-pass tables.
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
+        build_scenario_policy: False: the caller brings its own policy (the positional policy is None).
+
+    Returns:
+        ``(positional arguments, keyword arguments)``.
+    """
+    if scenario.batch:
+        batch = inputs.get("batch")
+        if batch is None:  # the source read is kept: the manifest describes what was built, not a second lookup
+            inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
+            batch = inputs["batch"] = batch_set(scenario, source=inputs["workload_source"])
+        workload = batch.workload
+        silent = batch.silent_errors[scenario_index] if batch.silent_errors is not None else None
+        seed = batch.model_seeds[scenario_index]
+        policy = build_policy(scenario, batch=batch) if build_scenario_policy else None
+    else:
+        if scenario.silent_spec == "drawn":
+            from torus_sim.inputs.workload.sources import source_forms
+
+            raise ConfigurationError(f"drawn silent errors need a batch workload ({source_forms('batch')})")
+        workload = inputs.get("workload")
+        if workload is None:  # a caller's own workload (a window of the learning environment) asks no registry
+            inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
+            workload = inputs["workload"] = load_workload(scenario, source=inputs["workload_source"])
+        silent = None
+        seed = scenario.seed
+        policy = build_policy(scenario) if build_scenario_policy else None
+    kind, fields = platform_kind(scenario.platform), scenario.platform_fields()
+    platform = kind.build(fields, kind.capacity(fields, workload.processors), node_identities)
+    if "failures" not in inputs:
+        capacity = platform if isinstance(platform, int) else platform.capacity
+        inputs["failure_source"] = failure_source(scenario.failure_spec, scenario.failures_params)
+        inputs["failures"], inputs["uncovered"] = load_failures(scenario, capacity, workload, inputs["failure_source"])
+    keywords = {
+        "downtime": scenario.downtime,
+        "resilience": resilience_of(scenario),
+        "preemption": preemption_of(scenario),
+        "runtime_predictor": runtime_predictor_of(scenario),
+        "silent_errors": silent,
+        "verification_time": scenario.verification_time,
+        "seed": seed,
+        "record": record,
+        "record_fairness": scenario.fairness,
+        "plan_timeout": scenario.plan_timeout,
+        "event_order": scenario.event_order,
+    }
+    if scenario.power:  # read before the run: power-aware policies plan with them
+        from torus_sim.experiments.run_inputs import load_power
+
+        jobs = workload.jobs
+        ids = getattr(jobs, "job_id", None)
+        nodes = platform if isinstance(platform, int) else platform.capacity
+        keywords["power"] = inputs.get("power") or load_power(
+            scenario, ids if ids is not None else [job.job_id for job in jobs], nodes
+        )
+        inputs["power"] = keywords["power"]
+    return (workload, policy, platform, inputs["failures"]), keywords
+
+
+def build_model(
+    scenario: Scenario,
+    inputs: dict | None = None,
+    scenario_index: int = 0,
+    record: bool = True,
+    *,
+    policy=None,
+    node_identities: bool = False,
+    **engine,
+) -> SchedulingModel:
+    """The engine for one simulation of a scenario: the one place a :class:`SchedulingModel` is built from one.
+
+    The runner, the Gymnasium environment, RLScheduler's protocol, the batch runners and the checkpoint
+    yields all come here; what a caller holds already (a window of a log, its failures, a policy it drives)
+    it passes in ``inputs``, ``policy`` and ``engine`` instead of building a model by hand.
+
+    Args:
+        scenario: the run, resolved (:class:`~torus_sim.experiments.scenario.Scenario`).
+        inputs: what was read so far: ``workload``, ``failures`` (with ``uncovered``), ``batch``, ``power``
+            (see :func:`model_arguments`); filled in with what this call reads.
+        scenario_index: which silent-error scenario of a batch.
+        record: keep the per-job, per-pass tables.
+        policy: a policy object to run instead of the scenario's (an environment's agent seat, a protocol's
+            heuristic); None: the scenario's, built from the registry.
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
+        **engine: engine keywords that replace the scenario's (``silent_errors``, ``event_order``,
+            ``record_fairness``, ``resilience``, ``seed``, ...: :class:`SchedulingModel`'s arguments).
+
+    Returns:
+        The model, not yet run.
+
+    Raises:
+        ConfigurationError: see :func:`model_arguments` and :class:`SchedulingModel`; or an engine keyword
+            the model does not take.
+    """
+    arguments, keywords = model_arguments(
+        scenario, {} if inputs is None else inputs, scenario_index, record, node_identities, policy is None
+    )
+    if policy is not None:
+        arguments = (arguments[0], policy, *arguments[2:])
+    unknown = sorted(set(engine) - _ENGINE_KEYWORDS)
+    if unknown:
+        raise ConfigurationError(f"build_model: unknown engine keyword(s) {unknown}; known: {sorted(_ENGINE_KEYWORDS)}")
+    return SchedulingModel(*arguments, **{**keywords, **engine})
+
+
+def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False):
+    """The platform of a scenario (its kind's :meth:`~torus_sim.machine.platforms.kinds.PlatformKind.build` on the fields it declares).
+
+    Args:
+        scenario: the run.
+        nodes: the platform's nodes (a cluster's; a torus has its own).
+        node_identities: a cluster keeps node identities even when nothing needs them (drawing).
+
+    Returns:
+        The platform object, or a node count for a cluster that keeps counts.
+    """
+    return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)
