@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 
 from torus_sim.engine.mesa_core import Agent, Model
@@ -33,6 +34,7 @@ class NodeAgent(Agent):
         failed_at: times of its failures, seconds, in order.
         jobs_killed: ids of the jobs its failures killed, in order.
         downtime: total seconds spent down (known repairs only).
+        down_since: when its current downtime began, seconds (NaN while it is up).
 
     References:
         BGL-FAULT §3.1 (supernodes), §3.3 (nodes may fail at any time), §6.1.
@@ -45,6 +47,7 @@ class NodeAgent(Agent):
         self.failed_at: list[float] = []
         self.jobs_killed: list[int] = []
         self.downtime = 0.0
+        self.down_since = math.nan  # when its current downtime began (NaN: up)
 
     @property
     def state(self) -> NodeState:

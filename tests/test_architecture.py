@@ -242,7 +242,17 @@ def _string_constants(tree: ast.AST):
             yield node.value, node.lineno
 
 
-@pytest.mark.parametrize("module", ["experiments/runner.py", "experiments/run_inputs.py", "interfaces/cli.py", "interfaces/viz/app.py", "experiments/model_builder.py", "experiments/extensions.py"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "experiments/runner.py",
+        "experiments/run_inputs.py",
+        "interfaces/cli.py",
+        "interfaces/viz/app.py",
+        "experiments/model_builder.py",
+        "experiments/extensions.py",
+    ],
+)
 def test_the_wiring_names_no_built_in_workload_failure_source_platform_machine_or_policy(module):
     """A built-in's name lives in its own module and in a catalog (policies/catalog.py, viz/menus.py), never in the wiring."""
     names = _registered_names()
@@ -544,5 +554,48 @@ def test_every_former_import_path_is_the_module_at_its_home():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    assert importlib.import_module("torus_sim.platforms.cluster") is importlib.import_module("torus_sim.machine.platforms.cluster")
+    assert importlib.import_module("torus_sim.platforms.cluster") is importlib.import_module(
+        "torus_sim.machine.platforms.cluster"
+    )
     assert importlib.util.find_spec("torus_sim.no_such_module") is None
+
+
+def test_no_engine_component_takes_the_model():
+    """Issue 76 §1: each engine part is built with the collaborators it uses (the clock, the job book, the counters,
+    the platform, the scheduler agent, ...), never the model: no class of torus_sim/engine but the model's own takes a
+    parameter named ``model`` at construction or keeps one (``self.model``, ``self._model``). Mesa's model reporters
+    (functions of the model, Mesa's protocol) are the record's only reads of it; the pass watchdog (engine/guard.py)
+    is no part of a run but the process's one thread that watches every run, and holds each by a weak reference."""
+    found = []
+    own = ("torus_sim.engine.model", "torus_sim.engine.mesa_core", "torus_sim.engine.guard")
+    for module, path in _modules():
+        if not module.startswith("torus_sim.engine") or module in own:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+                names = [argument.arg for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+                found += [f"{module}:{node.lineno} __init__(model)" for name in names if name == "model"]
+            elif isinstance(node, ast.Attribute) and node.attr in ("model", "_model") and ast.unparse(node.value) == "self":
+                found.append(f"{module}:{node.lineno} self.{node.attr}")
+    assert found == []
+
+
+def test_the_model_owns_the_clock_the_generator_and_the_wiring():
+    """Issue 76 §1: the model's own attributes are the clock, the settings and the parts it wires (each piece of state
+    has one owner: the job book, the counters, the scheduler agent's queue); their number is pinned so that a new piece
+    of state finds its owner instead of landing on the model."""
+    source = (ROOT / "torus_sim" / "engine" / "model.py").read_text()
+    init = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef) and node.name == "__init__")
+    assigned = sorted(
+        {
+            target.attr
+            for node in ast.walk(init)
+            if isinstance(node, (ast.Assign, ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            for target in ([*target.elts] if isinstance(target, ast.Tuple) else [target])
+            if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self"
+        }
+    )
+    assert len(assigned) <= 20, assigned
+    for owned in ("run_jobs", "running_jobs", "completed", "makespan", "queue", "policy", "_running_ranks", "_down_since"):
+        assert owned not in assigned, f"{owned} has its owner (the job book, the scheduler agent, the node agents)"

@@ -132,12 +132,20 @@ class EngineSimulator(DEVSimulator):
     """Mesa's continuous-time ``DEVSimulator`` that also schedules :class:`EngineEvent` s.
 
     Mesa's own ``schedule_event_*`` calls keep working on it (their events interleave by the same order):
-    its event list is an :class:`EngineEventList`.
+    its event list is an :class:`EngineEventList`. It counts the events scheduled (``scheduled``) and the
+    events :meth:`run_next_event` ran (``ran``): the model checks that each was run or cancelled.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.event_list = EngineEventList()
+        self.scheduled = 0  # events scheduled (ours and Mesa's schedule_event_* calls)
+        self.ran = 0  # events run by run_next_event
+
+    def _schedule_event(self, event: SimulationEvent) -> None:
+        """Mesa's scheduling path (``schedule_event_*``), counted."""
+        super()._schedule_event(event)
+        self.scheduled += 1
 
     def schedule(self, function, time: float, priority: int, function_args: list) -> EngineEvent:
         """Schedule ``function(*function_args)`` at ``time`` (seconds).
@@ -158,6 +166,7 @@ class EngineSimulator(DEVSimulator):
             raise ValueError(f"trying to schedule an event in the past ({time} < {self.time})")
         event = EngineEvent(time, function, priority, function_args)
         heappush(self.event_list._events, (time, priority, event.unique_id, event))
+        self.scheduled += 1
         return event
 
     def run_next_event(self) -> None:
@@ -167,5 +176,6 @@ class EngineSimulator(DEVSimulator):
             event = heappop(events)[3]
             if not event._canceled:
                 self.time = event.time
+                self.ran += 1
                 event.execute()
                 return

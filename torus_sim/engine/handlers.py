@@ -117,12 +117,20 @@ def _in_submit_order(pieces) -> bool:
 class EventHandlers:
     """The run's event handlers and the state changes they share with the pass (a component of the model).
 
-    Args:
-        model: the model whose clock, queue, running jobs, platform, record and counters the handlers change.
-        each_event: one pass after each submission and each attempt end (``event_order`` other than ``instant``).
+    Args (keyword-only: the parts of the engine the handlers change or read, never the model):
+        clock: the run's :class:`~torus_sim.engine.events.EngineSimulator`.
+        book: the :class:`~torus_sim.engine.job_book.JobBook`; counters: the :class:`~torus_sim.engine.counters.RunCounters`.
+        settings, steps: the run's :class:`~torus_sim.engine.settings.RunSettings` and :class:`~torus_sim.engine.settings.StepLog`.
+        platform: the run's platform; node_agents: one agent per node (empty without node identities).
+        scheduler: the scheduler agent (its queue, its policy: the only way a job enters the queue).
+        progress: the job progress model; resilience: the run's resilience policy.
+        calls: the guard of plug-in calls; power, power_states: the run's power inputs and node power states, or None.
+        recorder: the run's :class:`~torus_sim.engine.record.RunRecorder`; view: the policy's view (``ended``).
+        passes: the :class:`~torus_sim.engine.scheduling_pass.SchedulingPass`; preventive: the
+            :class:`~torus_sim.engine.preventive.PreventiveActions`.
         arrival_level: the same-instant level of arrival events.
-        ends_can_be_kept: the running jobs' predicted ends are fixed for an attempt (a cluster's counts without
-            periodic checkpoints, preemption arithmetic or preventive moves): :meth:`running_ends` keeps them in order.
+        predict: the runtime predictor's ``predict`` (job -> seconds; behind the guard for a plug-in's), or None.
+        observe_end: the runtime predictor's ``observe_end`` (a completed job), or None.
 
     Attributes:
         job_end, arrivals, failure, repair, price_change: the events' callbacks, made once and kept here (Mesa's
@@ -130,22 +138,46 @@ class EventHandlers:
         price_pass_pending: a pass at a price change (or the policy's own time) is scheduled.
     """
 
-    def __init__(self, model, each_event: bool, arrival_level: int, ends_can_be_kept: bool) -> None:
-        self.model = model
-        self.request_pass = model.passes.request  # the pass component's (made before the handlers)
+    def __init__(
+        self,
+        *,
+        clock,
+        book,
+        counters,
+        settings,
+        steps,
+        platform,
+        node_agents,
+        scheduler,
+        progress,
+        resilience,
+        calls,
+        power,
+        power_states,
+        recorder,
+        view,
+        passes,
+        preventive,
+        arrival_level: int,
+        predict=None,
+        observe_end=None,
+    ) -> None:
+        self.clock, self.platform, self.scheduler, self.queue = clock, platform, scheduler, scheduler.queue
+        self.policy, self.view, self.passes, self.preventive = scheduler.policy, view, passes, preventive
+        self.progress, self.resilience, self.node_agents, self.calls = progress, resilience, node_agents, calls
+        self.power, self.power_states, self.recorder = power, power_states, recorder
+        self._predict, self._observe_end = predict, observe_end
+        self.book, self.counters, self.settings, self.steps = book, counters, settings, steps
+        self.request_pass = self.passes.request  # the pass component's (made before the handlers)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
-        self._arrivals = _arrivals(model.run_jobs, each=each_event)
+        self._arrivals = _arrivals(book.jobs, each=settings.each_event)
         self._arrival_level = arrival_level
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
         # arrivals are the only events of their priority and have distinct times)
         self.price_pass_pending = False
         self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
-        # the running jobs in order of predicted end, made at the first pass that asks (runs whose policy
-        # never does pay nothing per attempt)
-        self._ends_can_be_kept = ends_can_be_kept
-        self._running_ends: RunningEnds | None = None
         self.job_end = partial(EventHandlers.on_job_end, self)
         self.arrivals = partial(EventHandlers.on_arrivals, self)
         self.price_change = partial(EventHandlers.on_price_change, self)
@@ -156,9 +188,7 @@ class EventHandlers:
         """Schedule the next group of submissions (one arrival event in the heap at a time)."""
         group = next(self._arrivals, None)
         if group is not None:
-            model = self.model
-            model._scheduled += 1
-            model.simulator.schedule(self.arrivals, group[0], self._arrival_level, [group[1]])
+            self.clock.schedule(self.arrivals, group[0], self._arrival_level, [group[1]])
 
     def schedule_price_pass(self) -> None:
         """After a pass that left jobs waiting: a pass at the next time the policy asks for.
@@ -175,11 +205,10 @@ class EventHandlers:
         References:
             SC'13 and JSSPP'13 (jobs held for cheaper hours start when the price falls).
         """
-        model = self.model
         if self.price_pass_pending:
             return
-        power, now, policy = model.power, model.now, model.policy
-        if not len(model.simulator.event_list):
+        power, now, policy = self.power, self.clock.time, self.policy
+        if not len(self.clock.event_list):
             if not policy.passes_at_own_times or self._lone_timed_passes >= LONE_TIMED_PASSES:
                 return
             self._lone_timed_passes += 1
@@ -201,241 +230,201 @@ class EventHandlers:
                 horizon *= 4
         if math.isfinite(at):
             self.price_pass_pending = True
-            model._schedule(self.price_change, at, EventPriority.SCHEDULE)
+            self.clock.schedule(self.price_change, at, LEVELS[EventPriority.SCHEDULE], [])
 
     def on_price_change(self) -> None:
         """A price change (or the policy's own pass time): a pass if jobs wait."""
-        model = self.model
-        model._run += 1
         self.price_pass_pending = False
-        if model.queue:
+        if self.queue:
             self.request_pass()
 
     def on_arrivals(self, ranks) -> None:
         """Jobs submitted at one instant (their ranks) are made and join the queue (their runtime predicted); a pass follows."""
-        model = self.model
-        jobs = model.run_jobs.arrived(ranks)
+        jobs = self.book.jobs.arrived(ranks)
         self.schedule_next_arrival()
-        model._run += 1
-        predict = model._predict
+        predict = self._predict
         for job in jobs:
             job.arrive()
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
-        model.scheduler.enqueue_arrivals(jobs)
-        if model._pass_each_event and not model.passes.pause:
-            model.passes.run()  # one submission, one pass (CQSim's order)
+        self.scheduler.enqueue_arrivals(jobs)
+        if self.settings.each_event and not self.passes.pause:
+            self.passes.run()  # one submission, one pass (CQSim's order)
         else:
             self.request_pass()
 
     def on_job_end(self, job: Job) -> None:
         """An attempt ends: the silent-error check (RIGID §3.2), then the job completes or returns to the queue."""
-        model = self.model
-        model._run += 1
-        now = model.simulator.time
-        preventive = model.preventive
+        now = self.clock.time
+        preventive = self.preventive
         if preventive.events:
             preventive.cancel(job)
-        if model.power_states is not None:
-            model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), now)
-        model.platform.release(job.allocation, job.job_id)
+        if self.power_states is not None:
+            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
+        self.platform.release(job.allocation, job.job_id)
         self.stop_running(job.job_id)
         failed = job.errors_detected < job.silent_errors
-        if model.record_enabled:
-            model.recorder.attempt_ended(job, now, "silent_error" if failed else "completed")
+        if self.settings.record:
+            self.recorder.attempt_ended(job, now, "silent_error" if failed else "completed")
         if failed:
             job.fail_attempt(now)
-            model._silent_errors += 1
-            model.scheduler.enqueue(job)
+            self.counters.silent_errors += 1
+            self.scheduler.enqueue(job)
         else:
             job.finish(now)
-            model.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
-            model.completed += 1
-            model.makespan = now
-            if model._observe_end is not None:
-                model._observe_end(job)
-            if model.record_enabled:
-                model.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.core.job_columns)
-            model.run_jobs.completed(job)  # its row is written: a streamed run lets it go
-        if model.policy.pass_after_each_end or (model._pass_each_event and not model.passes.pause):
-            model.view.ended = (job, failed)
-            model.passes.run()
-            model.view.ended = None
+            self.passes.passed.completed(job)  # a completed job never counts again (a killed one may)
+            if self._observe_end is not None:
+                self._observe_end(job)
+            if self.settings.record:
+                self.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.core.job_columns)
+            self.book.finished(job, now)  # counted; its row is written: a streamed run lets it go
+        if self.policy.pass_after_each_end or (self.settings.each_event and not self.passes.pause):
+            self.view.ended = (job, failed)
+            self.passes.run()
+            self.view.ended = None
         else:
             self.request_pass()
 
     def _downtime_end(self, repair_at: float) -> float:
-        model = self.model
-        if model.downtime == "transient":
-            return model.now
-        if model.downtime == "log":
-            return repair_at if not math.isnan(repair_at) else model.now
-        return model.now + float(model.downtime)
+        if self.settings.downtime == "transient":
+            return self.clock.time
+        if self.settings.downtime == "log":
+            return repair_at if not math.isnan(repair_at) else self.clock.time
+        return self.clock.time + float(self.settings.downtime)
 
     def on_failure(self, node: int, repair_at: float, index: int = -1) -> None:
         """A fail-stop failure of ``node``: the job on it is killed and requeued (BGL-FAULT §6.1), the node is down until its repair."""
-        model = self.model
-        model._run += 1
-        model.counters["failures"] += 1
-        now = model.now
+        self.counters["failures"] += 1
+        now = self.clock.time
         killed = None
-        job_id = model.platform.job_on(node)
+        job_id = self.platform.job_on(node)
         if job_id != NO_JOB:
             job = self.stop_running(job_id)
             job.end_event.cancel()
-            model.counters["events_cancelled"] += 1
-            model.preventive.cancel(job)
-            if model.power_states is not None:
-                model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), now)
-            model.platform.release(job.allocation, job_id)
+            self.counters["events_cancelled"] += 1
+            self.preventive.cancel(job)
+            if self.power_states is not None:
+                self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
+            self.platform.release(job.allocation, job_id)
             preventive = None
-            if model.resilience.preventive == "checkpoint" and index >= 0 and model.preventive.foreseen(index):
-                preventive = model.resilience.checkpoint_cost
-                model.counters["preventive_checkpoints"] += 1
-            if model.record_enabled:
-                model.recorder.attempt_ended(job, now, "killed")
-            model.counters["lost_work"] += model.progress.kill(job, now, preventive)
-            model.counters["job_kills"] += 1
-            model.scheduler.enqueue(job)
-            model.passes.returned.append(job)
+            if self.resilience.preventive == "checkpoint" and index >= 0 and self.preventive.foreseen(index):
+                preventive = self.resilience.checkpoint_cost
+                self.counters["preventive_checkpoints"] += 1
+            if self.settings.record:
+                self.recorder.attempt_ended(job, now, "killed")
+            self.counters["lost_work"] += self.progress.kill(job, now, preventive)
+            self.counters["job_kills"] += 1
+            self.scheduler.enqueue(job)
+            self.passes.returned.append(job)
             killed = job_id
-        model.node_agents[node].record_failure(now, killed)
-        if model.stepping:
-            model.failed_this_step.append(node)
-        if model.calls.guarded:
-            model.calls.call("policy", "observe_failure", model.policy.observe_failure, now, node)
+        self.node_agents[node].record_failure(now, killed)
+        if self.steps.on:
+            self.steps.failed.append(node)
+        if self.calls.guarded:
+            self.calls.call("policy", "observe_failure", self.policy.observe_failure, now, node)
         else:
-            model.policy.observe_failure(now, node)
+            self.policy.observe_failure(now, node)
         until = self._downtime_end(repair_at)
         if until > now:
-            if math.isnan(model._down_since[node]):
-                model._down_since[node] = now
-            if model.power_states is not None:
-                model.power_states.fail(node, now)
-            model.platform.take_down(node, until)
+            agent = self.node_agents[node]
+            if math.isnan(agent.down_since):
+                agent.down_since = now
+            if self.power_states is not None:
+                self.power_states.fail(node, now)
+            self.platform.take_down(node, until)
             if math.isfinite(until):
-                model._schedule(self.repair, until, EventPriority.REPAIR, node)
-        if model.record_enabled:
-            model.recorder.failure(now, node, killed, until)
+                self.clock.schedule(self.repair, until, LEVELS[EventPriority.REPAIR], [node])
+        if self.settings.record:
+            self.recorder.failure(now, node, killed, until)
         self.request_pass()
 
     def on_repair(self, node: int) -> None:
         """A node is repaired: its downtime is counted and a pass follows."""
-        model = self.model
-        model._run += 1
-        if model.platform.repair(node, model.now):
-            if model.power_states is not None:
-                model.power_states.repair(node, model.now)
-            model.node_agents[node].downtime += model.now - model._down_since[node]
-            model._down_since[node] = np.nan
+        if self.platform.repair(node, self.clock.time):
+            if self.power_states is not None:
+                self.power_states.repair(node, self.clock.time)
+            agent = self.node_agents[node]
+            agent.downtime += self.clock.time - agent.down_since
+            agent.down_since = math.nan
             self.request_pass()
 
     def start(self, job: Job, allocation, size: int | None = None, runtime: float | None = None) -> None:
         """Start a waiting job on ``allocation`` (a moldable job with ``size`` processors and ``runtime`` seconds); its end is scheduled."""
-        model = self.model
-        model.queue.remove(job)
+        self.queue.remove(job)
         if size is not None:  # a moldable job's allocation for this attempt
             job.size = size
             job.runtime = runtime
-        platform = model.platform
+        platform = self.platform
         platform.allocate(allocation, job.job_id)
-        simulator = model.simulator
-        end_at = model.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
-        if model.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
-            nodes = model.power_states.nodes_taken(platform, allocation, job.job_id)
-            boot = model.power_states.take(nodes, simulator.time, job.job_id, job.attempts)
+        simulator = self.clock
+        end_at = self.progress.start(job, simulator.time, allocation, platform.size_of(allocation))
+        if self.power_states is not None:  # switched-off nodes boot before the work starts (the attempt's overhead)
+            nodes = self.power_states.nodes_taken(platform, allocation, job.job_id)
+            boot = self.power_states.take(nodes, simulator.time, job.job_id, job.attempts)
             if boot:
                 job.attempt_overhead += boot
                 end_at = job.end_at()
-        if model.verification_time:
-            end_at += model.verification_time
-        model.running_jobs[job.job_id] = job
-        if model._running_ranks is not None:
-            model._running_ranks.add(job.rank, job.allocated_size)
-        if self._running_ends is not None:
-            self._running_ends.add(job)
-        if model.stepping:
-            model.started_this_step.append((job.job_id, allocation))
-        model._starts += 1
-        model._scheduled += 1
+        if self.settings.verification_time:
+            end_at += self.settings.verification_time
+        self.book.start(job)
+        if self.steps.on:
+            self.steps.started.append((job.job_id, allocation))
+        self.counters.starts += 1
         job.end_event = simulator.schedule(self.job_end, end_at, _JOB_END, [job])
-        if model.preventive.migration:
-            model.preventive.plan(job)
+        if self.preventive.migration:
+            self.preventive.plan(job)
 
     def running_ends(self) -> RunningEnds | None:
-        """The running jobs kept in order of predicted end (:class:`~torus_sim.engine.running_ends.RunningEnds`), or None.
-
-        None where a running job's predicted end can change during its attempt (the torus, periodic
-        checkpoints, PV-EASY's checkpoint / suspend modes, preventive moves): sort at each pass there.
-        Made from the running jobs at the first call, then kept up to date at every start and stop.
-        """
-        model = self.model
-        if self._running_ends is None and self._ends_can_be_kept:
-            self._running_ends = RunningEnds()
-            for job in model.running_jobs.values():
-                self._running_ends.add(job)
-        return self._running_ends
+        """The running jobs in order of predicted end, or None (:meth:`~torus_sim.engine.job_book.JobBook.running_ends`)."""
+        return self.book.running_ends()
 
     def stop_running(self, job_id: int) -> Job | None:
-        """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
-        model = self.model
-        job = model.running_jobs.pop(job_id, None)
-        if job is not None:
-            if model.record_fairness:
-                model.passes.passed.stopped(job)
-            if model._running_ranks is not None:
-                model._running_ranks.add(job.rank, -job.allocated_size)
-            if self._running_ends is not None:
-                self._running_ends.discard(job)
-        return job
+        """Take a job off the running set (:meth:`~torus_sim.engine.job_book.JobBook.stop`); None when it was not running."""
+        return self.book.stop(job_id)
 
     def preempt(self, job: Job) -> None:
         """Preempt a running job (PV-EASY §4.2): its attempt ends as the progress model says and it returns to the queue."""
-        model = self.model
         if self.stop_running(job.job_id) is None:
             raise SimulationError(f"job {job.job_id} is not running")
         job.end_event.cancel()
-        model.counters["events_cancelled"] += 1
-        model.preventive.cancel(job)
-        if model.power_states is not None:
-            model.power_states.release(model.power_states.nodes_freed(model.platform, job.allocation, job.job_id), model.now)
-        model.platform.release(job.allocation, job.job_id)
-        if model.record_enabled:
-            model.recorder.attempt_ended(job, model.now, "preempted")
-        model.progress.preempt(job, model.now)
-        model.counters["preemptions"] += 1
-        model.scheduler.enqueue(job)
-        model.passes.returned.append(job)
+        self.counters["events_cancelled"] += 1
+        self.preventive.cancel(job)
+        if self.power_states is not None:
+            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), self.clock.time)
+        self.platform.release(job.allocation, job.job_id)
+        if self.settings.record:
+            self.recorder.attempt_ended(job, self.clock.time, "preempted")
+        self.progress.preempt(job, self.clock.time)
+        self.counters["preemptions"] += 1
+        self.scheduler.enqueue(job)
+        self.passes.returned.append(job)
 
     def migrate(self, moves: tuple) -> None:
         """Move running jobs to new allocations at once (Krevat's repack, BGL-FAULT §5.1): ``((job, allocation), ...)``."""
-        model = self.model
-        states = model.power_states
+        states = self.power_states
         for job, _ in moves:
             if states is not None:
-                states.release(states.nodes_freed(model.platform, job.allocation, job.job_id), model.now)
-            model.platform.release(job.allocation, job.job_id)
-        cost = model.policy.migration_cost
+                states.release(states.nodes_freed(self.platform, job.allocation, job.job_id), self.clock.time)
+            self.platform.release(job.allocation, job.job_id)
+        cost = self.policy.migration_cost
         for job, allocation in moves:
             if job.state is not JobState.RUNNING:
                 raise SimulationError(f"cannot migrate {job!r}")
-            if model.record_enabled:
-                model.recorder.migrated(job, job.allocation, allocation, model.now)
-            model.platform.allocate(allocation, job.job_id)
-            if self._running_ends is not None:
-                self._running_ends.discard(job)
+            if self.settings.record:
+                self.recorder.migrated(job, job.allocation, allocation, self.clock.time)
+            self.platform.allocate(allocation, job.job_id)
+            self.book.moving(job)
             boot = 0.0
             if states is not None:
                 boot = states.take(
-                    states.nodes_taken(model.platform, allocation, job.job_id), model.now, job.job_id, job.attempts
+                    states.nodes_taken(self.platform, allocation, job.job_id), self.clock.time, job.job_id, job.attempts
                 )
-            job.migrate(model.now, allocation, cost + boot)  # switched-off nodes boot before the work resumes
-            if self._running_ends is not None:
-                self._running_ends.add(job)
+            job.migrate(self.clock.time, allocation, cost + boot)  # switched-off nodes boot before the work resumes
+            self.book.moved(job)
             job.end_event.cancel()
-            model.counters["events_cancelled"] += 1
-            job.end_event = model._schedule(self.job_end, job.end_at(), EventPriority.JOB_END, job)
-            model.preventive.cancel(job)
-            model.preventive.plan(job)
-            model.counters["migrations"] += 1
-        model.counters["repacks"] += 1
+            self.counters["events_cancelled"] += 1
+            job.end_event = self.clock.schedule(self.job_end, job.end_at(), _JOB_END, [job])
+            self.preventive.cancel(job)
+            self.preventive.plan(job)
+            self.counters["migrations"] += 1
+        self.counters["repacks"] += 1

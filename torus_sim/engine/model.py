@@ -44,7 +44,6 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import Counter
 from functools import partial
 
 import numpy as np
@@ -57,6 +56,7 @@ from torus_sim.core.errors import ConfigurationError, PolicyError, SimulationErr
 from torus_sim.core.job import Job
 from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
+from torus_sim.engine.counters import RunCounters
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -68,12 +68,13 @@ from torus_sim.engine.guard import (
     guarded_job_class,
 )
 from torus_sim.engine.handlers import EventHandlers
+from torus_sim.engine.job_book import JobBook
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
-from torus_sim.engine.rank_sums import RankSums
 from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.scheduling_pass import SchedulingPass
+from torus_sim.engine.settings import RunSettings, StepLog
 from torus_sim.engine.view import SchedulingView
 from torus_sim.inputs.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
 from torus_sim.inputs.workload.jobs import Workload
@@ -223,11 +224,8 @@ class SchedulingModel(mesa_core.Model):
         )
         if event_order not in EVENT_ORDERS:
             raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
-        self.event_order = event_order
-        self._pass_each_event = event_order != "instant"
         if plan_timeout is not None and not plan_timeout > 0:
             raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
-        self.plan_timeout = plan_timeout
         if not step_seconds > 0:
             raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
         if not (
@@ -247,6 +245,7 @@ class SchedulingModel(mesa_core.Model):
         extensions = _extensions(policy, runtime_predictor)
         names = {kind: extension_name(extension) for kind, extension in extensions.items() if extension is not None}
         guarded = not all(is_builtin_extension(extension) for extension in extensions.values() if extension is not None)
+        self.settings = None  # made once the platform is known (the model's clock reads plan_timeout from it)
         self.calls = ExtensionCalls(names, self._clock, guarded)
         self.resilience = resilience or ResiliencePolicy()
         fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
@@ -254,6 +253,19 @@ class SchedulingModel(mesa_core.Model):
         warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
         needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or warm
         self.platform = _build_platform(platform, table, needs_identities)
+        if record_fairness is None:
+            record_fairness = workload.kind == "online" and self.platform.counts_fit
+        self.settings = RunSettings(
+            downtime=downtime,
+            verification_time=float(verification_time),
+            record=bool(record),
+            fairness=bool(record_fairness),
+            each_event=event_order != "instant",
+            node_id_allocations=self.platform.counts_fit and self.platform.tracks_nodes,
+            step_seconds=float(step_seconds),
+            plan_timeout=plan_timeout,
+            event_order=event_order,
+        )
         self.power_states = (
             None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, self.platform.counts_only)
         )
@@ -265,17 +277,8 @@ class SchedulingModel(mesa_core.Model):
                 raise ConfigurationError(reason)
         else:
             policy.check_supports(self.platform, workload)
-        self.step_seconds = float(step_seconds)
-        self.downtime = downtime
-        self.verification_time = float(verification_time)
-        self.record_enabled = bool(record)
         # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
-        # the head-fits invariant (the pass checks it)
         check_head = policy.starts_head_when_it_fits and self.platform.counts_fit
-        if record_fairness is None:
-            record_fairness = workload.kind == "online" and self.platform.counts_fit
-        self.record_fairness = bool(record_fairness)
-        self.workload_kind = workload.kind
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
         capacity = self.platform.capacity
@@ -287,8 +290,6 @@ class SchedulingModel(mesa_core.Model):
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
-        self.queue = self.scheduler.queue  # the wait queue (the scheduler agent's)
-        self.policy = policy
         self.workload = workload
         # a workload lists its jobs in priority (FCFS / index) order: that is their rank
         counts = None
@@ -300,46 +301,76 @@ class SchedulingModel(mesa_core.Model):
                 )
             counts = counts.tolist()
         # an online workload's jobs are made at their arrival and dropped when they complete (a batch's now)
-        self.run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
-        duplicate = self.run_jobs.first_duplicate_id()
+        run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
+        duplicate = run_jobs.first_duplicate_id()
         if duplicate is not None:
             raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
         if workload.times is None:
-            sizes = self.run_jobs.partition_sizes()  # size -> the first job asking for it
+            sizes = run_jobs.partition_sizes()  # size -> the first job asking for it
             for size in sorted(sizes):
                 refusal = self.platform.size_refusal(size)
                 if refusal is not None:
                     raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, {refusal}")
-        self.running_jobs: dict[int, Job] = {}  # job id -> running job (Mesa owns `running`, the run flag)
+        self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        # the running jobs in order of predicted end, kept between passes where that end is fixed for an
+        # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
+        # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
+        fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
         # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
-        fairness_on_counts = (self.record_fairness or policy.shadow_load) and self.platform.counts_fit
-        self._running_ranks = RankSums(len(self.run_jobs)) if fairness_on_counts else None
-        self.view = SchedulingView(self)
-        self.passes = SchedulingPass(self, check_head)  # the scheduling passes: asked for, open, run, checked
-        self.failed_this_step: list[int] = []  # nodes that failed during the last step (for the viz)
-        self.started_this_step: list[tuple[int, object]] = []  # (job id, allocation) started during the last step
-        self.stepping = False  # step() has run: the starts of a step are kept for the viz (a plain run keeps none)
-        self.counters: Counter = Counter()
-        self._scheduled = self._run = self._starts = self._silent_errors = 0  # hot-path counts (see _sync_counters)
-        self.completed = 0
-        self.makespan = 0.0
-        self._node_id_allocations = self.platform.counts_fit and self.platform.tracks_nodes
-        self._down_since = np.full(capacity, np.nan) if has_nodes else None
-        self.recorder = RunRecorder(self.platform, self.record_enabled, self.record_fairness, self.power is not None)
+        fairness_on_counts = (self.settings.fairness or policy.shadow_load) and self.platform.counts_fit
+        self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit)
+        self.counters = RunCounters()
+        self.steps = StepLog()  # what the last step did, for the browser view (a plain run notes nothing)
+        self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, self.power is not None)
+        self.passes = SchedulingPass(  # the scheduling passes: asked for, open, run, checked
+            clock=self.simulator,
+            book=self.book,
+            settings=self.settings,
+            scheduler=self.scheduler,
+            platform=self.platform,
+            progress=self.progress,
+            calls=self.calls,
+            power=self.power,
+            recorder=self.recorder,
+            overran=self._overran,
+            check_head=check_head,
+        )
+        self.view = SchedulingView(
+            self.simulator,
+            self.book,
+            self.scheduler.queue,
+            self.platform,
+            self.progress,
+            self.passes,
+            self.rng,
+            self.settings.verification_time,
+        )
+        if self.settings.fairness:
+            self.book.on_stop = self.passes.passed.stopped
         if isinstance(failures, GeneratedFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else _NO_FAILURES
         self.failure_log.check_fits(capacity)
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
-            self.run_jobs.configure(job_class=guarded_job_class(self.calls))
+            self.book.jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
             self._setup_call("attach", policy.attach, self.policy_context())
         else:
             policy.attach(self.policy_context())
-        self.preventive = PreventiveActions(self, self.resilience, workload)
-        self.node_mtbf = self.preventive.node_mtbf
-        self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        self.preventive = PreventiveActions(
+            self.simulator,
+            self.book,
+            self.counters,
+            self.platform,
+            self.failure_log,
+            self.rng,
+            self.resilience,
+            workload,
+            self.recorder if self.settings.record else None,
+            self.power_states,
+            self.passes.request,
+        )
         if switch_off is not None and not isinstance(self.progress, CheckpointProgress):
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
@@ -347,25 +378,41 @@ class SchedulingModel(mesa_core.Model):
         fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
         if policy.size_index and self.platform.table is not None and self.queue.indexed and fcfs_order:
             remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
-            self.queue.keep_size_index(self.run_jobs, remaining, policy.size_index)
+            self.queue.keep_size_index(self.book.jobs, remaining, policy.size_index)
         if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
             wanted = policy.queue_columns
             self.queue.keep_columns(self.progress.predicted_remaining, wanted == "shortest", always=wanted == "always")
-        # the running jobs in order of predicted end, kept between passes where that end is fixed for an
-        # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
-        # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
-        fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
-        ends_can_be_kept = fixed_ends and self.platform.counts_fit
-        self.runtime_predictor = runtime_predictor
-        self._predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
-        self._observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
+        predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
+        observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
         if runtime_predictor is not None and not is_builtin_extension(runtime_predictor):
-            self._predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
-            self._observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
+            predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
+            observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
         # the event handlers: arrivals, attempt ends, failures, repairs, price changes, and the state changes
-        self.handlers = EventHandlers(self, self._pass_each_event, arrival_level, ends_can_be_kept)
-        self.passes.bind(self.handlers)
+        self.handlers = EventHandlers(
+            clock=self.simulator,
+            book=self.book,
+            counters=self.counters,
+            settings=self.settings,
+            steps=self.steps,
+            platform=self.platform,
+            node_agents=self.node_agents,
+            scheduler=self.scheduler,
+            progress=self.progress,
+            resilience=self.resilience,
+            calls=self.calls,
+            power=self.power,
+            power_states=self.power_states,
+            recorder=self.recorder,
+            view=self.view,
+            passes=self.passes,
+            preventive=self.preventive,
+            arrival_level=arrival_level,
+            predict=predict,
+            observe_end=observe_end,
+        )
+        self.passes.bind(self.handlers, self.view)
+        self.preventive.bind(self.handlers.job_end)
         self.handlers.schedule_next_arrival()
         for index, (failed_at, node, repair_at) in enumerate(
             zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
@@ -376,10 +423,25 @@ class SchedulingModel(mesa_core.Model):
             self._schedule(self.handlers.failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
+    @property
+    def queue(self):
+        """The wait queue (the scheduler agent's: :class:`~torus_sim.engine.wait_queue.WaitQueue`)."""
+        return self.scheduler.queue
+
+    @property
+    def policy(self) -> Policy:
+        """The run's policy (the scheduler agent's)."""
+        return self.scheduler.policy
+
+    @property
+    def node_mtbf(self) -> float:
+        """One node's mean time between failures, seconds, as the resilience policy estimates it (inf without failures)."""
+        return self.preventive.node_mtbf
+
     def policy_context(self) -> PolicyContext:
         """What the policy may read of the run at attach time: never the model itself (:mod:`torus_sim.policies.context`)."""
         return PolicyContext(
-            JobTable(self.run_jobs),
+            JobTable(self.book.jobs),
             self.rng,
             self.platform,
             WorkloadFacts.of(self.workload),
@@ -408,7 +470,7 @@ class SchedulingModel(mesa_core.Model):
             PolicyError: it raised, exited or ran longer than ``plan_timeout``.
         """
         try:
-            with WATCHDOG.watching(self, self.plan_timeout), exits_refused(f"the policy's {call}"):
+            with WATCHDOG.watching(self, self.settings.plan_timeout), exits_refused(f"the policy's {call}"):
                 return self.calls.call("policy", call, function, *args)
         except PassTimeout:
             raise self._overran() from None
@@ -431,24 +493,63 @@ class SchedulingModel(mesa_core.Model):
         return int(np.count_nonzero(platform.down_until > -np.inf))
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
-        self._scheduled += 1
         return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))
 
     def _sync_counters(self) -> None:
-        """Fold the hot-path counts into :attr:`counters`."""
-        self.counters["events_scheduled"] = self._scheduled
-        self.counters["events_run"] = self._run
-        self.counters["job_starts"] = self._starts
-        self.counters["silent_errors"] = self._silent_errors
-        diagnostics = getattr(getattr(self.policy, "placement", None), "diagnostics", None)
-        if diagnostics:  # a placement's own counts (the tie-break's, BGL-FAULT §5.2.2); set, not added
-            for key, value in diagnostics.items():
-                self.counters[key] = value
+        """Fold the hot-path counts into :attr:`counters` (:meth:`~torus_sim.engine.counters.RunCounters.sync`)."""
+        self.counters.sync(self.simulator, getattr(getattr(self.policy, "placement", None), "diagnostics", None))
 
     @property
     def moves(self) -> tuple[int, int]:
         """(events run, jobs started) so far: it changes whenever the engine's state may have (a caller's cache key)."""
-        return self._run, self._starts
+        return self.simulator.ran, self.counters.starts
+
+    # -- the job book, the settings and the step log, read by the browser view, the learning environment and tests --
+
+    @property
+    def run_jobs(self):
+        """The run's jobs (:class:`~torus_sim.engine.arrivals.RunJobs`; the job book's)."""
+        return self.book.jobs
+
+    @property
+    def running_jobs(self) -> dict[int, Job]:
+        """Job id -> running job (the job book's; read it, never write it: starts and stops go through the engine)."""
+        return self.book.running
+
+    @property
+    def completed(self) -> int:
+        """Jobs completed so far."""
+        return self.book.completed
+
+    @property
+    def makespan(self) -> float:
+        """The last completion's time, seconds (0 before any)."""
+        return self.book.makespan
+
+    @property
+    def record_enabled(self) -> bool:
+        """The per-job, per-attempt, per-pass and per-failure tables are kept."""
+        return self.settings.record
+
+    @property
+    def step_seconds(self) -> float:
+        """Simulated seconds one :meth:`step` advances."""
+        return self.settings.step_seconds
+
+    @property
+    def plan_timeout(self) -> float | None:
+        """Wall-clock seconds one scheduling pass may take in :meth:`run`, or None."""
+        return self.settings.plan_timeout if self.settings is not None else None
+
+    @property
+    def failed_this_step(self) -> list[int]:
+        """Nodes that failed during the last :meth:`step` (the browser view draws them)."""
+        return self.steps.failed
+
+    @property
+    def started_this_step(self) -> list[tuple[int, object]]:
+        """``(job id, allocation)`` started during the last :meth:`step`."""
+        return self.steps.started
 
     def _request_pass(self) -> None:
         self.passes.request()
@@ -522,7 +623,7 @@ class SchedulingModel(mesa_core.Model):
     def record(self) -> SimulationRecord:
         """The event record so far (:meth:`~torus_sim.engine.record.RunRecorder.record`; tables None with ``record=False``)."""
         self._sync_counters()
-        return self.recorder.record(self.counters, self.makespan, self.power_states)
+        return self.recorder.record(self.counters, self.book.makespan, self.power_states)
 
     def table(self, name: str):
         """One table of the record so far as a DataFrame (:meth:`~torus_sim.engine.record.RunRecorder.table`)."""
@@ -548,18 +649,18 @@ class SchedulingModel(mesa_core.Model):
         """
         events = self.simulator.event_list
         run_next_event = self.simulator.run_next_event
-        total = len(self.run_jobs)
-        passes = self.passes
+        book, passes = self.book, self.passes
+        total = len(book)
         try:
             with WATCHDOG.watching(self, self.plan_timeout), exits_refused("the run"):
                 if progress:
                     self._run_with_progress()
-                while (self.completed < total or passes.pending) and len(events) > 0:
+                while (book.completed < total or passes.pending) and len(events) > 0:
                     run_next_event()
         except PassTimeout:
             raise self._overran() from None
-        if self.completed < total:
-            raise SimulationError(f"events ran out with {total - self.completed} jobs unfinished")
+        if book.completed < total:
+            raise SimulationError(f"events ran out with {total - book.completed} jobs unfinished")
         self._sync_counters()
         self.counters["events_after_last_job"] = sum(1 for event in events.events() if not event.CANCELED)
         accounted = self.counters["events_run"] + self.counters["events_cancelled"] + self.counters["events_after_last_job"]
@@ -577,18 +678,19 @@ class SchedulingModel(mesa_core.Model):
         from torus_sim.core.progress_bars import progress_bar
 
         run_next_event = self.simulator.run_next_event
-        events, passes, total = self.simulator.event_list, self.passes, len(self.run_jobs)
+        events, passes, book = self.simulator.event_list, self.passes, self.book
+        total = len(book)
         began, done = time.perf_counter(), 0
         with progress_bar(total=total, unit="job", delay=2.0, disable=None, desc=self.policy.name, dynamic_ncols=True) as bar:
             if bar.disable:
                 return
-            while (self.completed < total or passes.pending) and len(events) > 0:
+            while (book.completed < total or passes.pending) and len(events) > 0:
                 for _ in range(chunk):
-                    if not ((self.completed < total or passes.pending) and len(events) > 0):
+                    if not ((book.completed < total or passes.pending) and len(events) > 0):
                         break
                     run_next_event()
                     done += 1
-                bar.update(self.completed - bar.n)
+                bar.update(book.completed - bar.n)
                 bar.set_postfix_str(
                     f"day {self.now / 86400:,.1f}, {done / (time.perf_counter() - began):,.0f} events/s", refresh=False
                 )
@@ -604,16 +706,14 @@ class SchedulingModel(mesa_core.Model):
         Raises:
             SimulationError: the model was built with ``record=False`` (nothing to collect).
         """
-        if not self.record_enabled:
+        if not self.settings.record:
             raise SimulationError("step() collects data: build the model with record=True")
         if not self._unfinished():
             self.running = False
             self.datacollector.collect(self)
             return
-        self.stepping = True
-        self.failed_this_step = []
-        self.started_this_step = []
-        horizon = self.now + self.step_seconds
+        self.steps.begin()
+        horizon = self.now + self.settings.step_seconds
         while self._unfinished() and self._next_event_at() <= horizon:
             self.simulator.run_next_event()
         if self._unfinished():
@@ -622,7 +722,7 @@ class SchedulingModel(mesa_core.Model):
         self.datacollector.collect(self)
 
     def _unfinished(self) -> bool:
-        return (self.completed < len(self.run_jobs) or self.passes.pending) and len(self.simulator.event_list) > 0
+        return (self.book.completed < len(self.book) or self.passes.pending) and len(self.simulator.event_list) > 0
 
     def _next_event_at(self) -> float:
         """Time of the earliest live event.

@@ -275,7 +275,7 @@ class RunRecorder:
         self.reporters = {
             "time": "now",
             "queued_jobs": lambda model: len(model.scheduler.queue),
-            "running_jobs": lambda model: len(model.running_jobs),
+            "running_jobs": lambda model: len(model.book.running),
             "completed_jobs": "completed",
             "busy_nodes": lambda model: model.platform.capacity - model.platform.free_count() - model.down_count(),
             "utilization": lambda model: 1.0 - (model.platform.free_count() + model.down_count()) / model.platform.capacity,
@@ -284,7 +284,7 @@ class RunRecorder:
             # not "failures": mesa.batch_run rows keep the scenario's failures parameter under that name
             "failures_so_far": lambda model: model.counters["failures"],
             "preemptions": lambda model: model.counters["preemptions"],
-            "silent_errors": lambda model: model._silent_errors,
+            "silent_errors": lambda model: model.counters.silent_errors,
             **({"power_kw": _power_kw} if power else {}),  # with power accounting only
         }
         """Mesa's model reporters: one value each per :meth:`SchedulingModel.step` (the browser's series, ``mesa.batch_run``'s rows)."""
@@ -406,4 +406,4 @@ def _power_kw(model) -> float:
     """The machine's draw now, kW (:func:`~torus_sim.inputs.energy.node_power.draw_now`): the browser's power panel."""
     from torus_sim.inputs.energy.node_power import draw_now
 
-    return draw_now(model.power, model.platform.capacity, model.down_count(), model.running_jobs.values(), model) / 1000.0
+    return draw_now(model.power, model.platform.capacity, model.down_count(), model.book.running.values(), model) / 1000.0

@@ -26,7 +26,7 @@ import numpy as np
 
 from torus_sim.core.errors import PolicyError, SimulationError
 from torus_sim.core.job import Job, JobState
-from torus_sim.engine.events import EventPriority
+from torus_sim.engine.events import LEVELS, EventPriority
 from torus_sim.engine.passed_jobs import PassedJobs
 from torus_sim.inputs.untrusted import PassTimeout, extension_name
 from torus_sim.policies.base import Preempt, Repack, Reserve, Start
@@ -37,9 +37,18 @@ __all__ = ["SchedulingPass"]
 class SchedulingPass:
     """The run's scheduling passes and the checks of every action (a component of the model).
 
-    Args:
-        model: the model whose queue, running jobs, platform and state changes the pass uses.
+    Args (keyword-only: the parts of the engine the pass reads or asks, never the model):
+        clock: the run's :class:`~torus_sim.engine.events.EngineSimulator`.
+        book: the :class:`~torus_sim.engine.job_book.JobBook`; settings: the :class:`~torus_sim.engine.settings.RunSettings`.
+        scheduler: the scheduler agent (its queue and policy; it asks the policy for the actions).
+        platform: the run's platform; progress: the job progress model (a passed job's predicted end).
+        calls: the guard of plug-in calls; power: the run's power inputs, or None.
+        recorder: the run's :class:`~torus_sim.engine.record.RunRecorder` (the pass table).
+        overran: makes the PolicyError for a pass the watchdog stopped.
         check_head: a policy that serves the head first must have started it when it fits (checked on clusters).
+
+    The handlers (the state changes a pass applies) and the policy's view are handed over by :meth:`bind`: both are
+    made after the pass (the view shows the pass's returned jobs; the handlers ask for passes).
 
     Attributes:
         pending: a pass is asked for at this instant (its event is in the heap).
@@ -50,8 +59,13 @@ class SchedulingPass:
         passed: the jobs started past each head (:class:`~torus_sim.engine.passed_jobs.PassedJobs`).
     """
 
-    def __init__(self, model, check_head: bool) -> None:
-        self.model = model
+    def __init__(
+        self, *, clock, book, settings, scheduler, platform, progress, calls, power, recorder, overran, check_head: bool
+    ) -> None:
+        self.clock, self.book, self.settings, self.scheduler, self.queue = clock, book, settings, scheduler, scheduler.queue
+        self.policy, self.platform, self.progress, self.calls, self.power = scheduler.policy, platform, progress, calls, power
+        self.recorder, self.overran = recorder, overran
+        self.handlers = self.view = None  # handed over by bind()
         self.check_head = check_head
         self.pending = False
         self.open = False
@@ -64,20 +78,19 @@ class SchedulingPass:
         self.handle = partial(SchedulingPass.on_event, self)  # kept here: Mesa's events hold callbacks weakly
         self._start = None  # the handlers' start, once they are made (:meth:`bind`)
 
-    def bind(self, handlers) -> None:
-        """Take the handlers' state changes (the model makes the handlers after the pass)."""
+    def bind(self, handlers, view) -> None:
+        """Take the handlers' state changes and the policy's view (the model makes both after the pass)."""
+        self.handlers, self.view = handlers, view
         self._start = handlers.start
 
     def request(self) -> None:
         """Ask for a pass at this instant (one per instant, after every event of it)."""
         if not self.pending:
             self.pending = True
-            model = self.model
-            model._schedule(self.handle, model.now, EventPriority.SCHEDULE)
+            self.clock.schedule(self.handle, self.clock.time, LEVELS[EventPriority.SCHEDULE], [])
 
     def on_event(self) -> None:
         """The pass event's handler: run the pass, or open it for a caller (``pause``)."""
-        self.model._run += 1
         self.pending = False
         if self.pause:  # a caller applies this pass's actions itself (torus_sim.rl)
             self.begin()
@@ -92,16 +105,15 @@ class SchedulingPass:
         a PolicyError; ``KeyboardInterrupt`` passes (Ctrl-C); a pass longer than ``plan_timeout`` is
         stopped by the watchdog (:mod:`torus_sim.engine.guard`).
         """
-        model = self.model
         self.begin()
         self.active = True
         count = 0
         apply = self.apply
         try:
-            if model.calls.guarded:
+            if self.calls.guarded:
                 self._guarded_plan()
             else:
-                for action in model.scheduler.plan(model.view):
+                for action in self.scheduler.plan(self.view):
                     count += 1
                     if (
                         count > 64
@@ -111,22 +123,21 @@ class SchedulingPass:
         except (PolicyError, KeyboardInterrupt):
             raise
         except PassTimeout:
-            raise model._overran() from None
+            raise self.overran() from None
         except BaseException as error:  # noqa: BLE001 - whatever a policy raises (or exits with) ends the run with a sentence
-            raise model.calls.failure("policy", "plan", error) from error
+            raise self.calls.failure("policy", "plan", error) from error
         finally:
             self.active = False
         self.close()
 
     def _guarded_plan(self) -> None:
         """A plug-in's pass: its code runs with the guard up (jobs, queue and platform refuse writes); the engine's applies between."""
-        model = self.model
-        calls = model.calls
+        calls = self.calls
         apply = self.apply
         count = 0
         calls.active = True
         try:
-            actions = iter(model.scheduler.plan(model.view))
+            actions = iter(self.scheduler.plan(self.view))
             for action in actions:
                 calls.active = False
                 count += 1
@@ -139,8 +150,7 @@ class SchedulingPass:
 
     def _check_action_count(self, count: int) -> None:
         """Raise PolicyError when a pass returned more actions than waiting + running jobs allow (a loop without progress)."""
-        model = self.model
-        limit = 4 * (len(model.queue) + len(model.running_jobs)) + 64
+        limit = 4 * (len(self.queue) + len(self.book.running)) + 64
         if count > limit:
             raise self.policy_error(None, f"returned more than {limit} actions in one pass (a loop without progress?)")
 
@@ -150,11 +160,10 @@ class SchedulingPass:
         The engine's own pass (:meth:`run`) and a caller that applies actions itself (the Gymnasium
         environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close`.
         """
-        model = self.model
-        if model.record_fairness:
-            self._head = head = model.queue.head
+        if self.settings.fairness:
+            self._head = head = self.queue.head
             self._promise = head.reservation_at if head is not None else None
-        model.scheduler.begin_pass()
+        self.scheduler.begin_pass()
 
     def apply(self, action) -> None:
         """Check one action of the open pass and apply it.
@@ -167,42 +176,39 @@ class SchedulingPass:
             PolicyError: the action is not one of those, or refers to a job or an allocation that does not
                 allow it (:meth:`action_refusal`); nothing was changed.
         """
-        model = self.model
         kind = type(action)
         if kind is Start:
             job = action.job
             if type(job) is Job and job.queue_key is not None and action.size is None:  # waiting (in the queue)
-                reason = model.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
+                reason = self.platform.allocation_refusal(action.allocation, job.partition_size, True)  # the common case
             else:
                 reason = self._start_refusal(action)
             if reason is not None:
                 raise self.policy_error(getattr(job, "job_id", None), reason)
-            if model._node_id_allocations and type(action.allocation) is not np.ndarray:
+            if self.settings.node_id_allocations and type(action.allocation) is not np.ndarray:
                 action = action._replace(allocation=np.asarray(action.allocation, dtype=np.int64))
-            queue = model.queue
-            if model.record_fairness and job is not queue.head:
+            queue = self.queue
+            if self.settings.fairness and job is not queue.head:
                 head_id = queue.head.job_id
                 self._start(*action)
-                self.passed.passed(job, head_id, model.progress.predicted_end(job, model.now))
+                self.passed.passed(job, head_id, self.progress.predicted_end(job, self.clock.time))
             else:
                 self._start(*action)
             return
         if kind is Reserve:
             job = action.job
             at = action.at
-            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= model.simulator.time - 1e-6:
+            if type(job) is Job and job.queue_key is not None and type(at) is float and at >= self.clock.time - 1e-6:
                 job.reservation_at = at  # the common case, checked
                 return
         reason = self.action_refusal(action)
         if reason is not None:
             raise self.policy_error(reason[0], reason[1])
         if kind is Repack:
-            node_ids = model._node_id_allocations
-            model.handlers.migrate(
-                tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves)
-            )
+            node_ids = self.settings.node_id_allocations
+            self.handlers.migrate(tuple((job, np.asarray(new, dtype=np.int64) if node_ids else new) for job, new in action.moves))
         elif kind is Preempt:
-            model.handlers.preempt(action.job)
+            self.handlers.preempt(action.job)
         else:
             action.job.reservation_at = float(action.at)
 
@@ -215,52 +221,50 @@ class SchedulingPass:
                 (the run would stall: no event would ever start it), unless the policy holds it for a
                 pass it asked for (``passes_at_own_times``: a power cap's end).
         """
-        model = self.model
-        queue, policy, platform = model.queue, model.policy, model.platform
+        queue, policy, platform = self.queue, self.policy, self.platform
         self.open = False
         if self.returned:
             self.returned = []
         waiting = len(queue)
         if self.check_head and waiting and self._head_fits(queue.head):
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {platform.free_count()} nodes free")
-        if waiting and ((model.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
-            model.handlers.schedule_price_pass()
-        holds = model.handlers.price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
-        if waiting and not model.running_jobs and not holds and self._stalls(queue.head):
+        if waiting and ((self.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
+            self.handlers.schedule_price_pass()
+        holds = self.handlers.price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
+        if waiting and not self.book.running and not holds and self._stalls(queue.head):
             head = queue.head
             raise self.policy_error(
                 head.job_id,
                 f"nothing runs and the first waiting job fits ({head.partition_size} nodes, {platform.free_count()} free), "
                 "yet the pass started nothing: no event would ever start it",
             )
-        if not model.record_enabled:
+        if not self.settings.record:
             return
-        row = (model.now, platform.free_count(), model.scheduler.queued_demand(), len(model.running_jobs), waiting)
-        if model.record_fairness:
+        row = (self.clock.time, platform.free_count(), self.scheduler.queued_demand(), len(self.book.running), waiting)
+        if self.settings.fairness:
             row += self._fairness_columns(queue.head, self._head, self._promise)
-        model.recorder.pass_ended(row)  # PASS_COLUMNS' order, then FAIRNESS_COLUMNS'
+        self.recorder.pass_ended(row)  # PASS_COLUMNS' order, then FAIRNESS_COLUMNS'
 
     def _stalls(self, head: Job) -> bool:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
         if head.times is not None:
             return False  # a moldable job's size is the policy's choice
-        return self.model.platform.fits_now(head.partition_size)
+        return self.platform.fits_now(head.partition_size)
 
     def policy_error(self, job_id, reason: str) -> PolicyError:
         """The PolicyError naming the policy, the time, the job and the reason."""
-        model = self.model
-        return PolicyError(extension_name(model.policy), model.now, job_id, reason)
+        return PolicyError(extension_name(self.policy), self.clock.time, job_id, reason)
 
     def _is_job(self, job) -> bool:
         """Whether ``job`` is one of this run's jobs (not a copy, not another run's, not something else)."""
-        return self.model.run_jobs.owns(job)
+        return self.book.jobs.owns(job)
 
     def _start_refusal(self, action: Start) -> str | None:
         """Why a Start cannot be applied, or None (the job waits; the allocation is free, of its size, not down)."""
         job = action.job
         if not self._is_job(job):
             return f"Start names {job!r}, not a job of this run"
-        if job.state is not JobState.QUEUED or job not in self.model.queue:
+        if job.state is not JobState.QUEUED or job not in self.queue:
             return f"Start of job {job.job_id}, which is not waiting (it is {job.state.value})"
         size = action.size
         if size is None:
@@ -274,7 +278,7 @@ class SchedulingPass:
             return f"Start of moldable job {job.job_id} needs its runtime t_j(p) > 0 for p = {size}, got {action.runtime!r}"
         # spares are not refused: a Krevat repack may start a job where a repacked job held spares
         # (CKPT-MIG with spares); the platform's allocate allows it too
-        return self.model.platform.allocation_refusal(action.allocation, size, spares=True)
+        return self.platform.allocation_refusal(action.allocation, size, spares=True)
 
     def action_refusal(self, action) -> tuple[int | None, str] | None:
         """Why a Preempt, Repack or Reserve cannot be applied now.
@@ -295,7 +299,7 @@ class SchedulingPass:
         kind = type(action)
         if kind is Preempt:
             job = action.job
-            if not self._is_job(job) or self.model.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.book.running.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Preempt of {job!r}, which is not running"
             return None
         if kind is Reserve:
@@ -306,7 +310,7 @@ class SchedulingPass:
                 at = float(action.at)
             except (TypeError, ValueError):
                 return job.job_id, f"Reserve at {action.at!r}, not a time in seconds"
-            now = self.model.now
+            now = self.clock.time
             if math.isnan(at) or at < now - 1e-6:
                 return job.job_id, f"Reserve at {at} s, before now ({now} s)"
             return None
@@ -321,12 +325,12 @@ class SchedulingPass:
             return None, f"Repack moves must be (job, allocation) pairs, got {moves!r}"
         seen = set()
         for job, _ in moves:
-            if not self._is_job(job) or self.model.running_jobs.get(job.job_id) is not job:
+            if not self._is_job(job) or self.book.running.get(job.job_id) is not job:
                 return getattr(job, "job_id", None), f"Repack moves {job!r}, which is not running"
             if job.job_id in seen:
                 return job.job_id, "Repack moves the job twice"
             seen.add(job.job_id)
-        platform = self.model.platform
+        platform = self.platform
         if platform.table is not None:  # partition ids: the partitions' supernodes as bit sets
             freed = 0
             for job, _ in moves:
@@ -368,11 +372,10 @@ class SchedulingPass:
         promised = math.nan if promised_at is None else promised_at
         if head is None:
             return (-1, False, previous, promised, 0, False, False)
-        model = self.model
-        running, platform = model.running_jobs, model.platform
+        running, platform = self.book.running, self.platform
         rank = head.rank
-        if model._running_ranks is not None:  # the same sum as below, from the tree
-            ready = platform.free + model._running_ranks.above(rank) >= head.partition_size
+        if self.book.rank_sums is not None:  # the same sum as below, from the tree
+            ready = platform.free + self.book.rank_sums.above(rank) >= head.partition_size
         else:
             ready = self._could_start_without(head, (job for job in running.values() if job.rank > rank))
         counting, nodes = self.passed.counting(head, running)  # only the jobs whose state changed are looked at
@@ -390,7 +393,7 @@ class SchedulingPass:
 
     def _head_fits(self, head: Job) -> bool:
         """Whether the first waiting job fits now (a policy that serves the head first must have started it)."""
-        return head.partition_size <= self.model.platform.free
+        return head.partition_size <= self.platform.free
 
     def _could_start_without(self, head: Job, blockers: Iterable[Job]) -> bool:
         """Whether the head would fit now if the given running jobs were not running (PV-EASY §3.1).
@@ -398,7 +401,7 @@ class SchedulingPass:
         ``blockers`` may be a generator: a cluster only sums their sizes (a pass asks this of every
         running job, so no list is built there).
         """
-        platform = self.model.platform
+        platform = self.platform
         if platform.counts_fit:
             short = head.partition_size - platform.free  # nodes the blockers must give back
             for job in blockers:

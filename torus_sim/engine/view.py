@@ -16,7 +16,17 @@ __all__ = ["SchedulingView"]
 
 
 class SchedulingView:
-    """A read-only window on a :class:`~torus_sim.engine.model.SchedulingModel` for its policy.
+    """A read-only window on the engine for its policy: made from the parts it reads, never the model.
+
+    Args:
+        clock: the run's simulator (its ``time`` is now, seconds).
+        book: the run's :class:`~torus_sim.engine.job_book.JobBook` (the running jobs, the sizes by rank, the kept ends).
+        queue: the wait queue (the scheduler agent's).
+        platform: the run's platform.
+        progress: the job progress model (predicted ends and remaining times).
+        passes: the scheduling pass component (the jobs returned since the last pass).
+        rng: the run's one generator.
+        verification_time: V, seconds added to every attempt.
 
     Attributes:
         queue: the wait queue (:class:`~torus_sim.engine.wait_queue.WaitQueue`), in the policy's order; read only.
@@ -29,13 +39,14 @@ class SchedulingView:
         PV-EASY §4 (a scheduler sees the queue, the running jobs and their predictions); BGL-FAULT §5.
     """
 
-    __slots__ = ("_model", "ended", "platform", "queue", "running")
+    __slots__ = ("_book", "_clock", "_passes", "_progress", "_rng", "_verification_time", "ended", "platform", "queue", "running")
 
-    def __init__(self, model) -> None:
-        self._model = model
-        self.queue = model.scheduler.queue
-        self.running = MappingProxyType(model.running_jobs)  # live, and read-only to the policy
-        self.platform = model.platform
+    def __init__(self, clock, book, queue, platform, progress, passes, rng, verification_time: float) -> None:
+        self._clock, self._book, self._progress, self._passes = clock, book, progress, passes
+        self._rng, self._verification_time = rng, verification_time
+        self.queue = queue
+        self.running = MappingProxyType(book.running)  # live, and read-only to the policy
+        self.platform = platform
         self.ended = None
 
     # -- state ------------------------------------------------------------------------------
@@ -43,26 +54,27 @@ class SchedulingView:
     @property
     def now(self) -> float:
         """Current simulated time, seconds."""
-        return self._model.simulator.time
+        return self._clock.time
 
     @property
     def returned(self) -> list:
         """Jobs a fail-stop failure or a preemption sent back to the queue since the last pass."""
-        return self._model.passes.returned
+        return self._passes.returned
 
     @property
     def rng(self) -> np.random.Generator:
         """The run's one generator (for a policy's random choices)."""
-        return self._model.rng
+        return self._rng
 
     @property
     def verification_time(self) -> float:
         """V, seconds the engine adds to every attempt for the silent-error detector."""
-        return self._model.verification_time
+        return self._verification_time
 
     def down_count(self) -> int:
         """Nodes down now (0 on a cluster that keeps counts only)."""
-        return self._model.down_count()
+        platform = self.platform
+        return int(np.count_nonzero(platform.down_until > -np.inf)) if platform.tracks_nodes else 0
 
     def free_count(self) -> int:
         """Nodes free now."""
@@ -72,11 +84,11 @@ class SchedulingView:
 
     def predicted_end(self, job) -> float:
         """When the scheduler expects a running job to end, seconds (never before now)."""
-        return self._model.progress.predicted_end(job, self._model.simulator.time)
+        return self._progress.predicted_end(job, self._clock.time)
 
     def predicted_remaining(self, job) -> float:
         """Wall time a waiting job is expected to hold its nodes once started, seconds."""
-        return self._model.progress.predicted_remaining(job)
+        return self._progress.predicted_remaining(job)
 
     def remaining_estimator(self):
         """:meth:`predicted_remaining` as the engine's own function, for a scan over thousands of waiting jobs.
@@ -85,13 +97,13 @@ class SchedulingView:
             A callable ``job -> seconds`` giving the same values as :meth:`predicted_remaining` this
             pass (without the view's call around it).
         """
-        return self._model.progress.predicted_remaining
+        return self._progress.predicted_remaining
 
     # -- planning ----------------------------------------------------------------------------
 
     def snapshot(self):
         """A planning copy of the occupancy now (yours to change): counts on a cluster, supernodes on a torus."""
-        return self._model.platform.snapshot()
+        return self.platform.snapshot()
 
     def held_above(self, rank: int) -> int | None:
         """Nodes held by the running jobs of rank greater than ``rank`` (PV-EASY's shadow load below a job).
@@ -106,7 +118,7 @@ class SchedulingView:
         References:
             PV-EASY §4.1 (sunny and shadow load), §4.2 (SLP: would the head fit without the shadow load?).
         """
-        sums = self._model._running_ranks
+        sums = self._book.rank_sums
         return None if sums is None else sums.above(rank)
 
     def running_releases(self):
@@ -135,8 +147,8 @@ class SchedulingView:
         if not platform.counts_fit:
             return None
         if platform.counts_only:
-            kept = self._model.running_ends()
-            return None if kept is None else kept.columns(self._model.simulator.time)
+            kept = self._book.running_ends()
+            return None if kept is None else kept.columns(self._clock.time)
         from torus_sim.engine.running_ends import ReleaseColumns
 
         rows = [(self.predicted_end(job), job.allocated_size) for job in self.running.values()]
@@ -171,15 +183,14 @@ class SchedulingView:
             Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; PV-EASY §4.3 step 1;
             BGL-FAULT §5.1 (the reservation on the torus is a partition, not a count).
         """
-        model = self._model
-        platform = model.platform
+        platform = self.platform
         if releasing is None and above_rank is None and platform.counts_only:
-            kept = model.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
+            kept = self._book.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
             if kept is not None:
                 occupancy = platform.snapshot()
                 for job in vacated:
                     occupancy.vacate(job)
-                now = model.simulator.time
+                now = self._clock.time
                 if need <= occupancy.free:
                     return now, occupancy
                 shadow_at, occupancy.free = kept.count_shadow(now, occupancy.free, need, together)
@@ -196,8 +207,8 @@ class SchedulingView:
         now = self.now
         if occupancy.fits(need):
             return now, occupancy
-        repairs = self._model.platform.repairs_ahead()
-        kept = self._model.running_ends() if releasing is None and not repairs else None
+        repairs = self.platform.repairs_ahead()
+        kept = self._book.running_ends() if releasing is None and not repairs else None
         if kept is not None:
             shadow_at = None
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
@@ -215,7 +226,7 @@ class SchedulingView:
             releasing = self.running.values()
             if above_rank is not None:
                 releasing = [job for job in releasing if job.rank < above_rank]
-        predicted_end = self._model.progress.predicted_end
+        predicted_end = self._progress.predicted_end
         releases = sorted((predicted_end(job, now), 0, job.rank, job) for job in releasing)
         if repairs:
             releases = sorted(releases + [(max(at, now), 1, node, None) for at, node in repairs], key=lambda item: item[:3])
@@ -263,8 +274,7 @@ class SchedulingView:
         References:
             BGL-FAULT §5.1 (MFP placement, backfilling that keeps a box for the head), §5.2.
         """
-        model = self._model
-        platform = model.platform
+        platform = self.platform
         if size is None:
             size = job.partition_size
         if platform.counts_fit:
@@ -280,7 +290,7 @@ class SchedulingView:
                 free_nodes = np.setdiff1d(free_nodes, np.concatenate([np.asarray(a, dtype=np.int64) for a in taken]))
             if placement is None or size != job.partition_size:
                 return free_nodes[:size]
-            return placement.choose_nodes(free_nodes, job, model.simulator.time)
+            return placement.choose_nodes(free_nodes, job, self._clock.time)
         table = platform.table
         words = platform.words()
         if taken:
@@ -300,4 +310,4 @@ class SchedulingView:
             from torus_sim.policies.placement import MFP
 
             placement = MFP
-        return placement.choose(table, job, candidates, words, model.simulator.time)
+        return placement.choose(table, job, candidates, words, self._clock.time)
