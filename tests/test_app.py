@@ -208,9 +208,9 @@ def test_what_the_page_shows_is_about_the_model_it_runs():
     rc.close()
 
     model = app.VizModel()
-    model.failed_this_step = [50, 51, 4, 5, 50, 4]
+    model.step_log.failed = [50, 51, 4, 5, 50, 4]
     assert app.failed_nodes_text(model) == "failed node(s) 4, 5, 50, 51 (6 events)"
-    model.failed_this_step = []
+    model.step_log.failed = []
     assert app.failed_nodes_text(model) == "no node failed"
 
     # "down 0" always with BGL-FAULT's transient failures; with a downtime the drawing shows down nodes

@@ -597,5 +597,6 @@ def test_the_model_owns_the_clock_the_generator_and_the_wiring():
         }
     )
     assert len(assigned) <= 20, assigned
+    assert init.end_lineno - init.body[0].lineno + 1 <= 60, "the model's __init__ names its steps; the steps live in functions"
     for owned in ("run_jobs", "running_jobs", "completed", "makespan", "queue", "policy", "_running_ranks", "_down_since"):
         assert owned not in assigned, f"{owned} has its owner (the job book, the scheduler agent, the node agents)"

@@ -60,8 +60,8 @@ def _nasa_model(**fields) -> SchedulingModel:
 def test_head_ready_from_the_tree_equals_the_sum_over_running_jobs_with_kills():
     fast = _nasa_model(failures="synthetic:300", seed=3, downtime="300")
     plain = _nasa_model(failures="synthetic:300", seed=3, downtime="300")
-    assert fast._running_ranks is not None and fast.record_fairness
-    plain._running_ranks = None  # the sum over every running job of lower priority
+    assert fast.book.rank_sums is not None and fast.settings.fairness
+    plain.book.rank_sums = None  # the sum over every running job of lower priority
     fast_record, plain_record = fast.run(), plain.run()
     assert fast_record.counters["job_kills"] > 0  # jobs left the running set by a kill too
     assert fast_record.capacity["head_ready"].any() and not fast_record.capacity["head_ready"].all()

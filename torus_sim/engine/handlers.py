@@ -120,7 +120,7 @@ class EventHandlers:
     Args (keyword-only: the parts of the engine the handlers change or read, never the model):
         clock: the run's :class:`~torus_sim.engine.events.EngineSimulator`.
         book: the :class:`~torus_sim.engine.job_book.JobBook`; counters: the :class:`~torus_sim.engine.counters.RunCounters`.
-        settings, steps: the run's :class:`~torus_sim.engine.settings.RunSettings` and :class:`~torus_sim.engine.settings.StepLog`.
+        settings, step_log: the run's :class:`~torus_sim.engine.settings.RunSettings` and :class:`~torus_sim.engine.settings.StepLog`.
         platform: the run's platform; node_agents: one agent per node (empty without node identities).
         scheduler: the scheduler agent (its queue, its policy: the only way a job enters the queue).
         progress: the job progress model; resilience: the run's resilience policy.
@@ -145,7 +145,7 @@ class EventHandlers:
         book,
         counters,
         settings,
-        steps,
+        step_log,
         platform,
         node_agents,
         scheduler,
@@ -167,7 +167,7 @@ class EventHandlers:
         self.progress, self.resilience, self.node_agents, self.calls = progress, resilience, node_agents, calls
         self.power, self.power_states, self.recorder = power, power_states, recorder
         self._predict, self._observe_end = predict, observe_end
-        self.book, self.counters, self.settings, self.steps = book, counters, settings, steps
+        self.book, self.counters, self.settings, self.step_log = book, counters, settings, step_log
         self.request_pass = self.passes.request  # the pass component's (made before the handlers)
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
@@ -318,8 +318,8 @@ class EventHandlers:
             self.passes.returned.append(job)
             killed = job_id
         self.node_agents[node].record_failure(now, killed)
-        if self.steps.on:
-            self.steps.failed.append(node)
+        if self.step_log.on:
+            self.step_log.failed.append(node)
         if self.calls.guarded:
             self.calls.call("policy", "observe_failure", self.policy.observe_failure, now, node)
         else:
@@ -367,8 +367,8 @@ class EventHandlers:
         if self.settings.verification_time:
             end_at += self.settings.verification_time
         self.book.start(job)
-        if self.steps.on:
-            self.steps.started.append((job.job_id, allocation))
+        if self.step_log.on:
+            self.step_log.started.append((job.job_id, allocation))
         self.counters.starts += 1
         job.end_event = simulator.schedule(self.job_end, end_at, _JOB_END, [job])
         if self.preventive.migration:

@@ -149,6 +149,88 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
+def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float) -> None:
+    """The model's settings checked before anything is made.
+
+    Raises:
+        ConfigurationError: an unknown event order or downtime mode, a plan timeout or step that is not positive, a
+            negative verification time.
+    """
+    if event_order not in EVENT_ORDERS:
+        raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
+    if plan_timeout is not None and not plan_timeout > 0:
+        raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
+    if not step_seconds > 0:
+        raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
+    if not (
+        downtime in DOWNTIME_MODES or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
+    ):
+        raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
+    if not verification_time >= 0:
+        raise ConfigurationError(f"the verification time V must be >= 0, got {verification_time}")
+
+
+def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off) -> bool:
+    """Whether the run tells nodes apart: fail-stop failures, a policy that asks, resilience, or a placement that warms switched-off nodes."""
+    fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
+    warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
+    return fail_stop or policy.needs_node_identities or resilience.active or warm
+
+
+def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
+    """The run's jobs (:class:`~torus_sim.engine.arrivals.RunJobs`), checked against the platform.
+
+    A workload lists its jobs in priority (FCFS / index) order: that is their rank. An online workload's jobs are
+    made at their arrival and dropped when they complete; a batch's now.
+
+    Raises:
+        ConfigurationError: silent-error counts of the wrong shape or negative, duplicate job ids, a job the platform
+            can never run.
+    """
+    counts = None
+    if silent_errors is not None:
+        counts = np.asarray(silent_errors)
+        if counts.shape != (len(workload.jobs),) or np.any(counts < 0):
+            raise ConfigurationError(
+                f"silent errors: one count >= 0 per job expected ({len(workload.jobs)}), got shape {counts.shape}"
+            )
+        counts = counts.tolist()
+    run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
+    duplicate = run_jobs.first_duplicate_id()
+    if duplicate is not None:
+        raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
+    if workload.times is None:
+        sizes = run_jobs.partition_sizes()  # size -> the first job asking for it
+        for size in sorted(sizes):
+            refusal = platform.size_refusal(size)
+            if refusal is not None:
+                raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, {refusal}")
+    return run_jobs
+
+
+def _keep_queue_indexes(policy: Policy, queue, platform, jobs, progress) -> None:
+    """The wait queue's indexes the policy declares: the waiting jobs by size (torus, FCFS order) and as numpy columns."""
+    fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
+    if policy.size_index and platform.table is not None and queue.indexed and fcfs_order:
+        remaining = _walltime if policy.size_index == "walltime" else progress.predicted_remaining
+        queue.keep_size_index(jobs, remaining, policy.size_index)
+    if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
+        wanted = policy.queue_columns
+        queue.keep_columns(progress.predicted_remaining, wanted == "shortest", always=wanted == "always")
+
+
+def _runtime_calls(runtime_predictor, calls: ExtensionCalls):
+    """The runtime predictor's ``predict`` and ``observe_end`` as the handlers call them (a plug-in's behind the guard), or Nones."""
+    if runtime_predictor is None:
+        return None, None
+    if is_builtin_extension(runtime_predictor):
+        return runtime_predictor.predict, runtime_predictor.observe_end
+    return (
+        partial(checked_prediction, runtime_predictor.predict, calls),
+        partial(calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end),
+    )
+
+
 class SchedulingModel(mesa_core.Model):
     """Run a workload on a platform under a policy, with fail-stop failures and silent errors.
 
@@ -219,71 +301,40 @@ class SchedulingModel(mesa_core.Model):
         power=None,
     ) -> None:
         super().__init__(seed=seed)
-        self.power = (
-            power  # the run's power inputs (torus_sim.experiments.run_inputs.PowerInputs) or None; read by power-aware policies
-        )
-        if event_order not in EVENT_ORDERS:
-            raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
-        if plan_timeout is not None and not plan_timeout > 0:
-            raise ConfigurationError(f"plan_timeout must be positive seconds (or None: no limit), got {plan_timeout!r}")
-        if not step_seconds > 0:
-            raise ConfigurationError(f"step_seconds must be positive, got {step_seconds}")
-        if not (
-            downtime in DOWNTIME_MODES
-            or (isinstance(downtime, (int, float)) and not isinstance(downtime, bool) and downtime >= 0)
-        ):
-            raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
-        if not verification_time >= 0:
-            raise ConfigurationError(f"the verification time V must be >= 0, got {verification_time}")
+        _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time)
         if policy is None:
             from torus_sim.policies.krevat import KrevatScheduler
 
             policy = KrevatScheduler()
         check_declarations(policy)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
-            runtime_predictor = runtime_predictor(self.rng)
-        extensions = _extensions(policy, runtime_predictor)
-        names = {kind: extension_name(extension) for kind, extension in extensions.items() if extension is not None}
-        guarded = not all(is_builtin_extension(extension) for extension in extensions.values() if extension is not None)
-        self.settings = None  # made once the platform is known (the model's clock reads plan_timeout from it)
-        self.calls = ExtensionCalls(names, self._clock, guarded)
-        self.resilience = resilience or ResiliencePolicy()
-        fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
-        switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
-        warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
-        needs_identities = fail_stop or policy.needs_node_identities or self.resilience.active or warm
-        self.platform = _build_platform(platform, table, needs_identities)
-        if record_fairness is None:
-            record_fairness = workload.kind == "online" and self.platform.counts_fit
-        self.settings = RunSettings(
-            downtime=downtime,
-            verification_time=float(verification_time),
-            record=bool(record),
-            fairness=bool(record_fairness),
-            each_event=event_order != "instant",
-            node_id_allocations=self.platform.counts_fit and self.platform.tracks_nodes,
-            step_seconds=float(step_seconds),
-            plan_timeout=plan_timeout,
-            event_order=event_order,
+            runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
+        extensions = {
+            kind: extension for kind, extension in _extensions(policy, runtime_predictor).items() if extension is not None
+        }
+        guarded = not all(is_builtin_extension(extension) for extension in extensions.values())
+        self.settings = None  # made once the platform is known (the guard's clock and plan_timeout read it)
+        self.calls = ExtensionCalls(
+            {kind: extension_name(extension) for kind, extension in extensions.items()}, self._clock, guarded
         )
+        self.power = power  # the run's power inputs (torus_sim.inputs.energy.power_inputs.PowerInputs) or None
+        self.resilience = resilience or ResiliencePolicy()
+        switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
+        self.platform = _build_platform(platform, table, _needs_identities(policy, failures, self.resilience, switch_off))
+        fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
+        ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
+        self.settings = RunSettings(
+            downtime, float(verification_time), bool(record), bool(fairness), event_order != "instant", ids, float(step_seconds), plan_timeout, event_order
+        )  # fmt: skip
         self.power_states = (
             None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, self.platform.counts_only)
         )
-        if guarded:  # a plug-in's refusal is a sentence; its crash a PolicyError
-            reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
-            if reason is not None and not isinstance(reason, str):
-                raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
-            if reason:
-                raise ConfigurationError(reason)
-        else:
-            policy.check_supports(self.platform, workload)
-        # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
-        check_head = policy.starts_head_when_it_fits and self.platform.counts_fit
+        self._check_supports(policy, workload, guarded)
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
-        capacity = self.platform.capacity
-        has_nodes = self.platform.tracks_nodes
-        self.node_agents = [NodeAgent(self, index) for index in range(capacity)] if has_nodes else []
+        self.node_agents = (
+            [NodeAgent(self, index) for index in range(self.platform.capacity)] if self.platform.tracks_nodes else []
+        )
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
         self.scheduler = SchedulerAgent(self, policy, key)
@@ -291,38 +342,29 @@ class SchedulingModel(mesa_core.Model):
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
         self.workload = workload
-        # a workload lists its jobs in priority (FCFS / index) order: that is their rank
-        counts = None
-        if silent_errors is not None:
-            counts = np.asarray(silent_errors)
-            if counts.shape != (len(workload.jobs),) or np.any(counts < 0):
-                raise ConfigurationError(
-                    f"silent errors: one count >= 0 per job expected ({len(workload.jobs)}), got shape {counts.shape}"
-                )
-            counts = counts.tolist()
-        # an online workload's jobs are made at their arrival and dropped when they complete (a batch's now)
-        run_jobs = RunJobs(workload, counts, streamed=workload.kind == "online")
-        duplicate = run_jobs.first_duplicate_id()
-        if duplicate is not None:
-            raise ConfigurationError(f"duplicate job id {duplicate} in {workload.source}")
-        if workload.times is None:
-            sizes = run_jobs.partition_sizes()  # size -> the first job asking for it
-            for size in sorted(sizes):
-                refusal = self.platform.size_refusal(size)
-                if refusal is not None:
-                    raise ConfigurationError(f"job {sizes[size]} needs {size} nodes, {refusal}")
         self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
-        # the running jobs in order of predicted end, kept between passes where that end is fixed for an
-        # attempt (a cluster's counts: no periodic checkpoints or preemption arithmetic, no preventive moves)
-        # (made at the first pass that asks, so runs whose policy never does pay nothing per attempt)
+        # the running jobs in order of predicted end are kept where that end is fixed for an attempt (a cluster's
+        # counts: no periodic checkpoints or preemption arithmetic, no preventive moves); their sizes by rank where
+        # the fairness columns or a shadow-load policy ask on a cluster (a sum per pass)
         fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
-        # the running jobs' sizes by rank, for the fairness columns' head_ready on a cluster (a sum per pass)
         fairness_on_counts = (self.settings.fairness or policy.shadow_load) and self.platform.counts_fit
+        run_jobs = _run_jobs(workload, silent_errors, self.platform)
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit)
         self.counters = RunCounters()
-        self.steps = StepLog()  # what the last step did, for the browser view (a plain run notes nothing)
+        self.step_log = StepLog()  # what the last step did, for the browser view (a plain run notes nothing)
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, self.power is not None)
-        self.passes = SchedulingPass(  # the scheduling passes: asked for, open, run, checked
+        self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off)
+        self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
+
+    def _wire(self, policy: Policy, workload: Workload, failures, runtime_predictor, guarded: bool, switch_off) -> None:
+        """Make the pass, the view, the failures, the preventive actions and the handlers, each with the parts it uses.
+
+        The generator is drawn in this order (the golden runs keep it): a generated failure log, the policy's
+        ``attach``, the preventive actions' foreseen failures.
+        """
+        # the head-fits invariant is checked on clusters (counts; a torus check would cost a partition query per pass)
+        check_head = policy.starts_head_when_it_fits and self.platform.counts_fit
+        self.passes = SchedulingPass(
             clock=self.simulator,
             book=self.book,
             settings=self.settings,
@@ -351,13 +393,14 @@ class SchedulingModel(mesa_core.Model):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         self.failure_log = failures if failures is not None else _NO_FAILURES
-        self.failure_log.check_fits(capacity)
+        self.failure_log.check_fits(self.platform.capacity)
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
             self.book.jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
             self._setup_call("attach", policy.attach, self.policy_context())
         else:
             policy.attach(self.policy_context())
+        recorder = self.recorder if self.settings.record else None
         self.preventive = PreventiveActions(
             self.simulator,
             self.book,
@@ -367,7 +410,7 @@ class SchedulingModel(mesa_core.Model):
             self.rng,
             self.resilience,
             workload,
-            self.recorder if self.settings.record else None,
+            recorder,
             self.power_states,
             self.passes.request,
         )
@@ -375,26 +418,16 @@ class SchedulingModel(mesa_core.Model):
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
-        fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
-        if policy.size_index and self.platform.table is not None and self.queue.indexed and fcfs_order:
-            remaining = _walltime if policy.size_index == "walltime" else self.progress.predicted_remaining
-            self.queue.keep_size_index(self.book.jobs, remaining, policy.size_index)
-        if policy.queue_columns:  # every platform: the passes that cannot use them on one (EASY's on node ids) check
-            wanted = policy.queue_columns
-            self.queue.keep_columns(self.progress.predicted_remaining, wanted == "shortest", always=wanted == "always")
-        predict = None if runtime_predictor is None else runtime_predictor.predict  # job -> seconds
-        observe_end = None if runtime_predictor is None else runtime_predictor.observe_end
-        if runtime_predictor is not None and not is_builtin_extension(runtime_predictor):
-            predict = partial(checked_prediction, runtime_predictor.predict, self.calls)
-            observe_end = partial(self.calls.call, "runtime predictor", "observe_end", runtime_predictor.observe_end)
+        _keep_queue_indexes(policy, self.queue, self.platform, self.book.jobs, self.progress)
+        predict, observe_end = _runtime_calls(runtime_predictor, self.calls)
+        event_order = self.settings.event_order
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
-        # the event handlers: arrivals, attempt ends, failures, repairs, price changes, and the state changes
         self.handlers = EventHandlers(
             clock=self.simulator,
             book=self.book,
             counters=self.counters,
             settings=self.settings,
-            steps=self.steps,
+            step_log=self.step_log,
             platform=self.platform,
             node_agents=self.node_agents,
             scheduler=self.scheduler,
@@ -414,14 +447,28 @@ class SchedulingModel(mesa_core.Model):
         self.passes.bind(self.handlers, self.view)
         self.preventive.bind(self.handlers.job_end)
         self.handlers.schedule_next_arrival()
-        for index, (failed_at, node, repair_at) in enumerate(
-            zip(self.failure_log.failed_at, self.failure_log.supernodes, self.failure_log.repair_at, strict=True)
-        ):
+        log = self.failure_log
+        for index, (failed_at, node, repair_at) in enumerate(zip(log.failed_at, log.supernodes, log.repair_at, strict=True)):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
                 continue
             self._schedule(self.handlers.failure, float(failed_at), EventPriority.FAILURE, int(node), float(repair_at), index)
-        self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
+
+    def _check_supports(self, policy: Policy, workload: Workload, guarded: bool) -> None:
+        """The policy's refusal of the platform or the workload, as a sentence (a plug-in's asked through the guard).
+
+        Raises:
+            ConfigurationError: the policy does not support them (its reason).
+            PolicyError: a plug-in's ``why_unsupported`` raised or returned something other than a sentence.
+        """
+        if not guarded:
+            policy.check_supports(self.platform, workload)
+            return
+        reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
+        if reason is not None and not isinstance(reason, str):
+            raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
+        if reason:
+            raise ConfigurationError(reason)
 
     @property
     def queue(self):
@@ -544,12 +591,12 @@ class SchedulingModel(mesa_core.Model):
     @property
     def failed_this_step(self) -> list[int]:
         """Nodes that failed during the last :meth:`step` (the browser view draws them)."""
-        return self.steps.failed
+        return self.step_log.failed
 
     @property
     def started_this_step(self) -> list[tuple[int, object]]:
         """``(job id, allocation)`` started during the last :meth:`step`."""
-        return self.steps.started
+        return self.step_log.started
 
     def _request_pass(self) -> None:
         self.passes.request()
@@ -712,7 +759,7 @@ class SchedulingModel(mesa_core.Model):
             self.running = False
             self.datacollector.collect(self)
             return
-        self.steps.begin()
+        self.step_log.begin()
         horizon = self.now + self.settings.step_seconds
         while self._unfinished() and self._next_event_at() <= horizon:
             self.simulator.run_next_event()
