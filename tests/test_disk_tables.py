@@ -68,6 +68,8 @@ def test_columns_read_back_bit_for_bit_whatever_went_to_disk(rows, spill_rows, f
         assert _same(early.column(name), values[:cut])  # rows added after a snapshot are not in it
     sliced = table.rows(min(first, len(rows)), len(rows))
     assert _same(sliced["count"], [row[1] for row in rows][first:])
+    some = table.rows(min(first, len(rows)), len(rows), ("outcome", "time"))  # only the columns asked for
+    assert list(some) == ["outcome", "time"] and _same(some["time"], [row[0] for row in rows][first:])
 
 
 def test_text_read_from_disk_is_one_object_per_distinct_value():

@@ -298,12 +298,16 @@ class GrowingTable:
         """The table as it is now, read column by column later (rows added after are not in it)."""
         return TableSnapshot(self, len(self))
 
-    def rows(self, first: int, last: int) -> dict[str, np.ndarray | list]:
-        """Rows ``first`` to ``last - 1`` of every column (typed: numpy arrays; text and other: lists)."""
+    def rows(self, first: int, last: int, columns: tuple[str, ...] | None = None) -> dict[str, np.ndarray | list]:
+        """Rows ``first`` to ``last - 1`` of every column, or of ``columns`` only (typed: numpy arrays; text and other: lists).
+
+        Raises:
+            KeyError: a column of ``columns`` the table does not have.
+        """
         if self._pending:
             self._settle()
         snapshot = TableSnapshot(self, last)
-        return {column: snapshot.column(column, first) for column in self.memory}
+        return {column: snapshot.column(column, first) for column in (self.memory if columns is None else columns)}
 
 
 class TableSnapshot:

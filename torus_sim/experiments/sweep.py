@@ -29,7 +29,6 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -255,6 +254,8 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
         for config in configs:
             yield run_row(config)
     elif executor == "process":
+        from concurrent.futures import ProcessPoolExecutor, as_completed  # here: a run imports no process pool
+
         with ProcessPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(run_row, config) for config in configs]
             for future in as_completed(futures):
