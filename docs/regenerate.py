@@ -120,6 +120,13 @@ DOCUMENTED = (
         checked_by="tests/test_cqsim.py checks the 100% rows on every CI run; the other rows are not compared yet",
     ),
     Documented(
+        "validation/cycle",
+        out="docs/validation",
+        made_by="python docs/validation/cycle.py",
+        checked_by="cycle.csv row for row (CTC-SP2 under seven intervals, SDSC-SP2 under two)",
+        script="docs/validation/cycle.py",
+    ),
+    Documented(
         "validation/against_log",
         out="docs/validation",
         made_by="python docs/validation/against_log.py",

@@ -149,13 +149,24 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float) -> None:
+def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float, interval) -> None:
     """The model's settings checked before anything is made.
 
     Raises:
-        ConfigurationError: an unknown event order or downtime mode, a plan timeout or step that is not positive, a
-            negative verification time.
+        ConfigurationError: an unknown event order or downtime mode, a plan timeout, step or scheduling interval that
+            is not positive, a negative verification time, a scheduling interval with a pass after each event.
     """
+    if interval is not None and not (
+        isinstance(interval, (int, float)) and not isinstance(interval, bool) and 0 < interval < math.inf
+    ):
+        raise ConfigurationError(
+            f"sched_min_interval must be positive seconds (or None: a pass at every instant), got {interval!r}"
+        )
+    if interval is not None and event_order != "instant":
+        raise ConfigurationError(
+            f"sched_min_interval runs the pass at most once per {interval:g} s; event_order={event_order!r} runs one after "
+            "each event: choose one (event_order='instant' with the interval)"
+        )
     if event_order not in EVENT_ORDERS:
         raise ConfigurationError(f"event_order must be one of {', '.join(EVENT_ORDERS)}, got {event_order!r}")
     if plan_timeout is not None and not plan_timeout > 0:
@@ -266,6 +277,9 @@ class SchedulingModel(mesa_core.Model):
         event_order: ``instant`` (one pass per instant, after all of its events), ``each-event``
             (a pass right after each attempt end and each submission, ends first at an instant) or
             ``each-event-submissions-first`` (the same, submissions first; :data:`EVENT_ORDERS`).
+        sched_min_interval: seconds: a scheduling cycle, the pass asked by an event runs at least this long after
+            the last pass (Slurm's ``SchedulerParameters=sched_min_interval``, there in microseconds; production
+            schedulers dispatch in cycles of about 10-60 s); None: at the instant of the event (the textbook loop).
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -299,14 +313,19 @@ class SchedulingModel(mesa_core.Model):
         plan_timeout: float | None = DEFAULT_PLAN_TIMEOUT,
         event_order: str = "instant",
         power=None,
+        sched_min_interval: float | None = None,
     ) -> None:
         super().__init__(seed=seed)
-        _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time)
+        _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
         if policy is None:
             from torus_sim.policies.krevat import KrevatScheduler
 
             policy = KrevatScheduler()
         check_declarations(policy)
+        if sched_min_interval is not None and policy.pass_after_each_end:
+            raise ConfigurationError(
+                f"sched_min_interval: {policy.name} plans after each attempt end (a batch policy), not in a scheduling cycle"
+            )
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -324,7 +343,8 @@ class SchedulingModel(mesa_core.Model):
         fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
         ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
         self.settings = RunSettings(
-            downtime, float(verification_time), bool(record), bool(fairness), event_order != "instant", ids, float(step_seconds), plan_timeout, event_order
+            downtime, float(verification_time), bool(record), bool(fairness), event_order != "instant", ids, float(step_seconds), plan_timeout, event_order,
+            None if sched_min_interval is None else float(sched_min_interval),
         )  # fmt: skip
         self.power_states = (
             None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, self.platform.counts_only)

@@ -66,6 +66,7 @@ class SchedulingPass:
         self.policy, self.platform, self.progress, self.calls, self.power = scheduler.policy, platform, progress, calls, power
         self.recorder, self.overran = recorder, overran
         self.handlers = self.view = None  # handed over by bind()
+        self._last = -math.inf  # when the last pass ran (a cycle's pass waits for last + interval)
         self.check_head = check_head
         self.pending = False
         self.open = False
@@ -84,14 +85,23 @@ class SchedulingPass:
         self._start = handlers.start
 
     def request(self) -> None:
-        """Ask for a pass at this instant (one per instant, after every event of it)."""
+        """Ask for a pass at this instant (one per instant, after every event of it).
+
+        In a scheduling cycle (``pass_interval``) the pass comes at the last pass plus the interval when that is
+        later (Slurm's ``sched_min_interval``).
+        """
         if not self.pending:
             self.pending = True
-            self.clock.schedule(self.handle, self.clock.time, LEVELS[EventPriority.SCHEDULE], [])
+            at = self.clock.time
+            interval = self.settings.pass_interval
+            if interval is not None:  # a scheduling cycle: at most one pass per interval (Slurm's sched_min_interval)
+                at = max(at, self._last + interval)
+            self.clock.schedule(self.handle, at, LEVELS[EventPriority.SCHEDULE], [])
 
     def on_event(self) -> None:
         """The pass event's handler: run the pass, or open it for a caller (``pause``)."""
         self.pending = False
+        self._last = self.clock.time
         if self.pause:  # a caller applies this pass's actions itself (torus_sim.rl)
             self.begin()
             self.open = True

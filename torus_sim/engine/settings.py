@@ -21,6 +21,8 @@ class RunSettings:
         step_seconds: simulated seconds one Mesa step advances.
         plan_timeout: wall-clock seconds one pass may take, or None.
         event_order: ``instant``, ``each-event`` or ``each-event-submissions-first``.
+        pass_interval: seconds: a pass asked by an event runs at least this long after the last pass (Slurm's
+            ``sched_min_interval``, in seconds here), or None: at the instant it is asked.
     """
 
     downtime: str | float
@@ -32,6 +34,7 @@ class RunSettings:
     step_seconds: float
     plan_timeout: float | None
     event_order: str
+    pass_interval: float | None = None
 
 
 class StepLog:

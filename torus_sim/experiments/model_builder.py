@@ -109,6 +109,7 @@ def model_arguments(
         "record_fairness": scenario.fairness,
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
+        "sched_min_interval": scenario.sched_min_interval,
     }
     if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.experiments.run_inputs import load_power

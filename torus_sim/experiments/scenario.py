@@ -21,6 +21,8 @@ directly); a scenario file groups them in sections::
     [power]           power, job_power, price, node_idle_w, node_busy_w, node_down_w, clock_start_hour,
                       power_cap, power_cap_hours, power_cap_file, idle_off_after, boot_time, node_off_w,
                       node_boot_w, shutdown_time, node_shutdown_w (issue 45)
+    [cycle]           sched_min_interval (seconds: the scheduling pass at most once per interval, as production
+                      schedulers run it; unset: at every instant with an event)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -102,6 +104,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
         "spares", "prediction_accuracy"),
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
     "power": POWER_FIELDS,
+    "cycle": ("sched_min_interval",),
     "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
@@ -310,6 +313,15 @@ class Scenario(PowerSettings, BaseModel):
         strict=True,
         default=False,
         description="L(f) counts V in every attempt (default: RIGID Eq. 5-6's L(f) on t_j alone, as the reference code)",
+    )
+    # [cycle]
+    sched_min_interval: Seconds | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description="seconds: the scheduling pass asked by an event runs at least this long after the last one (Slurm's "
+        "sched_min_interval, there in microseconds; production schedulers dispatch in cycles of about 10-60 s); "
+        "unset: at the instant of the event",
     )
     # run
     seed: int = Field(
