@@ -553,11 +553,8 @@ class SchedulingModel(mesa_core.Model):
         return self.simulator.time
 
     def down_count(self) -> int:
-        """Nodes down now."""
-        platform = self.platform
-        if not platform.tracks_nodes:
-            return 0
-        return int(np.count_nonzero(platform.down_until > -np.inf))
+        """Nodes down now (0 on a cluster that keeps counts only; the view's count, :meth:`SchedulingView.down_count`)."""
+        return self.view.down_count()
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
         return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))
