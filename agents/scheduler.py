@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from torus_sim.core.job import Job
+from torus_sim.engine.limits import UserLimits
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.policies.base import Policy
@@ -21,26 +22,33 @@ class SchedulerAgent(Agent):
         policy: the scheduling policy.
         key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
             gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
+        limits: ``(max_jobs, max_nodes)`` per user (either None), or None: no per-user limits. With limits, a
+            job over its user's limit waits held out of the queue (:class:`~torus_sim.engine.limits.UserLimits`).
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
             when the policy reads the per-size lists.
+        limits: the :class:`~torus_sim.engine.limits.UserLimits`, or None.
         passes: number of scheduling passes run.
 
     References:
         BGL-FAULT §5.1, §6.1; PV-EASY §4.
     """
 
-    def __init__(self, model: Model, policy: Policy, key=None) -> None:
+    def __init__(self, model: Model, policy: Policy, key=None, limits: tuple | None = None) -> None:
         super().__init__(model)
         self.policy = policy
         by_size = policy.queue_by_size and model.platform.table is not None
-        self.queue = WaitQueue(policy.queue_key if key is None else key, by_size=by_size)
+        key = policy.queue_key if key is None else key
+        self.queue = WaitQueue(key, by_size=by_size)
+        self.limits = None if limits is None else UserLimits(*limits, key=key)
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:
         """Put an arriving or interrupted job at its position (the engine's one way into the wait queue)."""
         self.queue.add(job)
+        if self.limits is not None:
+            self.limits.waiting(job)
 
     def enqueue_arrivals(self, jobs) -> None:
         """Put the jobs submitted at one instant at their positions (one extend, not an insertion per job).
@@ -48,15 +56,26 @@ class SchedulerAgent(Agent):
         Args:
             jobs: the arrived jobs, in rank order (:meth:`~torus_sim.engine.arrivals.RunJobs.arrived`).
         """
+        if self.limits is None:
+            self.queue.extend(jobs)
+            return
+        jobs = list(jobs)
         self.queue.extend(jobs)
+        for job in jobs:
+            self.limits.waiting(job)
 
     def queued_demand(self) -> int:
         """Nodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
         return self.queue.demand
 
     def begin_pass(self) -> None:
-        """Count a scheduling pass (the engine's own, or one a caller drives: the Gymnasium environment)."""
+        """Count a scheduling pass (the engine's own, or one a caller drives: the Gymnasium environment).
+
+        Under per-user limits, the queue then holds the waiting jobs their users may start (:meth:`UserLimits.refresh`).
+        """
         self.passes += 1
+        if self.limits is not None:
+            self.limits.refresh(self.queue)
 
     def plan(self, view):
         """The policy's actions for this pass: the engine's pass asks the agent, the agent asks its policy.

@@ -280,6 +280,10 @@ class SchedulingModel(mesa_core.Model):
         sched_min_interval: seconds: a scheduling cycle, the pass asked by an event runs at least this long after
             the last pass (Slurm's ``SchedulerParameters=sched_min_interval``, there in microseconds; production
             schedulers dispatch in cycles of about 10-60 s); None: at the instant of the event (the textbook loop).
+        user_limits: ``(max_jobs, max_nodes)``: the running jobs and the nodes one user may hold at once (either
+            None: no such limit); a job over its user's limit waits held, out of the policy's queue (Slurm's
+            association limits MaxJobs and MaxTRESPerUser, Maui's MAXJOB and MAXPROC;
+            :class:`~torus_sim.engine.limits.UserLimits`). None: no per-user limits.
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -314,6 +318,7 @@ class SchedulingModel(mesa_core.Model):
         event_order: str = "instant",
         power=None,
         sched_min_interval: float | None = None,
+        user_limits: tuple[int | None, int | None] | None = None,
     ) -> None:
         super().__init__(seed=seed)
         _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
@@ -322,10 +327,9 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        if sched_min_interval is not None and policy.pass_after_each_end:
-            raise ConfigurationError(
-                f"sched_min_interval: {policy.name} plans after each attempt end (a batch policy), not in a scheduling cycle"
-            )
+        for name, value in (("sched_min_interval", sched_min_interval), ("per-user limits", user_limits)):
+            if value is not None and policy.pass_after_each_end:
+                raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -357,7 +361,7 @@ class SchedulingModel(mesa_core.Model):
         )
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
-        self.scheduler = SchedulerAgent(self, policy, key)
+        self.scheduler = SchedulerAgent(self, policy, key, user_limits)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
@@ -562,6 +566,8 @@ class SchedulingModel(mesa_core.Model):
     def _sync_counters(self) -> None:
         """Fold the hot-path counts into :attr:`counters` (:meth:`~torus_sim.engine.counters.RunCounters.sync`)."""
         self.counters.sync(self.simulator, getattr(getattr(self.policy, "placement", None), "diagnostics", None))
+        if self.scheduler.limits is not None:  # times a job was put aside over its user's limit
+            self.counters["jobs_held"] = self.scheduler.limits.held_ever
 
     @property
     def moves(self) -> tuple[int, int]:

@@ -110,6 +110,11 @@ def model_arguments(
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
         "sched_min_interval": scenario.sched_min_interval,
+        "user_limits": (
+            None
+            if scenario.max_jobs_per_user is None and scenario.max_nodes_per_user is None
+            else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
+        ),
     }
     if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.experiments.run_inputs import load_power

@@ -23,6 +23,8 @@ directly); a scenario file groups them in sections::
                       node_boot_w, shutdown_time, node_shutdown_w (issue 45)
     [cycle]           sched_min_interval (seconds: the scheduling pass at most once per interval, as production
                       schedulers run it; unset: at every instant with an event)
+    [limits]          max_jobs_per_user, max_nodes_per_user (a job over its user's limit waits held, as under
+                      Slurm's association limits and Maui's MAXJOB / MAXPROC; unset: no limit)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -105,6 +107,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "metrics": ("gamma", "bsld_form", "fairness", "fairness_reading", "min_delay", "bound_verification"),
     "power": POWER_FIELDS,
     "cycle": ("sched_min_interval",),
+    "limits": ("max_jobs_per_user", "max_nodes_per_user"),
     "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
@@ -322,6 +325,21 @@ class Scenario(PowerSettings, BaseModel):
         description="seconds: the scheduling pass asked by an event runs at least this long after the last one (Slurm's "
         "sched_min_interval, there in microseconds; production schedulers dispatch in cycles of about 10-60 s); "
         "unset: at the instant of the event",
+    )
+    # [limits]
+    max_jobs_per_user: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="running jobs one user may have at once; a job over it waits held (Slurm's MaxJobs, Maui's MAXJOB "
+        "per user); unset: no limit",
+    )
+    max_nodes_per_user: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
+        "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
     )
     # run
     seed: int = Field(

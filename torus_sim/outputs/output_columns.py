@@ -109,6 +109,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "violation_mean_parallelism": ("nodes", "mean size of the violated jobs"),
     "silent_errors": ("", "silent errors met (RIGID, MOLDABLE)"),
     "preemptions": ("", "attempts preempted by the policy"),
+    "jobs_held": ("", "per-user limits only: times a waiting job was put aside, held over its user's limit"),
     "scenarios": ("", "batch: failure scenarios run"),
     "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
     "mean_lower_bound": ("s", "batch: mean lower bound L(f) / L'(J, f)"),

@@ -44,6 +44,7 @@ SUMMARY_LABELS = {
     "delayed_jobs": ("delayed by lower-priority jobs", "{:,}"),
     "violations": ("reservation violations", "{:,}"),
     "silent_errors": ("silent errors detected", "{:,}"),
+    "jobs_held": ("jobs held over a per-user limit", "{:,}"),
     "energy_kwh": ("energy (kWh)", "{:,.1f}"),
     "busy_energy_kwh": ("  of which jobs (kWh)", "{:,.1f}"),
     "idle_energy_kwh": ("  of which idle nodes (kWh)", "{:,.1f}"),

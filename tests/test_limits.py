@@ -1,0 +1,108 @@
+"""Per-user limits (issue 77 §1): a job over its user's running jobs or nodes waits held, out of the policy's queue."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job
+from torus_sim.engine.limits import UserLimits
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.experiments.sweep import run_key
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
+from torus_sim.policies.catalog import ONLINE_POLICIES
+from torus_sim.policies.easy import EasyPolicy
+from torus_sim.policies.rigid import ListPolicy
+
+CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak")]
+
+
+def _job(job_id: int, at: float, runtime: float, size: int, user: int) -> Job:
+    return Job(job_id, at, runtime=runtime, walltime=runtime, size=size, user_id=user)
+
+
+def _run(jobs, nodes: int, limits, policy=None):
+    model = SchedulingModel(Workload(jobs=jobs, source="hand-made"), policy or EasyPolicy(), nodes, user_limits=limits)
+    return model, model.run().jobs.set_index("job_id")
+
+
+def test_a_user_at_its_job_limit_waits_while_another_user_starts():
+    # user 1 asks three one-node jobs at 0, user 2 one: with two jobs per user, user 1's third waits for its first
+    jobs = [_job(1, 0, 100, 1, 1), _job(2, 0, 50, 1, 1), _job(3, 0, 100, 1, 1), _job(4, 0, 100, 1, 2)]
+    assert _run([job.fresh_copy() for job in jobs], 8, None)[1]["started_at"].to_dict() == {1: 0, 2: 0, 3: 0, 4: 0}
+    model, table = _run(jobs, 8, (2, None))
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 0.0, 3: 50.0, 4: 0.0}
+    assert model.scheduler.limits.held == 0 and model.scheduler.limits.held_ever == 1
+
+
+def test_a_node_limit_skips_a_job_over_it_and_lets_a_later_smaller_one_in():
+    # three nodes per user: job 1 (2 nodes) runs, job 2 (2) is held, job 3 (1) fits the room left and starts at 0;
+    # job 2 starts when job 1 ends (the room is 2 again); a job larger than the limit runs alone (job 4 at 250)
+    jobs = [_job(1, 0, 100, 2, 7), _job(2, 0, 100, 2, 7), _job(3, 0, 150, 1, 7), _job(4, 10, 10, 5, 7)]
+    _, table = _run(jobs, 8, (None, 3), EasyPolicy())
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 0.0, 4: 200.0}
+
+
+def _overlaps(table, at: float, user: int):
+    running = table[(table["started_at"] <= at) & (table["finished_at"] > at) & (table["user_id"] == user)]
+    return len(running), int(running["size"].sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 300), min_size=1, max_size=24),
+    sizes=st.lists(st.integers(1, 6), min_size=24, max_size=24),
+    runtimes=st.lists(st.integers(1, 120), min_size=24, max_size=24),
+    users=st.lists(st.integers(0, 2), min_size=24, max_size=24),
+    max_jobs=st.one_of(st.none(), st.integers(1, 3)),
+    max_nodes=st.integers(2, 8),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_no_user_ever_passes_a_limit_under_any_cluster_policy(submits, sizes, runtimes, users, max_jobs, max_nodes, policy):
+    from torus_sim.policies.catalog import POLICIES
+
+    jobs = [
+        _job(index + 1, float(at), float(runtimes[index]), sizes[index], users[index]) for index, at in enumerate(sorted(submits))
+    ]
+    _, table = _run(jobs, 8, (max_jobs, max_nodes), POLICIES.make(policy))
+    assert len(table) == len(jobs) and table["finished_at"].notna().all()  # every job ran: nothing held for ever
+    for at in table["started_at"].unique():
+        for user in table["user_id"].unique():
+            count, nodes = _overlaps(table, at, user)
+            assert max_jobs is None or count <= max_jobs
+            assert nodes <= max_nodes or count == 1  # a job larger than the limit runs alone
+
+
+def test_limits_no_job_reaches_leave_the_schedule_as_it_was():
+    jobs = [_job(index + 1, float(index * 7 % 50), 30.0 + index % 5 * 20, 1 + index % 4, index % 3) for index in range(40)]
+    _, plain = _run([job.fresh_copy() for job in jobs], 8, None)
+    _, limited = _run(jobs, 8, (40, 1000))
+    assert plain["started_at"].equals(limited["started_at"])
+
+
+def test_limits_are_refused_with_a_batch_policy_and_below_one():
+    jobs = [Job(1, 0.0, runtime=10.0, walltime=10.0, size=1)]
+    with pytest.raises(ConfigurationError, match="per-user limits: .* plans after each attempt end"):
+        SchedulingModel(Workload(jobs=jobs, source="one", kind="batch"), ListPolicy(), 4, user_limits=(2, None))
+    for limits in ((0, None), (None, 0), (None, None), (1.5, None)):
+        with pytest.raises(ConfigurationError, match="max_jobs_per_user|max_nodes_per_user"):
+            UserLimits(*limits, key=lambda job: job.rank)
+    with pytest.raises(ValueError, match="max_jobs_per_user"):
+        Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs_per_user=0)
+
+
+def test_limits_are_scenario_fields_that_leave_earlier_keys_unset_and_hold_jobs_on_a_real_log():
+    plain = Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=2000)
+    limited = plain.replace(max_jobs_per_user=2)
+    assert plain.max_jobs_per_user is None and plain.max_nodes_per_user is None
+    assert run_key(plain) != run_key(limited) != run_key(plain.replace(max_nodes_per_user=64))
+    model = build_model(limited, {})
+    table = model.run().jobs
+    assert model.scheduler.limits.held_ever > 0 and model.scheduler.limits.held == 0
+    for at in table["started_at"].unique()[::20]:
+        for user in table["user_id"].unique():
+            assert _overlaps(table, at, user)[0] <= 2
