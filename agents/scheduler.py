@@ -5,6 +5,7 @@ from __future__ import annotations
 from torus_sim.core.job import Job
 from torus_sim.engine.limits import UserLimits
 from torus_sim.engine.mesa_core import Agent, Model
+from torus_sim.engine.multifactor import Multifactor
 from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.policies.base import Policy
 
@@ -24,31 +25,40 @@ class SchedulerAgent(Agent):
             gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
         limits: ``(max_jobs, max_nodes)`` per user (either None), or None: no per-user limits. With limits, a
             job over its user's limit waits held out of the queue (:class:`~torus_sim.engine.limits.UserLimits`).
+        priority: a :class:`~torus_sim.engine.multifactor.Multifactor`: the queue in Slurm's multifactor order
+            instead of ``key``, recomputed every calc period; or None.
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
             when the policy reads the per-size lists.
         limits: the :class:`~torus_sim.engine.limits.UserLimits`, or None.
+        priority: the :class:`~torus_sim.engine.multifactor.Multifactor`, or None.
+        accounts: the parts that follow each user's running jobs (the limits, the priority's usage): each has
+            ``started(job, nodes, now)`` and ``stopped(job_id, now)``; empty without them.
         passes: number of scheduling passes run.
 
     References:
         BGL-FAULT §5.1, §6.1; PV-EASY §4.
     """
 
-    def __init__(self, model: Model, policy: Policy, key=None, limits: tuple | None = None) -> None:
+    def __init__(
+        self, model: Model, policy: Policy, key=None, limits: tuple | None = None, priority: Multifactor | None = None
+    ) -> None:
         super().__init__(model)
         self.policy = policy
         by_size = policy.queue_by_size and model.platform.table is not None
-        key = policy.queue_key if key is None else key
+        key = priority.key if priority is not None else policy.queue_key if key is None else key
         self.queue = WaitQueue(key, by_size=by_size)
         self.limits = None if limits is None else UserLimits(*limits, key=key)
+        self.priority = priority
+        self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
 
     def enqueue(self, job: Job) -> None:
         """Put an arriving or interrupted job at its position (the engine's one way into the wait queue)."""
         self.queue.add(job)
-        if self.limits is not None:
-            self.limits.waiting(job)
+        for part in self.accounts:
+            part.waiting(job)
 
     def enqueue_arrivals(self, jobs) -> None:
         """Put the jobs submitted at one instant at their positions (one extend, not an insertion per job).
@@ -56,24 +66,37 @@ class SchedulerAgent(Agent):
         Args:
             jobs: the arrived jobs, in rank order (:meth:`~torus_sim.engine.arrivals.RunJobs.arrived`).
         """
-        if self.limits is None:
+        if not self.accounts:
             self.queue.extend(jobs)
             return
         jobs = list(jobs)
         self.queue.extend(jobs)
-        for job in jobs:
-            self.limits.waiting(job)
+        for part in self.accounts:
+            for job in jobs:
+                part.waiting(job)
 
     def queued_demand(self) -> int:
         """Nodes requested by the waiting jobs (BGL-FAULT §6.1's q(t), partition sizes)."""
         return self.queue.demand
 
-    def begin_pass(self) -> None:
+    def begin_pass(self, now: float) -> None:
         """Count a scheduling pass (the engine's own, or one a caller drives: the Gymnasium environment).
 
-        Under per-user limits, the queue then holds the waiting jobs their users may start (:meth:`UserLimits.refresh`).
+        With the multifactor priority, the factors are recomputed when a calc period has passed and the queue
+        reordered (:meth:`Multifactor.recompute`); under per-user limits, the queue then holds the waiting jobs
+        their users may start (:meth:`UserLimits.refresh`).
+
+        Args:
+            now: the pass's time, seconds.
         """
         self.passes += 1
+        priority = self.priority
+        if priority is not None and priority.due(now):
+            priority.recompute(now)
+            if len(self.queue) > 1:
+                self.queue.reorder()
+            if self.limits is not None:
+                self.limits.reorder()
         if self.limits is not None:
             self.limits.refresh(self.queue)
 

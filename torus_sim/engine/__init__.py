@@ -17,14 +17,16 @@ Key components:
     guard.py: the guard around plug-in code (ExtensionCalls, the pass watchdog).
     mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
-Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView` and the event
-priorities are meant for use outside the engine; policies see the view.
+Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
+priorities and the multifactor priority's settings (:class:`PriorityWeights`) are meant for use outside the
+engine; policies see the view.
 """
 
 from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "EventPriority": "torus_sim.engine.events",
+    "PriorityWeights": "torus_sim.engine.multifactor",
     "SchedulingModel": "torus_sim.engine.model",
     "SimulationRecord": "torus_sim.engine.record",
     "SchedulingView": "torus_sim.engine.view",

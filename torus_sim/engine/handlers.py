@@ -163,7 +163,7 @@ class EventHandlers:
         observe_end=None,
     ) -> None:
         self.clock, self.platform, self.scheduler, self.queue = clock, platform, scheduler, scheduler.queue
-        self.limits = scheduler.limits  # per-user limits (torus_sim.engine.limits), or None
+        self.accounts = scheduler.accounts  # the parts that follow each user's running jobs (limits, priority usage)
         self.policy, self.view, self.passes, self.preventive = scheduler.policy, view, passes, preventive
         self.progress, self.resilience, self.node_agents, self.calls = progress, resilience, node_agents, calls
         self.power, self.power_states, self.recorder = power, power_states, recorder
@@ -368,8 +368,9 @@ class EventHandlers:
         if self.settings.verification_time:
             end_at += self.settings.verification_time
         self.book.start(job)
-        if self.limits is not None:
-            self.limits.started(job, platform.size_of(allocation))
+        if self.accounts:
+            for part in self.accounts:
+                part.started(job, platform.size_of(allocation), simulator.time)
         if self.step_log.on:
             self.step_log.started.append((job.job_id, allocation))
         self.counters.starts += 1
@@ -384,8 +385,9 @@ class EventHandlers:
     def stop_running(self, job_id: int) -> Job | None:
         """Take a job off the running set (:meth:`~torus_sim.engine.job_book.JobBook.stop`); None when it was not running."""
         job = self.book.stop(job_id)
-        if job is not None and self.limits is not None:
-            self.limits.stopped(job_id)
+        if job is not None and self.accounts:
+            for part in self.accounts:
+                part.stopped(job_id, self.clock.time)
         return job
 
     def preempt(self, job: Job) -> None:

@@ -83,8 +83,8 @@ class UserLimits:
         self._queued[user].add(job.job_id)
         self._dirty.add(user)
 
-    def started(self, job, nodes: int) -> None:
-        """A waiting job started holding ``nodes`` nodes: it counts against its user until it stops."""
+    def started(self, job, nodes: int, now: float = 0.0) -> None:
+        """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
         user = job.user_id
         self._waiting[user].remove(job)
         del self._keys[job.job_id]
@@ -96,12 +96,22 @@ class UserLimits:
         self._nodes[user] += counted
         self._dirty.add(user)
 
-    def stopped(self, job_id: int) -> None:
-        """A running job stopped (it ended, was killed or preempted): its user may run more."""
+    def stopped(self, job_id: int, now: float = 0.0) -> None:
+        """A running job stopped (it ended, was killed or preempted; at ``now``): its user may run more."""
         user, counted = self._held_nodes.pop(job_id)
         self._jobs[user] -= 1
         self._nodes[user] -= counted
         self._dirty.add(user)
+
+    def reorder(self) -> None:
+        """The queue's keys changed (a priority recomputed): every user's waiting jobs are ordered again, and let in anew."""
+        for jobs in self._waiting.values():
+            waiting = list(jobs)
+            jobs.clear()
+            for job in waiting:
+                self._keys[job.job_id] = self._key(job)
+            jobs.update(waiting)
+        self._dirty.update(user for user, jobs in self._waiting.items() if jobs)
 
     def refresh(self, queue) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.

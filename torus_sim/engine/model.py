@@ -69,6 +69,7 @@ from torus_sim.engine.guard import (
 )
 from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
+from torus_sim.engine.multifactor import Multifactor, PriorityWeights
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
@@ -149,6 +150,25 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
+def _check_production(policy: Policy, interval, user_limits, priority) -> None:
+    """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
+
+    Raises:
+        ConfigurationError: one of them with a batch policy (it plans after each attempt end); the priority with a
+            policy that orders its own queue or preempts and reserves by submission rank (PV-EASY's shadow load).
+    """
+    for name, value in (("sched_min_interval", interval), ("per-user limits", user_limits), ("priority", priority)):
+        if value is not None and policy.pass_after_each_end:
+            raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
+    if priority is not None and type(policy).queue_key is not Policy.queue_key:
+        raise ConfigurationError(f"priority: {policy.name} orders its own queue; the multifactor priority orders FCFS policies'")
+    if priority is not None and policy.shadow_load:
+        raise ConfigurationError(
+            f"priority: {policy.name} preempts and reserves by submission rank (its shadow load), not by a priority "
+            "that changes with time"
+        )
+
+
 def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float, interval) -> None:
     """The model's settings checked before anything is made.
 
@@ -219,9 +239,12 @@ def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
     return run_jobs
 
 
-def _keep_queue_indexes(policy: Policy, queue, platform, jobs, progress) -> None:
-    """The wait queue's indexes the policy declares: the waiting jobs by size (torus, FCFS order) and as numpy columns."""
-    fcfs_order = type(policy).queue_key is Policy.queue_key  # a fixed key per job: fixed slots per size
+def _keep_queue_indexes(policy: Policy, queue, platform, jobs, progress, reordered: bool) -> None:
+    """The wait queue's indexes the policy declares: the waiting jobs by size (torus, FCFS order) and as numpy columns.
+
+    ``reordered``: the queue's order changes with time (the multifactor priority): no size index (its slots are FCFS's).
+    """
+    fcfs_order = type(policy).queue_key is Policy.queue_key and not reordered  # a fixed key per job: fixed slots per size
     if policy.size_index and platform.table is not None and queue.indexed and fcfs_order:
         remaining = _walltime if policy.size_index == "walltime" else progress.predicted_remaining
         queue.keep_size_index(jobs, remaining, policy.size_index)
@@ -284,6 +307,9 @@ class SchedulingModel(mesa_core.Model):
             None: no such limit); a job over its user's limit waits held, out of the policy's queue (Slurm's
             association limits MaxJobs and MaxTRESPerUser, Maui's MAXJOB and MAXPROC;
             :class:`~torus_sim.engine.limits.UserLimits`). None: no per-user limits.
+        priority: Slurm's multifactor job priority (:class:`~torus_sim.engine.multifactor.PriorityWeights`: age,
+            fair share, job size): the queue in its order, recomputed every calc period; for policies that keep
+            FCFS's queue order. None: the policy's order.
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -319,6 +345,7 @@ class SchedulingModel(mesa_core.Model):
         power=None,
         sched_min_interval: float | None = None,
         user_limits: tuple[int | None, int | None] | None = None,
+        priority: PriorityWeights | None = None,
     ) -> None:
         super().__init__(seed=seed)
         _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
@@ -327,9 +354,7 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        for name, value in (("sched_min_interval", sched_min_interval), ("per-user limits", user_limits)):
-            if value is not None and policy.pass_after_each_end:
-                raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
+        _check_production(policy, sched_min_interval, user_limits, priority)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -361,7 +386,9 @@ class SchedulingModel(mesa_core.Model):
         )
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
-        self.scheduler = SchedulerAgent(self, policy, key, user_limits)
+        self.scheduler = SchedulerAgent(
+            self, policy, key, user_limits, None if priority is None else Multifactor(priority, self.platform.capacity)
+        )
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
@@ -442,7 +469,7 @@ class SchedulingModel(mesa_core.Model):
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
-        _keep_queue_indexes(policy, self.queue, self.platform, self.book.jobs, self.progress)
+        _keep_queue_indexes(policy, self.queue, self.platform, self.book.jobs, self.progress, self.scheduler.priority is not None)
         predict, observe_end = _runtime_calls(runtime_predictor, self.calls)
         event_order = self.settings.event_order
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]

@@ -170,7 +170,9 @@ class SchedulingPass:
         The engine's own pass (:meth:`run`) and a caller that applies actions itself (the Gymnasium
         environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close`.
         """
-        self.scheduler.begin_pass()  # under per-user limits, this lets in and holds jobs: the head is read after it
+        self.scheduler.begin_pass(
+            self.clock.time
+        )  # under per-user limits, this lets in and holds jobs: the head is read after it
         if self.settings.fairness:
             self._head = head = self.queue.head
             self._promise = head.reservation_at if head is not None else None

@@ -216,6 +216,30 @@ class WaitQueue:
             for walltimes in self._walltimes.values():
                 walltimes.sort()
 
+    def reorder(self) -> None:
+        """Compute every waiting job's key again and put the queue in the new order (a priority that changes with time).
+
+        The per-size lists and the columns are made again; the queue keeps no size index then (its slots are FCFS).
+
+        Raises:
+            SimulationError: the queue keeps a size index (a fixed FCFS order).
+            PolicyError: a plug-in's code is running (see :attr:`guard`).
+        """
+        if self.guard is not None:
+            self.guard.check_engine_write("the wait queue")
+        if self.size_index is not None:
+            raise SimulationError("a queue with a size index keeps a fixed FCFS order: it cannot be reordered")
+        jobs = list(self._sorted)
+        for job in jobs:
+            job.queue_key = None
+        self._sorted.clear()
+        self._count = self.demand = 0
+        self._head = None
+        self._by_size.clear()
+        self._walltimes.clear()
+        self.columns = self.shortest = None
+        self.extend(jobs)
+
     def remove(self, job: Job) -> None:
         """Take a job off the queue.
 

@@ -110,6 +110,7 @@ def model_arguments(
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
         "sched_min_interval": scenario.sched_min_interval,
+        "priority": _priority(scenario),
         "user_limits": (
             None
             if scenario.max_jobs_per_user is None and scenario.max_nodes_per_user is None
@@ -187,3 +188,22 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
         The platform object, or a node count for a cluster that keeps counts.
     """
     return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)
+
+
+def _priority(scenario: Scenario):
+    """The scenario's multifactor priority (:class:`~torus_sim.engine.multifactor.PriorityWeights`), or None: no weight set."""
+    weights = (scenario.priority_weight_age, scenario.priority_weight_fairshare, scenario.priority_weight_job_size)
+    if all(weight is None for weight in weights):
+        return None
+    from torus_sim.engine import PriorityWeights
+
+    age, fairshare, size = (0.0 if weight is None else float(weight) for weight in weights)
+    return PriorityWeights(
+        age,
+        fairshare,
+        size,
+        max_age=float(scenario.priority_max_age),
+        half_life=float(scenario.priority_decay_half_life),
+        calc_period=float(scenario.priority_calc_period),
+        favor_small=scenario.priority_favor_small,
+    )

@@ -25,6 +25,9 @@ directly); a scenario file groups them in sections::
                       schedulers run it; unset: at every instant with an event)
     [limits]          max_jobs_per_user, max_nodes_per_user (a job over its user's limit waits held, as under
                       Slurm's association limits and Maui's MAXJOB / MAXPROC; unset: no limit)
+    [priority]        priority_weight_age, priority_weight_fairshare, priority_weight_job_size, priority_max_age,
+                      priority_decay_half_life, priority_calc_period, priority_favor_small (Slurm's multifactor
+                      job priority; unset weights: the policy's own order)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -89,6 +92,12 @@ __all__ = [
 ]
 
 
+PRIORITY_FIELDS = (
+    "priority_weight_age", "priority_weight_fairshare", "priority_weight_job_size", "priority_max_age",
+    "priority_decay_half_life", "priority_calc_period", "priority_favor_small",
+)  # fmt: skip
+"""The [priority] section: Slurm's multifactor job priority (:mod:`torus_sim.engine.multifactor`)."""
+
 # fmt: off
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
@@ -108,6 +117,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "power": POWER_FIELDS,
     "cycle": ("sched_min_interval",),
     "limits": ("max_jobs_per_user", "max_nodes_per_user"),
+    "priority": PRIORITY_FIELDS,
     "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
@@ -340,6 +350,32 @@ class Scenario(PowerSettings, BaseModel):
         le=10**9,
         description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
         "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
+    )
+    # [priority]
+    priority_weight_age: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="weight of the age factor (Slurm's PriorityWeightAge); any weight set: the queue in "
+        "Slurm's multifactor order",
+    )
+    priority_weight_fairshare: float | None = Field(
+        None, ge=0, le=1e9, description="weight of the fair-share factor 2^(-U/S) over users (PriorityWeightFairshare)"
+    )
+    priority_weight_job_size: float | None = Field(
+        None, ge=0, le=1e9, description="weight of the job-size factor, nodes / machine (PriorityWeightJobSize)"
+    )
+    priority_max_age: Seconds = Field(
+        7 * 86400.0, gt=0, le=1e10, description="seconds of waiting at which the age factor reaches 1 (PriorityMaxAge)"
+    )
+    priority_decay_half_life: Seconds = Field(
+        7 * 86400.0, gt=0, le=1e10, description="seconds in which recorded usage halves (PriorityDecayHalfLife)"
+    )
+    priority_calc_period: Seconds = Field(
+        300.0, gt=0, le=1e9, description="seconds between recomputations of the priorities (PriorityCalcPeriod)"
+    )
+    priority_favor_small: bool = Field(
+        strict=True, default=False, description="the size factor favours small jobs (PriorityFavorSmall=YES)"
     )
     # run
     seed: int = Field(

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.files import atomic_write, json_text
 from torus_sim.experiments.progress import RunProgress, varying_fields
-from torus_sim.experiments.scenario import INPUT_FILE_FIELDS, Scenario
+from torus_sim.experiments.scenario import INPUT_FILE_FIELDS, PRIORITY_FIELDS, Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,6 +91,9 @@ def run_key(config: Scenario) -> str:
             fields.pop(name, None)
     for name in LATER_FIELDS:  # so do fields added later, left unset
         if fields.get(name) is None:
+            fields.pop(name, None)
+    for name in PRIORITY_FIELDS:  # added later: at their defaults they leave a run's key as it was
+        if fields.get(name) == Scenario.model_fields[name].default:
             fields.pop(name, None)
     canonical = json.dumps(fields, sort_keys=True, default=list)
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,0 +1,141 @@
+"""Slurm's multifactor job priority (issue 77 §1): the queue ordered by age, fair share and size, recomputed every period."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine.multifactor import Multifactor, PriorityWeights
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.experiments.sweep import run_key
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
+from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
+from torus_sim.policies.easy import EasyPolicy
+from torus_sim.policies.rigid import ListPolicy
+
+CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak", "PV-EASY")]
+"""The cluster policies that keep FCFS's queue order (PV-EASY's preemptions and shadow load go by submission rank)."""
+
+
+def _job(job_id: int, at: float, runtime: float, size: int, user: int) -> Job:
+    return Job(job_id, at, runtime=runtime, walltime=runtime, size=size, user_id=user)
+
+
+def _starts(jobs, nodes: int, priority=None, limits=None, policy=None) -> dict[int, float]:
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"), policy or EasyPolicy(), nodes, priority=priority, user_limits=limits
+    )
+    return model.run().jobs.set_index("job_id")["started_at"].to_dict()
+
+
+def test_the_fair_share_factor_is_two_to_the_minus_usage_over_shares():
+    # two users, 3 node-hours against 1: U = 0.75 and 0.25 of the usage, S = 1/2 each: F = 2^-1.5 and 2^-0.5
+    priority = Multifactor(PriorityWeights(fairshare=1.0, half_life=1e12), capacity=4)
+    heavy, light = _job(1, 0, 3600, 3, 1), _job(2, 0, 3600, 1, 2)
+    for job in (heavy, light):
+        priority.waiting(job)
+        priority.started(job, job.size, 0.0)
+    priority.stopped(1, 3600.0)
+    priority.stopped(2, 3600.0)
+    priority.recompute(3600.0)
+    assert priority.key(_job(3, 10, 1, 1, 1))[0] == pytest.approx(-(2**-1.5))
+    assert priority.key(_job(4, 10, 1, 1, 2))[0] == pytest.approx(-(2**-0.5))
+    assert priority.key(_job(5, 10, 1, 1, 9))[0] == -1.0  # a user who used nothing
+
+
+def test_fair_share_puts_the_light_user_first_at_the_next_recomputation():
+    # one node: user 1's first job runs 0-1000, its second arrives at 10, user 2's at 20; FCFS runs them in order;
+    # with fair share the pass at 1000 recomputes (a 300 s period has passed): user 2 used nothing and goes first
+    jobs = [_job(1, 0, 1000, 1, 1), _job(2, 10, 100, 1, 1), _job(3, 20, 100, 1, 2)]
+    assert _starts([job.fresh_copy() for job in jobs], 1) == {1: 0.0, 2: 1000.0, 3: 1100.0}
+    assert _starts(jobs, 1, PriorityWeights(fairshare=1000.0)) == {1: 0.0, 2: 1100.0, 3: 1000.0}
+
+
+def test_the_size_factor_favours_large_jobs_or_small_ones():
+    jobs = [_job(1, 0, 1000, 4, 1), _job(2, 10, 100, 1, 1), _job(3, 20, 100, 4, 1)]
+    assert _starts([job.fresh_copy() for job in jobs], 4, PriorityWeights(job_size=1.0)) == {1: 0.0, 3: 1000.0, 2: 1100.0}
+    small = PriorityWeights(job_size=1.0, favor_small=True)
+    assert _starts(jobs, 4, small) == {1: 0.0, 2: 1000.0, 3: 1000.0 + 100.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 3000), min_size=1, max_size=24),
+    sizes=st.lists(st.integers(1, 6), min_size=24, max_size=24),
+    runtimes=st.lists(st.integers(1, 900), min_size=24, max_size=24),
+    max_age=st.sampled_from([60.0, 600.0, 1e6]),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_age_alone_or_zero_weights_keep_the_fcfs_schedule(submits, sizes, runtimes, max_age, policy):
+    # age grows with waiting and ties (jobs past the maximum age) go to the earlier submission: FCFS's order
+    jobs = [_job(i + 1, float(at), float(runtimes[i]), sizes[i], i % 3) for i, at in enumerate(sorted(submits))]
+    plain = _starts([job.fresh_copy() for job in jobs], 8, policy=POLICIES.make(policy))
+    assert (
+        _starts([job.fresh_copy() for job in jobs], 8, PriorityWeights(age=5.0, max_age=max_age), policy=POLICIES.make(policy))
+        == plain
+    )
+    assert _starts(jobs, 8, PriorityWeights(), policy=POLICIES.make(policy)) == plain
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 3000), min_size=1, max_size=24),
+    sizes=st.lists(st.integers(1, 6), min_size=24, max_size=24),
+    runtimes=st.lists(st.integers(1, 900), min_size=24, max_size=24),
+    users=st.lists(st.integers(0, 3), min_size=24, max_size=24),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_fair_share_with_limits_runs_every_job_within_the_limits(submits, sizes, runtimes, users, policy):
+    jobs = [_job(i + 1, float(at), float(runtimes[i]), sizes[i], users[i]) for i, at in enumerate(sorted(submits))]
+    weights = PriorityWeights(age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0)
+    model = SchedulingModel(Workload(jobs=jobs, source="drawn"), POLICIES.make(policy), 8, priority=weights, user_limits=(2, 6))
+    table = model.run().jobs
+    assert len(table) == len(jobs) and table["finished_at"].notna().all()
+    for at in table["started_at"].unique():
+        running = table[(table["started_at"] <= at) & (table["finished_at"] > at)]
+        assert (running.groupby("user_id").size() <= 2).all()
+        sizes_by_user = running.groupby("user_id")["size"].agg(["sum", "size"])
+        assert ((sizes_by_user["sum"] <= 6) | (sizes_by_user["size"] == 1)).all()
+
+
+def test_the_priority_is_refused_with_a_batch_policy_a_policy_of_its_own_order_and_bad_settings():
+    jobs = [Job(1, 0.0, runtime=10.0, walltime=10.0, size=1)]
+    with pytest.raises(ConfigurationError, match="priority: .* plans after each attempt end"):
+        SchedulingModel(Workload(jobs=jobs, source="one", kind="batch"), ListPolicy(), 4, priority=PriorityWeights(age=1.0))
+
+    class Shortest(EasyPolicy):
+        def queue_key(self, job):
+            return (job.walltime, job.job_id)
+
+    with pytest.raises(ConfigurationError, match="orders its own queue"):
+        SchedulingModel(Workload(jobs=jobs, source="one"), Shortest(), 4, priority=PriorityWeights(age=1.0))
+    with pytest.raises(ConfigurationError, match="PV-EASY preempts and reserves by submission rank"):
+        SchedulingModel(Workload(jobs=jobs, source="one"), POLICIES.make("PV-EASY"), 4, priority=PriorityWeights(age=1.0))
+    for bad in ({"age": -1.0}, {"fairshare": math.nan}, {"max_age": 0.0}, {"half_life": -5.0}, {"calc_period": True}):
+        with pytest.raises(ConfigurationError, match="priority_"):
+            PriorityWeights(**bad)
+    with pytest.raises(ValueError, match="priority_weight_fairshare"):
+        Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", priority_weight_fairshare="much")
+
+
+def test_the_priority_is_a_scenario_section_that_leaves_earlier_keys_and_the_torus_runs_it():
+    plain = Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=1500)
+    assert run_key(plain) != run_key(plain.replace(priority_max_age=3600.0))  # every setting makes another run
+    weighted = plain.replace(priority_weight_fairshare=100.0)
+    assert run_key(weighted) != run_key(plain) != run_key(weighted.replace(priority_calc_period=60.0))
+    model = build_model(weighted, {})
+    model.run()
+    assert model.scheduler.priority.recomputed > 10
+    torus = Scenario(workload=str(BUNDLED_NASA_LOG), platform="torus", policy="krevat", max_jobs=3000)
+    waits = {}
+    for name, scenario in (("fcfs", torus), ("fair", torus.replace(priority_weight_fairshare=100.0))):
+        table = build_model(scenario, {}).run().jobs
+        waits[name] = (table["started_at"] - table["submitted_at"]).mean()
+    assert waits["fcfs"] != waits["fair"] and all(math.isfinite(wait) for wait in waits.values())

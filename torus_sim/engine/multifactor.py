@@ -1,0 +1,184 @@
+"""Slurm's multifactor job priority: the queue ordered by age, fair share and size, recomputed every period.
+
+A production queue is not first come, first served. Slurm's ``priority/multifactor`` plugin gives each pending job
+
+    priority = w_age x age + w_fairshare x fairshare + w_size x size
+
+each factor in [0, 1] (the queue, QOS, association, nice and TRES factors need fields an SWF log does not keep):
+
+* age = min(now - submit, max_age) / max_age (``PriorityMaxAge``, 7 days by default);
+* fairshare = 2^(-U / S) (Slurm's classic fair-share factor, ``PriorityDampeningFactor`` 1), with U the user's
+  share of all users' decayed usage (node-seconds, halved every ``PriorityDecayHalfLife``, 7 days by default) and
+  S = 1 / (users seen so far), every user with the same shares: a user who used nothing gets 1, one who used their
+  share 0.5, one who used much more nearly 0;
+* size = the job's nodes / the machine's (``PriorityFavorSmall=NO``), or 1 - that (``YES``).
+
+Slurm recomputes the factors every ``PriorityCalcPeriod`` (5 minutes by default) and a job's at its submission;
+:class:`Multifactor` does the same at the first pass at least ``calc_period`` after the last, and the queue (and
+so every policy's head, backfill scan and reservations) follows the new order. Ties go to the earlier submission,
+then the lower job id, as Slurm's; with every weight 0 the order is FCFS. Usage accrues while jobs run: the integral
+of the nodes a user's jobs hold, each node-second decayed from when it was used (Slurm's decay thread adds it once
+per period; here it is exact), and the factors are those of the last recomputation (or of a new user's first
+submission) until the next.
+
+References:
+    Slurm's documentation, "Multifactor Priority Plugin" (the factors, their weights, PriorityMaxAge,
+    PriorityDecayHalfLife, PriorityCalcPeriod, PriorityFavorSmall) and "Classic Fairshare Algorithm"
+    (F = 2^(-U/S)); Jackson, Snell and Clement, "Core algorithms of the Maui scheduler", JSSPP 2001 (fair share
+    over decayed usage).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from torus_sim.core.errors import ConfigurationError
+
+__all__ = ["Multifactor", "PriorityWeights"]
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class PriorityWeights:
+    """The multifactor priority's settings (Slurm's names in parentheses).
+
+    Attributes:
+        age: weight of the age factor (PriorityWeightAge), >= 0.
+        fairshare: weight of the fair-share factor (PriorityWeightFairshare), >= 0.
+        job_size: weight of the job-size factor (PriorityWeightJobSize), >= 0.
+        max_age: seconds of waiting at which the age factor reaches 1 (PriorityMaxAge), > 0.
+        half_life: seconds in which recorded usage halves (PriorityDecayHalfLife), > 0.
+        calc_period: seconds between recomputations of the factors (PriorityCalcPeriod), > 0.
+        favor_small: the size factor favours small jobs (PriorityFavorSmall=YES).
+    """
+
+    age: float = 0.0
+    fairshare: float = 0.0
+    job_size: float = 0.0
+    max_age: float = 7 * DAY
+    half_life: float = 7 * DAY
+    calc_period: float = 300.0
+    favor_small: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("age", "fairshare", "job_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+                raise ConfigurationError(f"priority_weight_{name} must be a number >= 0, got {value!r}")
+        for name in ("max_age", "half_life", "calc_period"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+                raise ConfigurationError(f"priority_{name} must be positive seconds, got {value!r}")
+
+
+class Multifactor:
+    """The run's job priorities: each user's decayed usage, the factors, the queue's key.
+
+    Usage is kept scaled to a reference time t0 (a user's usage at t is ``scaled x 2^(-(t - t0) / half_life)``), so
+    decaying every user's usage costs nothing and a user's share of the total is the ratio of scaled values; t0
+    moves forward when the scale grows large. Usage accrues exactly (the integral of the held nodes, decayed).
+
+    Args:
+        weights: the :class:`PriorityWeights`.
+        capacity: the machine's nodes (the size factor's denominator).
+
+    Attributes:
+        recomputed: recomputations of the factors so far.
+    """
+
+    def __init__(self, weights: PriorityWeights, capacity: int) -> None:
+        self.weights = weights
+        self.capacity = capacity
+        self._rate = math.log(2.0) / weights.half_life
+        self._t0 = 0.0  # the scale's reference time
+        self._scaled: dict[int, float] = defaultdict(float)  # user -> usage scaled to t0
+        self._total = 0.0  # their sum
+        self._nodes: dict[int, int] = defaultdict(int)  # user -> nodes its running jobs hold now
+        self._since: dict[int, float] = {}  # user -> when its usage was last accrued
+        self._running: dict[int, tuple[int, int]] = {}  # running job id -> (user, nodes)
+        self._waiting: dict[int, int] = defaultdict(int)  # user -> its jobs waiting now
+        self._active: set[int] = set()  # users with running jobs
+        self._queued: set[int] = set()  # users with waiting jobs
+        self._factor: dict[int, float] = {}  # user -> fair-share factor since the last recomputation (or its submission)
+        self._users: set[int] = set()
+        self._at = -math.inf  # the last recomputation
+        self.recomputed = 0
+
+    def _fair_share(self, user: int) -> float:
+        factor = self._factor.get(user)
+        if factor is None:
+            total = self._total
+            factor = self._factor[user] = 2.0 ** (-(self._scaled.get(user, 0.0) / total) * len(self._users)) if total > 0 else 1.0
+        return factor
+
+    def key(self, job) -> tuple[float, float, int]:
+        """The queue's key of ``job`` (smaller first): minus its priority as of the last recomputation, then submit, id."""
+        weights = self.weights
+        priority = 0.0
+        if weights.age:
+            priority += weights.age * min(max(self._at - job.submitted_at, 0.0), weights.max_age) / weights.max_age
+        if weights.fairshare:
+            priority += weights.fairshare * self._fair_share(job.user_id)
+        if weights.job_size:
+            share = min(job.partition_size / self.capacity, 1.0)
+            priority += weights.job_size * (1.0 - share if weights.favor_small else share)
+        return (-priority, job.submitted_at, job.job_id)
+
+    def waiting(self, job) -> None:
+        """A job entered the queue: its user counts among the users that share the machine."""
+        self._users.add(job.user_id)
+        self._waiting[job.user_id] += 1
+        self._queued.add(job.user_id)
+
+    def _accrue(self, user: int, now: float) -> None:
+        since = self._since.get(user)
+        nodes = self._nodes[user]
+        if since is not None and nodes and now > since:
+            rate, t0 = self._rate, self._t0
+            used = nodes * (math.exp(rate * (now - t0)) - math.exp(rate * (since - t0))) / rate  # decayed node-seconds, scaled
+            self._scaled[user] += used
+            self._total += used
+        self._since[user] = now
+
+    def started(self, job, nodes: int, now: float) -> None:
+        """A job started holding ``nodes`` nodes at ``now`` (seconds): its user's usage grows while it runs."""
+        user = job.user_id
+        self._waiting[user] -= 1
+        if not self._waiting[user]:
+            self._queued.discard(user)
+        self._accrue(user, now)
+        self._nodes[user] += nodes
+        self._active.add(user)
+        self._running[job.job_id] = (user, nodes)
+
+    def stopped(self, job_id: int, now: float) -> None:
+        """A running job stopped at ``now`` (ended, killed or preempted): its usage up to now is its user's."""
+        user, nodes = self._running.pop(job_id)
+        self._accrue(user, now)
+        self._nodes[user] -= nodes
+        if not self._nodes[user]:
+            self._active.discard(user)
+
+    def due(self, now: float) -> bool:
+        """Whether the factors are due for recomputation at ``now`` (a calc period since the last)."""
+        return now >= self._at + self.weights.calc_period
+
+    def recompute(self, now: float) -> None:
+        """Accrue the running jobs' usage to ``now`` and make the fair-share factors of the users with waiting jobs."""
+        if self._rate * (now - self._t0) > 300.0:  # move the reference time forward before the scale overflows
+            shrink = math.exp(-self._rate * (now - self._t0))
+            for user in self._scaled:
+                self._scaled[user] *= shrink
+            self._total *= shrink
+            self._t0 = now
+        for user in self._active:
+            self._accrue(user, now)
+        self._factor = {}
+        if self.weights.fairshare:
+            for user in self._queued:
+                self._fair_share(user)
+        self._at = now
+        self.recomputed += 1
