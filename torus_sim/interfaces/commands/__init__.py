@@ -4,6 +4,7 @@ Key components:
 
 - :mod:`~torus_sim.interfaces.commands.run`: ``run``, one run from options or a scenario file.
 - :mod:`~torus_sim.interfaces.commands.sweep`: ``sweep`` (``experiment``), a scenario file's grid on any executor.
+- :mod:`~torus_sim.interfaces.commands.calibrate`: ``calibrate``, a site's production settings fitted on one part of a log.
 - :mod:`~torus_sim.interfaces.commands.data`: ``data``, the field's logs by name (list, fetch, path, cite).
 - :mod:`~torus_sim.interfaces.commands.convert`: ``convert``, a batch system's accounting (sacct, PBS) as an SWF log.
 - :mod:`~torus_sim.interfaces.commands.viz`: ``viz``, the browser view.
@@ -25,6 +26,7 @@ each ``main`` returns the exit code (0, or 2 with one sentence on standard error
 from __future__ import annotations
 
 from torus_sim.interfaces.commands import (
+    calibrate,
     ckpt,
     compare,
     compile,
@@ -41,5 +43,5 @@ from torus_sim.interfaces.commands import (
 
 __all__ = ["SUBCOMMANDS"]
 
-SUBCOMMANDS = (run, sweep, compare, data, convert, viz, compile, ckpt, figure, summarize, generate_rigid, removed)
+SUBCOMMANDS = (run, sweep, calibrate, compare, data, convert, viz, compile, ckpt, figure, summarize, generate_rigid, removed)
 """The subcommand modules, in the order ``torus-sim --help`` lists them."""

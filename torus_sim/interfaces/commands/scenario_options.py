@@ -118,14 +118,19 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
                 action.input_forms, action.input_forms_suffix = name, shown
 
 
-def scenario_from(args):
-    """The run's scenario: the file's (if any) with the options given on the command line on top."""
+def scenario_from(args, own: tuple[str, ...] = ()):
+    """The run's scenario: the file's (if any) with the options given on the command line on top.
+
+    Args:
+        args: the parsed command line (``file`` and the scenario's options).
+        own: the subcommand's own options besides the scenario's (left out of it).
+    """
     from torus_sim.experiments.scenario import Scenario
 
     given = {
         key: value
         for key, value in vars(args).items()
-        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "format", "progress", "against_log")
+        if key not in ("command", "file", "out", "batsim", "swf", "parquet", "format", "progress", "against_log", *own)
     }
     if args.file is None:
         return Scenario.make("the command line", **given)

@@ -1,0 +1,119 @@
+"""The machine as it ran: each log's production settings fitted on its first half, judged on its second half.
+
+    python docs/validation/real_machine.py                 # every log: writes real_machine.csv, prints the page's table
+    python docs/validation/real_machine.py --log CTC-SP2   # one log (its rows replaced in real_machine.csv)
+    python docs/validation/real_machine.py --check         # exit 1 when a number differs from real_machine.csv
+
+For each log: ``torus-sim calibrate`` (:func:`torus_sim.experiments.calibrate.calibrate`) fits the scheduling
+cycle, the per-user job limit and Slurm's multifactor priority (age, fair share, size) on the log's first half
+(in submission order; the second half is never read by a trial), with Optuna's TPE sampler seeded at 0 and
+:data:`TRIALS` trials; the whole log is then replayed with the site as given (FCFS-EASY on the log's own
+processors, the textbook loop) and with the fitted settings, and each is judged on the held-out half. The ablation
+replays the calibrated site with one behaviour turned off at a time. Studies are kept in the temporary folder
+(``torus-sim-real-machine``): a second run resumes them.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 25}
+"""Each log and its trials (fewer on the longer logs: a trial replays half of the log)."""
+FIELDS = ("log", "site", "part", "jobs", "ks", "mean_wait", "logged_mean_wait", "mean_error", "within_hour", "daily_utilization_error")
+OFF = {
+    "no cycle": {"sched_min_interval": None},
+    "no per-user limit": {"max_jobs_per_user": None},
+    "no priority (FCFS)": {"priority_weight_age": None, "priority_weight_fairshare": None, "priority_weight_job_size": None},
+}
+"""The ablation: the calibrated site with one behaviour off."""
+
+
+def study(log: str) -> list[dict]:
+    """One log: fit, judge, ablate; the rows of real_machine.csv and the fitted settings (row ``site`` = ``fitted``)."""
+    from torus_sim import Scenario
+    from torus_sim.experiments.calibrate import _replay, _split, calibrate, score_part
+
+    base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY")
+    folder = Path(tempfile.gettempdir()) / "torus-sim-real-machine" / log
+    calibration = calibrate(base, folder, train=0.5, trials=LOGS[log], seed=0)
+    rows = []
+    for site, parts in calibration.scores.items():
+        for part, score in parts.items():
+            rows.append(_row(log, site, part, score))
+    _, first_test_id, split_day = _split(base, 0.5)
+    for name, off in OFF.items():
+        waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
+        rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
+    fitted = ";".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in calibration.fitted.items())
+    rows.append({"log": log, "site": "fitted", "part": fitted, **dict.fromkeys(FIELDS[3:], "")})
+    return rows
+
+
+def _row(log: str, site: str, part: str, score) -> dict:
+    return {
+        "log": log,
+        "site": site,
+        "part": part,
+        "jobs": str(score.jobs),
+        "ks": f"{score.ks:.3f}",
+        "mean_wait": f"{score.mean_wait:.0f}",
+        "logged_mean_wait": f"{score.logged_mean_wait:.0f}",
+        "mean_error": f"{score.mean_error:.3f}",
+        "within_hour": f"{score.within_hour:.3f}",
+        "daily_utilization_error": "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}",
+    }
+
+
+def table(rows: list[dict]) -> str:
+    """The page's table: the held-out half of each log, as given, calibrated and ablated; the first half for reference."""
+    lines = [
+        "| log | site | part | KS of the waits | mean wait (s), simulated / logged | error | within 1 h | mean abs. daily utilization difference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        if row["site"] == "fitted":
+            continue
+        part = "held out" if row["part"] == "test" else "fitted on"
+        error = float(row["mean_error"])
+        lines.append(
+            f"| {row['log']} | {row['site']} | {part} | {row['ks']} | {int(row['mean_wait']):,} / {int(row['logged_mean_wait']):,} | "
+            f"{error:+.1%} | {float(row['within_hour']):.1%} | {row['daily_utilization_error']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    path = HERE / "real_machine.csv"
+    logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
+    committed = []
+    if path.exists():
+        with path.open(newline="") as handle:
+            committed = list(csv.DictReader(handle))
+    made = [row for log in logs for row in study(log)]
+    if "--check" in argv:
+        old = [row for row in committed if row["log"] in logs]
+        differing = [f"{path.name}: {new} != {was}" for new, was in zip(made, old, strict=False) if new != was]
+        if differing or len(old) != len(made):
+            print("\n".join(differing) or f"{path.name}: {len(old)} rows committed, {len(made)} made")
+            return 1
+        print(f"{path.name}: identical ({len(made)} rows)")
+        return 0
+    rows = [row for row in committed if row["log"] not in logs] + made
+    rows.sort(key=lambda row: list(LOGS).index(row["log"]))
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(table(rows))
+    for row in rows:
+        if row["site"] == "fitted":
+            print(f"{row['log']}: {row['part']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,88 @@
+"""Calibration held out in time (issue 77 §3): fitted on the first part of a log only, judged on the rest, resumable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("optuna")
+
+from torus_sim.core.errors import ConfigurationError  # noqa: E402
+from torus_sim.experiments import calibrate as calibration_module  # noqa: E402
+from torus_sim.experiments.scenario import Scenario  # noqa: E402
+
+BASE = Scenario(workload="pwa:SDSC-SP2", platform="cluster", failures="none", policy="FCFS-EASY", max_jobs=3000)
+
+
+def _counting(monkeypatch, fail_at: int | None = None) -> list:
+    """Record every replay's ``max_jobs`` (and stop with Ctrl-C at replay ``fail_at``)."""
+    seen = []
+    replay = calibration_module._replay
+
+    def counted(scenario):
+        seen.append(scenario.max_jobs)
+        if fail_at is not None and len(seen) == fail_at:
+            raise KeyboardInterrupt
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "_replay", counted)
+    return seen
+
+
+def test_trials_replay_only_the_first_part_and_a_second_call_resumes_the_study(tmp_path, monkeypatch):
+    seen = _counting(monkeypatch)
+    first = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=3, seed=0)
+    assert first.train_jobs == 1500 and first.trials == 3
+    assert seen[:3] == [1500, 1500, 1500]  # the trials: the held-out jobs are never read
+    assert seen[3:] == [3000, 3000]  # the judgement: the whole log, as given and calibrated
+    assert (tmp_path / "study.db").is_file()
+    assert set(first.fitted) >= {"sched_min_interval", "priority_weight_fairshare", "priority_weight_age"}
+    for site in ("as given", "calibrated"):
+        train, test = first.scores[site]["train"], first.scores[site]["test"]
+        assert train.jobs + test.jobs <= 3000 and test.jobs > 1000 and 0 <= test.ks <= 1
+    assert first.train_objective <= calibration_module.objective(first.scores["as given"]["train"]) + 1.0
+    seen.clear()
+    second = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=4, seed=0)
+    assert second.trials == 4 and seen[:1] == [1500] and len(seen) == 3  # one new trial, then the judgement
+    assert second.train_objective <= first.train_objective
+
+
+def test_an_interrupted_calibration_keeps_its_finished_trials(tmp_path, monkeypatch):
+    _counting(monkeypatch, fail_at=2)
+    with pytest.raises(KeyboardInterrupt):
+        calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=3, seed=0)
+    seen = _counting(monkeypatch)
+    resumed = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
+    assert resumed.trials == 2 and seen[:1] == [1500] and len(seen) == 3
+
+
+def test_bad_calibrations_are_refused_before_any_trial(tmp_path):
+    for train in (0.0, 1.0, 1.5):
+        with pytest.raises(ConfigurationError, match="--train"):
+            calibration_module.calibrate(BASE, tmp_path, train=train, trials=1)
+    with pytest.raises(ConfigurationError, match="c = 2"):
+        calibration_module.calibrate(BASE.replace(load_scale=2.0), tmp_path, trials=1)
+    with pytest.raises(ConfigurationError, match="--trials"):
+        calibration_module.calibrate(BASE, tmp_path, trials=0)
+
+
+def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one_sentence(tmp_path):
+    out = tmp_path / "cal"
+    command = [sys.executable, "-m", "torus_sim.interfaces.cli", "calibrate", "--workload", "pwa:SDSC-SP2", "--max-jobs", "2000"]
+    command += ["--platform", "cluster", "--failures", "none", "--policy", "FCFS-EASY", "--trials", "2", "--out", str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "held out   calibrated" in done.stdout
+    written = json.loads((out / "calibration.json").read_text())
+    assert written["train_jobs"] == 1000 and written["trials"] == 2
+    from torus_sim.experiments import load_experiment
+
+    site = load_experiment(out / "site.toml").scenario({})
+    assert site.sched_min_interval == pytest.approx(written["fitted"]["sched_min_interval"], rel=1e-5)
+    assert site.priority_weight_age == 1.0
+    bad = subprocess.run([*command[:-2], "--train", "2", "--out", str(tmp_path / "bad")], capture_output=True, text=True)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "--train" in bad.stderr
+    assert not (tmp_path / "bad" / "site.toml").exists()

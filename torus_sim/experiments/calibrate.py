@@ -1,0 +1,276 @@
+"""Calibration held out in time: a site's production settings fitted on the first part of a log, judged on the rest.
+
+``torus-sim calibrate`` (:func:`calibrate`) fits the free parameters of the documented production behaviours (the
+scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`) to the schedule an SWF log
+records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
+never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
+TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
+killed process keeps its finished trials and resumes where it stopped. The best trial's settings then replay the
+whole log (the first part's queue and running jobs carried into the second by the replay itself), and the
+replay is judged on the held-out jobs, next to the same replay without the fitted settings (the site as given).
+
+What is fitted is parameters of documented behaviours; nothing depends on the log beyond its jobs and logged waits.
+
+References:
+    Akiba et al., "Optuna: a next-generation hyperparameter optimization framework", KDD 2019 (TPE sampler,
+    RDB storage); Slurm's documentation of ``sched_min_interval``, the multifactor priority and association
+    limits; Feitelson, Tsafrir and Krakov, JPDC 74(10), 2014 (the archive's logs and their waits).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from torus_sim.core.errors import ConfigurationError
+
+__all__ = ["SPACE", "Calibration", "PartScore", "calibrate", "objective", "score_part"]
+
+DAY = 86400.0
+UNLIMITED_JOBS = 512
+"""A per-user job limit drawn at this value or above means no limit."""
+
+SPACE: dict[str, tuple[str, float, float]] = {
+    "sched_min_interval": ("log", 5.0, 900.0),
+    "max_jobs_per_user": ("int-log", 2, UNLIMITED_JOBS),
+    "priority_weight_fairshare": ("float", 0.0, 20.0),
+    "priority_weight_job_size": ("float", 0.0, 5.0),
+    "priority_max_age": ("log", 3600.0, 30 * DAY),
+    "priority_decay_half_life": ("log", 3600.0, 30 * DAY),
+}
+"""The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``.
+The age factor's weight is fixed at 1: the other weights are relative to it."""
+
+AGE_WEIGHT = 1.0
+
+
+@dataclass
+class PartScore:
+    """A replay's waits against the logged ones on one part of the log (seconds unless named).
+
+    Attributes:
+        jobs: the jobs compared.
+        ks: Kolmogorov-Smirnov distance between the simulated and the logged waits (scipy.stats.ks_2samp).
+        mean_wait, logged_mean_wait: the mean waits; mean_error: (simulated - logged) / logged.
+        median_wait, logged_median_wait: the median waits.
+        within_hour: share of jobs whose simulated start is within an hour of the logged start.
+        daily_utilization_error: mean |simulated - logged| daily utilization over the part's days (NaN when not known).
+    """
+
+    jobs: int
+    ks: float
+    mean_wait: float
+    logged_mean_wait: float
+    mean_error: float
+    median_wait: float
+    logged_median_wait: float
+    within_hour: float
+    daily_utilization_error: float = math.nan
+
+    def as_dict(self) -> dict:
+        """JSON-ready (NaN as None)."""
+        return {key: (None if isinstance(value, float) and math.isnan(value) else value) for key, value in self.__dict__.items()}
+
+
+@dataclass
+class Calibration:
+    """A finished calibration: the fitted settings and the scores.
+
+    Attributes:
+        log: the workload name; train_jobs: the jobs of the first part; trials: the finished trials in the study.
+        fitted: the best trial's settings (scenario field -> value; ``max_jobs_per_user`` None: no limit).
+        train_objective: the best trial's objective on the first part.
+        scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore}}``, both from whole-log replays.
+    """
+
+    log: str
+    train_jobs: int
+    trials: int
+    fitted: dict
+    train_objective: float
+    scores: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """JSON-ready."""
+        return {
+            "log": self.log,
+            "train_jobs": self.train_jobs,
+            "trials": self.trials,
+            "objective": "KS distance of the waits + 0.5 x |relative error of the mean wait| (first part only)",
+            "fitted": self.fitted,
+            "train_objective": self.train_objective,
+            "scores": {name: {part: score.as_dict() for part, score in parts.items()} for name, parts in self.scores.items()},
+        }
+
+
+def score_part(waits, by_day=None, first_day: int | None = None, last_day: int | None = None) -> PartScore:
+    """Score simulated against logged waits.
+
+    Args:
+        waits: a table with ``simulated_wait`` and ``logged_wait`` (seconds), one row per compared job
+            (:attr:`~torus_sim.metrics.against_log.LogComparison.waits`).
+        by_day: the comparison's daily utilizations (``day``, ``simulated_utilization``, ``logged_utilization``), or None.
+        first_day, last_day: the part's days (inclusive) in ``by_day``.
+
+    Returns:
+        The :class:`PartScore`.
+    """
+    from scipy.stats import ks_2samp
+
+    simulated = waits["simulated_wait"].to_numpy(dtype=float)
+    logged = waits["logged_wait"].to_numpy(dtype=float)
+    logged_mean = float(logged.mean())
+    daily = math.nan
+    if by_day is not None and first_day is not None:
+        days = by_day[(by_day["day"] >= first_day) & (by_day["day"] <= (last_day if last_day is not None else math.inf))]
+        if len(days):
+            daily = float((days["simulated_utilization"] - days["logged_utilization"]).abs().mean())
+    return PartScore(
+        jobs=len(simulated),
+        ks=float(ks_2samp(simulated, logged).statistic),
+        mean_wait=float(simulated.mean()),
+        logged_mean_wait=logged_mean,
+        mean_error=float((simulated.mean() - logged_mean) / logged_mean) if logged_mean > 0 else math.nan,
+        median_wait=float(np.median(simulated)),
+        logged_median_wait=float(np.median(logged)),
+        within_hour=float(np.mean(np.abs(simulated - logged) <= 3600.0)),
+        daily_utilization_error=daily,
+    )
+
+
+def objective(score: PartScore) -> float:
+    """The calibration's objective (smaller is better): KS distance of the waits + 0.5 x |relative mean-wait error|."""
+    error = 0.0 if math.isnan(score.mean_error) else abs(score.mean_error)
+    return score.ks + 0.5 * error
+
+
+def _settings(trial) -> dict:
+    """One trial's scenario settings drawn from :data:`SPACE`."""
+    drawn = {}
+    for name, (kind, low, high) in SPACE.items():
+        if kind == "log":
+            drawn[name] = trial.suggest_float(name, low, high, log=True)
+        elif kind == "int-log":
+            drawn[name] = trial.suggest_int(name, int(low), int(high), log=True)
+        else:
+            drawn[name] = trial.suggest_float(name, low, high)
+    return _as_scenario(drawn)
+
+
+def _as_scenario(drawn: dict) -> dict:
+    settings = dict(drawn)
+    if settings.get("max_jobs_per_user", 0) >= UNLIMITED_JOBS:
+        settings["max_jobs_per_user"] = None
+    settings["priority_weight_age"] = AGE_WEIGHT
+    return settings
+
+
+def _split(base, train: float) -> tuple[int, int, int]:
+    """The first part's job count, the first held-out job's id and the day (from the trace's start) it was submitted."""
+    from torus_sim.experiments.run_inputs import load_workload
+
+    jobs = load_workload(base).jobs
+    total = len(jobs)
+    count = int(total * train)
+    if not 0 < count < total:
+        raise ConfigurationError(f"--train {train:g} leaves no jobs on one side of the split ({total:,} jobs)")
+    first_test = jobs[count]
+    return count, int(first_test.job_id), int(first_test.submitted_at // DAY)
+
+
+def _replay(scenario):
+    """A replay and its comparison with the log (waits by job id, daily utilizations)."""
+    from torus_sim.experiments.log_replay import against_log
+    from torus_sim.experiments.runner import run
+
+    comparison = against_log(run(scenario))
+    return comparison.waits.sort_values("job_id").reset_index(drop=True), comparison.by_day
+
+
+def _study_name(base, train: float) -> str:
+    from torus_sim.experiments.sweep import run_key
+
+    text = json.dumps({"base": run_key(base), "train": train, "space": SPACE}, sort_keys=True)
+    return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None) -> Calibration:
+    """Fit :data:`SPACE` on the first ``train`` share of ``base``'s log, then judge the fit on the rest.
+
+    Args:
+        base: the site as given (a :class:`~torus_sim.experiments.scenario.Scenario` replaying an SWF log, online,
+            at load scale 1); its fitted fields are replaced by each trial's.
+        out: the folder of the study (``study.db``; the caller writes the results beside it).
+        train: the share of the log's jobs (in submission order) the fit sees, 0 < train < 1.
+        trials: the finished trials wanted in the study (those already there count: a second call resumes).
+        seed: the sampler's seed.
+        progress: called with ``(trial number, objective, best so far)`` after each trial, or None.
+
+    Returns:
+        The :class:`Calibration`.
+
+    Raises:
+        ConfigurationError: a scenario whose replay cannot be held against its log, a train share outside (0, 1), no
+            finished trial.
+        KeyboardInterrupt: passed on; the finished trials stay in ``study.db``.
+    """
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigurationError(
+            "calibration needs Optuna: pip install 'torus-sim[calibrate]' (or pip install optuna)"
+        ) from None
+    from torus_sim.experiments.log_replay import check_against_log
+
+    if not 0 < train < 1:
+        raise ConfigurationError(f"--train must be a share between 0 and 1 (exclusive), got {train:g}")
+    if trials < 1:
+        raise ConfigurationError(f"--trials must be at least 1, got {trials}")
+    check_against_log(base)
+    train_jobs, first_test_id, split_day = _split(base, train)
+    out.mkdir(parents=True, exist_ok=True)
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(
+        study_name=_study_name(base, train),
+        storage=f"sqlite:///{(out / 'study.db').resolve()}",
+        sampler=optuna.samplers.TPESampler(seed=seed),
+        direction="minimize",
+        load_if_exists=True,
+    )
+
+    def trial_objective(trial) -> float:
+        waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial)))
+        if not len(waits):
+            raise ConfigurationError(f"{base.workload}: the log records no wait of its first {train_jobs:,} jobs to fit")
+        return objective(score_part(waits))
+
+    def finished() -> int:
+        return sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
+
+    callbacks = []
+    if progress is not None:
+        callbacks.append(
+            lambda study_, trial: trial.value is not None and progress(trial.number, trial.value, study_.best_value)
+        )
+    left = trials - finished()
+    if left > 0:
+        study.optimize(trial_objective, n_trials=left, callbacks=callbacks, gc_after_trial=True)
+    if not finished():
+        raise ConfigurationError("no calibration trial finished")
+    fitted = _as_scenario(study.best_params)
+    calibration = Calibration(
+        log=base.workload, train_jobs=train_jobs, trials=finished(), fitted=fitted, train_objective=float(study.best_value)
+    )
+    for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
+        waits, by_day = _replay(scenario)
+        first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
+        calibration.scores[name] = {
+            "train": score_part(first, by_day, 0, split_day - 1),
+            "test": score_part(rest, by_day, split_day, None),
+        }
+    return calibration

@@ -1,0 +1,107 @@
+"""``torus-sim calibrate``: a site's production settings fitted on the first part of a log and judged on the rest.
+
+Writes into ``--out``: ``study.db`` (Optuna's study: an interrupted calibration resumes from it), ``site.toml`` (the
+fitted settings as scenario sections, a file ``torus-sim run`` reads), ``calibration.json`` and ``report.txt`` (the
+first and the held-out part, the site as given and calibrated). See :mod:`torus_sim.experiments.calibrate`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["NAMES", "add_parser", "main", "report_text", "site_text"]
+
+NAMES = ("calibrate",)
+"""The subcommand's names."""
+
+_OWN = ("train", "trials", "sampler_seed")
+
+
+def add_parser(commands) -> None:
+    """Add ``calibrate`` (a site scenario file or options, ``--train``, ``--trials``, ``--sampler-seed``, ``--out``)."""
+    from torus_sim.interfaces.commands.scenario_options import add_scenario_options
+
+    parser = commands.add_parser(
+        "calibrate",
+        help="fit a site's production settings (cycle, per-user limit, multifactor priority) on the first part of a "
+        "log, judge them on the rest",
+        description="Fit the scheduling cycle, the per-user job limit and Slurm's multifactor priority to the schedule an "
+        "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
+        "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json and report.txt.",
+    )
+    parser.add_argument("file", nargs="?", default=None, help="the site as a scenario TOML file (without a grid); options replace its values")
+    parser.add_argument("--out", default="torus-sim-calibration", help="folder for study.db, site.toml, calibration.json, report.txt")
+    parser.add_argument("--train", type=float, default=0.5, help="share of the log's jobs (submission order) the fit sees (default 0.5)")
+    parser.add_argument("--trials", type=int, default=20, help="finished trials wanted in the study, resumed ones counted (default 20)")
+    parser.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPE sampler (default 0)")
+    add_scenario_options(parser)
+
+
+def site_text(calibration) -> str:
+    """The fitted settings as a scenario file's sections (``[cycle]``, ``[limits]``, ``[priority]``)."""
+    from torus_sim.experiments.scenario import SECTIONS
+
+    lines = [
+        f"# fitted by torus-sim calibrate on the first {calibration.train_jobs:,} jobs of {calibration.log}",
+        f"# ({calibration.trials} trials; objective on that part {calibration.train_objective:.4f})",
+    ]
+    for section, members in SECTIONS.items():
+        chosen = {name: calibration.fitted[name] for name in members if calibration.fitted.get(name) is not None}
+        if chosen:
+            lines.append(f"\n[{section}]")
+            lines += [f"{name} = {value:.6g}" if isinstance(value, float) else f"{name} = {value}" for name, value in chosen.items()]
+    return "\n".join(lines) + "\n"
+
+
+def report_text(calibration) -> str:
+    """The calibration's scores as a table: each part, the site as given and calibrated."""
+    lines = [
+        f"calibration of {calibration.log}: first {calibration.train_jobs:,} jobs fitted ({calibration.trials} trials), "
+        "the rest held out",
+        "objective: KS distance of the waits + 0.5 x |relative error of the mean wait|, on the first part only",
+        "fitted: " + ", ".join(f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}" for name, value in calibration.fitted.items()),
+        "",
+        f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12}",
+    ]
+    for part in ("train", "test"):
+        for name, parts in calibration.scores.items():
+            score = parts[part]
+            daily = "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}"
+            lines.append(
+                f"{'held out' if part == 'test' else 'fitted on':<10} {name:<11} {score.jobs:>8,} {score.ks:>6.3f} "
+                f"{score.mean_wait:>12,.0f} / {score.logged_mean_wait:>11,.0f} {score.mean_error:>+7.1%} "
+                f"{score.median_wait:>8,.0f} / {score.logged_median_wait:>7,.0f} {score.within_hour:>7.1%} {daily:>12}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(args) -> int:
+    """``torus-sim calibrate``: fit, judge, write (exit 0; 130 after Ctrl-C with the finished trials kept; errors reach the caller).
+
+    Raises:
+        ConfigurationError: a site whose replay cannot be held against its log, a train share outside (0, 1).
+    """
+    from pathlib import Path
+
+    from torus_sim.core.files import json_text, write_folder
+    from torus_sim.experiments.calibrate import calibrate
+    from torus_sim.interfaces.commands.scenario_options import scenario_from
+
+    base = scenario_from(args, own=_OWN)
+    out = Path(args.out)
+
+    def progress(number, value, best) -> None:
+        print(f"trial {number}: objective {value:.4f} (best {best:.4f})", flush=True)
+
+    try:
+        calibration = calibrate(base, out, train=args.train, trials=args.trials, seed=args.sampler_seed, progress=progress)
+    except KeyboardInterrupt:
+        print(f"interrupted: the finished trials are kept in {out / 'study.db'}; run the same command to resume")
+        return 130
+    files = {
+        "site.toml": site_text(calibration).encode(),
+        "calibration.json": json_text(calibration.as_dict(), indent=2).encode(),
+        "report.txt": report_text(calibration).encode(),
+    }
+    write_folder(out, files, last="calibration.json")
+    print(report_text(calibration), end="")
+    print(f"wrote {', '.join(str(out / name) for name in files)}")
+    return 0
