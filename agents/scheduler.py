@@ -93,7 +93,7 @@ class SchedulerAgent(Agent):
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
-            if len(self.queue) > 1:
+            if len(self.queue) > 1 or (self.limits is not None and len(self.queue)):  # the limits read the new keys
                 self.queue.reorder()
             if self.limits is not None:
                 self.limits.reorder()

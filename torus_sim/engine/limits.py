@@ -86,7 +86,10 @@ class UserLimits:
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
         user = job.user_id
-        self._waiting[user].remove(job)
+        waiting = self._waiting[user]
+        waiting.remove(job)
+        if not waiting:
+            del self._waiting[user]  # a reorder walks only the users with waiting jobs
         del self._keys[job.job_id]
         del self._job[job.job_id]
         self._queued[user].discard(job.job_id)
@@ -105,13 +108,14 @@ class UserLimits:
 
     def reorder(self) -> None:
         """The queue's keys changed (a priority recomputed): every user's waiting jobs are ordered again, and let in anew."""
+        keys, key = self._keys, self._key
         for jobs in self._waiting.values():
             waiting = list(jobs)
             jobs.clear()
-            for job in waiting:
-                self._keys[job.job_id] = self._key(job)
+            for job in waiting:  # a queued job's new key is the queue's (computed once); a held one's is computed
+                keys[job.job_id] = job.queue_key if job.queue_key is not None else key(job)
             jobs.update(waiting)
-        self._dirty.update(user for user, jobs in self._waiting.items() if jobs)
+        self._dirty.update(self._waiting)
 
     def refresh(self, queue) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.
