@@ -7,7 +7,7 @@ and what every grid point of a sweep is. Its fields have one flat namespace (so 
 directly); a scenario file groups them in sections::
 
     [platform]        platform = "torus" | "cluster", machine, torus_dims, torus_wraps, nodes
-    [workload]        workload, load_scale, max_jobs, swf_rules, jobs, job_set, processor_range, runtime_range, monotonic
+    [workload]        workload, load_scale, max_jobs, swf_rules, cancelled, jobs, job_set, processor_range, runtime_range, monotonic
     [failures]        failures, fit_failures, lanl_system, fta_system, fta_platform, fta_nodes,
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
@@ -101,7 +101,7 @@ PRIORITY_FIELDS = (
 # fmt: off
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
-    "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "jobs", "job_set", "processor_range",
+    "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "cancelled", "jobs", "job_set", "processor_range",
         "runtime_range", "monotonic", "workload_params"),
     "failures": ("failures", "failures_params", "fit_failures", "failure_timing", "failure_offset", "reduced_failures",
         "mira_io_drawers", "mira_maintenance", "lanl_system", "fta_system", "fta_platform", "fta_nodes", "downtime",
@@ -176,6 +176,11 @@ class Scenario(PowerSettings, BaseModel):
     max_jobs: int | None = Field(None, ge=1, description="use only the first N jobs")
     swf_rules: Literal["bgl-fault", "pv-easy", "cqsim", "rlscheduler"] | None = Field(
         None, description="SWF cleaning rules (default: bgl-fault on the torus, pv-easy on a cluster; cqsim: CQSim's filter)"
+    )
+    cancelled: Literal["run", "skip"] = Field(
+        "run",
+        description="a cancelled SWF line (status 5): run for its logged run time, or skipped (logs keep cancelled jobs' "
+        "run times the machine never spent: RICC's overfill it)",
     )
     jobs: int | None = Field(
         None,

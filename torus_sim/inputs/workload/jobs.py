@@ -35,6 +35,10 @@ given in brackets):
    [``reordered``, the number of lines that were out of order]; a job's rank is its position.
 10. ``pv-easy`` and ``cqsim``: the requested time is the kill time; a job that ran longer is cut
     there [``cut_at_walltime``].
+11. Cancelled lines (SWF status 5), any rule set: run for their logged run time (``cancelled = "run"``, the
+    default), or skipped (``"skip"``) [``skipped_cancelled``]: a log's cancelled lines often keep run times the
+    machine never spent (replayed as logged, RICC's overfill its 8,192 processors 13.8% of the time, SDSC-SP2's
+    reach 202 of 128). Status 0 (failed) lines ran and are kept.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from torus_sim.core.errors import ConfigurationError, InputFileError, WorkloadFo
 from torus_sim.core.job import Job
 from torus_sim.inputs.workload.swf import SwfTrace
 
-__all__ = ["CLEANING_FIELDS", "SWF_RULES", "WORKLOAD_KINDS", "JobColumns", "SwfRules", "Workload", "jobs_from_swf"]
+__all__ = ["CANCELLED_READINGS", "CLEANING_FIELDS", "SWF_RULES", "WORKLOAD_KINDS", "JobColumns", "SwfRules", "Workload", "jobs_from_swf"]
 
 WORKLOAD_KINDS = ("online", "batch")
 """``online``: jobs submitted over time (SWF traces); ``batch``: every job released at time 0."""
@@ -74,6 +78,7 @@ class SwfRules:
         unknown_runtime: an unknown runtime (-1) becomes this many seconds (None: the job is skipped).
         zero_walltime_kept: a requested time of 0 stays 0, and an unknown one (-1) becomes the runtime as
             logged, before an unknown runtime is replaced (so -1 when both are unknown: RLScheduler's reader).
+        cancelled: what a cancelled line (status 5) is: ``"run"`` (a job with its logged run time) or ``"skip"``.
     """
 
     scale_to_platform: bool = True
@@ -85,7 +90,13 @@ class SwfRules:
     size_max_of_both: bool = False
     unknown_runtime: float | None = None
     zero_walltime_kept: bool = False
+    cancelled: str = "run"
 
+
+CANCELLED_READINGS = ("run", "skip")
+"""What a cancelled SWF line (status 5) is in a run: a job with its logged run time, or none."""
+CANCELLED = 5
+"""SWF's status of a cancelled job (field 11)."""
 
 SWF_RULES = {
     "bgl-fault": SwfRules(scale_to_platform=True, kill_at_walltime=False, walltime_floor=0.0),
@@ -494,6 +505,10 @@ class _Cleaner:
             self._count(self.impossible, key, mask, lines)
         keep = submit >= 0
         count("skipped_unknown_submit", ~keep)
+        if rules.cancelled == "skip" and "status" in columns:  # rule 11: a cancelled line is no job of the run
+            cancelled = keep & (columns["status"] == CANCELLED)
+            count("skipped_cancelled", cancelled)
+            keep &= ~cancelled
         first_count, second = (requested, allocated) if rules.size_from_request else (allocated, requested)
         from_second = keep & (first_count <= 0)
         unknown_size = from_second & (second <= 0)

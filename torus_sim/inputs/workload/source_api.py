@@ -9,7 +9,7 @@ CKPT-MIG's steady state); :mod:`torus_sim.inputs.workload.sources` holds the reg
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.inputs.input_source import InputSource
@@ -67,8 +67,10 @@ class WorkloadContext:
 
     @property
     def rules(self):
-        """The SWF cleaning rules: the scenario's ``swf_rules``, else the platform kind's default."""
-        return SWF_RULES[getattr(self.scenario, "swf_rules", None) or self.platform.default_rules]
+        """The SWF cleaning rules: the scenario's ``swf_rules``, else the platform kind's default; its reading of cancelled lines."""
+        rules = SWF_RULES[getattr(self.scenario, "swf_rules", None) or self.platform.default_rules]
+        cancelled = getattr(self.scenario, "cancelled", "run")
+        return rules if cancelled == rules.cancelled else replace(rules, cancelled=cancelled)
 
 
 @dataclass

@@ -39,7 +39,7 @@ class TraceSource(WorkloadSource):
     """
 
     kind = "online"
-    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules")
+    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules", "cancelled")
 
     def trace(self, context: WorkloadContext) -> SwfTrace:
         """The SWF records of the workload (its header included)."""
@@ -126,6 +126,11 @@ def _check_header(trace: SwfTrace, fields, platform) -> None:
         trace.header.pop("UnixStartTime", None)
 
 
+def _fields(context: WorkloadContext) -> tuple[str, ...]:
+    """The SWF fields the cleaning reads: the status too where cancelled lines are skipped (rule 11)."""
+    return (*CLEANING_FIELDS, "status") if context.rules.cancelled == "skip" else CLEANING_FIELDS
+
+
 class SwfFile(TraceSource):
     """A Standard Workload Format log (plain or compressed): the Parallel Workloads Archive's logs.
 
@@ -145,7 +150,7 @@ class SwfFile(TraceSource):
         return text.startswith(b";") or text[:1].isdigit()
 
     def trace(self, context: WorkloadContext) -> SwfTrace:  # noqa: D102
-        return read_swf(self.argument, CLEANING_FIELDS)
+        return read_swf(self.argument, _fields(context))
 
 
 class BundledLog(SwfFile):
@@ -165,7 +170,7 @@ class BundledLog(SwfFile):
         return str(BUNDLED_NASA_LOG)
 
     def trace(self, context: WorkloadContext) -> SwfTrace:  # noqa: D102
-        return read_swf(BUNDLED_NASA_LOG, CLEANING_FIELDS)
+        return read_swf(BUNDLED_NASA_LOG, _fields(context))
 
 
 class LublinModel(TraceSource):

@@ -1,0 +1,33 @@
+"""What a logged line occupied (issue 77 §1): cancelled SWF lines (status 5) run as logged, or are skipped."""
+
+from __future__ import annotations
+
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.experiments.run_inputs import load_workload
+from torus_sim.experiments.sweep import run_key
+
+# id submit wait run alloc cpu mem req_procs req_time req_mem status user group exe queue partition preceding think
+LINES = """; MaxProcs: 4
+1 0 0 100 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1
+2 10 90 500 4 -1 -1 4 500 -1 5 2 1 -1 1 -1 -1 -1
+3 20 80 100 2 -1 -1 2 100 -1 1 1 1 -1 1 -1 -1 -1
+4 30 -1 -1 4 -1 -1 4 100 -1 5 3 1 -1 1 -1 -1 -1
+5 40 0 50 2 -1 -1 2 50 -1 0 1 1 -1 1 -1 -1 -1
+"""
+
+
+def test_a_cancelled_line_runs_as_logged_by_default_and_is_skipped_when_asked(tmp_path):
+    log = tmp_path / "four.swf"
+    log.write_text(LINES)
+    plain = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
+    skipping = plain.replace(cancelled="skip")
+    assert plain.cancelled == "run" and run_key(plain) != run_key(skipping)
+    ran = load_workload(plain)
+    assert [job.job_id for job in ran.jobs] == [1, 2, 3, 5] and "skipped_cancelled" not in ran.cleaning
+    skipped = load_workload(skipping)
+    assert [job.job_id for job in skipped.jobs] == [1, 3, 5]  # the failed line (status 0) ran: it is kept
+    assert skipped.cleaning["skipped_cancelled"] == 2  # the one with a run time and the one cancelled before start
+    starts = build_model(skipping, {}).run().jobs.set_index("job_id")["started_at"].to_dict()
+    assert starts == {1: 0.0, 3: 100.0, 5: 100.0}  # job 2's 500 s of logged run never held the machine
+    starts = build_model(plain, {}).run().jobs.set_index("job_id")["started_at"].to_dict()
+    assert starts == {1: 0.0, 2: 100.0, 3: 600.0, 5: 600.0}
