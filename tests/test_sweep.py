@@ -286,6 +286,7 @@ def test_check_inputs_reads_an_input_again_when_any_field_its_reader_declares_di
         "load_scale": 1.5,
         "offered_load": 0.5,
         "swf_rules": "pv-easy",
+        "cancelled": "skip",
         "nodes": 64,
     }
     for spec in ("logaider:Mira", "cfdr:LANL", "synthetic:10"):
