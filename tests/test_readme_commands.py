@@ -7,8 +7,8 @@ scratch folder that holds copies of the repository's ``docs``, ``experiments`` a
 served from the mirror ``TORUS_SIM_DATA`` (tests/conftest.py points it at ../shared/data).
 
 Run here: every ``torus-sim run`` line and here-document block, ``torus-sim data``, ``torus-sim compare``,
-``torus-sim summarize``, ``torus-sim compile``, ``torus-sim convert`` (with the commands after it in its block, which read
-what it wrote), ``torus-sim ckpt-tables`` / ``ckpt-compare``, ``torus-sim figure`` on shipped results and
+``torus-sim summarize``, ``torus-sim compile``, ``torus-sim convert`` and ``torus-sim calibrate`` (with the commands after
+each in its block, which read what it wrote), ``torus-sim ckpt-tables`` / ``ckpt-compare``, ``torus-sim figure`` on shipped results and
 the RL baselines table. Left out, each for a stated reason: placeholders (``FILE``, ``tcp://host:8786``,
 ``my-sweep.toml``); ``pip install`` (CI runs the README's two set-up commands); ``torus-sim viz`` (a server:
 tests/test_app.py); ``torus-sim sweep`` (minutes to hours each: ``docs/regenerate.py --check`` re-runs the
@@ -41,6 +41,7 @@ RUN_PREFIXES = (
     "torus-sim figure",
     "torus-sim compile",
     "torus-sim convert",
+    "torus-sim calibrate",
 )
 PLACEHOLDERS = ("FILE", "tcp://host", "my-sweep", "my_package", "PATH")
 
@@ -57,12 +58,12 @@ def _commands(text: str) -> list[str]:
             if commands and all(line.startswith("torus-sim run") for line in commands):
                 snippets.append(block)
             continue
-        chain = []  # after a ``torus-sim convert``, the block's commands read what it wrote: one snippet, in order
+        chain = []  # after a convert or a calibrate, the block's commands read what it wrote: one snippet, in order
         for line in block.splitlines():
             command = line.split("  #")[0].strip()
             if not command.startswith(RUN_PREFIXES) or any(mark in command for mark in PLACEHOLDERS):
                 continue
-            if chain or command.startswith("torus-sim convert"):
+            if chain or command.startswith(("torus-sim convert", "torus-sim calibrate")):
                 chain.append(command)
                 continue
             snippets.append(command)

@@ -47,7 +47,7 @@ def site_text(calibration) -> str:
         chosen = {name: calibration.fitted[name] for name in members if calibration.fitted.get(name) is not None}
         if chosen:
             lines.append(f"\n[{section}]")
-            lines += [f"{name} = {value:.6g}" if isinstance(value, float) else f"{name} = {value}" for name, value in chosen.items()]
+            lines += [f"{name} = {value!r}" for name, value in chosen.items()]
     return "\n".join(lines) + "\n"
 
 
