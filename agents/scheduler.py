@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from torus_sim.core.job import Job
+from torus_sim.core.job import Job, fcfs_key
 from torus_sim.engine.limits import UserLimits
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
@@ -49,7 +49,11 @@ class SchedulerAgent(Agent):
         by_size = policy.queue_by_size and model.platform.table is not None
         key = priority.key if priority is not None else policy.queue_key if key is None else key
         self.queue = WaitQueue(key, by_size=by_size)
-        self.limits = None if limits is None else UserLimits(*limits, key=key)
+        # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
+        # jobs share the fair-share factor and age never reorders them), so the limits never reorder
+        self._limits_follow = priority is not None and priority.weights.job_size != 0
+        limits_key = fcfs_key if priority is not None and not self._limits_follow else key
+        self.limits = None if limits is None else UserLimits(*limits, key=limits_key, queue_key=key)
         self.priority = priority
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
@@ -93,9 +97,9 @@ class SchedulerAgent(Agent):
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
-            if len(self.queue) > 1 or (self.limits is not None and len(self.queue)):  # the limits read the new keys
+            if len(self.queue) > 1 or (self._limits_follow and self.limits is not None and len(self.queue)):  # limits read them
                 self.queue.reorder()
-            if self.limits is not None:
+            if self.limits is not None and self._limits_follow:
                 self.limits.reorder()
         if self.limits is not None:
             self.limits.refresh(self.queue)

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 25}
+LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 12}
 """Each log and its trials (fewer on the longer logs: a trial replays half of the log)."""
 FIELDS = ("log", "site", "part", "jobs", "ks", "mean_wait", "logged_mean_wait", "mean_error", "within_hour", "daily_utilization_error")
 OFF = {

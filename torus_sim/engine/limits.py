@@ -37,7 +37,10 @@ class UserLimits:
         max_jobs: running jobs one user may have at once (>= 1), or None: no such limit.
         max_nodes: nodes (processors of a cluster, supernodes of a torus: the jobs' ``partition_size``) one
             user's running jobs may hold at once (>= 1), or None.
-        key: the queue's order (``job -> key``, smaller first): the order in which a user's waiting jobs are let in.
+        key: the order of one user's waiting jobs (``job -> key``, smaller first), in which they are let in: the
+            queue's, or any key that orders one user's jobs as the queue does (FCFS's under a priority without a
+            size factor).
+        queue_key: the queue's own key, when ``key`` is it (a queued job's key is then read from the job).
 
     Attributes:
         held: jobs waiting out of the queue now (a count, for the record and the tests).
@@ -47,7 +50,7 @@ class UserLimits:
         ConfigurationError: a limit that is not an integer >= 1, or neither limit given.
     """
 
-    def __init__(self, max_jobs: int | None, max_nodes: int | None, key) -> None:
+    def __init__(self, max_jobs: int | None, max_nodes: int | None, key, queue_key=None) -> None:
         for name, value in (("max_jobs_per_user", max_jobs), ("max_nodes_per_user", max_nodes)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"{name} must be an integer >= 1 (or unset: no limit), got {value!r}")
@@ -56,6 +59,7 @@ class UserLimits:
         self.max_jobs = math.inf if max_jobs is None else max_jobs
         self.max_nodes = math.inf if max_nodes is None else max_nodes
         self._key = key
+        self._queue_key = queue_key
         self._keys: dict[int, object] = {}  # job id -> its queue key, while it waits
         self._job: dict[int, object] = {}  # job id -> the waiting job
         self._waiting: dict[int, SortedKeyList] = {}  # user -> the user's waiting jobs (queued or held), in queue order
@@ -73,7 +77,7 @@ class UserLimits:
     def waiting(self, job) -> None:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
         user = job.user_id
-        self._keys[job.job_id] = job.queue_key if job.queue_key is not None else self._key(job)
+        self._keys[job.job_id] = self._key(job)
         self._job[job.job_id] = job
         jobs = self._waiting.get(user)
         if jobs is None:
@@ -113,7 +117,7 @@ class UserLimits:
             waiting = list(jobs)
             jobs.clear()
             for job in waiting:  # a queued job's new key is the queue's (computed once); a held one's is computed
-                keys[job.job_id] = job.queue_key if job.queue_key is not None else key(job)
+                keys[job.job_id] = job.queue_key if job.queue_key is not None and key is self._queue_key else key(job)
             jobs.update(waiting)
         self._dirty.update(self._waiting)
 
