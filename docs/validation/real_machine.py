@@ -32,7 +32,7 @@ OFF = {
 """The ablation: the calibrated site with one behaviour off."""
 
 
-def study(log: str) -> list[dict]:
+def study(log: str, write_site: bool = False) -> list[dict]:
     """One log: fit, judge, ablate; the rows of real_machine.csv and the fitted settings (row ``site`` = ``fitted``)."""
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import _replay, _split, calibrate, score_part
@@ -48,9 +48,63 @@ def study(log: str) -> list[dict]:
     for name, off in OFF.items():
         waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
+    if write_site:
+        (HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").write_text(site_file(log, calibration.fitted, LOGS[log]))
     fitted = ";".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in calibration.fitted.items())
     rows.append({"log": log, "site": "fitted", "part": fitted, **dict.fromkeys(FIELDS[3:], "")})
     return rows
+
+
+FACTS = {
+    "CTC-SP2": (
+        "Cornell Theory Center IBM SP2 (1996-97). Header: MaxNodes 338 (the batch partition of 512 nodes), MaxProcs 338;",
+        '"uses the EASY scheduler" (Note); queues "are actually LoadLeveler classes" (DSI, astro, piofs, informix).',
+    ),
+    "SDSC-SP2": (
+        "San Diego Supercomputer Center IBM SP2 (1998-2000). Header: MaxNodes / MaxProcs 128; seven queues (interactive,",
+        "express, high, normal, low, standby, No_Class). The header names no scheduler (LoadLeveler ran the SP2s).",
+    ),
+    "HPC2N": (
+        "HPC2N's Linux cluster Seth, Umea (2002-06). Header: MaxNodes / MaxProcs 240; \"uses MAUI scheduler\" (Note); one",
+        "queue, partitions DEFAULT and ALL. Its heaviest users' running jobs plateau at 60-62 (a per-user cap).",
+    ),
+    "RICC": (
+        "RIKEN Integrated Cluster of Clusters (May-September 2010). Header: MaxNodes 1024, MaxProcs 8192; two queues,",
+        "one partition. The header names no scheduler; 16,245 of its lines are cancelled (status 5).",
+    ),
+}
+"""What each log's header and the archive's notes say of its machine (the site file's comment)."""
+
+
+def site_file(log: str, fitted: dict, trials: int) -> str:
+    """A log's site file: the header's facts as comments, the textbook set-up, the fitted sections."""
+    from torus_sim.experiments.scenario import SECTIONS
+
+    lines = [f"# {line}" for line in FACTS[log]]
+    lines += [
+        "# The settings below the [policy] section are fitted, not logged: by docs/validation/real_machine.py",
+        f"# (torus-sim calibrate: the first half of the log, {trials} trials, Optuna's TPE seeded at 0); see",
+        "# docs/validation/real_machine.md for how they do on the held-out half.",
+        f'title = "{log}: FCFS-EASY on its own processors with its fitted production settings"',
+        f'reference = "Parallel Workloads Archive, the {log} log\'s header; docs/validation/real_machine.md"',
+        "",
+        "[workload]",
+        f'workload = "pwa:{log}"',
+        "",
+        "[platform]",
+        'platform = "cluster"   # the header\'s MaxProcs',
+        "",
+        "[failures]",
+        'failures = "none"',
+        "",
+        "[policy]",
+        'policy = "FCFS-EASY"',
+    ]
+    for section, members in SECTIONS.items():
+        chosen = {name: fitted[name] for name in members if fitted.get(name) is not None}
+        if chosen:
+            lines += ["", f"[{section}]"] + [f"{name} = {value!r}" for name, value in chosen.items()]
+    return "\n".join(lines) + "\n"
 
 
 def _row(log: str, site: str, part: str, score) -> dict:
@@ -93,7 +147,7 @@ def main(argv: list[str]) -> int:
     if path.exists():
         with path.open(newline="") as handle:
             committed = list(csv.DictReader(handle))
-    made = [row for log in logs for row in study(log)]
+    made = [row for log in logs for row in study(log, write_site="--check" not in argv)]
     if "--check" in argv:
         old = [row for row in committed if row["log"] in logs]
         differing = [f"{path.name}: {new} != {was}" for new, was in zip(made, old, strict=False) if new != was]
