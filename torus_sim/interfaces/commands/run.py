@@ -114,6 +114,9 @@ def main(args) -> int:
     c = workload.get("load_scale", scenario.load_scale)
     scale = f"; c = {c:.4g}" if workload["kind"] != "batch" else ""  # c scales arrival times: no meaning for a batch
     print(f"policy    {_policy_line(result.inputs)}{predictor}{settings}{runtime}{scale}; seed {scenario.seed}")
+    production = _production_text(scenario)
+    if production:
+        print(f"site      {production}")
     declared = workload.get("declared") or {}
     if declared:
         ran = ", ".join(
@@ -153,6 +156,34 @@ def _describe(info: dict) -> str:
     from torus_sim.inputs.provenance import PluginInfo
 
     return PluginInfo(**info).describe()
+
+
+def _production_text(scenario) -> str:
+    """The production semantics a run uses, in a few words ("" for none: the textbook loop)."""
+    parts = []
+    if scenario.sched_min_interval is not None:
+        parts.append(f"a pass at most every {scenario.sched_min_interval:g} s")
+    limits = [
+        f"{value:,} {what} per user"
+        for value, what in ((scenario.max_jobs_per_user, "running jobs"), (scenario.max_nodes_per_user, "nodes"))
+        if value is not None
+    ]
+    if limits:
+        parts.append("at most " + " and ".join(limits))
+    weights = [
+        (name, value)
+        for name, value in (
+            ("age", scenario.priority_weight_age),
+            ("fair share", scenario.priority_weight_fairshare),
+            ("size", scenario.priority_weight_job_size),
+        )
+        if value is not None
+    ]
+    if weights:
+        parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + ")")
+    if scenario.cancelled != "run":
+        parts.append("cancelled lines skipped")
+    return "; ".join(parts)
 
 
 def _policy_line(inputs: dict) -> str:
