@@ -208,3 +208,16 @@ def test_energy_files_in_a_scenario_file_are_read_from_its_folder(tmp_path):
     scenario = experiment.scenario(experiment.points()[0])
     assert scenario.power_cap_file == str(tmp_path / "caps.csv")
     assert scenario.price == str(tmp_path / "prices.csv") and scenario.job_power == "uniform:50:300"
+
+
+def test_every_log_of_the_data_mirror_has_a_site_file_that_names_its_sources():
+    """Issue 77 §2: a site file for every log under ../shared/data, its header's facts named in it."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sites = {path.stem: path.read_text() for path in (root / "experiments" / "sites").glob("*.toml")}
+    for name in ("CTC-SP2", "SDSC-SP2", "HPC2N", "RICC", "NASA-iPSC"):
+        assert name in sites, name
+        assert f'workload = "pwa:{name}"' in sites[name] and "Header" in sites[name], name
+        experiment = load_experiment(root / "experiments" / "sites" / f"{name}.toml")
+        assert experiment.scenario({}).workload == f"pwa:{name}"

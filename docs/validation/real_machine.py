@@ -23,7 +23,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 12}
 """Each log and its trials (fewer on the longer logs: a trial replays half of the log)."""
-FIELDS = ("log", "site", "part", "jobs", "ks", "mean_wait", "logged_mean_wait", "mean_error", "within_hour", "daily_utilization_error")
+FIELDS = (
+    "log",
+    "site",
+    "part",
+    "jobs",
+    "ks",
+    "mean_wait",
+    "logged_mean_wait",
+    "mean_error",
+    "within_hour",
+    "daily_utilization_error",
+)
 OFF = {
     "no cycle": {"sched_min_interval": None},
     "no per-user limit": {"max_jobs_per_user": None},
@@ -50,7 +61,9 @@ def study(log: str, write_site: bool = False) -> list[dict]:
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
     if write_site:
         (HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").write_text(site_file(log, calibration.fitted, LOGS[log]))
-    fitted = ";".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in calibration.fitted.items())
+    fitted = ";".join(
+        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in calibration.fitted.items()
+    )
     rows.append({"log": log, "site": "fitted", "part": fitted, **dict.fromkeys(FIELDS[3:], "")})
     return rows
 
@@ -65,7 +78,7 @@ FACTS = {
         "express, high, normal, low, standby, No_Class). The header names no scheduler (LoadLeveler ran the SP2s).",
     ),
     "HPC2N": (
-        "HPC2N's Linux cluster Seth, Umea (2002-06). Header: MaxNodes / MaxProcs 240; \"uses MAUI scheduler\" (Note); one",
+        'HPC2N\'s Linux cluster Seth, Umea (2002-06). Header: MaxNodes / MaxProcs 240; "uses MAUI scheduler" (Note); one',
         "queue, partitions DEFAULT and ALL. Its heaviest users' running jobs plateau at 60-62 (a per-user cap).",
     ),
     "RICC": (
@@ -118,7 +131,9 @@ def _row(log: str, site: str, part: str, score) -> dict:
         "logged_mean_wait": f"{score.logged_mean_wait:.0f}",
         "mean_error": f"{score.mean_error:.3f}",
         "within_hour": f"{score.within_hour:.3f}",
-        "daily_utilization_error": "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}",
+        "daily_utilization_error": ""
+        if score.daily_utilization_error != score.daily_utilization_error
+        else f"{score.daily_utilization_error:.3f}",
     }
 
 

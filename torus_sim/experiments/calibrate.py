@@ -170,6 +170,25 @@ def _as_scenario(drawn: dict) -> dict:
     return settings
 
 
+def _given_settings(base) -> dict:
+    """The settings of :data:`SPACE` the site gives, in the space's terms (weights relative to age's; within range)."""
+    age = base.priority_weight_age
+    given = {}
+    for name, (kind, low, high) in SPACE.items():
+        value = getattr(base, name)
+        if value is None:
+            continue
+        if name.startswith("priority_weight_"):
+            if not age:
+                continue
+            value = value / age
+        if name == "max_jobs_per_user":
+            value = min(int(value), UNLIMITED_JOBS)
+        if low <= value <= high:
+            given[name] = value
+    return given
+
+
 def _split(base, train: float) -> tuple[int, int, int]:
     """The first part's job count, the first held-out job's id and the day (from the trace's start) it was submitted."""
     from torus_sim.experiments.run_inputs import load_workload
@@ -222,9 +241,7 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     try:
         import optuna
     except ImportError:
-        raise ConfigurationError(
-            "calibration needs Optuna: pip install 'torus-sim[calibrate]' (or pip install optuna)"
-        ) from None
+        raise ConfigurationError("calibration needs Optuna: pip install 'torus-sim[calibrate]' (or pip install optuna)") from None
     from torus_sim.experiments.log_replay import check_against_log
 
     if not 0 < train < 1:
@@ -254,9 +271,11 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
 
     callbacks = []
     if progress is not None:
-        callbacks.append(
-            lambda study_, trial: trial.value is not None and progress(trial.number, trial.value, study_.best_value)
-        )
+        callbacks.append(lambda study_, trial: trial.value is not None and progress(trial.number, trial.value, study_.best_value))
+    if not study.trials:
+        start = _given_settings(base)
+        if start:
+            study.enqueue_trial(start)  # the site as given is the first trial (its other settings drawn)
     left = trials - finished()
     if left > 0:
         study.optimize(trial_objective, n_trials=left, callbacks=callbacks, gc_after_trial=True)

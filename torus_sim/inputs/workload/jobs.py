@@ -55,7 +55,16 @@ from torus_sim.core.errors import ConfigurationError, InputFileError, WorkloadFo
 from torus_sim.core.job import Job
 from torus_sim.inputs.workload.swf import SwfTrace
 
-__all__ = ["CANCELLED_READINGS", "CLEANING_FIELDS", "SWF_RULES", "WORKLOAD_KINDS", "JobColumns", "SwfRules", "Workload", "jobs_from_swf"]
+__all__ = [
+    "CANCELLED_READINGS",
+    "CLEANING_FIELDS",
+    "SWF_RULES",
+    "WORKLOAD_KINDS",
+    "JobColumns",
+    "SwfRules",
+    "Workload",
+    "jobs_from_swf",
+]
 
 WORKLOAD_KINDS = ("online", "batch")
 """``online``: jobs submitted over time (SWF traces); ``batch``: every job released at time 0."""

@@ -27,10 +27,18 @@ def add_parser(commands) -> None:
         "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
         "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json and report.txt.",
     )
-    parser.add_argument("file", nargs="?", default=None, help="the site as a scenario TOML file (without a grid); options replace its values")
-    parser.add_argument("--out", default="torus-sim-calibration", help="folder for study.db, site.toml, calibration.json, report.txt")
-    parser.add_argument("--train", type=float, default=0.5, help="share of the log's jobs (submission order) the fit sees (default 0.5)")
-    parser.add_argument("--trials", type=int, default=20, help="finished trials wanted in the study, resumed ones counted (default 20)")
+    parser.add_argument(
+        "file", nargs="?", default=None, help="the site as a scenario TOML file (without a grid); options replace its values"
+    )
+    parser.add_argument(
+        "--out", default="torus-sim-calibration", help="folder for study.db, site.toml, calibration.json, report.txt"
+    )
+    parser.add_argument(
+        "--train", type=float, default=0.5, help="share of the log's jobs (submission order) the fit sees (default 0.5)"
+    )
+    parser.add_argument(
+        "--trials", type=int, default=20, help="finished trials wanted in the study, resumed ones counted (default 20)"
+    )
     parser.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPE sampler (default 0)")
     add_scenario_options(parser)
 
@@ -57,14 +65,20 @@ def report_text(calibration) -> str:
         f"calibration of {calibration.log}: first {calibration.train_jobs:,} jobs fitted ({calibration.trials} trials), "
         "the rest held out",
         "objective: KS distance of the waits + 0.5 x |relative error of the mean wait|, on the first part only",
-        "fitted: " + ", ".join(f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}" for name, value in calibration.fitted.items()),
+        "fitted: "
+        + ", ".join(
+            f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}"
+            for name, value in calibration.fitted.items()
+        ),
         "",
         f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12}",
     ]
     for part in ("train", "test"):
         for name, parts in calibration.scores.items():
             score = parts[part]
-            daily = "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}"
+            daily = (
+                "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}"
+            )
             lines.append(
                 f"{'held out' if part == 'test' else 'fitted on':<10} {name:<11} {score.jobs:>8,} {score.ks:>6.3f} "
                 f"{score.mean_wait:>12,.0f} / {score.logged_mean_wait:>11,.0f} {score.mean_error:>+7.1%} "
