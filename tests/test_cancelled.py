@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torus_sim.experiments.runner import Scenario, build_model
 from torus_sim.experiments.run_inputs import load_workload
+from torus_sim.experiments.runner import Scenario, build_model
 from torus_sim.experiments.sweep import run_key
 
 # id submit wait run alloc cpu mem req_procs req_time req_mem status user group exe queue partition preceding think

@@ -115,7 +115,8 @@ def score_part(waits, by_day=None, first_day: int | None = None, last_day: int |
         waits: a table with ``simulated_wait`` and ``logged_wait`` (seconds), one row per compared job
             (:attr:`~torus_sim.metrics.against_log.LogComparison.waits`).
         by_day: the comparison's daily utilizations (``day``, ``simulated_utilization``, ``logged_utilization``), or None.
-        first_day, last_day: the part's days (inclusive) in ``by_day``.
+        first_day: the part's first day in ``by_day`` (days from the trace's start), or None: no daily figure.
+        last_day: its last day (inclusive), or None: to the end.
 
     Returns:
         The :class:`PartScore`.
@@ -174,7 +175,7 @@ def _given_settings(base) -> dict:
     """The settings of :data:`SPACE` the site gives, in the space's terms (weights relative to age's; within range)."""
     age = base.priority_weight_age
     given = {}
-    for name, (kind, low, high) in SPACE.items():
+    for name, (_, low, high) in SPACE.items():
         value = getattr(base, name)
         if value is None:
             continue
