@@ -62,7 +62,9 @@ def _start_around(view, placement, first, allocation):
         taken.append(allocation)
 
 
-def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = True):
+def easy_pass(
+    policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = True, max_tested: int | None = None
+):
     """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
 
     A waiting job is backfilled when it fits now and either is predicted to end by the head's shadow
@@ -76,6 +78,8 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         backfill: False gives plain FCFS.
         together: jobs ending at the shadow instant all count free then (the textbook extra nodes; False:
             PV-EASY's count, see :meth:`~torus_sim.engine.view.SchedulingView.shadow`).
+        max_tested: the scan tests at most this many waiting jobs after the head, in its order (Slurm's
+            ``bf_max_job_test``); None: all.
 
     Yields:
         :class:`Start` and :class:`Reserve` actions.
@@ -96,7 +100,7 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
         return
     counts = view.platform.counts_only
     columns = (queue.shortest if order == "sjf" else queue.columns) if counts else None  # kept while the queue is long
-    if columns is not None:
+    if columns is not None and max_tested is None:
         short = (view.now + columns.remaining) <= shadow_at  # ends by the shadow time
         yield from start_from_columns(view, columns, head, free, short, occupancy, need)
         return
@@ -104,6 +108,8 @@ def easy_pass(policy, view, order: str = "fcfs", placement=None, backfill: bool 
     if order == "sjf":
         remaining = view.predicted_remaining
         candidates = sorted(candidates, key=lambda job: (remaining(job), job.rank))
+    if max_tested is not None:
+        candidates = candidates[:max_tested]
     yield from backfill_scan(view, candidates, occupancy, need, shadow_at, placement)
 
 

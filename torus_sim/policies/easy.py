@@ -64,9 +64,16 @@ class EasyPolicy(Policy):
         placement: which partition / nodes a job gets (MFP / lowest free ids when None).
         extra: ``textbook`` (every job predicted to end by the shadow time counts toward the extra
             nodes) or ``pv-easy`` (only those up to the one that makes the head fit).
+        bf_interval: seconds: the reservation and the backfill scan run at the first pass at least this long
+            after the last one that ran them; the passes between only start jobs in order (Slurm's
+            ``bf_interval``: its backfill scheduler runs on a timer, its main scheduler at events; here the
+            backfill waits for a pass, so for an event). None: at every pass (the textbook EASY).
+        bf_max_job_test: the backfill scan tests at most this many waiting jobs after the head, in its
+            order (Slurm's ``bf_max_job_test``). None: every waiting job. Clusters only.
 
     Raises:
-        ConfigurationError: an unknown order or reading of the extra nodes.
+        ConfigurationError: an unknown order or reading of the extra nodes; a ``bf_interval`` that is not positive
+            seconds or a ``bf_max_job_test`` below 1.
 
     References:
         Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; Tsafrir, Etsion and Feitelson,
@@ -75,19 +82,48 @@ class EasyPolicy(Policy):
 
     starts_head_when_it_fits = True
 
-    def __init__(self, order: str = "fcfs", placement=None, extra: str = DEFAULT_EASY_EXTRA) -> None:
+    def __init__(
+        self,
+        order: str = "fcfs",
+        placement=None,
+        extra: str = DEFAULT_EASY_EXTRA,
+        bf_interval: float | None = None,
+        bf_max_job_test: int | None = None,
+    ) -> None:
         if order not in ("fcfs", "sjf"):
             raise ConfigurationError(f"EASY candidate order must be 'fcfs' or 'sjf', got {order!r}")
         if extra not in EASY_EXTRA:
             raise ConfigurationError(f"EASY's extra nodes are 'textbook' or 'pv-easy', got {extra!r}")
+        if bf_interval is not None and (
+            isinstance(bf_interval, bool) or not isinstance(bf_interval, (int, float)) or not 0 < bf_interval < np.inf
+        ):
+            raise ConfigurationError(f"bf_interval must be positive seconds (or unset: every pass), got {bf_interval!r}")
+        if bf_max_job_test is not None and (
+            isinstance(bf_max_job_test, bool) or not isinstance(bf_max_job_test, int) or bf_max_job_test < 1
+        ):
+            raise ConfigurationError(f"bf_max_job_test must be an integer >= 1 (or unset: every job), got {bf_max_job_test!r}")
         self.order = order
         self.placement = placement
         self.extra = extra
+        self.bf_interval = None if bf_interval is None else float(bf_interval)
+        self.bf_max_job_test = bf_max_job_test
+        self._last_backfill = -np.inf
         self.name = "EASY-SJBF" if order == "sjf" else "FCFS-EASY"
 
     def settings(self) -> str:
-        """The reading of the extra nodes, when it is not the default's."""
-        return "" if self.extra == DEFAULT_EASY_EXTRA else f"extra nodes: {self.extra}"
+        """The reading of the extra nodes and Slurm's backfill settings, when they are not the defaults."""
+        parts = [] if self.extra == DEFAULT_EASY_EXTRA else [f"extra nodes: {self.extra}"]
+        if self.bf_interval is not None:
+            parts.append(f"backfill every {self.bf_interval:g} s")
+        if self.bf_max_job_test is not None:
+            parts.append(f"at most {self.bf_max_job_test:,} jobs tested")
+        return ", ".join(parts)
+
+    def why_unsupported(self, platform, workload) -> str | None:
+        """Slurm's ``bf_max_job_test`` is for clusters (the torus planner scans each partition size's jobs)."""
+        if self.bf_max_job_test is not None and platform.table is not None:
+            return "bf_max_job_test applies to clusters (the torus planner scans each partition size's jobs)"
+        return super().why_unsupported(platform, workload)
 
     def plan(self, view):
         """Start in order, then reserve for the head and backfill.
@@ -96,6 +132,10 @@ class EasyPolicy(Policy):
         with the run's runtime predictions: the same EASY rules, with per-size candidate lists that
         keep a pass short when failures make the queue long.
         """
+        if self.bf_interval is not None:
+            if view.now < self._last_backfill + self.bf_interval:
+                return start_in_order(view, self.placement)  # the main scheduler's pass: in order only
+            self._last_backfill = view.now
         if self.order == "fcfs" and view.platform.table is not None:
             planner = self._torus_planner()
             actions = planner.plan_torus(
@@ -109,7 +149,9 @@ class EasyPolicy(Policy):
             if planner.reservation is not None:
                 actions.append(Reserve(planner._reserved_job, planner.reservation[1]))
             return actions
-        return easy_pass(self, view, self.order, self.placement, together=self.extra == "textbook")
+        return easy_pass(
+            self, view, self.order, self.placement, together=self.extra == "textbook", max_tested=self.bf_max_job_test
+        )
 
     def _torus_planner(self):
         if getattr(self, "_planner", None) is None:
