@@ -78,6 +78,7 @@ def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one
     assert "held out   calibrated" in done.stdout
     written = json.loads((out / "calibration.json").read_text())
     assert written["train_jobs"] == 1000 and written["trials"] == 2
+    assert (out / "held_out_waits.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from torus_sim.experiments import load_experiment
 
     site = load_experiment(out / "site.toml").scenario({})

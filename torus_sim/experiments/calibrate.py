@@ -86,6 +86,8 @@ class Calibration:
         fitted: the best trial's settings (scenario field -> value; ``max_jobs_per_user`` None: no limit).
         train_objective: the best trial's objective on the first part.
         scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore}}``, both from whole-log replays.
+        held_out: ``{"as given" | "calibrated": the held-out jobs' waits}`` (``job_id``, ``simulated_wait``,
+            ``logged_wait``, seconds), for the figure.
     """
 
     log: str
@@ -94,6 +96,7 @@ class Calibration:
     fitted: dict
     train_objective: float
     scores: dict = field(default_factory=dict)
+    held_out: dict = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict:
         """JSON-ready."""
@@ -289,6 +292,7 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
         waits, by_day = _replay(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
+        calibration.held_out[name] = rest
         calibration.scores[name] = {
             "train": score_part(first, by_day, 0, split_day - 1),
             "test": score_part(rest, by_day, split_day, None),

@@ -2,12 +2,13 @@
 
 Writes into ``--out``: ``study.db`` (Optuna's study: an interrupted calibration resumes from it), ``site.toml`` (the
 fitted settings as scenario sections, a file ``torus-sim run`` reads), ``calibration.json`` and ``report.txt`` (the
-first and the held-out part, the site as given and calibrated). See :mod:`torus_sim.experiments.calibrate`.
+first and the held-out part, the site as given and calibrated) and ``held_out_waits.png`` (the held-out waits'
+distributions). See :mod:`torus_sim.experiments.calibrate`.
 """
 
 from __future__ import annotations
 
-__all__ = ["NAMES", "add_parser", "main", "report_text", "site_text"]
+__all__ = ["NAMES", "add_parser", "figure_png", "main", "report_text", "site_text"]
 
 NAMES = ("calibrate",)
 """The subcommand's names."""
@@ -25,7 +26,7 @@ def add_parser(commands) -> None:
         "log, judge them on the rest",
         description="Fit the scheduling cycle, the per-user job limit and Slurm's multifactor priority to the schedule an "
         "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
-        "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json and report.txt.",
+        "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json, report.txt and held_out_waits.png.",
     )
     parser.add_argument(
         "file", nargs="?", default=None, help="the site as a scenario TOML file (without a grid); options replace its values"
@@ -87,6 +88,38 @@ def report_text(calibration) -> str:
     return "\n".join(lines) + "\n"
 
 
+def figure_png(calibration) -> bytes:
+    """The held-out jobs' waits as distribution functions: logged, the site as given, calibrated (a PNG)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    figure, axes = plt.subplots(figsize=(6.4, 4.0), layout="constrained")
+    logged = None
+    for name, waits in calibration.held_out.items():
+        values = np.sort(waits["simulated_wait"].to_numpy(dtype=float))
+        axes.step(np.maximum(values, 1.0), np.arange(1, len(values) + 1) / len(values), where="post", label=f"simulated, {name}")
+        logged = waits["logged_wait"].to_numpy(dtype=float)
+    if logged is not None:
+        values = np.sort(logged)
+        axes.step(
+            np.maximum(values, 1.0), np.arange(1, len(values) + 1) / len(values), where="post", label="logged", color="black"
+        )
+    axes.set_xscale("log")
+    axes.set_xlabel("wait (s; under 1 s drawn at 1 s)")
+    axes.set_ylabel("share of the held-out jobs")
+    axes.set_title(f"{calibration.log}: the held-out jobs' waits", fontsize=10)
+    axes.legend(fontsize=8)
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=110)
+    plt.close(figure)
+    return out.getvalue()
+
+
 def main(args) -> int:
     """``torus-sim calibrate``: fit, judge, write (exit 0; 130 after Ctrl-C with the finished trials kept; errors reach the caller).
 
@@ -114,6 +147,7 @@ def main(args) -> int:
         "site.toml": site_text(calibration).encode(),
         "calibration.json": json_text(calibration.as_dict(), indent=2).encode(),
         "report.txt": report_text(calibration).encode(),
+        "held_out_waits.png": figure_png(calibration),
     }
     write_folder(out, files, last="calibration.json")
     print(report_text(calibration), end="")
