@@ -111,15 +111,16 @@ class UserLimits:
         self._dirty.add(user)
 
     def reorder(self) -> None:
-        """The queue's keys changed (a priority recomputed): every user's waiting jobs are ordered again, and let in anew."""
-        keys, key = self._keys, self._key
-        for jobs in self._waiting.values():
+        """The queue's keys changed (a priority recomputed): every user's waiting jobs are ordered again; a user whose order changed is let in anew."""
+        keys, key, from_queue = self._keys, self._key, self._key is self._queue_key
+        for user, jobs in self._waiting.items():
             waiting = list(jobs)
-            jobs.clear()
             for job in waiting:  # a queued job's new key is the queue's (computed once); a held one's is computed
-                keys[job.job_id] = job.queue_key if job.queue_key is not None and key is self._queue_key else key(job)
+                keys[job.job_id] = job.queue_key if from_queue and job.queue_key is not None else key(job)
+            jobs.clear()  # the sorted list keeps each job's key: made again even for one job
             jobs.update(waiting)
-        self._dirty.update(self._waiting)
+            if len(waiting) > 1 and any(new is not old for new, old in zip(jobs, waiting, strict=True)):
+                self._dirty.add(user)  # the order changed: the jobs let in may too
 
     def refresh(self, queue) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.

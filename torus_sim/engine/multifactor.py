@@ -119,11 +119,16 @@ class Multifactor:
         weights = self.weights
         priority = 0.0
         if weights.age:
-            priority += weights.age * min(max(self._at - job.submitted_at, 0.0), weights.max_age) / weights.max_age
+            age = self._at - job.submitted_at
+            age = 0.0 if age < 0.0 else age
+            max_age = weights.max_age
+            priority += weights.age * (age if age < max_age else max_age) / max_age
         if weights.fairshare:
-            priority += weights.fairshare * self._fair_share(job.user_id)
+            factor = self._factor.get(job.user_id)
+            priority += weights.fairshare * (factor if factor is not None else self._fair_share(job.user_id))
         if weights.job_size:
-            share = min(job.partition_size / self.capacity, 1.0)
+            share = job.partition_size / self.capacity
+            share = share if share < 1.0 else 1.0
             priority += weights.job_size * (1.0 - share if weights.favor_small else share)
         return (-priority, job.submitted_at, job.job_id)
 
