@@ -139,3 +139,15 @@ def test_the_priority_is_a_scenario_section_that_leaves_earlier_keys_and_the_tor
         table = build_model(scenario, {}).run().jobs
         waits[name] = (table["started_at"] - table["submitted_at"]).mean()
     assert waits["fcfs"] != waits["fair"] and all(math.isfinite(wait) for wait in waits.values())
+
+
+def test_greedy_never_starts_its_committed_job_once_a_limit_holds_it():
+    # found by the property above: greedy commits to user 1's job 5 at t = 0 (it does not fit); at t = 1 the
+    # larger job 6 of the same user goes first by size and job 5 is held out of the queue: greedy drops it
+    sizes, users = [1, 1, 1, 3, 5, 6], [0, 0, 0, 0, 1, 1]
+    jobs = [_job(i + 1, float(i == 5), 1.0, sizes[i], users[i]) for i in range(6)]
+    weights = PriorityWeights(age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0)
+    model = SchedulingModel(Workload(jobs=jobs, source="drawn"), POLICIES.make("greedy"), 8, priority=weights, user_limits=(2, 6))
+    table = model.run().jobs.set_index("job_id")
+    assert table["finished_at"].notna().all()
+    assert table.loc[6, "started_at"] <= table.loc[5, "started_at"]

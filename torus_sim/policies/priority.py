@@ -44,7 +44,6 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.core.job import JobState
 from torus_sim.policies.backfilling import backfill_around
 from torus_sim.policies.base import Policy, Start
 
@@ -134,7 +133,7 @@ class PriorityPolicy(Policy):
         queue = view.queue
         while True:
             job = self._committed
-            if job is None or job.state is not JobState.QUEUED:
+            if job is None or job not in queue:  # started, or held out of the queue (a per-user limit)
                 if not queue:
                     self._committed = None
                     return
