@@ -50,10 +50,14 @@ class SchedulerAgent(Agent):
         key = priority.key if priority is not None else policy.queue_key if key is None else key
         self.queue = WaitQueue(key, by_size=by_size)
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
-        # jobs share the fair-share factor and age never reorders them), so the limits never reorder
+        # jobs share the fair-share factor and age never reorders them); with one, the jobs' phases of age
         self._limits_follow = priority is not None and priority.weights.job_size != 0
-        limits_key = fcfs_key if priority is not None and not self._limits_follow else key
-        self.limits = None if limits is None else UserLimits(*limits, key=limits_key, queue_key=key)
+        if limits is None:
+            self.limits = None
+        elif self._limits_follow:
+            self.limits = UserLimits(*limits, key=key, phases=priority)
+        else:
+            self.limits = UserLimits(*limits, key=fcfs_key if priority is not None else key)
         self.priority = priority
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
@@ -97,7 +101,7 @@ class SchedulerAgent(Agent):
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
-            if len(self.queue) > 1 or (self._limits_follow and self.limits is not None and len(self.queue)):  # limits read them
+            if len(self.queue) > 1 or (self.limits is not None and self._limits_follow and len(self.queue)):
                 self.queue.reorder()
             if self.limits is not None and self._limits_follow:
                 self.limits.reorder()

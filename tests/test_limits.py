@@ -106,3 +106,43 @@ def test_limits_are_scenario_fields_that_leave_earlier_keys_unset_and_hold_jobs_
     for at in table["started_at"].unique()[::20]:
         for user in table["user_id"].unique():
             assert _overlaps(table, at, user)[0] <= 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    jobs=st.lists(st.tuples(st.integers(0, 6000), st.integers(1, 64), st.integers(0, 1), st.booleans()), min_size=1, max_size=40),
+    period=st.sampled_from([60, 300, 900]),
+    weights=st.tuples(st.floats(0.0, 5.0), st.floats(0.0, 5.0), st.sampled_from([600.0, 1800.0, 3600.0]), st.booleans()),
+)
+def test_a_users_jobs_in_their_phases_read_in_the_priority_order_at_every_recomputation(jobs, period, weights):
+    # the limits keep one user's waiting jobs in three fixed orders (submitted since the last recomputation, ageing,
+    # at the maximum age) and merge them: at every recomputation that reads as the user's jobs sorted by priority
+    from torus_sim.engine.multifactor import Multifactor, PriorityWeights
+
+    age, size, max_age, small = weights
+    priority = Multifactor(PriorityWeights(age=age, fairshare=1.0, job_size=size, max_age=max_age, favor_small=small), 64)
+    limits = UserLimits(1, None, key=priority.key, phases=priority)
+    waiting = {}
+    events = sorted(
+        [(at, "arrive", i) for i, (at, *_rest) in enumerate(jobs)] + [(at, "recompute", -1) for at in range(0, 8000, period)]
+    )
+    for at, what, i in events:
+        if what == "recompute":
+            priority.recompute(float(at))
+            limits.reorder()
+        else:
+            _, nodes, user, starts = jobs[i]
+            job = _job(i + 1, float(at), 10.0, nodes, user)
+            priority.waiting(job)
+            limits.waiting(job)
+            waiting[job.job_id] = job
+            if starts and len(waiting) > 1:  # an earlier job of anyone starts: it leaves its user's order
+                first = waiting.pop(min(waiting))
+                priority.started(first, first.size, float(at))
+                limits.started(first, first.size, float(at))
+        for user in {job.user_id for job in waiting.values()}:
+            merged = [job.job_id for job in limits._ordered(limits._waiting[user])]
+            mine = sorted(job.job_id for job in waiting.values() if job.user_id == user)
+            assert sorted(merged) == mine
+            keys = [priority.key(waiting[job_id]) for job_id in merged]
+            assert all(a[0] <= b[0] + 1e-9 for a, b in zip(keys, keys[1:], strict=False)), keys

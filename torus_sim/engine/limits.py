@@ -20,6 +20,7 @@ References:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import defaultdict
 
@@ -39,8 +40,11 @@ class UserLimits:
             user's running jobs may hold at once (>= 1), or None.
         key: the order of one user's waiting jobs (``job -> key``, smaller first), in which they are let in: the
             queue's, or any key that orders one user's jobs as the queue does (FCFS's under a priority without a
-            size factor).
-        queue_key: the queue's own key, when ``key`` is it (a queued job's key is then read from the job).
+            size factor). Read once per job, when it starts waiting, unless ``phases`` is given.
+        phases: the :class:`~torus_sim.engine.multifactor.Multifactor` whose order ``key`` is, when that order
+            changes as the jobs age: its :meth:`~torus_sim.engine.multifactor.Multifactor.user_phase` puts each
+            waiting job in one of three fixed orders, merged by ``key`` as they are read; :meth:`reorder` moves the
+            jobs that aged out of their phase. None: ``key`` is fixed.
 
     Attributes:
         held: jobs waiting out of the queue now (a count, for the record and the tests).
@@ -50,7 +54,7 @@ class UserLimits:
         ConfigurationError: a limit that is not an integer >= 1, or neither limit given.
     """
 
-    def __init__(self, max_jobs: int | None, max_nodes: int | None, key, queue_key=None) -> None:
+    def __init__(self, max_jobs: int | None, max_nodes: int | None, key, phases=None) -> None:
         for name, value in (("max_jobs_per_user", max_jobs), ("max_nodes_per_user", max_nodes)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"{name} must be an integer >= 1 (or unset: no limit), got {value!r}")
@@ -59,10 +63,13 @@ class UserLimits:
         self.max_jobs = math.inf if max_jobs is None else max_jobs
         self.max_nodes = math.inf if max_nodes is None else max_nodes
         self._key = key
-        self._queue_key = queue_key
-        self._keys: dict[int, object] = {}  # job id -> its queue key, while it waits
+        self._phases = phases
+        self._keys: dict[int, object] = {}  # job id -> its key within its phase, while it waits
+        self._phase: dict[int, int] = {}  # job id -> its phase (0 when the key is fixed)
         self._job: dict[int, object] = {}  # job id -> the waiting job
-        self._waiting: dict[int, SortedKeyList] = {}  # user -> the user's waiting jobs (queued or held), in queue order
+        self._waiting: dict[int, list[SortedKeyList]] = {}  # user -> the user's waiting jobs (queued or held), per phase
+        self._young: set[int] = set()  # ids of the jobs in phase 0 (with phases): they move at the next reorder
+        self._aging: list[tuple[float, int]] = []  # (submit, id) of the jobs in phase 1, a heap: the oldest leave first
         self._queued: dict[int, set[int]] = defaultdict(set)  # user -> ids of the user's jobs in the queue now
         self._jobs: dict[int, int] = defaultdict(int)  # user -> running jobs
         self._nodes: dict[int, int] = defaultdict(int)  # user -> nodes held by the running jobs
@@ -74,27 +81,49 @@ class UserLimits:
     def _counted(self, job) -> int:
         return min(job.partition_size, self.max_nodes)
 
+    def _place(self, job) -> None:
+        """Put a waiting job in its user's list of its phase."""
+        job_id = job.job_id
+        if self._phases is None:
+            phase, self._keys[job_id] = 0, self._key(job)
+        else:
+            phase, self._keys[job_id] = self._phases.user_phase(job)
+            if phase == 0:
+                self._young.add(job_id)
+            elif phase == 1:
+                heapq.heappush(self._aging, (job.submitted_at, job_id))
+        self._phase[job_id] = phase
+        lists = self._waiting.get(job.user_id)
+        if lists is None:
+            keys = self._keys
+            lists = self._waiting[job.user_id] = [
+                SortedKeyList(key=lambda waiting: keys[waiting.job_id]) for _ in range(1 if self._phases is None else 3)
+            ]
+        lists[phase].add(job)
+
+    def _unplace(self, job) -> None:
+        """Take a waiting job out of its user's list (before its key is forgotten)."""
+        lists = self._waiting[job.user_id]
+        phase = self._phase.pop(job.job_id)
+        lists[phase].remove(job)
+        del self._keys[job.job_id]
+        if phase == 0 and self._phases is not None:
+            self._young.discard(job.job_id)
+        if not any(lists):
+            del self._waiting[job.user_id]  # a reorder walks only the users with waiting jobs
+
     def waiting(self, job) -> None:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
         user = job.user_id
-        self._keys[job.job_id] = self._key(job)
         self._job[job.job_id] = job
-        jobs = self._waiting.get(user)
-        if jobs is None:
-            keys = self._keys
-            jobs = self._waiting[user] = SortedKeyList(key=lambda waiting: keys[waiting.job_id])
-        jobs.add(job)
+        self._place(job)
         self._queued[user].add(job.job_id)
         self._dirty.add(user)
 
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
         user = job.user_id
-        waiting = self._waiting[user]
-        waiting.remove(job)
-        if not waiting:
-            del self._waiting[user]  # a reorder walks only the users with waiting jobs
-        del self._keys[job.job_id]
+        self._unplace(job)
         del self._job[job.job_id]
         self._queued[user].discard(job.job_id)
         counted = min(nodes, self.max_nodes)
@@ -111,16 +140,47 @@ class UserLimits:
         self._dirty.add(user)
 
     def reorder(self) -> None:
-        """The queue's keys changed (a priority recomputed): every user's waiting jobs are ordered again; a user whose order changed is let in anew."""
-        keys, key, from_queue = self._keys, self._key, self._key is self._queue_key
-        for user, jobs in self._waiting.items():
-            waiting = list(jobs)
-            for job in waiting:  # a queued job's new key is the queue's (computed once); a held one's is computed
-                keys[job.job_id] = job.queue_key if from_queue and job.queue_key is not None else key(job)
-            jobs.clear()  # the sorted list keeps each job's key: made again even for one job
-            jobs.update(waiting)
-            if len(waiting) > 1 and any(new is not old for new, old in zip(jobs, waiting, strict=True)):
-                self._dirty.add(user)  # the order changed: the jobs let in may too
+        """The priorities were recomputed: the jobs that aged out of their phase move; a user whose order may have changed is let in anew.
+
+        A user's order changes only where jobs moved or where two phases interleave (their jobs' priorities
+        grow at different rates); the others keep theirs and are not walked again.
+
+        Raises:
+            ValueError: the limits were made without ``phases`` (their key is fixed).
+        """
+        if self._phases is None:
+            raise ValueError("per-user limits with a fixed key never reorder")
+        moved = set()
+        job_of, phase_of = self._job, self._phase
+        for job_id in list(self._young):
+            job = job_of[job_id]
+            if self._phases.user_phase(job)[0] != 0:
+                self._unplace(job)
+                self._place(job)
+                moved.add(job.user_id)
+        aging = self._aging
+        while aging:
+            job_id = aging[0][1]
+            if phase_of.get(job_id) != 1:  # started (or moved) since it was pushed
+                heapq.heappop(aging)
+                continue
+            job = job_of[job_id]
+            if self._phases.user_phase(job)[0] != 2:
+                break
+            heapq.heappop(aging)
+            self._unplace(job)
+            self._place(job)
+            moved.add(job.user_id)
+        for user, lists in self._waiting.items():
+            if user in moved or sum(1 for jobs in lists if jobs) > 1:
+                self._dirty.add(user)
+
+    def _ordered(self, lists):
+        """A user's waiting jobs in the queue's order: its phases' fixed orders merged by the key."""
+        filled = [jobs for jobs in lists if jobs]
+        if len(filled) == 1:
+            return filled[0]
+        return heapq.merge(*filled, key=self._key)
 
     def refresh(self, queue) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.
@@ -133,14 +193,14 @@ class UserLimits:
         self._dirty.clear()
 
     def _refresh_user(self, user: int, queue) -> None:
-        jobs = self._waiting.get(user)
-        if not jobs:
+        lists = self._waiting.get(user)
+        if not lists:
             return
         queued = self._queued[user]
         slots = self.max_jobs - self._jobs[user]
         room = self.max_nodes - self._nodes[user]
         let_in = []
-        for job in jobs:
+        for job in self._ordered(lists):
             if slots <= 0 or room <= 0:
                 break
             need = self._counted(job)

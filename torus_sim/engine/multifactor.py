@@ -132,6 +132,35 @@ class Multifactor:
             priority += weights.job_size * (1.0 - share if weights.favor_small else share)
         return (-priority, job.submitted_at, job.job_id)
 
+    def user_phase(self, job) -> tuple[int, tuple]:
+        """Where ``job`` stands among its own user's waiting jobs, as of the last recomputation.
+
+        One user's jobs share the fair-share factor, so their order is that of w_age x age + w_size x size alone.
+        That order is fixed within each of three phases of a job's wait: a job submitted since the last
+        recomputation (age 0; phase 0) and a job at the maximum age (the age factor 1; phase 2) go by size, then
+        submission; a job in between (phase 1) by w_size x size - w_age x submit / max_age, which orders the phase's
+        jobs as their priorities do at every recomputation (each gains the same age). So a user's waiting jobs are
+        kept in three fixed orders, merged by :meth:`key` when they are read, and moved from phase to phase at a
+        recomputation (:class:`~torus_sim.engine.limits.UserLimits`), instead of sorting them all again.
+
+        Args:
+            job: a waiting job.
+
+        Returns:
+            tuple: ``(phase, key)``: the phase (0, 1 or 2) and the job's key within it (smaller first).
+        """
+        weights = self.weights
+        share = job.partition_size / self.capacity
+        share = share if share < 1.0 else 1.0
+        size = weights.job_size * (1.0 - share if weights.favor_small else share)
+        if weights.age:
+            age = self._at - job.submitted_at
+            if age < weights.max_age:
+                if age > 0.0:
+                    return 1, (weights.age * job.submitted_at / weights.max_age - size, job.submitted_at, job.job_id)
+                return 0, (-size, job.submitted_at, job.job_id)
+        return 2, (-size, job.submitted_at, job.job_id)
+
     def waiting(self, job) -> None:
         """A job entered the queue: its user counts among the users that share the machine."""
         self._users.add(job.user_id)
