@@ -101,7 +101,7 @@ class SchedulerAgent(Agent):
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
-            if len(self.queue) > 1 or (self.limits is not None and self._limits_follow and len(self.queue)):
+            if len(self.queue):  # one job's key too: the jobs that come before the next recomputation are keyed anew
                 self.queue.reorder()
             if self.limits is not None and self._limits_follow:
                 self.limits.reorder()

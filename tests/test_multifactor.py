@@ -151,3 +151,12 @@ def test_greedy_never_starts_its_committed_job_once_a_limit_holds_it():
     table = model.run().jobs.set_index("job_id")
     assert table["finished_at"].notna().all()
     assert table.loc[6, "started_at"] <= table.loc[5, "started_at"]
+
+
+def test_a_recomputation_rekeys_a_lone_waiting_job_before_later_jobs_are_keyed():
+    # 4 nodes: two 2-node jobs run from 0 (to 400 and 600); job 3 (3 nodes, submitted at 10) waits alone at the
+    # recomputation at 400, where it reaches the maximum age (390 s): priority 1 + 3/4; job 4 (4 nodes) comes at 450
+    # with 0 + 4/4. At 600 (no recomputation due) job 3 goes first: its key is the one of 400, not of its arrival
+    jobs = [_job(1, 0, 400, 2, 1), _job(2, 0, 600, 2, 1), _job(3, 10, 100, 3, 2), _job(4, 450, 100, 4, 3)]
+    starts = _starts(jobs, 4, PriorityWeights(age=1.0, job_size=1.0, max_age=390.0), policy=POLICIES.make("FCFS"))
+    assert starts == {1: 0.0, 2: 0.0, 3: 600.0, 4: 700.0}
