@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from torus_sim.core.job import Job, fcfs_key
 from torus_sim.engine.limits import UserLimits
+from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
 from torus_sim.engine.wait_queue import WaitQueue
@@ -27,12 +28,15 @@ class SchedulerAgent(Agent):
             job over its user's limit waits held out of the queue (:class:`~torus_sim.engine.limits.UserLimits`).
         priority: a :class:`~torus_sim.engine.multifactor.Multifactor`: the queue in Slurm's multifactor order
             instead of ``key``, recomputed every calc period; or None.
+        maintenance: a :class:`~torus_sim.engine.maintenance.MaintenanceWindows`: jobs whose requested time reaches
+            into the next window wait held out of the queue; or None.
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
             when the policy reads the per-size lists.
         limits: the :class:`~torus_sim.engine.limits.UserLimits`, or None.
         priority: the :class:`~torus_sim.engine.multifactor.Multifactor`, or None.
+        maintenance: the :class:`~torus_sim.engine.maintenance.MaintenanceWindows`, or None.
         accounts: the parts that follow each user's running jobs (the limits, the priority's usage): each has
             ``started(job, nodes, now)`` and ``stopped(job_id, now)``; empty without them.
         passes: number of scheduling passes run.
@@ -42,7 +46,13 @@ class SchedulerAgent(Agent):
     """
 
     def __init__(
-        self, model: Model, policy: Policy, key=None, limits: tuple | None = None, priority: Multifactor | None = None
+        self,
+        model: Model,
+        policy: Policy,
+        key=None,
+        limits: tuple | None = None,
+        priority: Multifactor | None = None,
+        maintenance: MaintenanceWindows | None = None,
     ) -> None:
         super().__init__(model)
         self.policy = policy
@@ -59,6 +69,7 @@ class SchedulerAgent(Agent):
         else:
             self.limits = UserLimits(*limits, key=fcfs_key if priority is not None else key)
         self.priority = priority
+        self.maintenance = maintenance
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
 
@@ -98,6 +109,8 @@ class SchedulerAgent(Agent):
             now: the pass's time, seconds.
         """
         self.passes += 1
+        if self.maintenance is not None:  # the jobs held before a window come back first: the other gates see them
+            self.maintenance.restore(self.queue)
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
@@ -107,6 +120,8 @@ class SchedulerAgent(Agent):
                 self.limits.reorder()
         if self.limits is not None:
             self.limits.refresh(self.queue)
+        if self.maintenance is not None:
+            self.maintenance.hold(self.queue, now)
 
     def plan(self, view):
         """The policy's actions for this pass: the engine's pass asks the agent, the agent asks its policy.

@@ -69,6 +69,7 @@ from torus_sim.engine.guard import (
 )
 from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
+from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.multifactor import Multifactor, PriorityWeights
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
@@ -150,14 +151,19 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_production(policy: Policy, interval, user_limits, priority) -> None:
+def _check_production(policy: Policy, interval, user_limits, priority, maintenance=None) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
         ConfigurationError: one of them with a batch policy (it plans after each attempt end); the priority with a
             policy that orders its own queue or preempts and reserves by submission rank (PV-EASY's shadow load).
     """
-    for name, value in (("sched_min_interval", interval), ("per-user limits", user_limits), ("priority", priority)):
+    for name, value in (
+        ("sched_min_interval", interval),
+        ("per-user limits", user_limits),
+        ("priority", priority),
+        ("maintenance windows", maintenance),
+    ):
         if value is not None and policy.pass_after_each_end:
             raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
     if priority is not None and type(policy).queue_key is not Policy.queue_key:
@@ -167,6 +173,15 @@ def _check_production(policy: Policy, interval, user_limits, priority) -> None:
             f"priority: {policy.name} preempts and reserves by submission rank (its shadow load), not by a priority "
             "that changes with time"
         )
+
+
+def _windows(maintenance, drain: bool, workload: Workload, pass_at) -> MaintenanceWindows | None:
+    """The run's maintenance windows (:class:`~torus_sim.engine.maintenance.MaintenanceWindows`), or None without any."""
+    if maintenance is None:
+        return None
+    jobs = workload.jobs
+    walltimes = jobs.column("walltime") if hasattr(jobs, "column") else [job.walltime for job in jobs]
+    return MaintenanceWindows(maintenance, pass_at, float(np.max(walltimes, initial=0.0)), drain)
 
 
 def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float, interval) -> None:
@@ -310,6 +325,11 @@ class SchedulingModel(mesa_core.Model):
         priority: Slurm's multifactor job priority (:class:`~torus_sim.engine.multifactor.PriorityWeights`: age,
             fair share, job size): the queue in its order, recomputed every calc period; for policies that keep
             FCFS's queue order. None: the policy's order.
+        maintenance: maintenance windows, ``(start, end)`` pairs in seconds of the run's clock: no job starts whose
+            requested time would reach into one, none during one (a Slurm maintenance reservation of the whole
+            machine; :class:`~torus_sim.engine.maintenance.MaintenanceWindows`). None: no windows.
+        maintenance_drain: no job starts whose requested time reaches into a window (a planned maintenance); False:
+            jobs are only held while a window lasts (an outage the scheduler did not see coming).
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -346,6 +366,8 @@ class SchedulingModel(mesa_core.Model):
         sched_min_interval: float | None = None,
         user_limits: tuple[int | None, int | None] | None = None,
         priority: PriorityWeights | None = None,
+        maintenance=None,
+        maintenance_drain: bool = True,
     ) -> None:
         super().__init__(seed=seed)
         _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
@@ -354,7 +376,7 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        _check_production(policy, sched_min_interval, user_limits, priority)
+        _check_production(policy, sched_min_interval, user_limits, priority, maintenance)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -386,9 +408,10 @@ class SchedulingModel(mesa_core.Model):
         )
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
-        self.scheduler = SchedulerAgent(
-            self, policy, key, user_limits, None if priority is None else Multifactor(priority, self.platform.capacity)
-        )
+        self._window_end = partial(SchedulingModel._on_window_end, self)  # kept: Mesa's events hold callbacks weakly
+        windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
+        multifactor = None if priority is None else Multifactor(priority, self.platform.capacity)
+        self.scheduler = SchedulerAgent(self, policy, key, user_limits, multifactor, windows)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
@@ -587,6 +610,13 @@ class SchedulingModel(mesa_core.Model):
         """Nodes down now (0 on a cluster that keeps counts only; the view's count, :meth:`SchedulingView.down_count`)."""
         return self.view.down_count()
 
+    def _pass_at(self, at: float) -> None:
+        """Ask for a scheduling pass at ``at`` (a maintenance window's end: the jobs held before it come back)."""
+        self._schedule(self._window_end, at, EventPriority.ARRIVAL)
+
+    def _on_window_end(self) -> None:
+        self.passes.request()
+
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
         return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))
 
@@ -595,6 +625,8 @@ class SchedulingModel(mesa_core.Model):
         self.counters.sync(self.simulator, getattr(getattr(self.policy, "placement", None), "diagnostics", None))
         if self.scheduler.limits is not None:  # times a job was put aside over its user's limit
             self.counters["jobs_held"] = self.scheduler.limits.held_ever
+        if self.scheduler.maintenance is not None:  # times a job was held before or during a maintenance window
+            self.counters["jobs_held_for_maintenance"] = self.scheduler.maintenance.held_ever
 
     @property
     def moves(self) -> tuple[int, int]:

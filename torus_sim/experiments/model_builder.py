@@ -117,6 +117,14 @@ def model_arguments(
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
     }
+    if scenario.maintenance is not None:
+        from torus_sim.inputs.maintenance import maintenance_windows
+
+        keywords["maintenance"] = maintenance_windows(scenario.maintenance, workload, scenario.maintenance_min_length)[0]
+        drain = scenario.maintenance_drain
+        keywords["maintenance_drain"] = scenario.maintenance != "inferred" if drain is None else drain
+    elif scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None:
+        raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
     if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.experiments.run_inputs import load_power
 

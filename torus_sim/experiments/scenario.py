@@ -28,6 +28,8 @@ directly); a scenario file groups them in sections::
     [priority]        priority_weight_age, priority_weight_fairshare, priority_weight_job_size, priority_max_age,
                       priority_decay_half_life, priority_calc_period, priority_favor_small (Slurm's multifactor
                       job priority; unset weights: the policy's own order)
+    [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
+                      windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -118,6 +120,7 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "cycle": ("sched_min_interval",),
     "limits": ("max_jobs_per_user", "max_nodes_per_user"),
     "priority": PRIORITY_FIELDS,
+    "maintenance": ("maintenance", "maintenance_drain", "maintenance_min_length"),
     "run": ("seed", "event_order", "plan_timeout"),
 }
 # fmt: on
@@ -130,7 +133,7 @@ MAX_BATCH_JOBS = 10**6
 """The most jobs of a generated batch (its per-job arrays and time tables stay within memory)."""
 
 
-INPUT_FILE_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file")
+INPUT_FILE_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file", "maintenance")
 """Scenario fields that may name an input file (alone, or after a ``name:`` prefix such as ``table:``)."""
 
 
@@ -355,6 +358,28 @@ class Scenario(PowerSettings, BaseModel):
         le=10**9,
         description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
         "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
+    )
+    # [maintenance]
+    maintenance: str | None = Field(
+        None,
+        min_length=1,
+        description='whole-machine maintenance windows: "inferred" (the spans in which the replayed SWF log ran '
+        "nothing while jobs waited) or a file of start,end lines (seconds of the workload's clock); no job starts "
+        "whose requested time reaches into a window (Slurm's maintenance reservation); unset: none",
+    )
+    maintenance_drain: bool | None = Field(
+        None,
+        strict=True,
+        description="true: no job starts whose requested time reaches into a window (a planned maintenance, the "
+        "machine empty when it begins); false: jobs are held only while a window lasts and running jobs run on (an "
+        "outage); unset: true for a file, false for inferred windows (the spans a log shows idle were mostly not "
+        "drained for: docs/validation/real_machine.md)",
+    )
+    maintenance_min_length: Seconds | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description='seconds: the shortest idle span of the log taken as a window (maintenance = "inferred"); unset: 3600',
     )
     # [priority]
     priority_weight_age: float | None = Field(

@@ -139,7 +139,16 @@ def _digest_of(path: str, size: int, mtime_ns: int) -> str:
     return file_sha256(path)
 
 
-LATER_FIELDS = ("shutdown_time", "node_shutdown_w", "sched_min_interval", "max_jobs_per_user", "max_nodes_per_user")
+LATER_FIELDS = (
+    "shutdown_time",
+    "node_shutdown_w",
+    "sched_min_interval",
+    "max_jobs_per_user",
+    "max_nodes_per_user",
+    "maintenance",
+    "maintenance_drain",
+    "maintenance_min_length",
+)
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 
 EXECUTION_FIELDS = ("plan_timeout",)

@@ -282,4 +282,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         "preventive_migrations_failed": int(counters.get("preventive_migrations_failed", 0)),
         **{key: int(value) for key, value in sorted(counters.items()) if key.startswith("tie_")},
         **({"jobs_held": int(counters["jobs_held"])} if "jobs_held" in counters else {}),  # under per-user limits only
+        **(
+            {"jobs_held_for_maintenance": int(counters["jobs_held_for_maintenance"])}
+            if "jobs_held_for_maintenance" in counters
+            else {}
+        ),  # with maintenance windows only
     }

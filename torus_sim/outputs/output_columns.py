@@ -110,6 +110,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "silent_errors": ("", "silent errors met (RIGID, MOLDABLE)"),
     "preemptions": ("", "attempts preempted by the policy"),
     "jobs_held": ("", "per-user limits only: times a waiting job was put aside, held over its user's limit"),
+    "jobs_held_for_maintenance": (
+        "",
+        "maintenance windows only: times a waiting job was held because its requested time reached into the next "
+        "window (or one was on)",
+    ),
     "scenarios": ("", "batch: failure scenarios run"),
     "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
     "mean_lower_bound": ("s", "batch: mean lower bound L(f) / L'(J, f)"),

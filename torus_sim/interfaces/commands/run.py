@@ -9,6 +9,7 @@ replacing the file's values.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from torus_sim.interfaces.commands.scenario_options import add_scenario_options, scenario_from
 
@@ -183,6 +184,11 @@ def _production_text(scenario) -> str:
         parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
+    if scenario.maintenance == "inferred":
+        length = scenario.maintenance_min_length or 3600.0
+        parts.append(f"maintenance windows inferred from the log (idle {length:g} s or longer while jobs waited)")
+    elif scenario.maintenance is not None:
+        parts.append(f"maintenance windows from {Path(scenario.maintenance).name}")
     return "; ".join(parts)
 
 
