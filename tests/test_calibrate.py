@@ -92,7 +92,16 @@ def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one
 def test_the_site_as_given_is_the_first_trial(tmp_path, monkeypatch):
     seen = _counting(monkeypatch)
     given = BASE.replace(sched_min_interval=60.0, max_jobs_per_user=40, priority_weight_age=2.0, priority_weight_fairshare=6.0)
-    fitted = calibration_module.calibrate(given, tmp_path, train=0.5, trials=1, seed=0).fitted
+    given = given.replace(maintenance="inferred", maintenance_drain=True)
+    calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=1, seed=0)
+    fitted = calibration.fitted
     assert seen[0] == 1500
     assert fitted["sched_min_interval"] == 60.0 and fitted["max_jobs_per_user"] == 40
     assert fitted["priority_weight_fairshare"] == 3.0 and fitted["priority_weight_age"] == 1.0  # relative to age's
+    assert fitted["maintenance"] == "inferred" and fitted["maintenance_drain"] is True  # the log's idle spans, drained
+    import tomllib
+
+    from torus_sim.interfaces.commands.calibrate import site_text
+
+    site = tomllib.loads(site_text(calibration))  # the site file a run reads: TOML's true, a quoted string
+    assert site["maintenance"] == {"maintenance": "inferred", "maintenance_drain": True}

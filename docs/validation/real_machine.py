@@ -5,7 +5,8 @@
     python docs/validation/real_machine.py --check         # exit 1 when a number differs from real_machine.csv
 
 For each log: ``torus-sim calibrate`` (:func:`torus_sim.experiments.calibrate.calibrate`) fits the scheduling
-cycle, the per-user job limit and Slurm's multifactor priority (age, fair share, size) on the log's first half
+cycle, the per-user job limit, Slurm's multifactor priority (age, fair share, size) and whether the log's idle spans
+are maintenance windows (none, outages or drained) on the log's first half
 (in submission order; the second half is never read by a trial), with Optuna's TPE sampler seeded at 0 and
 :data:`TRIALS` trials; the whole log is then replayed with the site as given (FCFS-EASY on the log's own
 processors, the textbook loop) and with the fitted settings, and each is judged on the held-out half. The ablation
@@ -16,15 +17,14 @@ replays the calibrated site with one behaviour turned off at a time. Studies are
 from __future__ import annotations
 
 import csv
+import json
 import sys
 import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60}
-"""Each log and its trials. HPC2N (40 trials) and RICC (12) were started and stopped: a trial with a per-user limit of
-3 jobs ran over 9 minutes on HPC2N's first half (the held jobs' order is made again at every recomputation of the
-priority), so they wait for that cost to be taken out; their site files hold the header's facts only."""
+LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 30}
+"""Each log and its trials (HPC2N's trials are as long as CTC-SP2's, RICC's four times: fewer)."""
 FIELDS = (
     "log",
     "site",
@@ -41,6 +41,7 @@ OFF = {
     "no cycle": {"sched_min_interval": None},
     "no per-user limit": {"max_jobs_per_user": None},
     "no priority (FCFS)": {"priority_weight_age": None, "priority_weight_fairshare": None, "priority_weight_job_size": None},
+    "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
 }
 """The ablation: the calibrated site with one behaviour off."""
 
@@ -118,7 +119,10 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
     for section, members in SECTIONS.items():
         chosen = {name: fitted[name] for name in members if fitted.get(name) is not None}
         if chosen:
-            lines += ["", f"[{section}]"] + [f"{name} = {value!r}" for name, value in chosen.items()]
+            lines += ["", f"[{section}]"] + [
+                f"{name} = {json.dumps(value) if isinstance(value, (bool, str)) else repr(value)}"
+                for name, value in chosen.items()
+            ]
     return "\n".join(lines) + "\n"
 
 

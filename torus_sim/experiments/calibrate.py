@@ -1,7 +1,8 @@
 """Calibration held out in time: a site's production settings fitted on the first part of a log, judged on the rest.
 
 ``torus-sim calibrate`` (:func:`calibrate`) fits the free parameters of the documented production behaviours (the
-scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`) to the schedule an SWF log
+scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`; the log's idle spans as
+maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
 records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
 never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
 TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
@@ -29,7 +30,7 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["SPACE", "Calibration", "PartScore", "calibrate", "objective", "score_part"]
+__all__ = ["SPACE", "WINDOWS", "Calibration", "PartScore", "calibrate", "objective", "score_part"]
 
 DAY = 86400.0
 UNLIMITED_JOBS = 512
@@ -45,6 +46,16 @@ SPACE: dict[str, tuple[str, float, float]] = {
 }
 """The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``.
 The age factor's weight is fixed at 1: the other weights are relative to it."""
+
+WINDOWS = {
+    "none": {"maintenance": None, "maintenance_drain": None},
+    "outages": {"maintenance": "inferred", "maintenance_drain": False},
+    "drained": {"maintenance": "inferred", "maintenance_drain": True},
+}
+"""The fitted choice of maintenance windows (``windows``): none, the log's idle spans as outages (jobs held while one
+lasts), or as drained maintenance (no job starts that would reach into one). The spans are the whole log's
+(:func:`~torus_sim.inputs.workload.logged.idle_windows`): facts of the machine's history, as a downtime calendar
+would be; whether to use them, and how, is what the first part decides."""
 
 AGE_WEIGHT = 1.0
 
@@ -155,7 +166,7 @@ def objective(score: PartScore) -> float:
 
 def _settings(trial) -> dict:
     """One trial's scenario settings drawn from :data:`SPACE`."""
-    drawn = {}
+    drawn = {"windows": trial.suggest_categorical("windows", list(WINDOWS))}
     for name, (kind, low, high) in SPACE.items():
         if kind == "log":
             drawn[name] = trial.suggest_float(name, low, high, log=True)
@@ -168,6 +179,7 @@ def _settings(trial) -> dict:
 
 def _as_scenario(drawn: dict) -> dict:
     settings = dict(drawn)
+    settings.update(WINDOWS[settings.pop("windows", "none")])
     if settings.get("max_jobs_per_user", 0) >= UNLIMITED_JOBS:
         settings["max_jobs_per_user"] = None
     settings["priority_weight_age"] = AGE_WEIGHT
@@ -178,6 +190,8 @@ def _given_settings(base) -> dict:
     """The settings of :data:`SPACE` the site gives, in the space's terms (weights relative to age's; within range)."""
     age = base.priority_weight_age
     given = {}
+    if base.maintenance == "inferred":
+        given["windows"] = "drained" if base.maintenance_drain else "outages"
     for name, (_, low, high) in SPACE.items():
         value = getattr(base, name)
         if value is None:
@@ -218,7 +232,7 @@ def _replay(scenario):
 def _study_name(base, train: float) -> str:
     from torus_sim.experiments.sweep import run_key
 
-    text = json.dumps({"base": run_key(base), "train": train, "space": SPACE}, sort_keys=True)
+    text = json.dumps({"base": run_key(base), "train": train, "space": SPACE, "windows": list(WINDOWS)}, sort_keys=True)
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

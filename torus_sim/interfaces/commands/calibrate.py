@@ -8,6 +8,8 @@ distributions). See :mod:`torus_sim.experiments.calibrate`.
 
 from __future__ import annotations
 
+import json
+
 __all__ = ["NAMES", "add_parser", "figure_png", "main", "report_text", "site_text"]
 
 NAMES = ("calibrate",)
@@ -56,7 +58,10 @@ def site_text(calibration) -> str:
         chosen = {name: calibration.fitted[name] for name in members if calibration.fitted.get(name) is not None}
         if chosen:
             lines.append(f"\n[{section}]")
-            lines += [f"{name} = {value!r}" for name, value in chosen.items()]
+            lines += [
+                f"{name} = {json.dumps(value) if isinstance(value, (bool, str)) else repr(value)}"
+                for name, value in chosen.items()
+            ]
     return "\n".join(lines) + "\n"
 
 
