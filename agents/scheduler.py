@@ -60,8 +60,8 @@ class SchedulerAgent(Agent):
         key = priority.key if priority is not None else policy.queue_key if key is None else key
         self.queue = WaitQueue(key, by_size=by_size)
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
-        # jobs share the fair-share factor and age never reorders them); with one, the jobs' phases of age
-        self._limits_follow = priority is not None and priority.weights.job_size != 0
+        # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
+        self._limits_follow = priority is not None and (priority.weights.job_size != 0 or priority.weights.queue != 0)
         if limits is None:
             self.limits = None
         elif self._limits_follow:

@@ -93,12 +93,14 @@ def test_the_site_as_given_is_the_first_trial(tmp_path, monkeypatch):
     seen = _counting(monkeypatch)
     given = BASE.replace(sched_min_interval=60.0, max_jobs_per_user=40, priority_weight_age=2.0, priority_weight_fairshare=6.0)
     given = given.replace(maintenance="inferred", maintenance_drain=True)
+    given = given.replace(priority_weight_queue=4.0, priority_queue_tiers="1:5,2:4,3:3,4:2,5:1")  # its queues' tiers
     calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=1, seed=0)
     fitted = calibration.fitted
     assert seen[0] == 1500
     assert fitted["sched_min_interval"] == 60.0 and fitted["max_jobs_per_user"] == 40
     assert fitted["priority_weight_fairshare"] == 3.0 and fitted["priority_weight_age"] == 1.0  # relative to age's
     assert fitted["maintenance"] == "inferred" and fitted["maintenance_drain"] is True  # the log's idle spans, drained
+    assert fitted["priority_weight_queue"] == 2.0 and fitted["priority_queue_tiers"] == "1:5,2:4,3:3,4:2,5:1"
     import tomllib
 
     from torus_sim.interfaces.commands.calibrate import site_text

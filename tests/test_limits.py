@@ -113,14 +113,17 @@ def test_limits_are_scenario_fields_that_leave_earlier_keys_unset_and_hold_jobs_
     jobs=st.lists(st.tuples(st.integers(0, 6000), st.integers(1, 64), st.integers(0, 1), st.booleans()), min_size=1, max_size=40),
     period=st.sampled_from([60, 300, 900]),
     weights=st.tuples(st.floats(0.0, 5.0), st.floats(0.0, 5.0), st.sampled_from([600.0, 1800.0, 3600.0]), st.booleans()),
+    queue=st.sampled_from([0.0, 0.7, 3.0]),
 )
-def test_a_users_jobs_in_their_phases_read_in_the_priority_order_at_every_recomputation(jobs, period, weights):
+def test_a_users_jobs_in_their_phases_read_in_the_priority_order_at_every_recomputation(jobs, period, weights, queue):
     # the limits keep one user's waiting jobs in three fixed orders (submitted since the last recomputation, ageing,
     # at the maximum age) and merge them: at every recomputation that reads as the user's jobs sorted by priority
     from torus_sim.engine.multifactor import Multifactor, PriorityWeights
 
     age, size, max_age, small = weights
-    priority = Multifactor(PriorityWeights(age=age, fairshare=1.0, job_size=size, max_age=max_age, favor_small=small), 64)
+    factors = {i + 1: (i * 7 % 5) / 4 for i in range(len(jobs))}  # a queue factor of 0, 1/4, ... 1 by job
+    weighed = PriorityWeights(age=age, fairshare=1.0, job_size=size, max_age=max_age, favor_small=small, queue=queue)
+    priority = Multifactor(weighed, 64, factors)
     limits = UserLimits(1, None, key=priority.key, phases=priority)
     waiting = {}
     events = sorted(

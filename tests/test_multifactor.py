@@ -20,6 +20,8 @@ from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.rigid import ListPolicy
 
+from .conftest import SHARED_DATA
+
 CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak", "PV-EASY")]
 """The cluster policies that keep FCFS's queue order (PV-EASY's preemptions and shadow load go by submission rank)."""
 
@@ -160,3 +162,57 @@ def test_a_recomputation_rekeys_a_lone_waiting_job_before_later_jobs_are_keyed()
     jobs = [_job(1, 0, 400, 2, 1), _job(2, 0, 600, 2, 1), _job(3, 10, 100, 3, 2), _job(4, 450, 100, 4, 3)]
     starts = _starts(jobs, 4, PriorityWeights(age=1.0, job_size=1.0, max_age=390.0), policy=POLICIES.make("FCFS"))
     assert starts == {1: 0.0, 2: 0.0, 3: 600.0, 4: 700.0}
+
+
+def test_the_queue_factor_is_the_tier_over_the_highest_and_a_higher_queue_goes_first():
+    from torus_sim.inputs.workload.queues import parse_queue_tiers, queue_factors
+
+    tiers = parse_queue_tiers("1:4, 2:3,3:2,4:1")
+    factors = queue_factors([10, 11, 12, 13], [1, 3, 9, 4], tiers)
+    assert factors == {10: 1.0, 11: 0.5, 13: 0.25}  # queue 9 has no tier: no factor
+    priority = Multifactor(PriorityWeights(queue=2.0), capacity=4, queue_factors=factors)
+    assert priority.key(_job(10, 0, 1, 1, 1))[0] == -2.0 and priority.key(_job(12, 0, 1, 1, 1))[0] == 0.0
+    # one node busy to 1000; job 2 (normal queue) waits from 10, job 3 (express) from 20: express goes first
+    jobs = [_job(1, 0, 1000, 1, 1), _job(2, 10, 100, 1, 2), _job(3, 20, 100, 1, 3)]
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"),
+        EasyPolicy(),
+        1,
+        priority=PriorityWeights(queue=1.0),
+        queue_factors={2: 0.5, 3: 1.0},
+    )
+    assert model.run().jobs.set_index("job_id")["started_at"].to_dict() == {1: 0.0, 3: 1000.0, 2: 1100.0}
+    for bad in ("1:4,1:2", "express:4", "1:-1", "1:0,2:0", "1"):
+        with pytest.raises(ValueError, match="priority_queue_tiers"):
+            parse_queue_tiers(bad)
+    with pytest.raises(ConfigurationError, match="queue factor"):
+        Multifactor(PriorityWeights(queue=1.0), capacity=4)
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "swf").is_dir(), reason=f"needs the logs under {SHARED_DATA}")
+def test_the_queue_factor_reads_each_jobs_queue_from_its_log_and_is_refused_half_given():
+    scenario = Scenario(workload="pwa:SDSC-SP2", platform="cluster", policy="FCFS-EASY", max_jobs=2000, priority_weight_queue=3.0)
+    with pytest.raises(ConfigurationError, match="go together"):
+        build_model(scenario, {})
+    with pytest.raises(ValueError, match="priority_queue_tiers"):
+        scenario.replace(priority_queue_tiers="0:x")
+    tiered = scenario.replace(priority_queue_tiers="1:5,2:4,3:3,4:2,5:1")  # express, high, normal, low, standby
+    model = build_model(tiered, {})
+    factors = model.scheduler.priority._queue_factors
+    assert len(factors) == 5244 + 9965 + 30141 + 14009 + 283  # the log's lines in queues 1-5 (0 and 6 have no tier)
+    assert sorted(set(factors.values())) == [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert run_key(tiered) != run_key(scenario.replace(priority_weight_queue=None))
+    with pytest.raises(ConfigurationError, match="not a log file"):
+        build_model(
+            Scenario(
+                workload="lublin",
+                platform="cluster",
+                nodes=64,
+                policy="FCFS-EASY",
+                max_jobs=100,
+                priority_weight_queue=1.0,
+                priority_queue_tiers="1:1",
+            ),
+            {},
+        )
+    model.run()

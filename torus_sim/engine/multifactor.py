@@ -4,7 +4,8 @@ A production queue is not first come, first served. Slurm's ``priority/multifact
 
     priority = w_age x age + w_fairshare x fairshare + w_size x size
 
-each factor in [0, 1] (the queue, QOS, association, nice and TRES factors need fields an SWF log does not keep):
+(+ w_queue x queue), each factor in [0, 1] (the QOS, association, nice and TRES factors need fields an SWF log does
+not keep):
 
 * age = min(now - submit, max_age) / max_age (``PriorityMaxAge``, 7 days by default);
 * fairshare = 2^(-U / S) (Slurm's classic fair-share factor, ``PriorityDampeningFactor`` 1), with U the user's
@@ -12,6 +13,8 @@ each factor in [0, 1] (the queue, QOS, association, nice and TRES factors need f
   S = 1 / (users seen so far), every user with the same shares: a user who used nothing gets 1, one who used their
   share 0.5, one who used much more nearly 0;
 * size = the job's nodes / the machine's (``PriorityFavorSmall=NO``), or 1 - that (``YES``).
+* queue = the tier of the job's queue (SWF field 15) over the highest tier (``PriorityWeightPartition`` with each
+  partition's ``PriorityJobFactor``: a site's express queue above its normal one above standby).
 
 Slurm recomputes the factors every ``PriorityCalcPeriod`` (5 minutes by default) and a job's at its submission;
 :class:`Multifactor` does the same at the first pass at least ``calc_period`` after the last, and the queue (and
@@ -53,6 +56,7 @@ class PriorityWeights:
         half_life: seconds in which recorded usage halves (PriorityDecayHalfLife), > 0.
         calc_period: seconds between recomputations of the factors (PriorityCalcPeriod), > 0.
         favor_small: the size factor favours small jobs (PriorityFavorSmall=YES).
+        queue: weight of the queue factor (PriorityWeightPartition: the job's queue tier over the highest), >= 0.
     """
 
     age: float = 0.0
@@ -62,9 +66,10 @@ class PriorityWeights:
     half_life: float = 7 * DAY
     calc_period: float = 300.0
     favor_small: bool = False
+    queue: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("age", "fairshare", "job_size"):
+        for name in ("age", "fairshare", "job_size", "queue"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
                 raise ConfigurationError(f"priority_weight_{name} must be a number >= 0, got {value!r}")
@@ -89,9 +94,12 @@ class Multifactor:
         recomputed: recomputations of the factors so far.
     """
 
-    def __init__(self, weights: PriorityWeights, capacity: int) -> None:
+    def __init__(self, weights: PriorityWeights, capacity: int, queue_factors=None) -> None:
+        if weights.queue and queue_factors is None:
+            raise ConfigurationError("priority_weight_queue needs each job's queue factor (priority_queue_tiers and an SWF log)")
         self.weights = weights
         self.capacity = capacity
+        self._queue_factors = queue_factors or {}
         self._rate = math.log(2.0) / weights.half_life
         self._t0 = 0.0  # the scale's reference time
         self._scaled: dict[int, float] = defaultdict(float)  # user -> usage scaled to t0
@@ -130,12 +138,15 @@ class Multifactor:
             share = job.partition_size / self.capacity
             share = share if share < 1.0 else 1.0
             priority += weights.job_size * (1.0 - share if weights.favor_small else share)
+        if weights.queue:
+            priority += weights.queue * self._queue_factors.get(job.job_id, 0.0)
         return (-priority, job.submitted_at, job.job_id)
 
     def user_phase(self, job) -> tuple[int, tuple]:
         """Where ``job`` stands among its own user's waiting jobs, as of the last recomputation.
 
-        One user's jobs share the fair-share factor, so their order is that of w_age x age + w_size x size alone.
+        One user's jobs share the fair-share factor, so their order is that of w_age x age + w_size x size (+ w_queue
+        x queue) alone.
         That order is fixed within each of three phases of a job's wait: a job submitted since the last
         recomputation (age 0; phase 0) and a job at the maximum age (the age factor 1; phase 2) go by size, then
         submission; a job in between (phase 1) by w_size x size - w_age x submit / max_age, which orders the phase's
@@ -153,6 +164,8 @@ class Multifactor:
         share = job.partition_size / self.capacity
         share = share if share < 1.0 else 1.0
         size = weights.job_size * (1.0 - share if weights.favor_small else share)
+        if weights.queue:
+            size += weights.queue * self._queue_factors.get(job.job_id, 0.0)
         if weights.age:
             age = self._at - job.submitted_at
             if age < weights.max_age:

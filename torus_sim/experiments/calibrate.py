@@ -30,7 +30,7 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["SPACE", "WINDOWS", "Calibration", "PartScore", "calibrate", "objective", "score_part"]
+__all__ = ["QUEUE_SPACE", "SPACE", "WINDOWS", "Calibration", "PartScore", "calibrate", "objective", "score_part", "space"]
 
 DAY = 86400.0
 UNLIMITED_JOBS = 512
@@ -57,7 +57,15 @@ lasts), or as drained maintenance (no job starts that would reach into one). The
 (:func:`~torus_sim.inputs.workload.logged.idle_windows`): facts of the machine's history, as a downtime calendar
 would be; whether to use them, and how, is what the first part decides."""
 
+QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("float", 0.0, 20.0)}
+"""Fitted besides :data:`SPACE` when the site gives its queues' tiers (``priority_queue_tiers``): the queue factor's weight."""
+
 AGE_WEIGHT = 1.0
+
+
+def space(base) -> dict[str, tuple[str, float, float]]:
+    """The settings fitted for the site ``base``: :data:`SPACE`, and :data:`QUEUE_SPACE` when it gives queue tiers."""
+    return {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
 
 
 @dataclass
@@ -164,10 +172,10 @@ def objective(score: PartScore) -> float:
     return score.ks + 0.5 * error
 
 
-def _settings(trial) -> dict:
-    """One trial's scenario settings drawn from :data:`SPACE`."""
+def _settings(trial, fitted: dict) -> dict:
+    """One trial's scenario settings drawn from ``fitted`` (:func:`space`) and :data:`WINDOWS`."""
     drawn = {"windows": trial.suggest_categorical("windows", list(WINDOWS))}
-    for name, (kind, low, high) in SPACE.items():
+    for name, (kind, low, high) in fitted.items():
         if kind == "log":
             drawn[name] = trial.suggest_float(name, low, high, log=True)
         elif kind == "int-log":
@@ -192,7 +200,7 @@ def _given_settings(base) -> dict:
     given = {}
     if base.maintenance == "inferred":
         given["windows"] = "drained" if base.maintenance_drain else "outages"
-    for name, (_, low, high) in SPACE.items():
+    for name, (_, low, high) in space(base).items():
         value = getattr(base, name)
         if value is None:
             continue
@@ -232,7 +240,7 @@ def _replay(scenario):
 def _study_name(base, train: float) -> str:
     from torus_sim.experiments.sweep import run_key
 
-    text = json.dumps({"base": run_key(base), "train": train, "space": SPACE, "windows": list(WINDOWS)}, sort_keys=True)
+    text = json.dumps({"base": run_key(base), "train": train, "space": space(base), "windows": list(WINDOWS)}, sort_keys=True)
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -278,8 +286,10 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
         load_if_exists=True,
     )
 
+    fitted_space = space(base)
+
     def trial_objective(trial) -> float:
-        waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial)))
+        waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial, fitted_space)))
         if not len(waits):
             raise ConfigurationError(f"{base.workload}: the log records no wait of its first {train_jobs:,} jobs to fit")
         return objective(score_part(waits))
@@ -300,6 +310,8 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     if not finished():
         raise ConfigurationError("no calibration trial finished")
     fitted = _as_scenario(study.best_params)
+    if base.priority_queue_tiers is not None:  # the tiers are the site's; their weight is fitted
+        fitted["priority_queue_tiers"] = base.priority_queue_tiers
     calibration = Calibration(
         log=base.workload, train_jobs=train_jobs, trials=finished(), fitted=fitted, train_objective=float(study.best_value)
     )

@@ -117,6 +117,14 @@ def model_arguments(
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
     }
+    if scenario.priority_weight_queue is not None or scenario.priority_queue_tiers is not None:
+        if scenario.priority_weight_queue is None or scenario.priority_queue_tiers is None:
+            raise ConfigurationError(
+                "priority_weight_queue and priority_queue_tiers go together (the weight and each queue's tier)"
+            )
+        from torus_sim.inputs.workload.queues import job_queue_factors
+
+        keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, workload)
     if scenario.maintenance is not None:
         from torus_sim.inputs.maintenance import maintenance_windows
 
@@ -200,12 +208,17 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
 
 def _priority(scenario: Scenario):
     """The scenario's multifactor priority (:class:`~torus_sim.engine.multifactor.PriorityWeights`), or None: no weight set."""
-    weights = (scenario.priority_weight_age, scenario.priority_weight_fairshare, scenario.priority_weight_job_size)
+    weights = (
+        scenario.priority_weight_age,
+        scenario.priority_weight_fairshare,
+        scenario.priority_weight_job_size,
+        scenario.priority_weight_queue,
+    )
     if all(weight is None for weight in weights):
         return None
     from torus_sim.engine import PriorityWeights
 
-    age, fairshare, size = (0.0 if weight is None else float(weight) for weight in weights)
+    age, fairshare, size, queue = (0.0 if weight is None else float(weight) for weight in weights)
     return PriorityWeights(
         age,
         fairshare,
@@ -214,4 +227,5 @@ def _priority(scenario: Scenario):
         half_life=float(scenario.priority_decay_half_life),
         calc_period=float(scenario.priority_calc_period),
         favor_small=scenario.priority_favor_small,
+        queue=queue,
     )

@@ -26,8 +26,8 @@ directly); a scenario file groups them in sections::
     [limits]          max_jobs_per_user, max_nodes_per_user (a job over its user's limit waits held, as under
                       Slurm's association limits and Maui's MAXJOB / MAXPROC; unset: no limit)
     [priority]        priority_weight_age, priority_weight_fairshare, priority_weight_job_size, priority_max_age,
-                      priority_decay_half_life, priority_calc_period, priority_favor_small (Slurm's multifactor
-                      job priority; unset weights: the policy's own order)
+                      priority_decay_half_life, priority_calc_period, priority_favor_small, priority_weight_queue,
+                      priority_queue_tiers (Slurm's multifactor job priority; unset weights: the policy's own order)
     [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
@@ -96,7 +96,8 @@ __all__ = [
 
 PRIORITY_FIELDS = (
     "priority_weight_age", "priority_weight_fairshare", "priority_weight_job_size", "priority_max_age",
-    "priority_decay_half_life", "priority_calc_period", "priority_favor_small",
+    "priority_decay_half_life", "priority_calc_period", "priority_favor_small", "priority_weight_queue",
+    "priority_queue_tiers",
 )  # fmt: skip
 """The [priority] section: Slurm's multifactor job priority (:mod:`torus_sim.engine.multifactor`)."""
 
@@ -407,6 +408,19 @@ class Scenario(PowerSettings, BaseModel):
     priority_favor_small: bool = Field(
         strict=True, default=False, description="the size factor favours small jobs (PriorityFavorSmall=YES)"
     )
+    priority_weight_queue: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="weight of the queue factor, the tier of the job's SWF queue (field 15) over the highest tier "
+        "(Slurm's PriorityWeightPartition with each partition's PriorityJobFactor); needs priority_queue_tiers",
+    )
+    priority_queue_tiers: str | None = Field(
+        None,
+        min_length=1,
+        description='each SWF queue number\'s tier, "QUEUE:TIER,..." (tiers >= 0, e.g. "1:4,2:3,3:2,4:1" for '
+        "express, high, normal, low); a queue not listed has tier 0",
+    )
     # run
     seed: int = Field(
         0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
@@ -495,6 +509,15 @@ class Scenario(PowerSettings, BaseModel):
             if value < 0:
                 raise ValueError(f"a failure count must be >= 0, got {value}")
             return f"synthetic:{value}"
+        return value
+
+    @field_validator("priority_queue_tiers")
+    @classmethod
+    def _queue_tiers(cls, value):
+        if value is not None:
+            from torus_sim.inputs.workload.queues import parse_queue_tiers
+
+            parse_queue_tiers(value)  # a ValueError names what is wrong
         return value
 
     @field_validator("platform")

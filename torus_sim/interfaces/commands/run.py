@@ -177,6 +177,7 @@ def _production_text(scenario) -> str:
             ("age", scenario.priority_weight_age),
             ("fair share", scenario.priority_weight_fairshare),
             ("size", scenario.priority_weight_job_size),
+            ("queue", scenario.priority_weight_queue),
         )
         if value is not None
     ]

@@ -1,0 +1,90 @@
+"""Each job's queue, from the SWF log it came from, as the multifactor priority's queue factor.
+
+An SWF log keeps each job's queue (field 15; the header's ``Queue:`` lines name them: SDSC-SP2's interactive,
+express, high, normal, low, standby). A production scheduler orders its queue by them (Slurm's partition factor,
+LoadLeveler's class priorities): for a quarter of SDSC-SP2's waited jobs a later job at least as large and as long
+started at least ten minutes earlier, mostly from another queue. The jobs of a run carry no queue; the factor is read
+from the log by job id when the priority weighs queues (:func:`job_queue_factors`): each queue's tier, given by the site
+(:func:`parse_queue_tiers`), over the highest (:func:`queue_factors`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from torus_sim.core.errors import ConfigurationError
+
+__all__ = ["job_queue_factors", "parse_queue_tiers", "queue_factors"]
+
+
+def parse_queue_tiers(text: str) -> dict[int, float]:
+    """Each queue's tier from ``"QUEUE:TIER,..."`` (``"1:4,2:3,3:2,4:1"``).
+
+    Args:
+        text: comma-separated ``queue:tier`` pairs; a queue is an SWF queue number (an integer), a tier a number >= 0.
+
+    Returns:
+        queue -> tier.
+
+    Raises:
+        ValueError: a pair that is not ``integer:number >= 0``, a queue named twice, or every tier 0.
+    """
+    tiers: dict[int, float] = {}
+    for pair in text.split(","):
+        queue, colon, tier = pair.strip().partition(":")
+        try:
+            number, value = int(queue), float(tier)
+        except ValueError:
+            raise ValueError(f"priority_queue_tiers: expected QUEUE:TIER pairs like 1:4,2:3, got {pair.strip()!r}") from None
+        if not colon or not 0 <= value < math.inf:
+            raise ValueError(f"priority_queue_tiers: a tier is a number >= 0, got {pair.strip()!r}")
+        if number in tiers:
+            raise ValueError(f"priority_queue_tiers: queue {number} is named twice")
+        tiers[number] = value
+    if not any(tiers.values()):
+        raise ValueError("priority_queue_tiers: every tier is 0 (the queue factor would be 0 for every job)")
+    return tiers
+
+
+def queue_factors(job_ids, queues, tiers: dict[int, float]) -> dict[int, float]:
+    """Each job's queue factor: its queue's tier over the highest tier (Slurm's partition factor, normalised).
+
+    Args:
+        job_ids: int ``(n,)``, the jobs' ids.
+        queues: int ``(n,)``, their SWF queue numbers (field 15).
+        tiers: queue -> tier (:func:`parse_queue_tiers`); a queue not listed has tier 0.
+
+    Returns:
+        job id -> factor in [0, 1], for the jobs whose factor is not 0.
+    """
+    top = max(tiers.values())
+    return {
+        int(job_id): tiers[int(queue)] / top for job_id, queue in zip(job_ids, queues, strict=True) if tiers.get(int(queue), 0.0)
+    }
+
+
+def job_queue_factors(tiers: str, workload) -> dict[int, float]:
+    """Each job's queue factor for the tiers ``tiers``, read from the workload's SWF log.
+
+    Args:
+        tiers: each queue's tier, ``"QUEUE:TIER,..."`` (:func:`parse_queue_tiers`).
+        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (an online SWF log).
+
+    Returns:
+        job id -> factor in (0, 1] (:func:`queue_factors`; jobs of tier 0 left out).
+
+    Raises:
+        ConfigurationError: a workload that is not an SWF log (it records no queue), or one changed since it was read.
+    """
+    from torus_sim.inputs.workload.swf import read_swf
+
+    path = Path(str(workload.source))
+    if workload.kind != "online" or not workload.sha256 or not path.is_file():
+        raise ConfigurationError(
+            f"the queue factor reads each job's queue from its SWF log; this workload ({workload.source}) is not a log file"
+        )
+    trace = read_swf(path, fields=("job_id", "queue"))
+    if trace.sha256 != workload.sha256:
+        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
+    return queue_factors(trace.column("job_id").astype(int), trace.column("queue").astype(int), parse_queue_tiers(tiers))
