@@ -192,7 +192,7 @@ def test_the_queue_factor_is_the_tier_over_the_highest_and_a_higher_queue_goes_f
 @pytest.mark.skipif(not (SHARED_DATA / "swf").is_dir(), reason=f"needs the logs under {SHARED_DATA}")
 def test_the_queue_factor_reads_each_jobs_queue_from_its_log_and_is_refused_half_given():
     scenario = Scenario(workload="pwa:SDSC-SP2", platform="cluster", policy="FCFS-EASY", max_jobs=2000, priority_weight_queue=3.0)
-    with pytest.raises(ConfigurationError, match="go together"):
+    with pytest.raises(ConfigurationError, match="needs priority_queue_tiers"):
         build_model(scenario, {})
     with pytest.raises(ValueError, match="priority_queue_tiers"):
         scenario.replace(priority_queue_tiers="0:x")
@@ -202,6 +202,7 @@ def test_the_queue_factor_reads_each_jobs_queue_from_its_log_and_is_refused_half
     assert len(factors) == 5244 + 9965 + 30141 + 14009 + 283  # the log's lines in queues 1-5 (0 and 6 have no tier)
     assert sorted(set(factors.values())) == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert run_key(tiered) != run_key(scenario.replace(priority_weight_queue=None))
+    assert build_model(tiered.replace(priority_weight_queue=None), {}).scheduler.priority is None  # tiers alone: no factor
     with pytest.raises(ConfigurationError, match="not a log file"):
         build_model(
             Scenario(

@@ -40,10 +40,20 @@ FIELDS = (
 OFF = {
     "no cycle": {"sched_min_interval": None},
     "no per-user limit": {"max_jobs_per_user": None},
-    "no priority (FCFS)": {"priority_weight_age": None, "priority_weight_fairshare": None, "priority_weight_job_size": None},
+    "no priority (FCFS)": {
+        "priority_weight_age": None,
+        "priority_weight_fairshare": None,
+        "priority_weight_job_size": None,
+        "priority_weight_queue": None,
+    },
+    "no queue factor": {"priority_weight_queue": None},
     "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
 }
-"""The ablation: the calibrated site with one behaviour off."""
+"""The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
+
+GIVEN = {"SDSC-SP2": {"priority_queue_tiers": "0:5,1:5,2:4,3:3,4:2,5:1"}}
+"""What a site gives besides the textbook set-up: SDSC-SP2's queues in its header's order (interactive and express
+first, then high, normal, low, standby; No_Class last), whose queue factor's weight is fitted."""
 
 
 def study(log: str, write_site: bool = False) -> list[dict]:
@@ -51,7 +61,7 @@ def study(log: str, write_site: bool = False) -> list[dict]:
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import _replay, _split, calibrate, score_part
 
-    base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY")
+    base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     folder = Path(tempfile.gettempdir()) / "torus-sim-real-machine" / log
     calibration = calibrate(base, folder, train=0.5, trials=LOGS[log], seed=0)
     rows = []
@@ -60,6 +70,8 @@ def study(log: str, write_site: bool = False) -> list[dict]:
             rows.append(_row(log, site, part, score))
     _, first_test_id, split_day = _split(base, 0.5)
     for name, off in OFF.items():
+        if all(calibration.fitted.get(setting) is None for setting in off):
+            continue
         waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
     if write_site:

@@ -117,11 +117,9 @@ def model_arguments(
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
     }
-    if scenario.priority_weight_queue is not None or scenario.priority_queue_tiers is not None:
-        if scenario.priority_weight_queue is None or scenario.priority_queue_tiers is None:
-            raise ConfigurationError(
-                "priority_weight_queue and priority_queue_tiers go together (the weight and each queue's tier)"
-            )
+    if scenario.priority_weight_queue is not None:  # the site's tiers without a weight: no queue factor
+        if scenario.priority_queue_tiers is None:
+            raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
         from torus_sim.inputs.workload.queues import job_queue_factors
 
         keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, workload)

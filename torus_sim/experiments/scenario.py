@@ -419,7 +419,7 @@ class Scenario(PowerSettings, BaseModel):
         None,
         min_length=1,
         description='each SWF queue number\'s tier, "QUEUE:TIER,..." (tiers >= 0, e.g. "1:4,2:3,3:2,4:1" for '
-        "express, high, normal, low); a queue not listed has tier 0",
+        "express, high, normal, low); a queue not listed has tier 0; without priority_weight_queue, no queue factor",
     )
     # run
     seed: int = Field(
