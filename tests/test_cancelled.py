@@ -31,3 +31,27 @@ def test_a_cancelled_line_runs_as_logged_by_default_and_is_skipped_when_asked(tm
     assert starts == {1: 0.0, 3: 100.0, 5: 100.0}  # job 2's 500 s of logged run never held the machine
     starts = build_model(plain, {}).run().jobs.set_index("job_id")["started_at"].to_dict()
     assert starts == {1: 0.0, 2: 100.0, 3: 600.0, 5: 600.0}
+
+
+OVERRUN = """; MaxProcs: 4
+1 0 0 300 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1
+2 10 0 50 4 -1 -1 4 100 -1 1 1 1 -1 1 -1 -1 -1
+"""
+
+
+def test_a_job_past_its_requested_time_is_killed_there_or_runs_on_as_asked(tmp_path):
+    # job 1 requested 100 s and ran 300: the cluster's rules (pv-easy) kill it at 100, kill_at_walltime = false does
+    # not; on the torus (bgl-fault's rules: no kill) kill_at_walltime = true cuts it
+    log = tmp_path / "overrun.swf"
+    log.write_text(OVERRUN)
+    cluster = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS")
+    running_on = cluster.replace(kill_at_walltime=False)
+    assert cluster.kill_at_walltime is None and run_key(cluster) != run_key(running_on)
+    killed = load_workload(cluster)
+    assert killed.jobs[0].runtime == 100.0 and killed.cleaning["cut_at_walltime"] == 1
+    kept = load_workload(running_on)
+    assert kept.jobs[0].runtime == 300.0 and "cut_at_walltime" not in kept.cleaning
+    assert build_model(running_on, {}).run().jobs.set_index("job_id")["started_at"].to_dict() == {1: 0.0, 2: 300.0}
+    torus = Scenario(workload=str(log), platform="torus", failures="none", policy="krevat")
+    assert load_workload(torus).jobs[0].runtime == 300.0
+    assert load_workload(torus.replace(kill_at_walltime=True)).jobs[0].runtime == 100.0

@@ -344,3 +344,17 @@ def test_the_installed_command_runs_main_then_freezes_the_objects_left_for_the_e
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "SEEN 0 0 0 True 2"
     assert (tmp_path / "a" / "jobs.csv").read_bytes() == (tmp_path / "b" / "jobs.csv").read_bytes()
+
+
+def test_a_yes_or_no_field_is_a_flag_and_its_negation():
+    from torus_sim.interfaces.cli import build_parser
+    from torus_sim.interfaces.commands.scenario_options import scenario_from
+
+    parser = build_parser()
+    args = parser.parse_args(
+        ["run", "--priority-favor-small", "--no-kill-at-walltime", "--maintenance-drain", "--maintenance", "x.csv"]
+    )
+    scenario = scenario_from(args)
+    assert scenario.priority_favor_small is True and scenario.kill_at_walltime is False and scenario.maintenance_drain is True
+    plain = scenario_from(parser.parse_args(["run"]))
+    assert plain.kill_at_walltime is None and plain.maintenance_drain is None and plain.priority_favor_small is False

@@ -7,7 +7,8 @@ and what every grid point of a sweep is. Its fields have one flat namespace (so 
 directly); a scenario file groups them in sections::
 
     [platform]        platform = "torus" | "cluster", machine, torus_dims, torus_wraps, nodes
-    [workload]        workload, load_scale, max_jobs, swf_rules, cancelled, jobs, job_set, processor_range, runtime_range, monotonic
+    [workload]        workload, load_scale, max_jobs, swf_rules, cancelled, kill_at_walltime, jobs, job_set, processor_range,
+                      runtime_range, monotonic
     [failures]        failures, fit_failures, lanl_system, fta_system, fta_platform, fta_nodes,
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)
     [silent_errors]   silent_errors, mean_failure_probability, error_rate, scenarios, verification_time
@@ -104,7 +105,7 @@ PRIORITY_FIELDS = (
 # fmt: off
 SECTIONS: dict[str, tuple[str, ...]] = {
     "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
-    "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "cancelled", "jobs", "job_set", "processor_range",
+    "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "cancelled", "kill_at_walltime", "jobs", "job_set", "processor_range",
         "runtime_range", "monotonic", "workload_params"),
     "failures": ("failures", "failures_params", "fit_failures", "failure_timing", "failure_offset", "reduced_failures",
         "mira_io_drawers", "mira_maintenance", "lanl_system", "fta_system", "fta_platform", "fta_nodes", "downtime",
@@ -185,6 +186,13 @@ class Scenario(PowerSettings, BaseModel):
         "run",
         description="a cancelled SWF line (status 5): run for its logged run time, or skipped (logs keep cancelled jobs' "
         "run times the machine never spent: RICC's overfill it)",
+    )
+    kill_at_walltime: bool | None = Field(
+        None,
+        strict=True,
+        description="an SWF job that ran longer than it requested: killed at its requested time (true: runtimes cut "
+        "there) or run for its logged run time (false); unset: the rules' reading (pv-easy and cqsim kill, bgl-fault "
+        "and rlscheduler do not)",
     )
     jobs: int | None = Field(
         None,

@@ -147,6 +147,7 @@ LATER_FIELDS = (
     "max_nodes_per_user",
     "maintenance",
     "maintenance_drain",
+    "kill_at_walltime",
     "maintenance_min_length",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""

@@ -34,7 +34,7 @@ given in brackets):
 9. Jobs are ordered by submit time, then job id; a file out of order is sorted
    [``reordered``, the number of lines that were out of order]; a job's rank is its position.
 10. ``pv-easy`` and ``cqsim``: the requested time is the kill time; a job that ran longer is cut
-    there [``cut_at_walltime``].
+    there [``cut_at_walltime``]. The scenario's ``kill_at_walltime`` turns this on or off for any rule set.
 11. Cancelled lines (SWF status 5), any rule set: run for their logged run time (``cancelled = "run"``, the
     default), or skipped (``"skip"``) [``skipped_cancelled``]: a log's cancelled lines often keep run times the
     machine never spent (replayed as logged, RICC's overfill its 8,192 processors 13.8% of the time, SDSC-SP2's

@@ -39,7 +39,7 @@ class TraceSource(WorkloadSource):
     """
 
     kind = "online"
-    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules", "cancelled")
+    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules", "cancelled", "kill_at_walltime")
 
     def trace(self, context: WorkloadContext) -> SwfTrace:
         """The SWF records of the workload (its header included)."""

@@ -185,6 +185,8 @@ def _production_text(scenario) -> str:
         parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
+    if scenario.kill_at_walltime is not None:
+        parts.append("jobs killed at their requested time" if scenario.kill_at_walltime else "jobs run past their requested time")
     if scenario.maintenance == "inferred":
         length = scenario.maintenance_min_length or 3600.0
         parts.append(f"maintenance windows inferred from the log (idle {length:g} s or longer while jobs waited)")
