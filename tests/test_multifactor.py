@@ -217,3 +217,29 @@ def test_the_queue_factor_reads_each_jobs_queue_from_its_log_and_is_refused_half
             {},
         )
     model.run()
+
+
+def test_a_fair_share_by_group_charges_a_users_usage_to_every_user_of_the_group():
+    # one node: user 1 runs 0-1000; users 2 and 3 wait from 10 and 20, neither has used anything: by user, job 2 goes
+    # first (the earlier); by group, user 2 shares group 7 with user 1, whose usage puts user 3's group 8 first
+    jobs = [_job(1, 0, 1000, 1, 1), _job(2, 10, 100, 1, 2), _job(3, 20, 100, 1, 3)]
+    weights = PriorityWeights(fairshare=1000.0)
+    assert _starts([job.fresh_copy() for job in jobs], 1, weights) == {1: 0.0, 2: 1000.0, 3: 1100.0}
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"), EasyPolicy(), 1, priority=weights, accounts={1: 7, 2: 7, 3: 8}
+    )
+    assert model.run().jobs.set_index("job_id")["started_at"].to_dict() == {1: 0.0, 3: 1000.0, 2: 1100.0}
+
+
+@pytest.mark.skipif(not (SHARED_DATA / "swf").is_dir(), reason=f"needs the logs under {SHARED_DATA}")
+def test_the_groups_of_a_fair_share_by_group_are_the_logs():
+    scenario = Scenario(
+        workload="pwa:SDSC-SP2", platform="cluster", policy="FCFS-EASY", max_jobs=1500, priority_weight_fairshare=10.0
+    )
+    grouped = scenario.replace(priority_fairshare_by="group")
+    assert run_key(grouped) != run_key(scenario) and run_key(scenario) == run_key(scenario.replace(priority_fairshare_by="user"))
+    model = build_model(grouped, {})
+    accounts = model.scheduler.priority._accounts
+    assert len(accounts) == 437 and len(set(accounts.values())) <= 158  # SDSC-SP2's users, in its 158 groups
+    assert build_model(scenario, {}).scheduler.priority._accounts is None
+    model.run()

@@ -332,6 +332,7 @@ class SchedulingModel(mesa_core.Model):
             jobs are only held while a window lasts (an outage the scheduler did not see coming).
         queue_factors: job id -> the priority's queue factor in [0, 1] (:func:`~torus_sim.inputs.workload.queues.queue_factors`),
             for ``priority.queue``; None: none.
+        accounts: user id -> account (the log's group) for the priority's fair share by account; None: by user.
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -371,6 +372,7 @@ class SchedulingModel(mesa_core.Model):
         maintenance=None,
         maintenance_drain: bool = True,
         queue_factors=None,
+        accounts=None,
     ) -> None:
         super().__init__(seed=seed)
         _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
@@ -413,7 +415,7 @@ class SchedulingModel(mesa_core.Model):
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
         self._window_end = partial(SchedulingModel._on_window_end, self)  # kept: Mesa's events hold callbacks weakly
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
-        multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors)
+        multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
         self.scheduler = SchedulerAgent(self, policy, key, user_limits, multifactor, windows)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.

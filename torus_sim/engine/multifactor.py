@@ -8,7 +8,8 @@ A production queue is not first come, first served. Slurm's ``priority/multifact
 not keep):
 
 * age = min(now - submit, max_age) / max_age (``PriorityMaxAge``, 7 days by default);
-* fairshare = 2^(-U / S) (Slurm's classic fair-share factor, ``PriorityDampeningFactor`` 1), with U the user's
+* fairshare = 2^(-U / S) (Slurm's classic fair-share factor, ``PriorityDampeningFactor`` 1; over users, or over
+  accounts, the log's groups, whose users share their usage), with U the user's
   share of all users' decayed usage (node-seconds, halved every ``PriorityDecayHalfLife``, 7 days by default) and
   S = 1 / (users seen so far), every user with the same shares: a user who used nothing gets 1, one who used their
   share 0.5, one who used much more nearly 0;
@@ -89,17 +90,21 @@ class Multifactor:
     Args:
         weights: the :class:`PriorityWeights`.
         capacity: the machine's nodes (the size factor's denominator).
+        queue_factors: job id -> queue factor in [0, 1] (``weights.queue``), or None.
+        accounts: user -> account (the log's group): the fair share over accounts, whose users share its usage
+            (Slurm's fair share by account, Maui's group fair share); None: over users.
 
     Attributes:
         recomputed: recomputations of the factors so far.
     """
 
-    def __init__(self, weights: PriorityWeights, capacity: int, queue_factors=None) -> None:
+    def __init__(self, weights: PriorityWeights, capacity: int, queue_factors=None, accounts=None) -> None:
         if weights.queue and queue_factors is None:
             raise ConfigurationError("priority_weight_queue needs each job's queue factor (priority_queue_tiers and an SWF log)")
         self.weights = weights
         self.capacity = capacity
         self._queue_factors = queue_factors or {}
+        self._accounts = accounts  # user -> the account (group) whose usage is shared, or None: each user its own
         self._rate = math.log(2.0) / weights.half_life
         self._t0 = 0.0  # the scale's reference time
         self._scaled: dict[int, float] = defaultdict(float)  # user -> usage scaled to t0
@@ -132,8 +137,9 @@ class Multifactor:
             max_age = weights.max_age
             priority += weights.age * (age if age < max_age else max_age) / max_age
         if weights.fairshare:
-            factor = self._factor.get(job.user_id)
-            priority += weights.fairshare * (factor if factor is not None else self._fair_share(job.user_id))
+            owner = job.user_id if self._accounts is None else self._account(job.user_id)
+            factor = self._factor.get(owner)
+            priority += weights.fairshare * (factor if factor is not None else self._fair_share(owner))
         if weights.job_size:
             share = job.partition_size / self.capacity
             share = share if share < 1.0 else 1.0
@@ -141,6 +147,11 @@ class Multifactor:
         if weights.queue:
             priority += weights.queue * self._queue_factors.get(job.job_id, 0.0)
         return (-priority, job.submitted_at, job.job_id)
+
+    def _account(self, user: int) -> int:
+        """The account whose usage ``user``'s jobs share (a user the map does not name: an account of its own)."""
+        account = self._accounts.get(user)
+        return -2 - user if account is None else account
 
     def user_phase(self, job) -> tuple[int, tuple]:
         """Where ``job`` stands among its own user's waiting jobs, as of the last recomputation.
@@ -176,9 +187,10 @@ class Multifactor:
 
     def waiting(self, job) -> None:
         """A job entered the queue: its user counts among the users that share the machine."""
-        self._users.add(job.user_id)
-        self._waiting[job.user_id] += 1
-        self._queued.add(job.user_id)
+        owner = job.user_id if self._accounts is None else self._account(job.user_id)
+        self._users.add(owner)
+        self._waiting[owner] += 1
+        self._queued.add(owner)
 
     def _accrue(self, user: int, now: float) -> None:
         since = self._since.get(user)
@@ -192,7 +204,7 @@ class Multifactor:
 
     def started(self, job, nodes: int, now: float) -> None:
         """A job started holding ``nodes`` nodes at ``now`` (seconds): its user's usage grows while it runs."""
-        user = job.user_id
+        user = job.user_id if self._accounts is None else self._account(job.user_id)
         self._waiting[user] -= 1
         if not self._waiting[user]:
             self._queued.discard(user)

@@ -123,6 +123,10 @@ def model_arguments(
         from torus_sim.inputs.workload.queues import job_queue_factors
 
         keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, workload)
+    if scenario.priority_fairshare_by == "group" and keywords["priority"] is not None:
+        from torus_sim.inputs.workload.queues import user_accounts
+
+        keywords["accounts"] = user_accounts(workload)
     if scenario.maintenance is not None:
         from torus_sim.inputs.maintenance import maintenance_windows
 

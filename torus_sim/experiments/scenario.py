@@ -28,7 +28,8 @@ directly); a scenario file groups them in sections::
                       Slurm's association limits and Maui's MAXJOB / MAXPROC; unset: no limit)
     [priority]        priority_weight_age, priority_weight_fairshare, priority_weight_job_size, priority_max_age,
                       priority_decay_half_life, priority_calc_period, priority_favor_small, priority_weight_queue,
-                      priority_queue_tiers (Slurm's multifactor job priority; unset weights: the policy's own order)
+                      priority_queue_tiers, priority_fairshare_by (Slurm's multifactor job priority; unset
+                      weights: the policy's own order)
     [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
@@ -98,7 +99,7 @@ __all__ = [
 PRIORITY_FIELDS = (
     "priority_weight_age", "priority_weight_fairshare", "priority_weight_job_size", "priority_max_age",
     "priority_decay_half_life", "priority_calc_period", "priority_favor_small", "priority_weight_queue",
-    "priority_queue_tiers",
+    "priority_queue_tiers", "priority_fairshare_by",
 )  # fmt: skip
 """The [priority] section: Slurm's multifactor job priority (:mod:`torus_sim.engine.multifactor`)."""
 
@@ -415,6 +416,11 @@ class Scenario(PowerSettings, BaseModel):
     )
     priority_favor_small: bool = Field(
         strict=True, default=False, description="the size factor favours small jobs (PriorityFavorSmall=YES)"
+    )
+    priority_fairshare_by: Literal["user", "group"] = Field(
+        "user",
+        description="the fair share over users, or over the log's groups (SWF field 13; each user in the group of "
+        "their first job), whose users share its usage (Slurm's fair share by account, Maui's group fair share)",
     )
     priority_weight_queue: float | None = Field(
         None,

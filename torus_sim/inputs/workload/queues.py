@@ -1,11 +1,12 @@
-"""Each job's queue, from the SWF log it came from, as the multifactor priority's queue factor.
+"""Each job's queue and each user's group, from the SWF log the jobs came from, for the multifactor priority.
 
 An SWF log keeps each job's queue (field 15; the header's ``Queue:`` lines name them: SDSC-SP2's interactive,
 express, high, normal, low, standby). A production scheduler orders its queue by them (Slurm's partition factor,
 LoadLeveler's class priorities): for a quarter of SDSC-SP2's waited jobs a later job at least as large and as long
 started at least ten minutes earlier, mostly from another queue. The jobs of a run carry no queue; the factor is read
 from the log by job id when the priority weighs queues (:func:`job_queue_factors`): each queue's tier, given by the site
-(:func:`parse_queue_tiers`), over the highest (:func:`queue_factors`).
+(:func:`parse_queue_tiers`), over the highest (:func:`queue_factors`). The log's groups (field 13) are the accounts of a
+fair share by group (:func:`user_accounts`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["job_queue_factors", "parse_queue_tiers", "queue_factors"]
+__all__ = ["job_queue_factors", "parse_queue_tiers", "queue_factors", "user_accounts"]
 
 
 def parse_queue_tiers(text: str) -> dict[int, float]:
@@ -88,3 +89,37 @@ def job_queue_factors(tiers: str, workload) -> dict[int, float]:
     if trace.sha256 != workload.sha256:
         raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
     return queue_factors(trace.column("job_id").astype(int), trace.column("queue").astype(int), parse_queue_tiers(tiers))
+
+
+def _log_of(workload, what: str):
+    """The workload's SWF file, checked to be the bytes the run read."""
+    path = Path(str(workload.source))
+    if workload.kind != "online" or not workload.sha256 or not path.is_file():
+        raise ConfigurationError(f"{what} reads the SWF log; this workload ({workload.source}) is not a log file")
+    return path
+
+
+def user_accounts(workload) -> dict[int, int]:
+    """Each user's account for a fair share by group: the group (SWF field 13) of the user's first job in the log.
+
+    Args:
+        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (an online SWF log).
+
+    Returns:
+        user id -> group id (-1 where the log gives none: those users share one account).
+
+    Raises:
+        ConfigurationError: a workload that is not an SWF log, or one changed since it was read.
+    """
+    from torus_sim.inputs.workload.swf import read_swf
+
+    path = _log_of(workload, "the fair share by group")
+    trace = read_swf(path, fields=("user_id", "group_id"))
+    if trace.sha256 != workload.sha256:
+        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
+    accounts: dict[int, int] = {}
+    for user, group in zip(
+        trace.column("user_id").astype(int).tolist(), trace.column("group_id").astype(int).tolist(), strict=True
+    ):
+        accounts.setdefault(user, group)
+    return accounts

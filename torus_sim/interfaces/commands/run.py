@@ -182,7 +182,8 @@ def _production_text(scenario) -> str:
         if value is not None
     ]
     if weights:
-        parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + ")")
+        by = ", fair share by group" if scenario.priority_fairshare_by == "group" else ""
+        parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + by + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
     if scenario.kill_at_walltime is not None:
