@@ -5,8 +5,9 @@
     python docs/validation/real_machine.py --check         # exit 1 when a number differs from real_machine.csv
 
 For each log: ``torus-sim calibrate`` (:func:`torus_sim.experiments.calibrate.calibrate`) fits the scheduling
-cycle, the per-user job limit, Slurm's multifactor priority (age, fair share, size) and whether the log's idle spans
-are maintenance windows (none, outages or drained) on the log's first half
+cycle, the per-user job limit, Slurm's multifactor priority (age, fair share by user or by group, size; the queue
+factor where the site gives its queues' tiers) and whether the log's idle spans are maintenance windows (none,
+outages or drained) on the log's first half
 (in submission order; the second half is never read by a trial), with Optuna's TPE sampler seeded at 0 and
 :data:`TRIALS` trials; the whole log is then replayed with the site as given (FCFS-EASY on the log's own
 processors, the textbook loop) and with the fitted settings, and each is judged on the held-out half. The ablation
@@ -47,6 +48,7 @@ OFF = {
         "priority_weight_queue": None,
     },
     "no queue factor": {"priority_weight_queue": None},
+    "fair share by user": {"priority_fairshare_by": "user"},
     "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
 }
 """The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
@@ -70,7 +72,7 @@ def study(log: str, write_site: bool = False) -> list[dict]:
             rows.append(_row(log, site, part, score))
     _, first_test_id, split_day = _split(base, 0.5)
     for name, off in OFF.items():
-        if all(calibration.fitted.get(setting) is None for setting in off):
+        if all(calibration.fitted.get(setting) == value for setting, value in off.items()):
             continue
         waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))

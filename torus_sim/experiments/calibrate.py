@@ -30,7 +30,18 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["QUEUE_SPACE", "SPACE", "WINDOWS", "Calibration", "PartScore", "calibrate", "objective", "score_part", "space"]
+__all__ = [
+    "FAIRSHARE_BY",
+    "QUEUE_SPACE",
+    "SPACE",
+    "WINDOWS",
+    "Calibration",
+    "PartScore",
+    "calibrate",
+    "objective",
+    "score_part",
+    "space",
+]
 
 DAY = 86400.0
 UNLIMITED_JOBS = 512
@@ -56,6 +67,10 @@ WINDOWS = {
 lasts), or as drained maintenance (no job starts that would reach into one). The spans are the whole log's
 (:func:`~torus_sim.inputs.workload.logged.idle_windows`): facts of the machine's history, as a downtime calendar
 would be; whether to use them, and how, is what the first part decides."""
+
+FAIRSHARE_BY = ("user", "group")
+"""The fitted choice of the fair share's owners: users, or the log's groups (``priority_fairshare_by``)."""
+
 
 QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("float", 0.0, 20.0)}
 """Fitted besides :data:`SPACE` when the site gives its queues' tiers (``priority_queue_tiers``): the queue factor's weight."""
@@ -174,7 +189,10 @@ def objective(score: PartScore) -> float:
 
 def _settings(trial, fitted: dict) -> dict:
     """One trial's scenario settings drawn from ``fitted`` (:func:`space`) and :data:`WINDOWS`."""
-    drawn = {"windows": trial.suggest_categorical("windows", list(WINDOWS))}
+    drawn = {
+        "windows": trial.suggest_categorical("windows", list(WINDOWS)),
+        "priority_fairshare_by": trial.suggest_categorical("priority_fairshare_by", list(FAIRSHARE_BY)),
+    }
     for name, (kind, low, high) in fitted.items():
         if kind == "log":
             drawn[name] = trial.suggest_float(name, low, high, log=True)
@@ -200,6 +218,8 @@ def _given_settings(base) -> dict:
     given = {}
     if base.maintenance == "inferred":
         given["windows"] = "drained" if base.maintenance_drain else "outages"
+    if base.priority_fairshare_by != "user":
+        given["priority_fairshare_by"] = base.priority_fairshare_by
     for name, (_, low, high) in space(base).items():
         value = getattr(base, name)
         if value is None:
@@ -240,7 +260,8 @@ def _replay(scenario):
 def _study_name(base, train: float) -> str:
     from torus_sim.experiments.sweep import run_key
 
-    text = json.dumps({"base": run_key(base), "train": train, "space": space(base), "windows": list(WINDOWS)}, sort_keys=True)
+    choices = {"windows": list(WINDOWS), "priority_fairshare_by": list(FAIRSHARE_BY)}
+    text = json.dumps({"base": run_key(base), "train": train, "space": space(base), **choices}, sort_keys=True)
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
