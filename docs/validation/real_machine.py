@@ -71,7 +71,7 @@ def study(log: str, write_site: bool = False) -> list[dict]:
         for part, score in parts.items():
             rows.append(_row(log, site, part, score))
     _, first_test_id, split_day = _split(base, 0.5)
-    for name, off in OFF.items():
+    for name, off in OFF.items() if calibration.fitted else ():  # nothing fitted: nothing to turn off
         if all(calibration.fitted.get(setting) == value for setting, value in off.items()):
             continue
         waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
@@ -111,6 +111,8 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
     from torus_sim.experiments.scenario import SECTIONS
 
     lines = [f"# {line}" for line in FACTS[log]]
+    if not fitted:
+        lines.append("# No trial did better on the first half than the textbook set-up below: it stands, nothing is fitted.")
     lines += [
         "# The settings below the [policy] section are fitted, not logged: by docs/validation/real_machine.py",
         f"# (torus-sim calibrate: the first half of the log, {trials} trials, Optuna's TPE seeded at 0); see",

@@ -117,8 +117,10 @@ class Calibration:
 
     Attributes:
         log: the workload name; train_jobs: the jobs of the first part; trials: the finished trials in the study.
-        fitted: the best trial's settings (scenario field -> value; ``max_jobs_per_user`` None: no limit).
-        train_objective: the best trial's objective on the first part.
+        fitted: the best trial's settings (scenario field -> value; ``max_jobs_per_user`` None: no limit); empty when
+            no trial did better on the first part than the site as given (which then stands).
+        train_objective: the objective of what stands (the best trial, or the site as given) on the first part.
+        given_objective: the site as given's objective on the first part (a replay of that part alone, as a trial's).
         scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore}}``, both from whole-log replays.
         held_out: ``{"as given" | "calibrated": the held-out jobs' waits}`` (``job_id``, ``simulated_wait``,
             ``logged_wait``, seconds), for the figure.
@@ -129,6 +131,7 @@ class Calibration:
     trials: int
     fitted: dict
     train_objective: float
+    given_objective: float = math.nan
     scores: dict = field(default_factory=dict)
     held_out: dict = field(default_factory=dict, repr=False)
 
@@ -141,6 +144,7 @@ class Calibration:
             "objective": "KS distance of the waits + 0.5 x |relative error of the mean wait| (first part only)",
             "fitted": self.fitted,
             "train_objective": self.train_objective,
+            "given_objective": self.given_objective,
             "scores": {name: {part: score.as_dict() for part, score in parts.items()} for name, parts in self.scores.items()},
         }
 
@@ -333,8 +337,18 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     fitted = _as_scenario(study.best_params)
     if base.priority_queue_tiers is not None:  # the tiers are the site's; their weight is fitted
         fitted["priority_queue_tiers"] = base.priority_queue_tiers
+    given_waits, _ = _replay(base.replace(max_jobs=train_jobs))  # the site as given, on the first part as the trials
+    given_objective = objective(score_part(given_waits))
+    best = float(study.best_value)
+    if given_objective <= best:  # no trial beat the site as given on the first part: it stands
+        fitted, best = {}, given_objective
     calibration = Calibration(
-        log=base.workload, train_jobs=train_jobs, trials=finished(), fitted=fitted, train_objective=float(study.best_value)
+        log=base.workload,
+        train_jobs=train_jobs,
+        trials=finished(),
+        fitted=fitted,
+        train_objective=best,
+        given_objective=given_objective,
     )
     for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
         waits, by_day = _replay(scenario)

@@ -54,6 +54,8 @@ def site_text(calibration) -> str:
         f"# fitted by torus-sim calibrate on the first {calibration.train_jobs:,} jobs of {calibration.log}",
         f"# ({calibration.trials} trials; objective on that part {calibration.train_objective:.4f})",
     ]
+    if not calibration.fitted:
+        lines.append("# no trial did better on that part than the site as given: it stands, nothing is fitted")
     for section, members in SECTIONS.items():
         chosen = {name: calibration.fitted[name] for name in members if calibration.fitted.get(name) is not None}
         if chosen:
