@@ -111,13 +111,16 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
     from torus_sim.experiments.scenario import SECTIONS
 
     lines = [f"# {line}" for line in FACTS[log]]
-    if not fitted:
-        lines.append("# No trial did better on the first half than the textbook set-up below: it stands, nothing is fitted.")
+    if fitted:
+        lines.append("# The settings below the [policy] section are fitted, not logged: by docs/validation/real_machine.py")
+    else:
+        lines.append("# Nothing is fitted: by docs/validation/real_machine.py, no trial did better than this textbook set-up")
     lines += [
-        "# The settings below the [policy] section are fitted, not logged: by docs/validation/real_machine.py",
         f"# (torus-sim calibrate: the first half of the log, {trials} trials, Optuna's TPE seeded at 0); see",
         "# docs/validation/real_machine.md for how they do on the held-out half.",
-        f'title = "{log}: FCFS-EASY on its own processors with its fitted production settings"',
+        f'title = "{log}: FCFS-EASY on its own processors with its fitted production settings"'
+        if fitted
+        else f'title = "{log}: FCFS-EASY on its own processors (no fitted setting did better on the first half)"',
         f'reference = "Parallel Workloads Archive, the {log} log\'s header; docs/validation/real_machine.md"',
         "",
         "[workload]",
