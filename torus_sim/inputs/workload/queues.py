@@ -80,11 +80,7 @@ def job_queue_factors(tiers: str, workload) -> dict[int, float]:
     """
     from torus_sim.inputs.workload.swf import read_swf
 
-    path = Path(str(workload.source))
-    if workload.kind != "online" or not workload.sha256 or not path.is_file():
-        raise ConfigurationError(
-            f"the queue factor reads each job's queue from its SWF log; this workload ({workload.source}) is not a log file"
-        )
+    path = _log_of(workload, "the queue factor")
     trace = read_swf(path, fields=("job_id", "queue"))
     if trace.sha256 != workload.sha256:
         raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
