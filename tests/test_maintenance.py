@@ -163,3 +163,15 @@ def test_windows_are_scenario_fields_that_leave_earlier_keys_and_are_refused_whe
         )
     with pytest.raises(ConfigurationError, match="finite start before its end"):
         SchedulingModel(Workload(jobs=[_job(1, 0.0, 10.0, 1)], source="one"), POLICIES.make("FCFS"), 4, maintenance=[(6.0, 5.0)])
+
+
+def test_the_runs_inputs_name_its_windows_as_built(tmp_path):
+    from torus_sim.experiments.runner import run
+
+    windows = tmp_path / "windows.csv"
+    windows.write_text("100000,200000\n300000,300600\n")
+    plain = Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=300)
+    assert "maintenance" not in run(plain).inputs  # a run without windows records as before
+    recorded = run(plain.replace(maintenance=str(windows))).inputs["maintenance"]
+    assert recorded["windows"] == 2 and recorded["hours"] == pytest.approx(100600 / 3600, abs=1e-3)
+    assert recorded["drain"] is True and len(recorded["sha256"]) == 64

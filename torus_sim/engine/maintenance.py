@@ -69,6 +69,7 @@ class MaintenanceWindows:
 
     Attributes:
         windows: float64 ``(W, 2)``, the merged windows.
+        drains: whether the machine is drained before each window (``drain``).
         held_ever: times a job was held before or during a window (a job held at several passes counts once per
             window).
         held: jobs held now.
@@ -83,6 +84,7 @@ class MaintenanceWindows:
         self._counted: set[tuple[int, int]] = set()  # (window, job id) pairs already counted in held_ever
         self._asked: set[int] = set()  # windows whose end has a pass asked for
         self._longest = longest if drain else 0.0
+        self.drains = drain
         self.held_ever = 0
 
     @property

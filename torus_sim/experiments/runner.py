@@ -227,6 +227,26 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         "extensions": extension_manifest(
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
         ),
+        **_maintenance_manifest(scenario, model),
+    }
+
+
+def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
+    """The run's maintenance windows as built (``{}`` without any: the manifest of a run without them is unchanged)."""
+    windows = model.scheduler.maintenance
+    if windows is None:
+        return {}
+    from torus_sim.core.files import file_sha256
+
+    inferred = scenario.maintenance == "inferred"
+    return {
+        "maintenance": {
+            "spec": scenario.maintenance if inferred else portable_text(scenario.maintenance),
+            "sha256": None if inferred else file_sha256(scenario.maintenance),
+            "windows": len(windows.windows),
+            "hours": round(windows.hours(), 3),
+            "drain": windows.drains,
+        }
     }
 
 
