@@ -61,7 +61,7 @@ class SchedulerAgent(Agent):
         self.queue = WaitQueue(key, by_size=by_size)
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
-        self._limits_follow = priority is not None and (priority.weights.job_size != 0 or priority.weights.queue != 0)
+        self._limits_follow = priority is not None and priority.reorders_a_users_jobs
         if limits is None:
             self.limits = None
         elif self._limits_follow:

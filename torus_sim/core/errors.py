@@ -83,6 +83,12 @@ class FailureLogFormatError(InputFormatError):
     kind = "failure-log"
 
 
+class MaintenanceFormatError(InputFormatError):
+    """A malformed line of a maintenance-window file (``start,end`` in seconds)."""
+
+    kind = "maintenance-window"
+
+
 class JobSetFormatError(InputFormatError):
     """A malformed line of a reference-code job file or failure-scenario file (see :mod:`torus_sim.inputs.workload.refcode`)."""
 

@@ -129,11 +129,6 @@ class MaintenanceWindows:
             self._asked.add(index)
             self._request_pass_at(self._ends[index])
 
-    def next_window(self, now: float) -> tuple[float, float] | None:
-        """The first window not over at ``now``: ``(start, end)``, or None."""
-        index = bisect.bisect_right(self._ends, now)
-        return None if index == len(self._ends) else (self._starts[index], self._ends[index])
-
     def hours(self) -> float:
         """The windows' total length, hours."""
         return float(np.sum(self.windows[:, 1] - self.windows[:, 0])) / 3600.0 if len(self.windows) else 0.0

@@ -137,19 +137,33 @@ class Multifactor:
             max_age = weights.max_age
             priority += weights.age * (age if age < max_age else max_age) / max_age
         if weights.fairshare:
-            owner = job.user_id if self._accounts is None else self._account(job.user_id)
+            owner = self._owner(job.user_id)
             factor = self._factor.get(owner)
             priority += weights.fairshare * (factor if factor is not None else self._fair_share(owner))
         if weights.job_size:
-            share = job.partition_size / self.capacity
-            share = share if share < 1.0 else 1.0
-            priority += weights.job_size * (1.0 - share if weights.favor_small else share)
+            priority += self._size_term(job)
         if weights.queue:
-            priority += weights.queue * self._queue_factors.get(job.job_id, 0.0)
+            priority += self._queue_term(job)
         return (-priority, job.submitted_at, job.job_id)
 
-    def _account(self, user: int) -> int:
-        """The account whose usage ``user``'s jobs share (a user the map does not name: an account of its own)."""
+    @property
+    def reorders_a_users_jobs(self) -> bool:
+        """Whether one user's waiting jobs change order as they age (a size or a queue weight beside the age's)."""
+        return bool(self.weights.job_size or self.weights.queue)
+
+    def _size_term(self, job) -> float:
+        weights = self.weights
+        share = job.partition_size / self.capacity
+        share = share if share < 1.0 else 1.0
+        return weights.job_size * (1.0 - share if weights.favor_small else share)
+
+    def _queue_term(self, job) -> float:
+        return self.weights.queue * self._queue_factors.get(job.job_id, 0.0)
+
+    def _owner(self, user: int) -> int:
+        """Whose usage ``user``'s jobs share: the user, or its account (a user the map does not name: its own)."""
+        if self._accounts is None:
+            return user
         account = self._accounts.get(user)
         return -2 - user if account is None else account
 
@@ -172,11 +186,9 @@ class Multifactor:
             tuple: ``(phase, key)``: the phase (0, 1 or 2) and the job's key within it (smaller first).
         """
         weights = self.weights
-        share = job.partition_size / self.capacity
-        share = share if share < 1.0 else 1.0
-        size = weights.job_size * (1.0 - share if weights.favor_small else share)
+        size = self._size_term(job)
         if weights.queue:
-            size += weights.queue * self._queue_factors.get(job.job_id, 0.0)
+            size += self._queue_term(job)
         if weights.age:
             age = self._at - job.submitted_at
             if age < weights.max_age:
@@ -187,7 +199,7 @@ class Multifactor:
 
     def waiting(self, job) -> None:
         """A job entered the queue: its user counts among the users that share the machine."""
-        owner = job.user_id if self._accounts is None else self._account(job.user_id)
+        owner = self._owner(job.user_id)
         self._users.add(owner)
         self._waiting[owner] += 1
         self._queued.add(owner)
@@ -204,7 +216,7 @@ class Multifactor:
 
     def started(self, job, nodes: int, now: float) -> None:
         """A job started holding ``nodes`` nodes at ``now`` (seconds): its user's usage grows while it runs."""
-        user = job.user_id if self._accounts is None else self._account(job.user_id)
+        user = self._owner(job.user_id)
         self._waiting[user] -= 1
         if not self._waiting[user]:
             self._queued.discard(user)

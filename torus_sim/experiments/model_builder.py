@@ -18,6 +18,9 @@ from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
+from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
+from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, user_accounts
 from torus_sim.inputs.workload.sources import workload_source
 from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
@@ -117,24 +120,7 @@ def model_arguments(
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
     }
-    if scenario.priority_weight_queue is not None:  # the site's tiers without a weight: no queue factor
-        if scenario.priority_queue_tiers is None:
-            raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
-        from torus_sim.inputs.workload.queues import job_queue_factors
-
-        keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, workload)
-    if scenario.priority_fairshare_by == "group" and keywords["priority"] is not None:
-        from torus_sim.inputs.workload.queues import user_accounts
-
-        keywords["accounts"] = user_accounts(workload)
-    if scenario.maintenance is not None:
-        from torus_sim.inputs.maintenance import maintenance_windows
-
-        keywords["maintenance"] = maintenance_windows(scenario.maintenance, workload, scenario.maintenance_min_length)[0]
-        drain = scenario.maintenance_drain
-        keywords["maintenance_drain"] = scenario.maintenance != "inferred" if drain is None else drain
-    elif scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None:
-        raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
+    keywords.update(_log_readings(scenario, workload))
     if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.experiments.run_inputs import load_power
 
@@ -206,6 +192,43 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
         The platform object, or a node count for a cluster that keeps counts.
     """
     return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)
+
+
+def _log_readings(scenario: Scenario, workload) -> dict:
+    """What the replayed SWF log gives the model beyond its jobs, read once: queue factors, accounts, inferred windows.
+
+    Returns:
+        The model's keywords among ``queue_factors``, ``accounts``, ``maintenance`` and ``maintenance_drain``.
+
+    Raises:
+        ConfigurationError: a queue weight without tiers, a window setting without windows, or a reading that needs
+            the log of a workload that is none (:func:`~torus_sim.inputs.workload.logged.workload_log`).
+    """
+    if scenario.priority_weight_queue is not None and scenario.priority_queue_tiers is None:
+        raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
+    if scenario.maintenance is None and (scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None):
+        raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
+    readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
+        "the queue factor": QUEUE_FIELDS if scenario.priority_weight_queue is not None else (),
+        "the fair share by group": ACCOUNT_FIELDS
+        if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
+        else (),
+        "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
+    }
+    fields = tuple(dict.fromkeys(name for needed in readers.values() for name in needed))
+    log = workload_log(workload, fields, " and ".join(what for what, needed in readers.items() if needed)) if fields else None
+    keywords = {}
+    if readers["the queue factor"]:
+        keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, log)
+    if readers["the fair share by group"]:
+        keywords["accounts"] = user_accounts(log)
+    if scenario.maintenance is not None:
+        keywords["maintenance"] = maintenance_windows(
+            scenario.maintenance, log, workload.load_scale, scenario.maintenance_min_length
+        )
+        drain = scenario.maintenance_drain
+        keywords["maintenance_drain"] = scenario.maintenance != INFERRED if drain is None else drain
+    return keywords
 
 
 def _priority(scenario: Scenario):

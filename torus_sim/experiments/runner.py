@@ -27,7 +27,7 @@ import numpy as np
 
 from predictors.base import NullPredictor
 from torus_sim.core.disk_tables import remove_stale_once
-from torus_sim.core.files import portable_text
+from torus_sim.core.files import file_sha256, portable_text
 from torus_sim.core.job_columns import POWER, names
 from torus_sim.core.version import __version__
 from torus_sim.engine import SchedulingModel, SimulationRecord
@@ -236,8 +236,6 @@ def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
     windows = model.scheduler.maintenance
     if windows is None:
         return {}
-    from torus_sim.core.files import file_sha256
-
     inferred = scenario.maintenance == "inferred"
     return {
         "maintenance": {

@@ -73,6 +73,7 @@ from pydantic import (
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.inputs.energy.settings import POWER_FIELDS, PowerSettings
+from torus_sim.inputs.workload.queues import parse_queue_tiers
 from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
 from torus_sim.machine.machines import machine_torus
 from torus_sim.machine.platforms.cluster import MAX_NODES
@@ -529,8 +530,6 @@ class Scenario(PowerSettings, BaseModel):
     @classmethod
     def _queue_tiers(cls, value):
         if value is not None:
-            from torus_sim.inputs.workload.queues import parse_queue_tiers
-
             parse_queue_tiers(value)  # a ValueError names what is wrong
         return value
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
-from torus_sim.core.errors import ConfigurationError, InputFormatError
+from torus_sim.core.errors import ConfigurationError, MaintenanceFormatError
 from torus_sim.core.files import input_lines
+from torus_sim.inputs.workload.logged import idle_windows, logged_schedule
 
 __all__ = ["INFERRED", "MIN_LENGTH", "maintenance_windows", "read_windows"]
 
@@ -30,10 +31,6 @@ INFERRED = "inferred"
 
 MIN_LENGTH = 3600.0
 """The shortest idle span of a log taken as a window, seconds, unless ``maintenance_min_length`` says otherwise."""
-
-
-class MaintenanceFormatError(InputFormatError):
-    """A malformed line of a maintenance-window file (file and line named)."""
 
 
 def read_windows(path: str | Path) -> np.ndarray:
@@ -67,48 +64,33 @@ def read_windows(path: str | Path) -> np.ndarray:
     return np.array(windows, dtype=np.float64).reshape(-1, 2)
 
 
-def maintenance_windows(spec: str, workload, min_length: float | None = None) -> tuple[np.ndarray, str]:
-    """The windows a scenario's ``maintenance`` names, and a few words on where they come from.
+def maintenance_windows(spec: str, log=None, load_scale: float = 1.0, min_length: float | None = None) -> np.ndarray:
+    """The windows a scenario's ``maintenance`` names.
 
     Args:
         spec: ``"inferred"`` or a file's path.
-        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (for ``inferred``: its SWF file and
-            load scale).
+        log: for ``inferred``, the replayed SWF log's trace with
+            :data:`~torus_sim.inputs.workload.logged.SCHEDULE_FIELDS`
+            (:func:`~torus_sim.inputs.workload.logged.workload_log`); unused for a file.
+        load_scale: the run's load scale c (``inferred`` needs 1: the logged schedule is the log's own load's).
         min_length: the shortest inferred window, seconds (:data:`MIN_LENGTH` when None); only with ``inferred``.
 
     Returns:
-        ``(windows, description)``: float64 ``(W, 2)``, and e.g. ``"28 windows inferred from CTC-SP2-...swf.gz
-        (206 h)"``.
+        float64 ``(W, 2)``: each window's ``(start, end)``, seconds of the workload's clock.
 
     Raises:
-        ConfigurationError: ``inferred`` for a workload that is not an online SWF log replayed at load scale 1, or
-            ``min_length`` with a file.
+        ConfigurationError: ``inferred`` at a load scale other than 1 or without the log, or ``min_length`` with a file.
         FileNotFoundError, MaintenanceFormatError: the file.
     """
     if spec != INFERRED:
         if min_length is not None:
             raise ConfigurationError('maintenance_min_length applies to maintenance = "inferred" only, not to a file')
-        windows = read_windows(spec)
-        hours = float(np.sum(windows[:, 1] - windows[:, 0])) / 3600.0
-        return windows, f"{len(windows):,} windows from {Path(spec).name} ({hours:,.0f} h)"
-    from torus_sim.inputs.workload.logged import idle_windows, logged_schedule
-    from torus_sim.inputs.workload.swf import read_swf
-
-    path = Path(str(workload.source))
-    if workload.kind != "online" or not workload.sha256 or not path.is_file():
-        raise ConfigurationError(
-            f'maintenance = "inferred" reads the schedule an SWF log records; this workload ({workload.source}) is not a log file'
-        )
-    if workload.load_scale != 1.0:
+        return read_windows(spec)
+    if load_scale != 1.0:
         raise ConfigurationError(
             f'maintenance = "inferred" takes the windows from the log\'s own schedule, at its own load: run it at c = 1 '
-            f"(the scenario has c = {workload.load_scale:g})"
+            f"(the scenario has c = {load_scale:g})"
         )
-    trace = read_swf(
-        path, fields=("job_id", "submit_time", "wait_time", "run_time", "allocated_processors", "requested_processors", "status")
-    )
-    if trace.sha256 != workload.sha256:
-        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
-    windows = idle_windows(logged_schedule(trace, name=path.name), MIN_LENGTH if min_length is None else min_length)
-    hours = float(np.sum(windows[:, 1] - windows[:, 0])) / 3600.0
-    return windows, f"{len(windows):,} windows inferred from {path.name} ({hours:,.0f} h)"
+    if log is None:
+        raise ConfigurationError('maintenance = "inferred" needs the replayed SWF log')
+    return idle_windows(logged_schedule(log), MIN_LENGTH if min_length is None else min_length)

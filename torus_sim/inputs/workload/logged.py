@@ -14,12 +14,25 @@ References:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from torus_sim.inputs.workload.swf import SwfTrace
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.workload.swf import SwfTrace, read_swf
 
-__all__ = ["CANCELLED", "NOT_PLACED", "LoggedSchedule", "idle_windows", "logged_schedule"]
+__all__ = ["CANCELLED", "NOT_PLACED", "SCHEDULE_FIELDS", "LoggedSchedule", "idle_windows", "logged_schedule", "workload_log"]
+
+SCHEDULE_FIELDS = (
+    "job_id",
+    "submit_time",
+    "wait_time",
+    "run_time",
+    "allocated_processors",
+    "requested_processors",
+    "status",
+)
+"""The SWF fields :func:`logged_schedule` reads."""
 
 CANCELLED = 5
 """SWF status of a cancelled job."""
@@ -155,3 +168,27 @@ def idle_windows(schedule: LoggedSchedule, min_length: float = 3600.0) -> np.nda
     ends = times[change[1::2]] if len(change) > 1 else np.empty(0)
     spans = np.column_stack([starts[: len(ends)], ends]) if len(ends) else np.empty((0, 2))
     return spans[spans[:, 1] - spans[:, 0] >= min_length] if len(spans) else spans
+
+
+def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:
+    """Read again the SWF log a run's workload came from, for what the jobs do not carry (queues, groups, the schedule).
+
+    Args:
+        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload`.
+        fields: the SWF fields wanted (:data:`~torus_sim.inputs.workload.swf.SWF_FIELDS` names).
+        what: what reads it, for the messages (``"the queue factor"``).
+
+    Returns:
+        The trace of those fields (:func:`~torus_sim.inputs.workload.swf.read_swf`).
+
+    Raises:
+        ConfigurationError: a workload that is not an online SWF log file, or a file whose bytes changed since the run
+            read it (its SHA-256).
+    """
+    path = Path(str(workload.source))
+    if workload.kind != "online" or not workload.sha256 or not path.is_file():
+        raise ConfigurationError(f"{what} reads the SWF log; this workload ({workload.source}) is not a log file")
+    trace = read_swf(path, fields=fields)
+    if trace.sha256 != workload.sha256:
+        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
+    return trace

@@ -7,16 +7,18 @@ started at least ten minutes earlier, mostly from another queue. The jobs of a r
 from the log by job id when the priority weighs queues (:func:`job_queue_factors`): each queue's tier, given by the site
 (:func:`parse_queue_tiers`), over the highest (:func:`queue_factors`). The log's groups (field 13) are the accounts of a
 fair share by group (:func:`user_accounts`).
+
+References:
+    Slurm's documentation, "Multifactor Priority Plugin" (PriorityWeightPartition, a partition's PriorityJobFactor;
+    the fair share by account); Jackson, Snell and Clement, "Core algorithms of the Maui scheduler", JSSPP 2001 (group
+    fair share); the SWF definition (fields 13 and 15).
 """
 
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
-from torus_sim.core.errors import ConfigurationError
-
-__all__ = ["job_queue_factors", "parse_queue_tiers", "queue_factors", "user_accounts"]
+__all__ = ["ACCOUNT_FIELDS", "QUEUE_FIELDS", "job_queue_factors", "parse_queue_tiers", "queue_factors", "user_accounts"]
 
 
 def parse_queue_tiers(text: str) -> dict[int, float]:
@@ -65,57 +67,39 @@ def queue_factors(job_ids, queues, tiers: dict[int, float]) -> dict[int, float]:
     }
 
 
-def job_queue_factors(tiers: str, workload) -> dict[int, float]:
-    """Each job's queue factor for the tiers ``tiers``, read from the workload's SWF log.
+QUEUE_FIELDS = ("job_id", "queue")
+"""The SWF fields :func:`job_queue_factors` reads."""
+
+ACCOUNT_FIELDS = ("user_id", "group_id")
+"""The SWF fields :func:`user_accounts` reads."""
+
+
+def job_queue_factors(tiers: str, log) -> dict[int, float]:
+    """Each job's queue factor for the tiers ``tiers``, from the replayed SWF log.
 
     Args:
         tiers: each queue's tier, ``"QUEUE:TIER,..."`` (:func:`parse_queue_tiers`).
-        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (an online SWF log).
+        log: the log's trace with :data:`QUEUE_FIELDS` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
 
     Returns:
         job id -> factor in (0, 1] (:func:`queue_factors`; jobs of tier 0 left out).
 
     Raises:
-        ConfigurationError: a workload that is not an SWF log (it records no queue), or one changed since it was read.
+        ValueError: malformed ``tiers`` (:func:`parse_queue_tiers`).
     """
-    from torus_sim.inputs.workload.swf import read_swf
-
-    path = _log_of(workload, "the queue factor")
-    trace = read_swf(path, fields=("job_id", "queue"))
-    if trace.sha256 != workload.sha256:
-        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
-    return queue_factors(trace.column("job_id").astype(int), trace.column("queue").astype(int), parse_queue_tiers(tiers))
+    return queue_factors(log.column("job_id").astype(int), log.column("queue").astype(int), parse_queue_tiers(tiers))
 
 
-def _log_of(workload, what: str):
-    """The workload's SWF file, checked to be the bytes the run read."""
-    path = Path(str(workload.source))
-    if workload.kind != "online" or not workload.sha256 or not path.is_file():
-        raise ConfigurationError(f"{what} reads the SWF log; this workload ({workload.source}) is not a log file")
-    return path
-
-
-def user_accounts(workload) -> dict[int, int]:
+def user_accounts(log) -> dict[int, int]:
     """Each user's account for a fair share by group: the group (SWF field 13) of the user's first job in the log.
 
     Args:
-        workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload` (an online SWF log).
+        log: the log's trace with :data:`ACCOUNT_FIELDS` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
 
     Returns:
         user id -> group id (-1 where the log gives none: those users share one account).
-
-    Raises:
-        ConfigurationError: a workload that is not an SWF log, or one changed since it was read.
     """
-    from torus_sim.inputs.workload.swf import read_swf
-
-    path = _log_of(workload, "the fair share by group")
-    trace = read_swf(path, fields=("user_id", "group_id"))
-    if trace.sha256 != workload.sha256:
-        raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")
     accounts: dict[int, int] = {}
-    for user, group in zip(
-        trace.column("user_id").astype(int).tolist(), trace.column("group_id").astype(int).tolist(), strict=True
-    ):
+    for user, group in zip(log.column("user_id").astype(int).tolist(), log.column("group_id").astype(int).tolist(), strict=True):
         accounts.setdefault(user, group)
     return accounts

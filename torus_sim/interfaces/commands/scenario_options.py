@@ -99,7 +99,11 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
                     help=help_text + " (repeat for each; the value read as TOML, else as text)",
                 )
                 continue
-            if info.annotation in (bool, bool | None) and name not in ("monotonic", "bound_verification", "power"):
+            if name in ("monotonic", "bound_verification", "power"):
+                flag = "--" + name.replace("_", "-")
+                group.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
+                continue
+            if info.annotation in (bool, bool | None):
                 group.add_argument(  # --x sets true, --no-x false (a bool field takes no text)
                     "--" + name.replace("_", "-"),
                     dest=name,
@@ -107,10 +111,6 @@ def add_scenario_options(parser: argparse.ArgumentParser) -> None:
                     default=argparse.SUPPRESS,
                     help=help_text,
                 )
-                continue
-            if name in ("monotonic", "bound_verification", "power"):
-                flag = "--" + name.replace("_", "-")
-                group.add_argument(flag, dest=name, action="store_true", default=argparse.SUPPRESS, help=help_text)
                 continue
             flags = ["--" + name.replace("_", "-"), *_ALIASES.get(name, [])]
             annotation = str(info.annotation)
