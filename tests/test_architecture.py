@@ -54,6 +54,7 @@ LAYERS = [
             "torus_sim.outputs.reports",
             "torus_sim.outputs.formats",
             "torus_sim.outputs.figures",
+            "torus_sim.outputs.figure_spec",
             "torus_sim.interfaces.viz.charts",
             "torus_sim.outputs.output_columns",
         ],
@@ -94,15 +95,16 @@ def _layer(module: str) -> int | None:
     return None if best is None else best[0]
 
 
-def _imports(tree: ast.AST, module: str = "", package: bool = False):
-    """Every import in a module's source, at any depth (function-level ones too), outside ``TYPE_CHECKING``.
+def _imports(tree: ast.AST, module: str = "", package: bool = False, type_checking_too: bool = False):
+    """Every import in a module's source, at any depth (function-level ones too), outside ``TYPE_CHECKING`` unless
+    ``type_checking_too``.
 
     A relative import is resolved against ``module`` (``package``: the module is a package's ``__init__``);
     ``from a import b`` also yields ``a.b``, which is a module where ``b`` is one.
     """
     type_checking = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not type_checking_too and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             type_checking |= {sub.lineno for sub in ast.walk(node) if hasattr(sub, "lineno")}
     for node in ast.walk(tree):
         if node.__dict__.get("lineno") in type_checking:
@@ -123,7 +125,7 @@ def _imports(tree: ast.AST, module: str = "", package: bool = False):
                 yield alias.name, node.lineno
 
 
-def _import_graph() -> dict[str, dict[str, int]]:
+def _import_graph(type_checking_too: bool = False) -> dict[str, dict[str, int]]:
     """The modules of the four packages and what each imports of them: ``{module: {imported module: line}}``.
 
     An imported name is mapped to the longest module it names (``torus_sim.policies.base.Policy`` ->
@@ -133,7 +135,7 @@ def _import_graph() -> dict[str, dict[str, int]]:
     graph: dict[str, dict[str, int]] = {}
     for module, path in modules.items():
         edges = graph.setdefault(module, {})
-        for imported, line in _imports(ast.parse(path.read_text()), module, path.name == "__init__.py"):
+        for imported, line in _imports(ast.parse(path.read_text()), module, path.name == "__init__.py", type_checking_too):
             while imported and imported not in modules:
                 imported = imported.rpartition(".")[0]
             if imported and imported != module:
@@ -146,9 +148,10 @@ def test_every_module_has_a_layer():
 
 
 def test_no_module_imports_from_a_layer_above_its_own():
-    """Function-level and relative imports count: a deferred import is still a dependency."""
+    """Function-level, relative and ``TYPE_CHECKING`` imports count: a deferred import is still a dependency, and an
+    annotation's import says the module knows the layer above (issue 76: give engine and agents an order)."""
     upward = []
-    for module, edges in _import_graph().items():
+    for module, edges in _import_graph(type_checking_too=True).items():
         own = _layer(module)
         for imported, line in edges.items():
             other = _layer(imported)

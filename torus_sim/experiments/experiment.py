@@ -68,6 +68,7 @@ from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.files import require_file
 from torus_sim.experiments.scenario import INPUT_FILE_FIELDS, SECTIONS, Scenario, scenario_error
 from torus_sim.inputs.datasets import is_reference
+from torus_sim.outputs.figure_spec import FigureSpec
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,33 +94,6 @@ TOP_LEVEL = {
     "compare",
     *SECTIONS,
 }
-
-
-@dataclass(frozen=True)
-class FigureSpec:
-    """One figure drawn from an experiment's results.
-
-    Attributes:
-        name: file stem of the PNG.
-        x: a column on the x axis (a grid parameter, ``name``, ``size_group``).
-        series: a column drawn as one line (bar) per value ("" for one).
-        y: metrics, one panel each (all in one panel without a series).
-        where: fixed values of other columns selecting the rows.
-        title: figure title.
-        x_label: x-axis label.
-        table: ``results`` (one row per run) or ``size_groups`` (one row per run and size group).
-        log_y: draw the y axes on a log scale.
-    """
-
-    name: str
-    x: str
-    series: str
-    y: tuple[str, ...]
-    where: dict
-    title: str = ""
-    x_label: str = ""
-    table: str = "results"
-    log_y: bool = False
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 from torus_sim.core.errors import ConfigurationError  # noqa: E402
 
 if TYPE_CHECKING:
-    from torus_sim.experiments.experiment import FigureSpec
+    from torus_sim.outputs.figure_spec import FigureSpec
 
 __all__ = ["METRIC_LABELS", "against_log_png", "draw_bars", "draw_figure"]
 

@@ -33,7 +33,7 @@ from torus_sim.core.job import fcfs_key
 
 if TYPE_CHECKING:
     from torus_sim.core.job import Job
-    from torus_sim.engine.view import SchedulingView
+    from torus_sim.policies.context import PolicyView
 
 __all__ = ["Policy", "Preempt", "Repack", "Reserve", "Start", "check_declarations", "fcfs_key"]
 
@@ -164,7 +164,7 @@ class Policy:
         """
         return None
 
-    def plan(self, view: SchedulingView) -> Iterable:
+    def plan(self, view: PolicyView) -> Iterable:
         """The actions of one scheduling pass, in the order to apply them."""
         raise NotImplementedError
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from failure_logs.events import FailureLog
 from torus_sim.core.job import Job
 
-__all__ = ["JobTable", "PolicyContext", "WorkloadFacts"]
+__all__ = ["JobTable", "PolicyContext", "PolicyView", "WaitingJobs", "WorkloadFacts"]
 
 
 class JobTable(Sequence):
@@ -120,3 +121,102 @@ class PolicyContext:
             f"a policy's attach gets the run's context (jobs, rng, platform, workload, failure_log, power, power_states), "
             f"not the engine: {name!r} is not part of it"
         )
+
+
+class WaitingJobs(Protocol):
+    """What a policy reads of the wait queue during a pass (the engine's :class:`~torus_sim.engine.wait_queue.WaitQueue`).
+
+    The policy's side of the port: the policies name this protocol, the engine's queue implements it, and no
+    policy module imports the engine (the layers run inputs -> platform + policy -> engine).
+
+    Attributes:
+        head: the first waiting job in the queue's order, or None.
+        indexed: each size's waiting jobs are searchable by remaining time (the engine keeps a size index).
+        demand: nodes requested by all waiting jobs (BGL-FAULT §6.1's q(t)).
+    """
+
+    head: Job | None
+    indexed: bool
+    demand: int
+
+    def __len__(self) -> int: ...  # noqa: D105
+
+    def __iter__(self) -> Iterator[Job]: ...  # noqa: D105
+
+    def __getitem__(self, index): ...  # noqa: D105
+
+    def __contains__(self, job: Job) -> bool: ...  # noqa: D105
+
+    def jobs(self) -> list[Job]:
+        """The waiting jobs in queue order (a copy)."""
+        ...
+
+    def sizes(self) -> list[int]:
+        """Partition sizes of the waiting jobs, ascending."""
+        ...
+
+    def least_walltime(self, size: int) -> float:
+        """The shortest walltime among the waiting jobs of one partition size (seconds; inf when none waits)."""
+        ...
+
+    def of_size(self, size: int) -> list[Job]:
+        """Waiting jobs of one partition size, in queue order (read only)."""
+        ...
+
+
+class PolicyView(Protocol):
+    """What a policy sees during a pass (the engine's :class:`~torus_sim.engine.view.SchedulingView` implements it).
+
+    The policy's side of the port (ARCHITECTURE: "a policy sees a view, never the model"): the policies annotate
+    with this protocol and never import the engine.
+
+    Attributes:
+        now: current simulated time, seconds.
+        queue: the waiting jobs in the policy's order (:class:`WaitingJobs`).
+        running: running jobs by job id, a read-only mapping.
+        platform: the platform (the protocol of :mod:`torus_sim.machine.platforms.base`), read only.
+        returned: jobs a failure or a preemption sent back to the queue since the last pass.
+        ended: ``(job, failed)`` of the attempt that just ended, in passes after an attempt's end; else None.
+        rng: the run's one generator.
+        verification_time: V, seconds the engine adds to every attempt.
+
+    References:
+        PV-EASY §4 (a scheduler sees the queue, the running jobs and their predictions); BGL-FAULT §5.
+    """
+
+    now: float
+    queue: WaitingJobs
+    running: object
+    platform: object
+    returned: list
+    ended: tuple | None
+    rng: np.random.Generator
+    verification_time: float
+
+    def free_count(self) -> int:
+        """Nodes free now."""
+        ...
+
+    def down_count(self) -> int:
+        """Nodes down now."""
+        ...
+
+    def predicted_end(self, job: Job) -> float:
+        """When the scheduler expects a running job to end, seconds."""
+        ...
+
+    def predicted_remaining(self, job: Job) -> float:
+        """Wall time a waiting job is expected to hold its nodes once started, seconds."""
+        ...
+
+    def snapshot(self):
+        """A planning copy of the occupancy now."""
+        ...
+
+    def shadow(self, need: int, releasing, vacated=(), together: bool = True, above_rank: int | None = None):
+        """When ``need`` nodes fit, releasing running jobs at their predicted ends: ``(time, occupancy)``."""
+        ...
+
+    def place(self, job: Job, keep_room: tuple | None = None, placement=None, size: int | None = None, taken: tuple = ()):
+        """Where ``job`` can start now, as the policy's placement chooses, or None."""
+        ...

@@ -44,7 +44,7 @@ from torus_sim.policies.base import Policy, Repack, Reserve, Start
 from torus_sim.policies.placement import MfpPlacement, PlacementPolicy
 
 if TYPE_CHECKING:
-    from torus_sim.engine.wait_queue import WaitQueue
+    from torus_sim.policies.context import WaitingJobs
 
 __all__ = ["REPACK_TRIE_SIZE", "KrevatScheduler", "Repack", "Start", "walltime_ends"]
 
@@ -148,7 +148,7 @@ class KrevatScheduler(Policy):
     def plan_torus(
         self,
         now: float,
-        queue: WaitQueue,
+        queue: WaitingJobs,
         running: Sequence[Job],
         platform: TorusPlatform,
         predicted_end=None,
@@ -417,7 +417,7 @@ class _SizeLists:
 
     __slots__ = ("_by_walltime", "_queue", "_remaining")
 
-    def __init__(self, queue: WaitQueue, remaining, by_walltime: bool) -> None:
+    def __init__(self, queue: WaitingJobs, remaining, by_walltime: bool) -> None:
         self._queue = queue
         self._remaining = remaining
         self._by_walltime = by_walltime
