@@ -32,6 +32,7 @@ class JobBook:
         ends_can_be_kept: the running jobs' predicted ends are fixed for an attempt (a cluster's counts without
             periodic checkpoints, preemption arithmetic or preventive moves): :meth:`running_ends` keeps them in
             order from its first call on.
+        workload: the :class:`~torus_sim.inputs.workload.jobs.Workload` the jobs came from (its facts and span), or None.
 
     Attributes:
         jobs: the run's :class:`~torus_sim.engine.arrivals.RunJobs`.
@@ -40,12 +41,14 @@ class JobBook:
         completed: jobs completed so far.
         makespan: the last completion's time, seconds (0 before any).
         on_stop: called with a job that leaves the running set (the pass's fairness bookkeeping), or None.
+        workload: the workload the jobs came from, or None.
     """
 
-    __slots__ = ("_ends", "_ends_can_be_kept", "completed", "jobs", "makespan", "on_stop", "rank_sums", "running")
+    __slots__ = ("_ends", "_ends_can_be_kept", "completed", "jobs", "makespan", "on_stop", "rank_sums", "running", "workload")
 
-    def __init__(self, jobs: RunJobs, rank_sums: bool, ends_can_be_kept: bool) -> None:
+    def __init__(self, jobs: RunJobs, rank_sums: bool, ends_can_be_kept: bool, workload=None) -> None:
         self.jobs = jobs
+        self.workload = workload
         self.running: dict[int, Job] = {}
         self.rank_sums = RankSums(len(jobs)) if rank_sums else None
         self.completed = 0

@@ -45,6 +45,7 @@ import heapq
 import math
 import time
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -214,6 +215,16 @@ def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downti
         raise ConfigurationError(f"downtime must be one of {DOWNTIME_MODES} or seconds >= 0, got {downtime!r}")
     if not verification_time >= 0:
         raise ConfigurationError(f"the verification time V must be >= 0, got {verification_time}")
+
+
+class _Parts(NamedTuple):
+    """What the model makes and hands to the components that keep it (:meth:`SchedulingModel._wire`)."""
+
+    power: object  # the run's power inputs (torus_sim.inputs.energy.power_inputs.PowerInputs) or None
+    power_states: NodePowerStates | None
+    resilience: ResiliencePolicy
+    progress: object  # the job progress model (torus_sim.engine.progress)
+    node_agents: list
 
 
 def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off) -> bool:
@@ -392,51 +403,49 @@ class SchedulingModel(mesa_core.Model):
         self.calls = ExtensionCalls(
             {kind: extension_name(extension) for kind, extension in extensions.items()}, self._clock, guarded
         )
-        self.power = power  # the run's power inputs (torus_sim.inputs.energy.power_inputs.PowerInputs) or None
-        self.resilience = resilience or ResiliencePolicy()
+        resilience = resilience or ResiliencePolicy()
         switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
-        self.platform = _build_platform(platform, table, _needs_identities(policy, failures, self.resilience, switch_off))
+        self.platform = _build_platform(platform, table, _needs_identities(policy, failures, resilience, switch_off))
         fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
         ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
         self.settings = RunSettings(
             downtime, float(verification_time), bool(record), bool(fairness), event_order != "instant", ids, float(step_seconds), plan_timeout, event_order,
             None if sched_min_interval is None else float(sched_min_interval),
         )  # fmt: skip
-        self.power_states = (
+        power_states = (
             None if switch_off is None else NodePowerStates(self.platform.capacity, switch_off, self.platform.counts_only)
         )
         self._check_supports(policy, workload, guarded)
         self.simulator = EngineSimulator()
         self.simulator.setup(self)
-        self.node_agents = (
-            [NodeAgent(self, index) for index in range(self.platform.capacity)] if self.platform.tracks_nodes else []
-        )
+        node_agents = [NodeAgent(self, index) for index in range(self.platform.capacity)] if self.platform.tracks_nodes else []
         custom_key = type(policy).queue_key is not Policy.queue_key
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
-        self._window_end = partial(SchedulingModel._on_window_end, self)  # kept: Mesa's events hold callbacks weakly
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
         multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
         self.scheduler = SchedulerAgent(self, policy, key, user_limits, multifactor, windows)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
-        self.workload = workload
-        self.progress = make_progress(preemption, self.resilience.recovery_time, self.resilience.checkpoint_interval is not None)
+        progress = make_progress(preemption, resilience.recovery_time, resilience.checkpoint_interval is not None)
         # the running jobs in order of predicted end are kept where that end is fixed for an attempt (a cluster's
         # counts: no periodic checkpoints or preemption arithmetic, no preventive moves); their sizes by rank where
         # the fairness columns or a shadow-load policy ask on a cluster (a sum per pass)
-        fixed_ends = isinstance(self.progress, CheckpointProgress) and not self.resilience.active
+        fixed_ends = isinstance(progress, CheckpointProgress) and not resilience.active
         fairness_on_counts = (self.settings.fairness or policy.shadow_load) and self.platform.counts_fit
         run_jobs = _run_jobs(workload, silent_errors, self.platform)
-        self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit)
+        self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
-        self.step_log = StepLog()  # what the last step did, for the browser view (a plain run notes nothing)
-        self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, self.power is not None)
-        self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off)
+        self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
+        parts = _Parts(power, power_states, resilience, progress, node_agents)
+        self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
-    def _wire(self, policy: Policy, workload: Workload, failures, runtime_predictor, guarded: bool, switch_off) -> None:
+    def _wire(self, policy: Policy, workload: Workload, failures, runtime_predictor, guarded: bool, switch_off, parts) -> None:
         """Make the pass, the view, the failures, the preventive actions and the handlers, each with the parts it uses.
+
+        ``parts`` (:class:`_Parts`): the power inputs and states, the resilience policy, the progress model and the node
+        agents, handed to the components that own them (the model keeps none of them).
 
         The generator is drawn in this order (the golden runs keep it): a generated failure log, the policy's
         ``attach``, the preventive actions' foreseen failures.
@@ -449,9 +458,9 @@ class SchedulingModel(mesa_core.Model):
             settings=self.settings,
             scheduler=self.scheduler,
             platform=self.platform,
-            progress=self.progress,
+            progress=parts.progress,
             calls=self.calls,
-            power=self.power,
+            power=parts.power,
             recorder=self.recorder,
             overran=self._overran,
             check_head=check_head,
@@ -461,7 +470,7 @@ class SchedulingModel(mesa_core.Model):
             self.book,
             self.scheduler.queue,
             self.platform,
-            self.progress,
+            parts.progress,
             self.passes,
             self.rng,
             self.settings.verification_time,
@@ -471,33 +480,44 @@ class SchedulingModel(mesa_core.Model):
         if isinstance(failures, GeneratedFailures):
             start, end = failures.span or workload.span
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
-        self.failure_log = failures if failures is not None else _NO_FAILURES
-        self.failure_log.check_fits(self.platform.capacity)
+        failure_log = failures if failures is not None else _NO_FAILURES
+        failure_log.check_fits(self.platform.capacity)
+        context = PolicyContext(
+            JobTable(self.book.jobs),
+            self.rng,
+            self.platform,
+            WorkloadFacts.of(workload),
+            failure_log,
+            parts.power,
+            parts.power_states,
+        )
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
             self.book.jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
-            self._setup_call("attach", policy.attach, self.policy_context())
+            self._setup_call("attach", policy.attach, context)
         else:
-            policy.attach(self.policy_context())
+            policy.attach(context)
         recorder = self.recorder if self.settings.record else None
         self.preventive = PreventiveActions(
             self.simulator,
             self.book,
             self.counters,
             self.platform,
-            self.failure_log,
+            failure_log,
             self.rng,
-            self.resilience,
+            parts.resilience,
             workload,
             recorder,
-            self.power_states,
+            parts.power_states,
             self.passes.request,
         )
-        if switch_off is not None and not isinstance(self.progress, CheckpointProgress):
+        if switch_off is not None and not isinstance(parts.progress, CheckpointProgress):
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
-        _keep_queue_indexes(policy, self.queue, self.platform, self.book.jobs, self.progress, self.scheduler.priority is not None)
+        _keep_queue_indexes(
+            policy, self.queue, self.platform, self.book.jobs, parts.progress, self.scheduler.priority is not None
+        )
         predict, observe_end = _runtime_calls(runtime_predictor, self.calls)
         event_order = self.settings.event_order
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
@@ -506,15 +526,15 @@ class SchedulingModel(mesa_core.Model):
             book=self.book,
             counters=self.counters,
             settings=self.settings,
-            step_log=self.step_log,
+            step_log=StepLog(),  # what the last step did, for the browser view (a plain run notes nothing)
             platform=self.platform,
-            node_agents=self.node_agents,
+            node_agents=parts.node_agents,
             scheduler=self.scheduler,
-            progress=self.progress,
-            resilience=self.resilience,
+            progress=parts.progress,
+            resilience=parts.resilience,
             calls=self.calls,
-            power=self.power,
-            power_states=self.power_states,
+            power=parts.power,
+            power_states=parts.power_states,
             recorder=self.recorder,
             view=self.view,
             passes=self.passes,
@@ -526,7 +546,7 @@ class SchedulingModel(mesa_core.Model):
         self.passes.bind(self.handlers, self.view)
         self.preventive.bind(self.handlers.job_end)
         self.handlers.schedule_next_arrival()
-        log = self.failure_log
+        log = failure_log
         for index, (failed_at, node, repair_at) in enumerate(zip(log.failed_at, log.supernodes, log.repair_at, strict=True)):
             if failed_at < 0:
                 self.counters["failures_before_start"] += 1
@@ -576,6 +596,49 @@ class SchedulingModel(mesa_core.Model):
             self.power_states,
         )
 
+    # -- the run's inputs and parts, each kept by the component that uses it (read by the browser view, the
+    # -- learning environment, the runner and tests)
+
+    @property
+    def workload(self) -> Workload:
+        """The workload the run's jobs came from (the job book's)."""
+        return self.book.workload
+
+    @property
+    def failure_log(self):
+        """The run's fail-stop failures (:class:`~failure_logs.events.FailureLog`, empty without any; the preventive actions')."""
+        return self.preventive.failure_log
+
+    @property
+    def power(self):
+        """The run's power inputs (:class:`~torus_sim.inputs.energy.power_inputs.PowerInputs`) or None (the pass's)."""
+        return self.passes.power
+
+    @property
+    def power_states(self):
+        """The nodes' switch-off states (:class:`~torus_sim.engine.power_states.NodePowerStates`) or None (the handlers')."""
+        return self.handlers.power_states
+
+    @property
+    def resilience(self) -> ResiliencePolicy:
+        """The run's checkpoint and preventive-action policy (the preventive actions')."""
+        return self.preventive.resilience
+
+    @property
+    def progress(self):
+        """The job progress model (predicted ends, remaining times; the pass's)."""
+        return self.passes.progress
+
+    @property
+    def node_agents(self) -> list:
+        """The node agents, one per node where the platform tracks nodes, else empty (the handlers')."""
+        return self.handlers.node_agents
+
+    @property
+    def step_log(self) -> StepLog:
+        """What the last :meth:`step` did (the handlers')."""
+        return self.handlers.step_log
+
     def policy_settings(self) -> str:
         """The policy's own settings in a few words for the run's header (a plug-in's asked through the guard).
 
@@ -617,10 +680,7 @@ class SchedulingModel(mesa_core.Model):
 
     def _pass_at(self, at: float) -> None:
         """Ask for a scheduling pass at ``at`` (a maintenance window's end: the jobs held before it come back)."""
-        self._schedule(self._window_end, at, EventPriority.ARRIVAL)
-
-    def _on_window_end(self) -> None:
-        self.passes.request()
+        self.passes.request_at(at)
 
     def _schedule(self, handler, at: float, priority: EventPriority, *args):
         return self.simulator.schedule(handler, at, _LEVELS[priority], list(args))

@@ -77,6 +77,7 @@ class SchedulingPass:
         self._head: Job | None = None  # the head and its promise when the open pass began (fairness)
         self._promise: float | None = None
         self.handle = partial(SchedulingPass.on_event, self)  # kept here: Mesa's events hold callbacks weakly
+        self._asked = partial(SchedulingPass.request, self)  # the same, for a pass asked ahead (request_at)
         self._start = None  # the handlers' start, once they are made (:meth:`bind`)
 
     def bind(self, handlers, view) -> None:
@@ -97,6 +98,14 @@ class SchedulingPass:
             if interval is not None:  # a scheduling cycle: at most one pass per interval (Slurm's sched_min_interval)
                 at = max(at, self._last + interval)
             self.clock.schedule(self.handle, at, LEVELS[EventPriority.SCHEDULE], [])
+
+    def request_at(self, at: float) -> None:
+        """Ask for a pass at a later time ``at``, seconds (a maintenance window's end: the jobs held before it come back).
+
+        An event at ``at`` at the arrivals' level asks for the pass (:meth:`request`), which then runs after every
+        event of that instant.
+        """
+        self.clock.schedule(self._asked, at, LEVELS[EventPriority.ARRIVAL], [])
 
     def on_event(self) -> None:
         """The pass event's handler: run the pass, or open it for a caller (``pause``)."""
