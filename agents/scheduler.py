@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from torus_sim.core.job import Job, fcfs_key
 from torus_sim.engine.limits import UserLimits
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
 from torus_sim.engine.wait_queue import WaitQueue
-from torus_sim.policies.base import Policy
+from torus_sim.machine.platforms.partitioned import PartAllocation
+from torus_sim.policies.base import Policy, Start
 
 __all__ = ["SchedulerAgent"]
 
@@ -72,9 +75,25 @@ class SchedulerAgent(Agent):
         self.maintenance = maintenance
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
+        self._route = None  # a partitioned platform's router (job -> its partition), once divided
+        self._planners: tuple = ()  # (policy, view) per partition, once divided
+
+    def divide(self, route, planners) -> None:
+        """Plan a platform of disjoint partitions one partition at a time (the model calls this once, while wiring).
+
+        Args:
+            route: ``job -> partition``: routes a job on its first arrival, before it enters the queue
+                (:meth:`~torus_sim.machine.platforms.partitioned.PartitionedPlatform.route`).
+            planners: ``(policy, view)`` per partition, in the platform's order: each partition's own instance of the
+                policy and its view (its cluster, its waiting and running jobs).
+        """
+        self._route = route
+        self._planners = tuple(planners)
 
     def enqueue(self, job: Job) -> None:
         """Put an arriving or interrupted job at its position (the engine's one way into the wait queue)."""
+        if self._route is not None:
+            self._route(job)
         self.queue.add(job)
         for part in self.accounts:
             part.waiting(job)
@@ -85,6 +104,10 @@ class SchedulerAgent(Agent):
         Args:
             jobs: the arrived jobs, in rank order (:meth:`~torus_sim.engine.arrivals.RunJobs.arrived`).
         """
+        if self._route is not None:
+            jobs = list(jobs)
+            for job in jobs:
+                self._route(job)
         if not self.accounts:
             self.queue.extend(jobs)
             return
@@ -133,4 +156,24 @@ class SchedulerAgent(Agent):
             The policy's actions (a list or a generator; the engine applies each in order before the next
             is asked for).
         """
+        if self._planners:
+            return self._plan_parts()
         return self.policy.plan(view)
+
+    def _plan_parts(self):
+        """Each partition's policy plans on its own view, in the platform's order; its starts name their partition.
+
+        Yields:
+            The policies' actions, each applied by the engine before the next is asked for; a start's allocation
+            becomes a :class:`~torus_sim.machine.platforms.partitioned.PartAllocation` of its partition.
+        """
+        for part, (policy, view) in enumerate(self._planners):
+            if view.queue.head is None:
+                continue
+            for action in policy.plan(view):
+                if type(action) is Start:
+                    inner = action.allocation
+                    if not isinstance(inner, (int, np.integer)):
+                        inner = np.asarray(inner, dtype=np.int64)
+                    action = action._replace(allocation=PartAllocation(part, inner))
+                yield action

@@ -41,6 +41,7 @@ References:
 
 from __future__ import annotations
 
+import copy
 import heapq
 import math
 import time
@@ -72,6 +73,7 @@ from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.multifactor import Multifactor, PriorityWeights
+from torus_sim.engine.platform_parts import PartBook, PartQueue
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
@@ -225,6 +227,23 @@ class _Parts(NamedTuple):
     resilience: ResiliencePolicy
     progress: object  # the job progress model (torus_sim.engine.progress)
     node_agents: list
+
+
+def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
+    """The run's policy, and on a platform of disjoint partitions a fresh copy of it for each further partition.
+
+    Raises:
+        ConfigurationError: on partitions, what is not modelled there: preventive actions (spares, migration),
+            switched-off nodes, preemption or suspension (PV-EASY's modes).
+    """
+    if not divided:
+        return [policy]
+    if parts.resilience.active or parts.power_states is not None or not isinstance(parts.progress, CheckpointProgress):
+        raise ConfigurationError(
+            "a platform of partitions runs without preventive actions, switched-off nodes, preemption or suspension: "
+            "not modelled across partitions"
+        )
+    return [policy, *(copy.deepcopy(policy) for _ in divided[1:])]  # before any attach: each its own state
 
 
 def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off) -> bool:
@@ -482,21 +501,42 @@ class SchedulingModel(mesa_core.Model):
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         failure_log = failures if failures is not None else _NO_FAILURES
         failure_log.check_fits(self.platform.capacity)
-        context = PolicyContext(
-            JobTable(self.book.jobs),
-            self.rng,
-            self.platform,
-            WorkloadFacts.of(workload),
-            failure_log,
-            parts.power,
-            parts.power_states,
-        )
+        divided = getattr(self.platform, "parts", None)  # disjoint partitions: one instance of the policy each
+        policies = _policy_per_part(policy, divided, parts)
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
             self.book.jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
-            self._setup_call("attach", policy.attach, context)
-        else:
-            policy.attach(context)
+            for part in divided or ():
+                part.guard = self.calls
+        for each, platform in zip(policies, divided or (self.platform,), strict=True):
+            context = PolicyContext(
+                JobTable(self.book.jobs),
+                self.rng,
+                platform,
+                WorkloadFacts.of(workload),
+                failure_log,
+                parts.power,
+                parts.power_states,
+            )
+            if guarded:
+                self._setup_call("attach", each.attach, context)
+            else:
+                each.attach(context)
+        if divided:
+            views = [
+                SchedulingView(
+                    self.simulator,
+                    PartBook(self.book, self.platform.part_of, index),
+                    PartQueue(self.queue, self.platform.part_of, index),
+                    part,
+                    parts.progress,
+                    self.passes,
+                    self.rng,
+                    self.settings.verification_time,
+                )
+                for index, part in enumerate(divided)
+            ]
+            self.scheduler.divide(self.platform.route, zip(policies, views, strict=True))
         recorder = self.recorder if self.settings.record else None
         self.preventive = PreventiveActions(
             self.simulator,
@@ -560,14 +600,15 @@ class SchedulingModel(mesa_core.Model):
             ConfigurationError: the policy does not support them (its reason).
             PolicyError: a plug-in's ``why_unsupported`` raised or returned something other than a sentence.
         """
-        if not guarded:
-            policy.check_supports(self.platform, workload)
-            return
-        reason = self._setup_call("why_unsupported", policy.why_unsupported, self.platform, workload)
-        if reason is not None and not isinstance(reason, str):
-            raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
-        if reason:
-            raise ConfigurationError(reason)
+        for platform in getattr(self.platform, "parts", None) or (self.platform,):  # each partition, where there are
+            if not guarded:
+                policy.check_supports(platform, workload)
+                continue
+            reason = self._setup_call("why_unsupported", policy.why_unsupported, platform, workload)
+            if reason is not None and not isinstance(reason, str):
+                raise self.calls.refuse("policy", None, f"why_unsupported returned {reason!r}; expected a sentence or None")
+            if reason:
+                raise ConfigurationError(reason)
 
     @property
     def queue(self):

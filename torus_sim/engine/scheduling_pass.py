@@ -270,6 +270,8 @@ class SchedulingPass:
         """Whether the first waiting (rigid) job fits now: with nothing running, a pass must start something."""
         if head.times is not None:
             return False  # a moldable job's size is the policy's choice
+        if getattr(self.platform, "parts", None):  # disjoint partitions: the head fits in its own or not at all
+            return self.platform.fits_job_now(head)
         return self.platform.fits_now(head.partition_size)
 
     def policy_error(self, job_id, reason: str) -> PolicyError:
