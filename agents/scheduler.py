@@ -9,6 +9,7 @@ from torus_sim.engine.limits import UserLimits
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
+from torus_sim.engine.platform_parts import DividedQueue
 from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.machine.platforms.partitioned import PartAllocation
 from torus_sim.policies.base import Policy, Start
@@ -61,7 +62,8 @@ class SchedulerAgent(Agent):
         self.policy = policy
         by_size = policy.queue_by_size and model.platform.table is not None
         key = priority.key if priority is not None else policy.queue_key if key is None else key
-        self.queue = WaitQueue(key, by_size=by_size)
+        divided = getattr(model.platform, "parts", None)  # disjoint partitions: each keeps its waiting jobs too
+        self.queue = DividedQueue(key, model.platform.part_of, len(divided)) if divided else WaitQueue(key, by_size=by_size)
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs

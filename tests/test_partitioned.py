@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.job import Job
 from torus_sim.engine.model import SchedulingModel
+from torus_sim.engine.multifactor import PriorityWeights
 from torus_sim.inputs.workload.jobs import Workload
 from torus_sim.machine.platforms.cluster import ClusterPlatform
 from torus_sim.machine.platforms.partitioned import PartAllocation, PartitionedPlatform
@@ -129,3 +130,27 @@ def test_the_platform_refuses_an_allocation_of_no_partition_and_speaks_global_no
     platform.release(allocation, 7)
     platform.take_down(5, 100.0)
     assert platform.repairs_ahead() == [(100.0, 5)] and platform.coordinate(5) == (1, 1)
+
+
+@pytest.mark.parametrize("policy", ["FCFS-EASY", "conservative", "greedy"])
+def test_one_partition_is_the_plain_cluster_under_the_multifactor_priority_and_per_user_limits(policy):
+    # the partition's queue follows the whole queue through the priority's reorders and the limits' holds and returns
+    weights = PriorityWeights(age=1000.0, fairshare=5000.0, job_size=200.0, calc_period=600.0, max_age=20_000.0)
+    keywords = {"priority": weights, "user_limits": (2, 10)}
+    plain = _run(_jobs(5, count=250), policy, ClusterPlatform(16, identities=True), **keywords)[1].jobs
+    one = PartitionedPlatform(["all"], [ClusterPlatform(16)], lambda job: (0, job.size))
+    model, record = _run(_jobs(5, count=250), policy, one, **keywords)
+    assert record.jobs["started_at"].tolist() == plain["started_at"].tolist()
+    assert model.counters["jobs_held"] > 0  # the limits held jobs out of the queue and let them back
+
+
+def test_two_partitions_under_the_priority_and_limits_run_every_job_on_its_own_nodes():
+    weights = PriorityWeights(age=1000.0, fairshare=5000.0, job_size=200.0, calc_period=600.0)
+    platform = PartitionedPlatform(["a", "b"], [ClusterPlatform(8), ClusterPlatform(8)], lambda job: (job.user_id % 2, job.size))
+    model, record = _run(_jobs(6, count=200), "FCFS-EASY", platform, priority=weights, user_limits=(2, None))
+    table = record.attempts
+    assert len(record.jobs) == 200 and record.jobs["finished_at"].notna().all()
+    for row in table.itertuples():
+        part = model.platform.part_of(row.job_id)
+        assert all(8 * part <= node < 8 * (part + 1) for node in _ranges(row.resources))
+    assert len(model.queue) == 0 and all(len(queue) == 0 for queue in model.queue.parts)

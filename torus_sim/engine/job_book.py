@@ -42,13 +42,28 @@ class JobBook:
         makespan: the last completion's time, seconds (0 before any).
         on_stop: called with a job that leaves the running set (the pass's fairness bookkeeping), or None.
         workload: the workload the jobs came from, or None.
+        parts: each partition's :class:`~torus_sim.engine.platform_parts.PartBook` on a platform of partitions, or None.
     """
 
-    __slots__ = ("_ends", "_ends_can_be_kept", "completed", "jobs", "makespan", "on_stop", "rank_sums", "running", "workload")
+    __slots__ = (
+        "_ends",
+        "_ends_can_be_kept",
+        "completed",
+        "jobs",
+        "makespan",
+        "on_stop",
+        "parts",
+        "rank_sums",
+        "running",
+        "workload",
+        "_part_of",
+    )
 
     def __init__(self, jobs: RunJobs, rank_sums: bool, ends_can_be_kept: bool, workload=None) -> None:
         self.jobs = jobs
         self.workload = workload
+        self.parts = None  # each partition's book, on a platform of partitions (divide)
+        self._part_of = None
         self.running: dict[int, Job] = {}
         self.rank_sums = RankSums(len(jobs)) if rank_sums else None
         self.completed = 0
@@ -66,9 +81,20 @@ class JobBook:
         """Jobs not yet completed."""
         return len(self.jobs) - self.completed
 
+    def divide(self, part_of, books) -> None:
+        """Hand each start and stop on to the book of the job's partition (a platform of partitions; before any start).
+
+        Args:
+            part_of: ``job id -> partition``.
+            books: the partitions' :class:`~torus_sim.engine.platform_parts.PartBook`, in the platform's order.
+        """
+        self._part_of, self.parts = part_of, list(books)
+
     def start(self, job: Job) -> None:
         """``job`` starts an attempt: it enters the running set (its allocated size and predicted end set before)."""
         self.running[job.job_id] = job
+        if self.parts is not None:
+            self.parts[self._part_of(job.job_id)].start(job)
         if self.rank_sums is not None:
             self.rank_sums.add(job.rank, job.allocated_size)
         if self._ends is not None:
@@ -78,6 +104,8 @@ class JobBook:
         """Take a job off the running set (its end, a kill, a preemption); None when it was not running."""
         job = self.running.pop(job_id, None)
         if job is not None:
+            if self.parts is not None:
+                self.parts[self._part_of(job_id)].stop(job)
             if self.on_stop is not None:
                 self.on_stop(job)
             if self.rank_sums is not None:

@@ -73,7 +73,7 @@ from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.multifactor import Multifactor, PriorityWeights
-from torus_sim.engine.platform_parts import PartBook, PartQueue
+from torus_sim.engine.platform_parts import PartBook
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
@@ -501,13 +501,15 @@ class SchedulingModel(mesa_core.Model):
             failures = failures.generate(self.rng, start, end if end > start else start + 1.0, self.platform)
         failure_log = failures if failures is not None else _NO_FAILURES
         failure_log.check_fits(self.platform.capacity)
+        if len(failure_log) and getattr(self.platform, "failure_refusal", None):
+            raise ConfigurationError(self.platform.failure_refusal)
         divided = getattr(self.platform, "parts", None)  # disjoint partitions: one instance of the policy each
         policies = _policy_per_part(policy, divided, parts)
         if guarded:  # the jobs, the wait queue and the platform refuse writes while a plug-in's code runs
             self.book.jobs.configure(job_class=guarded_job_class(self.calls))
             self.queue.guard = self.platform.guard = self.calls
             for part in divided or ():
-                part.guard = self.calls
+                part.guard = self.calls  # each partition's cluster (the queue's parts share the queue's guard)
         for each, platform in zip(policies, divided or (self.platform,), strict=True):
             context = PolicyContext(
                 JobTable(self.book.jobs),
@@ -523,11 +525,13 @@ class SchedulingModel(mesa_core.Model):
             else:
                 each.attach(context)
         if divided:
+            books = [PartBook() for _ in divided]
+            self.book.divide(self.platform.part_of, books)
             views = [
                 SchedulingView(
                     self.simulator,
-                    PartBook(self.book, self.platform.part_of, index),
-                    PartQueue(self.queue, self.platform.part_of, index),
+                    books[index],
+                    self.queue.parts[index],
                     part,
                     parts.progress,
                     self.passes,

@@ -9,122 +9,123 @@ the engine's one queue and one job book: a start the engine applies is seen at o
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping
-
 from torus_sim.core.job import Job
+from torus_sim.engine.running_ends import RunningEnds
+from torus_sim.engine.wait_queue import WaitQueue
 
-__all__ = ["PartBook", "PartQueue"]
+__all__ = ["DividedQueue", "PartBook"]
 
 
-class PartQueue:
-    """The waiting jobs of one partition, in the wait queue's order (a read-only, live filter of the queue).
+class DividedQueue(WaitQueue):
+    """The wait queue of a platform of partitions: the one queue, and each partition's waiting jobs as a queue of its own.
 
-    Implements :class:`~torus_sim.policies.context.WaitingJobs`; it keeps no columns or size index (a policy takes
-    its generic path).
+    Every change goes to both (a job enters and leaves its partition's queue with the whole queue's), so a partition's
+    policy reads a real :class:`~torus_sim.engine.wait_queue.WaitQueue` (its head, its length, its order: the whole
+    queue's), with no filter per question.
 
     Args:
-        queue: the engine's :class:`~torus_sim.engine.wait_queue.WaitQueue`.
-        part_of: ``job id -> partition`` (the platform's :meth:`~torus_sim.machine.platforms.partitioned.
-            PartitionedPlatform.part_of`).
-        part: this partition's index.
+        key: the queue's order (``job -> key``).
+        part_of: ``job id -> partition`` of a routed job.
+        count: the number of partitions.
+
+    Attributes:
+        parts: each partition's queue, in the platform's order.
     """
 
-    __slots__ = ("_part", "_part_of", "_queue")
-
-    columns = shortest = size_index = None
-    indexed = False
-
-    def __init__(self, queue, part_of, part: int) -> None:
-        self._queue, self._part_of, self._part = queue, part_of, part
+    def __init__(self, key, part_of, count: int) -> None:
+        self.parts = [WaitQueue(key, by_size=False) for _ in range(count)]
+        self._part_of = part_of
+        self._whole_only = False  # while the whole queue is reordered (the partitions' queues reorder themselves)
+        super().__init__(key, by_size=False)
 
     @property
     def guard(self):
-        """The run's guard of plug-in calls (the queue's), or None."""
-        return self._queue.guard
+        """The run's guard of plug-in calls (the partitions' queues share it), or None."""
+        return self._guard
 
-    def __iter__(self) -> Iterator[Job]:
-        part_of, part = self._part_of, self._part
-        return (job for job in self._queue if part_of(job.job_id) == part)
+    @guard.setter
+    def guard(self, calls) -> None:
+        self._guard = calls
+        for part in self.parts:
+            part.guard = calls
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def add(self, job: Job) -> None:  # noqa: D102 - WaitQueue.add, in the job's partition too
+        if not self._whole_only:
+            self.parts[self._part_of(job.job_id)].add(job)
+            job.queue_key = None  # the same key again below (a job keeps one)
+        super().add(job)
 
-    def __getitem__(self, index):
-        return self.jobs()[index]
+    def extend(self, jobs) -> None:  # noqa: D102 - WaitQueue.extend, in each job's partition too
+        jobs = list(jobs)
+        if self._whole_only:
+            super().extend(jobs)
+            return
+        groups: dict[int, list[Job]] = {}
+        for job in jobs:
+            groups.setdefault(self._part_of(job.job_id), []).append(job)
+        for part, group in groups.items():
+            self.parts[part].extend(group)
+        for job in jobs:
+            job.queue_key = None
+        self._whole_only = True  # WaitQueue.extend may add one job at a time: those are in their partitions already
+        try:
+            super().extend(jobs)
+        finally:
+            self._whole_only = False
 
-    def __contains__(self, job: Job) -> bool:
-        return job in self._queue and self._part_of(job.job_id) == self._part
+    def remove(self, job: Job) -> None:  # noqa: D102 - WaitQueue.remove, from the job's partition too
+        entry = job.queue_key
+        super().remove(job)
+        job.queue_key = entry
+        self.parts[self._part_of(job.job_id)].remove(job)
 
-    @property
-    def head(self) -> Job | None:
-        """The partition's first waiting job, or None."""
-        return next(iter(self), None)
-
-    @property
-    def demand(self) -> int:
-        """Nodes requested by the partition's waiting jobs."""
-        return sum(job.partition_size for job in self)
-
-    def jobs(self) -> list[Job]:
-        """The partition's waiting jobs in queue order (a new list)."""
-        return list(self)
-
-    def sizes(self) -> list[int]:
-        """Partition sizes of the waiting jobs, ascending."""
-        return sorted({job.partition_size for job in self})
-
-    def of_size(self, size: int) -> list[Job]:
-        """The waiting jobs of one size, in queue order (a new list)."""
-        return [job for job in self if job.partition_size == size]
-
-    def least_walltime(self, size: int) -> float:
-        """The shortest walltime among the waiting jobs of one size (seconds; inf when none waits)."""
-        return min((job.walltime for job in self if job.partition_size == size), default=math.inf)
-
-
-class _PartRunning(Mapping):
-    """Job id -> running job of one partition (a live, read-only filter of the job book's running set)."""
-
-    __slots__ = ("_part", "_part_of", "_running")
-
-    def __init__(self, running: dict, part_of, part: int) -> None:
-        self._running, self._part_of, self._part = running, part_of, part
-
-    def __getitem__(self, job_id: int) -> Job:
-        job = self._running[job_id]
-        if self._part_of(job_id) != self._part:
-            raise KeyError(job_id)
-        return job
-
-    def __iter__(self) -> Iterator[int]:
-        part_of, part = self._part_of, self._part
-        return (job_id for job_id in self._running if part_of(job_id) == part)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
+    def reorder(self) -> None:  # noqa: D102 - WaitQueue.reorder, of each partition's queue too
+        for part in self.parts:
+            if len(part):
+                part.reorder()
+        self._whole_only = True
+        try:
+            super().reorder()
+        finally:
+            self._whole_only = False
 
 
 class PartBook:
-    """What a partition's view reads of the job book: its running jobs (no sums by rank, no kept ends).
+    """What a partition's view reads of the job book: its running jobs and their predicted ends, kept in order.
 
-    Args:
-        book: the engine's :class:`~torus_sim.engine.job_book.JobBook`.
-        part_of: ``job id -> partition``.
-        part: this partition's index.
+    The job book hands each start and stop of a job of the partition on (:meth:`~torus_sim.engine.job_book.JobBook.
+    divide`); a partition allows no move of a running job and no change of its predicted end (no preemption,
+    periodic checkpoint or preventive action runs on partitions), so the ends are kept from the first ask on.
 
     Attributes:
-        running: job id -> running job of the partition (live, read only).
+        running: job id -> the partition's running job (start order).
         rank_sums: None (a partition's policy sums its running jobs itself).
     """
 
-    __slots__ = ("running",)
+    __slots__ = ("_ends", "running")
 
     rank_sums = None
 
-    def __init__(self, book, part_of, part: int) -> None:
-        self.running = _PartRunning(book.running, part_of, part)
+    def __init__(self) -> None:
+        self.running: dict[int, Job] = {}
+        self._ends: RunningEnds | None = None
 
-    def running_ends(self) -> None:
-        """None: a partition's releases are sorted from its running jobs at each pass."""
-        return None
+    def start(self, job: Job) -> None:
+        """A job of the partition starts an attempt."""
+        self.running[job.job_id] = job
+        if self._ends is not None:
+            self._ends.add(job)
+
+    def stop(self, job: Job) -> None:
+        """A job of the partition leaves the running set."""
+        del self.running[job.job_id]
+        if self._ends is not None:
+            self._ends.discard(job)
+
+    def running_ends(self) -> RunningEnds:
+        """The partition's running jobs in order of predicted end (made at the first ask, then kept)."""
+        if self._ends is None:
+            self._ends = RunningEnds()
+            for job in self.running.values():
+                self._ends.add(job)
+        return self._ends

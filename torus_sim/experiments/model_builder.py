@@ -95,7 +95,12 @@ def model_arguments(
         seed = scenario.seed
         policy = build_policy(scenario) if build_scenario_policy else None
     kind, fields = platform_kind(scenario.platform), scenario.platform_fields()
-    platform = kind.build(fields, kind.capacity(fields, workload.processors), node_identities)
+    nodes, wanted = kind.capacity(fields, workload.processors), kind.job_fields(fields)
+    if wanted:  # the platform reads each job's demands (a heterogeneous cluster's memory) from the replayed log
+        jobs = workload_log(workload, ("job_id", *wanted), f"the {kind.name} platform") if workload.sha256 else None
+        platform = kind.build(fields, nodes, node_identities, jobs=jobs)
+    else:
+        platform = kind.build(fields, nodes, node_identities)
     if "failures" not in inputs:
         capacity = platform if isinstance(platform, int) else platform.capacity
         inputs["failure_source"] = failure_source(scenario.failure_spec, scenario.failures_params)

@@ -106,7 +106,7 @@ PRIORITY_FIELDS = (
 
 # fmt: off
 SECTIONS: dict[str, tuple[str, ...]] = {
-    "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes"),
+    "platform": ("platform", "machine", "torus_dims", "torus_wraps", "nodes", "node_types"),
     "workload": ("workload", "load_scale", "offered_load", "max_jobs", "swf_rules", "cancelled", "kill_at_walltime", "jobs", "job_set", "processor_range",
         "runtime_range", "monotonic", "workload_params"),
     "failures": ("failures", "failures_params", "fit_failures", "failure_timing", "failure_offset", "reduced_failures",
@@ -165,6 +165,10 @@ class Scenario(PowerSettings, BaseModel):
     torus_wraps: tuple[bool, ...] | None = Field(None, description="per dimension, false for a mesh (default: every one a ring)")
     nodes: int | None = Field(
         None, ge=1, le=MAX_NODES, description="P of a cluster (default: the workload's machine size), at most 4,194,304"
+    )
+    node_types: str | None = Field(
+        None,
+        description="a heterogeneous cluster's node types, NAME:NODES:CORES:MEMORY_GIB[:GPUS],... (thin:224:8:16,fat:16:8:64)",
     )
     # [workload]
     workload: str = Field(

@@ -149,6 +149,7 @@ LATER_FIELDS = (
     "maintenance_drain",
     "kill_at_walltime",
     "maintenance_min_length",
+    "node_types",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

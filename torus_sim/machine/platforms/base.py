@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Platform", "interval_text"]
+__all__ = ["Platform", "PlatformKind", "interval_text"]
 
 
 def interval_text(ids) -> str:
@@ -148,3 +149,82 @@ class Platform(Protocol):
 
     def coordinate(self, node: int) -> tuple[int, ...]:  # noqa: D102
         ...
+
+
+class PlatformKind:
+    """Base class of platform kinds.
+
+    Attributes a subclass sets:
+        name: the scenario's ``platform`` value.
+        default_rules: the SWF cleaning rules of the kind (``bgl-fault`` or ``pv-easy``,
+            :data:`~torus_sim.inputs.workload.jobs.SWF_RULES`) when the scenario names none.
+        sizes_from_workload: without ``nodes``, its size is the workload's machine size (SWF
+            ``MaxProcs``): a cluster's is, a torus's never (its machine or dims give it).
+
+    ``from_scenario``: the scenario fields (or derived values) the kind reads, a tuple of names; each hook's
+    ``fields`` holds exactly those (:class:`~torus_sim.experiments.scenario.ScenarioFields`), never the whole scenario.
+
+    Hooks a subclass overrides:
+        capacity(fields, named) -> int: the platform's nodes.
+        round_size(fields) -> callable or None: a job's size -> the size it occupies.
+        build(fields, nodes, node_identities) -> the platform (or a node count) the engine takes.
+        describe(platform, fields) -> dict: the manifest's platform entry (``kind``, ``nodes``, ...).
+        default_failures(fields) -> str: the failure source a run on it meets when the scenario names none.
+        node_word(fields) -> str: what its nodes are called in the printed summary (``node``).
+        job_fields(fields) -> tuple: the SWF fields (besides ``job_id``) its platform reads of each job (the
+            heterogeneous cluster's requested memory); when not empty, ``build`` is called with ``jobs``, the replayed
+            log's trace of those fields.
+    """
+
+    name = "platform"
+    default_rules = "pv-easy"
+    sizes_from_workload = True
+    from_scenario: tuple[str, ...] | None = None
+
+    def capacity(self, fields, named: int | None) -> int:
+        """Nodes of the platform (supernodes on a torus).
+
+        Args:
+            fields: the scenario fields the kind declares (``from_scenario``).
+            named: the machine size the workload names (SWF ``MaxProcs``, a job file's P), or None.
+
+        Raises:
+            ConfigurationError: the size cannot be told or is beyond what is simulated.
+        """
+        raise NotImplementedError
+
+    def round_size(self, fields) -> Callable[[int], int] | None:
+        """The size a job of ``size`` nodes occupies, as a function, or None when every size is one."""
+        return None
+
+    def build(self, fields, nodes: int, node_identities: bool = False):
+        """What the engine runs on (a platform object, or a node count for a cluster that keeps counts)."""
+        raise NotImplementedError
+
+    def job_fields(self, fields) -> tuple[str, ...]:
+        """The SWF fields its platform reads of each job (none by default)."""
+        return ()
+
+    def describe(self, platform, fields) -> dict:
+        """The run manifest's platform entry: ``kind`` and ``nodes`` at least."""
+        return {"kind": platform.kind, "nodes": platform.capacity}
+
+    def machine(self, fields):
+        """The :class:`~torus_sim.machine.machines.Machine` whose figures (power) the platform's nodes have, or None (plain nodes)."""
+        return None
+
+    def default_failures(self, fields) -> str:
+        """The failure source of a run on this platform whose fields names none (``none`` by default)."""
+        return "none"
+
+    def node_word(self, fields) -> str:
+        """What the platform's nodes are called in the printed summary: ``node``."""
+        return "node"
+
+    def header(self, described: dict) -> str:
+        """The run header's platform line from :meth:`describe`'s entry: ``cluster of 128 nodes``."""
+        return f"{described['kind']} of {described['nodes']:,} nodes"
+
+    def label(self, platform, fields) -> str:
+        """A short label for the browser's scenario line: ``cluster of 128 nodes``."""
+        return f"{platform.kind} of {platform.capacity:,} nodes"

@@ -6,7 +6,8 @@ questions the rest of the run asks of the platform: how many nodes it has (the c
 occupy (a torus rounds up to a size with a box shape), which SWF cleaning rules are its default, which
 failures it meets when the scenario names none, and how the run's manifest describes it.
 
-Built-ins: ``torus`` (:class:`TorusKind`) and ``cluster`` (:class:`ClusterKind`); an installed package
+Built-ins: ``torus`` (:class:`TorusKind`), ``cluster`` (:class:`ClusterKind`) and ``heterogeneous``
+(:class:`~torus_sim.machine.platforms.heterogeneous.HeterogeneousKind`, its own module); an installed package
 adds its own under the ``torus_sim.platforms`` entry points, or a scenario names one by import path
 (a subclass of :class:`PlatformKind` whose ``build`` returns an object with the platform protocol of
 :mod:`torus_sim.machine.platforms.base`).
@@ -25,7 +26,9 @@ from torus_sim.core.errors import ConfigurationError
 from torus_sim.inputs.registry import Registry
 from torus_sim.machine.partition_table import PartitionTable
 from torus_sim.machine.partitions import round_up_to_feasible_size
+from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
+from torus_sim.machine.platforms.heterogeneous import HeterogeneousKind
 from torus_sim.machine.platforms.torus import TorusPlatform
 from torus_sim.machine.topology import Torus
 
@@ -36,6 +39,7 @@ __all__ = [
     "PLATFORMS",
     "PLATFORM_ENTRY_POINTS",
     "ClusterKind",
+    "HeterogeneousKind",
     "PlatformKind",
     "TorusKind",
     "partition_table",
@@ -60,78 +64,6 @@ def partition_table(torus: Torus | tuple[int, ...]) -> PartitionTable:
 def _rounding(torus: Torus) -> Callable[[int], int]:
     """``size -> the size a job occupies`` on a torus: one function per torus (cache keys of generated sets stay equal)."""
     return partial(round_up_to_feasible_size, torus)
-
-
-class PlatformKind:
-    """Base class of platform kinds.
-
-    Attributes a subclass sets:
-        name: the scenario's ``platform`` value.
-        default_rules: the SWF cleaning rules of the kind (``bgl-fault`` or ``pv-easy``,
-            :data:`~torus_sim.inputs.workload.jobs.SWF_RULES`) when the scenario names none.
-        sizes_from_workload: without ``nodes``, its size is the workload's machine size (SWF
-            ``MaxProcs``): a cluster's is, a torus's never (its machine or dims give it).
-
-    ``from_scenario``: the scenario fields (or derived values) the kind reads, a tuple of names; each hook's
-    ``fields`` holds exactly those (:class:`~torus_sim.experiments.scenario.ScenarioFields`), never the whole scenario.
-
-    Hooks a subclass overrides:
-        capacity(fields, named) -> int: the platform's nodes.
-        round_size(fields) -> callable or None: a job's size -> the size it occupies.
-        build(fields, nodes, node_identities) -> the platform (or a node count) the engine takes.
-        describe(platform, fields) -> dict: the manifest's platform entry (``kind``, ``nodes``, ...).
-        default_failures(fields) -> str: the failure source a run on it meets when the scenario names none.
-        node_word(fields) -> str: what its nodes are called in the printed summary (``node``).
-    """
-
-    name = "platform"
-    default_rules = "pv-easy"
-    sizes_from_workload = True
-    from_scenario: tuple[str, ...] | None = None
-
-    def capacity(self, fields, named: int | None) -> int:
-        """Nodes of the platform (supernodes on a torus).
-
-        Args:
-            fields: the scenario fields the kind declares (``from_scenario``).
-            named: the machine size the workload names (SWF ``MaxProcs``, a job file's P), or None.
-
-        Raises:
-            ConfigurationError: the size cannot be told or is beyond what is simulated.
-        """
-        raise NotImplementedError
-
-    def round_size(self, fields) -> Callable[[int], int] | None:
-        """The size a job of ``size`` nodes occupies, as a function, or None when every size is one."""
-        return None
-
-    def build(self, fields, nodes: int, node_identities: bool = False):
-        """What the engine runs on (a platform object, or a node count for a cluster that keeps counts)."""
-        raise NotImplementedError
-
-    def describe(self, platform, fields) -> dict:
-        """The run manifest's platform entry: ``kind`` and ``nodes`` at least."""
-        return {"kind": platform.kind, "nodes": platform.capacity}
-
-    def machine(self, fields):
-        """The :class:`~torus_sim.machine.machines.Machine` whose figures (power) the platform's nodes have, or None (plain nodes)."""
-        return None
-
-    def default_failures(self, fields) -> str:
-        """The failure source of a run on this platform whose fields names none (``none`` by default)."""
-        return "none"
-
-    def node_word(self, fields) -> str:
-        """What the platform's nodes are called in the printed summary: ``node``."""
-        return "node"
-
-    def header(self, described: dict) -> str:
-        """The run header's platform line from :meth:`describe`'s entry: ``cluster of 128 nodes``."""
-        return f"{described['kind']} of {described['nodes']:,} nodes"
-
-    def label(self, platform, fields) -> str:
-        """A short label for the browser's scenario line: ``cluster of 128 nodes``."""
-        return f"{platform.kind} of {platform.capacity:,} nodes"
 
 
 class TorusKind(PlatformKind):
@@ -220,6 +152,9 @@ PLATFORMS: Registry[PlatformKind] = Registry("platform", PLATFORM_ENTRY_POINTS, 
 
 PLATFORMS.register("torus", TorusKind)
 PLATFORMS.register("cluster", ClusterKind)
+
+
+PLATFORMS.register("heterogeneous", HeterogeneousKind)
 
 
 @lru_cache(maxsize=32)

@@ -52,6 +52,7 @@ class PartitionedPlatform:
         kind: the platform kind's registry name (the manifest's ``kind``).
 
     Attributes:
+        failure_refusal: why the platform cannot run node failures (a sentence), or None.
         parts: the partitions' clusters; the engine schedules each with its own instance of the policy.
         names: their names.
         offsets: int ``(K,)``: partition ``k``'s first global node id.
@@ -62,6 +63,7 @@ class PartitionedPlatform:
     """
 
     guard = None
+    failure_refusal: str | None = None  # why node failures cannot be run on it, or None (they can)
     counts_fit = False  # a job fits in its partition only: the engine plans each partition on its own
     counts_only = False
     tracks_nodes = True
