@@ -71,6 +71,7 @@ DOCUMENTED = (
     # tests/test_readme_commands.py checks that run's jobs and kills
     _sweep("cross", "cluster_lanl_ctc"),
     _sweep("cross", "torus_policies_sdsc"),
+    _sweep("cross", "heterogeneous_ricc"),  # 3 min: RICC's first 20,000 jobs on three machines (docs/guide/machines.md)
     _sweep("validation", "policies_across_logs"),
     *(
         _sweep("bgl_fault", name)

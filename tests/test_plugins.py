@@ -717,3 +717,27 @@ def test_a_scenario_section_is_a_read_only_view_of_its_flat_fields():
         run_section.seed = 3
     with pytest.raises(ConfigurationError, match="no scenario section 'plaform'; the sections are platform, workload"):
         scenario.section("plaform")
+
+
+@pytest.mark.parametrize("policy", ["FCFS", "FCFS-EASY", "conservative"])
+def test_the_example_platform_runs_a_real_log_by_name_and_by_path_with_each_job_on_its_partition(policy):
+    """The examples package's platform (issue 76 §6): a plug-in kind that builds a partitioned cluster from outside."""
+    by_name = run(
+        Scenario(platform="example-small-jobs-partition", workload="bundled", policy=policy, failures="none", max_jobs=2000)
+    )
+    by_path = run(
+        Scenario(
+            platform="torus_sim_examples.small_jobs_partition:SmallJobsPartition",
+            workload="bundled",
+            policy=policy,
+            failures="none",
+            max_jobs=2000,
+        )
+    )
+    assert by_name.summary["jobs"] == 2000 and by_name.jobs["finished_at"].notna().all()
+    assert by_name.jobs["started_at"].tolist() == by_path.jobs["started_at"].tolist()
+    assert by_name.inputs["platform"]["kind"] == "example-small-jobs-partition"
+    small = 128 // 8  # NASA-iPSC: 128 large nodes and 16 small ones (ids 0-15), for jobs of at most 4
+    for attempt in by_name.record.attempts.itertuples():
+        first = int(attempt.resources.split()[0].split("-")[0])
+        assert (first < small) == (attempt.nodes <= small // 4)

@@ -25,7 +25,9 @@ Inputs and outputs of your own (registries with the same machinery):
         SwfTrace, WORKLOADS: a workload generator or reader (``--workload NAME``).
     FailureSource, GeneratedFailures, FailureLog, FAILURE_SOURCES: a failure log reader or a failure
         model drawn with the run's generator (``--failures NAME``).
-    PlatformKind, PLATFORMS: a platform kind (``--platform NAME``).
+    PlatformKind, PLATFORMS: a platform kind (``--platform NAME``); ClusterPlatform (P nodes) and
+        PartitionedPlatform (disjoint partitions, each a cluster, with a router that puts each job in one: the engine
+        plans each partition with its own instance of the policy) are what a kind's ``build`` may return.
     OutputFormat, FORMATS: an output format (``--format NAME``).
     JobPowerSource, JOB_POWER_SOURCES: each job's watts per node (``--job-power NAME``); Tariff,
         TARIFFS: the electricity price over time (``--price NAME``).
@@ -71,7 +73,9 @@ from torus_sim.inputs.energy.tariffs import TARIFFS, Tariff
 from torus_sim.inputs.plugin_admission import factory_of
 from torus_sim.inputs.workload.sources import WORKLOADS, TraceSource, WorkloadSource
 from torus_sim.inputs.workload.swf import SwfRecord, SwfTrace
+from torus_sim.machine.platforms.cluster import ClusterPlatform
 from torus_sim.machine.platforms.kinds import PLATFORMS, PlatformKind
+from torus_sim.machine.platforms.partitioned import PartitionedPlatform
 from torus_sim.outputs.formats.catalog import FORMATS, OutputFormat
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Preempt, Repack, Reserve, Start, fcfs_key
@@ -91,6 +95,7 @@ __all__ = [
     "RUNTIME_PREDICTORS",
     "TARIFFS",
     "WORKLOADS",
+    "ClusterPlatform",
     "ConfigurationError",
     "FailureLog",
     "FailurePredictor",
@@ -100,6 +105,7 @@ __all__ = [
     "JobPowerSource",
     "JobState",
     "OutputFormat",
+    "PartitionedPlatform",
     "PlacementPolicy",
     "PlatformKind",
     "Policy",
