@@ -72,6 +72,32 @@ def test_columns_read_back_bit_for_bit_whatever_went_to_disk(rows, spill_rows, f
     assert list(some) == ["outcome", "time"] and _same(some["time"], [row[0] for row in rows][first:])
 
 
+@settings(max_examples=60, deadline=None)
+@given(rows=rows_strategy, spill_rows=st.integers(1, 9), settled=st.integers(0, 45), first=st.integers(0, 45))
+def test_rows_added_one_at_a_time_read_the_same_before_they_settle(rows, spill_rows, settled, first):
+    """add_row's rows wait in a list until 512 of them or a read settles them: rows() of only waiting rows reads them
+    there (the learning environment's reward after each step), typed as the settled columns are."""
+    table, twin = _table(spill_rows), _table(spill_rows)
+    settled = min(settled, len(rows))
+    for index, row in enumerate(rows):
+        table.add_row(row)
+        twin.add_row(row)
+        if index + 1 == settled:
+            len(twin.snapshot())  # settles the rows so far (a snapshot reads them)
+            table.snapshot()
+    assert len(table) == len(rows)
+    first = min(max(first, settled), len(rows))
+    waiting = table.rows(first, len(rows))  # only rows not yet settled when first >= settled
+    twin.spill()
+    whole = twin.rows(first, len(rows))
+    for name in COLUMNS:
+        assert _same(waiting[name], whole[name]), name
+        if name in TYPES and len(rows) > first:
+            assert waiting[name].dtype == whole[name].dtype
+    with pytest.raises(KeyError):
+        table.rows(first, len(rows), ("nope",))
+
+
 def test_text_read_from_disk_is_one_object_per_distinct_value():
     table = _table(2)
     for outcome in ["completed", "killed", "completed", "completed", "killed"]:

@@ -196,6 +196,11 @@ class GrowingTable:
             self._settle()
         return self.on_disk + len(self._first)
 
+    @property
+    def count(self) -> int:
+        """Rows added so far, the rows of :meth:`add_row` not yet settled included (``len`` settles them first)."""
+        return self.on_disk + len(self._first) + len(self._pending)
+
     def __getstate__(self) -> dict:
         """Pickled with every row in memory and no folder: a copy read elsewhere (another process, later) needs no file."""
         snapshot = TableSnapshot(self, len(self))  # len: the rows of add_row are in the columns
@@ -304,10 +309,29 @@ class GrowingTable:
         Raises:
             KeyError: a column of ``columns`` the table does not have.
         """
+        settled = self.on_disk + len(self._first)
+        if first >= settled and self._pending:  # rows of add_row not settled yet (a step's few): read from the rows
+            return self._pending_rows(first - settled, last - settled, columns)
         if self._pending:
             self._settle()
         snapshot = TableSnapshot(self, last)
         return {column: snapshot.column(column, first) for column in (self.memory if columns is None else columns)}
+
+    def _pending_rows(self, first: int, last: int, columns: tuple[str, ...] | None) -> dict[str, np.ndarray | list]:
+        """:meth:`rows` of rows ``first`` to ``last - 1`` of the pending ones (as typed as the columns would give them)."""
+        positions = {column: index for index, column in enumerate(self.memory)}
+        piece = self._pending[first:last]
+        found = {}
+        for column in positions if columns is None else columns:
+            index = positions[column]  # KeyError: no column of that name, as rows() says
+            values = [row[index] for row in piece]
+            code = self.types.get(column)
+            if code is None:
+                found[column] = values
+            else:
+                typed = np.array(values, dtype=np.dtype(code.replace("?", "b")))
+                found[column] = typed.astype(bool, copy=False) if code == "?" else typed
+        return found
 
 
 class TableSnapshot:

@@ -36,6 +36,7 @@ class JobBook:
 
     Attributes:
         jobs: the run's :class:`~torus_sim.engine.arrivals.RunJobs`.
+        count: the run's job count.
         running: job id -> the running :class:`~torus_sim.core.job.Job` (start order).
         rank_sums: the running jobs' sizes by rank, or None.
         completed: jobs completed so far.
@@ -49,6 +50,7 @@ class JobBook:
         "_ends",
         "_ends_can_be_kept",
         "completed",
+        "count",
         "jobs",
         "makespan",
         "on_stop",
@@ -61,6 +63,7 @@ class JobBook:
 
     def __init__(self, jobs: RunJobs, rank_sums: bool, ends_can_be_kept: bool, workload=None) -> None:
         self.jobs = jobs
+        self.count = len(jobs)  # the run's job count, asked after every event (a streamed run's jobs are made later)
         self.workload = workload
         self.parts = None  # each partition's book, on a platform of partitions (divide)
         self._part_of = None
@@ -73,8 +76,8 @@ class JobBook:
         self._ends: RunningEnds | None = None
 
     def __len__(self) -> int:
-        """The run's job count."""
-        return len(self.jobs)
+        """The run's job count (fixed when the book is made)."""
+        return self.count
 
     @property
     def unfinished(self) -> int:

@@ -961,7 +961,8 @@ class SchedulingModel(mesa_core.Model):
         self.datacollector.collect(self)
 
     def _unfinished(self) -> bool:
-        return (self.book.completed < len(self.book) or self.passes.pending) and len(self.simulator.event_list) > 0
+        book = self.book
+        return (book.completed < book.count or self.passes.pending) and len(self.simulator.event_list) > 0
 
     def _next_event_at(self) -> float:
         """Time of the earliest live event.

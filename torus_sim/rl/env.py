@@ -286,6 +286,7 @@ class SchedulingEnv(gym.Env):
         self.model = self.window_model(start, self.model_seed)
         self._rows_seen = self._attempts_seen = 0
         self._mask_key = None
+        self._fits_key = self._fits_value = None
         self._decisions = 0
         self._forced = 0
         self._committed = None
@@ -529,7 +530,7 @@ class SchedulingEnv(gym.Env):
         mask[-1] = 1
         if not model.pass_open:
             return mask
-        fits = fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
+        fits = self._fits()
         if self._backfiller is not None:  # any visible job may be picked: one that does not fit is reserved for
             mask[: len(fits)] = 1
             return mask
@@ -543,13 +544,18 @@ class SchedulingEnv(gym.Env):
                 mask[slot * self.placements : slot * self.placements + len(self._ranked_partitions(job))] = 1
         return mask
 
+    def _fits(self) -> list[bool]:
+        """Whether each visible waiting job fits now (an open pass), cached like the mask until the engine moves."""
+        model = self.model
+        key = model.moves
+        if key != self._fits_key:
+            self._fits_key = key
+            self._fits_value = fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
+        return self._fits_value
+
     def _observe(self) -> np.ndarray:
         model = self.model
-        fits = (
-            fitting_slots(model.queue, self.queue_slots, model.platform.free_count(), model.view.open_sizes())
-            if model.pass_open
-            else [False] * min(len(model.queue), self.queue_slots)
-        )
+        fits = self._fits() if model.pass_open else [False] * min(len(model.queue), self.queue_slots)
         return observe(
             self.shape,
             model.now,
