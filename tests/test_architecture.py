@@ -323,12 +323,13 @@ def test_no_policy_takes_the_model_or_the_scenario():
     assert found == []
 
 
-def _scenario_route(fields: dict) -> list[str]:
-    """The modules a scenario is handed to between ``runner.run`` and the engine's run, in order (repeats merged).
+def _scenario_route(fields: dict) -> tuple[list[str], list[str]]:
+    """The modules a scenario is handed to by ``runner.run``: before the engine's run and after it, in order.
 
     Every call into a module of the four packages whose frame holds the scenario (an argument, or the ``scenario``
-    attribute of one) is an entry (``sys.setprofile``), from the call of ``runner.run`` to the first call of
-    ``SchedulingModel.run``.
+    attribute of one) is an entry (``sys.setprofile``), from the call of ``runner.run`` on; the calls inside
+    ``SchedulingModel.run`` are not looked at. Returns the route up to the first run (modules, repeats merged) and the
+    entries after the last run returned (``module:function``).
     """
     import sys
 
@@ -337,13 +338,16 @@ def _scenario_route(fields: dict) -> list[str]:
 
     scenario = Scenario.make(**fields)
     route: list[str] = []
-    state = {"on": False, "done": False}
+    after: list[str] = []
+    state = {"on": False, "ran": False, "inside": False}
 
     def profile(frame, event, arg):
-        if state["done"] or event != "call":
-            return
         if frame.f_code is SchedulingModel.run.__code__:
-            state["done"] = True
+            if event in ("call", "return"):
+                state["inside"] = event == "call"
+                state["ran"] = state["ran"] or event == "return"
+            return
+        if event != "call" or state["inside"]:
             return
         module = frame.f_globals.get("__name__", "")
         if frame.f_code is run.__code__:
@@ -352,7 +356,9 @@ def _scenario_route(fields: dict) -> list[str]:
             return
         values = [value for value in frame.f_locals.values() if not isinstance(value, type)]
         if any(value is scenario or getattr(value, "scenario", None) is scenario for value in values):
-            if not route or route[-1] != module:
+            if state["ran"]:
+                after.append(f"{module}:{frame.f_code.co_name}")
+            elif not route or route[-1] != module:
                 route.append(module)
 
     sys.setprofile(profile)
@@ -360,7 +366,7 @@ def _scenario_route(fields: dict) -> list[str]:
         run(scenario)
     finally:
         sys.setprofile(None)
-    return route
+    return route, after
 
 
 @pytest.mark.parametrize(
@@ -383,11 +389,18 @@ def _scenario_route(fields: dict) -> list[str]:
 )
 def test_a_scenario_stays_in_the_wiring_on_its_way_to_the_engine(fields):
     """Issue 64: the Scenario never crosses below the wiring (every room gets the fields it declares), so its route from
-    runner.run to the engine enters at most 12 modules, all of the orchestration layer: no step back up a layer."""
-    route = _scenario_route(fields)
+    runner.run to the engine enters at most 12 modules, all of the orchestration layer: no step back up a layer.
+    Issue 76: the whole run, not only until the model starts: once the model ran, no module is handed the scenario
+    (the run's description, the metric settings and the clock's hour are read before it runs). A batch of several
+    failure scenarios builds each model after the one before ran: its later builds are the only visits after."""
+    route, after = _scenario_route(fields)
     assert route[0] == "torus_sim.experiments.runner" and len(set(route)) <= 12
     below = [module for module in route if _layer(module) != len(LAYERS) - 1]
     assert below == []
+    if fields.get("scenarios", 1) == 1:
+        assert after == []
+    else:
+        assert after and all(_layer(entry.partition(":")[0]) == len(LAYERS) - 1 for entry in after)
 
 
 def test_no_module_below_the_wiring_takes_a_scenario():

@@ -314,12 +314,14 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
                 "without bound and the means describe the backlog, not the scheduler; --offered-load 0.9 picks the c that gives 0.9",
                 stacklevel=2,
             )
+        # what the run is, read from the scenario before the model runs: nothing below the run asks the scenario again
+        result = RunResult(scenario, {}, None, _inputs_manifest(scenario, inputs, model))  # jobs: on demand
+        settings, clock_start = _metric_settings(scenario), scenario.clock_start_hour if scenario.power else None
         record = model.run(progress=progress)
-        summary = _summary(scenario, model, record)
-        summary["offered_load"] = offered if offered is not None else float("nan")
-        result = RunResult(scenario, summary, None, _inputs_manifest(scenario, inputs, model), record)  # jobs: on demand
-        if scenario.power:
-            _account_power(result, model)
+        result.summary, result.record = _summary(settings, model, record), record
+        result.summary["offered_load"] = offered if offered is not None else float("nan")
+        if clock_start is not None:
+            _account_power(result, model, clock_start)
         return result
     model = build_model(scenario, inputs, 0, record=True)
     batch: BatchSet = inputs["batch"]
@@ -344,7 +346,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
     )
     for column in BATCH_ENERGY_COLUMNS if scenario.power else ():
         table[column] = [energy[column] for energy in energies]
-    summary = _summary(scenario, model, record) if count == 1 else {}
+    summary = _summary(_metric_settings(scenario), model, record) if count == 1 else {}
     summary.update(
         {
             "scenarios": count,
@@ -359,7 +361,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         summary.update({f"mean_{column}": float(table[column].mean()) for column in BATCH_ENERGY_COLUMNS})
     result = RunResult(scenario, summary, None, _inputs_manifest(scenario, inputs, model), record, table)  # jobs: on demand
     if scenario.power:  # scenario 0's jobs and hours; its whole account in the summary only when it is the only one
-        _account_power(result, model, into_summary=count == 1)
+        _account_power(result, model, scenario.clock_start_hour, into_summary=count == 1)
     return result
 
 
@@ -379,8 +381,10 @@ def _scenario_energy(scenario: Scenario, model: SchedulingModel, record: Simulat
     return {column: summary[column] for column in BATCH_ENERGY_COLUMNS}
 
 
-def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool = True) -> None:
+def _account_power(result: RunResult, model: SchedulingModel, clock_start_hour: float, into_summary: bool = True) -> None:
     """Add power accounting to a finished run: summary metrics, the jobs' power and energy, hourly power.
+
+    ``clock_start_hour``: the hour of day at the simulation's time 0 (the scenario's, read before the run).
 
     The summary gains :func:`torus_sim.metrics.energy.account_energy`'s keys (unless ``into_summary`` is
     False: a batch of several failure scenarios, whose summary has their means); ``jobs`` gains
@@ -389,13 +393,11 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
     """
     from torus_sim.metrics.energy import account_energy
 
-    scenario, record = result.config, result.record
+    record = result.record
     power = model.power  # read when the model was built (model_arguments)
     attempts = record.attempts
     watts = attempts["job_id"].map(power.job_watts).to_numpy(float)
-    energy = account_energy(
-        record, watts, power.node, power.tariff, scenario.clock_start_hour, cap=power.cap, switch_off=power.switch_off
-    )
+    energy = account_energy(record, watts, power.node, power.tariff, clock_start_hour, cap=power.cap, switch_off=power.switch_off)
     if into_summary:
         result.summary.update(energy.summary)
     jobs = result.jobs
@@ -407,13 +409,16 @@ def _account_power(result: RunResult, model: SchedulingModel, into_summary: bool
     result.inputs["power"] = power.manifest()
 
 
-def _summary(scenario: Scenario, model: SchedulingModel, record: SimulationRecord) -> dict:
-    """The run's summary with the scenario's metric settings (Γ, slowdown form, fairness reading, min delay)."""
+def _metric_settings(scenario: Scenario) -> tuple:
+    """The scenario's metric settings, read before the run: (Γ, slowdown form, fairness reading, min delay)."""
+    return scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
+
+
+def _summary(settings: tuple, model: SchedulingModel, record: SimulationRecord) -> dict:
+    """The run's summary with the metric settings of :func:`_metric_settings`."""
     from torus_sim.metrics import summarize_record  # the metrics (pandas): after the run
 
-    return summarize_record(
-        record, model.workload, scenario.gamma, scenario.bsld_form, scenario.fairness_reading, scenario.min_delay
-    )
+    return summarize_record(record, model.workload, *settings)
 
 
 def _warn_uncovered(inputs: dict) -> None:
