@@ -100,6 +100,10 @@ def test_every_cluster_policy_runs_on_node_types_from_a_log_with_memory(tmp_path
     assert 0 < result.summary["omega_util"] <= 1 and result.summary["omega_lost"] >= -1e-9
     attempts = result.record.attempts
     assert set(attempts["job_id"]) == set(range(1, len(rows) + 1))
+    routed = result.jobs.set_index("job_id")["partition"]  # jobs.csv's column, declared once (core/job_columns.py)
+    for job_id, (_, _, processors, memory) in enumerate(rows, start=1):
+        total = processors * max(memory, 0) / kib
+        assert routed[job_id] == (0 if thin.nodes_for(processors, total, 0) <= thin.nodes else 1)
     for attempt in attempts.itertuples():  # PV-EASY's preempted jobs start again: every attempt is checked
         _, _, processors, memory = rows[attempt.job_id - 1]
         total = processors * max(memory, 0) / kib
@@ -113,6 +117,11 @@ def test_every_cluster_policy_runs_on_node_types_from_a_log_with_memory(tmp_path
         assert all(offset <= slot < offset + first.nodes * first.cores for slot in held)
         whole = {slot // first.cores for slot in held}  # every node it touches, it holds whole
         assert len(whole) * first.cores == len(held)
+
+
+def test_only_a_platform_of_partitions_adds_the_partition_column():
+    plain = run(Scenario.make(platform="cluster", nodes=128, max_jobs=200, failures="none", policy="FCFS-EASY"))
+    assert "partition" not in plain.jobs.columns
 
 
 def test_node_failures_on_a_heterogeneous_cluster_are_refused_with_a_sentence(tmp_path):

@@ -173,14 +173,24 @@ def test_the_job_table_columns_are_declared_once_and_everything_else_is_made_fro
     """Issue 76: a jobs.csv column is one Column in torus_sim/core/job_columns.py; the engine's row, the record's order and
     types, the schema docs/outputs.md is made from and the rounding of times all come from it."""
     from torus_sim.core.job import Job
-    from torus_sim.core.job_columns import DERIVED, JOB_TABLE, POWER, RECORDED, column_types, described, names, row_of
+    from torus_sim.core.job_columns import (
+        DERIVED,
+        JOB_TABLE,
+        PLATFORM,
+        POWER,
+        RECORDED,
+        column_types,
+        described,
+        names,
+        row_of,
+    )
     from torus_sim.engine.record import COLUMN_TYPES
     from torus_sim.engine.record import JOB_COLUMNS as RECORD_ORDER
 
     assert len(set(names(JOB_TABLE))) == len(JOB_TABLE)
     assert RECORD_ORDER == names(RECORDED) and COLUMN_TYPES["jobs"] == column_types(RECORDED)
     assert JOB_COLUMNS == described(JOB_TABLE)
-    assert all(column.attribute is None for column in DERIVED + POWER)
+    assert all(column.attribute is None for column in DERIVED + POWER + PLATFORM)
     job = Job(7, 3.0, runtime=20.0, walltime=60.0, size=4, partition_size=8, user_id=2)
     job.arrive()
     job.start(5.0, 8)
@@ -193,4 +203,6 @@ def test_the_job_table_columns_are_declared_once_and_everything_else_is_made_fro
     result = run(Scenario(max_jobs=40, failures="none"))
     assert list(result.jobs.columns) == names(RECORDED) + names(DERIVED)
     powered = run(Scenario(max_jobs=40, failures="none", power=True))
-    assert list(powered.jobs.columns) == names(JOB_TABLE)
+    assert list(powered.jobs.columns) == names(RECORDED + DERIVED + POWER)
+    divided = run(Scenario(platform="heterogeneous", node_types="a:128:1:1,b:16:1:1", max_jobs=40, failures="none", power=True))
+    assert list(divided.jobs.columns) == names(JOB_TABLE)  # a platform of partitions adds its declared column

@@ -5,7 +5,8 @@ A run's job table (``jobs.csv``, ``jobs.parquet``, the record's ``jobs`` table) 
 * :data:`RECORDED`: what the engine records when a job completes, read from the job's attributes
   (:func:`row_of` reads them all in one C call);
 * :data:`DERIVED`: what :func:`torus_sim.metrics.summary.job_table` computes from those (waits, slowdowns);
-* :data:`POWER`: what power accounting adds (:mod:`torus_sim.metrics.energy`).
+* :data:`POWER`: what power accounting adds (:mod:`torus_sim.metrics.energy`);
+* :data:`PLATFORM`: what a platform adds (the partition of a platform of partitions).
 
 From these declarations come the record's column order and its typed arrays
 (:data:`torus_sim.engine.record.JOB_COLUMNS`, ``COLUMN_TYPES["jobs"]``), the engine's row for a completed job
@@ -25,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import attrgetter
 
-__all__ = ["DERIVED", "JOB_TABLE", "POWER", "RECORDED", "Column", "column_types", "described", "names", "row_of"]
+__all__ = ["DERIVED", "JOB_TABLE", "PLATFORM", "POWER", "RECORDED", "Column", "column_types", "described", "names", "row_of"]
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,19 @@ POWER: tuple[Column, ...] = (
 )
 """What power accounting adds to the job table."""
 
-JOB_TABLE: tuple[Column, ...] = RECORDED + DERIVED + POWER
+PLATFORM: tuple[Column, ...] = (
+    Column(
+        "partition",
+        "q",
+        "",
+        "a platform of partitions only (the heterogeneous cluster's node types, a plug-in's partitions): the partition "
+        "the job ran in, its index in the platform's order (the run's manifest names them)",
+    ),
+)
+"""What a platform adds to the job table: each platform names the ones it gives in its ``job_columns`` and answers
+``job_column(name, job_ids)`` (:class:`~torus_sim.machine.platforms.partitioned.PartitionedPlatform`)."""
+
+JOB_TABLE: tuple[Column, ...] = RECORDED + DERIVED + POWER + PLATFORM
 """Every column ``jobs.csv`` may have, in its order."""
 
 

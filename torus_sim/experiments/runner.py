@@ -322,6 +322,7 @@ def run(scenario: Scenario, progress: bool = False) -> RunResult:
         result.summary["offered_load"] = offered if offered is not None else float("nan")
         if clock_start is not None:
             _account_power(result, model, clock_start)
+        _add_platform_columns(result, model.platform)
         return result
     model = build_model(scenario, inputs, 0, record=True)
     batch: BatchSet = inputs["batch"]
@@ -407,6 +408,16 @@ def _account_power(result: RunResult, model: SchedulingModel, clock_start_hour: 
     result.power = energy.hourly
     result.boot_change_j = energy.boot_change_j
     result.inputs["power"] = power.manifest()
+
+
+def _add_platform_columns(result: RunResult, platform) -> None:
+    """The job-table columns the platform declares (``job_columns``, :data:`torus_sim.core.job_columns.PLATFORM`), added to the result's jobs."""
+    columns = getattr(platform, "job_columns", ())
+    if not columns:
+        return
+    jobs = result.jobs
+    for column in columns:
+        jobs.insert(len(jobs.columns), column.name, platform.job_column(column.name, jobs["job_id"].to_numpy()))
 
 
 def _metric_settings(scenario: Scenario) -> tuple:

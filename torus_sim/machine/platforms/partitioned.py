@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError, SimulationError
+from torus_sim.core.job_columns import PLATFORM
 from torus_sim.machine.platforms.cluster import ClusterPlatform
 
 __all__ = ["PartAllocation", "PartitionedPlatform"]
@@ -53,6 +54,7 @@ class PartitionedPlatform:
 
     Attributes:
         failure_refusal: why the platform cannot run node failures (a sentence), or None.
+        job_columns: the job-table columns it adds (:data:`torus_sim.core.job_columns.PLATFORM`'s ``partition``).
         parts: the partitions' clusters; the engine schedules each with its own instance of the policy.
         names: their names.
         offsets: int ``(K,)``: partition ``k``'s first global node id.
@@ -69,6 +71,7 @@ class PartitionedPlatform:
     tracks_nodes = True
     table = None
     node_word = "node"
+    job_columns = tuple(column for column in PLATFORM if column.name == "partition")  # what it adds to jobs.csv
 
     def __init__(self, names: Sequence[str], parts: Sequence[ClusterPlatform], router: Callable, kind: str = "partitioned"):
         if not parts:
@@ -118,6 +121,17 @@ class PartitionedPlatform:
     def part_of(self, job_id: int) -> int | None:
         """The partition a job was routed to, or None before its arrival."""
         return self._part_of.get(job_id)
+
+    def job_column(self, name: str, job_ids) -> np.ndarray:
+        """The values of one of :attr:`job_columns` for ``job_ids`` (``partition``: each job's partition, -1 if never routed).
+
+        Raises:
+            KeyError: a column the platform does not give.
+        """
+        if name != "partition":
+            raise KeyError(name)
+        part_of = self._part_of
+        return np.array([part_of.get(int(job_id), -1) for job_id in job_ids], dtype=np.int64)
 
     def forget(self, job_id: int) -> None:
         """Drop a completed job's routing (a streamed run lets its jobs go)."""
