@@ -18,6 +18,7 @@ References:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -266,3 +267,8 @@ class PartitionedPlatform:
     def coordinate(self, node: int) -> tuple[int, int]:
         """Where a node is drawn: (its partition, its index there)."""
         return self._local(node)
+
+    def layout(self) -> tuple[int, int]:
+        """(rows, columns) of a near-square grid for drawing every node, partitions one after the other (the browser's)."""
+        columns = math.ceil(math.sqrt(self.capacity))
+        return math.ceil(self.capacity / columns), columns
