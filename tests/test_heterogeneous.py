@@ -14,7 +14,7 @@ from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.job import Job
 from torus_sim.experiments.runner import run
 from torus_sim.experiments.scenario import Scenario
-from torus_sim.machine.platforms.heterogeneous import NodeType, node_router, parse_node_types
+from torus_sim.machine.platforms.heterogeneous import NodeType, node_router, parse_node_types, resource_gpus
 from torus_sim.machine.platforms.kinds import PLATFORMS
 from torus_sim.policies.catalog import ONLINE_POLICIES
 
@@ -138,3 +138,26 @@ def test_the_heterogeneous_cluster_is_a_registry_entry_whose_module_imports_no_e
     tree = ast.parse((ROOT / "torus_sim" / "machine" / "platforms" / "heterogeneous.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert not [name for name in imported if name.startswith(("torus_sim.engine", "torus_sim.policies", "agents"))]
+
+
+def test_a_converted_pbs_log_runs_its_gpu_jobs_on_the_gpu_nodes(tmp_path):
+    """A real accounting log (XDMoD's PBS test data, examples/accounting): `torus-sim convert` writes the SWF and, beside
+    it, the GPUs SWF has no field for; the heterogeneous cluster reads both (memory from field 10, GPUs from the table)."""
+    from torus_sim.interfaces.cli import main
+
+    log = tmp_path / "pbs.swf"
+    assert main(["convert", str(ROOT / "examples" / "accounting" / "xdmod-pbs-accounting-logs.log"), "--out", str(log)]) in (
+        0,
+        None,
+    )
+    assert resource_gpus(log, [6, 8, 9, 1]).tolist() == [1, 2, 4, 0]
+    scenario = Scenario.make(
+        platform="heterogeneous", node_types="cpu:8:32:128,gpu:2:48:192:4", workload=str(log), policy="FCFS-EASY", failures="none"
+    )
+    jobs = run(scenario).jobs.set_index("job_id")
+    assert jobs["partition"].to_dict() == {1: 0, 2: 0, 3: 0, 4: 0, 5: 0, 6: 1, 7: 0, 8: 1, 9: 1}  # the three GPU jobs
+    assert jobs.loc[4, "partition_size"] == 96  # 65 processors: three whole 32-core nodes
+    assert jobs.loc[9, "partition_size"] == 48  # 48 processors, 181 GiB and 4 GPUs: one GPU node
+    (tmp_path / "pbs.resources.csv").write_text("job_id,gpus\n6,1.5\n")
+    with pytest.raises(ConfigurationError, match="gpus must be whole numbers"):
+        resource_gpus(log, [6])

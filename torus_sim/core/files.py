@@ -30,6 +30,7 @@ __all__ = [
     "portable_text",
     "recorded_file",
     "require_file",
+    "sidecar_path",
     "write_folder",
 ]
 
@@ -39,6 +40,23 @@ _COMPRESSIONS = (  # (magic bytes, name, opener)
     (b"BZh", "bzip2", bz2.open),
 )
 _DECOMPRESSION_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)  # gzip.BadGzipFile is an OSError
+
+
+def sidecar_path(log: str | Path, suffix: str) -> Path:
+    """The file written beside an SWF log: ``mine.swf`` (or ``mine.swf.gz``) -> ``mine<suffix>``, in the same folder.
+
+    The name ``torus-sim convert`` gives the tables beside the log it writes (``.resources.csv``, ``.report.txt``), and
+    the name a reader looks for.
+
+    Args:
+        log: the log's path.
+        suffix: what replaces ``.swf`` / ``.swf.gz`` (appended to any other name).
+    """
+    log = Path(log)
+    for ending in (".swf.gz", ".swf"):
+        if log.name.endswith(ending):
+            return log.with_name(log.name[: -len(ending)] + suffix)
+    return log.with_name(log.name + suffix)
 
 
 def require_file(path: str | Path, what: str = "input") -> Path:

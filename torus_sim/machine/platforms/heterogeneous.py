@@ -3,7 +3,8 @@
 ``platform = "heterogeneous"`` with ``node_types = "NAME:NODES:CORES:MEMORY_GIB[:GPUS],..."`` builds a
 :class:`~torus_sim.machine.platforms.partitioned.PartitionedPlatform` of one partition per node type. A job asks
 processors (its size), memory (SWF field 10, the requested memory in KB per processor; none when the log gives -1)
-and GPUs (none in SWF). Nodes are given whole to one job (Slurm's exclusive nodes, the PWA logs' machines); on a
+and GPUs (SWF has no field for them: the ``gpus`` column of the resources table ``torus-sim convert`` writes beside the
+log, ``LOG.resources.csv``, when it is there; none otherwise). Nodes are given whole to one job (Slurm's exclusive nodes, the PWA logs' machines); on a
 node type of ``c`` cores, ``m`` GiB and ``g`` GPUs per node, a job of ``p`` processors, ``M`` GiB in all and ``G``
 GPUs occupies ``n = max(ceil(p / c), ceil(M / m), ceil(G / g))`` nodes. It runs on the first node type, in the order
 the scenario lists them, that has that many nodes (a site lists its general nodes first, as a default partition
@@ -29,11 +30,12 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.files import sidecar_path
 from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
 from torus_sim.machine.platforms.partitioned import PartitionedPlatform
 
-__all__ = ["DEMAND_FIELDS", "HeterogeneousKind", "NodeType", "node_router", "parse_node_types"]
+__all__ = ["DEMAND_FIELDS", "HeterogeneousKind", "NodeType", "node_router", "parse_node_types", "resource_gpus"]
 
 DEMAND_FIELDS = ("requested_memory",)
 """The SWF fields (besides ``job_id``) the heterogeneous cluster reads of each job: field 10, KB per processor."""
@@ -132,6 +134,37 @@ def node_router(types: tuple[NodeType, ...], job_ids, memory_kib_per_processor, 
     return route
 
 
+def resource_gpus(log, job_ids) -> np.ndarray | None:
+    """GPUs per job from the resources table beside a converted log (``LOG.resources.csv``), or None without one.
+
+    Args:
+        log: the SWF log's path.
+        job_ids: int ``(n,)``, the jobs to give GPUs for (the table's ``job_id`` is the SWF job number).
+
+    Returns:
+        int ``(n,)``: each job's GPUs (0 where the table leaves it empty or names no such job); None when no table is
+        beside the log.
+
+    Raises:
+        ConfigurationError: a table without ``job_id`` and ``gpus`` columns, or with a GPU count that is no whole
+            number >= 0 (named with the file).
+    """
+    path = sidecar_path(log, ".resources.csv")
+    if not path.is_file():
+        return None
+    import pandas as pd
+
+    try:
+        table = pd.read_csv(path, usecols=["job_id", "gpus"])
+    except ValueError as error:
+        raise ConfigurationError(f"{path}: a resources table needs job_id and gpus columns ({error})") from None
+    gpus = pd.to_numeric(table["gpus"], errors="coerce").fillna(0)
+    if (gpus < 0).any() or (gpus != gpus.round()).any():
+        raise ConfigurationError(f"{path}: gpus must be whole numbers >= 0")
+    by_job = dict(zip(table["job_id"].astype(int).tolist(), gpus.astype(int).tolist(), strict=True))
+    return np.array([by_job.get(int(job_id), 0) for job_id in np.asarray(job_ids).tolist()], dtype=np.int64)
+
+
 class HeterogeneousKind(PlatformKind):
     """``platform = "heterogeneous"``: partitions of node types (``node_types``), a job on the first type that holds it.
 
@@ -173,13 +206,15 @@ class HeterogeneousKind(PlatformKind):
             fields: the scenario's ``node_types``.
             nodes: the capacity in processors (:meth:`capacity`).
             node_identities: unused (the partitions always keep node identities).
-            jobs: the log's trace with ``job_id`` and :data:`DEMAND_FIELDS`, or None (no job asks memory).
+            jobs: the log's trace with ``job_id`` and :data:`DEMAND_FIELDS`, or None (no job asks memory); the GPUs
+                come from the resources table beside its file (:func:`resource_gpus`).
         """
         types = self._types(fields)
         if jobs is None:
             router = node_router(types, [], [])
         else:
-            router = node_router(types, jobs.column("job_id"), jobs.column("requested_memory"))
+            ids = jobs.column("job_id")
+            router = node_router(types, ids, jobs.column("requested_memory"), resource_gpus(jobs.path, ids))
         parts = [ClusterPlatform(kind.nodes * kind.cores, identities=True) for kind in types]
         platform = PartitionedPlatform([kind.name for kind in types], parts, router, kind=self.name)
         platform.node_word = "processor"

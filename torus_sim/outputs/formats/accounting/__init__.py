@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.core.files import atomic_write, file_sha256, input_lines, require_file
+from torus_sim.core.files import atomic_write, file_sha256, input_lines, require_file, sidecar_path
 from torus_sim.core.version import __version__
 from torus_sim.outputs.formats.accounting.records import AccountingJob, Conversion, ConversionReport
 
@@ -277,15 +277,6 @@ def report_text(conversion: Conversion) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _sidecar(out: Path, suffix: str) -> Path:
-    """``mine.swf`` -> ``mine<suffix>`` (``mine.swf.gz`` too), beside it."""
-    name = out.name
-    for ending in (".swf.gz", ".swf"):
-        if name.endswith(ending):
-            return out.with_name(name[: -len(ending)] + suffix)
-    return out.with_name(name + suffix)
-
-
 def convert(
     path: str | Path,
     out: str | Path,
@@ -327,8 +318,8 @@ def convert(
     swf = swf_text(conversion, max_procs=max_procs, max_nodes=max_nodes)
     table = io.StringIO()
     resources_table(conversion).to_csv(table, index=False)
-    texts = {"swf": (out, swf), "resources": (_sidecar(out, ".resources.csv"), table.getvalue())}
-    texts["report"] = (_sidecar(out, ".report.txt"), report_text(conversion))
+    texts = {"swf": (out, swf), "resources": (sidecar_path(out, ".resources.csv"), table.getvalue())}
+    texts["report"] = (sidecar_path(out, ".report.txt"), report_text(conversion))
     written = {}
     for key, (target, text) in texts.items():
         written[key] = atomic_write(target, lambda handle, text=text: handle.write(text))
