@@ -216,10 +216,14 @@ class HeterogeneousKind(PlatformKind):
             ids = jobs.column("job_id")
             router = node_router(types, ids, jobs.column("requested_memory"), resource_gpus(jobs.path, ids))
         parts = [ClusterPlatform(kind.nodes * kind.cores, identities=True) for kind in types]
-        platform = PartitionedPlatform([kind.name for kind in types], parts, router, kind=self.name)
-        platform.node_word = "processor"
-        platform.failure_refusal = "node failures on a heterogeneous cluster (whole nodes of several processors) are not modelled"
-        return platform
+        return PartitionedPlatform(
+            [kind.name for kind in types],
+            parts,
+            router,
+            kind=self.name,
+            node_word="processor",
+            failure_refusal="node failures on a heterogeneous cluster (whole nodes of several processors) are not modelled",
+        )
 
     def describe(self, platform, fields) -> dict:
         """The manifest's entry: kind, processors (``nodes``, the unit every platform's capacity is counted in) and the node types as given."""

@@ -52,6 +52,9 @@ class PartitionedPlatform:
         router: ``job -> (part, nodes)``: the partition a job runs in and the nodes it occupies there (>= 1). Called
             once per job, at its first arrival; it may raise ConfigurationError for a job no partition can run.
         kind: the platform kind's registry name (the manifest's ``kind``).
+        node_word: what its nodes are called in messages and reports (``node``; ``processor`` where a node is a core).
+        failure_refusal: why node failures cannot be run on it (a sentence the engine raises when a run has failures),
+            or None: they can.
 
     Attributes:
         failure_refusal: why the platform cannot run node failures (a sentence), or None.
@@ -66,22 +69,28 @@ class PartitionedPlatform:
     """
 
     guard = None
-    failure_refusal: str | None = None  # why node failures cannot be run on it, or None (they can)
     counts_fit = False  # a job fits in its partition only: the engine plans each partition on its own
     counts_only = False
     tracks_nodes = True
     table = None
-    node_word = "node"
     job_columns = tuple(column for column in PLATFORM if column.name == "partition")  # what it adds to jobs.csv
 
-    def __init__(self, names: Sequence[str], parts: Sequence[ClusterPlatform], router: Callable, kind: str = "partitioned"):
+    def __init__(
+        self,
+        names: Sequence[str],
+        parts: Sequence[ClusterPlatform],
+        router: Callable,
+        kind: str = "partitioned",
+        node_word: str = "node",
+        failure_refusal: str | None = None,
+    ):
         if not parts:
             raise ConfigurationError("a partitioned platform needs at least one partition")
         if len(names) != len(parts) or len(set(names)) != len(names):
             raise ConfigurationError(f"partitions need one distinct name each, got {list(names)!r} for {len(parts)} partitions")
         if not all(part.tracks_nodes for part in parts):
             raise ConfigurationError("every partition keeps node identities (build its cluster with identities=True)")
-        self.kind = kind
+        self.kind, self.node_word, self.failure_refusal = kind, node_word, failure_refusal
         self.names = tuple(names)
         self.parts = tuple(parts)
         sizes = np.array([part.capacity for part in parts], dtype=np.int64)
