@@ -92,11 +92,11 @@ def test_steps_allotment_is_within_one_plus_epsilon_times_the_stop_ratio_of_the_
     # 1.1 <= 1 + ε), so X_low < L* and the chosen allocation has L <= (1 + ε) X_high <= (1 + ε) 1.03 L*.
     jobs, processors = times.shape
     areas = times * np.arange(1, processors + 1)
-    best = math.inf
-    for choice in np.ndindex(*(processors,) * (jobs * attempts)):
-        plan = np.array(choice).reshape(jobs, attempts)
-        rows = np.arange(jobs)[:, None]
-        best = min(best, max(times[rows, plan].sum(axis=1).max(), areas[rows, plan].sum() / processors))
+    # every allocation at once: (K, jobs, attempts) processor indices, K = P^(jobs x attempts) <= 390,625
+    plans = np.indices((processors,) * (jobs * attempts)).reshape(jobs * attempts, -1).T.reshape(-1, jobs, attempts)
+    rows = np.arange(jobs)[None, :, None]
+    longest = times[rows, plans].sum(axis=2).max(axis=1)
+    best = float(np.maximum(longest, areas[rows, plans].sum(axis=(1, 2)) / processors).min())
     allocation = mt_allotment_steps(AllotmentTables(times), np.arange(jobs), attempts, processors)
     rows = np.arange(jobs)[:, None]
     found = max(times[rows, allocation - 1].sum(axis=1).max(), areas[rows, allocation - 1].sum() / processors)
