@@ -199,7 +199,13 @@ def test_the_engine_is_one_package_and_nothing_outside_imports_its_internals():
              if (ROOT / "torus_sim" / f"{name}.py").exists()]  # fmt: skip
     assert loose == []
     internals = []
-    allowed = ("torus_sim.engine", "torus_sim.engine.view", "torus_sim.engine.record", "torus_sim.engine.guard")
+    allowed = (
+        "torus_sim.engine",
+        "torus_sim.engine.view",
+        "torus_sim.engine.record",
+        "torus_sim.engine.guard",
+        "torus_sim.engine.sections",
+    )
     for module, edges in _import_graph().items():
         if module.startswith(("torus_sim.engine", "agents")):
             continue
@@ -327,7 +333,7 @@ def _scenario_route(fields: dict) -> tuple[list[str], list[str]]:
     """The modules a scenario is handed to by ``runner.run``: before the engine's run and after it, in order.
 
     Every call into a module of the four packages whose frame holds the scenario (an argument, or the ``scenario``
-    attribute of one) is an entry (``sys.setprofile``), from the call of ``runner.run`` on; the calls inside
+    attribute of one) is an entry (a method of the scenario's, declared with a part's section, is the scenario's own) (``sys.setprofile``), from the call of ``runner.run`` on; the calls inside
     ``SchedulingModel.run`` are not looked at. Returns the route up to the first run (modules, repeats merged) and the
     entries after the last run returned (``module:function``).
     """
@@ -355,6 +361,8 @@ def _scenario_route(fields: dict) -> tuple[list[str], list[str]]:
         if not state["on"] or module.split(".")[0] not in PACKAGES:
             return
         values = [value for value in frame.f_locals.values() if not isinstance(value, type)]
+        if frame.f_locals.get("self") is scenario:  # the scenario's own method, declared with its part's section
+            module = Scenario.__module__
         if any(value is scenario or getattr(value, "scenario", None) is scenario for value in values):
             if state["ran"]:
                 after.append(f"{module}:{frame.f_code.co_name}")

@@ -345,3 +345,29 @@ def test_changing_any_scenario_field_changes_the_run_key_but_the_documented_few(
                 same.append(name)
     assert len(Scenario.model_fields) > 80
     assert sorted(same) == ["job_set", "plan_timeout", "scenarios"], same
+
+
+def test_no_two_sections_of_the_scenario_share_the_name_of_a_check():
+    """The scenario mixes its parts' sections (issue 76 §3): a validator or serializer of one section named as another
+    section's would shadow it in the mixed model (the second never runs). Every section's checks keep their own."""
+    from collections import Counter
+
+    from torus_sim.experiments.scenario import SECTION_MODELS, Scenario
+
+    names = Counter()
+    for section in SECTION_MODELS:
+        decorators = section.__pydantic_decorators__
+        for kind in (
+            "validators",
+            "field_validators",
+            "root_validators",
+            "field_serializers",
+            "model_serializers",
+            "model_validators",
+        ):
+            names.update(list(getattr(decorators, kind)))
+    assert [name for name, count in names.items() if count > 1] == []
+    mixed = Scenario.__pydantic_decorators__
+    assert sum(len(getattr(mixed, kind)) for kind in ("field_validators", "field_serializers", "model_validators")) >= sum(
+        names.values()
+    )

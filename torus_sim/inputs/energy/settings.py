@@ -7,6 +7,8 @@ without power accounting.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 __all__ = ["POWER_FIELDS", "PowerSettings"]
@@ -58,6 +60,8 @@ class PowerSettings(BaseModel):
             job's draw), ``shutdown_time`` (seconds a switch-off takes, 0 when None) and ``node_shutdown_w``
             (watts while switching off; None: the idle draw): :class:`~torus_sim.inputs.energy.switch_off.SwitchOff`.
     """
+
+    SECTION: ClassVar[str] = "power"
 
     power: bool = Field(
         strict=True, default=False, description="account for power: energy (kWh), wasted energy, electricity bill, peak power"

@@ -1,0 +1,166 @@
+"""The scenario's sections the engine reads: ``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[run]``.
+
+Production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows;
+:mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`, :mod:`torus_sim.engine.maintenance`) and how the
+run goes (its seed, the order of events, the wall-clock limit of a pass). Parts of
+:class:`torus_sim.experiments.scenario.Scenario` (pydantic models of their own, mixed into the scenario with the other
+parts' sections): their fields keep their flat names in scenario files, sweep grids and options.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
+from torus_sim.inputs.workload.queues import parse_queue_tiers
+
+__all__ = ["CycleSection", "LimitsSection", "MaintenanceSection", "PrioritySection", "RunSection"]
+
+
+class CycleSection(BaseModel):
+    """The ``[cycle]`` section: the scheduling pass at most once per interval (Slurm's ``sched_min_interval``)."""
+
+    SECTION: ClassVar[str] = "cycle"
+
+    sched_min_interval: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description="seconds: the scheduling pass asked by an event runs at least this long after the last one (Slurm's "
+        "sched_min_interval, there in microseconds; production schedulers dispatch in cycles of about 10-60 s); "
+        "unset: at the instant of the event",
+    )
+
+
+class LimitsSection(BaseModel):
+    """The ``[limits]`` section: per-user limits on running jobs and nodes (Slurm's association limits, Maui's MAXJOB)."""
+
+    SECTION: ClassVar[str] = "limits"
+
+    max_jobs_per_user: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="running jobs one user may have at once; a job over it waits held (Slurm's MaxJobs, Maui's MAXJOB "
+        "per user); unset: no limit",
+    )
+    max_nodes_per_user: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
+        "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
+    )
+
+
+class PrioritySection(BaseModel):
+    """The ``[priority]`` section: Slurm's multifactor job priority (unset weights: the policy's own order).
+
+    Raises:
+        ValueError: (pydantic's) queue tiers that do not parse.
+    """
+
+    SECTION: ClassVar[str] = "priority"
+
+    priority_weight_age: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="weight of the age factor (Slurm's PriorityWeightAge); any weight set: the queue in "
+        "Slurm's multifactor order",
+    )
+    priority_weight_fairshare: float | None = Field(
+        None, ge=0, le=1e9, description="weight of the fair-share factor 2^(-U/S) over users (PriorityWeightFairshare)"
+    )
+    priority_weight_job_size: float | None = Field(
+        None, ge=0, le=1e9, description="weight of the job-size factor, nodes / machine (PriorityWeightJobSize)"
+    )
+    priority_max_age: float = Field(
+        7 * 86400.0, gt=0, le=1e10, description="seconds of waiting at which the age factor reaches 1 (PriorityMaxAge)"
+    )
+    priority_decay_half_life: float = Field(
+        7 * 86400.0, gt=0, le=1e10, description="seconds in which recorded usage halves (PriorityDecayHalfLife)"
+    )
+    priority_calc_period: float = Field(
+        300.0, gt=0, le=1e9, description="seconds between recomputations of the priorities (PriorityCalcPeriod)"
+    )
+    priority_favor_small: bool = Field(
+        strict=True, default=False, description="the size factor favours small jobs (PriorityFavorSmall=YES)"
+    )
+    priority_fairshare_by: Literal["user", "group"] = Field(
+        "user",
+        description="the fair share over users, or over the log's groups (SWF field 13; each user in the group of "
+        "their first job), whose users share its usage (Slurm's fair share by account, Maui's group fair share)",
+    )
+    priority_weight_queue: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="weight of the queue factor, the tier of the job's SWF queue (field 15) over the highest tier "
+        "(Slurm's PriorityWeightPartition with each partition's PriorityJobFactor); needs priority_queue_tiers",
+    )
+    priority_queue_tiers: str | None = Field(
+        None,
+        min_length=1,
+        description='each SWF queue number\'s tier, "QUEUE:TIER,..." (tiers >= 0, e.g. "1:4,2:3,3:2,4:1" for '
+        "express, high, normal, low); a queue not listed has tier 0; without priority_weight_queue, no queue factor",
+    )
+
+    @field_validator("priority_queue_tiers")
+    @classmethod
+    def _queue_tiers(cls, value):
+        if value is not None:
+            parse_queue_tiers(value)  # a ValueError names what is wrong
+        return value
+
+
+class MaintenanceSection(BaseModel):
+    """The ``[maintenance]`` section: whole-machine windows, from a file or inferred from the log (Slurm's reservations)."""
+
+    SECTION: ClassVar[str] = "maintenance"
+
+    maintenance: str | None = Field(
+        None,
+        min_length=1,
+        description='whole-machine maintenance windows: "inferred" (the spans in which the replayed SWF log ran '
+        "nothing while jobs waited) or a file of start,end lines (seconds of the workload's clock); no job starts "
+        "whose requested time reaches into a window (Slurm's maintenance reservation); unset: none",
+    )
+    maintenance_drain: bool | None = Field(
+        None,
+        strict=True,
+        description="true: no job starts whose requested time reaches into a window (a planned maintenance, the "
+        "machine empty when it begins); false: jobs are held only while a window lasts and running jobs run on (an "
+        "outage); unset: true for a file, false for inferred windows (the spans a log shows idle were mostly not "
+        "drained for: docs/validation/real_machine.md)",
+    )
+    maintenance_min_length: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description='seconds: the shortest idle span of the log taken as a window (maintenance = "inferred"); unset: 3600',
+    )
+
+
+class RunSection(BaseModel):
+    """The ``[run]`` section: the run's seed, the order in which the scheduler meets events, a pass's wall-clock limit."""
+
+    SECTION: ClassVar[str] = "run"
+
+    seed: int = Field(
+        0, ge=0, lt=2**63, description="seed of the run's generator, >= 0 (a batch: the master seed of sets and scenarios)"
+    )
+    event_order: Literal["instant", "each-event", "each-event-submissions-first"] = Field(
+        "instant",
+        description="when the scheduler runs: once per instant after all its events, or after each job end and each "
+        "submission (each-event: CQSim's order, ends before submissions, each in turn; each-event-submissions-first: "
+        "RLScheduler's, submissions before ends)",
+    )
+    plan_timeout: float = Field(
+        DEFAULT_PLAN_TIMEOUT,
+        gt=0,
+        le=1e9,
+        description="wall-clock seconds one scheduling pass may take before the run is stopped (a plan that never returns)",
+    )
