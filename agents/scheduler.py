@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.core.job import Job, fcfs_key
-from torus_sim.engine.limits import UserLimits
+from torus_sim.engine.limits import LimitChain, UserLimits
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
@@ -28,8 +28,10 @@ class SchedulerAgent(Agent):
         policy: the scheduling policy.
         key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
             gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
-        limits: ``(max_jobs, max_nodes)`` per user (either None), or None: no per-user limits. With limits, a
-            job over its user's limit waits held out of the queue (:class:`~torus_sim.engine.limits.UserLimits`).
+        limits: ``(max_jobs, max_nodes)`` per user (either None), or a sequence of ``(who, max_jobs, max_nodes,
+            owner)`` stages (``who`` ``user``, ``group`` or ``queue``; ``owner``: ``job -> int``, None for the users),
+            or None: no limits. With limits, a job over its owner's limit waits held out of the queue
+            (:class:`~torus_sim.engine.limits.UserLimits`, several in series: :class:`~torus_sim.engine.limits.LimitChain`).
         priority: a :class:`~torus_sim.engine.multifactor.Multifactor`: the queue in Slurm's multifactor order
             instead of ``key``, recomputed every calc period; or None.
         maintenance: a :class:`~torus_sim.engine.maintenance.MaintenanceWindows`: jobs whose requested time reaches
@@ -38,7 +40,8 @@ class SchedulerAgent(Agent):
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
             when the policy reads the per-size lists.
-        limits: the :class:`~torus_sim.engine.limits.UserLimits`, or None.
+        limits: the :class:`~torus_sim.engine.limits.UserLimits` (or :class:`~torus_sim.engine.limits.LimitChain`), or
+            None.
         priority: the :class:`~torus_sim.engine.multifactor.Multifactor`, or None.
         maintenance: the :class:`~torus_sim.engine.maintenance.MaintenanceWindows`, or None.
         accounts: the parts that follow each user's running jobs (the limits, the priority's usage): each has
@@ -69,16 +72,27 @@ class SchedulerAgent(Agent):
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs
         if limits is None:
             self.limits = None
-        elif self._limits_follow:
-            self.limits = UserLimits(*limits, key=key, phases=priority)
+        elif len(limits) == 2 and not isinstance(limits[0], tuple):  # (max_jobs, max_nodes): per user alone
+            self.limits = self._user_limits(limits, key, priority)
         else:
-            self.limits = UserLimits(*limits, key=fcfs_key if priority is not None else key)
+            self.limits = LimitChain(
+                self._user_limits((max_jobs, max_nodes), key, priority)
+                if who == "user"
+                else UserLimits(max_jobs, max_nodes, key, owner=owner, who=who, rekey=priority is not None)
+                for who, max_jobs, max_nodes, owner in limits
+            )
         self.priority = priority
         self.maintenance = maintenance
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
         self._route = None  # a partitioned platform's router (job -> its partition), once divided
         self._planners: tuple = ()  # (policy, view) per partition, once divided
+
+    def _user_limits(self, limits, key, priority) -> UserLimits:
+        """The per-user limits: a user's jobs in the queue's order, kept in the priority's phases where age reorders them."""
+        if self._limits_follow:
+            return UserLimits(*limits, key=key, phases=priority)
+        return UserLimits(*limits, key=fcfs_key if priority is not None else key)
 
     def divide(self, route, planners) -> None:
         """Plan a platform of disjoint partitions one partition at a time (the model calls this once, while wiring).
@@ -141,7 +155,7 @@ class SchedulerAgent(Agent):
             priority.recompute(now)
             if len(self.queue):  # one job's key too: the jobs that come before the next recomputation are keyed anew
                 self.queue.reorder()
-            if self.limits is not None and self._limits_follow:
+            if self.limits is not None and self.limits.reorders:
                 self.limits.reorder()
         if self.limits is not None:
             self.limits.refresh(self.queue)

@@ -18,14 +18,15 @@ Key components:
     mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
-priorities and the multifactor priority's settings (:class:`PriorityWeights`) are meant for use outside the
-engine; policies see the view.
+priorities, the multifactor priority's settings (:class:`PriorityWeights`) and the owners of the groups' and queues'
+limits (:class:`OwnerMap`) are meant for use outside the engine; policies see the view.
 """
 
 from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "EventPriority": "torus_sim.engine.events",
+    "OwnerMap": "torus_sim.engine.limits",
     "PriorityWeights": "torus_sim.engine.multifactor",
     "SchedulingModel": "torus_sim.engine.model",
     "SimulationRecord": "torus_sim.engine.record",

@@ -13,6 +13,11 @@ a held job is waiting (its wait counts) but no policy sees it.
 A job larger than ``max_nodes`` counts as ``max_nodes``: it is let in when its user runs nothing else (Slurm
 would hold it for ever, and a replay of a log that ran it would never end).
 
+Limits per group and per queue (Slurm's ``GrpJobs`` / ``GrpTRES`` of an account and a QOS's or partition's limits,
+Maui's ``MAXJOB`` / ``MAXPROC`` per ``GROUP`` and per ``CLASS``) are the same rule with another owner: a
+:class:`UserLimits` made with an ``owner`` (a job's group or queue); :class:`LimitChain` puts several in series, each
+letting in only among the jobs the one before it let in, so whatever the policy starts passes none of them.
+
 References:
     Slurm's documentation, "Resource Limits" (association and QOS limits: MaxJobs, MaxTRESPerUser); Maui
     Scheduler Administrator's Guide §6.2 (throttling policies: MAXJOB, MAXPROC per user).
@@ -28,7 +33,7 @@ from sortedcontainers import SortedKeyList
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["UserLimits"]
+__all__ = ["LimitChain", "OwnerMap", "UserLimits"]
 
 
 class UserLimits:
@@ -44,7 +49,12 @@ class UserLimits:
         phases: the :class:`~torus_sim.engine.multifactor.Multifactor` whose order ``key`` is, when that order
             changes as the jobs age: its :meth:`~torus_sim.engine.multifactor.Multifactor.user_phase` puts each
             waiting job in one of three fixed orders, merged by ``key`` as they are read; :meth:`reorder` moves the
-            jobs that aged out of their phase. None: ``key`` is fixed.
+            jobs that aged out of their phase. None: ``key`` is fixed (unless ``rekey``).
+        owner: ``job -> int``: whose limit a job counts against (its group, its queue); None: its user.
+        who: the owner's word, for the sentences (``user``, ``group``, ``queue``).
+        rekey: ``key`` changes at every reorder and no ``phases`` follow it (a group's or a queue's jobs under the
+            multifactor priority belong to users of different fair shares): :meth:`reorder` places every waiting
+            job anew.
 
     Attributes:
         held: jobs waiting out of the queue now (a count, for the record and the tests).
@@ -54,12 +64,16 @@ class UserLimits:
         ConfigurationError: a limit that is not an integer >= 1, or neither limit given.
     """
 
-    def __init__(self, max_jobs: int | None, max_nodes: int | None, key, phases=None) -> None:
-        for name, value in (("max_jobs_per_user", max_jobs), ("max_nodes_per_user", max_nodes)):
+    def __init__(
+        self, max_jobs: int | None, max_nodes: int | None, key, phases=None, owner=None, who: str = "user", rekey: bool = False
+    ) -> None:
+        for name, value in ((f"max_jobs_per_{who}", max_jobs), (f"max_nodes_per_{who}", max_nodes)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ConfigurationError(f"{name} must be an integer >= 1 (or unset: no limit), got {value!r}")
         if max_jobs is None and max_nodes is None:
-            raise ConfigurationError("per-user limits need max_jobs_per_user or max_nodes_per_user")
+            raise ConfigurationError(f"per-{who} limits need max_jobs_per_{who} or max_nodes_per_{who}")
+        self._owner = owner if owner is not None else _user_of
+        self._rekey = rekey and phases is None
         self.max_jobs = math.inf if max_jobs is None else max_jobs
         self.max_nodes = math.inf if max_nodes is None else max_nodes
         self._key = key
@@ -93,28 +107,30 @@ class UserLimits:
             elif phase == 1:
                 heapq.heappush(self._aging, (job.submitted_at, job_id))
         self._phase[job_id] = phase
-        lists = self._waiting.get(job.user_id)
+        owner = self._owner(job)
+        lists = self._waiting.get(owner)
         if lists is None:
             keys = self._keys
-            lists = self._waiting[job.user_id] = [
+            lists = self._waiting[owner] = [
                 SortedKeyList(key=lambda waiting: keys[waiting.job_id]) for _ in range(1 if self._phases is None else 3)
             ]
         lists[phase].add(job)
 
     def _unplace(self, job) -> None:
         """Take a waiting job out of its user's list (before its key is forgotten)."""
-        lists = self._waiting[job.user_id]
+        owner = self._owner(job)
+        lists = self._waiting[owner]
         phase = self._phase.pop(job.job_id)
         lists[phase].remove(job)
         del self._keys[job.job_id]
         if phase == 0 and self._phases is not None:
             self._young.discard(job.job_id)
         if not any(lists):
-            del self._waiting[job.user_id]  # a reorder walks only the users with waiting jobs
+            del self._waiting[owner]  # a reorder walks only the users with waiting jobs
 
     def waiting(self, job) -> None:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
-        user = job.user_id
+        user = self._owner(job)
         self._job[job.job_id] = job
         self._place(job)
         self._queued[user].add(job.job_id)
@@ -122,7 +138,7 @@ class UserLimits:
 
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
-        user = job.user_id
+        user = self._owner(job)
         self._unplace(job)
         del self._job[job.job_id]
         self._queued[user].discard(job.job_id)
@@ -139,15 +155,46 @@ class UserLimits:
         self._nodes[user] -= counted
         self._dirty.add(user)
 
+    @property
+    def reorders(self) -> bool:
+        """Whether :meth:`reorder` follows a recomputed priority (``phases`` or ``rekey``); else the order is fixed."""
+        return self._phases is not None or self._rekey
+
+    def queues(self, job) -> bool:
+        """Whether ``job`` is let in now (in the queue after these limits), not held by them."""
+        return job.job_id in self._queued.get(self._owner(job), ())
+
+    def withdrawn(self, job) -> None:
+        """A job the limits before these in a :class:`LimitChain` let in is held there again: it is forgotten here.
+
+        The caller takes it out of the queue after these limits first when :meth:`queues` says it is there.
+        """
+        owner = self._owner(job)
+        self._unplace(job)
+        del self._job[job.job_id]
+        if job.job_id in self._queued[owner]:
+            self._queued[owner].discard(job.job_id)
+        else:
+            self.held -= 1
+        self._dirty.add(owner)
+
     def reorder(self) -> None:
         """The priorities were recomputed: the jobs that aged out of their phase move; a user whose order may have changed is let in anew.
 
         A user's order changes only where jobs moved or where two phases interleave (their jobs' priorities
         grow at different rates); the others keep theirs and are not walked again.
 
+        Made with ``rekey``: every waiting job is placed anew and every owner with waiting jobs let in anew.
+
         Raises:
-            ValueError: the limits were made without ``phases`` (their key is fixed).
+            ValueError: the limits were made without ``phases`` or ``rekey`` (their key is fixed).
         """
+        if self._rekey:
+            for job in list(self._job.values()):
+                self._unplace(job)
+                self._place(job)
+            self._dirty.update(self._waiting)
+            return
         if self._phases is None:
             raise ValueError("per-user limits with a fixed key never reorder")
         moved = set()
@@ -157,7 +204,7 @@ class UserLimits:
             if self._phases.user_phase(job)[0] != 0:
                 self._unplace(job)
                 self._place(job)
-                moved.add(job.user_id)
+                moved.add(self._owner(job))
         aging = self._aging
         while aging:
             job_id = aging[0][1]
@@ -170,7 +217,7 @@ class UserLimits:
             heapq.heappop(aging)
             self._unplace(job)
             self._place(job)
-            moved.add(job.user_id)
+            moved.add(self._owner(job))
         for user, lists in self._waiting.items():
             if user in moved or sum(1 for jobs in lists if jobs) > 1:
                 self._dirty.add(user)
@@ -219,3 +266,116 @@ class UserLimits:
                 queue.add(job)
                 queued.add(job.job_id)
                 self.held -= 1
+
+
+def _user_of(job) -> int:
+    return job.user_id
+
+
+class OwnerMap:
+    """Whose limit a job counts against, read from a table: ``job -> table[job.<attribute>]`` (``missing`` if absent).
+
+    Args:
+        table: user id -> group (a group's limits), or job id -> queue (a queue's).
+        attribute: the job's attribute looked up: ``user_id`` or ``job_id``.
+        missing: the owner of a job the table does not name (those jobs share one owner).
+    """
+
+    __slots__ = ("_attribute", "_missing", "_table")
+
+    def __init__(self, table: dict, attribute: str, missing: int = -1) -> None:
+        self._table = table
+        self._attribute = attribute
+        self._missing = missing
+
+    def __call__(self, job) -> int:
+        """The owner of ``job``: its table entry, or ``missing``."""
+        return self._table.get(getattr(job, self._attribute), self._missing)
+
+
+class _Intake:
+    """The queue one stage of a :class:`LimitChain` lets jobs into: the next stage, then the queue after it."""
+
+    __slots__ = ("_after", "_stage")
+
+    def __init__(self, stage: UserLimits, after) -> None:
+        self._stage = stage
+        self._after = after
+
+    def add(self, job) -> None:
+        self._after.add(job)
+        self._stage.waiting(job)
+
+    def remove(self, job) -> None:
+        if self._stage.queues(job):
+            self._after.remove(job)
+        self._stage.withdrawn(job)
+
+
+class LimitChain:
+    """Limits of several owners in series (a user's, a group's, a queue's): a job waits held while any holds it.
+
+    Each stage lets in only among the jobs the stages before it let in, in the queue's order, so the jobs in the queue
+    can all start together without passing any limit (whatever the policy starts). A job held by an earlier stage
+    reserves nothing in a later one. One stage is that stage alone, job for job.
+
+    Args:
+        stages: the :class:`UserLimits` in the order they apply (the users', then the groups', then the queues').
+
+    Attributes:
+        held: jobs waiting out of the queue now, over every stage.
+        held_ever: times a job was put aside by any stage.
+    """
+
+    def __init__(self, stages) -> None:
+        self.stages = tuple(stages)
+        if not self.stages:
+            raise ConfigurationError("a chain of limits needs at least one")
+
+    @property
+    def held(self) -> int:
+        """Jobs waiting out of the queue now, over every stage."""
+        return sum(stage.held for stage in self.stages)
+
+    @property
+    def held_ever(self) -> int:
+        """Times a job was put aside by any stage."""
+        return sum(stage.held_ever for stage in self.stages)
+
+    def waiting(self, job) -> None:
+        """A job entered the wait queue: every stage sees it in its queue until it holds it."""
+        for stage in self.stages:
+            stage.waiting(job)
+
+    def started(self, job, nodes: int, now: float = 0.0) -> None:
+        """A job started holding ``nodes`` nodes: it counts against its owner in every stage until it stops."""
+        for stage in self.stages:
+            stage.started(job, nodes, now)
+
+    def stopped(self, job_id: int, now: float = 0.0) -> None:
+        """A running job stopped: its owners may run more."""
+        for stage in self.stages:
+            stage.stopped(job_id, now)
+
+    @property
+    def reorders(self) -> bool:
+        """Whether a stage follows a recomputed priority."""
+        return any(stage.reorders for stage in self.stages)
+
+    def reorder(self) -> None:
+        """The priorities were recomputed: each stage that follows them does (:meth:`UserLimits.reorder`)."""
+        for stage in self.stages:
+            if stage.reorders:
+                stage.reorder()
+
+    def refresh(self, queue) -> None:
+        """Before a pass: each stage in turn lets in what it may among what the stages before it let in."""
+        stages = self.stages
+        after = queue
+        intakes = [queue]
+        for stage in reversed(stages[1:]):
+            after = _Intake(stage, after)
+            intakes.append(after)
+        intakes.reverse()  # stage i lets into intakes[i]: the next stage's intake, the queue for the last
+        for stage, intake in zip(stages, intakes, strict=True):
+            stage.refresh(intake)

@@ -163,7 +163,7 @@ def _check_production(policy: Policy, interval, user_limits, priority, maintenan
     """
     for name, value in (
         ("sched_min_interval", interval),
-        ("per-user limits", user_limits),
+        ("limits" if user_limits and isinstance(user_limits[0], tuple) else "per-user limits", user_limits),
         ("priority", priority),
         ("maintenance windows", maintenance),
     ):
@@ -352,6 +352,10 @@ class SchedulingModel(mesa_core.Model):
             None: no such limit); a job over its user's limit waits held, out of the policy's queue (Slurm's
             association limits MaxJobs and MaxTRESPerUser, Maui's MAXJOB and MAXPROC;
             :class:`~torus_sim.engine.limits.UserLimits`). None: no per-user limits.
+        limits: ``(who, max_jobs, max_nodes, owner)`` per further owner (``who`` ``group`` or ``queue``; ``owner``:
+            ``job -> int``, the job's group or queue), applied after the users' in this order (Slurm's account and
+            QOS / partition limits GrpJobs and GrpTRES, Maui's MAXJOB and MAXPROC per GROUP and CLASS;
+            :class:`~torus_sim.engine.limits.LimitChain`). Empty: none.
         priority: Slurm's multifactor job priority (:class:`~torus_sim.engine.multifactor.PriorityWeights`: age,
             fair share, job size): the queue in its order, recomputed every calc period; for policies that keep
             FCFS's queue order. None: the policy's order.
@@ -398,6 +402,7 @@ class SchedulingModel(mesa_core.Model):
         power=None,
         sched_min_interval: float | None = None,
         user_limits: tuple[int | None, int | None] | None = None,
+        limits: tuple = (),
         priority: PriorityWeights | None = None,
         maintenance=None,
         maintenance_drain: bool = True,
@@ -411,7 +416,11 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        _check_production(policy, sched_min_interval, user_limits, priority, maintenance)
+        if limits:  # the groups' and queues' limits after the users'
+            limits = ((("user", *user_limits, None),) if user_limits is not None else ()) + tuple(limits)
+        else:
+            limits = user_limits
+        _check_production(policy, sched_min_interval, limits, priority, maintenance)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -442,7 +451,7 @@ class SchedulingModel(mesa_core.Model):
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
         multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
-        self.scheduler = SchedulerAgent(self, policy, key, user_limits, multifactor, windows)
+        self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)

@@ -35,7 +35,7 @@ class CycleSection(BaseModel):
 
 
 class LimitsSection(BaseModel):
-    """The ``[limits]`` section: per-user limits on running jobs and nodes (Slurm's association limits, Maui's MAXJOB)."""
+    """The ``[limits]`` section: a user's, a group's and a queue's running jobs and nodes (Slurm's, Maui's limits)."""
 
     SECTION: ClassVar[str] = "limits"
 
@@ -52,6 +52,35 @@ class LimitsSection(BaseModel):
         le=10**9,
         description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
         "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
+    )
+    max_jobs_per_group: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="running jobs one group (the SWF log's group, field 13; each user in the group of their first job) "
+        "may have at once; a job over it waits held (Slurm's GrpJobs of an account, Maui's MAXJOB per GROUP); unset: "
+        "no limit",
+    )
+    max_nodes_per_group: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="nodes one group's running jobs may hold at once; a job over it waits held, a larger job runs alone "
+        "(Slurm's GrpTRES of an account, Maui's MAXPROC per GROUP); unset: no limit",
+    )
+    max_jobs_per_queue: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="running jobs one queue (the SWF log's queue, field 15) may have at once; a job over it waits held "
+        "(Slurm's GrpJobs of a QOS or a partition, Maui's MAXJOB per CLASS); unset: no limit",
+    )
+    max_nodes_per_queue: int | None = Field(
+        None,
+        ge=1,
+        le=10**9,
+        description="nodes one queue's running jobs may hold at once; a job over it waits held, a larger job runs alone "
+        "(Slurm's GrpTRES of a QOS, Maui's MAXPROC per CLASS); unset: no limit",
     )
 
 

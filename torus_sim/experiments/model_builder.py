@@ -13,14 +13,14 @@ import inspect
 
 from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.engine import SchedulingModel
+from torus_sim.engine import OwnerMap, SchedulingModel
 from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
-from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, user_accounts
+from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
 from torus_sim.inputs.workload.sources import workload_source
 from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
@@ -203,7 +203,8 @@ def _log_readings(scenario: Scenario, workload) -> dict:
     """What the replayed SWF log gives the model beyond its jobs, read once: queue factors, accounts, inferred windows.
 
     Returns:
-        The model's keywords among ``queue_factors``, ``accounts``, ``maintenance`` and ``maintenance_drain``.
+        The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``
+        and ``maintenance_drain``.
 
     Raises:
         ConfigurationError: a queue weight without tiers, a window setting without windows, or a reading that needs
@@ -219,6 +220,8 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
         else (),
         "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
+        "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
+        "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
     }
     fields = tuple(dict.fromkeys(name for needed in readers.values() for name in needed))
     log = workload_log(workload, fields, " and ".join(what for what, needed in readers.items() if needed)) if fields else None
@@ -227,6 +230,13 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, log)
     if readers["the fair share by group"]:
         keywords["accounts"] = user_accounts(log)
+    limits = []
+    if readers["per-group limits"]:
+        limits.append(("group", *_limits_of(scenario, "group"), OwnerMap(user_accounts(log), "user_id")))
+    if readers["per-queue limits"]:
+        limits.append(("queue", *_limits_of(scenario, "queue"), OwnerMap(job_queues(log), "job_id")))
+    if limits:
+        keywords["limits"] = tuple(limits)
     if scenario.maintenance is not None:
         keywords["maintenance"] = maintenance_windows(
             scenario.maintenance, log, workload.load_scale, scenario.maintenance_min_length
@@ -234,6 +244,12 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         drain = scenario.maintenance_drain
         keywords["maintenance_drain"] = scenario.maintenance != INFERRED if drain is None else drain
     return keywords
+
+
+def _limits_of(scenario: Scenario, who: str) -> tuple[int | None, int | None] | None:
+    """A scenario's ``(max_jobs, max_nodes)`` per ``who`` (``group`` or ``queue``), or None: neither set."""
+    limits = (getattr(scenario, f"max_jobs_per_{who}"), getattr(scenario, f"max_nodes_per_{who}"))
+    return None if limits == (None, None) else limits
 
 
 def _priority(scenario: Scenario):

@@ -109,7 +109,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "violation_mean_parallelism": ("nodes", "mean size of the violated jobs"),
     "silent_errors": ("", "silent errors met (RIGID, MOLDABLE)"),
     "preemptions": ("", "attempts preempted by the policy"),
-    "jobs_held": ("", "per-user limits only: times a waiting job was put aside, held over its user's limit"),
+    "jobs_held": ("", "with limits only: times a waiting job was put aside, held over its user's, group's or queue's limit"),
     "jobs_held_for_maintenance": (
         "",
         "maintenance windows only: times a waiting job was held because its requested time reached into the next "

@@ -44,7 +44,7 @@ SUMMARY_LABELS = {
     "delayed_jobs": ("delayed by lower-priority jobs", "{:,}"),
     "violations": ("reservation violations", "{:,}"),
     "silent_errors": ("silent errors detected", "{:,}"),
-    "jobs_held": ("jobs held over a per-user limit", "{:,}"),
+    "jobs_held": ("jobs held over a limit", "{:,}"),
     "jobs_held_for_maintenance": ("jobs held for maintenance", "{:,}"),
     "energy_kwh": ("energy (kWh)", "{:,.1f}"),
     "busy_energy_kwh": ("  of which jobs (kWh)", "{:,.1f}"),

@@ -103,3 +103,15 @@ def user_accounts(log) -> dict[int, int]:
     for user, group in zip(log.column("user_id").astype(int).tolist(), log.column("group_id").astype(int).tolist(), strict=True):
         accounts.setdefault(user, group)
     return accounts
+
+
+def job_queues(log) -> dict[int, int]:
+    """Each job's queue (SWF field 15), for limits per queue.
+
+    Args:
+        log: the log's trace with :data:`QUEUE_FIELDS` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
+
+    Returns:
+        job id -> queue number (-1 where the log gives none).
+    """
+    return dict(zip(log.column("job_id").astype(int).tolist(), log.column("queue").astype(int).tolist(), strict=True))

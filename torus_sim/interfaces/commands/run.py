@@ -165,8 +165,12 @@ def _production_text(scenario) -> str:
     if scenario.sched_min_interval is not None:
         parts.append(f"a pass at most every {scenario.sched_min_interval:g} s")
     limits = [
-        f"{value:,} {what} per user"
-        for value, what in ((scenario.max_jobs_per_user, "running jobs"), (scenario.max_nodes_per_user, "nodes"))
+        f"{value:,} {what} per {who}"
+        for who in ("user", "group", "queue")
+        for value, what in (
+            (getattr(scenario, f"max_jobs_per_{who}"), "running jobs"),
+            (getattr(scenario, f"max_nodes_per_{who}"), "nodes"),
+        )
         if value is not None
     ]
     if limits:

@@ -1,0 +1,171 @@
+"""Limits per group and per queue (issue 77 §1): a job over its group's or its queue's running jobs or nodes waits held.
+
+Hand-worked cases on a cluster, the stages in series (a user's, then a group's, then a queue's), a property over random
+workloads under every cluster policy, and a real log read by the scenario (its groups, SWF field 13, and its queues,
+field 15).
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.job import Job
+from torus_sim.engine import OwnerMap
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.experiments.sweep import run_key
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
+from torus_sim.policies.easy import EasyPolicy
+
+from .conftest import SHARED_DATA
+
+CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak")]
+SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def _job(job_id: int, at: float, runtime: float, size: int, user: int) -> Job:
+    return Job(job_id, at, runtime=runtime, walltime=runtime, size=size, user_id=user)
+
+
+def _run(jobs, nodes: int, limits=(), user_limits=None, policy=None):
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"), policy or EasyPolicy(), nodes, user_limits=user_limits, limits=limits
+    )
+    return model, model.run().jobs.set_index("job_id")
+
+
+def test_a_group_at_its_job_limit_holds_its_other_users_while_another_group_starts():
+    # users 1 and 2 in group 7, user 3 in group 8; one running job per group: user 2's job waits for user 1's
+    jobs = [_job(1, 0, 100, 2, 1), _job(2, 0, 100, 2, 2), _job(3, 0, 100, 2, 3)]
+    groups = OwnerMap({1: 7, 2: 7, 3: 8}, "user_id")
+    model, table = _run(jobs, 10, (("group", 1, None, groups),))
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 0.0}
+    assert model.scheduler.limits.held == 0 and model.scheduler.limits.held_ever == 1
+
+
+def test_a_queue_node_limit_holds_a_job_over_it_and_lets_another_queue_start():
+    # four nodes per queue: queue 1's second 3-node job waits for its first; queue 2's starts at once
+    jobs = [_job(1, 0, 100, 3, 1), _job(2, 0, 100, 3, 2), _job(3, 0, 100, 3, 3)]
+    queues = OwnerMap({1: 1, 2: 1, 3: 2}, "job_id")
+    _, table = _run(jobs, 10, (("queue", None, 4, queues),))
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 0.0}
+
+
+def test_a_job_held_by_its_user_reserves_nothing_in_its_group():
+    # one job per user, two per group (all of group 7): user 1's second job is held by its user and reserves nothing
+    # in the group, so the group's two slots go to user 1's first job and user 2's at 0, and user 3's job (held by the
+    # group) takes the slot user 2's frees at 50 s; user 1's second job starts when its first ends (100 s), the group
+    # then running user 3's alone
+    jobs = [_job(1, 0, 100, 1, 1), _job(2, 0, 100, 1, 1), _job(3, 0, 50, 1, 2), _job(4, 0, 200, 1, 3)]
+    groups = OwnerMap({1: 7, 2: 7, 3: 7}, "user_id")
+    model, table = _run(jobs, 10, (("group", 2, None, groups),), user_limits=(1, None))
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 0.0, 4: 50.0}
+    assert [stage.held_ever for stage in model.scheduler.limits.stages] == [1, 1]
+
+
+def _running(table, at: float, owner) -> dict:
+    running = table[(table["started_at"] <= at) & (table["finished_at"] > at)]
+    counts: dict = {}
+    for job_id, size in running["size"].items():
+        key = owner(job_id)
+        jobs, nodes, largest = counts.get(key, (0, 0, 0))
+        counts[key] = (jobs + 1, nodes + size, max(largest, size))
+    return counts
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 300), min_size=1, max_size=20),
+    sizes=st.lists(st.integers(1, 6), min_size=20, max_size=20),
+    runtimes=st.lists(st.integers(1, 120), min_size=20, max_size=20),
+    users=st.lists(st.integers(0, 3), min_size=20, max_size=20),
+    queue_of=st.lists(st.integers(0, 1), min_size=20, max_size=20),
+    user_jobs=st.one_of(st.none(), st.integers(1, 3)),
+    group_jobs=st.one_of(st.none(), st.integers(1, 3)),
+    queue_nodes=st.integers(3, 8),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_no_user_group_or_queue_ever_passes_its_limit_under_any_cluster_policy(
+    submits, sizes, runtimes, users, queue_of, user_jobs, group_jobs, queue_nodes, policy
+):
+    jobs = [
+        _job(index + 1, float(at), float(runtimes[index]), sizes[index], users[index]) for index, at in enumerate(sorted(submits))
+    ]
+    group = {0: 0, 1: 0, 2: 1, 3: 1}  # users 0 and 1 in group 0, users 2 and 3 in group 1
+    queue = {job.job_id: queue_of[index] for index, job in enumerate(jobs)}
+    limits = [("queue", None, queue_nodes, OwnerMap(queue, "job_id"))]
+    if group_jobs is not None:
+        limits.insert(0, ("group", group_jobs, None, OwnerMap(group, "user_id")))
+    _, table = _run(jobs, 8, tuple(limits), None if user_jobs is None else (user_jobs, None), POLICIES.make(policy))
+    assert len(table) == len(jobs) and table["finished_at"].notna().all()  # every job ran: nothing held for ever
+    user_of = table["user_id"].to_dict()
+    for at in table["started_at"].unique():
+        for count, _, _ in _running(table, at, lambda job_id: user_of[job_id]).values():
+            assert user_jobs is None or count <= user_jobs
+        for count, _, _ in _running(table, at, lambda job_id: group[user_of[job_id]]).values():
+            assert group_jobs is None or count <= group_jobs
+        for count, nodes, _ in _running(table, at, lambda job_id: queue[job_id]).values():
+            assert nodes <= queue_nodes or count == 1  # a job larger than the limit runs alone
+
+
+def test_one_stage_in_a_chain_is_the_users_limits_alone_job_for_job():
+    # the users' limits given as the first stage of a chain (with a queue's that holds nothing) are the plain ones
+    jobs = [_job(index + 1, float(index * 7 % 60), 40.0 + index % 5 * 30, 1 + index % 4, index % 3) for index in range(30)]
+    _, plain = _run([job.fresh_copy() for job in jobs], 8, user_limits=(2, 5))
+    everything = OwnerMap({}, "job_id")  # every job in one queue of no limit that binds
+    _, chained = _run(jobs, 8, (("queue", 10**6, None, everything),), user_limits=(2, 5))
+    assert chained["started_at"].equals(plain["started_at"])
+
+
+def _log_groups_and_queues():
+    rows = []
+    with gzip.open(SDSC, "rt") as lines:
+        for line in lines:
+            if line.startswith(";") or not line.strip():
+                continue
+            fields = line.split()
+            rows.append((int(fields[0]), int(fields[11]), int(fields[12]), int(fields[14])))
+    table = np.array(rows)
+    groups: dict[int, int] = {}
+    for user, group in zip(table[:, 1].tolist(), table[:, 2].tolist(), strict=True):
+        groups.setdefault(user, group)
+    return dict(zip(table[:, 0].tolist(), table[:, 3].tolist(), strict=True)), groups
+
+
+@pytest.mark.skipif(not SDSC.exists(), reason=f"needs the SDSC-SP2 log at {SDSC}")
+def test_a_real_log_keeps_every_group_and_queue_under_its_limits_with_the_priority():
+    """SDSC-SP2's first 3,000 jobs, FCFS-EASY under the multifactor priority (age, fair share, size): two running
+    jobs per group and 64 processors per queue; every instant obeys both, the jobs are held and the waits grow."""
+    fields = dict(workload=str(SDSC), max_jobs=3000, platform="cluster", failures="none", policy="FCFS-EASY")
+    priority = dict(priority_weight_age=1.0, priority_weight_fairshare=2.0, priority_weight_job_size=1.0)
+    plain = Scenario.make(**fields, **priority)
+    limited = plain.replace(max_jobs_per_group=2, max_nodes_per_queue=64)
+    assert run_key(plain) != run_key(limited) != run_key(plain.replace(max_jobs_per_queue=2))
+    free = build_model(plain).run().jobs.set_index("job_id")
+    model = build_model(limited)
+    table = model.run().jobs.set_index("job_id")
+    queues, groups = _log_groups_and_queues()
+    user_of = table["user_id"].to_dict()
+    assert len(table) == len(free) and table["finished_at"].notna().all()
+    for at in table["started_at"].unique():
+        assert all(count <= 2 for count, _, _ in _running(table, at, lambda job_id: groups[user_of[job_id]]).values())
+        assert all(nodes <= 64 or count == 1 for count, nodes, _ in _running(table, at, lambda job_id: queues[job_id]).values())
+    assert model.counters["jobs_held"] > 100
+    waits = (table["started_at"] - table["submitted_at"]).mean(), (free["started_at"] - free["submitted_at"]).mean()
+    assert waits[0] > waits[1]
+
+
+def test_bad_group_and_queue_limits_are_one_sentence():
+    with pytest.raises(ConfigurationError, match=r"max_jobs_per_group"):
+        Scenario.make(max_jobs_per_group=0)
+    with pytest.raises(ConfigurationError, match=r"max_jobs_per_queue must be an integer >= 1"):
+        _run([_job(1, 0, 10, 1, 1)], 4, (("queue", 0, None, OwnerMap({}, "job_id")),))
+    with pytest.raises(ConfigurationError, match=r"per-group limits need max_jobs_per_group or max_nodes_per_group"):
+        _run([_job(1, 0, 10, 1, 1)], 4, (("group", None, None, OwnerMap({}, "user_id")),))
