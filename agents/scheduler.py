@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.core.job import Job, fcfs_key
+from torus_sim.engine.dispatch import DispatchDelay
 from torus_sim.engine.limits import LimitChain, UserLimits
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
@@ -36,6 +37,8 @@ class SchedulerAgent(Agent):
             instead of ``key``, recomputed every calc period; or None.
         maintenance: a :class:`~torus_sim.engine.maintenance.MaintenanceWindows`: jobs whose requested time reaches
             into the next window wait held out of the queue; or None.
+        dispatch: a :class:`~torus_sim.engine.dispatch.DispatchDelay`: each instant's arrivals enter the queue a fixed
+            latency after their submission; or None: at once.
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
@@ -60,8 +63,10 @@ class SchedulerAgent(Agent):
         limits: tuple | None = None,
         priority: Multifactor | None = None,
         maintenance: MaintenanceWindows | None = None,
+        dispatch: DispatchDelay | None = None,
     ) -> None:
         super().__init__(model)
+        self.dispatch = dispatch
         self.policy = policy
         by_size = policy.queue_by_size and model.platform.table is not None
         key = priority.key if priority is not None else policy.queue_key if key is None else key
@@ -120,6 +125,15 @@ class SchedulerAgent(Agent):
         Args:
             jobs: the arrived jobs, in rank order (:meth:`~torus_sim.engine.arrivals.RunJobs.arrived`).
         """
+        if self.dispatch is not None:
+            jobs = list(jobs)
+            if jobs:
+                self.dispatch.arrived(jobs, jobs[0].submitted_at)
+            return
+        self._admit(jobs)
+
+    def _admit(self, jobs) -> None:
+        """Put jobs submitted at one instant (or due together after the dispatch latency) at their positions."""
         if self._route is not None:
             jobs = list(jobs)
             for job in jobs:
@@ -148,6 +162,10 @@ class SchedulerAgent(Agent):
             now: the pass's time, seconds.
         """
         self.passes += 1
+        if self.dispatch is not None and self.dispatch.pending:  # the arrivals due by now enter first
+            due = self.dispatch.due(now)
+            if due:
+                self._admit(due)
         if self.maintenance is not None:  # the jobs held before a window come back first: the other gates see them
             self.maintenance.restore(self.queue)
         priority = self.priority

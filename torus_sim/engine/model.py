@@ -59,6 +59,7 @@ from torus_sim.core.job import Job
 from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.counters import RunCounters
+from torus_sim.engine.dispatch import DispatchDelay
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -154,7 +155,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_production(policy: Policy, interval, user_limits, priority, maintenance=None) -> None:
+def _check_production(policy: Policy, interval, user_limits, priority, maintenance=None, latency=None) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
@@ -166,6 +167,7 @@ def _check_production(policy: Policy, interval, user_limits, priority, maintenan
         ("limits" if user_limits and isinstance(user_limits[0], tuple) else "per-user limits", user_limits),
         ("priority", priority),
         ("maintenance windows", maintenance),
+        ("dispatch_latency", latency),
     ):
         if value is not None and policy.pass_after_each_end:
             raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
@@ -348,6 +350,9 @@ class SchedulingModel(mesa_core.Model):
         sched_min_interval: seconds: a scheduling cycle, the pass asked by an event runs at least this long after
             the last pass (Slurm's ``SchedulerParameters=sched_min_interval``, there in microseconds; production
             schedulers dispatch in cycles of about 10-60 s); None: at the instant of the event (the textbook loop).
+        dispatch_latency: seconds from a job's submission to its entry into the wait queue (a production scheduler's
+            dispatch delay: LoadLeveler's negotiator cycle, a Slurm job's EligibleTime;
+            :class:`~torus_sim.engine.dispatch.DispatchDelay`); its wait counts from its submission. None: at once.
         user_limits: ``(max_jobs, max_nodes)``: the running jobs and the nodes one user may hold at once (either
             None: no such limit); a job over its user's limit waits held, out of the policy's queue (Slurm's
             association limits MaxJobs and MaxTRESPerUser, Maui's MAXJOB and MAXPROC;
@@ -401,6 +406,7 @@ class SchedulingModel(mesa_core.Model):
         event_order: str = "instant",
         power=None,
         sched_min_interval: float | None = None,
+        dispatch_latency: float | None = None,
         user_limits: tuple[int | None, int | None] | None = None,
         limits: tuple = (),
         priority: PriorityWeights | None = None,
@@ -420,7 +426,7 @@ class SchedulingModel(mesa_core.Model):
             limits = ((("user", *user_limits, None),) if user_limits is not None else ()) + tuple(limits)
         else:
             limits = user_limits
-        _check_production(policy, sched_min_interval, limits, priority, maintenance)
+        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -451,7 +457,8 @@ class SchedulingModel(mesa_core.Model):
         key = checked_queue_key(policy.queue_key, self.calls) if guarded and custom_key else policy.queue_key
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
         multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
-        self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows)
+        dispatch = None if dispatch_latency is None else DispatchDelay(dispatch_latency, partial(SchedulingModel._pass_at, self))
+        self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows, dispatch)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)

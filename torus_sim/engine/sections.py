@@ -20,7 +20,7 @@ __all__ = ["CycleSection", "LimitsSection", "MaintenanceSection", "PrioritySecti
 
 
 class CycleSection(BaseModel):
-    """The ``[cycle]`` section: the scheduling pass at most once per interval (Slurm's ``sched_min_interval``)."""
+    """The ``[cycle]`` section: the pass at most once per interval (Slurm's ``sched_min_interval``), a dispatch latency."""
 
     SECTION: ClassVar[str] = "cycle"
 
@@ -31,6 +31,14 @@ class CycleSection(BaseModel):
         description="seconds: the scheduling pass asked by an event runs at least this long after the last one (Slurm's "
         "sched_min_interval, there in microseconds; production schedulers dispatch in cycles of about 10-60 s); "
         "unset: at the instant of the event",
+    )
+    dispatch_latency: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description="seconds from a job's submission to its entry into the wait queue (a production scheduler's "
+        "dispatch delay: LoadLeveler's negotiator cycle, a Slurm job's EligibleTime); its wait counts from its "
+        "submission; unset: at once",
     )
 
 

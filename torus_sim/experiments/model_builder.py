@@ -118,6 +118,7 @@ def model_arguments(
         "plan_timeout": scenario.plan_timeout,
         "event_order": scenario.event_order,
         "sched_min_interval": scenario.sched_min_interval,
+        "dispatch_latency": scenario.dispatch_latency,
         "priority": _priority(scenario),
         "user_limits": (
             None

@@ -24,7 +24,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       power_cap, power_cap_hours, power_cap_file, idle_off_after, boot_time, node_off_w,
                       node_boot_w, shutdown_time, node_shutdown_w (issue 45)
     [cycle]           sched_min_interval (seconds: the scheduling pass at most once per interval, as production
-                      schedulers run it; unset: at every instant with an event)
+                      schedulers run it; unset: at every instant with an event), dispatch_latency (seconds from a
+                      job's submission to its entry into the queue; unset: at once)
     [limits]          max_jobs_per_user, max_nodes_per_user, max_jobs_per_group, max_nodes_per_group,
                       max_jobs_per_queue, max_nodes_per_queue (a job over its user's, group's or queue's limit waits
                       held, as under Slurm's association and QOS limits and Maui's MAXJOB / MAXPROC; unset: no limit)

@@ -143,6 +143,7 @@ LATER_FIELDS = (
     "shutdown_time",
     "node_shutdown_w",
     "sched_min_interval",
+    "dispatch_latency",
     "max_jobs_per_user",
     "max_nodes_per_user",
     "max_jobs_per_group",

@@ -164,6 +164,8 @@ def _production_text(scenario) -> str:
     parts = []
     if scenario.sched_min_interval is not None:
         parts.append(f"a pass at most every {scenario.sched_min_interval:g} s")
+    if scenario.dispatch_latency is not None:
+        parts.append(f"jobs reach the queue {scenario.dispatch_latency:g} s after their submission")
     limits = [
         f"{value:,} {what} per {who}"
         for who in ("user", "group", "queue")
