@@ -29,9 +29,8 @@ class SchedulerAgent(Agent):
         policy: the scheduling policy.
         key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
             gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
-        limits: ``(max_jobs, max_nodes)`` per user (either None), or a sequence of ``(who, max_jobs, max_nodes,
-            owner)`` stages (``who`` ``user``, ``group`` or ``queue``; ``owner``: ``job -> int``, None for the users),
-            or None: no limits. With limits, a job over its owner's limit waits held out of the queue
+        limits: ``(who, max_jobs, max_nodes, owner)`` stages in the order they apply (``who`` ``user``, ``group`` or
+            ``queue``; either maximum None; ``owner``: ``job -> int``, None for the users), or None: no limits. With limits, a job over its owner's limit waits held out of the queue
             (:class:`~torus_sim.engine.limits.UserLimits`, several in series: :class:`~torus_sim.engine.limits.LimitChain`).
         priority: a :class:`~torus_sim.engine.multifactor.Multifactor`: the queue in Slurm's multifactor order
             instead of ``key``, recomputed every calc period; or None.
@@ -77,8 +76,8 @@ class SchedulerAgent(Agent):
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs
         if limits is None:
             self.limits = None
-        elif len(limits) == 2 and not isinstance(limits[0], tuple):  # (max_jobs, max_nodes): per user alone
-            self.limits = self._user_limits(limits, key, priority)
+        elif len(limits) == 1 and limits[0][0] == "user":  # the users' limits alone: no chain around them
+            self.limits = self._user_limits(limits[0][1:3], key, priority)
         else:
             self.limits = LimitChain(
                 self._user_limits((max_jobs, max_nodes), key, priority)

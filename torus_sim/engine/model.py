@@ -155,7 +155,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_production(policy: Policy, interval, user_limits, priority, maintenance=None, latency=None) -> None:
+def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
@@ -164,7 +164,7 @@ def _check_production(policy: Policy, interval, user_limits, priority, maintenan
     """
     for name, value in (
         ("sched_min_interval", interval),
-        ("limits" if user_limits and isinstance(user_limits[0], tuple) else "per-user limits", user_limits),
+        ("per-user limits" if limits is not None and [who for who, *_ in limits] == ["user"] else "limits", limits),
         ("priority", priority),
         ("maintenance windows", maintenance),
         ("dispatch_latency", latency),
@@ -422,10 +422,8 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        if limits:  # the groups' and queues' limits after the users'
-            limits = ((("user", *user_limits, None),) if user_limits is not None else ()) + tuple(limits)
-        else:
-            limits = user_limits
+        users = (("user", *user_limits, None),) if user_limits is not None else ()
+        limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
         _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first

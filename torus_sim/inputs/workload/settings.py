@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.workload.sources import declared_by_workload, workload_source
 
 __all__ = ["MAX_BATCH_JOBS", "WorkloadSection"]
 
@@ -78,8 +79,6 @@ class WorkloadSection(BaseModel):
         """What the workload's input names (a reference-code header: heuristic, priority, V) where the scenario does not (RIGID §5)."""
         if not isinstance(data, dict):
             return data
-        from torus_sim.inputs.workload.sources import declared_by_workload
-
         given = set(data) | ({"policy"} if "scheduler" in data else set())
         declared = declared_by_workload(data.get("workload", cls.model_fields["workload"].default))
         missing = {name: value for name, value in declared.items() if name not in given}
@@ -102,6 +101,4 @@ class WorkloadSection(BaseModel):
     @property
     def workload_path(self) -> str:
         """The file the workload comes from (the bundled log's path for ``bundled``), else the workload as given."""
-        from torus_sim.inputs.workload.sources import workload_source
-
         return workload_source(self.workload, self.workload_params).path or str(self.workload)

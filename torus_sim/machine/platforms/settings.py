@@ -11,8 +11,10 @@ from typing import ClassVar
 from pydantic import BaseModel, Field, field_validator, model_validator
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.machine.machines import machine_torus
+from torus_sim.machine.machines import load_machine, machine_torus, parse_torus_dims
+from torus_sim.machine.partitions import MAX_PARTITIONS, partition_count
 from torus_sim.machine.platforms.cluster import MAX_NODES
+from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.machine.topology import Torus
 
 __all__ = ["PlatformSection"]
@@ -52,8 +54,6 @@ class PlatformSection(BaseModel):
     def _dims_text(cls, data):
         """``torus_dims = "2x3x4x4"`` (an ``m`` after a mesh dimension) -> dims and wraps."""
         if isinstance(data, dict) and isinstance(data.get("torus_dims"), str):
-            from torus_sim.machine.machines import parse_torus_dims
-
             try:
                 dims, wraps = parse_torus_dims(data["torus_dims"])
             except ConfigurationError as error:
@@ -69,8 +69,6 @@ class PlatformSection(BaseModel):
     def _torus_fits(self):
         """The torus (from the machine or the dims) is consistent and small enough to tabulate."""
         if self.machine is not None and ("torus_dims" in self.model_fields_set or "torus_wraps" in self.model_fields_set):
-            from torus_sim.machine.machines import load_machine
-
             try:
                 described = load_machine(self.machine).torus
             except ConfigurationError as error:
@@ -83,8 +81,6 @@ class PlatformSection(BaseModel):
             torus = self.torus
         except ConfigurationError as error:
             raise ValueError(str(error)) from None
-        from torus_sim.machine.partitions import MAX_PARTITIONS, partition_count
-
         count = partition_count(torus)  # checked before anything is built
         if count > MAX_PARTITIONS:
             raise ValueError(
@@ -96,8 +92,6 @@ class PlatformSection(BaseModel):
     @classmethod
     def _platform_kind(cls, value):
         """A platform kind the registry knows (:mod:`torus_sim.machine.platforms.kinds`): a name or an import path."""
-        from torus_sim.machine.platforms.kinds import platform_kind
-
         try:
             platform_kind(value)
         except ConfigurationError as error:
