@@ -11,6 +11,7 @@ from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
 from torus_sim.engine.platform_parts import DividedQueue
+from torus_sim.engine.prime_time import PrimeTime
 from torus_sim.engine.wait_queue import WaitQueue
 from torus_sim.machine.platforms.partitioned import PartAllocation
 from torus_sim.policies.base import Policy, Start
@@ -38,6 +39,8 @@ class SchedulerAgent(Agent):
             into the next window wait held out of the queue; or None.
         dispatch: a :class:`~torus_sim.engine.dispatch.DispatchDelay`: each instant's arrivals enter the queue a fixed
             latency after their submission; or None: at once.
+        prime_time: a :class:`~torus_sim.engine.prime_time.PrimeTime`: in prime time, long jobs wait held out of the
+            queue; or None.
 
     Attributes:
         queue: the wait queue, ordered by ``policy.queue_key``, indexed by partition size on the torus
@@ -46,6 +49,7 @@ class SchedulerAgent(Agent):
             None.
         priority: the :class:`~torus_sim.engine.multifactor.Multifactor`, or None.
         maintenance: the :class:`~torus_sim.engine.maintenance.MaintenanceWindows`, or None.
+        prime_time: the :class:`~torus_sim.engine.prime_time.PrimeTime`, or None.
         accounts: the parts that follow each user's running jobs (the limits, the priority's usage): each has
             ``started(job, nodes, now)`` and ``stopped(job_id, now)``; empty without them.
         passes: number of scheduling passes run.
@@ -63,6 +67,7 @@ class SchedulerAgent(Agent):
         priority: Multifactor | None = None,
         maintenance: MaintenanceWindows | None = None,
         dispatch: DispatchDelay | None = None,
+        prime_time: PrimeTime | None = None,
     ) -> None:
         super().__init__(model)
         self.dispatch = dispatch
@@ -87,6 +92,7 @@ class SchedulerAgent(Agent):
             )
         self.priority = priority
         self.maintenance = maintenance
+        self.prime_time = prime_time
         self.accounts = tuple(part for part in (self.limits, priority) if part is not None)
         self.passes = 0
         self._route = None  # a partitioned platform's router (job -> its partition), once divided
@@ -167,6 +173,8 @@ class SchedulerAgent(Agent):
                 self._admit(due)
         if self.maintenance is not None:  # the jobs held before a window come back first: the other gates see them
             self.maintenance.restore(self.queue)
+        if self.prime_time is not None:
+            self.prime_time.restore(self.queue, now)
         priority = self.priority
         if priority is not None and priority.due(now):
             priority.recompute(now)
@@ -178,6 +186,8 @@ class SchedulerAgent(Agent):
             self.limits.refresh(self.queue)
         if self.maintenance is not None:
             self.maintenance.hold(self.queue, now)
+        if self.prime_time is not None:
+            self.prime_time.hold(self.queue, now)
 
     def plan(self, view):
         """The policy's actions for this pass: the engine's pass asks the agent, the agent asks its policy.

@@ -499,8 +499,8 @@ def test_nothing_outside_the_engine_reads_a_private_attribute_of_it():
 
 def test_a_job_enters_the_wait_queue_only_through_the_scheduler_agent():
     """Issue 76: the scheduler agent owns the wait queue; the engine's handlers hand it arrivals (``enqueue_arrivals``)
-    and returning jobs (``enqueue``), and nothing else adds to a queue but the agent's per-user limits and maintenance
-    windows, which let a held job back in (issue 77)."""
+    and returning jobs (``enqueue``), and nothing else adds to a queue but the agent's per-user limits, maintenance
+    windows and prime time, which let a held job back in (issue 77)."""
     import re
 
     adding = re.compile(r"\bqueue\.(add|extend)\(")
@@ -511,6 +511,7 @@ def test_a_job_enters_the_wait_queue_only_through_the_scheduler_agent():
             "torus_sim.engine.wait_queue",
             "torus_sim.engine.limits",
             "torus_sim.engine.maintenance",
+            "torus_sim.engine.prime_time",
         ):
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):

@@ -18,14 +18,18 @@ Key components:
     mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
-priorities, the multifactor priority's settings (:class:`PriorityWeights`) and the owners of the groups' and queues'
-limits (:class:`OwnerMap`) are meant for use outside the engine; policies see the view.
+priorities, the multifactor priority's settings (:class:`PriorityWeights`), the owners of the groups' and queues'
+limits (:class:`OwnerMap`) and a prime-time rule on a log's clock (:class:`PrimeTimeRule`, :class:`LogClock`,
+:func:`parse_prime_time`) are meant for use outside the engine; policies see the view.
 """
 
 from torus_sim.core.lazy_imports import lazy_attributes
 
 _HOMES = {
     "EventPriority": "torus_sim.engine.events",
+    "LogClock": "torus_sim.engine.prime_time",
+    "PrimeTimeRule": "torus_sim.engine.prime_time",
+    "parse_prime_time": "torus_sim.engine.prime_time",
     "OwnerMap": "torus_sim.engine.limits",
     "PriorityWeights": "torus_sim.engine.multifactor",
     "SchedulingModel": "torus_sim.engine.model",

@@ -77,6 +77,7 @@ from torus_sim.engine.multifactor import Multifactor, PriorityWeights
 from torus_sim.engine.platform_parts import PartBook
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
+from torus_sim.engine.prime_time import PrimeTime, PrimeTimeRule
 from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progress
 from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.scheduling_pass import SchedulingPass
@@ -155,7 +156,7 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None) -> None:
+def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
@@ -168,6 +169,7 @@ def _check_production(policy: Policy, interval, limits, priority, maintenance=No
         ("priority", priority),
         ("maintenance windows", maintenance),
         ("dispatch_latency", latency),
+        ("prime_time", prime),
     ):
         if value is not None and policy.pass_after_each_end:
             raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
@@ -369,6 +371,8 @@ class SchedulingModel(mesa_core.Model):
             machine; :class:`~torus_sim.engine.maintenance.MaintenanceWindows`). None: no windows.
         maintenance_drain: no job starts whose requested time reaches into a window (a planned maintenance); False:
             jobs are only held while a window lasts (an outage the scheduler did not see coming).
+        prime_time: a :class:`~torus_sim.engine.prime_time.PrimeTimeRule`: in prime time, jobs asking more than its
+            longest requested time wait held (:class:`~torus_sim.engine.prime_time.PrimeTime`); None: no prime time.
         queue_factors: job id -> the priority's queue factor in [0, 1] (:func:`~torus_sim.inputs.workload.queues.queue_factors`),
             for ``priority.queue``; None: none.
         accounts: user id -> account (the log's group) for the priority's fair share by account; None: by user.
@@ -412,6 +416,7 @@ class SchedulingModel(mesa_core.Model):
         priority: PriorityWeights | None = None,
         maintenance=None,
         maintenance_drain: bool = True,
+        prime_time: PrimeTimeRule | None = None,
         queue_factors=None,
         accounts=None,
     ) -> None:
@@ -424,7 +429,7 @@ class SchedulingModel(mesa_core.Model):
         check_declarations(policy)
         users = (("user", *user_limits, None),) if user_limits is not None else ()
         limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
-        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency)
+        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -456,7 +461,8 @@ class SchedulingModel(mesa_core.Model):
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
         multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
         dispatch = None if dispatch_latency is None else DispatchDelay(dispatch_latency, partial(SchedulingModel._pass_at, self))
-        self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows, dispatch)
+        prime = None if prime_time is None else PrimeTime(prime_time, partial(SchedulingModel._pass_at, self))
+        self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows, dispatch, prime)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
         mesa_core.Agent._ids.pop(self, None)
@@ -751,6 +757,8 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_held"] = self.scheduler.limits.held_ever
         if self.scheduler.maintenance is not None:  # times a job was held before or during a maintenance window
             self.counters["jobs_held_for_maintenance"] = self.scheduler.maintenance.held_ever
+        if self.scheduler.prime_time is not None:  # times a long job was held through prime time
+            self.counters["jobs_held_for_prime_time"] = self.scheduler.prime_time.held_ever
 
     @property
     def moves(self) -> tuple[int, int]:

@@ -1,7 +1,8 @@
-"""The scenario's sections the engine reads: ``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[run]``.
+"""The scenario's sections the engine reads: the cycle, the limits, the priority, maintenance, prime time, the run.
 
-Production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows;
-:mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`, :mod:`torus_sim.engine.maintenance`) and how the
+``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[prime_time]``, ``[run]``: production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows, prime
+time; :mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`, :mod:`torus_sim.engine.maintenance`,
+:mod:`torus_sim.engine.prime_time`) and how the
 run goes (its seed, the order of events, the wall-clock limit of a pass). Parts of
 :class:`torus_sim.experiments.scenario.Scenario` (pydantic models of their own, mixed into the scenario with the other
 parts' sections): their fields keep their flat names in scenario files, sweep grids and options.
@@ -14,9 +15,10 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
+from torus_sim.engine.prime_time import parse_prime_time
 from torus_sim.inputs.workload.queues import parse_queue_tiers
 
-__all__ = ["CycleSection", "LimitsSection", "MaintenanceSection", "PrioritySection", "RunSection"]
+__all__ = ["CycleSection", "LimitsSection", "MaintenanceSection", "PrimeTimeSection", "PrioritySection", "RunSection"]
 
 
 class CycleSection(BaseModel):
@@ -179,6 +181,40 @@ class MaintenanceSection(BaseModel):
         le=1e9,
         description='seconds: the shortest idle span of the log taken as a window (maintenance = "inferred"); unset: 3600',
     )
+
+
+class PrimeTimeSection(BaseModel):
+    """The ``[prime_time]`` section: long jobs start outside the working day (PBS's prime time, Maui's standing reservations)."""
+
+    SECTION: ClassVar[str] = "prime_time"
+
+    prime_time: str | None = Field(
+        None,
+        min_length=1,
+        description="the days and hours of prime time in the log's local time (its UnixStartTime and TimeZoneString), "
+        'as "MON-FRI 08:00-18:00": a job asking more than prime_time_max_walltime waits held through it (PBS\'s '
+        "prime time, Maui's standing reservations); unset: none",
+    )
+    prime_time_max_walltime: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description="seconds: the longest requested time a job may have to start in prime time (needed with prime_time)",
+    )
+    prime_time_spill: float | None = Field(
+        None,
+        ge=0,
+        le=1e9,
+        description="seconds: outside prime time a long job starts only if its requested time ends at most this long "
+        "into the next prime time (PBS's backfill_prime with prime_spill); unset: only its start is kept out of prime time",
+    )
+
+    @field_validator("prime_time")
+    @classmethod
+    def _prime_time_rule(cls, value):
+        if value is not None:
+            parse_prime_time(value)  # a ValueError names what is wrong
+        return value
 
 
 class RunSection(BaseModel):

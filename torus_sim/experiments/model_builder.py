@@ -13,7 +13,7 @@ import inspect
 
 from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.engine import OwnerMap, SchedulingModel
+from torus_sim.engine import LogClock, OwnerMap, PrimeTimeRule, SchedulingModel, parse_prime_time
 from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
@@ -204,8 +204,8 @@ def _log_readings(scenario: Scenario, workload) -> dict:
     """What the replayed SWF log gives the model beyond its jobs, read once: queue factors, accounts, inferred windows.
 
     Returns:
-        The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``
-        and ``maintenance_drain``.
+        The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``,
+        ``maintenance_drain`` and ``prime_time``.
 
     Raises:
         ConfigurationError: a queue weight without tiers, a window setting without windows, or a reading that needs
@@ -215,6 +215,8 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
     if scenario.maintenance is None and (scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None):
         raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
+    if scenario.prime_time is None and (scenario.prime_time_max_walltime is not None or scenario.prime_time_spill is not None):
+        raise ConfigurationError('prime_time_max_walltime and prime_time_spill need prime_time (as "MON-FRI 08:00-18:00")')
     readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
         "the queue factor": QUEUE_FIELDS if scenario.priority_weight_queue is not None else (),
         "the fair share by group": ACCOUNT_FIELDS
@@ -223,6 +225,7 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
         "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
         "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
+        "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
     }
     fields = tuple(dict.fromkeys(name for needed in readers.values() for name in needed))
     log = workload_log(workload, fields, " and ".join(what for what, needed in readers.items() if needed)) if fields else None
@@ -244,7 +247,33 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         )
         drain = scenario.maintenance_drain
         keywords["maintenance_drain"] = scenario.maintenance != INFERRED if drain is None else drain
+    if readers["prime time"]:
+        keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
     return keywords
+
+
+def _prime_time_rule(scenario: Scenario, log, load_scale: float) -> PrimeTimeRule:
+    """The scenario's prime-time rule on the log's local clock (its header's ``UnixStartTime`` and time zone).
+
+    Raises:
+        ConfigurationError: no ``prime_time_max_walltime``, a load scale other than 1 (the clock is no longer the
+            log's), or a log without ``UnixStartTime``.
+    """
+    if scenario.prime_time_max_walltime is None:
+        raise ConfigurationError("prime_time needs prime_time_max_walltime (the longest requested time a job may have in it)")
+    if load_scale != 1.0:
+        raise ConfigurationError(
+            f"prime_time falls on the log's own days and hours: run it at c = 1 (the scenario has c = {load_scale:g})"
+        )
+    origin = log.header_int("UnixStartTime")
+    if origin is None:
+        raise ConfigurationError(f"prime_time needs the log's start as a date: {log.path.name} has no UnixStartTime header")
+    zone = log.header.get("TimeZoneString", "").strip() or None
+    offset = None if zone is not None else log.header_int("TimeZone")
+    clock = LogClock(origin, zone, offset)
+    return PrimeTimeRule(
+        parse_prime_time(scenario.prime_time), clock, scenario.prime_time_max_walltime, scenario.prime_time_spill
+    )
 
 
 def _limits_of(scenario: Scenario, who: str) -> tuple[int | None, int | None] | None:

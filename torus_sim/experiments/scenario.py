@@ -35,6 +35,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       weights: the policy's own order)
     [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
+    [prime_time]      prime_time = "MON-FRI 08:00-18:00", prime_time_max_walltime, prime_time_spill (in the log's
+                      local time, jobs asking more than the maximum wait for the end of prime time; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
 
 Workloads (``workload``) and fail-stop failures (``failures``) are names their registries parse
@@ -65,7 +67,14 @@ from pydantic import ConfigDict, ValidationError, model_validator
 from failure_logs.settings import FailuresSection, SilentErrorsSection
 from predictors.settings import PredictorsSection
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.engine.sections import CycleSection, LimitsSection, MaintenanceSection, PrioritySection, RunSection
+from torus_sim.engine.sections import (
+    CycleSection,
+    LimitsSection,
+    MaintenanceSection,
+    PrimeTimeSection,
+    PrioritySection,
+    RunSection,
+)
 from torus_sim.inputs.energy.settings import PowerSettings
 from torus_sim.inputs.workload.settings import MAX_BATCH_JOBS, WorkloadSection
 from torus_sim.inputs.workload.sources import BUNDLED_NASA_LOG
@@ -105,6 +114,7 @@ SECTION_MODELS = (
     LimitsSection,
     PrioritySection,
     MaintenanceSection,
+    PrimeTimeSection,
     RunSection,
 )
 """The sections of a scenario, in the order of a scenario file: each part's own pydantic model, declared in its module
@@ -125,6 +135,7 @@ INPUT_FILE_FIELDS = ("workload", "failures", "silent_errors", "job_power", "pric
 
 class Scenario(
     RunSection,
+    PrimeTimeSection,
     MaintenanceSection,
     PrioritySection,
     LimitsSection,

@@ -155,6 +155,9 @@ LATER_FIELDS = (
     "kill_at_walltime",
     "maintenance_min_length",
     "node_types",
+    "prime_time",
+    "prime_time_max_walltime",
+    "prime_time_spill",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

@@ -287,4 +287,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
             if "jobs_held_for_maintenance" in counters
             else {}
         ),  # with maintenance windows only
+        **(
+            {"jobs_held_for_prime_time": int(counters["jobs_held_for_prime_time"])}
+            if "jobs_held_for_prime_time" in counters
+            else {}
+        ),  # with a prime time only
     }

@@ -115,6 +115,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
         "maintenance windows only: times a waiting job was held because its requested time reached into the next "
         "window (or one was on)",
     ),
+    "jobs_held_for_prime_time": (
+        "",
+        "prime time only: times a waiting job asking more than prime_time_max_walltime was held through a prime time "
+        "(once per prime time)",
+    ),
     "scenarios": ("", "batch: failure scenarios run"),
     "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
     "mean_lower_bound": ("s", "batch: mean lower bound L(f) / L'(J, f)"),

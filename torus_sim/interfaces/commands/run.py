@@ -199,6 +199,12 @@ def _production_text(scenario) -> str:
         parts.append(f"maintenance windows inferred from the log (idle {length:g} s or longer while jobs waited)")
     elif scenario.maintenance is not None:
         parts.append(f"maintenance windows from {Path(scenario.maintenance).name}")
+    if scenario.prime_time is not None:
+        spill = "" if scenario.prime_time_spill is None else f" (ending at most {scenario.prime_time_spill:g} s into it)"
+        parts.append(
+            f"prime time {scenario.prime_time}, log's local time: jobs asking over "
+            f"{scenario.prime_time_max_walltime or 0:g} s start outside it{spill}"
+        )
     return "; ".join(parts)
 
 
