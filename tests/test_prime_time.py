@@ -45,6 +45,8 @@ def _run(jobs, nodes: int, policy=None, **engine):
 
 def test_a_rule_reads_days_and_hours_and_a_bad_one_says_what_is_wrong():
     assert WEEKDAYS == (frozenset(range(5)), 480, 1080)
+    assert WEEKDAYS.longest_gap() == (2 * 24 + 14) * HOUR  # Friday 18:00 to Monday 08:00
+    assert parse_prime_time("ALL 00:00-24:00").longest_gap() == 0.0
     assert parse_prime_time("sat-mon 00:00-24:00") == (frozenset({5, 6, 0}), 0, 1440)
     assert parse_prime_time("MON,WED 09:00-17:30").days == frozenset({0, 2})
     assert parse_prime_time("ALL 08:00-20:00").days == frozenset(range(7))
@@ -179,6 +181,15 @@ def test_bad_prime_time_settings_are_one_sentence():
         _run([_job(1, 0, 10)], 4, ListPolicy(), prime_time=_rule())
     with pytest.raises(ConfigurationError, match="prime_time_max_walltime must be positive"):
         _run([_job(1, 0, 10)], 4, prime_time=_rule(max_walltime=0.0))
+    # a rule under which a job could never start would keep the engine asking for passes forever: refused
+    always = PrimeTimeRule(parse_prime_time("ALL 00:00-24:00"), LogClock(MONDAY), HOUR)
+    with pytest.raises(ConfigurationError, match="covers the whole week"):
+        _run([_job(1, 0, 2 * HOUR)], 4, prime_time=always)
+    assert _run([_job(1, 0, HOUR / 2)], 4, prime_time=always)[1].loc[1, "started_at"] == 0.0  # short jobs run
+    nights = PrimeTimeRule(parse_prime_time("ALL 06:00-24:00"), LogClock(MONDAY), HOUR, spill=HOUR)  # 6 h outside
+    with pytest.raises(ConfigurationError, match="longest time outside prime time is 21,600 s, plus the spill 3,600 s"):
+        _run([_job(1, 0, 8 * HOUR)], 4, prime_time=nights)
+    assert _run([_job(1, 0, 7 * HOUR)], 4, prime_time=nights)[1].loc[1, "started_at"] == 0.0  # 00:00 + 7 h = 07:00
 
 
 def test_the_cli_refuses_a_bad_rule_in_one_sentence_and_writes_nothing(tmp_path):

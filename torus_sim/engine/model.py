@@ -186,9 +186,14 @@ def _windows(maintenance, drain: bool, workload: Workload, pass_at) -> Maintenan
     """The run's maintenance windows (:class:`~torus_sim.engine.maintenance.MaintenanceWindows`), or None without any."""
     if maintenance is None:
         return None
+    return MaintenanceWindows(maintenance, pass_at, _longest(workload), drain)
+
+
+def _longest(workload: Workload) -> float:
+    """The longest requested time of the workload's jobs, seconds (0 without jobs)."""
     jobs = workload.jobs
     walltimes = jobs.column("walltime") if hasattr(jobs, "column") else [job.walltime for job in jobs]
-    return MaintenanceWindows(maintenance, pass_at, float(np.max(walltimes, initial=0.0)), drain)
+    return float(np.max(walltimes, initial=0.0))
 
 
 def _check_arguments(event_order: str, plan_timeout, step_seconds: float, downtime, verification_time: float, interval) -> None:
@@ -461,7 +466,7 @@ class SchedulingModel(mesa_core.Model):
         windows = _windows(maintenance, maintenance_drain, workload, partial(SchedulingModel._pass_at, self))
         multifactor = None if priority is None else Multifactor(priority, self.platform.capacity, queue_factors, accounts)
         dispatch = None if dispatch_latency is None else DispatchDelay(dispatch_latency, partial(SchedulingModel._pass_at, self))
-        prime = None if prime_time is None else PrimeTime(prime_time, partial(SchedulingModel._pass_at, self))
+        prime = None if prime_time is None else PrimeTime(prime_time, partial(SchedulingModel._pass_at, self), _longest(workload))
         self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows, dispatch, prime)
         # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
         # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.

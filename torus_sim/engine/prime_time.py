@@ -51,6 +51,14 @@ class PrimeTimeSpec(NamedTuple):
     start: int
     end: int
 
+    def longest_gap(self) -> float:
+        """The longest time between two prime times of a week, seconds (0: prime time all week long)."""
+        week = 7 * 1440
+        spans = sorted((day * 1440 + self.start, day * 1440 + self.end) for day in self.days)
+        gaps = [later[0] - earlier[1] for earlier, later in zip(spans, spans[1:], strict=False)]
+        gaps.append(spans[0][0] + week - spans[-1][1])  # over the week's end
+        return 60.0 * max(gaps)
+
 
 def _minutes(text: str, spec: str) -> int:
     hours, minutes = (int(part) for part in text.split(":"))
@@ -165,16 +173,34 @@ class PrimeTime:
         rule: the :class:`PrimeTimeRule`.
         request_pass_at: ``at -> None``: asks the engine for a scheduling pass at a later time (prime time's end,
             where the held jobs are let in again).
+        longest: the longest requested time of any job of the run, seconds: each must fit some time outside prime time
+            (with the spill), or it could never start.
+
+    Raises:
+        ConfigurationError: a maximum that is not positive seconds, a spill below 0, or a rule under which the longest
+            job could never start (prime time all week long; a spill too short for the longest time outside it).
 
     Attributes:
         held_ever: times a job was held (a job held at several passes of one prime time counts once for it).
     """
 
-    def __init__(self, rule: PrimeTimeRule, request_pass_at) -> None:
+    def __init__(self, rule: PrimeTimeRule, request_pass_at, longest: float = 0.0) -> None:
         if not (0 < rule.max_walltime < math.inf):
             raise ConfigurationError(f"prime_time_max_walltime must be positive seconds, got {rule.max_walltime!r}")
         if rule.spill is not None and not (0 <= rule.spill < math.inf):
             raise ConfigurationError(f"prime_time_spill must be seconds >= 0, got {rule.spill!r}")
+        if longest > rule.max_walltime:  # a long job must fit outside prime time, or it waits forever
+            gap = rule.spec.longest_gap()
+            if gap == 0.0:
+                raise ConfigurationError(
+                    f"prime time covers the whole week: a job asking more than prime_time_max_walltime "
+                    f"({rule.max_walltime:,.0f} s; this workload has one of {longest:,.0f} s) could never start"
+                )
+            if rule.spill is not None and longest > gap + rule.spill:
+                raise ConfigurationError(
+                    f"prime_time_spill: a job of {longest:,.0f} s could never start: the longest time outside prime "
+                    f"time is {gap:,.0f} s, plus the spill {rule.spill:,.0f} s"
+                )
         self.rule = rule
         self._request_pass_at = request_pass_at
         self._held: dict[int, object] = {}  # job id -> job held out of the queue now
