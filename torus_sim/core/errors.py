@@ -89,6 +89,12 @@ class MaintenanceFormatError(InputFormatError):
     kind = "maintenance-window"
 
 
+class EffectiveSizeFormatError(InputFormatError):
+    """A malformed line of an effective-size file (``start,end,nodes``: seconds and a node count)."""
+
+    kind = "effective-size"
+
+
 class JobSetFormatError(InputFormatError):
     """A malformed line of a reference-code job file or failure-scenario file (see :mod:`torus_sim.inputs.workload.refcode`)."""
 

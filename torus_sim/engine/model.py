@@ -60,6 +60,7 @@ from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.counters import RunCounters
 from torus_sim.engine.dispatch import DispatchDelay
+from torus_sim.engine.effective_size import EffectiveSize
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -156,7 +157,9 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
-def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None) -> None:
+def _check_production(
+    policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, effective_size=None
+) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
@@ -170,6 +173,7 @@ def _check_production(policy: Policy, interval, limits, priority, maintenance=No
         ("maintenance windows", maintenance),
         ("dispatch_latency", latency),
         ("prime_time", prime),
+        ("effective_size", effective_size),
     ):
         if value is not None and policy.pass_after_each_end:
             raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
@@ -236,6 +240,7 @@ class _Parts(NamedTuple):
     resilience: ResiliencePolicy
     progress: object  # the job progress model (torus_sim.engine.progress)
     node_agents: list
+    effective_size: object = None  # (start, end, nodes) spans of a smaller machine (EffectiveSize), or None
 
 
 def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
@@ -255,11 +260,28 @@ def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
     return [policy, *(copy.deepcopy(policy) for _ in divided[1:])]  # before any attach: each its own state
 
 
-def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off) -> bool:
-    """Whether the run tells nodes apart: fail-stop failures, a policy that asks, resilience, or a placement that warms switched-off nodes."""
+def _held_out(effective_size, platform, power_states, pass_at) -> EffectiveSize | None:
+    """The spans of a smaller effective size (:class:`~torus_sim.engine.effective_size.EffectiveSize`), or None.
+
+    Raises:
+        ConfigurationError: the spans, or switched-off nodes beside them (a held-out node has no power state).
+    """
+    if effective_size is None:
+        return None
+    if power_states is not None:
+        raise ConfigurationError("effective_size: not with switched-off nodes (a held-out node has no power state)")
+    return EffectiveSize(effective_size, platform, pass_at)
+
+
+def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held_out=None) -> bool:
+    """Whether the run tells nodes apart: failures, a policy that asks, resilience, warmed nodes, an effective size.
+
+    ``held_out``: spans of a smaller effective size, or None (their nodes are held out by id); ``switch_off``: a placement that
+    warms switched-off nodes needs their ids.
+    """
     fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
     warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
-    return fail_stop or policy.needs_node_identities or resilience.active or warm
+    return fail_stop or policy.needs_node_identities or resilience.active or warm or held_out is not None
 
 
 def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
@@ -378,6 +400,9 @@ class SchedulingModel(mesa_core.Model):
             jobs are only held while a window lasts (an outage the scheduler did not see coming).
         prime_time: a :class:`~torus_sim.engine.prime_time.PrimeTimeRule`: in prime time, jobs asking more than its
             longest requested time wait held (:class:`~torus_sim.engine.prime_time.PrimeTime`); None: no prime time.
+        effective_size: ``(start, end, nodes)`` spans in seconds of the run's clock in which only ``nodes`` of the
+            machine are usable (:class:`~torus_sim.engine.effective_size.EffectiveSize`: the others held out as down
+            nodes that return at the span's end; nothing killed). None: the whole machine all along.
         queue_factors: job id -> the priority's queue factor in [0, 1] (:func:`~torus_sim.inputs.workload.queues.queue_factors`),
             for ``priority.queue``; None: none.
         accounts: user id -> account (the log's group) for the priority's fair share by account; None: by user.
@@ -422,6 +447,7 @@ class SchedulingModel(mesa_core.Model):
         maintenance=None,
         maintenance_drain: bool = True,
         prime_time: PrimeTimeRule | None = None,
+        effective_size=None,
         queue_factors=None,
         accounts=None,
     ) -> None:
@@ -434,7 +460,7 @@ class SchedulingModel(mesa_core.Model):
         check_declarations(policy)
         users = (("user", *user_limits, None),) if user_limits is not None else ()
         limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
-        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time)
+        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, effective_size)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -447,7 +473,9 @@ class SchedulingModel(mesa_core.Model):
         )
         resilience = resilience or ResiliencePolicy()
         switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
-        self.platform = _build_platform(platform, table, _needs_identities(policy, failures, resilience, switch_off))
+        self.platform = _build_platform(
+            platform, table, _needs_identities(policy, failures, resilience, switch_off, effective_size)
+        )
         fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
         ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
         self.settings = RunSettings(
@@ -468,8 +496,7 @@ class SchedulingModel(mesa_core.Model):
         dispatch = None if dispatch_latency is None else DispatchDelay(dispatch_latency, partial(SchedulingModel._pass_at, self))
         prime = None if prime_time is None else PrimeTime(prime_time, partial(SchedulingModel._pass_at, self), _longest(workload))
         self.scheduler = SchedulerAgent(self, policy, key, limits, multifactor, windows, dispatch, prime)
-        # Mesa 3.3 keeps every model alive as a key of the class-level Agent._ids counter (mesa#3179,
-        # fixed after 3.3.1): a sweep grew by ~80 MB per BATCH run. All agents are made above; drop it.
+        # Mesa 3.3.1 keeps each model alive in Agent._ids (mesa#3179): ~80 MB per BATCH run of a sweep; agents all made
         mesa_core.Agent._ids.pop(self, None)
         progress = make_progress(preemption, resilience.recovery_time, resilience.checkpoint_interval is not None)
         # the running jobs in order of predicted end are kept where that end is fixed for an attempt (a cluster's
@@ -481,7 +508,7 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        parts = _Parts(power, power_states, resilience, progress, node_agents)
+        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
@@ -508,6 +535,9 @@ class SchedulingModel(mesa_core.Model):
             recorder=self.recorder,
             overran=self._overran,
             check_head=check_head,
+            effective_size=_held_out(
+                parts.effective_size, self.platform, parts.power_states, partial(SchedulingModel._pass_at, self)
+            ),
         )
         self.view = SchedulingView(
             self.simulator,
@@ -764,6 +794,8 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_held_for_maintenance"] = self.scheduler.maintenance.held_ever
         if self.scheduler.prime_time is not None:  # times a long job was held through prime time
             self.counters["jobs_held_for_prime_time"] = self.scheduler.prime_time.held_ever
+        if self.passes.effective_size is not None:  # node-hours held out of a machine of a smaller effective size
+            self.counters["node_hours_held_out"] = self.passes.effective_size.hours()
 
     @property
     def moves(self) -> tuple[int, int]:

@@ -46,6 +46,8 @@ class SchedulingPass:
         recorder: the run's :class:`~torus_sim.engine.record.RunRecorder` (the pass table).
         overran: makes the PolicyError for a pass the watchdog stopped.
         check_head: a policy that serves the head first must have started it when it fits (checked on clusters).
+        effective_size: the :class:`~torus_sim.engine.effective_size.EffectiveSize` whose spans hold nodes out of the
+            machine (applied at each pass's start, before the scheduler agent's gates), or None.
 
     The handlers (the state changes a pass applies) and the policy's view are handed over by :meth:`bind`: both are
     made after the pass (the view shows the pass's returned jobs; the handlers ask for passes).
@@ -60,7 +62,20 @@ class SchedulingPass:
     """
 
     def __init__(
-        self, *, clock, book, settings, scheduler, platform, progress, calls, power, recorder, overran, check_head: bool
+        self,
+        *,
+        clock,
+        book,
+        settings,
+        scheduler,
+        platform,
+        progress,
+        calls,
+        power,
+        recorder,
+        overran,
+        check_head: bool,
+        effective_size=None,
     ) -> None:
         self.clock, self.book, self.settings, self.scheduler, self.queue = clock, book, settings, scheduler, scheduler.queue
         self.policy, self.platform, self.progress, self.calls, self.power = scheduler.policy, platform, progress, calls, power
@@ -68,6 +83,7 @@ class SchedulingPass:
         self.handlers = self.view = None  # handed over by bind()
         self._last = -math.inf  # when the last pass ran (a cycle's pass waits for last + interval)
         self.check_head = check_head
+        self.effective_size = effective_size
         self.pending = False
         self.open = False
         self.pause = False
@@ -179,6 +195,8 @@ class SchedulingPass:
         The engine's own pass (:meth:`run`) and a caller that applies actions itself (the Gymnasium
         environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close`.
         """
+        if self.effective_size is not None:  # the nodes of a smaller effective size held out, before any job looks
+            self.effective_size.apply(self.clock.time)
         self.scheduler.begin_pass(
             self.clock.time
         )  # under per-user limits, this lets in and holds jobs: the head is read after it

@@ -1,8 +1,9 @@
-"""The scenario's sections the engine reads: the cycle, the limits, the priority, maintenance, prime time, the run.
+"""The scenario's sections the engine reads: the cycle, the limits, the priority, maintenance, the effective size, prime time, the run.
 
-``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[prime_time]``, ``[run]``: production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows, prime
-time; :mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`, :mod:`torus_sim.engine.maintenance`,
-:mod:`torus_sim.engine.prime_time`) and how the
+``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[effective_size]``, ``[prime_time]``, ``[run]``:
+production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows, the
+machine's effective size over time, prime time; :mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`,
+:mod:`torus_sim.engine.maintenance`, :mod:`torus_sim.engine.effective_size`, :mod:`torus_sim.engine.prime_time`) and how the
 run goes (its seed, the order of events, the wall-clock limit of a pass). Parts of
 :class:`torus_sim.experiments.scenario.Scenario` (pydantic models of their own, mixed into the scenario with the other
 parts' sections): their fields keep their flat names in scenario files, sweep grids and options.
@@ -18,7 +19,15 @@ from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.engine.prime_time import parse_prime_time
 from torus_sim.inputs.workload.queues import parse_queue_tiers
 
-__all__ = ["CycleSection", "LimitsSection", "MaintenanceSection", "PrimeTimeSection", "PrioritySection", "RunSection"]
+__all__ = [
+    "CycleSection",
+    "EffectiveSizeSection",
+    "LimitsSection",
+    "MaintenanceSection",
+    "PrimeTimeSection",
+    "PrioritySection",
+    "RunSection",
+]
 
 
 class CycleSection(BaseModel):
@@ -180,6 +189,28 @@ class MaintenanceSection(BaseModel):
         gt=0,
         le=1e9,
         description='seconds: the shortest idle span of the log taken as a window (maintenance = "inferred"); unset: 3600',
+    )
+
+
+class EffectiveSizeSection(BaseModel):
+    """The ``[effective_size]`` section: spans in which only part of the machine was usable (a log's MaxProcs is not always)."""
+
+    SECTION: ClassVar[str] = "effective_size"
+
+    effective_size: str | None = Field(
+        None,
+        min_length=1,
+        description="the machine's effective size over time: \"inferred\" (each period's peak of busy processors in the "
+        "replayed SWF log's schedule, where below the machine) or a file of start,end,nodes lines (seconds of the "
+        "workload's clock, the nodes usable from start to end); the other nodes are held out, none killed (a Slurm "
+        "reservation of a node count); unset: the whole machine all along",
+    )
+    effective_size_period: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description='seconds: the periods an inferred effective size is read over (effective_size = "inferred"); '
+        "unset: 2592000 (30 days)",
     )
 
 

@@ -395,7 +395,7 @@ def _file_argument(value: str, field: str) -> tuple[str, str] | None:
 
     if field == "power_cap_file":
         return ("", value)
-    if field == "maintenance":  # inferred from the log, or a file of windows
+    if field in ("maintenance", "effective_size"):  # inferred from the log, or a file of windows or spans
         return None if value == "inferred" else ("", value)
     if field in ("job_power", "price"):  # a name with arguments (uniform:50:300, tou:0.05:3) or a CSV file
         return ("", value) if value.lower().endswith(".csv") else None

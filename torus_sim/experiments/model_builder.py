@@ -18,6 +18,7 @@ from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
+from torus_sim.inputs.effective_size import effective_size_spans
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
@@ -126,7 +127,7 @@ def model_arguments(
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
     }
-    keywords.update(_log_readings(scenario, workload))
+    keywords.update(_log_readings(scenario, workload, platform if isinstance(platform, int) else platform.capacity))
     if scenario.power:  # read before the run: power-aware policies plan with them
         from torus_sim.experiments.run_inputs import load_power
 
@@ -200,12 +201,17 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
     return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)
 
 
-def _log_readings(scenario: Scenario, workload) -> dict:
+def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
     """What the replayed SWF log gives the model beyond its jobs, read once: queue factors, accounts, inferred windows.
 
     Returns:
         The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``,
-        ``maintenance_drain`` and ``prime_time``.
+        ``maintenance_drain``, ``effective_size`` and ``prime_time``.
+
+    Args:
+        scenario: the run's scenario.
+        workload: its workload (the SWF log it came from is read again for what the jobs do not carry).
+        capacity: the platform's nodes (an inferred effective size is a share of them).
 
     Raises:
         ConfigurationError: a queue weight without tiers, a window setting without windows, or a reading that needs
@@ -215,6 +221,8 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
     if scenario.maintenance is None and (scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None):
         raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
+    if scenario.effective_size is None and scenario.effective_size_period is not None:
+        raise ConfigurationError('effective_size_period needs effective_size = "inferred"')
     if scenario.prime_time is None and (scenario.prime_time_max_walltime is not None or scenario.prime_time_spill is not None):
         raise ConfigurationError('prime_time_max_walltime and prime_time_spill need prime_time (as "MON-FRI 08:00-18:00")')
     readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
@@ -223,6 +231,7 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
         else (),
         "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
+        "an inferred effective size": SCHEDULE_FIELDS if scenario.effective_size == INFERRED else (),
         "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
         "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
         "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
@@ -247,6 +256,10 @@ def _log_readings(scenario: Scenario, workload) -> dict:
         )
         drain = scenario.maintenance_drain
         keywords["maintenance_drain"] = scenario.maintenance != INFERRED if drain is None else drain
+    if scenario.effective_size is not None:
+        keywords["effective_size"] = effective_size_spans(
+            scenario.effective_size, log, workload.load_scale, capacity, scenario.effective_size_period
+        )
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
     return keywords

@@ -228,6 +228,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
             scenario, placement_name(scenario), predictor_name(scenario) if _uses_predictor(model.policy) else None
         ),
         **_maintenance_manifest(scenario, model),
+        **_effective_size_manifest(scenario, model),
     }
 
 
@@ -244,6 +245,21 @@ def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
             "windows": len(windows.windows),
             "hours": round(windows.hours(), 3),
             "drain": windows.drains,
+        }
+    }
+
+
+def _effective_size_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
+    """The run's effective-size spans as built (``{}`` without any: the manifest of a run without them is unchanged)."""
+    held_out = model.passes.effective_size
+    if held_out is None:
+        return {}
+    inferred = scenario.effective_size == "inferred"
+    return {
+        "effective_size": {
+            "spec": scenario.effective_size if inferred else portable_text(scenario.effective_size),
+            "sha256": None if inferred else file_sha256(scenario.effective_size),
+            "spans": held_out.spans.tolist(),
         }
     }
 

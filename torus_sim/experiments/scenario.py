@@ -35,6 +35,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       weights: the policy's own order)
     [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
+    [effective_size]  effective_size = "inferred" | FILE, effective_size_period (spans in which only part of the
+                      machine is usable: the other nodes held out, none killed; unset: the whole machine)
     [prime_time]      prime_time = "MON-FRI 08:00-18:00", prime_time_max_walltime, prime_time_spill (in the log's
                       local time, jobs asking more than the maximum wait for the end of prime time; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
@@ -69,6 +71,7 @@ from predictors.settings import PredictorsSection
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine.sections import (
     CycleSection,
+    EffectiveSizeSection,
     LimitsSection,
     MaintenanceSection,
     PrimeTimeSection,
@@ -114,6 +117,7 @@ SECTION_MODELS = (
     LimitsSection,
     PrioritySection,
     MaintenanceSection,
+    EffectiveSizeSection,
     PrimeTimeSection,
     RunSection,
 )
@@ -129,13 +133,23 @@ SECTIONS: dict[str, tuple[str, ...]] = {section.SECTION: tuple(section.model_fie
 PRIORITY_FIELDS = SECTIONS["priority"]
 """The [priority] section: Slurm's multifactor job priority (:mod:`torus_sim.engine.multifactor`)."""
 
-INPUT_FILE_FIELDS = ("workload", "failures", "silent_errors", "job_power", "price", "power_cap_file", "maintenance")
+INPUT_FILE_FIELDS = (
+    "workload",
+    "failures",
+    "silent_errors",
+    "job_power",
+    "price",
+    "power_cap_file",
+    "maintenance",
+    "effective_size",
+)
 """Scenario fields that may name an input file (alone, or after a ``name:`` prefix such as ``table:``)."""
 
 
 class Scenario(
     RunSection,
     PrimeTimeSection,
+    EffectiveSizeSection,
     MaintenanceSection,
     PrioritySection,
     LimitsSection,

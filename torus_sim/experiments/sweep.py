@@ -158,6 +158,8 @@ LATER_FIELDS = (
     "prime_time",
     "prime_time_max_walltime",
     "prime_time_spill",
+    "effective_size",
+    "effective_size_period",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

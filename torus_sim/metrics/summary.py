@@ -292,4 +292,7 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
             if "jobs_held_for_prime_time" in counters
             else {}
         ),  # with a prime time only
+        **(
+            {"node_hours_held_out": float(counters["node_hours_held_out"])} if "node_hours_held_out" in counters else {}
+        ),  # with an effective size only
     }

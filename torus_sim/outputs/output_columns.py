@@ -120,6 +120,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
         "prime time only: times a waiting job asking more than prime_time_max_walltime was held through a prime time "
         "(once per prime time)",
     ),
+    "node_hours_held_out": (
+        "h",
+        "effective size only: node-hours (supernode-hours on a torus) held out of the machine in spans of a smaller "
+        "effective size",
+    ),
     "scenarios": ("", "batch: failure scenarios run"),
     "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
     "mean_lower_bound": ("s", "batch: mean lower bound L(f) / L'(J, f)"),

@@ -199,6 +199,11 @@ def _production_text(scenario) -> str:
         parts.append(f"maintenance windows inferred from the log (idle {length:g} s or longer while jobs waited)")
     elif scenario.maintenance is not None:
         parts.append(f"maintenance windows from {Path(scenario.maintenance).name}")
+    if scenario.effective_size == "inferred":
+        period = scenario.effective_size_period or 2_592_000.0
+        parts.append(f"effective machine size inferred from the log (each {period:g} s's peak of busy processors)")
+    elif scenario.effective_size is not None:
+        parts.append(f"effective machine size from {Path(scenario.effective_size).name}")
     if scenario.prime_time is not None:
         spill = "" if scenario.prime_time_spill is None else f" (ending at most {scenario.prime_time_spill:g} s into it)"
         parts.append(

@@ -1,0 +1,151 @@
+"""The machine's effective size over time (issue 77 §1): spans in which only part of the machine is there to use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
+from torus_sim.core.job import Job
+from torus_sim.engine.model import SchedulingModel
+from torus_sim.experiments.runner import Scenario, build_model
+from torus_sim.experiments.sweep import run_key
+from torus_sim.inputs.effective_size import inferred_spans, read_spans
+from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, busy_peaks, logged_schedule
+from torus_sim.inputs.workload.sources import workload_source
+from torus_sim.inputs.workload.swf import read_swf
+from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
+from torus_sim.policies.easy import EasyPolicy
+from torus_sim.policies.rigid import ListPolicy
+
+CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak")]
+
+
+def _job(job_id: int, at: float, runtime: float, size: int = 1) -> Job:
+    return Job(job_id, at, runtime=runtime, walltime=runtime, size=size, user_id=1)
+
+
+def _run(jobs, nodes: int, policy=None, **engine):
+    model = SchedulingModel(Workload(jobs=jobs, source="hand-made"), policy or EasyPolicy(), nodes, **engine)
+    return model, model.run().jobs.set_index("job_id")
+
+
+def test_a_span_holds_nodes_out_as_they_free_and_gives_them_back_at_its_end():
+    # 4 nodes; from 100 s to 1000 s only 2. Job 1 (2 nodes, 0-500) and job 2 (1 node, 50-150) run at the span's
+    # start: one node is free and held at 100, job 2's node is held when it ends at 150 (nothing is killed). Job 3 (2
+    # nodes, at 150) waits for job 1's end at 500; job 4 (1 node, at 160) finds no node beside job 3 and starts at
+    # job 3's end, 600; job 5 (4 nodes, at 170) waits for the span's end at 1000. Held: 900 s + 850 s = 1750 node-s.
+    jobs = [_job(1, 0, 500, 2), _job(2, 50, 100), _job(3, 150, 100, 2), _job(4, 160, 100), _job(5, 170, 2000, 4)]
+    model, table = _run(jobs, 4, effective_size=[(100.0, 1000.0, 2)])
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 50.0, 3: 500.0, 4: 600.0, 5: 1000.0}
+    assert model.counters["node_hours_held_out"] == pytest.approx(1750 / 3600)
+    assert model.passes.effective_size.held == []  # all given back
+    # without the span: job 3 starts at 150 beside job 1, job 4 at its end (250), job 5 at 500
+    _, free = _run(jobs, 4)
+    assert free["started_at"].to_dict() == {1: 0.0, 2: 50.0, 3: 150.0, 4: 250.0, 5: 500.0}
+
+
+def test_easy_plans_the_nodes_back_at_the_spans_end():
+    # 4 nodes, 2 usable until 1000 s. Job 1 (2 nodes, 0-2000) holds both; job 2 (4 nodes) is the head: EASY's shadow is
+    # at job 1's end (2000 s), when all 4 are there again; job 3 (2 nodes, 500 s) fits from 1000 s (the span's end)
+    # and ends at 1500, before the shadow: backfilled at 1000 s
+    jobs = [_job(1, 0, 2000, 2), _job(2, 10, 100, 4), _job(3, 20, 500, 2)]
+    _, table = _run(jobs, 4, effective_size=[(0.0, 1000.0, 2)])
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 2000.0, 3: 1000.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 400), min_size=1, max_size=20),
+    sizes=st.lists(st.integers(1, 8), min_size=20, max_size=20),
+    lengths=st.lists(st.integers(1, 60), min_size=20, max_size=20),
+    spans=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 200), st.integers(1, 8)), min_size=1, max_size=3),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_no_job_starts_into_more_than_the_effective_size_under_any_cluster_policy(submits, sizes, lengths, spans, policy):
+    jobs = [_job(index + 1, at * 10.0, lengths[index] * 10.0, sizes[index]) for index, at in enumerate(sorted(submits))]
+    chosen, last_end = [], -1.0
+    for start, length, nodes in sorted(spans):
+        if start * 10.0 >= last_end:
+            chosen.append((start * 10.0, (start + length) * 10.0, nodes))
+            last_end = (start + length) * 10.0
+    _, table = _run(jobs, 8, POLICIES.make(policy), effective_size=chosen)
+    assert len(table) == len(jobs) and table["finished_at"].notna().all()
+    begun, ended, size = table["started_at"].to_numpy(), table["finished_at"].to_numpy(), table["size"].to_numpy()
+    for start, end, nodes in chosen:
+        for at in np.unique(begun[(begun >= start) & (begun < end)]):
+            busy = size[(begun <= at) & (ended > at)].sum()  # after every start of that instant
+            assert busy <= nodes, (policy, start, end, nodes, at, busy)
+
+
+def test_sdsc_sp2_never_used_more_than_115_of_its_128_processors_for_seven_months():
+    source = workload_source("pwa:SDSC-SP2", {})
+    schedule = logged_schedule(read_swf(source.path, fields=SCHEDULE_FIELDS))
+    peaks = busy_peaks(schedule, 30 * 86_400.0)
+    assert peaks[:7].tolist() == [115] * 7 and peaks[7] > 128  # cancelled lines left out; status 0 lines overlap
+    assert inferred_spans(schedule, 128).tolist() == [[0.0, 7 * 30 * 86_400.0, 115.0]]
+    assert inferred_spans(schedule, 64).tolist() == [[0.0, 7 * 30 * 86_400.0, 57.0]]  # a share of another machine
+
+
+def test_an_inferred_size_on_a_replay_of_sdsc_sp2_and_the_torus_from_a_file(tmp_path):
+    plain = Scenario.make(workload="pwa:SDSC-SP2", max_jobs=2000, platform="cluster", policy="FCFS-EASY")
+    sized = plain.replace(effective_size="inferred")
+    assert run_key(plain) != run_key(sized)
+    model = build_model(sized)
+    assert model.passes.effective_size.spans.tolist() == [[0.0, 7 * 30 * 86_400.0, 115.0]]
+    table = model.run().jobs
+    assert model.counters["node_hours_held_out"] > 0
+    free = build_model(plain).run().jobs
+    waits = (table["first_started_at"] - table["submitted_at"]).mean()
+    assert waits > (free["first_started_at"] - free["submitted_at"]).mean()  # 13 processors fewer: longer waits
+    # the torus: 96 of the 128 supernodes for the first ten days, from a file
+    spans = tmp_path / "sizes.csv"
+    spans.write_text("start,end,nodes\n0,864000,96  # a comment\n")
+    torus = build_model(Scenario.make(workload="pwa:SDSC-SP2", max_jobs=300, failures="none", effective_size=str(spans)))
+    jobs = torus.run().jobs
+    first = jobs["submitted_at"].min()  # the first pass: 32 supernodes held from there to the span's end
+    assert torus.counters["node_hours_held_out"] == pytest.approx(32 * (864000 - first) / 3600)
+    early = jobs[jobs["started_at"] < 864000]
+    for at in early["started_at"].unique():
+        running = jobs[(jobs["started_at"] <= at) & (jobs["finished_at"] > at)]
+        assert running["partition_size"].sum() <= 96
+
+
+def test_bad_effective_sizes_are_one_sentence(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("0,100,4\n100,50,4\n")
+    with pytest.raises(EffectiveSizeFormatError, match=r"bad.csv:2: .*0 <= start < end"):
+        read_spans(bad)
+    bad.write_text("0,100,2.5\n")
+    with pytest.raises(EffectiveSizeFormatError, match="whole number"):
+        read_spans(bad)
+    with pytest.raises(ConfigurationError, match=r"whole number of nodes in \[1, 4\], got 5"):
+        _run([_job(1, 0, 10)], 4, effective_size=[(0, 10, 5)])
+    with pytest.raises(ConfigurationError, match="effective-size spans overlap: 0-100 s and 50-200 s"):
+        _run([_job(1, 0, 10)], 4, effective_size=[(50, 200, 2), (0, 100, 3)])
+    with pytest.raises(ConfigurationError, match="effective_size: .* plans after each attempt end"):
+        _run([_job(1, 0, 10)], 4, ListPolicy(), effective_size=[(0, 10, 2)])
+    with pytest.raises(ConfigurationError, match="effective_size_period needs"):
+        build_model(Scenario.make(workload="pwa:SDSC-SP2", max_jobs=50, effective_size_period=86400.0))
+    with pytest.raises(ConfigurationError, match="run it at c = 1"):
+        build_model(Scenario.make(workload="pwa:SDSC-SP2", max_jobs=50, load_scale=1.5, effective_size="inferred"))
+
+
+def test_the_cli_refuses_a_malformed_file_in_one_sentence_and_writes_nothing(tmp_path):
+    spans = tmp_path / "sizes.csv"
+    spans.write_text("0,100\n")
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "torus_sim.interfaces.cli", "run", "--effective-size", str(spans), "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "sizes.csv:1:" in done.stderr and "start,end,nodes" in done.stderr
+    assert not out.exists()
