@@ -83,7 +83,9 @@ class EffectiveSize:
 
     def __init__(self, spans, platform, request_pass_at) -> None:
         if not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down"):
-            raise ConfigurationError(f"an effective size needs a machine whose nodes are told apart, not a {platform.label}")
+            raise ConfigurationError(
+                f"an effective size takes single nodes out of a cluster or a torus, not of a {platform.label}"
+            )
         self.spans = checked_spans(spans, platform.capacity)
         self._starts = self.spans[:, 0].tolist()
         self._ends = self.spans[:, 1].tolist()

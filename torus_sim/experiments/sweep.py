@@ -160,6 +160,8 @@ LATER_FIELDS = (
     "prime_time_spill",
     "effective_size",
     "effective_size_period",
+    "partitions",
+    "partition_field",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

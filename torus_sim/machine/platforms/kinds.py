@@ -6,8 +6,9 @@ questions the rest of the run asks of the platform: how many nodes it has (the c
 occupy (a torus rounds up to a size with a box shape), which SWF cleaning rules are its default, which
 failures it meets when the scenario names none, and how the run's manifest describes it.
 
-Built-ins: ``torus`` (:class:`TorusKind`), ``cluster`` (:class:`ClusterKind`) and ``heterogeneous``
-(:class:`~torus_sim.machine.platforms.heterogeneous.HeterogeneousKind`, its own module); an installed package
+Built-ins: ``torus`` (:class:`TorusKind`), ``cluster`` (:class:`ClusterKind`), ``heterogeneous``
+(:class:`~torus_sim.machine.platforms.heterogeneous.HeterogeneousKind`, its own module) and ``partitions``
+(:class:`~torus_sim.machine.platforms.queue_partitions.QueuePartitionsKind`: a cluster split by the log's queues); an installed package
 adds its own under the ``torus_sim.platforms`` entry points, or a scenario names one by import path
 (a subclass of :class:`PlatformKind` whose ``build`` returns an object with the platform protocol of
 :mod:`torus_sim.machine.platforms.base`).
@@ -29,6 +30,7 @@ from torus_sim.machine.partitions import round_up_to_feasible_size
 from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
 from torus_sim.machine.platforms.heterogeneous import HeterogeneousKind
+from torus_sim.machine.platforms.queue_partitions import QueuePartitionsKind
 from torus_sim.machine.platforms.torus import TorusPlatform
 from torus_sim.machine.topology import Torus
 
@@ -41,6 +43,7 @@ __all__ = [
     "ClusterKind",
     "HeterogeneousKind",
     "PlatformKind",
+    "QueuePartitionsKind",
     "TorusKind",
     "partition_table",
     "platform_kind",
@@ -155,6 +158,7 @@ PLATFORMS.register("cluster", ClusterKind)
 
 
 PLATFORMS.register("heterogeneous", HeterogeneousKind)
+PLATFORMS.register("partitions", QueuePartitionsKind)
 
 
 @lru_cache(maxsize=32)

@@ -6,7 +6,7 @@ the other parts' sections): its fields keep their flat names in scenario files, 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -15,6 +15,7 @@ from torus_sim.machine.machines import load_machine, machine_torus, parse_torus_
 from torus_sim.machine.partitions import MAX_PARTITIONS, partition_count
 from torus_sim.machine.platforms.cluster import MAX_NODES
 from torus_sim.machine.platforms.kinds import platform_kind
+from torus_sim.machine.platforms.queue_partitions import parse_partitions
 from torus_sim.machine.topology import Torus
 
 __all__ = ["PlatformSection"]
@@ -47,6 +48,15 @@ class PlatformSection(BaseModel):
     node_types: str | None = Field(
         None,
         description="a heterogeneous cluster's node types, NAME:NODES:CORES:MEMORY_GIB[:GPUS],... (thin:224:8:16,fat:16:8:64)",
+    )
+    partitions: str | None = Field(
+        None,
+        description='a cluster partitioned by the log\'s queues (platform = "partitions"): NAME:PROCESSORS:QUEUES,... with '
+        "the queues joined by + or * for every other (batch:100:1+2,small:28:*); a job runs only on its queue's partition",
+    )
+    partition_field: Literal["queue", "partition"] | None = Field(
+        None,
+        description='the SWF field a partitioned cluster routes by: "queue" (field 15) or "partition" (field 16); unset: queue',
     )
 
     @model_validator(mode="before")
@@ -87,6 +97,17 @@ class PlatformSection(BaseModel):
                 f"a {torus.label} torus has {count:,} partitions; the partition table holds at most {MAX_PARTITIONS:,}"
             )
         return self
+
+    @field_validator("partitions")
+    @classmethod
+    def _partitions_text(cls, value):
+        """Partitions that parse (:func:`~torus_sim.machine.platforms.queue_partitions.parse_partitions`)."""
+        if value is not None:
+            try:
+                parse_partitions(value)
+            except ConfigurationError as error:
+                raise ValueError(str(error)) from None
+        return value
 
     @field_validator("platform")
     @classmethod
