@@ -8,6 +8,8 @@ as the built-ins do (FCFS, FCFS-EASY / EASY-SJBF on a cluster, Krevat's pass on 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from torus_sim.policies.base import Reserve, Start
@@ -63,7 +65,15 @@ def _start_around(view, placement, first, allocation):
 
 
 def easy_pass(
-    policy, view, order: str = "fcfs", placement=None, backfill: bool = True, together: bool = True, max_tested: int | None = None
+    policy,
+    view,
+    order: str = "fcfs",
+    placement=None,
+    backfill: bool = True,
+    together: bool = True,
+    max_tested: int | None = None,
+    window: float | None = None,
+    resolution: float | None = None,
 ):
     """One EASY pass: start in order, reserve for the blocked head, backfill what does not delay it.
 
@@ -80,6 +90,9 @@ def easy_pass(
             PV-EASY's count, see :meth:`~torus_sim.engine.view.SchedulingView.shadow`).
         max_tested: the scan tests at most this many waiting jobs after the head, in its order (Slurm's
             ``bf_max_job_test``); None: all.
+        window: seconds: a shadow time further ahead than this is no reservation (infinite: every job that fits
+            is backfilled; Slurm's ``bf_window``); None: none.
+        resolution: seconds: the shadow time rounds up to a multiple of this (Slurm's ``bf_resolution``); None: exact.
 
     Yields:
         :class:`Start` and :class:`Reserve` actions.
@@ -94,6 +107,10 @@ def easy_pass(
     head = queue.head
     need = head.partition_size
     shadow_at, occupancy = view.shadow(need, None, together=together)
+    if window is not None and shadow_at > view.now + window:  # planned beyond the window: no reservation at all
+        shadow_at = math.inf
+    elif resolution is not None and math.isfinite(shadow_at):  # job ends kept in blocks: the shadow's block's end
+        shadow_at = math.ceil(shadow_at / resolution) * resolution
     yield Reserve(head, shadow_at)
     free = view.free_count()
     if free == 0:  # nothing fits (the scan below would stop at its first job)

@@ -86,9 +86,22 @@ def _fcfs(placement=None) -> Policy:
 
 def _easy(order: str):
     def factory(
-        placement=None, easy_extra: str = DEFAULT_EASY_EXTRA, bf_interval: float | None = None, bf_max_job_test: int | None = None
+        placement=None,
+        easy_extra: str = DEFAULT_EASY_EXTRA,
+        bf_interval: float | None = None,
+        bf_max_job_test: int | None = None,
+        bf_window: float | None = None,
+        bf_resolution: float | None = None,
     ) -> Policy:
-        return EasyPolicy(order, placement, easy_extra, bf_interval=bf_interval, bf_max_job_test=bf_max_job_test)
+        return EasyPolicy(
+            order,
+            placement,
+            easy_extra,
+            bf_interval=bf_interval,
+            bf_max_job_test=bf_max_job_test,
+            bf_window=bf_window,
+            bf_resolution=bf_resolution,
+        )
 
     factory.from_scenario = {"easy_extra": "easy_extra"}
     return factory

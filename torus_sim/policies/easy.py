@@ -70,10 +70,16 @@ class EasyPolicy(Policy):
             backfill waits for a pass, so for an event). None: at every pass (the textbook EASY).
         bf_max_job_test: the backfill scan tests at most this many waiting jobs after the head, in its
             order (Slurm's ``bf_max_job_test``). None: every waiting job. Clusters only.
+        bf_window: seconds: a head whose shadow time is further ahead than this gets no reservation, and every
+            job that fits now is backfilled (Slurm's ``bf_window``, there in minutes: no job is planned beyond
+            it). None: no window. Clusters only.
+        bf_resolution: seconds: the shadow time rounds up to a multiple of this on the run's clock (Slurm's
+            ``bf_resolution``: job ends kept in blocks of that many seconds), so a candidate ending in the head's
+            last block is backfilled and may delay the head by less than a block. None: exact times. Clusters only.
 
     Raises:
-        ConfigurationError: an unknown order or reading of the extra nodes; a ``bf_interval`` that is not positive
-            seconds or a ``bf_max_job_test`` below 1.
+        ConfigurationError: an unknown order or reading of the extra nodes; a ``bf_interval``, ``bf_window`` or
+            ``bf_resolution`` that is not positive seconds or a ``bf_max_job_test`` below 1.
 
     References:
         Lifka (EASY); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001; Tsafrir, Etsion and Feitelson,
@@ -89,15 +95,20 @@ class EasyPolicy(Policy):
         extra: str = DEFAULT_EASY_EXTRA,
         bf_interval: float | None = None,
         bf_max_job_test: int | None = None,
+        bf_window: float | None = None,
+        bf_resolution: float | None = None,
     ) -> None:
         if order not in ("fcfs", "sjf"):
             raise ConfigurationError(f"EASY candidate order must be 'fcfs' or 'sjf', got {order!r}")
         if extra not in EASY_EXTRA:
             raise ConfigurationError(f"EASY's extra nodes are 'textbook' or 'pv-easy', got {extra!r}")
-        if bf_interval is not None and (
-            isinstance(bf_interval, bool) or not isinstance(bf_interval, (int, float)) or not 0 < bf_interval < np.inf
+        for name, value, unset in (
+            ("bf_interval", bf_interval, "every pass"),
+            ("bf_window", bf_window, "no window"),
+            ("bf_resolution", bf_resolution, "exact times"),
         ):
-            raise ConfigurationError(f"bf_interval must be positive seconds (or unset: every pass), got {bf_interval!r}")
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < np.inf):
+                raise ConfigurationError(f"{name} must be positive seconds (or unset: {unset}), got {value!r}")
         if bf_max_job_test is not None and (
             isinstance(bf_max_job_test, bool) or not isinstance(bf_max_job_test, int) or bf_max_job_test < 1
         ):
@@ -107,6 +118,8 @@ class EasyPolicy(Policy):
         self.extra = extra
         self.bf_interval = None if bf_interval is None else float(bf_interval)
         self.bf_max_job_test = bf_max_job_test
+        self.bf_window = None if bf_window is None else float(bf_window)
+        self.bf_resolution = None if bf_resolution is None else float(bf_resolution)
         self._last_backfill = -np.inf
         self.name = "EASY-SJBF" if order == "sjf" else "FCFS-EASY"
 
@@ -117,12 +130,17 @@ class EasyPolicy(Policy):
             parts.append(f"backfill every {self.bf_interval:g} s")
         if self.bf_max_job_test is not None:
             parts.append(f"at most {self.bf_max_job_test:,} jobs tested")
+        if self.bf_window is not None:
+            parts.append(f"reservations within {self.bf_window:g} s")
+        if self.bf_resolution is not None:
+            parts.append(f"times in blocks of {self.bf_resolution:g} s")
         return ", ".join(parts)
 
     def why_unsupported(self, platform, workload) -> str | None:
-        """Slurm's ``bf_max_job_test`` is for clusters (the torus planner scans each partition size's jobs)."""
-        if self.bf_max_job_test is not None and platform.table is not None:
-            return "bf_max_job_test applies to clusters (the torus planner scans each partition size's jobs)"
+        """Slurm's ``bf_max_job_test``, ``bf_window`` and ``bf_resolution`` are for clusters (the torus planner is Krevat's)."""
+        for name in ("bf_max_job_test", "bf_window", "bf_resolution"):
+            if getattr(self, name) is not None and platform.table is not None:
+                return f"{name} applies to clusters (the torus planner scans each partition size's jobs)"
         return super().why_unsupported(platform, workload)
 
     def plan(self, view):
@@ -150,7 +168,14 @@ class EasyPolicy(Policy):
                 actions.append(Reserve(planner._reserved_job, planner.reservation[1]))
             return actions
         return easy_pass(
-            self, view, self.order, self.placement, together=self.extra == "textbook", max_tested=self.bf_max_job_test
+            self,
+            view,
+            self.order,
+            self.placement,
+            together=self.extra == "textbook",
+            max_tested=self.bf_max_job_test,
+            window=self.bf_window,
+            resolution=self.bf_resolution,
         )
 
     def _torus_planner(self):
