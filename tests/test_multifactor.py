@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.job import Job
 from torus_sim.engine.model import SchedulingModel
-from torus_sim.engine.multifactor import Multifactor, PriorityWeights
+from torus_sim.engine.multifactor import Multifactor, PriorityWeights, parse_fairshare_windows
 from torus_sim.experiments.runner import Scenario, build_model
 from torus_sim.experiments.sweep import run_key
 from torus_sim.inputs.workload.jobs import Workload
@@ -50,6 +50,39 @@ def test_the_fair_share_factor_is_two_to_the_minus_usage_over_shares():
     assert priority.key(_job(3, 10, 1, 1, 1))[0] == pytest.approx(-(2**-1.5))
     assert priority.key(_job(4, 10, 1, 1, 2))[0] == pytest.approx(-(2**-0.5))
     assert priority.key(_job(5, 10, 1, 1, 9))[0] == -1.0  # a user who used nothing
+
+
+def test_maui_fairshare_windows_weigh_the_last_windows_and_forget_older_ones():
+    # windows of 100 s, two of them counted, the one before weighted 0.5: user 1 holds 10 nodes in window 0 (1,000
+    # node-s), user 2 10 nodes for 50 s of window 1 (500). At 150 (window 1): 0.5 x 1,000 against 500, equal shares:
+    # F = 2^-(0.5 x 2) = 0.5 each. At 250 (window 2): window 0 is forgotten, user 2's counts 0.5 x 500: user 1 F = 1,
+    # user 2 F = 2^-(1 x 2) = 0.25
+    priority = Multifactor(PriorityWeights(fairshare=1.0, fairshare_windows=(100.0, 2, 0.5)), capacity=10)
+    first, second = _job(1, 0, 100, 10, 1), _job(2, 0, 50, 10, 2)
+    for job in (first, second):
+        priority.waiting(job)
+    priority.started(first, 10, 0.0)
+    priority.stopped(1, 100.0)
+    priority.started(second, 10, 100.0)
+    priority.stopped(2, 150.0)
+    priority.recompute(150.0)
+    assert priority.key(_job(3, 10, 1, 1, 1))[0] == pytest.approx(-0.5)
+    assert priority.key(_job(4, 10, 1, 1, 2))[0] == pytest.approx(-0.5)
+    priority.recompute(250.0)
+    assert priority.key(_job(5, 10, 1, 1, 1))[0] == pytest.approx(-1.0)
+    assert priority.key(_job(6, 10, 1, 1, 2))[0] == pytest.approx(-0.25)
+    assert parse_fairshare_windows("86400:7:0.8") == (86400.0, 7, 0.8)
+    for bad in ("86400:7", "0:7:0.8", "86400:1.5:0.8", "86400:7:1.5", "a:b:c"):
+        with pytest.raises(ValueError, match="FSINTERVAL"):
+            parse_fairshare_windows(bad)
+    with pytest.raises(ConfigurationError, match="FSINTERVAL"):
+        Scenario.make(priority_weight_fairshare=1.0, priority_fairshare_windows="86400:0:0.8")
+    with pytest.raises(ConfigurationError, match="priority_fairshare_windows needs priority_weight_fairshare"):
+        build_model(Scenario.make(workload=str(BUNDLED_NASA_LOG), max_jobs=20, priority_fairshare_windows="86400:7:0.8"))
+    plain = Scenario.make(workload=str(BUNDLED_NASA_LOG), platform="cluster", max_jobs=400, priority_weight_fairshare=100.0)
+    windowed = plain.replace(priority_fairshare_windows="3600:24:0.9")
+    assert run_key(plain) != run_key(windowed)
+    assert len(build_model(windowed).run().jobs) == 400
 
 
 def test_fair_share_puts_the_light_user_first_at_the_next_recomputation():

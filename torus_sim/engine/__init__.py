@@ -18,7 +18,7 @@ Key components:
     mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
-priorities, the multifactor priority's settings (:class:`PriorityWeights`), the owners of the groups' and queues'
+priorities, the multifactor priority's settings (:class:`PriorityWeights`, :func:`parse_fairshare_windows`), the owners of the groups' and queues'
 limits (:class:`OwnerMap`) and a prime-time rule on a log's clock (:class:`PrimeTimeRule`, :class:`LogClock`,
 :func:`parse_prime_time`) are meant for use outside the engine; policies see the view.
 """
@@ -32,6 +32,7 @@ _HOMES = {
     "parse_prime_time": "torus_sim.engine.prime_time",
     "OwnerMap": "torus_sim.engine.limits",
     "PriorityWeights": "torus_sim.engine.multifactor",
+    "parse_fairshare_windows": "torus_sim.engine.multifactor",
     "SchedulingModel": "torus_sim.engine.model",
     "SimulationRecord": "torus_sim.engine.record",
     "SchedulingView": "torus_sim.engine.view",

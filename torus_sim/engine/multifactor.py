@@ -17,6 +17,10 @@ not keep):
 * queue = the tier of the job's queue (SWF field 15) over the highest tier (``PriorityWeightPartition`` with each
   partition's ``PriorityJobFactor``: a site's express queue above its normal one above standby).
 
+Maui's fair-share windows are the alternative to the half-life (``fairshare_windows``): usage is counted in
+windows of ``FSINTERVAL`` seconds, the last ``FSDEPTH`` of them, window i back weighted ``FSDECAY^i`` (the window
+now at 1); the factor stays 2^(-U/S) over that usage.
+
 Slurm recomputes the factors every ``PriorityCalcPeriod`` (5 minutes by default) and a job's at its submission;
 :class:`Multifactor` does the same at the first pass at least ``calc_period`` after the last, and the queue (and
 so every policy's head, backfill scan and reservations) follows the new order. Ties go to the earlier submission,
@@ -29,7 +33,7 @@ References:
     Slurm's documentation, "Multifactor Priority Plugin" (the factors, their weights, PriorityMaxAge,
     PriorityDecayHalfLife, PriorityCalcPeriod, PriorityFavorSmall) and "Classic Fairshare Algorithm"
     (F = 2^(-U/S)); Jackson, Snell and Clement, "Core algorithms of the Maui scheduler", JSSPP 2001 (fair share
-    over decayed usage).
+    over decayed usage); Maui Scheduler Administrator's Guide §6.3 (FSINTERVAL, FSDEPTH, FSDECAY).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["Multifactor", "PriorityWeights"]
+__all__ = ["Multifactor", "PriorityWeights", "WindowedUsage", "parse_fairshare_windows"]
 
 DAY = 86400.0
 
@@ -58,6 +62,8 @@ class PriorityWeights:
         calc_period: seconds between recomputations of the factors (PriorityCalcPeriod), > 0.
         favor_small: the size factor favours small jobs (PriorityFavorSmall=YES).
         queue: weight of the queue factor (PriorityWeightPartition: the job's queue tier over the highest), >= 0.
+        fairshare_windows: Maui's fair-share windows ``(FSINTERVAL seconds > 0, FSDEPTH >= 1, FSDECAY in (0, 1])``
+            instead of the half-life, or None.
     """
 
     age: float = 0.0
@@ -68,6 +74,7 @@ class PriorityWeights:
     calc_period: float = 300.0
     favor_small: bool = False
     queue: float = 0.0
+    fairshare_windows: tuple[float, int, float] | None = None
 
     def __post_init__(self) -> None:
         for name in ("age", "fairshare", "job_size", "queue"):
@@ -78,6 +85,89 @@ class PriorityWeights:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigurationError(f"priority_{name} must be positive seconds, got {value!r}")
+        if self.fairshare_windows is not None:
+            interval, depth, decay = self.fairshare_windows
+            if not (0 < interval < math.inf and isinstance(depth, int) and depth >= 1 and 0 < decay <= 1):
+                raise ConfigurationError(
+                    "priority_fairshare_windows needs FSINTERVAL seconds > 0, FSDEPTH >= 1 and FSDECAY in (0, 1], got "
+                    f"{self.fairshare_windows!r}"
+                )
+
+
+def parse_fairshare_windows(text: str) -> tuple[float, int, float]:
+    """Read Maui's fair-share windows, ``"FSINTERVAL:FSDEPTH:FSDECAY"`` (``"86400:7:0.8"``: a day, a week of days, 0.8).
+
+    Raises:
+        ValueError: not three numbers, or values out of range (FSINTERVAL seconds > 0, FSDEPTH a whole number >= 1,
+            FSDECAY in (0, 1]).
+    """
+    fields = text.split(":")
+    try:
+        interval, depth, decay = float(fields[0]), float(fields[1]), float(fields[2])
+    except (ValueError, IndexError):
+        raise ValueError(f"expected FSINTERVAL:FSDEPTH:FSDECAY (as 86400:7:0.8), got {text!r}") from None
+    if len(fields) != 3 or not (0 < interval < math.inf and depth >= 1 and depth == int(depth) and 0 < decay <= 1):
+        raise ValueError(
+            f"expected FSINTERVAL seconds > 0, FSDEPTH a whole number >= 1 and FSDECAY in (0, 1] (as 86400:7:0.8), got {text!r}"
+        )
+    return interval, int(depth), decay
+
+
+class WindowedUsage:
+    """Each owner's usage in Maui's fair-share windows: node-seconds per window, the last FSDEPTH of them weighted.
+
+    Args:
+        interval: FSINTERVAL, seconds (> 0): window k is ``[k * interval, (k + 1) * interval)`` of the run's clock.
+        depth: FSDEPTH (>= 1): the windows counted, the current one included.
+        decay: FSDECAY in (0, 1]: window i back (the current one i = 0) weighs ``decay ** i``.
+
+    References:
+        Maui Scheduler Administrator's Guide §6.3 (fair share: FSINTERVAL, FSDEPTH, FSDECAY).
+    """
+
+    def __init__(self, interval: float, depth: int, decay: float) -> None:
+        self.interval, self.depth, self.decay = interval, depth, decay
+        self._used: dict[int, dict[int, float]] = defaultdict(dict)  # owner -> window -> node-seconds
+        self._totals: dict[int, float] = defaultdict(float)  # window -> every owner's node-seconds
+        self._pruned = -1  # the window the last prune was at
+
+    def add(self, owner: int, nodes: int, since: float, now: float) -> None:
+        """``nodes`` held by ``owner`` from ``since`` to ``now`` (seconds), split over the windows they cross."""
+        used = self._used[owner]
+        interval = self.interval
+        start = since
+        while start < now:
+            window = int(start // interval)
+            end = min(now, (window + 1) * interval)
+            used[window] = used.get(window, 0.0) + nodes * (end - start)
+            self._totals[window] += nodes * (end - start)
+            start = end
+
+    def usage(self, owner: int, now: float) -> float:
+        """``owner``'s weighted usage at ``now``: the sum over the last ``depth`` windows of ``decay ** i`` x node-seconds."""
+        used = self._used.get(owner)
+        if not used:
+            return 0.0
+        current = int(now // self.interval)
+        return sum(used.get(current - back, 0.0) * self.decay**back for back in range(self.depth))
+
+    def total(self, now: float) -> float:
+        """Every owner's weighted usage at ``now`` (the sum of :meth:`usage` over the owners)."""
+        current = int(now // self.interval)
+        return sum(self._totals.get(current - back, 0.0) * self.decay**back for back in range(self.depth))
+
+    def prune(self, now: float) -> None:
+        """Forget the windows no longer counted at ``now`` (once per window)."""
+        current = int(now // self.interval)
+        if current == self._pruned:
+            return
+        self._pruned = current
+        oldest = current - self.depth + 1
+        for used in self._used.values():
+            for window in [window for window in used if window < oldest]:
+                del used[window]
+        for window in [window for window in self._totals if window < oldest]:
+            del self._totals[window]
 
 
 class Multifactor:
@@ -119,12 +209,16 @@ class Multifactor:
         self._users: set[int] = set()
         self._at = -math.inf  # the last recomputation
         self.recomputed = 0
+        windows = weights.fairshare_windows
+        self._windows = None if windows is None else WindowedUsage(*windows)  # Maui's windows instead of the half-life
+        self._window_at = 0.0  # when the windows' usage was last read (the last recomputation)
 
     def _fair_share(self, user: int) -> float:
         factor = self._factor.get(user)
         if factor is None:
             total = self._total
-            factor = self._factor[user] = 2.0 ** (-(self._scaled.get(user, 0.0) / total) * len(self._users)) if total > 0 else 1.0
+            used = self._scaled.get(user, 0.0) if self._windows is None else self._windows.usage(user, self._window_at)
+            factor = self._factor[user] = 2.0 ** (-(used / total) * len(self._users)) if total > 0 else 1.0
         return factor
 
     def key(self, job) -> tuple[float, float, int]:
@@ -207,7 +301,9 @@ class Multifactor:
     def _accrue(self, user: int, now: float) -> None:
         since = self._since.get(user)
         nodes = self._nodes[user]
-        if since is not None and nodes and now > since:
+        if since is not None and nodes and now > since and self._windows is not None:
+            self._windows.add(user, nodes, since, now)
+        elif since is not None and nodes and now > since:
             rate, t0 = self._rate, self._t0
             used = nodes * (math.exp(rate * (now - t0)) - math.exp(rate * (since - t0))) / rate  # decayed node-seconds, scaled
             self._scaled[user] += used
@@ -247,6 +343,10 @@ class Multifactor:
             self._t0 = now
         for user in self._active:
             self._accrue(user, now)
+        if self._windows is not None:  # the weighted usage of the windows counted now is the fair share's usage
+            self._windows.prune(now)
+            self._total = self._windows.total(now)
+            self._window_at = now
         self._factor = {}
         if self.weights.fairshare:
             for user in self._queued:

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
+from torus_sim.engine.multifactor import parse_fairshare_windows
 from torus_sim.engine.prime_time import parse_prime_time
 from torus_sim.inputs.workload.queues import parse_queue_tiers
 
@@ -131,6 +132,12 @@ class PrioritySection(BaseModel):
     priority_decay_half_life: float = Field(
         7 * 86400.0, gt=0, le=1e10, description="seconds in which recorded usage halves (PriorityDecayHalfLife)"
     )
+    priority_fairshare_windows: str | None = Field(
+        None,
+        min_length=1,
+        description="Maui's fair-share windows instead of the half-life, FSINTERVAL:FSDEPTH:FSDECAY (86400:7:0.8: the "
+        "usage of the last 7 days, day i back weighted 0.8^i); the factor stays 2^(-U/S); unset: the half-life",
+    )
     priority_calc_period: float = Field(
         300.0, gt=0, le=1e9, description="seconds between recomputations of the priorities (PriorityCalcPeriod)"
     )
@@ -155,6 +162,13 @@ class PrioritySection(BaseModel):
         description='each SWF queue number\'s tier, "QUEUE:TIER,..." (tiers >= 0, e.g. "1:4,2:3,3:2,4:1" for '
         "express, high, normal, low); a queue not listed has tier 0; without priority_weight_queue, no queue factor",
     )
+
+    @field_validator("priority_fairshare_windows")
+    @classmethod
+    def _fairshare_windows(cls, value):
+        if value is not None:
+            parse_fairshare_windows(value)  # a ValueError names what is wrong
+        return value
 
     @field_validator("priority_queue_tiers")
     @classmethod

@@ -13,7 +13,7 @@ import inspect
 
 from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.engine import LogClock, OwnerMap, PrimeTimeRule, SchedulingModel, parse_prime_time
+from torus_sim.engine import LogClock, OwnerMap, PrimeTimeRule, SchedulingModel, parse_fairshare_windows, parse_prime_time
 from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
@@ -304,10 +304,13 @@ def _priority(scenario: Scenario):
         scenario.priority_weight_queue,
     )
     if all(weight is None for weight in weights):
+        if scenario.priority_fairshare_windows is not None:
+            raise ConfigurationError("priority_fairshare_windows needs priority_weight_fairshare (the fair share's weight)")
         return None
     from torus_sim.engine import PriorityWeights
 
     age, fairshare, size, queue = (0.0 if weight is None else float(weight) for weight in weights)
+    windows = scenario.priority_fairshare_windows
     return PriorityWeights(
         age,
         fairshare,
@@ -317,4 +320,5 @@ def _priority(scenario: Scenario):
         calc_period=float(scenario.priority_calc_period),
         favor_small=scenario.priority_favor_small,
         queue=queue,
+        fairshare_windows=None if windows is None else parse_fairshare_windows(windows),
     )

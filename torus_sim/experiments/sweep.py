@@ -162,6 +162,7 @@ LATER_FIELDS = (
     "effective_size_period",
     "partitions",
     "partition_field",
+    "priority_fairshare_windows",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 
