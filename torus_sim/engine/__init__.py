@@ -18,9 +18,10 @@ Key components:
     mesa_core.py: Mesa's model, agents and simulator without the rest of Mesa (pandas, scipy).
 
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
-priorities, the multifactor priority's settings (:class:`PriorityWeights`, :func:`parse_fairshare_windows`), the owners of the groups' and queues'
-limits (:class:`OwnerMap`) and a prime-time rule on a log's clock (:class:`PrimeTimeRule`, :class:`LogClock`,
-:func:`parse_prime_time`) are meant for use outside the engine; policies see the view.
+priorities, the multifactor priority's settings (:class:`PriorityWeights`, :func:`parse_fairshare_windows`), the
+owners of the groups' and queues' limits (:class:`OwnerMap`) and a prime-time rule on a log's clock
+(:class:`PrimeTimeRule`, :class:`LogClock`, :func:`parse_prime_time`) are meant for use outside the engine; policies
+see the view.
 """
 
 from torus_sim.core.lazy_imports import lazy_attributes
