@@ -83,6 +83,7 @@ from torus_sim.engine.progress import CheckpointProgress, Preemption, make_progr
 from torus_sim.engine.record import RunRecorder, SimulationRecord
 from torus_sim.engine.scheduling_pass import SchedulingPass
 from torus_sim.engine.settings import RunSettings, StepLog
+from torus_sim.engine.tier_preemption import TierPreemption
 from torus_sim.engine.view import SchedulingView
 from torus_sim.inputs.untrusted import PassTimeout, exits_refused, extension_name, is_builtin_extension
 from torus_sim.inputs.workload.jobs import Workload
@@ -241,6 +242,7 @@ class _Parts(NamedTuple):
     progress: object  # the job progress model (torus_sim.engine.progress)
     node_agents: list
     effective_size: object = None  # (start, end, nodes) spans of a smaller machine (EffectiveSize), or None
+    tiers: dict | None = None  # job id -> queue tier, for preemption by tier (TierPreemption), or None
 
 
 def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
@@ -271,6 +273,22 @@ def _held_out(effective_size, platform, power_states, pass_at) -> EffectiveSize 
     if power_states is not None:
         raise ConfigurationError("effective_size: not with switched-off nodes (a held-out node has no power state)")
     return EffectiveSize(effective_size, platform, pass_at)
+
+
+def _tiers(tiers, platform, policy: Policy) -> TierPreemption | None:
+    """Preemption by tier (:class:`~torus_sim.engine.tier_preemption.TierPreemption`), or None without tiers.
+
+    Raises:
+        ConfigurationError: a batch policy, or a platform where free nodes need not make an allocation (a torus, a
+            platform of partitions).
+    """
+    if tiers is None:
+        return None
+    if policy.pass_after_each_end:
+        raise ConfigurationError(f"preempt_by_tier: {policy.name} plans after each attempt end (a batch policy), not online")
+    if not platform.counts_fit or getattr(platform, "parts", None):
+        raise ConfigurationError(f"preempt_by_tier: on a cluster of interchangeable nodes only, not a {platform.label}")
+    return TierPreemption(tiers)
 
 
 def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held_out=None) -> bool:
@@ -403,6 +421,9 @@ class SchedulingModel(mesa_core.Model):
         effective_size: ``(start, end, nodes)`` spans in seconds of the run's clock in which only ``nodes`` of the
             machine are usable (:class:`~torus_sim.engine.effective_size.EffectiveSize`: the others held out as down
             nodes that return at the span's end; nothing killed). None: the whole machine all along.
+        tier_preemption: job id -> queue tier: a waiting job of a higher tier that does not fit preempts running jobs
+            of lower tiers and starts on their nodes (:class:`~torus_sim.engine.tier_preemption.TierPreemption`;
+            clusters). None: no preemption by tier.
         queue_factors: job id -> the priority's queue factor in [0, 1] (:func:`~torus_sim.inputs.workload.queues.queue_factors`),
             for ``priority.queue``; None: none.
         accounts: user id -> account (the log's group) for the priority's fair share by account; None: by user.
@@ -448,6 +469,7 @@ class SchedulingModel(mesa_core.Model):
         maintenance_drain: bool = True,
         prime_time: PrimeTimeRule | None = None,
         effective_size=None,
+        tier_preemption=None,
         queue_factors=None,
         accounts=None,
     ) -> None:
@@ -508,7 +530,7 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size)
+        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size, tier_preemption)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
@@ -538,6 +560,7 @@ class SchedulingModel(mesa_core.Model):
             effective_size=_held_out(
                 parts.effective_size, self.platform, parts.power_states, partial(SchedulingModel._pass_at, self)
             ),
+            tiers=_tiers(parts.tiers, self.platform, policy),
         )
         self.view = SchedulingView(
             self.simulator,
@@ -794,6 +817,8 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_held_for_maintenance"] = self.scheduler.maintenance.held_ever
         if self.scheduler.prime_time is not None:  # times a long job was held through prime time
             self.counters["jobs_held_for_prime_time"] = self.scheduler.prime_time.held_ever
+        if self.passes.tiers is not None:  # jobs started by preempting jobs of lower tiers
+            self.counters["jobs_started_by_preemption"] = self.passes.tiers.preemptors
         if self.passes.effective_size is not None:  # node-hours held out of a machine of a smaller effective size
             self.counters["node_hours_held_out"] = self.passes.effective_size.hours()
 

@@ -48,6 +48,8 @@ class SchedulingPass:
         check_head: a policy that serves the head first must have started it when it fits (checked on clusters).
         effective_size: the :class:`~torus_sim.engine.effective_size.EffectiveSize` whose spans hold nodes out of the
             machine (applied at each pass's start, before the scheduler agent's gates), or None.
+        tiers: the :class:`~torus_sim.engine.tier_preemption.TierPreemption` whose preemptions and starts come at each
+            pass's start, after the gates and before the policy plans, or None.
 
     The handlers (the state changes a pass applies) and the policy's view are handed over by :meth:`bind`: both are
     made after the pass (the view shows the pass's returned jobs; the handlers ask for passes).
@@ -76,6 +78,7 @@ class SchedulingPass:
         overran,
         check_head: bool,
         effective_size=None,
+        tiers=None,
     ) -> None:
         self.clock, self.book, self.settings, self.scheduler, self.queue = clock, book, settings, scheduler, scheduler.queue
         self.policy, self.platform, self.progress, self.calls, self.power = scheduler.policy, platform, progress, calls, power
@@ -84,6 +87,7 @@ class SchedulingPass:
         self._last = -math.inf  # when the last pass ran (a cycle's pass waits for last + interval)
         self.check_head = check_head
         self.effective_size = effective_size
+        self.tiers = tiers
         self.pending = False
         self.open = False
         self.pause = False
@@ -200,6 +204,9 @@ class SchedulingPass:
         self.scheduler.begin_pass(
             self.clock.time
         )  # under per-user limits, this lets in and holds jobs: the head is read after it
+        if self.tiers is not None:  # a higher tier's job takes lower tiers' nodes before the policy plans
+            for action in self.tiers.actions(self.view):
+                self.apply(action)
         if self.settings.fairness:
             self._head = head = self.queue.head
             self._promise = head.reservation_at if head is not None else None

@@ -163,6 +163,14 @@ class PrioritySection(BaseModel):
         "express, high, normal, low); a queue not listed has tier 0; without priority_weight_queue, no queue factor",
     )
 
+    preempt_by_tier: bool | None = Field(
+        None,
+        strict=True,
+        description="a waiting job of a higher queue tier (priority_queue_tiers) that does not fit preempts running jobs "
+        "of lower tiers, the lowest tier and the latest started first, and starts on their nodes; what they keep is "
+        "the preemption mode's (kill: requeued, their work lost) (Slurm's preempt/partition_prio); clusters; unset: none",
+    )
+
     @field_validator("priority_fairshare_windows")
     @classmethod
     def _fairshare_windows(cls, value):

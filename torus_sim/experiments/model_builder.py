@@ -219,6 +219,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
     """
     if scenario.priority_weight_queue is not None and scenario.priority_queue_tiers is None:
         raise ConfigurationError("priority_weight_queue needs priority_queue_tiers (each queue's tier)")
+    if scenario.preempt_by_tier and scenario.priority_queue_tiers is None:
+        raise ConfigurationError("preempt_by_tier needs priority_queue_tiers (each queue's tier)")
     if scenario.maintenance is None and (scenario.maintenance_min_length is not None or scenario.maintenance_drain is not None):
         raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
     if scenario.effective_size is None and scenario.effective_size_period is not None:
@@ -227,6 +229,7 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         raise ConfigurationError('prime_time_max_walltime and prime_time_spill need prime_time (as "MON-FRI 08:00-18:00")')
     readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
         "the queue factor": QUEUE_FIELDS if scenario.priority_weight_queue is not None else (),
+        "preemption by tier": QUEUE_FIELDS if scenario.preempt_by_tier else (),
         "the fair share by group": ACCOUNT_FIELDS
         if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
         else (),
@@ -241,6 +244,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
     keywords = {}
     if readers["the queue factor"]:
         keywords["queue_factors"] = job_queue_factors(scenario.priority_queue_tiers, log)
+    if readers["preemption by tier"]:
+        keywords["tier_preemption"] = job_queue_factors(scenario.priority_queue_tiers, log)
     if readers["the fair share by group"]:
         keywords["accounts"] = user_accounts(log)
     limits = []

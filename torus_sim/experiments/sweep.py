@@ -163,6 +163,7 @@ LATER_FIELDS = (
     "partitions",
     "partition_field",
     "priority_fairshare_windows",
+    "preempt_by_tier",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

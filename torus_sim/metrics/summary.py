@@ -295,4 +295,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         **(
             {"node_hours_held_out": float(counters["node_hours_held_out"])} if "node_hours_held_out" in counters else {}
         ),  # with an effective size only
+        **(
+            {"jobs_started_by_preemption": int(counters["jobs_started_by_preemption"])}
+            if "jobs_started_by_preemption" in counters
+            else {}
+        ),  # with preemption by tier only
     }

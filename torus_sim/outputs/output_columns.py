@@ -120,6 +120,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
         "prime time only: times a waiting job asking more than prime_time_max_walltime was held through a prime time "
         "(once per prime time)",
     ),
+    "jobs_started_by_preemption": (
+        "",
+        "preemption by tier only: waiting jobs of a higher queue tier started by preempting running jobs of lower tiers "
+        "(the preemptions themselves: preemptions)",
+    ),
     "node_hours_held_out": (
         "h",
         "effective size only: node-hours (supernode-hours on a torus) held out of the machine in spans of a smaller "

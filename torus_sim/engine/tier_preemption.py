@@ -1,0 +1,93 @@
+"""Preemption by tier: a waiting job of a higher queue tier takes the nodes of running jobs of lower tiers.
+
+Production schedulers let some queues preempt others: Slurm's ``PreemptType=preempt/partition_prio`` (a pending job
+of a partition with a higher ``PriorityTier`` preempts running jobs of lower tiers when it cannot start otherwise;
+``PreemptMode=REQUEUE`` kills and requeues them, ``SUSPEND`` keeps their work), PBS's and Maui's preemptor and
+preemptee QOS. :class:`TierPreemption` does it at each pass's start, before the policy plans: in queue order, a job
+that does not fit now and whose tier is above the lowest running tier takes victims among the running jobs of lower
+tiers, the lowest tier first and, within a tier, the latest started first (the least work lost), as few as free its
+nodes; when they do, they are preempted and the job starts at once on the nodes they freed. A preempted job returns
+to the queue and keeps what the run's preemption mode says (``kill``: nothing, its lost work counts in the wasted
+load; ``checkpoint``: its last checkpoint; ``suspend``: everything). Clusters only (on a torus the freed supernodes
+need not make a partition).
+
+References:
+    Slurm's documentation, "Preemption" (preempt/partition_prio, PriorityTier, PreemptMode=REQUEUE / SUSPEND);
+    PV-EASY §4.2 and §5.3 (what a preempted job keeps, the wasted load).
+"""
+
+from __future__ import annotations
+
+from torus_sim.policies.base import Preempt, Start
+
+__all__ = ["TierPreemption"]
+
+
+class TierPreemption:
+    """The tier of each job and the preemptions a pass makes for the waiting jobs of higher tiers.
+
+    Args:
+        tiers: job id -> its tier (a number; higher preempts lower; a job the map does not name: 0), as the queue
+            factors of :func:`~torus_sim.inputs.workload.queues.job_queue_factors` (the job's queue tier over the
+            highest).
+
+    Attributes:
+        preemptors: jobs started by preempting others so far.
+        victims: preemptions made for them so far.
+    """
+
+    def __init__(self, tiers: dict) -> None:
+        self._tiers = tiers
+        self.preemptors = 0
+        self.victims = 0
+
+    def tier(self, job) -> float:
+        """A job's tier (0 when its queue has none)."""
+        return self._tiers.get(job.job_id, 0.0)
+
+    def actions(self, view) -> list:
+        """The preemptions and starts of this pass, in order: for each helped job, its victims, then its start.
+
+        Args:
+            view: the engine's :class:`~torus_sim.engine.view.SchedulingView` (its queue, running jobs, free nodes and
+                placement); the actions are applied one by one as they are yielded, so each sees the one before.
+
+        Yields:
+            :class:`~torus_sim.policies.base.Preempt` and :class:`~torus_sim.policies.base.Start` actions.
+        """
+        tier = self.tier
+        running = view.running
+        if not running or not len(view.queue):
+            return
+        lowest = min(tier(job) for job in running.values())
+        for job in view.queue.jobs():
+            rank = tier(job)
+            if rank <= lowest:
+                continue
+            need = job.partition_size
+            free = view.free_count()
+            if need <= free:
+                continue  # it fits: the policy's to start or to hold
+            candidates = sorted(
+                (victim for victim in running.values() if tier(victim) < rank),
+                key=lambda victim: (tier(victim), -victim.started_at, -victim.job_id),
+            )
+            chosen, freed = [], free
+            for victim in candidates:
+                if freed >= need:
+                    break
+                chosen.append(victim)
+                freed += victim.allocated_size
+            if freed < need:
+                continue
+            for victim in chosen:
+                yield Preempt(victim)
+            allocation = view.place(job)
+            if allocation is None:  # cannot happen on a cluster (any free nodes will do)
+                continue
+            self.preemptors += 1
+            self.victims += len(chosen)
+            yield Start(job, allocation)
+            if not running:
+                return
+            lowest = min(tier(other) for other in running.values())
