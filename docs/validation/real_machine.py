@@ -53,9 +53,11 @@ OFF = {
 }
 """The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
 
-GIVEN = {"SDSC-SP2": {"priority_queue_tiers": "0:5,1:5,2:4,3:3,4:2,5:1"}}
+GIVEN = {"SDSC-SP2": {"priority_queue_tiers": "0:5,1:5,2:4,3:3,4:2,5:1", "effective_size": "inferred"}}
 """What a site gives besides the textbook set-up: SDSC-SP2's queues in its header's order (interactive and express
-first, then high, normal, low, standby; No_Class last), whose queue factor's weight is fitted."""
+first, then high, normal, low, standby; No_Class last), whose queue factor's weight is fitted, and its effective size
+inferred from its log (115 of its 128 processors for its first seven 30-day periods, all in the first half: the
+held-out half runs on the whole machine)."""
 
 
 def study(log: str, write_site: bool = False) -> list[dict]:
@@ -93,6 +95,8 @@ FACTS = {
     "SDSC-SP2": (
         "San Diego Supercomputer Center IBM SP2 (1998-2000). Header: MaxNodes / MaxProcs 128; seven queues (interactive,",
         "express, high, normal, low, standby, No_Class). The header names no scheduler (LoadLeveler ran the SP2s).",
+        "Given, not fitted: the queues' tiers in the header's order and the effective size inferred from the log (115 of",
+        "its 128 processors for its first seven 30-day periods).",
     ),
     "HPC2N": (
         'HPC2N\'s Linux cluster Seth, Umea (2002-06). Header: MaxNodes / MaxProcs 240; "uses MAUI scheduler" (Note); one',

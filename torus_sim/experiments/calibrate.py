@@ -78,6 +78,10 @@ QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("f
 AGE_WEIGHT = 1.0
 
 
+CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period")
+"""Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)."""
+
+
 def space(base) -> dict[str, tuple[str, float, float]]:
     """The settings fitted for the site ``base``: :data:`SPACE`, and :data:`QUEUE_SPACE` when it gives queue tiers."""
     return {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
@@ -335,8 +339,9 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     if not finished():
         raise ConfigurationError("no calibration trial finished")
     fitted = _as_scenario(study.best_params)
-    if base.priority_queue_tiers is not None:  # the tiers are the site's; their weight is fitted
-        fitted["priority_queue_tiers"] = base.priority_queue_tiers
+    for name in CARRIED:  # the site's own settings the trials ran with (the queue tiers, whose weight is fitted)
+        if getattr(base, name) is not None:
+            fitted[name] = getattr(base, name)
     given_waits, _ = _replay(base.replace(max_jobs=train_jobs))  # the site as given, on the first part as the trials
     given_objective = objective(score_part(given_waits))
     best = float(study.best_value)
