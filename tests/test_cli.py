@@ -157,7 +157,7 @@ def test_an_unknown_choice_exits_with_code_2_and_names_the_choices(capsys):
     )
     # a platform is a registry's name (plug-ins included): the registry names the choices
     assert main(["run", "--platform", "mesh"]) == 2
-    assert "unknown platform 'mesh'; choose from cluster, heterogeneous, torus" in capsys.readouterr().err
+    assert "unknown platform 'mesh'; choose from cluster, heterogeneous, partitions, torus" in capsys.readouterr().err
 
 
 def _subcommands(parser, path=()):
