@@ -104,14 +104,14 @@ DOCUMENTED = (
     _sweep("energy", "switch_off_mira"),
     _sweep("energy", "switch_off_cluster_ctc"),
     # --rtol 1e-9: docs/moldable's summary.csv files were written with 11 significant digits, today's with 10
-    # (table1_vs_jobs: 95 of 4,080 values, e.g. 1.4808667224 -> 1.480866723, 2026-11-27)
+    # (table1_vs_jobs: 95 of 4,080 values, e.g. 1.4808667224 -> 1.480866723)
     _sweep("moldable", "table1", "--rtol", "1e-9"),
     _sweep("moldable", "table1_vs_processors", "--sets", "5", "--scenarios", "20", "--rtol", "1e-9"),
     _sweep("moldable", "table1_vs_jobs", "--sets", "5", "--scenarios", "20", "--rtol", "1e-9"),
     _sweep("moldable", "table1_vs_error_rate", "--sets", "3", "--scenarios", "10", "--rtol", "1e-9"),
     # --rtol 1e-9: docs/rigid's summary.csv (the mean over sets) was written by the flat runner, which met the
     # sets in another order; the same means summed in today's order differ in the 10th significant digit
-    # (15 of fig4's 15,960 values, all in summary.csv; results.csv identical, 2026-11-27)
+    # (15 of fig4's 15,960 values, all in summary.csv; results.csv identical)
     _sweep("rigid", "fig4_shelves", "--sets", "10", "--scenarios", "20", "--rtol", "1e-9", out="docs/rigid/fig4"),
     _sweep("rigid", "fig5_heuristics_vs_qbar", "--sets", "10", "--scenarios", "10", "--rtol", "1e-9", out="docs/rigid/fig5"),
     _sweep("rigid", "fig6_heuristics_vs_P", "--sets", "5", "--scenarios", "10", "--rtol", "1e-9", out="docs/rigid/fig6"),

@@ -122,18 +122,25 @@ class EffectiveSize:
         short = platform.capacity - int(self.spans[index, 2]) - len(self.held)
         if short <= 0:
             return
+        if platform.free_count() <= 0:  # nothing to take until a job ends
+            return
         end = self._ends[index]
-        down = platform.down
-        spare = getattr(platform, "spare", None)
-        for node in range(platform.capacity - 1, -1, -1):  # the highest free ids first
-            if down[node] or platform.job_on(node) != NO_JOB or (spare is not None and spare[node]):
-                continue
+        for node in self._free_highest_first(platform):
             platform.take_down(node, end)
             self.held.append(node)
             self.node_seconds += end - now
             short -= 1
             if not short:
                 break
+
+    @staticmethod
+    def _free_highest_first(platform):
+        """The free nodes' ids, the highest first (a cluster lists them at once; a torus is asked node by node)."""
+        free_nodes = getattr(platform, "free_nodes", None)
+        if free_nodes is not None:
+            return free_nodes()[::-1].tolist()
+        down = platform.down
+        return [node for node in range(platform.capacity - 1, -1, -1) if not down[node] and platform.job_on(node) == NO_JOB]
 
     def _ask_next(self, now: float) -> None:
         """Ask for a pass at the next span's start or the current span's end, once."""
