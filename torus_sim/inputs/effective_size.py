@@ -51,7 +51,7 @@ def read_spans(path: str | Path) -> np.ndarray:
             count >= 1 (file and line named).
     """
     spans = []
-    for number, line in enumerate(input_lines(path, "effective-size file"), start=1):
+    for number, line in enumerate(input_lines(path, "effective-size"), start=1):
         text = line.split("#", 1)[0].strip()
         if not text or (not spans and text.replace(" ", "").lower() == "start,end,nodes"):
             continue

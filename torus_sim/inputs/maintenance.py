@@ -47,7 +47,7 @@ def read_windows(path: str | Path) -> np.ndarray:
         MaintenanceFormatError: a line that is not two finite numbers >= 0 with start < end (file and line named).
     """
     windows = []
-    for number, line in enumerate(input_lines(path, "maintenance file"), start=1):
+    for number, line in enumerate(input_lines(path, "maintenance"), start=1):
         text = line.split("#", 1)[0].strip()
         if not text or (not windows and text.replace(" ", "").lower() == "start,end"):
             continue
