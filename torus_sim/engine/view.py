@@ -7,12 +7,18 @@ engine applies it before asking for the next). Nothing here changes state; plann
 
 from __future__ import annotations
 
+import heapq
 import math
 from types import MappingProxyType
 
 import numpy as np
 
 __all__ = ["SchedulingView"]
+
+
+def _release_key(entry: tuple) -> tuple:
+    """A release's order in :meth:`SchedulingView.shadow`: its time, jobs before repairs, then rank or node."""
+    return entry[:3]
 
 
 class SchedulingView:
@@ -208,7 +214,9 @@ class SchedulingView:
         if occupancy.fits(need):
             return now, occupancy
         repairs = self.platform.repairs_ahead()
-        kept = self._book.running_ends() if releasing is None and not repairs else None
+        kept = self._book.running_ends() if releasing is None and (not repairs or above_rank is None) else None
+        if kept is not None and repairs:  # the kept order merged with the known repairs: the sort below, without sorting
+            return self._shadow_with_repairs(kept, repairs, occupancy, need, together, now)
         if kept is not None:
             shadow_at = None
             for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
@@ -240,6 +248,29 @@ class SchedulingView:
             if occupancy.fits(need):
                 return end_at, occupancy
         return math.inf, occupancy
+
+    @staticmethod
+    def _shadow_with_repairs(kept, repairs, occupancy, need: int, together: bool, now: float) -> tuple[float, object]:
+        """:meth:`shadow` over the kept release order merged with the known repairs (a node back at its repair time).
+
+        The same entries in the same order as sorting ``(predicted end, 0, rank)`` for the running jobs and
+        ``(repair time, 1, node)`` for the repairs (a job's end before a repair at the same instant), so the same answer.
+        """
+        fixes = sorted((max(at, now), 1, node, None) for at, node in repairs)
+        ends = ((end_at, 0, job.rank, job) for end_at, job in kept.releases(now))
+        shadow_at = None
+        for end_at, _, which, job in heapq.merge(ends, fixes, key=_release_key):
+            if shadow_at is not None and end_at != shadow_at:
+                return shadow_at, occupancy  # together: every release of the shadow instant is counted
+            if job is None:
+                occupancy.vacate_node(which)
+            else:
+                occupancy.vacate(job)
+            if shadow_at is None and occupancy.fits(need):
+                if not together:
+                    return end_at, occupancy
+                shadow_at = end_at
+        return (math.inf if shadow_at is None else shadow_at), occupancy
 
     def open_sizes(self) -> set[int] | None:
         """Partition sizes with a free partition now (torus), None on a cluster (any size up to the free count fits).
