@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from failure_logs.events import FailureLog
 from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
 from torus_sim.core.job import Job
 from torus_sim.engine.model import SchedulingModel
@@ -58,6 +59,20 @@ def test_easy_plans_the_nodes_back_at_the_spans_end():
     jobs = [_job(1, 0, 2000, 2), _job(2, 10, 100, 4), _job(3, 20, 500, 2)]
     _, table = _run(jobs, 4, effective_size=[(0.0, 1000.0, 2)])
     assert table["started_at"].to_dict() == {1: 0.0, 2: 2000.0, 3: 1000.0}
+
+
+def test_a_failure_of_a_held_node_ends_its_downtime_when_the_node_returns():
+    # 4 nodes, 3 usable from 0 to 1000: node 3 is held. It fails at 200 with a repair at 300, while held: the repair
+    # finds it held (it stays out) and its downtime closes when the span gives it back at 1000 (800 s); a second
+    # failure at 1500 (repair 1600) then counts 100 s more, not from the first failure on
+    jobs = [_job(1, 0, 100, 1), _job(2, 1400, 400, 1)]
+    failures = FailureLog(np.array([200.0, 1500.0]), np.array([3, 3]), np.array([300.0, 1600.0]))
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"), EasyPolicy(), 4, failures, downtime="log", effective_size=[(0.0, 1000.0, 3)]
+    )
+    model.run()
+    agent = model.node_agents[3]
+    assert agent.downtime == pytest.approx(800.0 + 100.0) and np.isnan(agent.down_since)
 
 
 @settings(max_examples=30, deadline=None)

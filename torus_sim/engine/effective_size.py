@@ -71,6 +71,8 @@ class EffectiveSize:
         platform: the run's platform; it must tell nodes apart (``tracks_nodes``): a held node is taken down until
             the span's end and repaired there.
         request_pass_at: ``at -> None``: asks the engine for a scheduling pass at a later time (a span's start or end).
+        on_back: ``(node, now) -> None``, called for each held node back in service at a span's end (the engine closes
+            the downtime of a node that failed while it was held: its own repair came while the span held it), or None.
 
     Attributes:
         spans: float64 ``(S, 3)``, the spans by start.
@@ -81,7 +83,7 @@ class EffectiveSize:
         ConfigurationError: the spans (:func:`checked_spans`), or a platform without node identities.
     """
 
-    def __init__(self, spans, platform, request_pass_at) -> None:
+    def __init__(self, spans, platform, request_pass_at, on_back=None) -> None:
         if not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down"):
             raise ConfigurationError(
                 f"an effective size takes single nodes out of a cluster or a torus, not of a {platform.label}"
@@ -91,6 +93,7 @@ class EffectiveSize:
         self._ends = self.spans[:, 1].tolist()
         self._platform = platform
         self._request_pass_at = request_pass_at
+        self._on_back = on_back
         self._span = -1  # the span whose nodes are held now
         self._asked = -math.inf  # the latest boundary a pass is asked at
         self.held: list[int] = []
@@ -114,7 +117,9 @@ class EffectiveSize:
     def _give_back(self, now: float) -> None:
         platform = self._platform
         for node in self.held:
-            platform.repair(node, now)  # False where a failure keeps it down longer: its own repair brings it back
+            # False where a failure keeps it down longer: its own repair brings it back
+            if platform.repair(node, now) and self._on_back is not None:
+                self._on_back(node, now)
         self.held = []
 
     def _hold(self, index: int, now: float) -> None:

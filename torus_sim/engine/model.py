@@ -262,7 +262,7 @@ def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
     return [policy, *(copy.deepcopy(policy) for _ in divided[1:])]  # before any attach: each its own state
 
 
-def _held_out(effective_size, platform, power_states, pass_at) -> EffectiveSize | None:
+def _held_out(effective_size, platform, power_states, pass_at, agents=()) -> EffectiveSize | None:
     """The spans of a smaller effective size (:class:`~torus_sim.engine.effective_size.EffectiveSize`), or None.
 
     Raises:
@@ -272,7 +272,15 @@ def _held_out(effective_size, platform, power_states, pass_at) -> EffectiveSize 
         return None
     if power_states is not None:
         raise ConfigurationError("effective_size: not with switched-off nodes (a held-out node has no power state)")
-    return EffectiveSize(effective_size, platform, pass_at)
+    return EffectiveSize(effective_size, platform, pass_at, partial(_close_downtime, agents) if agents else None)
+
+
+def _close_downtime(agents, node: int, now: float) -> None:
+    """A node back in service at ``now``: a downtime its agent opened at a failure while it was held out ends here."""
+    agent = agents[node]
+    if not math.isnan(agent.down_since):
+        agent.downtime += now - agent.down_since
+        agent.down_since = math.nan
 
 
 def _tiers(tiers, platform, policy: Policy) -> TierPreemption | None:
@@ -558,7 +566,11 @@ class SchedulingModel(mesa_core.Model):
             overran=self._overran,
             check_head=check_head,
             effective_size=_held_out(
-                parts.effective_size, self.platform, parts.power_states, partial(SchedulingModel._pass_at, self)
+                parts.effective_size,
+                self.platform,
+                parts.power_states,
+                partial(SchedulingModel._pass_at, self),
+                parts.node_agents,
             ),
             tiers=_tiers(parts.tiers, self.platform, policy),
         )
