@@ -158,6 +158,16 @@ def _extensions(policy, runtime_predictor) -> dict:
     }
 
 
+def _refuse_batch(policy: Policy, name: str) -> None:
+    """Refuse the production setting ``name`` with a batch policy.
+
+    Raises:
+        ConfigurationError: ``policy`` plans after each attempt end (R-LIST, LPA, ...), not online.
+    """
+    if policy.pass_after_each_end:
+        raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
+
+
 def _check_production(
     policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, effective_size=None
 ) -> None:
@@ -176,8 +186,8 @@ def _check_production(
         ("prime_time", prime),
         ("effective_size", effective_size),
     ):
-        if value is not None and policy.pass_after_each_end:
-            raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
+        if value is not None:
+            _refuse_batch(policy, name)
     if priority is not None and type(policy).queue_key is not Policy.queue_key:
         raise ConfigurationError(f"priority: {policy.name} orders its own queue; the multifactor priority orders FCFS policies'")
     if priority is not None and policy.shadow_load:
@@ -292,8 +302,7 @@ def _tiers(tiers, platform, policy: Policy) -> TierPreemption | None:
     """
     if tiers is None:
         return None
-    if policy.pass_after_each_end:
-        raise ConfigurationError(f"preempt_by_tier: {policy.name} plans after each attempt end (a batch policy), not online")
+    _refuse_batch(policy, "preempt_by_tier")
     if not platform.counts_fit or getattr(platform, "parts", None):
         raise ConfigurationError(f"preempt_by_tier: on a cluster of interchangeable nodes only, not a {platform.label}")
     return TierPreemption(tiers)

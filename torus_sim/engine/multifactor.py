@@ -85,13 +85,18 @@ class PriorityWeights:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigurationError(f"priority_{name} must be positive seconds, got {value!r}")
-        if self.fairshare_windows is not None:
-            interval, depth, decay = self.fairshare_windows
-            if not (0 < interval < math.inf and isinstance(depth, int) and depth >= 1 and 0 < decay <= 1):
-                raise ConfigurationError(
-                    "priority_fairshare_windows needs FSINTERVAL seconds > 0, FSDEPTH >= 1 and FSDECAY in (0, 1], got "
-                    f"{self.fairshare_windows!r}"
-                )
+        windows = self.fairshare_windows
+        if windows is not None and (not isinstance(windows[1], int) or not _windows_in_range(*windows)):
+            raise ConfigurationError(f"priority_fairshare_windows: {_WINDOWS_RANGE}, got {self.fairshare_windows!r}")
+
+
+_WINDOWS_RANGE = "FSINTERVAL seconds > 0, FSDEPTH a whole number >= 1 and FSDECAY in (0, 1]"
+"""What Maui's fair-share windows may be (the sentences of :class:`PriorityWeights` and :func:`parse_fairshare_windows`)."""
+
+
+def _windows_in_range(interval: float, depth, decay: float) -> bool:
+    """Whether ``(FSINTERVAL, FSDEPTH, FSDECAY)`` are in ``_WINDOWS_RANGE`` (FSDEPTH a whole number, int or float)."""
+    return 0 < interval < math.inf and depth >= 1 and depth == int(depth) and 0 < decay <= 1
 
 
 def parse_fairshare_windows(text: str) -> tuple[float, int, float]:
@@ -106,10 +111,8 @@ def parse_fairshare_windows(text: str) -> tuple[float, int, float]:
         interval, depth, decay = float(fields[0]), float(fields[1]), float(fields[2])
     except (ValueError, IndexError):
         raise ValueError(f"expected FSINTERVAL:FSDEPTH:FSDECAY (as 86400:7:0.8), got {text!r}") from None
-    if len(fields) != 3 or not (0 < interval < math.inf and depth >= 1 and depth == int(depth) and 0 < decay <= 1):
-        raise ValueError(
-            f"expected FSINTERVAL seconds > 0, FSDEPTH a whole number >= 1 and FSDECAY in (0, 1] (as 86400:7:0.8), got {text!r}"
-        )
+    if len(fields) != 3 or not _windows_in_range(interval, depth, decay):
+        raise ValueError(f"expected {_WINDOWS_RANGE} (as 86400:7:0.8), got {text!r}")
     return interval, int(depth), decay
 
 
@@ -211,14 +214,17 @@ class Multifactor:
         self.recomputed = 0
         windows = weights.fairshare_windows
         self._windows = None if windows is None else WindowedUsage(*windows)  # Maui's windows instead of the half-life
-        self._window_at = 0.0  # when the windows' usage was last read (the last recomputation)
 
     def _fair_share(self, user: int) -> float:
         factor = self._factor.get(user)
         if factor is None:
             total = self._total
-            used = self._scaled.get(user, 0.0) if self._windows is None else self._windows.usage(user, self._window_at)
-            factor = self._factor[user] = 2.0 ** (-(used / total) * len(self._users)) if total > 0 else 1.0
+            if total > 0:  # with the windows, only after a recomputation (its time is the windows' now)
+                used = self._scaled.get(user, 0.0) if self._windows is None else self._windows.usage(user, self._at)
+                factor = 2.0 ** (-(used / total) * len(self._users))
+            else:
+                factor = 1.0
+            self._factor[user] = factor
         return factor
 
     def key(self, job) -> tuple[float, float, int]:
@@ -301,13 +307,14 @@ class Multifactor:
     def _accrue(self, user: int, now: float) -> None:
         since = self._since.get(user)
         nodes = self._nodes[user]
-        if since is not None and nodes and now > since and self._windows is not None:
-            self._windows.add(user, nodes, since, now)
-        elif since is not None and nodes and now > since:
-            rate, t0 = self._rate, self._t0
-            used = nodes * (math.exp(rate * (now - t0)) - math.exp(rate * (since - t0))) / rate  # decayed node-seconds, scaled
-            self._scaled[user] += used
-            self._total += used
+        if since is not None and nodes and now > since:
+            if self._windows is not None:
+                self._windows.add(user, nodes, since, now)
+            else:
+                rate, t0 = self._rate, self._t0
+                used = nodes * (math.exp(rate * (now - t0)) - math.exp(rate * (since - t0))) / rate  # decayed, scaled
+                self._scaled[user] += used
+                self._total += used
         self._since[user] = now
 
     def started(self, job, nodes: int, now: float) -> None:
@@ -346,10 +353,9 @@ class Multifactor:
         if self._windows is not None:  # the weighted usage of the windows counted now is the fair share's usage
             self._windows.prune(now)
             self._total = self._windows.total(now)
-            self._window_at = now
+        self._at = now
         self._factor = {}
         if self.weights.fairshare:
             for user in self._queued:
                 self._fair_share(user)
-        self._at = now
         self.recomputed += 1

@@ -18,6 +18,9 @@ References:
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator
+
 from torus_sim.policies.base import Preempt, Start
 
 __all__ = ["TierPreemption"]
@@ -45,7 +48,7 @@ class TierPreemption:
         """A job's tier (0 when its queue has none)."""
         return self._tiers.get(job.job_id, 0.0)
 
-    def actions(self, view) -> list:
+    def actions(self, view) -> Iterator:
         """The preemptions and starts of this pass, in order: for each helped job, its victims, then its start.
 
         Args:
@@ -55,31 +58,22 @@ class TierPreemption:
         Yields:
             :class:`~torus_sim.policies.base.Preempt` and :class:`~torus_sim.policies.base.Start` actions.
         """
-        tier = self.tier
         running = view.running
         if not running or not len(view.queue):
             return
-        lowest = min(tier(job) for job in running.values())
+        victims, tiers, prefix = self._victims(running)
         for job in view.queue.jobs():
-            rank = tier(job)
-            if rank <= lowest:
-                continue
+            rank = self.tier(job)
+            if rank <= tiers[0]:
+                continue  # no running job of a lower tier
             need = job.partition_size
             free = view.free_count()
             if need <= free:
                 continue  # it fits: the policy's to start or to hold
-            candidates = sorted(
-                (victim for victim in running.values() if tier(victim) < rank),
-                key=lambda victim: (tier(victim), -victim.started_at, -victim.job_id),
-            )
-            chosen, freed = [], free
-            for victim in candidates:
-                if freed >= need:
-                    break
-                chosen.append(victim)
-                freed += victim.allocated_size
-            if freed < need:
-                continue
+            lower = bisect.bisect_left(tiers, rank)  # victims[:lower] are of lower tiers
+            if free + prefix[lower] < need:
+                continue  # all of them would not free enough
+            chosen = victims[: bisect.bisect_left(prefix, need - free)]
             for victim in chosen:
                 yield Preempt(victim)
             allocation = view.place(job)
@@ -90,4 +84,18 @@ class TierPreemption:
             yield Start(job, allocation)
             if not running:
                 return
-            lowest = min(tier(other) for other in running.values())
+            victims, tiers, prefix = self._victims(running)
+
+    def _victims(self, running) -> tuple[list, list, list]:
+        """The running jobs in the order they are preempted, their tiers and the nodes the first k of them hold.
+
+        Returns:
+            ``(victims, tiers, prefix)``: the running jobs by (tier, latest started first, higher id first), their tiers
+            in that order (ascending) and ``prefix[k]``, the nodes of the first ``k`` (``prefix[0] = 0``).
+        """
+        tier = self.tier
+        victims = sorted(running.values(), key=lambda victim: (tier(victim), -victim.started_at, -victim.job_id))
+        prefix = [0]
+        for victim in victims:
+            prefix.append(prefix[-1] + victim.allocated_size)
+        return victims, [tier(victim) for victim in victims], prefix

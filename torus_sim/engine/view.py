@@ -21,6 +21,25 @@ def _release_key(entry: tuple) -> tuple:
     return entry[:3]
 
 
+def _kept_releases(kept, repairs: list, now: float):
+    """The running jobs' releases in the kept order, merged with the known repairs, as the sort in :meth:`shadow` gives.
+
+    Args:
+        kept: the :class:`~torus_sim.engine.running_ends.RunningEnds` order of the running jobs.
+        repairs: ``(repair time, node)`` of the down nodes with a known repair (the platform's ``repairs_ahead``).
+        now: the pass's time, seconds (a repair due by now comes back now).
+
+    Returns:
+        An iterable of ``(time, job)`` for the jobs and ``(time, node id)`` for the repairs, in the order of sorting
+        ``(predicted end, 0, rank)`` and ``(repair time, 1, node)`` (a job's end before a repair at the same instant).
+    """
+    if not repairs:
+        return kept.releases(now)
+    fixes = sorted((max(at, now), 1, int(node), None) for at, node in repairs)
+    ends = ((end_at, 0, job.rank, job) for end_at, job in kept.releases(now))
+    return ((end_at, which if job is None else job) for end_at, _, which, job in heapq.merge(ends, fixes, key=_release_key))
+
+
 class SchedulingView:
     """A read-only window on the engine for its policy: made from the parts it reads, never the model.
 
@@ -215,16 +234,17 @@ class SchedulingView:
             return now, occupancy
         repairs = self.platform.repairs_ahead()
         kept = self._book.running_ends() if releasing is None and (not repairs or above_rank is None) else None
-        if kept is not None and repairs:  # the kept order merged with the known repairs: the sort below, without sorting
-            return self._shadow_with_repairs(kept, repairs, occupancy, need, together, now)
         if kept is not None:
             shadow_at = None
-            for end_at, job in kept.releases(now):  # the order the sort below gives, kept between passes
+            for end_at, job in _kept_releases(kept, repairs, now):  # the order the sort below gives, kept between passes
                 if shadow_at is not None and end_at != shadow_at:
-                    return shadow_at, occupancy  # together: every job of the shadow instant is released
-                if above_rank is not None and job.rank > above_rank:
+                    return shadow_at, occupancy  # together: every release of the shadow instant is counted
+                if repairs and type(job) is int:  # a down node back at its repair time
+                    occupancy.vacate_node(job)
+                elif above_rank is not None and job.rank > above_rank:
                     continue  # counted free already
-                occupancy.vacate(job)
+                else:
+                    occupancy.vacate(job)
                 if shadow_at is None and occupancy.fits(need):
                     if not together:
                         return end_at, occupancy
@@ -248,29 +268,6 @@ class SchedulingView:
             if occupancy.fits(need):
                 return end_at, occupancy
         return math.inf, occupancy
-
-    @staticmethod
-    def _shadow_with_repairs(kept, repairs, occupancy, need: int, together: bool, now: float) -> tuple[float, object]:
-        """:meth:`shadow` over the kept release order merged with the known repairs (a node back at its repair time).
-
-        The same entries in the same order as sorting ``(predicted end, 0, rank)`` for the running jobs and
-        ``(repair time, 1, node)`` for the repairs (a job's end before a repair at the same instant), so the same answer.
-        """
-        fixes = sorted((max(at, now), 1, node, None) for at, node in repairs)
-        ends = ((end_at, 0, job.rank, job) for end_at, job in kept.releases(now))
-        shadow_at = None
-        for end_at, _, which, job in heapq.merge(ends, fixes, key=_release_key):
-            if shadow_at is not None and end_at != shadow_at:
-                return shadow_at, occupancy  # together: every release of the shadow instant is counted
-            if job is None:
-                occupancy.vacate_node(which)
-            else:
-                occupancy.vacate(job)
-            if shadow_at is None and occupancy.fits(need):
-                if not together:
-                    return end_at, occupancy
-                shadow_at = end_at
-        return (math.inf if shadow_at is None else shadow_at), occupancy
 
     def open_sizes(self) -> set[int] | None:
         """Partition sizes with a free partition now (torus), None on a cluster (any size up to the free count fits).
