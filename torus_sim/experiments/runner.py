@@ -44,6 +44,7 @@ from torus_sim.experiments.model_builder import build_model, model_arguments
 from torus_sim.experiments.run_inputs import BatchSet, batch_set, failure_timing_text, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
 from torus_sim.inputs.datasets import dataset, is_reference, local_copy
+from torus_sim.inputs.workload.logged import INFERRED
 from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.metrics.bounds import moldable_lower_bound, rigid_lower_bound
 from torus_sim.policies.base import Policy
@@ -232,16 +233,21 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
     }
 
 
+def _inferred_or_file(spec: str) -> dict:
+    """A setting read from the log (``"inferred"``, no hash) or from a file (its portable path and SHA-256)."""
+    if spec == INFERRED:
+        return {"spec": spec, "sha256": None}
+    return {"spec": portable_text(spec), "sha256": file_sha256(spec)}
+
+
 def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
     """The run's maintenance windows as built (``{}`` without any: the manifest of a run without them is unchanged)."""
     windows = model.scheduler.maintenance
     if windows is None:
         return {}
-    inferred = scenario.maintenance == "inferred"
     return {
         "maintenance": {
-            "spec": scenario.maintenance if inferred else portable_text(scenario.maintenance),
-            "sha256": None if inferred else file_sha256(scenario.maintenance),
+            **_inferred_or_file(scenario.maintenance),
             "windows": len(windows.windows),
             "hours": round(windows.hours(), 3),
             "drain": windows.drains,
@@ -254,11 +260,9 @@ def _effective_size_manifest(scenario: Scenario, model: SchedulingModel) -> dict
     held_out = model.passes.effective_size
     if held_out is None:
         return {}
-    inferred = scenario.effective_size == "inferred"
     return {
         "effective_size": {
-            "spec": scenario.effective_size if inferred else portable_text(scenario.effective_size),
-            "sha256": None if inferred else file_sha256(scenario.effective_size),
+            **_inferred_or_file(scenario.effective_size),
             "spans": held_out.spans.tolist(),
         }
     }

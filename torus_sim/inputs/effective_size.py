@@ -25,12 +25,10 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
 from torus_sim.core.files import input_lines
-from torus_sim.inputs.workload.logged import busy_peaks, logged_schedule
+from torus_sim.inputs.workload.logged import INFERRED, busy_peaks, own_schedule
 
 __all__ = ["INFERRED", "PERIOD", "effective_size_spans", "inferred_spans", "read_spans"]
 
-INFERRED = "inferred"
-"""The ``effective_size`` value that infers the spans from the replayed log."""
 
 PERIOD = 30 * 86_400.0
 """The length of the periods an inferred effective size is read over, seconds, unless ``effective_size_period`` says."""
@@ -130,11 +128,4 @@ def effective_size_spans(
         if period is not None:
             raise ConfigurationError('effective_size_period applies to effective_size = "inferred" only, not to a file')
         return read_spans(spec)
-    if load_scale != 1.0:
-        raise ConfigurationError(
-            f'effective_size = "inferred" reads the log\'s own schedule, at its own load: run it at c = 1 (the scenario '
-            f"has c = {load_scale:g})"
-        )
-    if log is None:
-        raise ConfigurationError('effective_size = "inferred" needs the replayed SWF log')
-    return inferred_spans(logged_schedule(log), capacity, PERIOD if period is None else period)
+    return inferred_spans(own_schedule("effective_size", log, load_scale), capacity, PERIOD if period is None else period)

@@ -22,12 +22,10 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError, MaintenanceFormatError
 from torus_sim.core.files import input_lines
-from torus_sim.inputs.workload.logged import idle_windows, logged_schedule
+from torus_sim.inputs.workload.logged import INFERRED, idle_windows, own_schedule
 
 __all__ = ["INFERRED", "MIN_LENGTH", "maintenance_windows", "read_windows"]
 
-INFERRED = "inferred"
-"""The ``maintenance`` value that infers the windows from the replayed log."""
 
 MIN_LENGTH = 3600.0
 """The shortest idle span of a log taken as a window, seconds, unless ``maintenance_min_length`` says otherwise."""
@@ -86,11 +84,4 @@ def maintenance_windows(spec: str, log=None, load_scale: float = 1.0, min_length
         if min_length is not None:
             raise ConfigurationError('maintenance_min_length applies to maintenance = "inferred" only, not to a file')
         return read_windows(spec)
-    if load_scale != 1.0:
-        raise ConfigurationError(
-            f'maintenance = "inferred" takes the windows from the log\'s own schedule, at its own load: run it at c = 1 '
-            f"(the scenario has c = {load_scale:g})"
-        )
-    if log is None:
-        raise ConfigurationError('maintenance = "inferred" needs the replayed SWF log')
-    return idle_windows(logged_schedule(log), MIN_LENGTH if min_length is None else min_length)
+    return idle_windows(own_schedule("maintenance", log, load_scale), MIN_LENGTH if min_length is None else min_length)

@@ -24,11 +24,13 @@ from torus_sim.inputs.workload.swf import SwfTrace, read_swf
 __all__ = [
     "CANCELLED",
     "NOT_PLACED",
+    "INFERRED",
     "SCHEDULE_FIELDS",
     "LoggedSchedule",
     "busy_peaks",
     "idle_windows",
     "logged_schedule",
+    "own_schedule",
     "workload_log",
 ]
 
@@ -216,6 +218,34 @@ def busy_peaks(schedule: LoggedSchedule, period: float) -> np.ndarray:
     begun = np.searchsorted(times, np.arange(len(peaks)) * period, side="left") - 1
     carried = np.where(begun >= 0, busy[np.maximum(begun, 0)], 0)
     return np.maximum(peaks, carried)
+
+
+INFERRED = "inferred"
+"""The value of a setting read from the replayed log's own schedule (``maintenance``, ``effective_size``)."""
+
+
+def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
+    """The replayed log's own schedule, for a setting inferred from it (``setting = "inferred"``).
+
+    Args:
+        setting: the scenario field, for the sentences (``maintenance``, ``effective_size``).
+        log: the replayed SWF log's trace with :data:`SCHEDULE_FIELDS` (:func:`workload_log`), or None.
+        load_scale: the run's load scale c: the logged schedule is the log's own load's, so it must be 1.
+
+    Returns:
+        The :class:`LoggedSchedule` (:func:`logged_schedule`).
+
+    Raises:
+        ConfigurationError: a load scale other than 1, or no log.
+    """
+    if load_scale != 1.0:
+        raise ConfigurationError(
+            f'{setting} = "{INFERRED}" reads the log\'s own schedule, at its own load: run it at c = 1 (the scenario has '
+            f"c = {load_scale:g})"
+        )
+    if log is None:
+        raise ConfigurationError(f'{setting} = "{INFERRED}" needs the replayed SWF log')
+    return logged_schedule(log)
 
 
 def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:
