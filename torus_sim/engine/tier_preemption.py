@@ -35,14 +35,12 @@ class TierPreemption:
             highest).
 
     Attributes:
-        preemptors: jobs started by preempting others so far.
-        victims: preemptions made for them so far.
+        preemptors: jobs started by preempting others so far (the preemptions themselves: the run's ``preemptions``).
     """
 
     def __init__(self, tiers: dict) -> None:
         self._tiers = tiers
         self.preemptors = 0
-        self.victims = 0
 
     def tier(self, job) -> float:
         """A job's tier (0 when its queue has none)."""
@@ -80,7 +78,6 @@ class TierPreemption:
             if allocation is None:  # cannot happen on a cluster (any free nodes will do)
                 continue
             self.preemptors += 1
-            self.victims += len(chosen)
             yield Start(job, allocation)
             if not running:
                 return
