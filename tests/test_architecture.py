@@ -481,6 +481,55 @@ def test_no_kind_test_and_no_identities_check_outside_the_platforms():
     assert found == []
 
 
+RESERVATION_ALGORITHMS = {
+    "torus_sim.policies.easy": ("ConservativePolicy",),
+    "torus_sim.policies.rigid": (
+        "ListPolicy._with_reservations",
+        "ListPolicy._every_reservation",
+        "ListPolicy._first_reservations",
+    ),
+    "torus_sim.policies.power_cap": ("PowerCapPolicy._shadow",),
+}
+"""The reservation algorithms (issue 76 §2): conservative backfilling, R-LIST's passes with reservations, the power
+cap's reservation for the blocked head."""
+
+PROFILE_REPRESENTATIONS = {
+    "counts_fit", "counts_only", "tracks_nodes", "table", "AvailabilityProfile", "PartitionProfile", "CountProfile",
+    "KeptReservations", "ProfileKeeper", "StepArrays", "compiled_count_profile", "free_at", "fits_now",
+}  # fmt: skip
+"""What tells the machine's representations apart: its capabilities and each representation's own profile or call."""
+
+
+def _definitions(tree: ast.Module, dotted: str):
+    """The class or method ``Class`` / ``Class.method`` of a module's tree."""
+    names = dotted.split(".")
+    nodes = tree.body
+    found = None
+    for name in names:
+        found = next(n for n in nodes if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == name)
+        nodes = found.body
+    return found
+
+
+def test_the_reservation_algorithms_are_written_once_over_the_profile_protocol():
+    """Issue 76 §2: conservative backfilling, R-LIST's passes with reservations and the power cap's head reservation
+    read the platform's profile only through the protocol (``reservations.ReservationProfile``: earliest, room_now,
+    room_at, reserve, reserve_in_order, open_for) and the pass that reserves every waiting job
+    (``reservations.ReservationPass``): no capability read, no representation's profile or call named. Counts, node ids
+    and the torus's partitions implement it (their compiled kernels behind it); the platform's answers choose one in
+    ``reservations.reservation_pass`` and ``availability.availability_profile``."""
+    found = []
+    for module, dotted_names in RESERVATION_ALGORITHMS.items():
+        path = ROOT / (module.replace(".", "/") + ".py")
+        tree = ast.parse(path.read_text())
+        for dotted in dotted_names:
+            for node in ast.walk(_definitions(tree, dotted)):
+                name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+                if name in PROFILE_REPRESENTATIONS:
+                    found.append(f"{module}:{node.lineno} {dotted}: {name}")
+    assert found == []
+
+
 def test_nothing_outside_the_engine_reads_a_private_attribute_of_it():
     """Issue 76: the Gymnasium environment, the browser view and every other caller drive the engine through its public
     surface (``now``, ``moves``, ``pass_open``, ``apply_action``, ...): no ``model._name`` (or ``model.component._name``)

@@ -3,7 +3,7 @@
 ``reserve_in_order`` must give every reservation the Python profile gives (float for float), the
 engine's release columns must follow the running jobs, and a whole replay through the kept profile
 (:class:`CountProfile`: passes with only arrivals place only the arrivals) must start every job when
-the plain pass (:meth:`ConservativePolicy._plan_on_profile`) starts it.
+the plain pass (:func:`~torus_sim.policies.reservations.reservation_pass` with ``compiled=False``) starts it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tests.test_cross import columns_bounds, trace
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.engine.running_ends import ReleaseColumns
 from torus_sim.machine.platforms.cluster import ClusterPlatform
-from torus_sim.policies import easy
+from torus_sim.policies import reservations
 from torus_sim.policies.availability import AvailabilityProfile
 from torus_sim.policies.count_reservations import (
     BLOCK,
@@ -34,6 +34,7 @@ from torus_sim.policies.count_reservations import (
     starts_now,
 )
 from torus_sim.policies.easy import ConservativePolicy
+from torus_sim.policies.reservations import reservation_pass
 
 RICC = SHARED_DATA / "swf" / "RICC-2010-2.swf.gz"
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
@@ -227,7 +228,12 @@ class PlainConservative(ConservativePolicy):
     """Conservative backfilling through the Python profile on every platform (the reference)."""
 
     def plan(self, view):
-        return self._plan_on_profile(view) if view.queue else ()
+        if self._pass is None or self._platform is not view.platform:
+            self._pass, self._platform = (
+                reservation_pass(view.platform, "predicted", self.placement, compiled=False),
+                view.platform,
+            )
+        return super().plan(view)
 
 
 def replay(jobs, policy, nodes, **keywords):
@@ -255,12 +261,12 @@ def expand(arrays) -> list[tuple]:
 @contextmanager
 def count_blocks(block: int):
     """Conservative's compiled pass with ``block`` breakpoints per block of its kept profile."""
-    saved = easy._COUNT_PROFILE
-    easy._COUNT_PROFILE = partial(CountProfile, block=block, rows=2)  # the arrays grow in kept passes too
+    saved = reservations._COUNT_PROFILE
+    reservations._COUNT_PROFILE = partial(CountProfile, block=block, rows=2)  # the arrays grow in kept passes too
     try:
         yield
     finally:
-        easy._COUNT_PROFILE = saved
+        reservations._COUNT_PROFILE = saved
 
 
 @settings(max_examples=60, deadline=None)
@@ -276,7 +282,7 @@ def test_conservative_on_a_count_cluster_starts_every_job_when_the_plain_pass_do
     with columns_bounds(*bounds), count_blocks(block):
         model, fast = replay(jobs, ConservativePolicy(), 16, **keywords)
     assert trace(fast) == trace(plain)
-    counts = model.policy._counts
+    counts = model.policy._pass._counts
     assert counts is not None and counts.recomputed >= 1
 
 
@@ -290,7 +296,7 @@ def test_a_pass_after_arrivals_only_keeps_the_reservations_and_places_the_arriva
     assert trace(fast) == trace(plain)
     starts = {int(row.job_id): float(row.started_at) for row in fast.jobs.itertuples()}
     assert starts == {1: 0.0, 2: 100.0, 3: 10.0, 4: 150.0}
-    assert model.policy._counts.kept == 3  # the passes at 5, 10 and 20
+    assert model.policy._pass._counts.kept == 3  # the passes at 5, 10 and 20
 
 
 def kept_after(change) -> bool:
@@ -326,9 +332,9 @@ def test_a_pass_keeps_the_last_profile_only_when_nothing_but_arrivals_happened()
 def test_without_numba_the_plain_profile_gives_the_same_schedule(monkeypatch):
     jobs = expand([(0, 30, 5, 3, 2), (1, 10, 50, 8, 1), (2, 5, 0, 1, 4), (2, 60, 10, 2, 3)])
     _, fast = replay(jobs, ConservativePolicy(), 8)
-    monkeypatch.setattr(easy, "_COUNT_PROFILE", None)
+    monkeypatch.setattr(reservations, "_COUNT_PROFILE", None)
     model, plain = replay(jobs, ConservativePolicy(), 8)
-    assert model.policy._counts is None
+    assert isinstance(model.policy._pass, reservations._ProfilePass)
     assert trace(fast) == trace(plain)
 
 
@@ -344,7 +350,7 @@ needs_ricc = pytest.mark.skipif(not RICC.exists(), reason=f"needs {RICC}")
 @needs_ricc
 def test_ricc_first_20000_jobs_under_conservative_start_as_the_plain_profile_started_them():
     """RICC-2010-2's first 20,000 jobs on its 8,192 processors (queues of up to 2,494 jobs, job arrays, bursts):
-    the digest pinned from the plain profile (ConservativePolicy._plan_on_profile at 702c744, 107 s there;
+    the digest pinned from the plain profile (the Python profile pass at 702c744, 107 s there;
     1 s compiled). Both kinds of pass ran."""
     from torus_sim.experiments.runner import Scenario, build_model
 
@@ -352,7 +358,7 @@ def test_ricc_first_20000_jobs_under_conservative_start_as_the_plain_profile_sta
     model = build_model(scenario, {}, record=True)
     record = model.run()
     assert starts_digest(record) == "3f8c0d168005f27f504651a6c1f60b8174893ce26616c0370318b68238a30fef"
-    counts = model.policy._counts
+    counts = model.policy._pass._counts
     assert counts.kept > 1000 and counts.recomputed > 1000
 
 
@@ -374,7 +380,7 @@ def test_ctc_with_the_last_model_under_conservative_starts_as_the_plain_pass_doe
     assert fast_record.jobs.equals(plain_record.jobs) and fast_record.attempts.equals(plain_record.attempts)
     passes = fast.table("capacity")
     assert "previous_reservation_at" in passes and passes.equals(plain.table("capacity"))
-    assert fast.policy._counts.recomputed > 0 and fast.policy._counts.kept > 0
+    assert fast.policy._pass._counts.recomputed > 0 and fast.policy._pass._counts.kept > 0
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -482,15 +482,15 @@ def test_the_start_floors_give_the_latest_start_of_any_shorter_answer(answers, a
 def test_r_list_q_on_the_compiled_count_profile_is_the_plain_profiles_attempt_for_attempt(processors, rows, verification, rule):
     """R-LIST with m = |Q| reserves on count_reservations' compiled profile: every attempt's start and end are those
     of the plain Python profile (silent errors, verification time, equal run times)."""
-    import torus_sim.policies.easy as easy
+    import torus_sim.policies.reservations as reservations
 
     jobs = RigidJobSet(np.array([t for t, _, _ in rows]), np.array([min(p, processors) for _, p, _ in rows]))
     failures = [f for _, _, f in rows]
     compiled = trace(run_rigid(jobs, processors, failures, "R-LIST-Q", rule, verification, record_attempts=True))
-    kept = easy._COUNT_PROFILE
-    easy._COUNT_PROFILE = None  # the plain profile (as where numba is missing)
+    kept = reservations._COUNT_PROFILE
+    reservations._COUNT_PROFILE = None  # the plain profile (as where numba is missing)
     try:
         plain = trace(run_rigid(jobs, processors, failures, "R-LIST-Q", rule, verification, record_attempts=True))
     finally:
-        easy._COUNT_PROFILE = kept
+        reservations._COUNT_PROFILE = kept
     assert compiled == plain

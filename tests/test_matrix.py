@@ -169,11 +169,11 @@ def test_reservations_on_a_cluster_are_the_plain_profiles(policy, platform, fta,
     """The compiled pass (count_reservations) on a cluster, with LANL's failures and their repairs coming back in
     the profile: the plain Python profile's schedule, kill for kill (R-LIST-Q on the attempts' real ends)."""
     from benchmarks.matrix import Cell
-    from torus_sim.policies import easy
+    from torus_sim.policies import reservations
 
     cell = Cell(policy, platform, "LANL, logged repairs")
     compiled = run_cell(cell, 1500, fta)
-    monkeypatch.setattr(easy, "_COUNT_PROFILE", None)
+    monkeypatch.setattr(reservations, "_COUNT_PROFILE", None)
     plain = run_cell(cell, 1500, fta)
     assert compiled.status == plain.status == "completed" and compiled.failures > 0
     assert compiled.digest == plain.digest

@@ -148,13 +148,14 @@ def test_conservative_on_node_ids_reads_the_queue_columns_and_keeps_its_schedule
         platform="cluster", nodes=128, workload=str(SDSC), max_jobs=2500, policy="conservative", failures="synthetic:400", seed=2
     )
     asked = []
-    plan = ConservativePolicy._plan_on_counts
+    plan = ConservativePolicy.plan
 
-    def watched(self, view, releases):
-        asked.append(view.queue.columns is not None)
-        return plan(self, view, releases)
+    def watched(self, view):
+        if view.queue:
+            asked.append(view.queue.columns is not None)
+        return plan(self, view)
 
-    monkeypatch.setattr(ConservativePolicy, "_plan_on_counts", watched)
+    monkeypatch.setattr(ConservativePolicy, "plan", watched)
     with_columns = run(scenario)  # conservative declares queue_columns = "always": every pass reads them
     assert asked and all(asked) and with_columns.summary["failures"] > 0  # node ids: the failures hit nodes
     asked.clear()

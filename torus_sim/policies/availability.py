@@ -169,6 +169,14 @@ class AvailabilityProfile:
         """
         return _reserve_each(self, sizes, durations)
 
+    def room_at(self, start_at: float, need: int, duration: float) -> tuple[bool, None]:
+        """Whether ``need`` nodes stay free over [start_at, start_at + duration); None: the placement picks them at the start."""
+        return self.fits(start_at, need, duration), None
+
+    def room_now(self, need: int, duration: float) -> tuple[bool, None]:
+        """Whether ``need`` nodes stay free from now for ``duration`` seconds; None: the placement picks them at the start."""
+        return self.fits(self.dates[0], need, duration), None
+
     def reserve(self, start_at: float, duration: float, need: int, where=None) -> None:
         """Take ``need`` nodes over [start_at, start_at + duration) (nothing when start_at is inf)."""
         if math.isinf(start_at):
@@ -428,6 +436,11 @@ class PartitionProfile:
         candidates = self.table.free_ids_under(window, size)
         return self._choose(candidates, window, start_at) if len(candidates) else None
 
+    def room_at(self, start_at: float, size: int, duration: float) -> tuple[bool, int | None]:
+        """Whether a partition of ``size`` stays free over [start_at, start_at + duration), and which (:meth:`free_at`)."""
+        where = self.free_at(start_at, size, duration)
+        return where is not None, where
+
     def fits_now(self, size: int, duration: float) -> int | None:
         """A partition of ``size`` free from now for ``duration`` seconds (the placement's choice), or None."""
         steps = self._steps
@@ -441,6 +454,11 @@ class PartitionProfile:
         window = self._window(0, duration)
         candidates = self.table.free_ids_under(window, size)
         return self._choose(candidates, window, self.dates[0]) if len(candidates) else None
+
+    def room_now(self, size: int, duration: float) -> tuple[bool, int | None]:
+        """Whether a partition of ``size`` stays free from now for ``duration`` seconds, and which (:meth:`fits_now`)."""
+        where = self.fits_now(size, duration)
+        return where is not None, where
 
     def reserve_in_order(self, sizes: list[int], durations: list[float]) -> tuple[list[float], list[int | None], int]:
         """Reserve for jobs in priority order, each at its :meth:`earliest`, until no later job could start now.

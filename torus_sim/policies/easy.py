@@ -25,12 +25,10 @@ from __future__ import annotations
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.policies import kernels
-from torus_sim.policies.availability import MIN_DURATION, availability_profile
 from torus_sim.policies.backfilling import easy_pass, start_in_order
 from torus_sim.policies.base import Policy, Reserve, Start
-from torus_sim.policies.kept_profile import ProfileKeeper, due_positions
 from torus_sim.policies.krevat import KrevatScheduler
+from torus_sim.policies.reservations import compiled_count_profile, reservation_pass
 
 EASY_EXTRA = ("textbook", "pv-easy")
 """Readings of EASY's extra nodes: every job predicted to end by the shadow time frees its nodes then
@@ -218,8 +216,8 @@ class ConservativePolicy(Policy):
 
     def __init__(self, placement=None) -> None:
         self.placement = placement
-        self._counts = None  # the count cluster's profile, kept between passes (CountProfile)
-        self._keeper = ProfileKeeper(across_breakpoints=False)  # the torus profile, kept between passes while only jobs arrive
+        self._pass = None  # the platform's reservation pass (reservations.reservation_pass), made at the first pass
+        self._platform = None  # the platform it was made for
 
     @property
     def queue_columns(self) -> str:
@@ -227,100 +225,28 @@ class ConservativePolicy(Policy):
         return "always"
 
     def plan(self, view):
-        """Reserve for every waiting job; start those whose reservation is now."""
+        """Reserve for every waiting job on the platform's profile; start those whose reservation is now."""
         if not view.queue:
             return ()
-        releases = view.running_releases()
-        if releases is None or compiled_count_profile() is None:
-            return self._plan_on_profile(view)
-        return self._plan_on_counts(view, releases)
-
-    def _plan_on_counts(self, view, releases) -> list:
-        """The pass on a cluster: the reservations in compiled code (on the last pass's profile when only jobs arrived since)."""
-        if self._counts is None:
-            self._counts = compiled_count_profile()()
+        if self._pass is None or self._platform is not view.platform:
+            self._pass, self._platform = reservation_pass(view.platform, "predicted", self.placement), view.platform
         queue = view.queue
         columns = queue.columns
-        if columns is not None:  # kept while the queue is long
+        if columns is not None:  # the sizes and predicted remaining times taken as each job entered the queue
             jobs, sizes, durations = columns.jobs, columns.sizes, columns.remaining
         else:
             jobs = queue.jobs()
             remaining = view.remaining_estimator()
             sizes = np.fromiter((job.partition_size for job in jobs), dtype=np.int64, count=len(jobs))
             durations = np.fromiter((remaining(job) for job in jobs), dtype=np.float64, count=len(jobs))
-        head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
-        actions = [Reserve(jobs[0], head_at)]
-        if view.platform.tracks_nodes:
-            return self._placed(view, actions, [jobs[index] for index in starting])
-        for index in starting:
-            job = jobs[index]
-            actions.append(Start(job, job.partition_size))  # a count cluster places a job as its node count
-        return actions
+        reserved = self._pass.reserve(view, jobs, sizes, durations)
+        # the jobs named before any start is applied (the queue's columns change as each start is)
+        starting = [(jobs[position], where) for position, where in zip(reserved.starting, reserved.wheres, strict=True)]
+        return self._started(view, Reserve(jobs[0], reserved.head_at), starting)
 
-    def _placed(self, view, actions: list, starting: list):
-        """``actions``, then a Start for each of ``starting`` on the nodes the placement picks once the earlier ones are applied."""
-        yield from actions
-        for job in starting:
-            yield Start(job, view.place(job, placement=self.placement))
-
-    def _plan_on_profile(self, view):
-        """The pass on any platform: the profile in Python (:func:`~torus_sim.policies.availability.availability_profile`).
-
-        On the torus the last pass's profile stands when only jobs arrived since
-        (:class:`~torus_sim.policies.kept_profile.ProfileKeeper`): the jobs it reserved keep their
-        reservations and the pass goes on from the first job it did not reserve.
-        """
-        now = view.now
-        cluster = view.platform.counts_fit
-        jobs = view.queue.jobs()
-        kept = None if cluster else self._keeper.take(view, jobs)
-        if kept is None:
-            profile = availability_profile(
-                view, [(view.predicted_end(job), job) for job in view.running.values()], self.placement
-            )
-            first, starts, wheres, lengths = 0, [], [], []
-        else:
-            profile, first = kept.profile, len(kept.waiting)
-            starts, wheres, lengths = list(kept.starts), list(kept.wheres), list(kept.lengths)
-        columns = None if cluster else view.queue.columns  # on the torus kept while the queue is long
-        if columns is not None:  # the sizes and predicted remaining times taken as each job entered the queue
-            sizes = columns.sizes[first:].tolist()
-            durations = np.maximum(columns.remaining[first:], MIN_DURATION).tolist()
-        else:
-            remaining = view.remaining_estimator()
-            durations = [max(remaining(job), MIN_DURATION) for job in jobs[first:]]
-            sizes = [job.partition_size for job in jobs[first:]]
-        found, placed, taken = profile.reserve_in_order(sizes, durations)  # on the torus compiled with the MFP placement
-        starts += found
-        wheres += placed
-        lengths += durations[:taken]
-        reserved = first + taken  # the later jobs could not start now: their reservations would change nothing this pass
-        yield Reserve(jobs[0], starts[0])
-        starting = due_positions(starts, now)
-        for position in starting:
-            job = jobs[position]
-            yield Start(job, view.place(job, placement=self.placement) if cluster else wheres[position])
-        if not cluster:  # every start is applied now
-            self._keeper.keep(view, profile, jobs[:reserved], starts, wheres, lengths, starting)
-
-
-def compiled_count_profile():
-    """:class:`~torus_sim.policies.count_reservations.CountProfile` (the class), or None where numba cannot be imported.
-
-    Looked up at the first call (the import compiles nothing but loads numba); conservative backfilling
-    and R-LIST-Q on a cluster reserve with it.
-    """
-    global _COUNT_PROFILE
-    if _COUNT_PROFILE is False:
-        try:
-            from torus_sim.policies import count_reservations
-        except ImportError:  # numba missing: the Python profile gives the same reservations, slower
-            _COUNT_PROFILE = None
-            return None
-        kernels.watch()  # a compile of its kernels (a fresh installation's first use) is announced
-        _COUNT_PROFILE = count_reservations.CountProfile
-    return _COUNT_PROFILE
-
-
-_COUNT_PROFILE = False
-"""The compiled pass's class once looked up (None: not available); False: not looked up yet."""
+    def _started(self, view, reservation, starting: list):
+        """The head's reservation, then a Start for each job due now (on the profile's partition, or the nodes the placement picks once the earlier starts are applied)."""
+        yield reservation
+        for job, where in starting:
+            yield Start(job, view.place(job, placement=self.placement) if where is None else where)
+        self._pass.started(view)

@@ -145,6 +145,10 @@ class ProfileKeeper:
         self._remaining_of = remaining_of
         self._across = across_breakpoints
 
+    def drop(self) -> None:
+        """Forget the kept profile: the next pass builds one afresh."""
+        self._kept = None
+
     def take(self, view, jobs: list) -> KeptProfile | None:
         """The kept profile moved to now, when it stands for a fresh one; else None (and it is dropped).
 

@@ -266,15 +266,9 @@ class PowerCapPolicy(Policy):
         earliest, _ = nodes.earliest(head.partition_size, duration)
         if math.isinf(earliest):
             return math.inf, False
-        cluster = view.platform.counts_fit
         times = sorted({*nodes.dates, *headroom.dates})
         for at in times[bisect.bisect_left(times, earliest) :]:
-            if not headroom.fits(at, watts - WATT_SLACK, duration):
-                continue
-            if cluster:
-                if nodes.fits(at, head.partition_size, duration):
-                    return at, False
-            elif nodes.free_at(at, head.partition_size, duration) is not None:
+            if headroom.fits(at, watts - WATT_SLACK, duration) and nodes.room_at(at, head.partition_size, duration)[0]:
                 return at, False
         return math.inf, True
 

@@ -17,9 +17,9 @@ from operator import attrgetter
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile, window_end
+from torus_sim.policies.availability import MIN_DURATION, AvailabilityProfile, StartsLeft, availability_profile
 from torus_sim.policies.base import Policy, Start
-from torus_sim.policies.kept_profile import ProfileKeeper, due_positions, unchanged_since
+from torus_sim.policies.reservations import reservation_pass
 
 __all__ = [
     "PRIORITY_RULES",
@@ -187,9 +187,8 @@ class ListPolicy(PriorityPolicy):
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
         self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
-        self._counts = None  # m = |Q| on a cluster: count_reservations.KeptReservations (numba: made at the first pass)
-        self._counts_left = None  # (running job rank -> end, known repairs) after the last pass on counts
-        self._keeper = ProfileKeeper(_attempt_end, None)  # m = |Q| on the torus: the profile, kept while it stands
+        self._pass = None  # the platform's reservation pass (reservations.reservation_pass), made at the first pass
+        self._platform = None  # the platform it was made for
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
 
     @property
@@ -246,62 +245,62 @@ class ListPolicy(PriorityPolicy):
                     yield start
 
     def _with_reservations(self, view):
-        if self.reservations == -1 and view.platform.counts_fit:
-            from torus_sim.policies.easy import compiled_count_profile
+        """With m >= 1 reservations: every waiting job reserved on the platform's pass (m = |Q|, or a queue of at most m), else the first m."""
+        queue = view.queue.jobs()
+        if self._pass is None or self._platform is not view.platform:
+            self._pass, self._platform = reservation_pass(view.platform, "known", self.placement), view.platform
+        ranks = self._ranks(view, queue)
+        sizes, durations = self._by_rank[1][ranks], self._by_rank[2][ranks]
+        if self.reservations == -1 or self.reservations >= len(queue):
+            return self._every_reservation(view, queue, sizes, durations, ranks)
+        self._pass.drop()  # m reservations: a fresh profile at every pass
+        return self._first_reservations(view, queue, sizes.tolist(), durations.tolist())
 
-            if compiled_count_profile() is not None:  # numba is there
-                if self._counts is None:
-                    from torus_sim.policies.count_reservations import KeptReservations
+    def _every_reservation(self, view, queue: list, sizes, durations, ranks):
+        """Every waiting job's reservation on the platform's pass (R-LIST-Q): the jobs whose reservation is now start.
 
-                    self._counts = KeptReservations()
-                return self._every_reservation_on_counts(view)
-        return self._with_reservations_on_profile(view)
-
-    def _every_reservation_on_counts(self, view):
-        """R-LIST with m = |Q| on a cluster: the waiting jobs' reservations in compiled code, until none left starts now.
-
-        The same reservations as the profile in Python (:class:`~torus_sim.policies.availability.AvailabilityProfile`,
-        start for start: :mod:`~torus_sim.policies.count_reservations`), on the running jobs' real ends
-        (the attempts' lengths are known here) and the down nodes' known repairs; the jobs after the last
-        one able to start now are not reserved, and the profile is kept to the next pass while the
-        running jobs and repairs are those it holds (:func:`~torus_sim.policies.kept_profile.unchanged_since`;
-        :class:`~torus_sim.policies.count_reservations.KeptReservations`: the pass starts the jobs a fresh
-        one would).
-
-        Returns:
-            The starts of the jobs whose reservation is now, in priority order.
+        On a cluster the pass runs compiled on the running jobs' real ends (the attempts' lengths are known) and the
+        down nodes' known repairs, kept to the next pass while it stands; on the torus on the profile, kept
+        likewise (:mod:`~torus_sim.policies.reservations`). The jobs after the last one able to start now are not
+        reserved (their reservations would change nothing this pass).
 
         References:
             RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
         """
-        now = view.now
-        running = {job.rank: job.end_event.time for job in view.running.values()}
-        repairs = tuple(view.platform.repairs_ahead())
-        left = self._counts_left  # (running ranks -> end, repairs) as the last pass left them
-        stands = left is not None and unchanged_since(now, running, repairs, *left)
-        queue = view.queue.jobs()
-        size_of, runtime_of = self._size, self._runtime
-        ranks = self._ranks(view, queue)
-        sizes, durations = self._by_rank[1][ranks], self._by_rank[2][ranks]
-        starting = self._counts.plan(
-            now, view.platform.free_count(), partial(_releases, view), ranks, sizes, durations, stands
-        ).tolist()
-        for position in starting:  # where the next pass's profile releases them
-            running[int(ranks[position])] = window_end(now, float(durations[position]))
-        self._counts_left = (running, repairs)
-        return self._emit(view, [(queue[i], size_of[queue[i].rank], runtime_of[queue[i].rank]) for i in starting])
+        reserved = self._pass.reserve(view, queue, sizes, durations, ranks)
+        for position, where in zip(reserved.starting, reserved.wheres, strict=True):
+            yield self._start(view, queue[position], where)
+        self._pass.started(view)
 
-    def _reserved(self, view, queue: list, first: int = 0) -> tuple[np.ndarray, np.ndarray]:
-        """The sizes (int64) and reserved durations (float64, seconds) of the waiting jobs ``queue[first:]``, in queue order.
+    def _first_reservations(self, view, queue: list, sizes: list, durations: list):
+        """The first m waiting jobs reserved in order on a fresh profile; every later one starts now if it delays none.
 
-        ``queue`` is the view's whole queue (:meth:`~torus_sim.engine.wait_queue.WaitQueue.jobs`); the ranks
-        come from the queue's columns while it keeps them (:attr:`queue_columns`).
-
-        A reserved duration is the run time plus the verification, at least
-        :data:`~torus_sim.policies.availability.MIN_DURATION` (a job of run time 0 still holds its nodes).
+        References:
+            RIGID §4.1, Alg. 1 (R-LIST with m reservations).
         """
-        ranks = self._ranks(view, queue, first)
-        return self._by_rank[1][ranks], self._by_rank[2][ranks]
+        now = view.now
+        releases = [(job.end_event.time, job) for job in view.running.values()]
+        profile = availability_profile(view, releases, self.placement)
+        depth = self.reservations
+        starts_left = StartsLeft(profile, sizes, durations)
+        for position, job in enumerate(queue):
+            need, duration = sizes[position], durations[position]
+            started = False
+            start_at = None  # a job past the m reserved ones only starts now or not
+            if position < depth:
+                start_at, where = profile.earliest(need, duration)
+                profile.reserve(start_at, duration, need, where)
+                if start_at <= now:
+                    started = True
+                    yield self._start(view, job, where)
+            else:
+                fits, where = profile.room_now(need, duration)
+                if fits:
+                    profile.reserve(now, duration, need, where)
+                    started = True
+                    yield self._start(view, job, where)
+            if not starts_left.passed(need, duration, started, start_at):
+                return  # no later job can start now: their reservations would change nothing this pass
 
     def _ranks(self, view, queue: list, first: int = 0) -> np.ndarray:
         """int64 ranks of ``queue[first:]``, from the queue's columns while it keeps them.
@@ -317,77 +316,6 @@ class ListPolicy(PriorityPolicy):
         if columns is not None:
             return columns.ranks[first:]
         return np.fromiter(map(_RANK, queue[first:] if first else queue), dtype=np.int64, count=len(queue) - first)
-
-    def _with_reservations_on_profile(self, view):
-        now = view.now
-        cluster = view.platform.counts_fit
-        queue = view.queue.jobs()
-        depth = len(queue) if self.reservations == -1 else self.reservations
-        kept = self._keeper.take(view, queue) if not cluster else None
-        if depth < len(queue):
-            kept = None  # m reservations: a fresh profile at every pass
-        if kept is not None:  # the last pass's torus profile stands for a fresh one: its jobs keep their reservations
-            profile, first = kept.profile, len(kept.waiting)
-            starts, wheres, lengths = list(kept.starts), list(kept.wheres), list(kept.lengths)
-        else:
-            releases = [(job.end_event.time, job) for job in view.running.values()]
-            profile, first, starts, wheres, lengths = availability_profile(view, releases, self.placement), 0, [], [], []
-        sizes, durations = self._reserved(view, queue, first)  # the jobs the kept profile did not reserve
-        if depth >= len(queue):  # every job reserved (R-LIST-Q): the profile's pass (on the torus compiled with MFP)
-            found, placed, taken = profile.reserve_in_order(sizes, durations)
-            starts += found
-            wheres += placed
-            lengths += durations[:taken].tolist()
-            reserved = first + taken
-            starting = due_positions(starts, now)
-            for position in starting:
-                yield self._start(view, queue[position], None if cluster else wheres[position])
-            if not cluster:  # every start is applied now
-                self._keeper.keep(view, profile, queue[:reserved], starts, wheres, lengths, starting)
-            return
-        sizes, durations = sizes.tolist(), durations.tolist()
-        starts_left = StartsLeft(profile, sizes, durations)
-        for position, job in enumerate(queue):
-            need, duration = sizes[position], durations[position]
-            started = False
-            start_at = None  # a job past the m reserved ones only starts now or not
-            if position < depth:
-                start_at, where = profile.earliest(need, duration)
-                profile.reserve(start_at, duration, need, where)
-                if start_at <= now:
-                    started = True
-                    yield self._start(view, job, None if cluster else where)
-            elif cluster:
-                if profile.fits(now, need, duration):
-                    profile.reserve(now, duration, need)
-                    started = True
-                    yield self._start(view, job)
-            else:
-                where = profile.fits_now(need, duration)
-                if where is not None:
-                    profile.reserve(now, duration, need, where)
-                    started = True
-                    yield self._start(view, job, where)
-            if not starts_left.passed(need, duration, started, start_at):
-                return  # no later job can start now: their reservations would change nothing this pass
-
-
-def _attempt_end(view, job) -> float:
-    """Where R-LIST's profile releases a running job: its attempt's real end, seconds (RIGID §4.1: run times are known)."""
-    return job.end_event.time
-
-
-def _releases(view) -> tuple[np.ndarray, np.ndarray]:
-    """R-LIST's releases on a cluster: when (seconds, ascending, float64) and how many nodes (int64) come free.
-
-    Each running job frees its nodes at its attempt's real end (RIGID §4.1: run times are known; the
-    engine's :class:`~torus_sim.engine.running_ends.ReleaseColumns` hold predicted ends instead) and
-    each down node comes back at its known repair.
-    """
-    rows = [(job.end_event.time, job.allocated_size) for job in view.running.values()]
-    rows += [(at, 1) for at, _ in view.platform.repairs_ahead()]
-    rows.sort()
-    return np.array([end for end, _ in rows], dtype=np.float64), np.array([nodes for _, nodes in rows], dtype=np.int64)
 
 
 class ShelfPolicy(PriorityPolicy):
