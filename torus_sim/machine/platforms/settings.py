@@ -52,11 +52,13 @@ class PlatformSection(BaseModel):
     partitions: str | None = Field(
         None,
         description='a cluster partitioned by the log\'s queues (platform = "partitions"): NAME:PROCESSORS:QUEUES,... with '
-        "the queues joined by + or * for every other (batch:100:1+2,small:28:*); a job runs only on its queue's partition",
+        "the queues joined by + or * for every other (batch:100:1+2,small:28:*), then a partition's limits if any "
+        "(:max_time=SECONDS:max_nodes=N, Slurm's MaxTime and MaxNodes); a job runs only on its queue's partition",
     )
-    partition_field: Literal["queue", "partition"] | None = Field(
+    partition_field: Literal["queue", "partition", "rules"] | None = Field(
         None,
-        description='the SWF field a partitioned cluster routes by: "queue" (field 15) or "partition" (field 16); unset: queue',
+        description='what a partitioned cluster routes by: "queue" (SWF field 15), "partition" (field 16) or "rules" (each '
+        "job to the first partition whose limits admit it, every partition's queues *); unset: queue",
     )
 
     @model_validator(mode="before")
@@ -98,16 +100,15 @@ class PlatformSection(BaseModel):
             )
         return self
 
-    @field_validator("partitions")
-    @classmethod
-    def _partitions_text(cls, value):
-        """Partitions that parse (:func:`~torus_sim.machine.platforms.queue_partitions.parse_partitions`)."""
-        if value is not None:
+    @model_validator(mode="after")
+    def _partitions_text(self):
+        """Partitions that parse (:func:`~torus_sim.machine.platforms.queue_partitions.parse_partitions`), by rules or not."""
+        if self.partitions is not None:
             try:
-                parse_partitions(value)
+                parse_partitions(self.partitions, by_rules=self.partition_field == "rules")
             except ConfigurationError as error:
                 raise ValueError(str(error)) from None
-        return value
+        return self
 
     @field_validator("platform")
     @classmethod
