@@ -59,6 +59,31 @@ def test_an_interrupted_calibration_keeps_its_finished_trials(tmp_path, monkeypa
     assert resumed.trials == 2 and seen[:2] == [1500, 1500] and len(seen) == 4
 
 
+def _drawn(folder) -> list[dict]:
+    import optuna
+
+    storage = f"sqlite:///{(folder / 'study.db').resolve()}"
+    (summary,) = optuna.study.get_all_study_summaries(storage)
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    return [trial.params for trial in study.trials if trial.state == optuna.trial.TrialState.COMPLETE]
+
+
+def test_a_resumed_calibration_draws_what_an_uninterrupted_one_draws(tmp_path, monkeypatch):
+    """The TPE sampler's random state is kept in the study before each trial: stopped by Ctrl-C in its third trial
+    and called again, a calibration's finished trials are the uninterrupted one's, trial for trial."""
+    _counting(monkeypatch)
+    calibration_module.calibrate(BASE, tmp_path / "whole", train=0.5, trials=4, seed=0)
+    _counting(monkeypatch, fail_at=3)
+    with pytest.raises(KeyboardInterrupt):
+        calibration_module.calibrate(BASE, tmp_path / "stopped", train=0.5, trials=4, seed=0)
+    assert len(_drawn(tmp_path / "stopped")) == 2
+    _counting(monkeypatch)
+    calibration_module.calibrate(BASE, tmp_path / "stopped", train=0.5, trials=4, seed=0)
+    whole, resumed = _drawn(tmp_path / "whole"), _drawn(tmp_path / "stopped")
+    assert len(whole) == len(resumed) == 4
+    assert resumed == whole
+
+
 def test_bad_calibrations_are_refused_before_any_trial(tmp_path):
     for train in (0.0, 1.0, 1.5):
         with pytest.raises(ConfigurationError, match="--train"):

@@ -6,7 +6,8 @@ maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
 records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
 never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
 TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
-killed process keeps its finished trials and resumes where it stopped. The best trial's settings then replay the
+killed process keeps its finished trials and resumes where it stopped, the sampler's random state restored from the
+study (:data:`SAMPLER_STATE`), so the resumed trials are those an uninterrupted calibration draws. The best trial's settings then replay the
 whole log (the first part's queue and running jobs carried into the second by the replay itself), and the
 replay is judged on the held-out jobs, next to the same replay without the fitted settings (the site as given).
 
@@ -273,6 +274,38 @@ def _study_name(base, train: float) -> str:
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
+SAMPLER_STATE = "sampler_state"
+"""The study's user attribute holding the TPE sampler's random states before the next trial (JSON: no pickle)."""
+
+
+def _sampler_state(sampler) -> dict | None:
+    """The TPE sampler's two random states (its own and its startup trials' random sampler's) as JSON lists.
+
+    None where this Optuna keeps them elsewhere: a resumed calibration then draws afresh, as before.
+    """
+    try:
+        generators = {"tpe": sampler._rng.rng, "random": sampler._random_sampler._rng.rng}
+    except AttributeError:
+        return None
+    state = {}
+    for name, generator in generators.items():
+        kind, keys, position, has_gauss, cached = generator.get_state()
+        state[name] = [kind, keys.tolist(), int(position), int(has_gauss), float(cached)]
+    return state
+
+
+def _restore_sampler(sampler, state: dict) -> None:
+    """Set the TPE sampler's random states to those :func:`_sampler_state` kept (nothing where they are missing)."""
+    try:
+        generators = {"tpe": sampler._rng.rng, "random": sampler._random_sampler._rng.rng}
+    except AttributeError:
+        return
+    for name, generator in generators.items():
+        if name in state:
+            kind, keys, position, has_gauss, cached = state[name]
+            generator.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
+
+
 def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None) -> Calibration:
     """Fit :data:`SPACE` on the first ``train`` share of ``base``'s log, then judge the fit on the rest.
 
@@ -282,7 +315,8 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
         out: the folder of the study (``study.db``; the caller writes the results beside it).
         train: the share of the log's jobs (in submission order) the fit sees, 0 < train < 1.
         trials: the finished trials wanted in the study (those already there count: a second call resumes).
-        seed: the sampler's seed.
+        seed: the sampler's seed. A calibration stopped and called again resumes with the sampler's random state as
+            it stood before its first unfinished trial (kept in the study), so it draws what an uninterrupted one draws.
         progress: called with ``(trial number, objective, best so far)`` after each trial, or None.
 
     Returns:
@@ -329,13 +363,18 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     callbacks = []
     if progress is not None:
         callbacks.append(lambda study_, trial: trial.value is not None and progress(trial.number, trial.value, study_.best_value))
-    if not study.trials:
-        start = _given_settings(base)
-        if start:
-            study.enqueue_trial(start)  # the site as given is the first trial (its other settings drawn)
-    left = trials - finished()
-    if left > 0:
-        study.optimize(trial_objective, n_trials=left, callbacks=callbacks, gc_after_trial=True)
+    start = _given_settings(base)
+    taken = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.WAITING)
+    if start and not any(trial.state in taken for trial in study.trials):
+        study.enqueue_trial(start)  # the site as given is the first trial (its other settings drawn)
+    kept = study.user_attrs.get(SAMPLER_STATE)
+    if kept is not None and kept.get("finished") == finished():
+        _restore_sampler(study.sampler, kept)  # resumed: the sampler as it stood before the first unfinished trial
+    while finished() < trials:
+        state = _sampler_state(study.sampler)
+        if state is not None:  # kept before each trial, so a stopped calibration resumes with the same draws
+            study.set_user_attr(SAMPLER_STATE, {"finished": finished(), **state})
+        study.optimize(trial_objective, n_trials=1, callbacks=callbacks, gc_after_trial=True)
     if not finished():
         raise ConfigurationError("no calibration trial finished")
     fitted = _as_scenario(study.best_params)

@@ -240,9 +240,13 @@ class ConservativePolicy(Policy):
             sizes = np.fromiter((job.partition_size for job in jobs), dtype=np.int64, count=len(jobs))
             durations = np.fromiter((remaining(job) for job in jobs), dtype=np.float64, count=len(jobs))
         reserved = self._pass.reserve(view, jobs, sizes, durations)
+        reservation = Reserve(jobs[0], reserved.head_at)
+        if not reserved.starting:  # nothing starts: nothing to apply first
+            self._pass.started(view)
+            return (reservation,)
         # the jobs named before any start is applied (the queue's columns change as each start is)
         starting = [(jobs[position], where) for position, where in zip(reserved.starting, reserved.wheres, strict=True)]
-        return self._started(view, Reserve(jobs[0], reserved.head_at), starting)
+        return self._started(view, reservation, starting)
 
     def _started(self, view, reservation, starting: list):
         """The head's reservation, then a Start for each job due now (on the profile's partition, or the nodes the placement picks once the earlier starts are applied)."""

@@ -36,8 +36,7 @@ References:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -95,8 +94,7 @@ class ReservationProfile(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Reserved:
+class Reserved(NamedTuple):
     """One pass's answer.
 
     Attributes:
@@ -208,7 +206,7 @@ class _ArrivalCounts:
         if releases is None:
             return self._plain.reserve(view, jobs, sizes, durations)
         head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
-        return Reserved(starting, [None] * len(starting), head_at)
+        return Reserved(starting, _counted(view, sizes, starting), head_at)
 
     def started(self, view) -> None:
         self._plain.started(view)
@@ -243,13 +241,25 @@ class _StandingCounts:
         for position in starting:  # where the next pass's profile releases them
             running[int(ranks[position])] = window_end(now, float(durations[position]))
         self._left = (running, repairs)
-        return Reserved(starting, [None] * len(starting), None)
+        return Reserved(starting, _counted(view, sizes, starting), None)
 
     def started(self, view) -> None:
         return None
 
     def drop(self) -> None:
         self._left = None
+
+
+def _counted(view, sizes: np.ndarray, starting: list[int]) -> list:
+    """Where the jobs starting now go on a cluster: each one's node count where it keeps counts only, else None.
+
+    A node count is the allocation on such a cluster; None lets the policy's placement pick the nodes.
+    """
+    if not starting:
+        return []
+    if view.platform.counts_only:
+        return np.asarray(sizes)[starting].tolist()
+    return [None] * len(starting)
 
 
 def _releases(view) -> tuple[np.ndarray, np.ndarray]:

@@ -268,6 +268,13 @@ class ListPolicy(PriorityPolicy):
             RIGID §4.1, Alg. 1 (m = |Q|); Mu'alem and Feitelson, IEEE TPDS 12(6), 2001.
         """
         reserved = self._pass.reserve(view, queue, sizes, durations, ranks)
+        if not reserved.starting:  # nothing starts (about half the passes): nothing to apply first
+            self._pass.started(view)
+            return ()
+        return self._starting(view, queue, reserved)
+
+    def _starting(self, view, queue: list, reserved):
+        """The starts of the jobs whose reservation is now, then the pass told they are applied."""
         for position, where in zip(reserved.starting, reserved.wheres, strict=True):
             yield self._start(view, queue[position], where)
         self._pass.started(view)
