@@ -18,7 +18,83 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["ACCOUNT_FIELDS", "QUEUE_FIELDS", "job_queue_factors", "parse_queue_tiers", "queue_factors", "user_accounts"]
+import numpy as np
+
+__all__ = [
+    "ACCOUNT_FIELDS",
+    "QUEUE_FIELDS",
+    "JobValues",
+    "job_queue_factors",
+    "job_queues",
+    "parse_queue_tiers",
+    "queue_factors",
+    "user_accounts",
+]
+
+_DENSE_SLACK = 4
+"""Ids spread over at most this many times their count (plus 1,024) are held in an array indexed by id."""
+
+
+class JobValues:
+    """A number per job id, kept in numpy arrays: the log's queue, or queue factor, of each of millions of jobs.
+
+    A dict of ten million jobs holds about a gigabyte (each entry, its key and its value are objects); these arrays
+    hold 9 bytes a job where the ids are dense (most logs number their jobs 1..n, with gaps: an array indexed by id and
+    a mask of the ids present) and 16 where they are not (the ids sorted, searched by bisection). An id given twice
+    keeps its last value, as a dict built from the pairs would.
+
+    Args:
+        job_ids: int ``(n,)``, the jobs' ids.
+        values: ``(n,)`` numbers, each job's value (int or float).
+
+    Raises:
+        ValueError: the two differ in length.
+    """
+
+    __slots__ = ("_first", "_ids", "_present", "_values")
+
+    def __init__(self, job_ids, values) -> None:
+        ids = np.asarray(job_ids, dtype=np.int64).ravel()
+        numbers = np.asarray(values).ravel()
+        if len(ids) != len(numbers):
+            raise ValueError(f"{len(ids)} job ids and {len(numbers)} values")
+        if len(ids) and len(np.unique(ids)) != len(ids):  # the last value of an id given twice, as a dict keeps it
+            backwards, last = np.unique(ids[::-1], return_index=True)
+            ids, numbers = backwards, numbers[::-1][last]
+        self._first = int(ids.min()) if len(ids) else 0
+        span = int(ids.max()) - self._first + 1 if len(ids) else 0
+        if span <= _DENSE_SLACK * len(ids) + 1024:
+            self._ids = None
+            self._values = np.zeros(span, dtype=numbers.dtype)
+            self._present = np.zeros(span, dtype=bool)
+            self._values[ids - self._first] = numbers
+            self._present[ids - self._first] = True
+        else:
+            order = np.argsort(ids, kind="stable")
+            self._ids, self._values, self._present = ids[order], numbers[order], None
+
+    def __len__(self) -> int:
+        """Jobs with a value."""
+        return int(self._present.sum()) if self._ids is None else len(self._ids)
+
+    def get(self, job_id: int, default=None):
+        """``job_id``'s value (a Python int or float), or ``default`` where it has none."""
+        if self._ids is None:
+            index = job_id - self._first
+            if 0 <= index < len(self._present) and self._present.item(index):
+                return self._values.item(index)
+            return default
+        index = int(np.searchsorted(self._ids, job_id))
+        if index < len(self._ids) and self._ids.item(index) == job_id:
+            return self._values.item(index)
+        return default
+
+    def as_dict(self) -> dict:
+        """Job id -> value, every job with one (for a test or a small log)."""
+        if self._ids is None:
+            where = np.flatnonzero(self._present)
+            return dict(zip((where + self._first).tolist(), self._values[where].tolist(), strict=True))
+        return dict(zip(self._ids.tolist(), self._values.tolist(), strict=True))
 
 
 def parse_queue_tiers(text: str) -> dict[int, float]:
@@ -74,7 +150,7 @@ ACCOUNT_FIELDS = ("user_id", "group_id")
 """The SWF fields :func:`user_accounts` reads."""
 
 
-def job_queue_factors(tiers: str, log) -> dict[int, float]:
+def job_queue_factors(tiers: str, log) -> JobValues:
     """Each job's queue factor for the tiers ``tiers``, from the replayed SWF log.
 
     Args:
@@ -82,12 +158,19 @@ def job_queue_factors(tiers: str, log) -> dict[int, float]:
         log: the log's trace with :data:`QUEUE_FIELDS` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
 
     Returns:
-        job id -> factor in (0, 1] (:func:`queue_factors`; jobs of tier 0 left out).
+        :class:`JobValues`: job id -> factor in (0, 1], the factors of :func:`queue_factors` (jobs of tier 0 left out:
+        ``get(job_id, 0.0)``), held as arrays.
 
     Raises:
         ValueError: malformed ``tiers`` (:func:`parse_queue_tiers`).
     """
-    return queue_factors(log.column("job_id").astype(int), log.column("queue").astype(int), parse_queue_tiers(tiers))
+    table = parse_queue_tiers(tiers)
+    top = max(table.values())
+    queues = log.column("queue").astype(np.int64)
+    known, inverse = np.unique(queues, return_inverse=True)
+    factors = (np.array([table.get(int(queue), 0.0) for queue in known.tolist()], dtype=np.float64) / top)[inverse]
+    kept = factors != 0.0
+    return JobValues(log.column("job_id").astype(np.int64)[kept], factors[kept])
 
 
 def user_accounts(log) -> dict[int, int]:
@@ -105,13 +188,13 @@ def user_accounts(log) -> dict[int, int]:
     return accounts
 
 
-def job_queues(log) -> dict[int, int]:
+def job_queues(log) -> JobValues:
     """Each job's queue (SWF field 15), for limits per queue.
 
     Args:
         log: the log's trace with :data:`QUEUE_FIELDS` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
 
     Returns:
-        job id -> queue number (-1 where the log gives none).
+        :class:`JobValues`: job id -> queue number (-1 where the log gives none), held as arrays.
     """
-    return dict(zip(log.column("job_id").astype(int).tolist(), log.column("queue").astype(int).tolist(), strict=True))
+    return JobValues(log.column("job_id").astype(np.int64), log.column("queue").astype(np.int64))

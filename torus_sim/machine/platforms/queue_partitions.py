@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.inputs.workload.queues import JobValues
 from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
 from torus_sim.machine.platforms.partitioned import PartitionedPlatform
@@ -168,7 +169,7 @@ def queue_router(partitions: tuple[QueuePartition, ...], job_ids, queues, word: 
         ConfigurationError for a job whose queue no partition takes, or that is larger than its partition or over its
         limits.
     """
-    by_job = dict(zip(np.asarray(job_ids, dtype=np.int64).tolist(), np.asarray(queues, dtype=np.int64).tolist(), strict=True))
+    by_job = JobValues(job_ids, np.asarray(queues, dtype=np.int64))  # arrays, not a dict of every job
     explicit = {queue: index for index, partition in enumerate(partitions) for queue in (partition.queues or ())}
     default = next((index for index, partition in enumerate(partitions) if partition.queues is None), None)
 
