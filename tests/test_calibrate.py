@@ -84,6 +84,25 @@ def test_a_resumed_calibration_draws_what_an_uninterrupted_one_draws(tmp_path, m
     assert resumed == whole
 
 
+def test_trials_run_at_once_on_dask_workers_and_a_later_serial_call_resumes_them(tmp_path):
+    """``workers = 2``: the trials run on a local Dask cluster of two processes, sharing the study's SQLite file; the
+    site as given is still the first trial, the judgement the same as a serial calibration's; a serial call asking
+    for more trials goes on from the study they left."""
+    pytest.importorskip("dask.distributed")
+    given = BASE.replace(sched_min_interval=60.0, max_jobs_per_user=40)
+    parallel = calibration_module.calibrate(given, tmp_path, train=0.5, trials=4, seed=0, workers=2)
+    drawn = _drawn(tmp_path)
+    assert parallel.trials == 4 and len(drawn) == 4
+    assert any(params.get("sched_min_interval") == 60.0 and params.get("max_jobs_per_user") == 40 for params in drawn)
+    assert len({json.dumps(params, sort_keys=True) for params in drawn}) == 4  # four different draws
+    assert parallel.train_objective <= parallel.given_objective
+    assert parallel.scores["as given"]["test"].jobs > 1000
+    more = calibration_module.calibrate(given, tmp_path, train=0.5, trials=5, seed=0)
+    assert more.trials == 5 and _drawn(tmp_path)[:4] == drawn
+    with pytest.raises(ConfigurationError, match="--workers must be at least 1, got 0"):
+        calibration_module.calibrate(given, tmp_path, trials=1, workers=0)
+
+
 def test_bad_calibrations_are_refused_before_any_trial(tmp_path):
     for train in (0.0, 1.0, 1.5):
         with pytest.raises(ConfigurationError, match="--train"):

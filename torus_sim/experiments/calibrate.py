@@ -306,7 +306,94 @@ def _restore_sampler(sampler, state: dict) -> None:
             generator.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
 
 
-def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None) -> Calibration:
+def _trial_value(trial, base, train_jobs: int, fitted_space: dict) -> float:
+    """One trial: the first ``train_jobs`` jobs replayed with the trial's settings, scored (:func:`objective`)."""
+    waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial, fitted_space)))
+    if not len(waits):
+        raise ConfigurationError(f"{base.workload}: the log records no wait of its first {train_jobs:,} jobs to fit")
+    return objective(score_part(waits))
+
+
+HEARTBEAT = 30
+"""Seconds between a parallel trial's heartbeats in the study; a trial silent for three of them (its worker killed) is
+marked failed when the next trial begins (Optuna's ``fail_stale_trials``)."""
+
+
+def _worker_trial(storage: str, study_name: str, base, train_jobs: int, fitted_space: dict, trial_seed: int):
+    """One trial on a Dask worker: the study loaded from its SQLite file, one trial asked, run and told.
+
+    The sampler is TPE seeded for this trial, with the constant liar (the trials running beside it count as bad
+    ones, so parallel workers do not all draw near the same point).
+
+    Returns:
+        (the trial's number, its objective).
+    """
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    sampler = optuna.samplers.TPESampler(seed=trial_seed, constant_liar=True)
+    storage = optuna.storages.RDBStorage(storage, heartbeat_interval=HEARTBEAT, grace_period=3 * HEARTBEAT)
+    study = optuna.load_study(study_name=study_name, storage=storage, sampler=sampler)
+    optuna.storages.fail_stale_trials(study)  # trials of a killed worker stop counting as running
+    trial = study.ask()
+    try:
+        value = _trial_value(trial, base, train_jobs, fitted_space)
+    except BaseException:
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        raise
+    study.tell(trial, value)
+    return trial.number, value
+
+
+def _parallel_trials(
+    study, storage: str, base, train_jobs: int, fitted_space: dict, trials: int, seed: int, workers: int, progress
+):
+    """Run the trials the study lacks on a local Dask cluster of ``workers`` processes, one trial per task.
+
+    Raises:
+        ConfigurationError: Dask missing, or its workers cannot start.
+        KeyboardInterrupt: passed on; the finished trials stay in the study.
+    """
+    try:
+        from dask.distributed import Client, LocalCluster
+        from dask.distributed import as_completed as dask_completed
+    except ImportError as error:
+        raise ConfigurationError("trials on Dask workers need Dask: pip install 'torus-sim[distributed]'") from error
+    import optuna
+
+    finished = sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
+    try:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    except Exception as error:  # noqa: BLE001 - a worker that cannot start: say the usual cause
+        raise ConfigurationError(
+            f"a local Dask cluster could not start its workers ({type(error).__name__}: {error}); in a script, call the "
+            'calibration under if __name__ == "__main__": (the workers import the script again)'
+        ) from None
+    client = Client(cluster)
+    try:
+        futures = [
+            client.submit(
+                _worker_trial, storage, study.study_name, base, train_jobs, fitted_space, _trial_seed(seed, index), pure=False
+            )
+            for index in range(finished, trials)
+        ]
+        for future in dask_completed(futures):
+            number, value = future.result()
+            if progress is not None:
+                progress(number, value, study.best_value)
+    finally:
+        client.close()
+        cluster.close()
+
+
+def _trial_seed(seed: int, index: int) -> int:
+    """The seed of parallel trial ``index``: the calibration's seed and the index, mixed by numpy's SeedSequence."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def calibrate(
+    base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None, workers: int = 1
+) -> Calibration:
     """Fit :data:`SPACE` on the first ``train`` share of ``base``'s log, then judge the fit on the rest.
 
     Args:
@@ -318,6 +405,10 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
         seed: the sampler's seed. A calibration stopped and called again resumes with the sampler's random state as
             it stood before its first unfinished trial (kept in the study), so it draws what an uninterrupted one draws.
         progress: called with ``(trial number, objective, best so far)`` after each trial, or None.
+        workers: above 1, the trials run at once on a local Dask cluster of this many processes, each trial's TPE
+            sampler seeded by its index with the constant liar (the study in SQLite is shared; a killed worker's trial
+            is marked failed by its missed heartbeats). Parallel trials are not drawn as serial ones are: the same
+            seed gives other trials.
 
     Returns:
         The :class:`Calibration`.
@@ -337,13 +428,16 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
         raise ConfigurationError(f"--train must be a share between 0 and 1 (exclusive), got {train:g}")
     if trials < 1:
         raise ConfigurationError(f"--trials must be at least 1, got {trials}")
+    if workers < 1:
+        raise ConfigurationError(f"--workers must be at least 1, got {workers}")
     check_against_log(base)
     train_jobs, first_test_id, split_day = _split(base, train)
     out.mkdir(parents=True, exist_ok=True)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = f"sqlite:///{(out / 'study.db').resolve()}"
     study = optuna.create_study(
         study_name=_study_name(base, train),
-        storage=f"sqlite:///{(out / 'study.db').resolve()}",
+        storage=storage,
         sampler=optuna.samplers.TPESampler(seed=seed),
         direction="minimize",
         load_if_exists=True,
@@ -352,10 +446,7 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     fitted_space = space(base)
 
     def trial_objective(trial) -> float:
-        waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial, fitted_space)))
-        if not len(waits):
-            raise ConfigurationError(f"{base.workload}: the log records no wait of its first {train_jobs:,} jobs to fit")
-        return objective(score_part(waits))
+        return _trial_value(trial, base, train_jobs, fitted_space)
 
     def finished() -> int:
         return sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
@@ -370,7 +461,9 @@ def calibrate(base, out: Path, train: float = 0.5, trials: int = 20, seed: int =
     kept = study.user_attrs.get(SAMPLER_STATE)
     if kept is not None and kept.get("finished") == finished():
         _restore_sampler(study.sampler, kept)  # resumed: the sampler as it stood before the first unfinished trial
-    while finished() < trials:
+    if workers > 1 and finished() < trials:
+        _parallel_trials(study, storage, base, train_jobs, fitted_space, trials, seed, workers, progress)
+    while finished() < trials:  # one trial after another
         state = _sampler_state(study.sampler)
         if state is not None:  # kept before each trial, so a stopped calibration resumes with the same draws
             study.set_user_attr(SAMPLER_STATE, {"finished": finished(), **state})

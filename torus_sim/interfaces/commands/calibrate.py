@@ -15,11 +15,11 @@ __all__ = ["NAMES", "add_parser", "figure_png", "main", "report_text", "site_tex
 NAMES = ("calibrate",)
 """The subcommand's names."""
 
-_OWN = ("train", "trials", "sampler_seed")
+_OWN = ("train", "trials", "sampler_seed", "workers")
 
 
 def add_parser(commands) -> None:
-    """Add ``calibrate`` (a site scenario file or options, ``--train``, ``--trials``, ``--sampler-seed``, ``--out``)."""
+    """Add ``calibrate`` (a site scenario file or options, ``--train``, ``--trials``, ``--sampler-seed``, ``--workers``, ``--out``)."""
     from torus_sim.interfaces.commands.scenario_options import add_scenario_options
 
     parser = commands.add_parser(
@@ -43,6 +43,13 @@ def add_parser(commands) -> None:
         "--trials", type=int, default=20, help="finished trials wanted in the study, resumed ones counted (default 20)"
     )
     parser.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPE sampler (default 0)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="trials at once on a local Dask cluster of this many processes (default 1: one after another, each trial "
+        "drawn as an uninterrupted calibration draws it); needs torus-sim[distributed]",
+    )
     add_scenario_options(parser)
 
 
@@ -146,7 +153,9 @@ def main(args) -> int:
         print(f"trial {number}: objective {value:.4f} (best {best:.4f})", flush=True)
 
     try:
-        calibration = calibrate(base, out, train=args.train, trials=args.trials, seed=args.sampler_seed, progress=progress)
+        calibration = calibrate(
+            base, out, train=args.train, trials=args.trials, seed=args.sampler_seed, progress=progress, workers=args.workers
+        )
     except KeyboardInterrupt:
         print(f"interrupted: the finished trials are kept in {out / 'study.db'}; run the same command to resume")
         return 130
