@@ -315,34 +315,39 @@ def _trial_value(trial, base, train_jobs: int, fitted_space: dict) -> float:
 
 
 HEARTBEAT = 30
-"""Seconds between a parallel trial's heartbeats in the study; a trial silent for three of them (its worker killed) is
-marked failed when the next trial begins (Optuna's ``fail_stale_trials``)."""
+"""Seconds between a parallel trial's heartbeats in the study (Optuna's experimental heartbeat); a trial silent for three
+of them (its worker killed) is marked failed when the next trial begins (Optuna's ``fail_stale_trials``)."""
 
 
 def _worker_trial(storage: str, study_name: str, base, train_jobs: int, fitted_space: dict, trial_seed: int):
-    """One trial on a Dask worker: the study loaded from its SQLite file, one trial asked, run and told.
+    """One trial on a Dask worker: the study loaded from its SQLite file, one trial run (Optuna's ``optimize``).
 
     The sampler is TPE seeded for this trial, with the constant liar (the trials running beside it count as bad
-    ones, so parallel workers do not all draw near the same point).
+    ones, so parallel workers do not all draw near the same point). The storage keeps the trial's heartbeat; a trial
+    of a killed worker is marked failed when the next trial begins.
 
     Returns:
         (the trial's number, its objective).
     """
+    import warnings
+
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     sampler = optuna.samplers.TPESampler(seed=trial_seed, constant_liar=True)
-    storage = optuna.storages.RDBStorage(storage, heartbeat_interval=HEARTBEAT, grace_period=3 * HEARTBEAT)
-    study = optuna.load_study(study_name=study_name, storage=storage, sampler=sampler)
-    optuna.storages.fail_stale_trials(study)  # trials of a killed worker stop counting as running
-    trial = study.ask()
-    try:
-        value = _trial_value(trial, base, train_jobs, fitted_space)
-    except BaseException:
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
-        raise
-    study.tell(trial, value)
-    return trial.number, value
+    ran = []
+    with warnings.catch_warnings():  # the heartbeat and the constant liar are marked experimental: said once here
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        storage = optuna.storages.RDBStorage(storage, heartbeat_interval=HEARTBEAT, grace_period=3 * HEARTBEAT)
+        study = optuna.load_study(study_name=study_name, storage=storage, sampler=sampler)
+        study.optimize(
+            lambda trial: _trial_value(trial, base, train_jobs, fitted_space),
+            n_trials=1,
+            callbacks=[lambda _, trial: ran.append(trial)],
+            gc_after_trial=True,
+        )
+    (trial,) = ran
+    return trial.number, trial.value
 
 
 def _parallel_trials(
