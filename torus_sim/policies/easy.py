@@ -244,6 +244,9 @@ class ConservativePolicy(Policy):
         if not reserved.starting:  # nothing starts: nothing to apply first
             self._pass.started(view)
             return (reservation,)
+        wheres = reserved.wheres
+        if not reserved.after and wheres[0] is not None:  # every allocation known, nothing kept: one list
+            return [reservation, *map(Start, [jobs[position] for position in reserved.starting], wheres)]
         # the jobs named before any start is applied (the queue's columns change as each start is)
         starting = [(jobs[position], where) for position, where in zip(reserved.starting, reserved.wheres, strict=True)]
         return self._started(view, reservation, starting)

@@ -36,6 +36,7 @@ References:
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -99,15 +100,22 @@ class Reserved(NamedTuple):
 
     Attributes:
         starting: the positions in the queue, ascending, of the jobs whose reservation is now.
-        wheres: for each of them, the allocation the profile reserved (a partition id), or None: the
-            policy's placement picks the nodes.
+        wheres: for each of them, the allocation the profile reserved (a partition id; a node count on a cluster
+            that keeps counts only), or None: the policy's placement picks the nodes (all given or all None).
         head_at: the first waiting job's reservation, seconds (inf: never); None where the pass does not
             say (R-LIST-Q's compiled pass, which no reservation is reported from).
+        after: the pass asks to be told once the starts are applied (:meth:`ReservationPass.started`: a profile
+            kept between passes); False: the starts may be handed over as a list.
     """
 
     starting: list[int]
     wheres: list
     head_at: float | None
+    after: bool = True
+
+
+_new_reserved = partial(tuple.__new__, Reserved)
+"""``Reserved`` from a 4-tuple without the named tuple's Python-level ``__new__`` (a pass makes one; CTC-SP2 has 145,398)."""
 
 
 class ReservationPass(Protocol):
@@ -178,7 +186,9 @@ class _ProfilePass:
         starting = due_positions(starts, now)
         if view.platform.table is not None:
             self._left = (profile, jobs[: first + taken], starts, wheres, lengths, starting)
-        return Reserved(starting, [wheres[position] for position in starting], starts[0] if starts else math.inf)
+        return Reserved(
+            starting, [wheres[position] for position in starting], starts[0] if starts else math.inf, self._left is not None
+        )
 
     def started(self, view) -> None:
         left, self._left = self._left, None
@@ -200,16 +210,20 @@ class _ArrivalCounts:
         self._new = counts  # the compiled profile's class (or a factory of it)
         self._counts = counts()
         self._plain = _ProfilePass("predicted", placement)
+        self._fallen = False  # the last pass ran on the profile in Python (no release columns kept)
 
     def reserve(self, view, jobs, sizes, durations, ranks=None) -> Reserved:
         releases = view.running_releases()
         if releases is None:
+            self._fallen = True
             return self._plain.reserve(view, jobs, sizes, durations)
+        self._fallen = False
         head_at, starting = self._counts.plan(view.now, view.free_count(), releases, jobs, sizes, durations)
-        return Reserved(starting, _counted(view, sizes, starting), head_at)
+        return _new_reserved((starting, _counted(view, sizes, starting) if starting else starting, head_at, False))
 
     def started(self, view) -> None:
-        self._plain.started(view)
+        if self._fallen:  # the pass ran on the profile in Python
+            self._plain.started(view)
 
     def drop(self) -> None:
         self._counts = self._new()
@@ -241,7 +255,7 @@ class _StandingCounts:
         for position in starting:  # where the next pass's profile releases them
             running[int(ranks[position])] = window_end(now, float(durations[position]))
         self._left = (running, repairs)
-        return Reserved(starting, _counted(view, sizes, starting), None)
+        return _new_reserved((starting, _counted(view, sizes, starting) if starting else starting, None, False))
 
     def started(self, view) -> None:
         return None

@@ -271,6 +271,11 @@ class ListPolicy(PriorityPolicy):
         if not reserved.starting:  # nothing starts (about half the passes): nothing to apply first
             self._pass.started(view)
             return ()
+        if not reserved.after and reserved.wheres[0] is not None:  # every allocation known, nothing kept: one list
+            return [
+                self._start(view, queue[position], where)
+                for position, where in zip(reserved.starting, reserved.wheres, strict=True)
+            ]
         return self._starting(view, queue, reserved)
 
     def _starting(self, view, queue: list, reserved):
