@@ -360,20 +360,16 @@ def _parallel_trials(
         KeyboardInterrupt: passed on; the finished trials stay in the study.
     """
     try:
-        from dask.distributed import Client, LocalCluster
+        from dask.distributed import Client
         from dask.distributed import as_completed as dask_completed
     except ImportError as error:
         raise ConfigurationError("trials on Dask workers need Dask: pip install 'torus-sim[distributed]'") from error
     import optuna
 
+    from torus_sim.experiments.sweep import local_cluster
+
     finished = sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
-    try:
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    except Exception as error:  # noqa: BLE001 - a worker that cannot start: say the usual cause
-        raise ConfigurationError(
-            f"a local Dask cluster could not start its workers ({type(error).__name__}: {error}); in a script, call the "
-            'calibration under if __name__ == "__main__": (the workers import the script again)'
-        ) from None
+    cluster = local_cluster(workers, "calibration")
     client = Client(cluster)
     try:
         futures = [

@@ -290,7 +290,7 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
                 yield future.result()
     else:
         try:
-            from dask.distributed import Client, LocalCluster
+            from dask.distributed import Client
             from dask.distributed import as_completed as dask_completed
         except ImportError as error:
             raise ConfigurationError("the dask executor needs Dask: pip install 'torus-sim[distributed]'") from error
@@ -303,13 +303,7 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
                     f"no Dask scheduler answers at {scheduler_address} ({type(error).__name__}: {error})"
                 ) from None
         else:
-            try:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-            except Exception as error:  # noqa: BLE001 - a worker that cannot start: say the usual cause
-                raise ConfigurationError(
-                    f"a local Dask cluster could not start its workers ({type(error).__name__}: {error}); in a script, call the "
-                    'sweep under if __name__ == "__main__": (the workers import the script again)'
-                ) from None
+            cluster = local_cluster(workers, "sweep")
             client = Client(cluster)
         try:
             futures = [client.submit(run_row, config, pure=False) for config in configs]
@@ -319,6 +313,31 @@ def _execute(configs: list[Scenario], executor: str, workers: int, scheduler_add
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def local_cluster(workers: int, what: str):
+    """A local Dask cluster of ``workers`` processes of one thread each (no dashboard), for a sweep or a calibration.
+
+    Args:
+        workers: processes, >= 1.
+        what: what runs on it (``sweep``, ``calibration``), for the sentence.
+
+    Returns:
+        The :class:`dask.distributed.LocalCluster` (close it).
+
+    Raises:
+        ConfigurationError: its workers cannot start; the sentence names the usual cause (a script calling it outside
+            ``if __name__ == "__main__":``, which the workers import again).
+    """
+    from dask.distributed import LocalCluster
+
+    try:
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+    except Exception as error:  # noqa: BLE001 - a worker that cannot start: say the usual cause
+        raise ConfigurationError(
+            f"a local Dask cluster could not start its workers ({type(error).__name__}: {error}); in a script, call the "
+            f'{what} under if __name__ == "__main__": (the workers import the script again)'
+        ) from None
 
 
 def check_inputs(configs: Sequence[Scenario]) -> None:
