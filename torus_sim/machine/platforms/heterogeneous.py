@@ -31,6 +31,7 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.core.files import sidecar_path
+from torus_sim.inputs.workload.queues import JobValues
 from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
 from torus_sim.machine.platforms.partitioned import PartitionedPlatform
@@ -114,9 +115,9 @@ def node_router(types: tuple[NodeType, ...], job_ids, memory_kib_per_processor, 
         processors of the job's whole nodes)``; it raises ConfigurationError for a job no type can hold (its processors,
         memory and GPUs named).
     """
-    ids = np.asarray(job_ids, dtype=np.int64)
-    memory = dict(zip(ids.tolist(), np.maximum(np.asarray(memory_kib_per_processor, dtype=float), 0.0).tolist(), strict=True))
-    asked_gpus = {} if gpus is None else dict(zip(ids.tolist(), np.asarray(gpus, dtype=np.int64).tolist(), strict=True))
+    ids = np.asarray(job_ids, dtype=np.int64)  # per job as arrays (JobValues), not dicts of every job
+    memory = JobValues(ids, np.maximum(np.asarray(memory_kib_per_processor, dtype=np.float64), 0.0))
+    asked_gpus = {} if gpus is None else JobValues(ids, np.asarray(gpus, dtype=np.int64))
 
     def route(job) -> tuple[int, int]:
         processors = job.size
@@ -161,8 +162,14 @@ def resource_gpus(log, job_ids) -> np.ndarray | None:
     gpus = pd.to_numeric(table["gpus"], errors="coerce").fillna(0)
     if (gpus < 0).any() or (gpus != gpus.round()).any():
         raise ConfigurationError(f"{path}: gpus must be whole numbers >= 0")
-    by_job = dict(zip(table["job_id"].astype(int).tolist(), gpus.astype(int).tolist(), strict=True))
-    return np.array([by_job.get(int(job_id), 0) for job_id in np.asarray(job_ids).tolist()], dtype=np.int64)
+    # a join by bisection over the table's ids (an id given twice keeps its last row), not a dict of every job
+    ids, counts = table["job_id"].to_numpy(dtype=np.int64)[::-1], gpus.to_numpy(dtype=np.int64)[::-1]
+    known, last = np.unique(ids, return_index=True)
+    wanted = np.asarray(job_ids, dtype=np.int64)
+    if not len(known):
+        return np.zeros(len(wanted), dtype=np.int64)
+    at = np.minimum(np.searchsorted(known, wanted), len(known) - 1)
+    return np.where(known[at] == wanted, counts[last][at], 0).astype(np.int64)
 
 
 class HeterogeneousKind(PlatformKind):
