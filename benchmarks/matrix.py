@@ -25,6 +25,7 @@ cell (MOLDABLE's four on rigid jobs) is refused before anything runs: the cell s
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -51,7 +52,9 @@ __all__ = [
     "write_lanl_as_fta",
 ]
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("TORUS_SIM_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data").resolve()
+"""The shared inputs: the mirror ``TORUS_SIM_DATA`` names (as the runs read it), else ../shared/data beside the checkout
+(so a baseline checkout elsewhere finds them)."""
 SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
 CTC = SHARED_DATA / "swf" / "CTC-SP2-1996-3.1-cln.swf.gz"
 BGL_RAS = SHARED_DATA / "failures" / "bgl" / "BGL_2k.log"
