@@ -7,7 +7,8 @@ records. Each trial replays only the first ``train`` share of the log's jobs (``
 never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
 TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
 killed process keeps its finished trials and resumes where it stopped, the sampler's random state restored from the
-study (:data:`SAMPLER_STATE`), so the resumed trials are those an uninterrupted calibration draws. The best trial's settings then replay the
+study (:data:`SAMPLER_STATE`), so the resumed trials are those an uninterrupted calibration draws. The best trial's
+settings then replay the
 whole log (the first part's queue and running jobs carried into the second by the replay itself), and the
 replay is judged on the held-out jobs, next to the same replay without the fitted settings (the site as given).
 
@@ -278,14 +279,21 @@ SAMPLER_STATE = "sampler_state"
 """The study's user attribute holding the TPE sampler's random states before the next trial (JSON: no pickle)."""
 
 
-def _sampler_state(sampler) -> dict | None:
-    """The TPE sampler's two random states (its own and its startup trials' random sampler's) as JSON lists.
+def _generators(sampler) -> dict | None:
+    """The TPE sampler's two numpy generators: its own and its startup trials' random sampler's.
 
-    None where this Optuna keeps them elsewhere: a resumed calibration then draws afresh, as before.
+    None where this Optuna keeps them elsewhere (a resumed calibration then draws afresh).
     """
     try:
-        generators = {"tpe": sampler._rng.rng, "random": sampler._random_sampler._rng.rng}
+        return {"tpe": sampler._rng.rng, "random": sampler._random_sampler._rng.rng}
     except AttributeError:
+        return None
+
+
+def _sampler_state(sampler) -> dict | None:
+    """The TPE sampler's two random states as JSON lists (None: see :func:`_generators`)."""
+    generators = _generators(sampler)
+    if generators is None:
         return None
     state = {}
     for name, generator in generators.items():
@@ -296,11 +304,7 @@ def _sampler_state(sampler) -> dict | None:
 
 def _restore_sampler(sampler, state: dict) -> None:
     """Set the TPE sampler's random states to those :func:`_sampler_state` kept (nothing where they are missing)."""
-    try:
-        generators = {"tpe": sampler._rng.rng, "random": sampler._random_sampler._rng.rng}
-    except AttributeError:
-        return
-    for name, generator in generators.items():
+    for name, generator in (_generators(sampler) or {}).items():
         if name in state:
             kind, keys, position, has_gauss, cached = state[name]
             generator.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
@@ -351,9 +355,9 @@ def _worker_trial(storage: str, study_name: str, base, train_jobs: int, fitted_s
 
 
 def _parallel_trials(
-    study, storage: str, base, train_jobs: int, fitted_space: dict, trials: int, seed: int, workers: int, progress
+    study, storage: str, base, train_jobs: int, fitted_space: dict, finished: int, trials: int, seed: int, workers: int, progress
 ):
-    """Run the trials the study lacks on a local Dask cluster of ``workers`` processes, one trial per task.
+    """Run trials ``finished`` to ``trials`` on a local Dask cluster of ``workers`` processes, one trial per task.
 
     Raises:
         ConfigurationError: Dask missing, or its workers cannot start.
@@ -364,11 +368,8 @@ def _parallel_trials(
         from dask.distributed import as_completed as dask_completed
     except ImportError as error:
         raise ConfigurationError("trials on Dask workers need Dask: pip install 'torus-sim[distributed]'") from error
-    import optuna
-
     from torus_sim.experiments.sweep import local_cluster
 
-    finished = sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
     cluster = local_cluster(workers, "calibration")
     client = Client(cluster)
     try:
@@ -463,7 +464,7 @@ def calibrate(
     if kept is not None and kept.get("finished") == finished():
         _restore_sampler(study.sampler, kept)  # resumed: the sampler as it stood before the first unfinished trial
     if workers > 1 and finished() < trials:
-        _parallel_trials(study, storage, base, train_jobs, fitted_space, trials, seed, workers, progress)
+        _parallel_trials(study, storage, base, train_jobs, fitted_space, finished(), trials, seed, workers, progress)
     while finished() < trials:  # one trial after another
         state = _sampler_state(study.sampler)
         if state is not None:  # kept before each trial, so a stopped calibration resumes with the same draws

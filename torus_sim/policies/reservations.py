@@ -170,7 +170,8 @@ class _ProfilePass:
 
     def reserve(self, view, jobs, sizes, durations, ranks=None) -> Reserved:
         now = view.now
-        kept = self._keeper.take(view, jobs) if view.platform.table is not None else None
+        partitions = view.platform.table is not None  # a torus: its profile kept between passes
+        kept = self._keeper.take(view, jobs) if partitions else None
         if kept is None:
             end_of = self._end_of
             releases = [(end_of(view, job), job) for job in view.running.values()]
@@ -184,11 +185,9 @@ class _ProfilePass:
         wheres += placed
         lengths += durations[:taken].tolist()
         starting = due_positions(starts, now)
-        if view.platform.table is not None:
+        if partitions:
             self._left = (profile, jobs[: first + taken], starts, wheres, lengths, starting)
-        return Reserved(
-            starting, [wheres[position] for position in starting], starts[0] if starts else math.inf, self._left is not None
-        )
+        return Reserved(starting, [wheres[position] for position in starting], starts[0] if starts else math.inf, partitions)
 
     def started(self, view) -> None:
         left, self._left = self._left, None
@@ -265,12 +264,10 @@ class _StandingCounts:
 
 
 def _counted(view, sizes: np.ndarray, starting: list[int]) -> list:
-    """Where the jobs starting now go on a cluster: each one's node count where it keeps counts only, else None.
+    """Where the jobs starting now (``starting``, not empty) go on a cluster: their node counts where it keeps counts only, else None.
 
     A node count is the allocation on such a cluster; None lets the policy's placement pick the nodes.
     """
-    if not starting:
-        return []
     if view.platform.counts_only:
         return np.asarray(sizes)[starting].tolist()
     return [None] * len(starting)

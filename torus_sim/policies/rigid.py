@@ -186,7 +186,7 @@ class ListPolicy(PriorityPolicy):
         if reservations < -1:
             raise ConfigurationError(f"reservations m must be >= 0 or -1 (|Q|), got {reservations}")
         self.reservations = reservations
-        self._by_rank = None  # m = |Q| on a cluster: (key, sizes, reserved durations) of every job by rank
+        self._by_rank = None  # with reservations: (key, sizes, reserved durations) of every job by rank
         self._pass = None  # the platform's reservation pass (reservations.reservation_pass), made at the first pass
         self._platform = None  # the platform it was made for
         self.name = f"R-LIST-{'Q' if reservations == -1 else reservations}"
@@ -314,8 +314,8 @@ class ListPolicy(PriorityPolicy):
             if not starts_left.passed(need, duration, started, start_at):
                 return  # no later job can start now: their reservations would change nothing this pass
 
-    def _ranks(self, view, queue: list, first: int = 0) -> np.ndarray:
-        """int64 ranks of ``queue[first:]``, from the queue's columns while it keeps them.
+    def _ranks(self, view, queue: list) -> np.ndarray:
+        """int64 ranks of ``queue`` (the view's waiting jobs in order), from the queue's columns while it keeps them.
 
         Every job's size and reserved duration by rank are made ready in ``_by_rank`` first.
         """
@@ -326,8 +326,8 @@ class ListPolicy(PriorityPolicy):
             self._by_rank = (key, np.asarray(size_of, dtype=np.int64), durations)
         columns = view.queue.columns  # the ranks in queue order, kept by the queue while it is long
         if columns is not None:
-            return columns.ranks[first:]
-        return np.fromiter(map(_RANK, queue[first:] if first else queue), dtype=np.int64, count=len(queue) - first)
+            return columns.ranks
+        return np.fromiter(map(_RANK, queue), dtype=np.int64, count=len(queue))
 
 
 class ShelfPolicy(PriorityPolicy):
