@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from failure_logs.events import FailureLog
 from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
 from torus_sim.core.job import Job
+from torus_sim.engine.effective_size import size_spans
 from torus_sim.engine.model import SchedulingModel
 from torus_sim.experiments.runner import Scenario, build_model
 from torus_sim.experiments.sweep import run_key
@@ -46,7 +47,7 @@ def test_a_span_holds_nodes_out_as_they_free_and_gives_them_back_at_its_end():
     model, table = _run(jobs, 4, effective_size=[(100.0, 1000.0, 2)])
     assert table["started_at"].to_dict() == {1: 0.0, 2: 50.0, 3: 500.0, 4: 600.0, 5: 1000.0}
     assert model.counters["node_hours_held_out"] == pytest.approx(1750 / 3600)
-    assert model.passes.effective_size.held == []  # all given back
+    assert model.passes.held_nodes.held == []  # all given back
     # without the span: job 3 starts at 150 beside job 1, job 4 at its end (250), job 5 at 500
     _, free = _run(jobs, 4)
     assert free["started_at"].to_dict() == {1: 0.0, 2: 50.0, 3: 150.0, 4: 250.0, 5: 500.0}
@@ -113,7 +114,7 @@ def test_an_inferred_size_on_a_replay_of_sdsc_sp2_and_the_torus_from_a_file(tmp_
     sized = plain.replace(effective_size="inferred")
     assert run_key(plain) != run_key(sized)
     model = build_model(sized)
-    assert model.passes.effective_size.spans.tolist() == [[0.0, 7 * 30 * 86_400.0, 115.0]]
+    assert size_spans(model.passes.held_nodes.reservations, 128) == [[0.0, 7 * 30 * 86_400.0, 115.0]]
     table = model.run().jobs
     assert model.counters["node_hours_held_out"] > 0
     free = build_model(plain).run().jobs

@@ -4,9 +4,9 @@ A log's machine size is not always what its scheduler could use: SDSC-SP2's log 
 128 processors busy with the jobs that completed until late November 1998 (seven months), although jobs that would
 have fitted waited; nodes were held for interactive work, tests or repairs that the log does not record. Slurm says
 it with a reservation of part of the machine (``scontrol create reservation nodecnt=13 ...``) or a root
-association's ``GrpTRES``; Maui with a standing reservation of a node count. :class:`EffectiveSize` does that for
-any online policy: from each span's start to its end the machine has only the span's nodes; the others are held
-out, as down nodes whose return (the span's end) every policy's planning knows (a platform's ``repairs_ahead``:
+association's ``GrpTRES``; Maui with a standing reservation of a node count. :func:`size_reservations` says it
+as count reservations that wait (:class:`~torus_sim.engine.node_reservations.HeldNodes` holds them, for any online
+policy): from each span's start to its end the machine has only the span's nodes; the others are held out, as down nodes whose return (the span's end) every policy's planning knows (a platform's ``repairs_ahead``:
 EASY's shadow, conservative's profile and the torus's partition finder count them back at the span's end). Nothing
 is killed: nodes busy at a span's start are taken as their jobs end (the span waits for them), the highest free
 ids first, and a failed node is taken once it is repaired. The held nodes come back at the span's end (a pass is
@@ -21,15 +21,15 @@ References:
 
 from __future__ import annotations
 
-import bisect
-import math
-
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.machine.platforms.torus import NO_JOB
+from torus_sim.engine.node_reservations import NodeReservation
 
-__all__ = ["EffectiveSize", "checked_spans"]
+__all__ = ["ORIGIN", "checked_spans", "size_reservations", "size_spans"]
+
+ORIGIN = "effective size"
+"""The origin of the reservations that say a machine's effective size."""
 
 
 def checked_spans(spans, capacity: int) -> np.ndarray:
@@ -62,101 +62,31 @@ def checked_spans(spans, capacity: int) -> np.ndarray:
     return array
 
 
-class EffectiveSize:
-    """The nodes held out of the machine in each span of a smaller effective size.
+def size_reservations(spans, capacity: int) -> tuple[NodeReservation, ...]:
+    """The spans of a smaller effective size as count reservations that wait: ``capacity - nodes`` held in each.
 
     Args:
-        spans: ``(start, end, nodes)`` triples (:func:`checked_spans`): from start to end (seconds of the run's
-            clock) only ``nodes`` of the machine are usable.
-        platform: the run's platform; it must tell nodes apart (``tracks_nodes``): a held node is taken down until
-            the span's end and repaired there.
-        request_pass_at: ``at -> None``: asks the engine for a scheduling pass at a later time (a span's start or end).
-        on_back: ``(node, now) -> None``, called for each held node back in service at a span's end (the engine closes
-            the downtime of a node that failed while it was held: its own repair came while the span held it), or None.
+        spans: ``(start, end, nodes)`` triples (:func:`checked_spans`): from start to end (seconds of the run's clock)
+            only ``nodes`` of the machine are usable.
+        capacity: the machine's nodes.
 
-    Attributes:
-        spans: float64 ``(S, 3)``, the spans by start.
-        held: the node ids held out now.
-        node_seconds: node-seconds held out of the machine so far (from each take to its span's end).
+    Returns:
+        One :class:`~torus_sim.engine.node_reservations.NodeReservation` per span (of 0 nodes at the machine's size), by start,
+        its origin :data:`ORIGIN`
+        (:class:`~torus_sim.engine.node_reservations.HeldNodes` holds them).
 
     Raises:
-        ConfigurationError: the spans (:func:`checked_spans`), or a platform without node identities.
+        ConfigurationError: the spans (:func:`checked_spans`).
     """
+    return tuple(
+        NodeReservation(start, end, capacity - int(nodes), origin=ORIGIN) for start, end, nodes in checked_spans(spans, capacity).tolist()
+    )
 
-    def __init__(self, spans, platform, request_pass_at, on_back=None) -> None:
-        if not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down"):
-            raise ConfigurationError(
-                f"an effective size takes single nodes out of a cluster or a torus, not of a {platform.label}"
-            )
-        self.spans = checked_spans(spans, platform.capacity)
-        self._starts = self.spans[:, 0].tolist()
-        self._ends = self.spans[:, 1].tolist()
-        self._platform = platform
-        self._request_pass_at = request_pass_at
-        self._on_back = on_back
-        self._span = -1  # the span whose nodes are held now
-        self._asked = -math.inf  # the latest boundary a pass is asked at
-        self.held: list[int] = []
-        self.node_seconds = 0.0
 
-    def apply(self, now: float) -> None:
-        """At a pass's start: give back the nodes of a span that ended, hold out what the span now in force asks.
-
-        Args:
-            now: the pass's time, seconds.
-        """
-        index = bisect.bisect_right(self._starts, now) - 1  # the last span started by now
-        current = index if index >= 0 and now < self._ends[index] else -1
-        if self._span >= 0 and self._span != current:
-            self._give_back(now)
-        self._span = current
-        if current >= 0:
-            self._hold(current, now)
-        self._ask_next(now)
-
-    def _give_back(self, now: float) -> None:
-        platform = self._platform
-        for node in self.held:
-            # False where a failure keeps it down longer: its own repair brings it back
-            if platform.repair(node, now) and self._on_back is not None:
-                self._on_back(node, now)
-        self.held = []
-
-    def _hold(self, index: int, now: float) -> None:
-        platform = self._platform
-        short = platform.capacity - int(self.spans[index, 2]) - len(self.held)
-        if short <= 0:
-            return
-        if platform.free_count() <= 0:  # nothing to take until a job ends
-            return
-        end = self._ends[index]
-        for node in self._free_highest_first(platform):
-            platform.take_down(node, end)
-            self.held.append(node)
-            self.node_seconds += end - now
-            short -= 1
-            if not short:
-                break
-
-    @staticmethod
-    def _free_highest_first(platform):
-        """The free nodes' ids, the highest first (a cluster lists them at once; a torus is asked node by node)."""
-        free_nodes = getattr(platform, "free_nodes", None)
-        if free_nodes is not None:
-            return free_nodes()[::-1].tolist()
-        down = platform.down
-        return [node for node in range(platform.capacity - 1, -1, -1) if not down[node] and platform.job_on(node) == NO_JOB]
-
-    def _ask_next(self, now: float) -> None:
-        """Ask for a pass at the next span's start or the current span's end, once."""
-        index = bisect.bisect_right(self._starts, now)
-        boundary = self._ends[self._span] if self._span >= 0 else math.inf
-        if index < len(self._starts):
-            boundary = min(boundary, self._starts[index])
-        if math.isfinite(boundary) and boundary > self._asked:
-            self._asked = boundary
-            self._request_pass_at(boundary)
-
-    def hours(self) -> float:
-        """Node-hours held out of the machine so far."""
-        return self.node_seconds / 3600.0
+def size_spans(reservations, capacity: int) -> list[list[float]]:
+    """The effective size's spans back from the reservations of origin :data:`ORIGIN`: ``[[start, end, nodes], ...]``."""
+    return [
+        [reservation.start, reservation.end, float(capacity - reservation.count)]
+        for reservation in reservations
+        if reservation.origin == ORIGIN
+    ]

@@ -300,23 +300,11 @@ class EventHandlers:
         killed = None
         job_id = self.platform.job_on(node)
         if job_id != NO_JOB:
-            job = self.stop_running(job_id)
-            job.end_event.cancel()
-            self.counters["events_cancelled"] += 1
-            self.preventive.cancel(job)
-            if self.power_states is not None:
-                self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
-            self.platform.release(job.allocation, job_id)
             preventive = None
             if self.resilience.preventive == "checkpoint" and index >= 0 and self.preventive.foreseen(index):
                 preventive = self.resilience.checkpoint_cost
                 self.counters["preventive_checkpoints"] += 1
-            if self.settings.record:
-                self.recorder.attempt_ended(job, now, "killed")
-            self.counters["lost_work"] += self.progress.kill(job, now, preventive)
-            self.counters["job_kills"] += 1
-            self.scheduler.enqueue(job)
-            self.passes.returned.append(job)
+            self.kill(job_id, preventive)
             killed = job_id
         self.node_agents[node].record_failure(now, killed)
         if self.step_log.on:
@@ -338,6 +326,36 @@ class EventHandlers:
         if self.settings.record:
             self.recorder.failure(now, node, killed, until)
         self.request_pass()
+
+    def kill(self, job_id: int, preventive: float | None = None) -> Job:
+        """Kill a running job and requeue it (BGL-FAULT §6.1): its attempt ends, its nodes are freed, its work since
+        its last checkpoint is lost (counted in the work lost) unless a preventive checkpoint of ``preventive`` seconds
+        saved it; a fail-stop failure's victim and a job whose nodes a reservation takes.
+
+        Args:
+            job_id: a running job's id.
+            preventive: the cost of a preventive checkpoint taken just before the kill, seconds, or None.
+
+        Returns:
+            The killed job, back in the queue.
+        """
+        now = self.clock.time
+        job = self.stop_running(job_id)
+        if job is None:
+            raise SimulationError(f"job {job_id} is not running")
+        job.end_event.cancel()
+        self.counters["events_cancelled"] += 1
+        self.preventive.cancel(job)
+        if self.power_states is not None:
+            self.power_states.release(self.power_states.nodes_freed(self.platform, job.allocation, job.job_id), now)
+        self.platform.release(job.allocation, job_id)
+        if self.settings.record:
+            self.recorder.attempt_ended(job, now, "killed")
+        self.counters["lost_work"] += self.progress.kill(job, now, preventive)
+        self.counters["job_kills"] += 1
+        self.scheduler.enqueue(job)
+        self.passes.returned.append(job)
+        return job
 
     def on_repair(self, node: int) -> None:
         """A node is repaired: its downtime is counted and a pass follows."""

@@ -60,7 +60,7 @@ from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.counters import RunCounters
 from torus_sim.engine.dispatch import DispatchDelay
-from torus_sim.engine.effective_size import EffectiveSize
+from torus_sim.engine.effective_size import size_reservations
 from torus_sim.engine.events import LEVELS as _LEVELS
 from torus_sim.engine.events import EngineSimulator, EventPriority
 from torus_sim.engine.guard import (
@@ -75,6 +75,7 @@ from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.multifactor import Multifactor, PriorityWeights
+from torus_sim.engine.node_reservations import HeldNodes
 from torus_sim.engine.platform_parts import PartBook
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
@@ -169,7 +170,7 @@ def _refuse_batch(policy: Policy, name: str) -> None:
 
 
 def _check_production(
-    policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, effective_size=None
+    policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, effective_size=None, reservations=None
 ) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
@@ -185,6 +186,7 @@ def _check_production(
         ("dispatch_latency", latency),
         ("prime_time", prime),
         ("effective_size", effective_size),
+        ("reservations", reservations),
     ):
         if value is not None:
             _refuse_batch(policy, name)
@@ -251,7 +253,8 @@ class _Parts(NamedTuple):
     resilience: ResiliencePolicy
     progress: object  # the job progress model (torus_sim.engine.progress)
     node_agents: list
-    effective_size: object = None  # (start, end, nodes) spans of a smaller machine (EffectiveSize), or None
+    effective_size: object = None  # (start, end, nodes) spans of a smaller machine (size_reservations), or None
+    reservations: tuple = ()  # NodeReservation values of part of the machine (HeldNodes)
     tiers: dict | None = None  # job id -> queue tier, for preemption by tier (TierPreemption), or None
 
 
@@ -272,17 +275,31 @@ def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
     return [policy, *(copy.deepcopy(policy) for _ in divided[1:])]  # before any attach: each its own state
 
 
-def _held_out(effective_size, platform, power_states, pass_at, agents=()) -> EffectiveSize | None:
-    """The spans of a smaller effective size (:class:`~torus_sim.engine.effective_size.EffectiveSize`), or None.
+def _held_out(parts: _Parts, platform, pass_at, kill, running) -> HeldNodes | None:
+    """The nodes held out by reservations of part of the machine and a smaller effective size, or None without any.
+
+    (:class:`~torus_sim.engine.node_reservations.HeldNodes`; the effective size's spans become count reservations that
+    wait, :func:`~torus_sim.engine.effective_size.size_reservations`.)
 
     Raises:
-        ConfigurationError: the spans, or switched-off nodes beside them (a held-out node has no power state).
+        ConfigurationError: the spans or the reservations, or switched-off nodes beside them (a held-out node has no
+            power state).
     """
-    if effective_size is None:
+    if parts.effective_size is None and not parts.reservations:
         return None
-    if power_states is not None:
-        raise ConfigurationError("effective_size: not with switched-off nodes (a held-out node has no power state)")
-    return EffectiveSize(effective_size, platform, pass_at, partial(_close_downtime, agents) if agents else None)
+    what = "effective_size" if parts.effective_size is not None else "reservations"
+    if parts.power_states is not None:
+        raise ConfigurationError(f"{what}: not with switched-off nodes (a held-out node has no power state)")
+    reservations = size_reservations(parts.effective_size, platform.capacity) if parts.effective_size is not None else ()
+    agents = parts.node_agents
+    return HeldNodes(
+        (*reservations, *parts.reservations),
+        platform,
+        pass_at,
+        partial(_close_downtime, agents) if agents else None,
+        kill,
+        running,
+    )
 
 
 def _close_downtime(agents, node: int, now: float) -> None:
@@ -308,15 +325,15 @@ def _tiers(tiers, platform, policy: Policy) -> TierPreemption | None:
     return TierPreemption(tiers)
 
 
-def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held_out=None) -> bool:
+def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held_out: bool = False) -> bool:
     """Whether the run tells nodes apart: failures, a policy that asks, resilience, warmed nodes, an effective size.
 
-    ``held_out``: spans of a smaller effective size, or None (their nodes are held out by id); ``switch_off``: a placement that
+    ``held_out``: reservations or spans of a smaller effective size hold nodes out (by id); ``switch_off``: a placement that
     warms switched-off nodes needs their ids.
     """
     fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
     warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
-    return fail_stop or policy.needs_node_identities or resilience.active or warm or held_out is not None
+    return fail_stop or policy.needs_node_identities or resilience.active or warm or held_out
 
 
 def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
@@ -436,8 +453,11 @@ class SchedulingModel(mesa_core.Model):
         prime_time: a :class:`~torus_sim.engine.prime_time.PrimeTimeRule`: in prime time, jobs asking more than its
             longest requested time wait held (:class:`~torus_sim.engine.prime_time.PrimeTime`); None: no prime time.
         effective_size: ``(start, end, nodes)`` spans in seconds of the run's clock in which only ``nodes`` of the
-            machine are usable (:class:`~torus_sim.engine.effective_size.EffectiveSize`: the others held out as down
+            machine are usable (:func:`~torus_sim.engine.effective_size.size_reservations`: the others held out as down
             nodes that return at the span's end; nothing killed). None: the whole machine all along.
+        reservations: :class:`~torus_sim.engine.node_reservations.NodeReservation` values: part of the machine, by
+            count or by name, held out from each one's start to its end, its running jobs killed or waited for
+            (:class:`~torus_sim.engine.node_reservations.HeldNodes`). Empty: none.
         tier_preemption: job id -> queue tier: a waiting job of a higher tier that does not fit preempts running jobs
             of lower tiers and starts on their nodes (:class:`~torus_sim.engine.tier_preemption.TierPreemption`;
             clusters). None: no preemption by tier.
@@ -486,6 +506,7 @@ class SchedulingModel(mesa_core.Model):
         maintenance_drain: bool = True,
         prime_time: PrimeTimeRule | None = None,
         effective_size=None,
+        reservations: tuple = (),
         tier_preemption=None,
         queue_factors=None,
         accounts=None,
@@ -499,7 +520,10 @@ class SchedulingModel(mesa_core.Model):
         check_declarations(policy)
         users = (("user", *user_limits, None),) if user_limits is not None else ()
         limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
-        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, effective_size)
+        _check_production(
+            policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, effective_size,
+            reservations or None,
+        )  # fmt: skip
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -513,7 +537,7 @@ class SchedulingModel(mesa_core.Model):
         resilience = resilience or ResiliencePolicy()
         switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
         self.platform = _build_platform(
-            platform, table, _needs_identities(policy, failures, resilience, switch_off, effective_size)
+            platform, table, _needs_identities(policy, failures, resilience, switch_off, effective_size is not None or bool(reservations))
         )
         fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
         ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
@@ -547,7 +571,7 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size, tier_preemption)
+        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size, tuple(reservations), tier_preemption)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
@@ -574,12 +598,12 @@ class SchedulingModel(mesa_core.Model):
             recorder=self.recorder,
             overran=self._overran,
             check_head=check_head,
-            effective_size=_held_out(
-                parts.effective_size,
+            held_nodes=_held_out(
+                parts,
                 self.platform,
-                parts.power_states,
                 partial(SchedulingModel._pass_at, self),
-                parts.node_agents,
+                partial(SchedulingModel._reclaim, self),
+                self.book.running.values,
             ),
             tiers=_tiers(parts.tiers, self.platform, policy),
         )
@@ -822,6 +846,10 @@ class SchedulingModel(mesa_core.Model):
         """Nodes down now (0 on a cluster that keeps counts only; the view's count, :meth:`SchedulingView.down_count`)."""
         return self.view.down_count()
 
+    def _reclaim(self, job_id: int) -> None:
+        """Kill a running job whose nodes a reservation takes (it is requeued as a failure's victim is)."""
+        self.handlers.kill(job_id)
+
     def _pass_at(self, at: float) -> None:
         """Ask for a scheduling pass at ``at`` (a maintenance window's end: the jobs held before it come back)."""
         self.passes.request_at(at)
@@ -840,8 +868,11 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_held_for_prime_time"] = self.scheduler.prime_time.held_ever
         if self.passes.tiers is not None:  # jobs started by preempting jobs of lower tiers
             self.counters["jobs_started_by_preemption"] = self.passes.tiers.preemptors
-        if self.passes.effective_size is not None:  # node-hours held out of a machine of a smaller effective size
-            self.counters["node_hours_held_out"] = self.passes.effective_size.hours()
+        held = self.passes.held_nodes
+        if held is not None:  # node-hours held out by reservations and a smaller effective size; jobs they killed
+            self.counters["node_hours_held_out"] = held.hours()
+            if any(reservation.kill for reservation in held.reservations):
+                self.counters["reservation_kills"] = held.kills
 
     @property
     def moves(self) -> tuple[int, int]:

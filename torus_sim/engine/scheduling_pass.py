@@ -46,8 +46,9 @@ class SchedulingPass:
         recorder: the run's :class:`~torus_sim.engine.record.RunRecorder` (the pass table).
         overran: makes the PolicyError for a pass the watchdog stopped.
         check_head: a policy that serves the head first must have started it when it fits (checked on clusters).
-        effective_size: the :class:`~torus_sim.engine.effective_size.EffectiveSize` whose spans hold nodes out of the
-            machine (applied at each pass's start, before the scheduler agent's gates), or None.
+        held_nodes: the :class:`~torus_sim.engine.node_reservations.HeldNodes` whose reservations (and spans of a
+            smaller effective size) hold nodes out of the machine (applied at each pass's start, before the scheduler
+            agent's gates), or None.
         tiers: the :class:`~torus_sim.engine.tier_preemption.TierPreemption` whose preemptions and starts come at each
             pass's start, after the gates and before the policy plans, or None.
 
@@ -77,7 +78,7 @@ class SchedulingPass:
         recorder,
         overran,
         check_head: bool,
-        effective_size=None,
+        held_nodes=None,
         tiers=None,
     ) -> None:
         self.clock, self.book, self.settings, self.scheduler, self.queue = clock, book, settings, scheduler, scheduler.queue
@@ -86,7 +87,7 @@ class SchedulingPass:
         self.handlers = self.view = None  # handed over by bind()
         self._last = -math.inf  # when the last pass ran (a cycle's pass waits for last + interval)
         self.check_head = check_head
-        self.effective_size = effective_size
+        self.held_nodes = held_nodes
         self.tiers = tiers
         self.pending = False
         self.open = False
@@ -199,8 +200,8 @@ class SchedulingPass:
         The engine's own pass (:meth:`run`) and a caller that applies actions itself (the Gymnasium
         environment, :mod:`torus_sim.rl`) both begin here and end with :meth:`close`.
         """
-        if self.effective_size is not None:  # the nodes of a smaller effective size held out, before any job looks
-            self.effective_size.apply(self.clock.time)
+        if self.held_nodes is not None:  # reserved nodes held out (jobs killed for them), before any job looks
+            self.held_nodes.apply(self.clock.time)
         self.scheduler.begin_pass(
             self.clock.time
         )  # under per-user limits, this lets in and holds jobs: the head is read after it

@@ -31,6 +31,7 @@ from torus_sim.core.files import file_sha256, portable_text
 from torus_sim.core.job_columns import POWER, names
 from torus_sim.core.version import __version__
 from torus_sim.engine import SchedulingModel, SimulationRecord
+from torus_sim.engine.effective_size import size_spans
 from torus_sim.engine.record import OnDemandField
 from torus_sim.experiments.extensions import (
     build_placement,
@@ -257,13 +258,13 @@ def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
 
 def _effective_size_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
     """The run's effective-size spans as built (``{}`` without any: the manifest of a run without them is unchanged)."""
-    held_out = model.passes.effective_size
-    if held_out is None:
+    held = model.passes.held_nodes
+    if held is None or scenario.effective_size is None:
         return {}
     return {
         "effective_size": {
             **_inferred_or_file(scenario.effective_size),
-            "spans": held_out.spans.tolist(),
+            "spans": size_spans(held.reservations, model.platform.capacity),
         }
     }
 

@@ -294,7 +294,10 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
         ),  # with a prime time only
         **(
             {"node_hours_held_out": float(counters["node_hours_held_out"])} if "node_hours_held_out" in counters else {}
-        ),  # with an effective size only
+        ),  # with an effective size or reservations only
+        **(
+            {"reservation_kills": int(counters["reservation_kills"])} if "reservation_kills" in counters else {}
+        ),  # with reservations that kill only
         **(
             {"jobs_started_by_preemption": int(counters["jobs_started_by_preemption"])}
             if "jobs_started_by_preemption" in counters

@@ -127,8 +127,13 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     ),
     "node_hours_held_out": (
         "h",
-        "effective size only: node-hours (supernode-hours on a torus) held out of the machine in spans of a smaller "
-        "effective size",
+        "effective size or reservations only: node-hours (supernode-hours on a torus) held out of the machine in spans "
+        "of a smaller effective size and by reservations of part of it",
+    ),
+    "reservation_kills": (
+        "",
+        "reservations that kill only: running jobs killed (and requeued) because a reservation took their nodes (they "
+        "count in job_kills too; their lost work in lost_work)",
     ),
     "scenarios": ("", "batch: failure scenarios run"),
     "mean_makespan": ("s", "batch: mean makespan over the scenarios"),
