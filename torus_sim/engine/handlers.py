@@ -328,9 +328,10 @@ class EventHandlers:
         self.request_pass()
 
     def kill(self, job_id: int, preventive: float | None = None) -> Job:
-        """Kill a running job and requeue it (BGL-FAULT §6.1): its attempt ends, its nodes are freed, its work since
-        its last checkpoint is lost (counted in the work lost) unless a preventive checkpoint of ``preventive`` seconds
-        saved it; a fail-stop failure's victim and a job whose nodes a reservation takes.
+        """Kill a running job and requeue it (BGL-FAULT §6.1): a fail-stop failure's victim, a job a reservation evicts.
+
+        Its attempt ends, its nodes are freed, its work since its last checkpoint is lost (counted in the work lost)
+        unless a preventive checkpoint of ``preventive`` seconds saved it.
 
         Args:
             job_id: a running job's id.
