@@ -236,6 +236,11 @@ def test_the_queue_factor_reads_each_jobs_queue_from_its_log_and_is_refused_half
     assert sorted(set(factors.as_dict().values())) == [0.2, 0.4, 0.6, 0.8, 1.0]
     assert run_key(tiered) != run_key(scenario.replace(priority_weight_queue=None))
     assert build_model(tiered.replace(priority_weight_queue=None), {}).scheduler.priority is None  # tiers alone: no factor
+    build_model(tiered.replace(priority_queue_tiers="0:5,1:5"), {})  # queue 0: in the header, not in the lines
+    with pytest.raises(
+        ConfigurationError, match=r"names queue 9, which SDSC-SP2.* does not have \(its queues: 0, 1, 2, 3, 4, 5, 6\)"
+    ):
+        build_model(tiered.replace(priority_queue_tiers="1:5,9:1"), {})
     with pytest.raises(ConfigurationError, match="not a log file"):
         build_model(
             Scenario(

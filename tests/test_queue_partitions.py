@@ -20,9 +20,9 @@ CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _log(path: Path, rows, field: int = 15) -> Path:
+def _log(path: Path, rows, field: int = 15, machine: int = 16) -> Path:
     """An SWF log of (submit, runtime, processors, queue) rows; the queue in field 15 (or 16: the partition)."""
-    lines = ["; MaxProcs: 8"]
+    lines = [f"; MaxProcs: {machine}"]
     for number, (submit, runtime, processors, queue) in enumerate(rows, start=1):
         fields = [number, submit, 0, runtime, processors, -1, -1, processors, runtime, -1, 1, 1, 1, 1, -1, -1, -1, -1]
         fields[field - 1] = queue
@@ -49,6 +49,13 @@ def test_partitions_are_read_and_a_bad_one_is_named():
             parse_partitions(bad)
     with pytest.raises(ConfigurationError, match="expected NAME:PROCESSORS:QUEUES"):
         Scenario.make(platform="partitions", partitions="batch")
+
+
+def test_partitions_over_the_logs_machine_are_refused(tmp_path):
+    log = _log(tmp_path / "q.swf", [(0, 10, 2, 1), (5, 10, 4, 2)], machine=8)
+    with pytest.raises(ConfigurationError, match=r"they hold 10 processors, more than the workload's machine \(8"):
+        run(Scenario.make(workload=str(log), platform="partitions", partitions="a:4:1,b:6:*", policy="FCFS-EASY"))
+    assert run(Scenario.make(workload=str(log), platform="partitions", partitions="a:4:1,b:4:*", policy="FCFS-EASY")).summary
 
 
 def test_a_job_goes_to_its_queues_partition_and_no_further():
@@ -176,7 +183,7 @@ def test_a_job_over_its_queues_partition_limits_is_one_sentence():
 
 def _timed_log(path: Path, rows) -> Path:
     """An SWF log of (submit, runtime, processors, requested time) rows, every job in queue 1."""
-    lines = ["; MaxProcs: 4"]
+    lines = ["; MaxProcs: 16"]
     for number, (submit, runtime, processors, requested) in enumerate(rows, start=1):
         fields = [number, submit, 0, runtime, processors, -1, -1, processors, requested, -1, 1, 1, 1, 1, 1, -1, -1, -1]
         lines.append(" ".join(str(value) for value in fields))

@@ -20,12 +20,15 @@ import math
 
 import numpy as np
 
+from torus_sim.core.errors import ConfigurationError
+
 __all__ = [
     "ACCOUNT_FIELDS",
     "QUEUE_FIELDS",
     "JobValues",
     "job_queue_factors",
     "job_queues",
+    "log_queues",
     "parse_queue_tiers",
     "queue_factors",
     "user_accounts",
@@ -150,6 +153,26 @@ ACCOUNT_FIELDS = ("user_id", "group_id")
 """The SWF fields :func:`user_accounts` reads."""
 
 
+def log_queues(log) -> set[int]:
+    """The queues an SWF log knows: those its lines use (field 15) and those its header's ``Queue:`` lines name.
+
+    SDSC-SP2's header names queue 0 (interactive), which its cleaned lines no longer use: a site may still give it a
+    tier.
+
+    Args:
+        log: the log's trace with ``queue`` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
+
+    Returns:
+        The queue numbers.
+    """
+    known = set(np.unique(log.column("queue").astype(np.int64)).tolist())
+    for line in str(log.header.get("Queue", "")).splitlines():
+        number = line.split(maxsplit=1)[0] if line.strip() else ""
+        if number.lstrip("-").isdigit():
+            known.add(int(number))
+    return known
+
+
 def job_queue_factors(tiers: str, log) -> JobValues:
     """Each job's queue factor for the tiers ``tiers``, from the replayed SWF log.
 
@@ -163,8 +186,17 @@ def job_queue_factors(tiers: str, log) -> JobValues:
 
     Raises:
         ValueError: malformed ``tiers`` (:func:`parse_queue_tiers`).
+        ConfigurationError: ``tiers`` names a queue the log neither uses nor names in its header (:func:`log_queues`).
     """
     table = parse_queue_tiers(tiers)
+    known = log_queues(log)
+    unknown = sorted(set(table) - known)
+    if unknown:
+        name = getattr(getattr(log, "path", None), "name", "the log")
+        raise ConfigurationError(
+            f"priority_queue_tiers names queue {unknown[0]}, which {name} does not have (its queues: "
+            f"{', '.join(str(queue) for queue in sorted(known))})"
+        )
     top = max(table.values())
     queues = log.column("queue").astype(np.int64)
     known, inverse = np.unique(queues, return_inverse=True)

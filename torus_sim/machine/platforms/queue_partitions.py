@@ -234,8 +234,18 @@ class QueuePartitionsKind(PlatformKind):
         return parse_partitions(fields.partitions, by_rules=fields.partition_field == "rules")
 
     def capacity(self, fields, named: int | None) -> int:
-        """Processors of every partition."""
-        return sum(partition.processors for partition in self._partitions(fields))
+        """Processors of every partition.
+
+        Raises:
+            ConfigurationError: no partitions, or partitions that hold more processors than the machine the workload
+                names (an SWF log's ``MaxProcs``).
+        """
+        total = sum(partition.processors for partition in self._partitions(fields))
+        if named is not None and total > named:
+            raise ConfigurationError(
+                f"partitions: they hold {total:,} processors, more than the workload's machine ({named:,}, an SWF log's MaxProcs)"
+            )
+        return total
 
     def job_fields(self, fields) -> tuple[str, ...]:
         """SWF field 15 (``queue``), or 16 (``partition``) with ``partition_field = "partition"``; none by rules."""
