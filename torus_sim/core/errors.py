@@ -95,6 +95,12 @@ class EffectiveSizeFormatError(InputFormatError):
     kind = "effective-size"
 
 
+class ReservationFormatError(InputFormatError):
+    """A malformed line of a reservation file (``start,end,nodes[,on_running]``: seconds, a count or named node ids, wait or kill)."""
+
+    kind = "reservation"
+
+
 class JobSetFormatError(InputFormatError):
     """A malformed line of a reference-code job file or failure-scenario file (see :mod:`torus_sim.inputs.workload.refcode`)."""
 

@@ -20,8 +20,9 @@ Key components:
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
 priorities, the multifactor priority's settings (:class:`PriorityWeights`, :func:`parse_fairshare_windows`), the
 owners of the groups' and queues' limits (:class:`OwnerMap`) and a prime-time rule on a log's clock
-(:class:`PrimeTimeRule`, :class:`LogClock`, :func:`parse_prime_time`) are meant for use outside the engine; policies
-see the view.
+(:class:`PrimeTimeRule`, :class:`LogClock`, :func:`parse_prime_time`) and the effective size's spans read back from the
+held reservations (:func:`size_spans`, :data:`SIZE_ORIGIN`: a run's manifest) are meant for use outside the engine;
+policies see the view.
 """
 
 from torus_sim.core.lazy_imports import lazy_attributes
@@ -37,6 +38,8 @@ _HOMES = {
     "SchedulingModel": "torus_sim.engine.model",
     "SimulationRecord": "torus_sim.engine.record",
     "SchedulingView": "torus_sim.engine.view",
+    "SIZE_ORIGIN": "torus_sim.engine.effective_size",
+    "size_spans": "torus_sim.engine.effective_size",
 }
 """Each public class -> its module, imported on first use: ``torus_sim.engine.guard`` (read by the
 scenario's defaults and the command line's parser) does not pull Mesa, pandas and scipy in."""

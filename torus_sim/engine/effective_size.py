@@ -26,9 +26,9 @@ import numpy as np
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine.node_reservations import NodeReservation
 
-__all__ = ["ORIGIN", "checked_spans", "size_reservations", "size_spans"]
+__all__ = ["SIZE_ORIGIN", "checked_spans", "size_reservations", "size_spans"]
 
-ORIGIN = "effective size"
+SIZE_ORIGIN = "effective size"
 """The origin of the reservations that say a machine's effective size."""
 
 
@@ -72,21 +72,22 @@ def size_reservations(spans, capacity: int) -> tuple[NodeReservation, ...]:
 
     Returns:
         One :class:`~torus_sim.engine.node_reservations.NodeReservation` per span (of 0 nodes at the machine's size), by start,
-        its origin :data:`ORIGIN`
+        its origin :data:`SIZE_ORIGIN`
         (:class:`~torus_sim.engine.node_reservations.HeldNodes` holds them).
 
     Raises:
         ConfigurationError: the spans (:func:`checked_spans`).
     """
     return tuple(
-        NodeReservation(start, end, capacity - int(nodes), origin=ORIGIN) for start, end, nodes in checked_spans(spans, capacity).tolist()
+        NodeReservation(start, end, capacity - int(nodes), origin=SIZE_ORIGIN)
+        for start, end, nodes in checked_spans(spans, capacity).tolist()
     )
 
 
 def size_spans(reservations, capacity: int) -> list[list[float]]:
-    """The effective size's spans back from the reservations of origin :data:`ORIGIN`: ``[[start, end, nodes], ...]``."""
+    """The effective size's spans back from the reservations of origin :data:`SIZE_ORIGIN`: ``[[start, end, nodes], ...]``."""
     return [
         [reservation.start, reservation.end, float(capacity - reservation.count)]
         for reservation in reservations
-        if reservation.origin == ORIGIN
+        if reservation.origin == SIZE_ORIGIN
     ]

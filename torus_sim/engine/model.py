@@ -169,9 +169,7 @@ def _refuse_batch(policy: Policy, name: str) -> None:
         raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
 
 
-def _check_production(
-    policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, effective_size=None, reservations=None
-) -> None:
+def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, held=None) -> None:
     """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
 
     Raises:
@@ -185,8 +183,7 @@ def _check_production(
         ("maintenance windows", maintenance),
         ("dispatch_latency", latency),
         ("prime_time", prime),
-        ("effective_size", effective_size),
-        ("reservations", reservations),
+        ("effective_size" if held is not None and held[0] is not None else "reservations", held),
     ):
         if value is not None:
             _refuse_batch(policy, name)
@@ -253,8 +250,7 @@ class _Parts(NamedTuple):
     resilience: ResiliencePolicy
     progress: object  # the job progress model (torus_sim.engine.progress)
     node_agents: list
-    effective_size: object = None  # (start, end, nodes) spans of a smaller machine (size_reservations), or None
-    reservations: tuple = ()  # NodeReservation values of part of the machine (HeldNodes)
+    held: tuple | None = None  # (effective-size spans or None, reservations of part of the machine) (HeldNodes), or None
     tiers: dict | None = None  # job id -> queue tier, for preemption by tier (TierPreemption), or None
 
 
@@ -285,15 +281,16 @@ def _held_out(parts: _Parts, platform, pass_at, kill, running) -> HeldNodes | No
         ConfigurationError: the spans or the reservations, or switched-off nodes beside them (a held-out node has no
             power state).
     """
-    if parts.effective_size is None and not parts.reservations:
+    if parts.held is None:
         return None
-    what = "effective_size" if parts.effective_size is not None else "reservations"
+    spans, reservations = parts.held
     if parts.power_states is not None:
+        what = "effective_size" if spans is not None else "reservations"
         raise ConfigurationError(f"{what}: not with switched-off nodes (a held-out node has no power state)")
-    reservations = size_reservations(parts.effective_size, platform.capacity) if parts.effective_size is not None else ()
+    sized = size_reservations(spans, platform.capacity) if spans is not None else ()
     agents = parts.node_agents
     return HeldNodes(
-        (*reservations, *parts.reservations),
+        (*sized, *reservations),
         platform,
         pass_at,
         partial(_close_downtime, agents) if agents else None,
@@ -325,15 +322,15 @@ def _tiers(tiers, platform, policy: Policy) -> TierPreemption | None:
     return TierPreemption(tiers)
 
 
-def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held_out: bool = False) -> bool:
+def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, switch_off, held=None) -> bool:
     """Whether the run tells nodes apart: failures, a policy that asks, resilience, warmed nodes, an effective size.
 
-    ``held_out``: reservations or spans of a smaller effective size hold nodes out (by id); ``switch_off``: a placement that
+    ``held``: spans of a smaller effective size and reservations that hold nodes out (by id), or None; ``switch_off``: a placement that
     warms switched-off nodes needs their ids.
     """
     fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
     warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
-    return fail_stop or policy.needs_node_identities or resilience.active or warm or held_out
+    return fail_stop or policy.needs_node_identities or resilience.active or warm or held is not None
 
 
 def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
@@ -520,10 +517,8 @@ class SchedulingModel(mesa_core.Model):
         check_declarations(policy)
         users = (("user", *user_limits, None),) if user_limits is not None else ()
         limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
-        _check_production(
-            policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, effective_size,
-            reservations or None,
-        )  # fmt: skip
+        held = (effective_size, tuple(reservations)) if effective_size is not None or reservations else None
+        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, held)
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -536,9 +531,7 @@ class SchedulingModel(mesa_core.Model):
         )
         resilience = resilience or ResiliencePolicy()
         switch_off = power.switch_off if power is not None else None  # idle nodes switched off (their own node ids on counts)
-        self.platform = _build_platform(
-            platform, table, _needs_identities(policy, failures, resilience, switch_off, effective_size is not None or bool(reservations))
-        )
+        self.platform = _build_platform(platform, table, _needs_identities(policy, failures, resilience, switch_off, held))
         fairness = workload.kind == "online" and self.platform.counts_fit if record_fairness is None else record_fairness
         ids = self.platform.counts_fit and self.platform.tracks_nodes  # node id arrays, normalised by the pass
         self.settings = RunSettings(
@@ -571,7 +564,7 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        parts = _Parts(power, power_states, resilience, progress, node_agents, effective_size, tuple(reservations), tier_preemption)
+        parts = _Parts(power, power_states, resilience, progress, node_agents, held, tier_preemption)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 

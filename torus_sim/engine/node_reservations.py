@@ -129,15 +129,11 @@ def checked_reservations(reservations: Iterable[NodeReservation], capacity: int)
             if second.start >= first.end:
                 break
             if set(first.nodes) & set(second.nodes):
-                raise ConfigurationError(
-                    f"reservations overlap on the same nodes: {first.describe()} and {second.describe()}"
-                )
+                raise ConfigurationError(f"reservations overlap on the same nodes: {first.describe()} and {second.describe()}")
         active = [other for other in checked[:index] if other.end > first.start]
         held += sum(other.size() for other in active)
         if held > capacity:
-            raise ConfigurationError(
-                f"reservations hold {held} nodes at {first.start:g} s, more than the machine's {capacity}"
-            )
+            raise ConfigurationError(f"reservations hold {held} nodes at {first.start:g} s, more than the machine's {capacity}")
     return tuple(checked)
 
 

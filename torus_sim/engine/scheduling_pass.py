@@ -86,6 +86,7 @@ class SchedulingPass:
         self.recorder, self.overran = recorder, overran
         self.handlers = self.view = None  # handed over by bind()
         self._last = -math.inf  # when the last pass ran (a cycle's pass waits for last + interval)
+        self._ahead = -math.inf  # the latest pass asked ahead (request_at): a run waiting for it does not stall
         self.check_head = check_head
         self.held_nodes = held_nodes
         self.tiers = tiers
@@ -126,6 +127,7 @@ class SchedulingPass:
         An event at ``at`` at the arrivals' level asks for the pass (:meth:`request`), which then runs after every
         event of that instant.
         """
+        self._ahead = max(self._ahead, at)
         self.clock.schedule(self._asked, at, LEVELS[EventPriority.ARRIVAL], [])
 
     def on_event(self) -> None:
@@ -266,7 +268,8 @@ class SchedulingPass:
             SimulationError: a policy that serves the head first left it waiting though it fits.
             PolicyError: nothing runs and the first waiting job fits, yet the pass started nothing
                 (the run would stall: no event would ever start it), unless the policy holds it for a
-                pass it asked for (``passes_at_own_times``: a power cap's end).
+                pass it asked for (``passes_at_own_times``: a power cap's end) or a pass is asked ahead
+                (:meth:`request_at`: a reservation's or a window's end).
         """
         queue, policy, platform = self.queue, self.policy, self.platform
         self.open = False
@@ -277,7 +280,8 @@ class SchedulingPass:
             raise SimulationError(f"the pass left job {queue.head.job_id} waiting with {platform.free_count()} nodes free")
         if waiting and ((self.power is not None and policy.passes_at_price_changes) or policy.passes_at_own_times):
             self.handlers.schedule_price_pass()
-        holds = self.handlers.price_pass_pending and policy.passes_at_own_times  # a pass it asked for comes (a power cap's end)
+        # a pass it asked for comes (a power cap's end), or one asked ahead (a reservation's end gives nodes back)
+        holds = (self.handlers.price_pass_pending and policy.passes_at_own_times) or self._ahead > self.clock.time
         if waiting and not self.book.running and not holds and self._stalls(queue.head):
             head = queue.head
             raise self.policy_error(

@@ -1,9 +1,11 @@
 """The scenario's sections the engine reads: the cycle, the limits, the priority, maintenance, the effective size, prime time, the run.
 
-``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[effective_size]``, ``[prime_time]``, ``[run]``:
+``[cycle]``, ``[limits]``, ``[priority]``, ``[maintenance]``, ``[effective_size]``, ``[reservations]``,
+``[prime_time]``, ``[run]``:
 production semantics (a scheduling cycle, per-user limits, Slurm's multifactor priority, maintenance windows, the
-machine's effective size over time, prime time; :mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`,
-:mod:`torus_sim.engine.maintenance`, :mod:`torus_sim.engine.effective_size`, :mod:`torus_sim.engine.prime_time`) and how the
+machine's effective size over time, reservations of part of the machine, prime time; :mod:`torus_sim.engine.limits`, :mod:`torus_sim.engine.multifactor`,
+:mod:`torus_sim.engine.maintenance`, :mod:`torus_sim.engine.effective_size`, :mod:`torus_sim.engine.node_reservations`,
+:mod:`torus_sim.engine.prime_time`) and how the
 run goes (its seed, the order of events, the wall-clock limit of a pass). Parts of
 :class:`torus_sim.experiments.scenario.Scenario` (pydantic models of their own, mixed into the scenario with the other
 parts' sections): their fields keep their flat names in scenario files, sweep grids and options.
@@ -23,6 +25,7 @@ from torus_sim.inputs.workload.queues import parse_queue_tiers
 __all__ = [
     "CycleSection",
     "EffectiveSizeSection",
+    "ReservationsSection",
     "LimitsSection",
     "MaintenanceSection",
     "PrimeTimeSection",
@@ -233,6 +236,20 @@ class EffectiveSizeSection(BaseModel):
         le=1e9,
         description='seconds: the periods an inferred effective size is read over (effective_size = "inferred"); '
         "unset: 2592000 (30 days)",
+    )
+
+
+class ReservationsSection(BaseModel):
+    """The ``[reservations]`` section: part of the machine reserved from a start to an end, by count or by name (Slurm's reservations)."""
+
+    SECTION: ClassVar[str] = "reservations"
+
+    reservations: str | None = Field(
+        None,
+        min_length=1,
+        description="a file of reservations of part of the machine, one start,end,nodes[,on_running] per line "
+        "(seconds of the workload's clock; a node count or named nodes as ids=0-12;40; wait: the reservation takes "
+        "a node when its job ends, kill: the jobs on its nodes at its start are killed and requeued); unset: none",
     )
 
 

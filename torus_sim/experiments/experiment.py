@@ -393,7 +393,7 @@ def _file_argument(value: str, field: str) -> tuple[str, str] | None:
     from failure_logs.silent import DRAWN, NO_SILENT_ERRORS
     from torus_sim.experiments.extensions import input_registries
 
-    if field == "power_cap_file":
+    if field in ("power_cap_file", "reservations"):
         return ("", value)
     if field in ("maintenance", "effective_size"):  # inferred from the log, or a file of windows or spans
         return None if value == "inferred" else ("", value)

@@ -20,6 +20,7 @@ from torus_sim.experiments.run_inputs import batch_set, load_failures, load_work
 from torus_sim.experiments.scenario import Scenario
 from torus_sim.inputs.effective_size import effective_size_spans
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
+from torus_sim.inputs.node_reservations import read_reservations
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
 from torus_sim.inputs.workload.sources import workload_source
@@ -206,7 +207,7 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
 
     Returns:
         The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``,
-        ``maintenance_drain``, ``effective_size`` and ``prime_time``.
+        ``maintenance_drain``, ``effective_size``, ``reservations`` and ``prime_time``.
 
     Args:
         scenario: the run's scenario.
@@ -265,6 +266,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         keywords["effective_size"] = effective_size_spans(
             scenario.effective_size, log, workload.load_scale, capacity, scenario.effective_size_period
         )
+    if scenario.reservations is not None:
+        keywords["reservations"] = read_reservations(scenario.reservations)
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
     return keywords

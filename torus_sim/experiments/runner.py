@@ -30,8 +30,7 @@ from torus_sim.core.disk_tables import remove_stale_once
 from torus_sim.core.files import file_sha256, portable_text
 from torus_sim.core.job_columns import POWER, names
 from torus_sim.core.version import __version__
-from torus_sim.engine import SchedulingModel, SimulationRecord
-from torus_sim.engine.effective_size import size_spans
+from torus_sim.engine import SIZE_ORIGIN, SchedulingModel, SimulationRecord, size_spans
 from torus_sim.engine.record import OnDemandField
 from torus_sim.experiments.extensions import (
     build_placement,
@@ -231,6 +230,7 @@ def _inputs_manifest(scenario: Scenario, inputs: dict, model: SchedulingModel) -
         ),
         **_maintenance_manifest(scenario, model),
         **_effective_size_manifest(scenario, model),
+        **_reservations_manifest(scenario, model),
     }
 
 
@@ -265,6 +265,21 @@ def _effective_size_manifest(scenario: Scenario, model: SchedulingModel) -> dict
         "effective_size": {
             **_inferred_or_file(scenario.effective_size),
             "spans": size_spans(held.reservations, model.platform.capacity),
+        }
+    }
+
+
+def _reservations_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
+    """The run's reservations file (portable path, SHA-256), how many it holds and how many kill (``{}`` without one)."""
+    if scenario.reservations is None:
+        return {}
+    origin = SIZE_ORIGIN  # the effective size's own reservations are not the file's
+    reservations = [each for each in model.passes.held_nodes.reservations if each.origin != origin]
+    return {
+        "reservations": {
+            **_inferred_or_file(scenario.reservations),
+            "reservations": len(reservations),
+            "killing": sum(each.kill for each in reservations),
         }
     }
 

@@ -37,6 +37,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [effective_size]  effective_size = "inferred" | FILE, effective_size_period (spans in which only part of the
                       machine is usable: the other nodes held out, none killed; unset: the whole machine)
+    [reservations]    reservations = FILE (part of the machine, by count or named nodes, from a start to an end; the
+                      jobs on its nodes waited for or killed; unset: none)
     [prime_time]      prime_time = "MON-FRI 08:00-18:00", prime_time_max_walltime, prime_time_spill (in the log's
                       local time, jobs asking more than the maximum wait for the end of prime time; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)
@@ -76,6 +78,7 @@ from torus_sim.engine.sections import (
     MaintenanceSection,
     PrimeTimeSection,
     PrioritySection,
+    ReservationsSection,
     RunSection,
 )
 from torus_sim.inputs.energy.settings import PowerSettings
@@ -118,6 +121,7 @@ SECTION_MODELS = (
     PrioritySection,
     MaintenanceSection,
     EffectiveSizeSection,
+    ReservationsSection,
     PrimeTimeSection,
     RunSection,
 )
@@ -142,6 +146,7 @@ INPUT_FILE_FIELDS = (
     "power_cap_file",
     "maintenance",
     "effective_size",
+    "reservations",
 )
 """Scenario fields that may name an input file (alone, or after a ``name:`` prefix such as ``table:``)."""
 
@@ -149,6 +154,7 @@ INPUT_FILE_FIELDS = (
 class Scenario(
     RunSection,
     PrimeTimeSection,
+    ReservationsSection,
     EffectiveSizeSection,
     MaintenanceSection,
     PrioritySection,

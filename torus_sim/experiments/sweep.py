@@ -160,6 +160,7 @@ LATER_FIELDS = (
     "prime_time_spill",
     "effective_size",
     "effective_size_period",
+    "reservations",
     "partitions",
     "partition_field",
     "priority_fairshare_windows",
