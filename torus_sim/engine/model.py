@@ -863,7 +863,7 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_started_by_preemption"] = self.passes.tiers.preemptors
         held = self.passes.held_nodes
         if held is not None:  # node-hours held out by reservations and a smaller effective size; jobs they killed
-            self.counters["node_hours_held_out"] = held.hours()
+            self.counters["node_hours_held_out"] = held.hours(self.simulator.time)
             if any(reservation.kill for reservation in held.reservations):
                 self.counters["reservation_kills"] = held.kills
 

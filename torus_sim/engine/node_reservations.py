@@ -156,7 +156,8 @@ class HeldNodes:
     Attributes:
         reservations: the reservations by start.
         held: the node ids held out now, in the order taken.
-        node_seconds: node-seconds held out of the machine so far (from each take to its reservation's end).
+        node_seconds: node-seconds held out of the machine by nodes given back so far (from each take to the pass
+            that gave it back, at the reservation's end); :meth:`hours` adds the nodes still held.
         kills: jobs killed by reservations so far.
 
     Raises:
@@ -188,6 +189,7 @@ class HeldNodes:
         self._active: list[int] = []  # the reservations in force, named ones first, then by start
         self._holding: dict[int, list[int]] = {}  # reservation -> the nodes it holds now
         self._asked = -math.inf  # the latest boundary a pass is asked at
+        self._since: dict[int, float] = {}  # held node -> when it was taken
         self.node_seconds = 0.0
         self.kills = 0
 
@@ -227,7 +229,9 @@ class HeldNodes:
 
     def _give_back(self, nodes: list[int], now: float) -> None:
         platform = self._platform
+        since = self._since
         for node in nodes:
+            self.node_seconds += now - since.pop(node)
             # False where a failure keeps it down longer: its own repair brings it back
             if platform.repair(node, now) and self._on_back is not None:
                 self._on_back(node, now)
@@ -235,7 +239,7 @@ class HeldNodes:
     def _take(self, node: int, end: float, holding: list[int], now: float) -> None:
         self._platform.take_down(node, end)
         holding.append(node)
-        self.node_seconds += end - now
+        self._since[node] = now
 
     def _take_named(self, reservation: NodeReservation, holding: list[int], now: float) -> None:
         """Take each named node not held yet: free and up, or (killing) once its job is killed; a down node waits."""
@@ -290,6 +294,6 @@ class HeldNodes:
             self._asked = boundary
             self._request_pass_at(boundary)
 
-    def hours(self) -> float:
-        """Node-hours held out of the machine so far."""
-        return self.node_seconds / 3600.0
+    def hours(self, now: float) -> float:
+        """Node-hours held out of the machine until ``now`` (seconds; the run's end: a reservation may last beyond it)."""
+        return (self.node_seconds + sum(now - since for since in self._since.values())) / 3600.0
