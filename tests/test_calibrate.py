@@ -153,6 +153,15 @@ def test_the_site_as_given_is_the_first_trial(tmp_path, monkeypatch):
     assert site["maintenance"] == {"maintenance": "inferred", "maintenance_drain": True}
 
 
+def test_the_effective_size_is_fitted_where_the_first_parts_jobs_leave_room():
+    assert calibration_module.space(BASE, 0.5)["effective_size_share"] == ("float", 0.5, 1.0)
+    assert "effective_size_share" not in calibration_module.space(BASE, 0.976)  # CTC-SP2's 330 of 338: no room
+    assert "effective_size_share" not in calibration_module.space(BASE.replace(effective_size="inferred"), 0.5)  # given
+    assert "effective_size_share" not in calibration_module.space(BASE)  # not known
+    given = BASE.replace(effective_size_share=0.9)
+    assert calibration_module._given_settings(given, calibration_module.space(given, 0.5))["effective_size_share"] == 0.9
+
+
 def test_the_site_as_given_stands_when_no_trial_beats_it(tmp_path, monkeypatch):
     replay = calibration_module._replay
     calls = []

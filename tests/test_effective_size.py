@@ -133,6 +133,29 @@ def test_an_inferred_size_on_a_replay_of_sdsc_sp2_and_the_torus_from_a_file(tmp_
         assert running["partition_size"].sum() <= 96
 
 
+def test_a_share_holds_the_rest_of_the_machine_out_all_run_long_but_never_below_the_largest_job(tmp_path):
+    log = tmp_path / "small.swf"
+    rows = [(1, 0, 100, 2), (2, 0, 100, 2), (3, 0, 100, 1)]  # (id, submit, runtime, processors) on 8 processors
+    log.write_text(
+        "; MaxProcs: 8\n"
+        + "".join(f"{job} {at} 0 {run} {size} -1 -1 {size} {run} -1 1 1 1 1 -1 -1 -1 -1\n" for job, at, run, size in rows)
+    )
+    base = Scenario.make(workload=str(log), platform="cluster", policy="FCFS-EASY", failures="none")
+    # a share of 0.3 is 2 processors (floor of 2.4): one job at a time
+    model = build_model(base.replace(effective_size_share=0.3))
+    table = model.run().jobs.set_index("job_id")
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 200.0}
+    assert model.counters["node_hours_held_out"] == pytest.approx(6 * 300 / 3600)  # 6 held until the run's end
+    # a share of 0.1 (0 processors) is raised to the largest job's 2; a share of the whole machine holds nothing
+    assert build_model(base.replace(effective_size_share=0.1)).run().jobs["started_at"].tolist() == [0.0, 100.0, 200.0]
+    whole = build_model(base.replace(effective_size_share=1.0))
+    assert whole.passes.held_nodes is None and whole.run().jobs["started_at"].tolist() == [0.0, 0.0, 0.0]
+    with pytest.raises(ConfigurationError, match="effective_size_share and effective_size: give one"):
+        build_model(base.replace(effective_size_share=0.5, effective_size="inferred"))
+    with pytest.raises(ConfigurationError, match="not of a torus's nodes"):
+        build_model(base.replace(effective_size_share=0.5, platform="torus"))
+
+
 def test_bad_effective_sizes_are_one_sentence(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("0,100,4\n100,50,4\n")

@@ -50,6 +50,7 @@ OFF = {
     "no queue factor": {"priority_weight_queue": None},
     "fair share by user": {"priority_fairshare_by": "user"},
     "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
+    "whole machine": {"effective_size_share": None},
 }
 """The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
 

@@ -237,6 +237,14 @@ class EffectiveSizeSection(BaseModel):
         description='seconds: the periods an inferred effective size is read over (effective_size = "inferred"); '
         "unset: 2592000 (30 days)",
     )
+    effective_size_share: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="the whole run on this share of a cluster's processors (rounded down, never below the largest job's "
+        "size): the others held out, none killed; a constant effective size, as torus-sim calibrate fits it; not with "
+        "effective_size; unset: the whole machine",
+    )
 
 
 class ReservationsSection(BaseModel):

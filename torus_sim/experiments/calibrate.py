@@ -84,9 +84,28 @@ CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period")
 """Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)."""
 
 
-def space(base) -> dict[str, tuple[str, float, float]]:
-    """The settings fitted for the site ``base``: :data:`SPACE`, and :data:`QUEUE_SPACE` when it gives queue tiers."""
-    return {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
+SHARE_FITTED_BELOW = 0.95
+"""The machine's effective size (``effective_size_share``) is fitted where the first part's largest job asks less than
+this share of a cluster's processors (and the site gives no effective size): on CTC-SP2 (336 of 338) or RICC (the whole
+machine) no smaller machine could run the log."""
+
+
+def space(base, fill: float | None = None) -> dict[str, tuple[str, float, float]]:
+    """The settings fitted for the site ``base``.
+
+    Args:
+        base: the site as given.
+        fill: the first part's largest job over the cluster's processors, or None (not known: no share fitted).
+
+    Returns:
+        :data:`SPACE`; :data:`QUEUE_SPACE` when the site gives queue tiers; ``effective_size_share`` from ``fill`` to 1
+        on a cluster whose site gives no effective size, where ``fill`` is below :data:`SHARE_FITTED_BELOW` (a
+        constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count).
+    """
+    fitted = {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
+    if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None and base.platform == "cluster":
+        fitted["effective_size_share"] = ("float", fill, 1.0)
+    return fitted
 
 
 @dataclass
@@ -222,7 +241,7 @@ def _as_scenario(drawn: dict) -> dict:
     return settings
 
 
-def _given_settings(base) -> dict:
+def _given_settings(base, fitted_space: dict) -> dict:
     """The settings of :data:`SPACE` the site gives, in the space's terms (weights relative to age's; within range)."""
     age = base.priority_weight_age
     given = {}
@@ -230,7 +249,7 @@ def _given_settings(base) -> dict:
         given["windows"] = "drained" if base.maintenance_drain else "outages"
     if base.priority_fairshare_by != "user":
         given["priority_fairshare_by"] = base.priority_fairshare_by
-    for name, (_, low, high) in space(base).items():
+    for name, (_, low, high) in fitted_space.items():
         value = getattr(base, name)
         if value is None:
             continue
@@ -247,15 +266,27 @@ def _given_settings(base) -> dict:
 
 def _split(base, train: float) -> tuple[int, int, int]:
     """The first part's job count, the first held-out job's id and the day (from the trace's start) it was submitted."""
-    from torus_sim.experiments.run_inputs import load_workload
+    return _split_and_fill(base, train)[:3]
 
-    jobs = load_workload(base).jobs
+
+def _split_and_fill(base, train: float) -> tuple[int, int, int, float | None]:
+    """:func:`_split`, and the first part's largest job over a cluster's processors (None on other platforms)."""
+    from torus_sim.experiments.run_inputs import load_workload
+    from torus_sim.machine.platforms.kinds import platform_kind
+
+    workload = load_workload(base)
+    jobs = workload.jobs
     total = len(jobs)
     count = int(total * train)
     if not 0 < count < total:
         raise ConfigurationError(f"--train {train:g} leaves no jobs on one side of the split ({total:,} jobs)")
     first_test = jobs[count]
-    return count, int(first_test.job_id), int(first_test.submitted_at // DAY)
+    fill = None
+    if base.platform == "cluster":
+        capacity = platform_kind(base.platform).capacity(base.platform_fields(), workload.processors)
+        sizes = jobs.column("size")[:count] if hasattr(jobs, "column") else [jobs[index].size for index in range(count)]
+        fill = float(np.max(sizes)) / capacity
+    return count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill
 
 
 def _replay(scenario):
@@ -267,11 +298,11 @@ def _replay(scenario):
     return comparison.waits.sort_values("job_id").reset_index(drop=True), comparison.by_day
 
 
-def _study_name(base, train: float) -> str:
+def _study_name(base, train: float, fitted_space: dict) -> str:
     from torus_sim.experiments.sweep import run_key
 
     choices = {"windows": list(WINDOWS), "priority_fairshare_by": list(FAIRSHARE_BY)}
-    text = json.dumps({"base": run_key(base), "train": train, "space": space(base), **choices}, sort_keys=True)
+    text = json.dumps({"base": run_key(base), "train": train, "space": fitted_space, **choices}, sort_keys=True)
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
@@ -433,19 +464,18 @@ def calibrate(
     if workers < 1:
         raise ConfigurationError(f"--workers must be at least 1, got {workers}")
     check_against_log(base)
-    train_jobs, first_test_id, split_day = _split(base, train)
+    train_jobs, first_test_id, split_day, fill = _split_and_fill(base, train)
+    fitted_space = space(base, fill)
     out.mkdir(parents=True, exist_ok=True)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = f"sqlite:///{(out / 'study.db').resolve()}"
     study = optuna.create_study(
-        study_name=_study_name(base, train),
+        study_name=_study_name(base, train, fitted_space),
         storage=storage,
         sampler=optuna.samplers.TPESampler(seed=seed),
         direction="minimize",
         load_if_exists=True,
     )
-
-    fitted_space = space(base)
 
     def trial_objective(trial) -> float:
         return _trial_value(trial, base, train_jobs, fitted_space)
@@ -456,7 +486,7 @@ def calibrate(
     callbacks = []
     if progress is not None:
         callbacks.append(lambda study_, trial: trial.value is not None and progress(trial.number, trial.value, study_.best_value))
-    start = _given_settings(base)
+    start = _given_settings(base, fitted_space)
     taken = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.WAITING)
     if start and not any(trial.state in taken for trial in study.trials):
         study.enqueue_trial(start)  # the site as given is the first trial (its other settings drawn)

@@ -10,6 +10,9 @@ the engine gets objects (a workload, a policy, a platform, a failure log, resili
 from __future__ import annotations
 
 import inspect
+import math
+
+import numpy as np
 
 from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
@@ -226,6 +229,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
     if scenario.effective_size is None and scenario.effective_size_period is not None:
         raise ConfigurationError('effective_size_period needs effective_size = "inferred"')
+    if scenario.effective_size is not None and scenario.effective_size_share is not None:
+        raise ConfigurationError("effective_size_share and effective_size: give one (a share for the whole run, or spans)")
     if scenario.prime_time is None and (scenario.prime_time_max_walltime is not None or scenario.prime_time_spill is not None):
         raise ConfigurationError('prime_time_max_walltime and prime_time_spill need prime_time (as "MON-FRI 08:00-18:00")')
     readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
@@ -266,11 +271,37 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         keywords["effective_size"] = effective_size_spans(
             scenario.effective_size, log, workload.load_scale, capacity, scenario.effective_size_period
         )
+    if scenario.effective_size_share is not None and (spans := _share_spans(scenario, workload, capacity)):
+        keywords["effective_size"] = spans
     if scenario.reservations is not None:
         keywords["reservations"] = read_reservations(scenario.reservations)
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
     return keywords
+
+
+SHARE_HORIZON = 1e12
+"""Seconds: the end of the one span of an effective size given as a share (past any run's end; nodes held out count
+only until the run's end)."""
+
+
+def _share_spans(scenario: Scenario, workload, capacity: int) -> list[tuple[float, float, int]]:
+    """The one span of ``effective_size_share``: the whole run on ``floor(share x capacity)`` processors.
+
+    Never below the largest job's size (every job can run); none at the whole machine.
+
+    Raises:
+        ConfigurationError: a platform that is not a cluster (its jobs' sizes are not processors).
+    """
+    if scenario.platform != "cluster":
+        raise ConfigurationError(
+            f"effective_size_share holds a share of a cluster's processors, not of a {scenario.platform}'s nodes "
+            "(give effective_size spans)"
+        )
+    jobs = workload.jobs
+    sizes = jobs.column("size") if hasattr(jobs, "column") else [job.size for job in jobs]
+    nodes = max(math.floor(scenario.effective_size_share * capacity), int(np.max(sizes, initial=1)))
+    return [(0.0, SHARE_HORIZON, nodes)] if nodes < capacity else []
 
 
 def _prime_time_rule(scenario: Scenario, log, load_scale: float) -> PrimeTimeRule:

@@ -36,7 +36,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
     [maintenance]     maintenance = "inferred" | FILE, maintenance_drain, maintenance_min_length (whole-machine
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [effective_size]  effective_size = "inferred" | FILE, effective_size_period (spans in which only part of the
-                      machine is usable: the other nodes held out, none killed; unset: the whole machine)
+                      machine is usable: the other nodes held out, none killed; unset: the whole machine), or
+                      effective_size_share (the whole run on a share of a cluster's processors)
     [reservations]    reservations = FILE (part of the machine, by count or named nodes, from a start to an end; the
                       jobs on its nodes waited for or killed; unset: none)
     [prime_time]      prime_time = "MON-FRI 08:00-18:00", prime_time_max_walltime, prime_time_spill (in the log's

@@ -160,6 +160,7 @@ LATER_FIELDS = (
     "prime_time_spill",
     "effective_size",
     "effective_size_period",
+    "effective_size_share",
     "reservations",
     "partitions",
     "partition_field",

@@ -204,6 +204,8 @@ def _production_text(scenario) -> str:
         parts.append(f"effective machine size inferred from the log (each {period:g} s's peak of busy processors)")
     elif scenario.effective_size is not None:
         parts.append(f"effective machine size from {Path(scenario.effective_size).name}")
+    elif scenario.effective_size_share is not None:
+        parts.append(f"effective machine size {scenario.effective_size_share:.4g} of the processors (at least the largest job)")
     if scenario.reservations is not None:
         parts.append(f"reservations of part of the machine from {Path(scenario.reservations).name}")
     if scenario.prime_time is not None:
