@@ -183,6 +183,14 @@ def test_a_replay_with_a_reservation_file_and_the_cli_refusing_a_bad_one(tmp_pat
     assert done.returncode == 0, done.stderr
     manifest = json.loads((out / "summary.json").read_text())
     assert manifest["inputs"]["reservations"]["reservations"] == 2 and manifest["summary"]["reservation_kills"] > 0
+    rsv.with_name("torus.csv").write_text("600000,650000,ids=0-15,kill\n700000,790000,32\n")  # BG/L's supernodes
+    torus = build_model(plain.replace(platform="torus", reservations=str(rsv.with_name("torus.csv"))))
+    attempts = torus.run().attempts
+    assert torus.counters["reservation_kills"] > 0
+    begun, ended = attempts["started_at"].to_numpy(), attempts["ended_at"].to_numpy()
+    for index, resources in enumerate(attempts["resources"]):
+        if _nodes(resources) & set(range(16)):  # no partition on the named supernodes runs into the window
+            assert ended[index] <= 600000.0 or begun[index] >= 650000.0, attempts.iloc[index].to_dict()
     rsv.write_text("0,100,ids=0-3\n50,60,ids=3\n")
     bad_out = tmp_path / "bad-out"
     done = subprocess.run(
