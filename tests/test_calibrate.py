@@ -162,6 +162,34 @@ def test_the_effective_size_is_fitted_where_the_first_parts_jobs_leave_room():
     assert calibration_module._given_settings(given, calibration_module.space(given, 0.5))["effective_size_share"] == 0.9
 
 
+def test_the_reading_of_cancelled_lines_is_fitted_on_a_whole_log_over_the_first_parts_own_lines(tmp_path, monkeypatch):
+    log = tmp_path / "cancelled.swf"
+    lines = ["; MaxProcs: 4"]
+    for job in range(1, 41):  # every fifth line cancelled (status 5), keeping a logged run time
+        size, status, wait = 1 + job % 3, 5 if job % 5 == 0 else 1, (job % 7) * 30
+        lines.append(
+            " ".join(map(str, [job, job * 100, wait, 120, size, -1, -1, size, 150, -1, status, 1 + job % 4, 1, 1, 1, -1, -1, -1]))
+        )
+    log.write_text("\n".join(lines) + "\n")
+    base = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
+    assert calibration_module._first_part_jobs(base, 20) == {"run": 20, "skip": 16}  # lines 5, 10, 15 and 20 are no jobs
+    assert "cancelled" in calibration_module.space(base, None, cancelled=True)
+    assert "cancelled" not in calibration_module.space(BASE, None, cancelled=True)  # a prefix of a log: not fitted
+    replays = []
+    replay = calibration_module._replay
+
+    def recorded(scenario):
+        replays.append((scenario.max_jobs, scenario.cancelled))
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    calibration = calibration_module.calibrate(base, tmp_path / "study", train=0.5, trials=6, seed=0)
+    trials = replays[:6]  # each trial replays the first part's 20 lines: 20 jobs, or 16 with the cancelled ones skipped
+    assert set(trials) == {(20, "run"), (16, "skip")}
+    assert replays[6] == (20, "run")  # the site as given, on the first part
+    assert calibration.train_jobs == 20 and calibration.fitted.get("cancelled", "run") in ("run", "skip")
+
+
 def test_the_site_as_given_stands_when_no_trial_beats_it(tmp_path, monkeypatch):
     replay = calibration_module._replay
     calls = []

@@ -152,7 +152,7 @@ def test_a_share_holds_the_rest_of_the_machine_out_all_run_long_but_never_below_
     assert whole.passes.held_nodes is None and whole.run().jobs["started_at"].tolist() == [0.0, 0.0, 0.0]
     with pytest.raises(ConfigurationError, match="effective_size_share and effective_size: give one"):
         build_model(base.replace(effective_size_share=0.5, effective_size="inferred"))
-    with pytest.raises(ConfigurationError, match="not of a torus's nodes"):
+    with pytest.raises(ConfigurationError, match="not of the torus platform's nodes"):
         build_model(base.replace(effective_size_share=0.5, platform="torus"))
 
 

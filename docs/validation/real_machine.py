@@ -51,8 +51,12 @@ OFF = {
     "fair share by user": {"priority_fairshare_by": "user"},
     "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
     "whole machine": {"effective_size_share": None},
+    "cancelled lines run": {"cancelled": "run"},
 }
 """The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
+
+UNSET = {"cancelled": "run"}
+"""What a setting the fit did not draw is (a fitted site without ``cancelled`` runs its cancelled lines)."""
 
 GIVEN = {"SDSC-SP2": {"priority_queue_tiers": "0:5,1:5,2:4,3:3,4:2,5:1", "effective_size": "inferred"}}
 """What a site gives besides the textbook set-up: SDSC-SP2's queues in its header's order (interactive and express
@@ -75,7 +79,7 @@ def study(log: str, write_site: bool = False) -> list[dict]:
             rows.append(_row(log, site, part, score))
     _, first_test_id, split_day = _split(base, 0.5)
     for name, off in OFF.items() if calibration.fitted else ():  # nothing fitted: nothing to turn off
-        if all(calibration.fitted.get(setting) == value for setting, value in off.items()):
+        if all(calibration.fitted.get(setting, UNSET.get(setting)) == value for setting, value in off.items()):
             continue
         waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
@@ -130,6 +134,7 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
         "",
         "[workload]",
         f'workload = "pwa:{log}"',
+        *([f"cancelled = {json.dumps(fitted['cancelled'])}   # fitted"] if fitted.get("cancelled") is not None else []),
         "",
         "[platform]",
         'platform = "cluster"   # the header\'s MaxProcs',
@@ -141,6 +146,8 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
         'policy = "FCFS-EASY"',
     ]
     for section, members in SECTIONS.items():
+        if section == "workload":  # written above, with the workload
+            continue
         chosen = {name: fitted[name] for name in members if fitted.get(name) is not None}
         if chosen:
             lines += ["", f"[{section}]"] + [

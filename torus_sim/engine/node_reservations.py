@@ -175,7 +175,10 @@ class HeldNodes:
         running: Callable[[], Iterable] | None = None,
     ) -> None:
         if not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down"):
-            raise ConfigurationError(f"a reservation takes single nodes out of a cluster or a torus, not of a {platform.label}")
+            raise ConfigurationError(
+                "reservations and an effective size take nodes one by one out of a cluster or a torus, not out of a "
+                f"{platform.label}"
+            )
         self.reservations = checked_reservations(reservations, platform.capacity)
         if any(reservation.kill for reservation in self.reservations) and (kill is None or running is None):
             raise ConfigurationError("a reservation that kills needs the engine's kill and its running jobs")

@@ -90,21 +90,31 @@ this share of a cluster's processors (and the site gives no effective size): on 
 machine) no smaller machine could run the log."""
 
 
-def space(base, fill: float | None = None) -> dict[str, tuple[str, float, float]]:
+READING = {"cancelled": ("choice", "run", "skip")}
+"""Fitted besides :data:`SPACE` where the first part holds cancelled lines (SWF status 5) and the whole log is replayed:
+whether they ran for their logged run time or are no job of the run (neither replayed nor judged)."""
+
+
+def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str, tuple]:
     """The settings fitted for the site ``base``.
 
     Args:
         base: the site as given.
         fill: the first part's largest job over the cluster's processors, or None (not known: no share fitted).
+        cancelled: the first part holds cancelled lines and ``base`` replays the whole log (no ``max_jobs``: a prefix
+            cut by count would hold other lines under each reading).
 
     Returns:
         :data:`SPACE`; :data:`QUEUE_SPACE` when the site gives queue tiers; ``effective_size_share`` from ``fill`` to 1
         on a cluster whose site gives no effective size, where ``fill`` is below :data:`SHARE_FITTED_BELOW` (a
-        constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count).
+        constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count);
+        :data:`READING` where ``cancelled``. A ``choice`` is drawn among its two values.
     """
     fitted = {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
-    if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None and base.platform == "cluster":
+    if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None:
         fitted["effective_size_share"] = ("float", fill, 1.0)
+    if cancelled and base.max_jobs is None:
+        fitted.update(READING)
     return fitted
 
 
@@ -223,7 +233,9 @@ def _settings(trial, fitted: dict) -> dict:
         "priority_fairshare_by": trial.suggest_categorical("priority_fairshare_by", list(FAIRSHARE_BY)),
     }
     for name, (kind, low, high) in fitted.items():
-        if kind == "log":
+        if kind == "choice":
+            drawn[name] = trial.suggest_categorical(name, [low, high])
+        elif kind == "log":
             drawn[name] = trial.suggest_float(name, low, high, log=True)
         elif kind == "int-log":
             drawn[name] = trial.suggest_int(name, int(low), int(high), log=True)
@@ -249,9 +261,12 @@ def _given_settings(base, fitted_space: dict) -> dict:
         given["windows"] = "drained" if base.maintenance_drain else "outages"
     if base.priority_fairshare_by != "user":
         given["priority_fairshare_by"] = base.priority_fairshare_by
-    for name, (_, low, high) in fitted_space.items():
+    for name, (kind, low, high) in fitted_space.items():
         value = getattr(base, name)
         if value is None:
+            continue
+        if kind == "choice":
+            given[name] = value
             continue
         if name.startswith("priority_weight_"):
             if not age:
@@ -270,7 +285,11 @@ def _split(base, train: float) -> tuple[int, int, int]:
 
 
 def _split_and_fill(base, train: float) -> tuple[int, int, int, float | None]:
-    """:func:`_split`, and the first part's largest job over a cluster's processors (None on other platforms)."""
+    """:func:`_split`, and the first part's largest job over a cluster's processors (None on other platforms).
+
+    Raises:
+        ConfigurationError: a ``train`` share that leaves no job on one side.
+    """
     from torus_sim.experiments.run_inputs import load_workload
     from torus_sim.machine.platforms.kinds import platform_kind
 
@@ -282,7 +301,7 @@ def _split_and_fill(base, train: float) -> tuple[int, int, int, float | None]:
         raise ConfigurationError(f"--train {train:g} leaves no jobs on one side of the split ({total:,} jobs)")
     first_test = jobs[count]
     fill = None
-    if base.platform == "cluster":
+    if platform_kind(base.platform).sizes_from_workload:  # a cluster: its nodes are the jobs' processors
         capacity = platform_kind(base.platform).capacity(base.platform_fields(), workload.processors)
         sizes = jobs.column("size")[:count] if hasattr(jobs, "column") else [jobs[index].size for index in range(count)]
         fill = float(np.max(sizes)) / capacity
@@ -341,11 +360,33 @@ def _restore_sampler(sampler, state: dict) -> None:
             generator.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
 
 
-def _trial_value(trial, base, train_jobs: int, fitted_space: dict) -> float:
-    """One trial: the first ``train_jobs`` jobs replayed with the trial's settings, scored (:func:`objective`)."""
-    waits, _ = _replay(base.replace(max_jobs=train_jobs, **_settings(trial, fitted_space)))
+def _first_part_jobs(base, train_jobs: int) -> dict[str, int]:
+    """The first part's job count under each reading of the cancelled lines (``{"run": n, "skip": m}``).
+
+    The first part is the same lines under both: under ``skip`` its cancelled lines are no jobs, so fewer jobs come
+    before the first held-out one. A log without cancelled lines in its first part gives one count.
+    """
+    from torus_sim.experiments.run_inputs import load_workload
+
+    other = "skip" if base.cancelled == "run" else "run"
+    jobs = load_workload(base.replace(cancelled=other)).jobs
+    ids = jobs.column("job_id") if hasattr(jobs, "column") else np.array([job.job_id for job in jobs])
+    first = load_workload(base).jobs
+    first_ids = first.column("job_id")[:train_jobs] if hasattr(first, "column") else [job.job_id for job in first][:train_jobs]
+    count = int(np.isin(ids, np.asarray(first_ids)).sum())
+    return {base.cancelled: train_jobs} if count == train_jobs else {base.cancelled: train_jobs, other: count}
+
+
+def _trial_value(trial, base, train_jobs: dict, fitted_space: dict) -> float:
+    """One trial: the first part's jobs replayed with the trial's settings, scored (:func:`objective`).
+
+    ``train_jobs``: the first part's job count under each reading of the cancelled lines (:func:`_first_part_jobs`).
+    """
+    settings = _settings(trial, fitted_space)
+    count = train_jobs[settings.get("cancelled", base.cancelled)]
+    waits, _ = _replay(base.replace(max_jobs=count, **settings))
     if not len(waits):
-        raise ConfigurationError(f"{base.workload}: the log records no wait of its first {train_jobs:,} jobs to fit")
+        raise ConfigurationError(f"{base.workload}: the log records no wait of its first {count:,} jobs to fit")
     return objective(score_part(waits))
 
 
@@ -354,7 +395,7 @@ HEARTBEAT = 30
 of them (its worker killed) is marked failed when the next trial begins (Optuna's ``fail_stale_trials``)."""
 
 
-def _worker_trial(storage: str, study_name: str, base, train_jobs: int, fitted_space: dict, trial_seed: int):
+def _worker_trial(storage: str, study_name: str, base, train_jobs: dict, fitted_space: dict, trial_seed: int):
     """One trial on a Dask worker: the study loaded from its SQLite file, one trial run (Optuna's ``optimize``).
 
     The sampler is TPE seeded for this trial, with the constant liar (the trials running beside it count as bad
@@ -386,7 +427,7 @@ def _worker_trial(storage: str, study_name: str, base, train_jobs: int, fitted_s
 
 
 def _parallel_trials(
-    study, storage: str, base, train_jobs: int, fitted_space: dict, finished: int, trials: int, seed: int, workers: int, progress
+    study, storage: str, base, train_jobs: dict, fitted_space: dict, finished: int, trials: int, seed: int, workers: int, progress
 ):
     """Run trials ``finished`` to ``trials`` on a local Dask cluster of ``workers`` processes, one trial per task.
 
@@ -464,8 +505,9 @@ def calibrate(
     if workers < 1:
         raise ConfigurationError(f"--workers must be at least 1, got {workers}")
     check_against_log(base)
-    train_jobs, first_test_id, split_day, fill = _split_and_fill(base, train)
-    fitted_space = space(base, fill)
+    first_part, first_test_id, split_day, fill = _split_and_fill(base, train)
+    train_jobs = _first_part_jobs(base, first_part) if base.max_jobs is None else {base.cancelled: first_part}
+    fitted_space = space(base, fill, cancelled=len(train_jobs) > 1)
     out.mkdir(parents=True, exist_ok=True)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = f"sqlite:///{(out / 'study.db').resolve()}"
@@ -506,14 +548,14 @@ def calibrate(
     for name in CARRIED:  # the site's own settings the trials ran with (the queue tiers, whose weight is fitted)
         if getattr(base, name) is not None:
             fitted[name] = getattr(base, name)
-    given_waits, _ = _replay(base.replace(max_jobs=train_jobs))  # the site as given, on the first part as the trials
+    given_waits, _ = _replay(base.replace(max_jobs=first_part))  # the site as given, on the first part as the trials
     given_objective = objective(score_part(given_waits))
     best = float(study.best_value)
     if given_objective <= best:  # no trial beat the site as given on the first part: it stands
         fitted, best = {}, given_objective
     calibration = Calibration(
         log=base.workload,
-        train_jobs=train_jobs,
+        train_jobs=first_part,
         trials=finished(),
         fitted=fitted,
         train_objective=best,

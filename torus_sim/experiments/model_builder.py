@@ -291,12 +291,12 @@ def _share_spans(scenario: Scenario, workload, capacity: int) -> list[tuple[floa
     Never below the largest job's size (every job can run); none at the whole machine.
 
     Raises:
-        ConfigurationError: a platform that is not a cluster (its jobs' sizes are not processors).
+        ConfigurationError: a platform whose nodes are not the workload's processors (a torus, partitions).
     """
-    if scenario.platform != "cluster":
+    if not platform_kind(scenario.platform).sizes_from_workload:  # its nodes are not the jobs' processors
         raise ConfigurationError(
-            f"effective_size_share holds a share of a cluster's processors, not of a {scenario.platform}'s nodes "
-            "(give effective_size spans)"
+            f"effective_size_share holds a share of a cluster's processors, not of the {scenario.platform} platform's "
+            "nodes (give effective_size spans)"
         )
     jobs = workload.jobs
     sizes = jobs.column("size") if hasattr(jobs, "column") else [job.size for job in jobs]
