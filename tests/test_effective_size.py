@@ -146,6 +146,10 @@ def test_a_share_holds_the_rest_of_the_machine_out_all_run_long_but_never_below_
     table = model.run().jobs.set_index("job_id")
     assert table["started_at"].to_dict() == {1: 0.0, 2: 100.0, 3: 200.0}
     assert model.counters["node_hours_held_out"] == pytest.approx(6 * 300 / 3600)  # 6 held until the run's end
+    assert not model.platform.tracks_nodes and model.view.down_count() == 6  # counts held for good: no node ids needed
+    failing = build_model(base.replace(effective_size_share=0.3, failures="synthetic:1:exponential"))
+    assert failing.platform.tracks_nodes  # failures need node ids: the same share held by id
+    assert failing.run().jobs["started_at"].tolist() == [0.0, 100.0, 200.0]
     # a share of 0.1 (0 processors) is raised to the largest job's 2; a share of the whole machine holds nothing
     assert build_model(base.replace(effective_size_share=0.1)).run().jobs["started_at"].tolist() == [0.0, 100.0, 200.0]
     whole = build_model(base.replace(effective_size_share=1.0))

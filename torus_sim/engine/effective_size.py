@@ -48,8 +48,8 @@ def checked_spans(spans, capacity: int) -> np.ndarray:
             [1, capacity], or two spans that overlap.
     """
     array = np.asarray(spans, dtype=np.float64).reshape(-1, 3) if len(spans) else np.empty((0, 3))
-    if not np.isfinite(array).all() or np.any(array[:, 0] >= array[:, 1]):
-        raise ConfigurationError("an effective-size span needs a finite start before its end")
+    if not np.isfinite(array[:, [0, 2]]).all() or np.isnan(array[:, 1]).any() or np.any(array[:, 0] >= array[:, 1]):
+        raise ConfigurationError("an effective-size span needs a finite start before its end (or +inf: to the run's end)")
     nodes = array[:, 2]
     if np.any(nodes != np.round(nodes)) or np.any(nodes < 1) or np.any(nodes > capacity):
         bad = nodes[(nodes != np.round(nodes)) | (nodes < 1) | (nodes > capacity)][0]

@@ -75,7 +75,7 @@ from torus_sim.engine.handlers import EventHandlers
 from torus_sim.engine.job_book import JobBook
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.multifactor import Multifactor, PriorityWeights
-from torus_sim.engine.node_reservations import HeldNodes
+from torus_sim.engine.node_reservations import HeldNodes, counts_only
 from torus_sim.engine.platform_parts import PartBook
 from torus_sim.engine.power_states import NodePowerStates
 from torus_sim.engine.preventive import PreventiveActions
@@ -330,7 +330,17 @@ def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, sw
     """
     fail_stop = failures is not None and (not isinstance(failures, FailureLog) or len(failures) > 0)
     warm = switch_off is not None and getattr(getattr(policy, "placement", None), "uses_power_states", False) is True
-    return fail_stop or policy.needs_node_identities or resilience.active or warm or held is not None
+    return fail_stop or policy.needs_node_identities or resilience.active or warm or _held_by_id(held)
+
+
+def _held_by_id(held) -> bool:
+    """Whether held-out nodes need identities: any reservation or span but whole-run counts (a constant effective size)."""
+    if held is None:
+        return False
+    spans, reservations = held
+    if reservations and not counts_only(reservations):
+        return True
+    return spans is not None and not all(tuple(span)[1] == math.inf for span in spans)
 
 
 def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:

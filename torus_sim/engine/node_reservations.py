@@ -39,14 +39,14 @@ from typing import NamedTuple
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.machine.platforms.torus import NO_JOB
 
-__all__ = ["HeldNodes", "NodeReservation", "checked_reservations"]
+__all__ = ["HeldNodes", "NodeReservation", "checked_reservations", "counts_only"]
 
 
 class NodeReservation(NamedTuple):
     """One reservation of part of the machine.
 
     Attributes:
-        start, end: seconds of the run's clock, start < end.
+        start, end: seconds of the run's clock, start < end (``math.inf``: to the run's end).
         count: nodes reserved by count (processors of a cluster, supernodes of a torus); 0 where ``nodes`` names them.
         nodes: the node ids reserved by name (0-based), or () for a count.
         kill: the jobs running on the reserved nodes at the start are killed and requeued; False: the reservation takes
@@ -105,7 +105,7 @@ def checked_reservations(reservations: Iterable[NodeReservation], capacity: int)
     for value in reservations:
         reservation = NodeReservation(*value)
         start, end = reservation.start, reservation.end
-        if not (math.isfinite(start) and math.isfinite(end) and start < end):
+        if not (math.isfinite(start) and start < end):
             raise ConfigurationError(f"a reservation needs a finite start before its end, got {start:g}-{end:g} s")
         if reservation.nodes:
             nodes = tuple(int(node) for node in reservation.nodes)
@@ -137,13 +137,27 @@ def checked_reservations(reservations: Iterable[NodeReservation], capacity: int)
     return tuple(checked)
 
 
+def counts_only(reservations) -> bool:
+    """Whether a cluster that keeps counts only can hold ``reservations``: each a count that waits and lasts the run.
+
+    Such a reservation never gives its nodes back and never asks which node is which, so it needs no node identities
+    (the run keeps the count cluster's speed); any other needs them.
+    """
+    return all(
+        not reservation.nodes and not reservation.kill and reservation.end == math.inf
+        for reservation in (NodeReservation(*value) for value in reservations)
+    )
+
+
 class HeldNodes:
     """The nodes held out of the machine by reservations of part of it, taken and given back at the passes' starts.
 
     Args:
         reservations: :class:`NodeReservation` values (:func:`checked_reservations`).
-        platform: the run's platform; it must tell nodes apart (``tracks_nodes``): a held node is taken down until
-            the reservation's end and repaired there.
+        platform: the run's platform; a held node is taken down until the reservation's end and repaired there, on
+            a platform that tells nodes apart (``tracks_nodes``); on a cluster that keeps counts only
+            (``hold_out``), count reservations that wait and last the whole run (end ``math.inf``: a constant
+            effective size) take counts of free nodes for good.
         request_pass_at: ``at -> None``: asks the engine for a scheduling pass at a later time (a reservation's start
             or end).
         on_back: ``(node, now) -> None``, called for each held node back in service at a reservation's end (the
@@ -161,8 +175,9 @@ class HeldNodes:
         kills: jobs killed by reservations so far.
 
     Raises:
-        ConfigurationError: the reservations (:func:`checked_reservations`), a platform without node identities, or a
-            killing reservation without ``kill`` and ``running``.
+        ConfigurationError: the reservations (:func:`checked_reservations`), a platform without node identities (for
+            reservations other than whole-run counts that wait on a count cluster), or a killing reservation without
+            ``kill`` and ``running``.
     """
 
     def __init__(
@@ -174,7 +189,11 @@ class HeldNodes:
         kill: Callable[[int], None] | None = None,
         running: Callable[[], Iterable] | None = None,
     ) -> None:
-        if not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down"):
+        reservations = tuple(reservations)
+        self._counts = not platform.tracks_nodes and hasattr(platform, "hold_out") and counts_only(reservations)
+        if not self._counts and (
+            not platform.tracks_nodes or not hasattr(platform, "down") or not hasattr(platform, "take_down")
+        ):
             raise ConfigurationError(
                 "reservations and an effective size take nodes one by one out of a cluster or a torus, not out of a "
                 f"{platform.label}"
@@ -193,12 +212,13 @@ class HeldNodes:
         self._holding: dict[int, list[int]] = {}  # reservation -> the nodes it holds now
         self._asked = -math.inf  # the latest boundary a pass is asked at
         self._since: dict[int, float] = {}  # held node -> when it was taken
+        self._counted: list[tuple[int, float]] = []  # count mode: (nodes, when taken), held for good
         self.node_seconds = 0.0
         self.kills = 0
 
     @property
     def held(self) -> list[int]:
-        """The node ids held out now (each reservation's, in the order taken)."""
+        """The node ids held out now (each reservation's, in the order taken; -1 for each node of a count cluster)."""
         return [node for index in self._active for node in self._holding[index]]
 
     def apply(self, now: float) -> None:
@@ -273,6 +293,12 @@ class HeldNodes:
                 self.kills += 1
         if platform.free_count() <= 0:  # nothing to take until a job ends
             return
+        if self._counts:  # a count cluster: free nodes taken for good (the reservation lasts the run)
+            taken = min(short, platform.free_count())
+            platform.hold_out(taken)
+            holding.extend([-1] * taken)
+            self._counted.append((taken, now))
+            return
         for node in self._free_highest_first(platform):
             self._take(node, reservation.end, holding, now)
             short -= 1
@@ -299,4 +325,5 @@ class HeldNodes:
 
     def hours(self, now: float) -> float:
         """Node-hours held out of the machine until ``now`` (seconds; the run's end: a reservation may last beyond it)."""
-        return (self.node_seconds + sum(now - since for since in self._since.values())) / 3600.0
+        held = sum(now - since for since in self._since.values()) + sum(count * (now - since) for count, since in self._counted)
+        return (self.node_seconds + held) / 3600.0

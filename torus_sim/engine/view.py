@@ -97,9 +97,11 @@ class SchedulingView:
         return self._verification_time
 
     def down_count(self) -> int:
-        """Nodes down now (0 on a cluster that keeps counts only)."""
+        """Nodes down now (on a cluster that keeps counts only: those held out for good, else 0)."""
         platform = self.platform
-        return int(np.count_nonzero(platform.down_until > -np.inf)) if platform.tracks_nodes else 0
+        if platform.tracks_nodes:
+            return int(np.count_nonzero(platform.down_until > -np.inf))
+        return getattr(platform, "held_out", 0)
 
     def free_count(self) -> int:
         """Nodes free now."""

@@ -280,11 +280,6 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
     return keywords
 
 
-SHARE_HORIZON = 1e12
-"""Seconds: the end of the one span of an effective size given as a share (past any run's end; nodes held out count
-only until the run's end)."""
-
-
 def _share_spans(scenario: Scenario, workload, capacity: int) -> list[tuple[float, float, int]]:
     """The one span of ``effective_size_share``: the whole run on ``floor(share x capacity)`` processors.
 
@@ -301,7 +296,7 @@ def _share_spans(scenario: Scenario, workload, capacity: int) -> list[tuple[floa
     jobs = workload.jobs
     sizes = jobs.column("size") if hasattr(jobs, "column") else [job.size for job in jobs]
     nodes = max(math.floor(scenario.effective_size_share * capacity), int(np.max(sizes, initial=1)))
-    return [(0.0, SHARE_HORIZON, nodes)] if nodes < capacity else []
+    return [(0.0, math.inf, nodes)] if nodes < capacity else []  # to the run's end: no node identities needed
 
 
 def _prime_time_rule(scenario: Scenario, log, load_scale: float) -> PrimeTimeRule:

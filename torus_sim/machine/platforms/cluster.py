@@ -109,6 +109,7 @@ class ClusterPlatform:
         self.counts_only = not self.identities
         self.free = self._capacity  # nodes neither busy nor down nor spare
         self.held: dict[int, int] = {}  # count mode: job id -> nodes held
+        self.held_out = 0  # count mode: nodes taken out of the machine for good (hold_out)
         if self.identities:
             self.job_at = np.full(self._capacity, NO_JOB, dtype=np.int64)
             self.down_until = np.full(self._capacity, -np.inf)
@@ -327,6 +328,23 @@ class ClusterPlatform:
         if self.down_until[node] == -np.inf and not self.spare[node]:
             self.free -= 1
         self.down_until[node] = max(self.down_until[node], until)
+
+    def hold_out(self, count: int) -> None:
+        """Count mode: take ``count`` free nodes out of the machine for the rest of the run (a constant effective size).
+
+        They are neither free nor busy: the view counts them down (:attr:`held_out`).
+
+        Raises:
+            SimulationError: a cluster with node identities (it takes nodes down by id), or more than the free nodes.
+        """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
+        if self.identities:
+            raise SimulationError("hold_out is for a cluster that keeps counts only: take nodes down by id")
+        if not 0 <= count <= self.free:
+            raise SimulationError(f"cannot hold {count} nodes out of {self.free} free")
+        self.free -= count
+        self.held_out += count
 
     def repair(self, node: int, at: float) -> bool:
         """Bring a node back if its downtime has ended by ``at``.
