@@ -131,6 +131,9 @@ def test_a_queue_the_log_lacks_is_one_sentence(tmp_path):
     scenario = Scenario.make(platform="partitions", partitions="A:2:1+7,B:2:*", workload=str(log), failures="none", policy="FCFS")
     with pytest.raises(ConfigurationError, match="A names queue 7, which queues.swf does not have \\(its queues: 1, 2\\)"):
         run(scenario)
+    named = log.read_text().replace("; MaxProcs", "; Queue: 7 interactive\n; MaxProcs", 1)
+    log.write_text(named)  # the header names queue 7: a partition may name it, though no line uses it
+    assert len(run(scenario).jobs) == 2
 
 
 def _job(job_id, processors, walltime):

@@ -153,20 +153,21 @@ ACCOUNT_FIELDS = ("user_id", "group_id")
 """The SWF fields :func:`user_accounts` reads."""
 
 
-def log_queues(log) -> set[int]:
+def log_queues(log, field: str = "queue") -> set[int]:
     """The queues an SWF log knows: those its lines use (field 15) and those its header's ``Queue:`` lines name.
 
     SDSC-SP2's header names queue 0 (interactive), which its cleaned lines no longer use: a site may still give it a
-    tier.
+    tier or a partition.
 
     Args:
-        log: the log's trace with ``queue`` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
+        log: the log's trace with ``field`` (:func:`~torus_sim.inputs.workload.logged.workload_log`).
+        field: ``"queue"`` (field 15, the header's ``Queue:`` lines) or ``"partition"`` (field 16, ``Partition:``).
 
     Returns:
-        The queue numbers.
+        The queue (or partition) numbers.
     """
-    known = set(np.unique(log.column("queue").astype(np.int64)).tolist())
-    for line in str(log.header.get("Queue", "")).splitlines():
+    known = set(np.unique(log.column(field).astype(np.int64)).tolist())
+    for line in str(log.header.get(field.capitalize(), "")).splitlines():
         number = line.split(maxsplit=1)[0] if line.strip() else ""
         if number.lstrip("-").isdigit():
             known.add(int(number))

@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.inputs.workload.queues import JobValues
+from torus_sim.inputs.workload.queues import JobValues, log_queues
 from torus_sim.machine.platforms.base import PlatformKind
 from torus_sim.machine.platforms.cluster import MAX_NODES, ClusterPlatform
 from torus_sim.machine.platforms.partitioned import PartitionedPlatform
@@ -277,7 +277,7 @@ class QueuePartitionsKind(PlatformKind):
                 f"a cluster partitioned by {word} reads each job's {word} from an SWF log: the workload is none"
             )
         queues = jobs.column(word).astype(np.int64)
-        present = set(np.unique(queues).tolist())
+        present = log_queues(jobs, word)  # the lines' and the header's (a queue the header names may hold no line)
         for partition in partitions:
             missing = sorted((partition.queues or frozenset()) - present)
             if missing:
