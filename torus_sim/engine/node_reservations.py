@@ -8,8 +8,8 @@ nodes' jobs cancelled or requeued; Maui's administrative reservations with ``RSV
 that for any online policy, at each pass's start before any job is looked at:
 
 * a reservation by name takes each of its nodes as soon as it is free and up; a count reservation takes free nodes,
-  the highest ids first, until it holds its count (named reservations are served first, so a count reservation does
-  not take a node a named one is waiting for);
+  the highest ids first, until it holds its count (among the reservations in force the named ones are served first,
+  so a count reservation does not take a node a named one is waiting for; one that began earlier may hold it);
 * a killing reservation first kills the jobs on its named nodes, or, by count, the running jobs started last (the
   least work lost) until enough nodes are free; a killed job returns to the queue as a failure's victim does (its work
   since its last checkpoint lost, counted in the work lost);
@@ -18,7 +18,9 @@ that for any online policy, at each pass's start before any job is looked at:
   there; a failed node is taken once it is repaired; a node that fails while held comes back at its own repair.
 
 The machine's effective size over time (:mod:`torus_sim.engine.effective_size`) is a run of count reservations that
-wait: ``capacity - nodes`` held in each span.
+wait: ``capacity - nodes`` held in each span. On a cluster that keeps counts only, count reservations that wait and
+last the whole run (a constant effective size, ``effective_size_share``) are held as counts (``hold_out``): they never
+come back, so no planning needs their node ids.
 
 What is not modelled: a reservation does not keep jobs off its nodes before it begins (a job whose requested time
 reaches into it may start there and, under ``wait``, delays it; Slurm would not start such a job on those nodes).
