@@ -205,8 +205,44 @@ class _CellLimit(BaseException):
     """Raised by SIGUSR1's handler when a cell's wall-clock limit passes (a BaseException: no policy code swallows it)."""
 
 
-def _alarm(signum, frame) -> None:
-    raise _CellLimit
+class _Alarm:
+    """A cell's wall-clock limit: past ``limit`` seconds, SIGUSR1 to the main thread every 0.1 s until :meth:`stop`.
+
+    Each signal's handler raises :class:`_CellLimit` in the main thread (a process pool's worker runs its task there).
+    A handler that runs inside a finalizer or a weakref callback has its exception printed and dropped by Python, so one
+    signal may not end the run: the next one does. After :meth:`stop` no handler raises.
+    """
+
+    def __init__(self, limit: float) -> None:
+        import signal
+        import threading
+
+        self._stopped = threading.Event()
+        self._previous = signal.signal(signal.SIGUSR1, self._handle)
+        main = threading.main_thread().ident
+        self._thread = threading.Thread(target=self._send, args=(limit, main, signal.SIGUSR1), daemon=True)
+        self._thread.start()
+
+    def _send(self, limit: float, main: int, signum: int) -> None:
+        import signal
+
+        if self._stopped.wait(limit):
+            return
+        while not self._stopped.is_set():
+            signal.pthread_kill(main, signum)
+            self._stopped.wait(0.1)
+
+    def _handle(self, signum, frame) -> None:
+        if not self._stopped.is_set():
+            raise _CellLimit
+
+    def stop(self) -> None:
+        """No more signals; the handler as it was before."""
+        import signal
+
+        self._stopped.set()
+        self._thread.join()
+        signal.signal(signal.SIGUSR1, self._previous)
 
 
 def run_cell(cell: Cell, max_jobs: int | None, fta: Path, limit: float | None = None) -> CellResult:
@@ -233,28 +269,22 @@ def run_cell(cell: Cell, max_jobs: int | None, fta: Path, limit: float | None = 
             model = SchedulingModel(*arguments, **keywords)
     except TorusSimError as error:  # the sentence names the shared inputs relative to the repository, not this machine
         return CellResult(cell, "refused", str(error).replace(str(SHARED_DATA), "../shared/data"), time.perf_counter() - began)
-    if limit is not None:  # the engine's pass watchdog owns SIGALRM: a timer thread sends SIGUSR1
-        import signal
-        import threading
-
-        previous = signal.signal(signal.SIGUSR1, _alarm)
-        timer = threading.Timer(limit, signal.pthread_kill, (threading.main_thread().ident, signal.SIGUSR1))
-        timer.start()
+    alarm = _Alarm(limit) if limit is not None else None  # the engine's pass watchdog owns SIGALRM: SIGUSR1 here
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            record = model.run()
-        summary = summarize(record)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                record = model.run()
+            summary = summarize(record)
+        finally:
+            if alarm is not None:
+                alarm.stop()  # no alarm raises after this
     except Exception as error:  # noqa: BLE001 - a cell that breaks is the finding, reported in the table
         if _stopped_by_limit(error):
             return _stopped(cell, model, limit, began)
         return CellResult(cell, "failed", f"{type(error).__name__}: {error}", time.perf_counter() - began)
     except _CellLimit:
         return _stopped(cell, model, limit, began)
-    finally:
-        if limit is not None:
-            timer.cancel()
-            signal.signal(signal.SIGUSR1, previous)
     wall = time.perf_counter() - began
     return CellResult(cell, "completed", "", wall, summary["jobs"], summary["failures"], job_digest(record.jobs), summary)
 
