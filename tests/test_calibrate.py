@@ -172,7 +172,8 @@ def test_the_reading_of_cancelled_lines_is_fitted_on_a_whole_log_over_the_first_
         )
     log.write_text("\n".join(lines) + "\n")
     base = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
-    assert calibration_module._first_part_jobs(base, 20) == {"run": 20, "skip": 16}  # lines 5, 10, 15 and 20 are no jobs
+    first_ids = calibration_module._split_and_fill(base, 0.5).first_ids
+    assert calibration_module._first_part_jobs(base, first_ids) == {"run": 20, "skip": 16}  # lines 5, 10, 15 and 20 are no jobs
     assert "cancelled" in calibration_module.space(base, None, cancelled=True)
     assert "cancelled" not in calibration_module.space(BASE, None, cancelled=True)  # a prefix of a log: not fitted
     replays = []

@@ -85,7 +85,16 @@ def size_reservations(spans, capacity: int) -> tuple[NodeReservation, ...]:
 
 
 def size_spans(reservations, capacity: int) -> list[list[float]]:
-    """The effective size's spans back from the reservations of origin :data:`SIZE_ORIGIN`: ``[[start, end, nodes], ...]``."""
+    """The effective size's spans back from the reservations it became (a run's manifest).
+
+    Args:
+        reservations: :class:`~torus_sim.engine.node_reservations.NodeReservation` values; those of origin
+            :data:`SIZE_ORIGIN` are read.
+        capacity: the machine's nodes.
+
+    Returns:
+        ``[[start, end, nodes], ...]``: seconds of the run's clock and the usable nodes, floats, by start.
+    """
     return [
         [reservation.start, reservation.end, float(capacity - reservation.count)]
         for reservation in reservations

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.machine.platforms.base import interval_text
 from torus_sim.machine.platforms.torus import NO_JOB
 
 __all__ = ["HeldNodes", "NodeReservation", "checked_reservations", "counts_only"]
@@ -69,22 +70,9 @@ class NodeReservation(NamedTuple):
 
     def describe(self) -> str:
         """The reservation in words, for the sentences: ``"13 nodes from 0 s to 3600 s"``."""
-        what = f"nodes {_ranges(self.nodes)}" if self.nodes else f"{self.count} nodes"
+        what = f"nodes {interval_text(self.nodes).replace(' ', ';')}" if self.nodes else f"{self.count} nodes"
         where = f" ({self.origin})" if self.origin else ""
         return f"{what} from {self.start:g} s to {self.end:g} s{where}"
-
-
-def _ranges(nodes: Iterable[int]) -> str:
-    """Node ids as ranges: ``0-12;40``."""
-    ordered = sorted(nodes)
-    parts, first = [], None
-    for index, node in enumerate(ordered):
-        if first is None:
-            first = node
-        if index + 1 == len(ordered) or ordered[index + 1] != node + 1:
-            parts.append(str(first) if first == node else f"{first}-{node}")
-            first = None
-    return ";".join(parts)
 
 
 def checked_reservations(reservations: Iterable[NodeReservation], capacity: int) -> tuple[NodeReservation, ...]:
@@ -144,6 +132,12 @@ def counts_only(reservations) -> bool:
 
     Such a reservation never gives its nodes back and never asks which node is which, so it needs no node identities
     (the run keeps the count cluster's speed); any other needs them.
+
+    Args:
+        reservations: :class:`NodeReservation` values (or tuples of their fields).
+
+    Returns:
+        True where every one has no named nodes, does not kill and ends at ``math.inf``.
     """
     return all(
         not reservation.nodes and not reservation.kill and reservation.end == math.inf
@@ -238,10 +232,9 @@ class HeldNodes:
                     self._holding[index] = []
             self._next = begun
             self._active.sort(key=lambda index: (not reservations[index].nodes, index))
-        if any(reservations[index].end <= now for index in self._active):
-            for index in [index for index in self._active if reservations[index].end <= now]:
-                self._give_back(self._holding.pop(index), now)
-                self._active.remove(index)
+        for index in [index for index in self._active if reservations[index].end <= now]:
+            self._give_back(self._holding.pop(index), now)
+            self._active.remove(index)
         for index in self._active:
             reservation = reservations[index]
             holding = self._holding[index]

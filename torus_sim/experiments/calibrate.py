@@ -27,6 +27,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -284,8 +285,24 @@ def _split(base, train: float) -> tuple[int, int, int]:
     return _split_and_fill(base, train)[:3]
 
 
-def _split_and_fill(base, train: float) -> tuple[int, int, int, float | None]:
-    """:func:`_split`, and the first part's largest job over a cluster's processors (None on other platforms).
+class _Split(NamedTuple):
+    """Where a log is cut (:func:`_split_and_fill`).
+
+    Attributes:
+        count: the first part's jobs; first_test_id: the first held-out job's id; split_day: the day it was submitted
+            (days from the trace's start); fill: the first part's largest job over a cluster's processors (None on
+            other platforms); first_ids: the first part's job ids, int64 ``(count,)``.
+    """
+
+    count: int
+    first_test_id: int
+    split_day: int
+    fill: float | None
+    first_ids: np.ndarray
+
+
+def _split_and_fill(base, train: float) -> _Split:
+    """:func:`_split`, the first part's largest job over a cluster's processors and its job ids (:class:`_Split`).
 
     Raises:
         ConfigurationError: a ``train`` share that leaves no job on one side.
@@ -305,7 +322,8 @@ def _split_and_fill(base, train: float) -> tuple[int, int, int, float | None]:
         capacity = platform_kind(base.platform).capacity(base.platform_fields(), workload.processors)
         sizes = jobs.column("size")[:count] if hasattr(jobs, "column") else [jobs[index].size for index in range(count)]
         fill = float(np.max(sizes)) / capacity
-    return count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill
+    first_ids = np.asarray(jobs.column("job_id")[:count] if hasattr(jobs, "column") else [job.job_id for job in jobs][:count])
+    return _Split(count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill, first_ids)
 
 
 def _replay(scenario):
@@ -360,20 +378,23 @@ def _restore_sampler(sampler, state: dict) -> None:
             generator.set_state((kind, np.asarray(keys, dtype=np.uint32), position, has_gauss, cached))
 
 
-def _first_part_jobs(base, train_jobs: int) -> dict[str, int]:
+def _first_part_jobs(base, first_ids: np.ndarray) -> dict[str, int]:
     """The first part's job count under each reading of the cancelled lines (``{"run": n, "skip": m}``).
 
     The first part is the same lines under both: under ``skip`` its cancelled lines are no jobs, so fewer jobs come
     before the first held-out one. A log without cancelled lines in its first part gives one count.
+
+    Args:
+        base: the site as given (its reading, ``cancelled``, made ``first_ids``).
+        first_ids: the first part's job ids under ``base``'s reading (:class:`_Split`).
     """
     from torus_sim.experiments.run_inputs import load_workload
 
     other = "skip" if base.cancelled == "run" else "run"
     jobs = load_workload(base.replace(cancelled=other)).jobs
     ids = jobs.column("job_id") if hasattr(jobs, "column") else np.array([job.job_id for job in jobs])
-    first = load_workload(base).jobs
-    first_ids = first.column("job_id")[:train_jobs] if hasattr(first, "column") else [job.job_id for job in first][:train_jobs]
-    count = int(np.isin(ids, np.asarray(first_ids)).sum())
+    train_jobs = len(first_ids)
+    count = int(np.isin(ids, first_ids).sum())
     return {base.cancelled: train_jobs} if count == train_jobs else {base.cancelled: train_jobs, other: count}
 
 
@@ -505,8 +526,8 @@ def calibrate(
     if workers < 1:
         raise ConfigurationError(f"--workers must be at least 1, got {workers}")
     check_against_log(base)
-    first_part, first_test_id, split_day, fill = _split_and_fill(base, train)
-    train_jobs = _first_part_jobs(base, first_part) if base.max_jobs is None else {base.cancelled: first_part}
+    first_part, first_test_id, split_day, fill, first_ids = _split_and_fill(base, train)
+    train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
     fitted_space = space(base, fill, cancelled=len(train_jobs) > 1)
     out.mkdir(parents=True, exist_ok=True)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
