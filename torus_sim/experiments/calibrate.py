@@ -1,8 +1,8 @@
 """Calibration held out in time: a site's production settings fitted on the first part of a log, judged on the rest.
 
 ``torus-sim calibrate`` (:func:`calibrate`) fits the free parameters of the documented production behaviours (the
-scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`; the log's idle spans as
-maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
+scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`; Slurm's backfill window:
+:data:`BACKFILL_SPACE`; the log's idle spans as maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
 records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
 never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
 TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
@@ -34,6 +34,7 @@ import numpy as np
 from torus_sim.core.errors import ConfigurationError
 
 __all__ = [
+    "BACKFILL_SPACE",
     "FAIRSHARE_BY",
     "QUEUE_SPACE",
     "SPACE",
@@ -57,9 +58,11 @@ SPACE: dict[str, tuple[str, float, float]] = {
     "priority_weight_job_size": ("float", 0.0, 5.0),
     "priority_max_age": ("log", 3600.0, 30 * DAY),
     "priority_decay_half_life": ("log", 3600.0, 30 * DAY),
+    "priority_favor_small": ("choice", False, True),
 }
-"""The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``.
-The age factor's weight is fixed at 1: the other weights are relative to it."""
+"""The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``,
+``choice`` (one of the two values). The age factor's weight is fixed at 1: the other weights are relative to it; the size
+factor favours large jobs or small ones (Slurm's ``PriorityFavorSmall``)."""
 
 WINDOWS = {
     "none": {"maintenance": None, "maintenance_drain": None},
@@ -91,9 +94,30 @@ this share of a cluster's processors (and the site gives no effective size): on 
 machine) no smaller machine could run the log."""
 
 
+BACKFILL_SPACE: dict[str, tuple[str, float, float]] = {"bf_window": ("log", 600.0, 30 * DAY)}
+"""Fitted besides :data:`SPACE` where the site's policy takes Slurm's ``bf_window`` (a constructor parameter, kept in
+``policy_params``) on a cluster: a head whose shadow time is further ahead than the window gets no reservation and every
+job that fits is backfilled (Slurm's ``SchedulerParameters=bf_window``, there in minutes). At the top of the range no
+head of these logs is that far ahead: no window in effect."""
+
+POLICY_PARAMS = tuple(BACKFILL_SPACE)
+"""The fitted settings that are the policy's constructor parameters (``policy_params``), not scenario fields."""
+
+
 READING = {"cancelled": ("choice", "run", "skip")}
 """Fitted besides :data:`SPACE` where the first part holds cancelled lines (SWF status 5) and the whole log is replayed:
 whether they ran for their logged run time or are no job of the run (neither replayed nor judged)."""
+
+
+def _takes_window(base) -> bool:
+    """The site's policy takes ``bf_window`` among its constructor parameters (checked by name, nothing built)."""
+    from torus_sim.policies.catalog import POLICIES
+
+    try:
+        POLICIES.check(base.policy, {**base.policy_params, "bf_window": 3600.0})
+    except ConfigurationError:
+        return False
+    return True
 
 
 def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str, tuple]:
@@ -109,11 +133,14 @@ def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str,
         :data:`SPACE`; :data:`QUEUE_SPACE` when the site gives queue tiers; ``effective_size_share`` from ``fill`` to 1
         on a cluster whose site gives no effective size, where ``fill`` is below :data:`SHARE_FITTED_BELOW` (a
         constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count);
-        :data:`READING` where ``cancelled``. A ``choice`` is drawn among its two values.
+        :data:`READING` where ``cancelled``; :data:`BACKFILL_SPACE` where ``fill`` is known (a cluster) and the site's
+        policy takes ``bf_window``. A ``choice`` is drawn among its two values.
     """
     fitted = {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
     if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None:
         fitted["effective_size_share"] = ("float", fill, 1.0)
+    if fill is not None and _takes_window(base):
+        fitted.update(BACKFILL_SPACE)
     if cancelled and base.max_jobs is None:
         fitted.update(READING)
     return fitted
@@ -227,8 +254,8 @@ def objective(score: PartScore) -> float:
     return score.ks + 0.5 * error
 
 
-def _settings(trial, fitted: dict) -> dict:
-    """One trial's scenario settings drawn from ``fitted`` (:func:`space`) and :data:`WINDOWS`."""
+def _settings(trial, fitted: dict, base) -> dict:
+    """One trial's scenario settings drawn from ``fitted`` (:func:`space`) and :data:`WINDOWS` (``base``: the site as given)."""
     drawn = {
         "windows": trial.suggest_categorical("windows", list(WINDOWS)),
         "priority_fairshare_by": trial.suggest_categorical("priority_fairshare_by", list(FAIRSHARE_BY)),
@@ -242,14 +269,20 @@ def _settings(trial, fitted: dict) -> dict:
             drawn[name] = trial.suggest_int(name, int(low), int(high), log=True)
         else:
             drawn[name] = trial.suggest_float(name, low, high)
-    return _as_scenario(drawn)
+    return _as_scenario(drawn, base)
 
 
-def _as_scenario(drawn: dict) -> dict:
+def _as_scenario(drawn: dict, base) -> dict:
+    """Drawn values as scenario fields: the windows' choice as its settings, the policy's parameters (:data:`POLICY_PARAMS`)
+    within ``base``'s ``policy_params`` (and ``base``'s policy beside them), the age weight.
+    """
     settings = dict(drawn)
     settings.update(WINDOWS[settings.pop("windows", "none")])
     if settings.get("max_jobs_per_user", 0) >= UNLIMITED_JOBS:
         settings["max_jobs_per_user"] = None
+    params = {name: settings.pop(name) for name in POLICY_PARAMS if name in settings}
+    if params:  # the policy's parameters, with the policy they are for (a site file names both)
+        settings["policy"], settings["policy_params"] = base.policy, {**base.policy_params, **params}
     settings["priority_weight_age"] = AGE_WEIGHT
     return settings
 
@@ -263,7 +296,7 @@ def _given_settings(base, fitted_space: dict) -> dict:
     if base.priority_fairshare_by != "user":
         given["priority_fairshare_by"] = base.priority_fairshare_by
     for name, (kind, low, high) in fitted_space.items():
-        value = getattr(base, name)
+        value = base.policy_params.get(name) if name in POLICY_PARAMS else getattr(base, name)
         if value is None:
             continue
         if kind == "choice":
@@ -403,7 +436,7 @@ def _trial_value(trial, base, train_jobs: dict, fitted_space: dict) -> float:
 
     ``train_jobs``: the first part's job count under each reading of the cancelled lines (:func:`_first_part_jobs`).
     """
-    settings = _settings(trial, fitted_space)
+    settings = _settings(trial, fitted_space, base)
     count = train_jobs[settings.get("cancelled", base.cancelled)]
     waits, _ = _replay(base.replace(max_jobs=count, **settings))
     if not len(waits):
@@ -565,7 +598,7 @@ def calibrate(
         study.optimize(trial_objective, n_trials=1, callbacks=callbacks, gc_after_trial=True)
     if not finished():
         raise ConfigurationError("no calibration trial finished")
-    fitted = _as_scenario(study.best_params)
+    fitted = _as_scenario(study.best_params, base)
     for name in CARRIED:  # the site's own settings the trials ran with (the queue tiers, whose weight is fitted)
         if getattr(base, name) is not None:
             fitted[name] = getattr(base, name)

@@ -24,9 +24,9 @@ def add_parser(commands) -> None:
 
     parser = commands.add_parser(
         "calibrate",
-        help="fit a site's production settings (cycle, per-user limit, multifactor priority) on the first part of a "
-        "log, judge them on the rest",
-        description="Fit the scheduling cycle, the per-user job limit and Slurm's multifactor priority to the schedule an "
+        help="fit a site's production settings (cycle, per-user limit, multifactor priority, backfill window) on the "
+        "first part of a log, judge them on the rest",
+        description="Fit the scheduling cycle, the per-user job limit, Slurm's multifactor priority and its backfill window to the schedule an "
         "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
         "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json, report.txt and held_out_waits.png.",
     )
@@ -55,23 +55,67 @@ def add_parser(commands) -> None:
 
 def site_text(calibration) -> str:
     """The fitted settings as a scenario file's sections (``[cycle]``, ``[limits]``, ``[priority]``)."""
-    from torus_sim.experiments.scenario import SECTIONS
-
     lines = [
         f"# fitted by torus-sim calibrate on the first {calibration.train_jobs:,} jobs of {calibration.log}",
         f"# ({calibration.trials} trials; objective on that part {calibration.train_objective:.4f})",
     ]
     if not calibration.fitted:
         lines.append("# no trial did better on that part than the site as given: it stands, nothing is fitted")
+    return "\n".join(lines + section_lines(calibration.fitted)) + "\n"
+
+
+NESTED = {"policy_params": "policy.params"}
+"""Fitted settings that are tables of their own in a scenario file (``[policy.params]``: the policy's constructor's)."""
+
+
+def section_lines(fitted: dict, skip: tuple[str, ...] = (), written: tuple[str, ...] = ()) -> list[str]:
+    """Fitted settings as a scenario file's sections, each after a blank line.
+
+    Args:
+        fitted: scenario field -> value (:attr:`~torus_sim.experiments.calibrate.Calibration.fitted`); None values left
+            out; a table (``policy_params``) written as its own ``[policy.params]`` section.
+        skip: sections not written (the caller wrote them).
+        written: sections whose header the caller wrote already (their fields are not repeated; their tables are).
+
+    Returns:
+        The lines (no trailing newline).
+    """
+    from torus_sim.experiments.scenario import SECTIONS
+
+    lines: list[str] = []
     for section, members in SECTIONS.items():
-        chosen = {name: calibration.fitted[name] for name in members if calibration.fitted.get(name) is not None}
-        if chosen:
-            lines.append(f"\n[{section}]")
-            lines += [
-                f"{name} = {json.dumps(value) if isinstance(value, (bool, str)) else repr(value)}"
-                for name, value in chosen.items()
-            ]
-    return "\n".join(lines) + "\n"
+        if section in skip:
+            continue
+        chosen = {name: fitted[name] for name in members if fitted.get(name) is not None}
+        plain = {name: value for name, value in chosen.items() if name not in NESTED}
+        if plain and section not in written:
+            lines += ["", f"[{section}]"] + [f"{name} = {_toml(value)}" for name, value in plain.items()]
+        for name in NESTED.keys() & chosen.keys():
+            lines += ["", f"[{NESTED[name]}]"] + [f"{key} = {_toml(value)}" for key, value in chosen[name].items()]
+    return lines
+
+
+def _toml(value) -> str:
+    """A TOML value: a bool or a string as JSON writes it (true, "text"), a number as Python does, a policy given from
+    Python as its import path.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(value)
+    if not isinstance(value, (bool, str)):
+        from torus_sim.policies.settings import extension_json
+
+        value = extension_json(value)
+    return json.dumps(value)
+
+
+def fitted_items(fitted: dict) -> dict:
+    """The fitted settings flat, for a line of text: the policy's parameters beside the scenario fields (the policy they
+    are for, the site's, left out).
+    """
+    flat = {name: value for name, value in fitted.items() if name not in NESTED and name != "policy"}
+    for name in NESTED.keys() & fitted.keys():
+        flat.update(fitted[name])
+    return flat
 
 
 def report_text(calibration) -> str:
@@ -83,7 +127,7 @@ def report_text(calibration) -> str:
         "fitted: "
         + ", ".join(
             f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}"
-            for name, value in calibration.fitted.items()
+            for name, value in fitted_items(calibration.fitted).items()
         ),
         "",
         f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12}",
