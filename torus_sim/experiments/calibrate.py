@@ -273,8 +273,10 @@ def _settings(trial, fitted: dict, base) -> dict:
 
 
 def _as_scenario(drawn: dict, base) -> dict:
-    """Drawn values as scenario fields: the windows' choice as its settings, the policy's parameters (:data:`POLICY_PARAMS`)
-    within ``base``'s ``policy_params`` (and ``base``'s policy beside them), the age weight.
+    """Drawn values as scenario fields: the windows' choice, the policy's parameters, the age weight.
+
+    The windows' choice becomes its settings (:data:`WINDOWS`); the policy's parameters (:data:`POLICY_PARAMS`) go
+    within ``base``'s ``policy_params``, with ``base``'s policy beside them.
     """
     settings = dict(drawn)
     settings.update(WINDOWS[settings.pop("windows", "none")])

@@ -96,8 +96,9 @@ def section_lines(fitted: dict, skip: tuple[str, ...] = (), written: tuple[str, 
 
 
 def _toml(value) -> str:
-    """A TOML value: a bool or a string as JSON writes it (true, "text"), a number as Python does, a policy given from
-    Python as its import path.
+    """A TOML value: a bool or a string as JSON writes it (true, "text"), a number as Python does.
+
+    A policy given from Python is written as its import path.
     """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return repr(value)
@@ -109,8 +110,9 @@ def _toml(value) -> str:
 
 
 def fitted_items(fitted: dict) -> dict:
-    """The fitted settings flat, for a line of text: the policy's parameters beside the scenario fields (the policy they
-    are for, the site's, left out).
+    """The fitted settings flat, for a line of text: the policy's parameters beside the scenario fields.
+
+    The policy they are for (the site's) is left out.
     """
     flat = {name: value for name, value in fitted.items() if name not in NESTED and name != "policy"}
     for name in NESTED.keys() & fitted.keys():
