@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["NAMES", "add_parser", "figure_png", "main", "report_text", "site_text"]
+__all__ = ["NAMES", "add_parser", "figure_png", "fitted_items", "main", "report_text", "section_lines", "site_text"]
 
 NAMES = ("calibrate",)
 """The subcommand's names."""
