@@ -210,14 +210,14 @@ def test_the_site_as_given_stands_when_no_trial_beats_it(tmp_path, monkeypatch):
     assert "the site as given: it stands" in site_text(calibration)
 
 
-def test_the_backfill_window_and_the_size_factors_direction_are_fitted_and_written_for_the_policy_that_takes_them(
+def test_a_backfill_window_the_site_gives_is_fitted_and_written_with_its_policy_and_the_size_direction_is_carried(
     tmp_path, monkeypatch
 ):
-    fitted_space = calibration_module.space(BASE, 0.5)
-    assert fitted_space["bf_window"] == ("log", 600.0, 30 * 86400.0)  # FCFS-EASY on a cluster takes Slurm's bf_window
-    assert fitted_space["priority_favor_small"] == ("choice", False, True)
-    assert "bf_window" not in calibration_module.space(BASE.replace(policy="FCFS"), 0.5)  # FCFS has no backfill
-    assert "bf_window" not in calibration_module.space(BASE)  # not a cluster (no fill known): the torus plans its own
+    assert "bf_window" not in calibration_module.space(BASE, 0.5)  # no window given: none drawn
+    assert "priority_favor_small" not in calibration_module.space(BASE, 0.5)  # the site's direction, never drawn
+    given = BASE.replace(policy_params={"bf_window": 7200.0}, priority_weight_age=1.0, priority_favor_small=True)
+    assert calibration_module.space(given, 0.5)["bf_window"] == ("log", 600.0, 30 * 86400.0)
+    assert "bf_window" not in calibration_module.space(given)  # not a cluster (no fill known): the torus plans its own
     replays = []
     replay = calibration_module._replay
 
@@ -226,12 +226,13 @@ def test_the_backfill_window_and_the_size_factors_direction_are_fitted_and_writt
         return replay(scenario)
 
     monkeypatch.setattr(calibration_module, "_replay", recorded)
-    given = BASE.replace(policy_params={"bf_window": 7200.0}, priority_weight_age=1.0, priority_favor_small=True)
     calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=2, seed=0)
     assert replays[0] == ("FCFS-EASY", {"bf_window": 7200.0}, True)  # the site as given is the first trial
-    assert all(policy == "FCFS-EASY" and 600.0 <= params["bf_window"] <= 30 * 86400.0 for policy, params, _ in replays[:2])
+    assert replays[1][1]["bf_window"] != 7200.0 and 600.0 <= replays[1][1]["bf_window"] <= 30 * 86400.0
+    assert all(policy == "FCFS-EASY" and favor_small for policy, _, favor_small in replays)
     fitted = calibration.fitted
     assert fitted["policy"] == "FCFS-EASY" and set(fitted["policy_params"]) == {"bf_window"}
+    assert fitted["priority_favor_small"] is True  # carried: the site's, not fitted
     from torus_sim.experiments import load_experiment
     from torus_sim.interfaces.commands.calibrate import fitted_items, site_text
 
@@ -239,4 +240,4 @@ def test_the_backfill_window_and_the_size_factors_direction_are_fitted_and_writt
     (tmp_path / "site.toml").write_text(site_text(calibration))
     site = load_experiment(tmp_path / "site.toml").scenario({})  # [policy] with its [policy.params]: a run reads it
     assert site.policy == "FCFS-EASY" and site.policy_params == fitted["policy_params"]
-    assert site.priority_favor_small is fitted["priority_favor_small"]
+    assert site.priority_favor_small is True

@@ -5,8 +5,8 @@
     python docs/validation/real_machine.py --check         # exit 1 when a number differs from real_machine.csv
 
 For each log: ``torus-sim calibrate`` (:func:`torus_sim.experiments.calibrate.calibrate`) fits the scheduling
-cycle, the per-user job limit, Slurm's multifactor priority (age, fair share by user or by group, size favouring
-small or large jobs; the queue factor where the site gives its queues' tiers), Slurm's backfill window and whether the log's idle spans are maintenance windows (none,
+cycle, the per-user job limit, Slurm's multifactor priority (age, fair share by user or by group, size; the queue
+factor where the site gives its queues' tiers) and whether the log's idle spans are maintenance windows (none,
 outages or drained) on the log's first half
 (in submission order; the second half is never read by a trial), with Optuna's TPE sampler seeded at 0 and
 the trials :data:`LOGS` gives; the whole log is then replayed with the site as given (FCFS-EASY on the log's own
@@ -24,9 +24,8 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LOGS = {"CTC-SP2": 80, "SDSC-SP2": 80, "HPC2N": 80, "RICC": 30}
-"""Each log and its trials (RICC's take four times as long as the others': fewer; the others' 80 fit the space's 14 to 16
-settings better than 40-60 did)."""
+LOGS = {"CTC-SP2": 60, "SDSC-SP2": 60, "HPC2N": 40, "RICC": 30}
+"""Each log and its trials (HPC2N's trials are as long as CTC-SP2's, RICC's four times: fewer)."""
 FIELDS = (
     "log",
     "site",
@@ -49,8 +48,6 @@ OFF = {
         "priority_weight_queue": None,
     },
     "no queue factor": {"priority_weight_queue": None},
-    "size favours large jobs": {"priority_favor_small": False},
-    "no backfill window": {"policy_params": {}},
     "fair share by user": {"priority_fairshare_by": "user"},
     "no maintenance windows": {"maintenance": None, "maintenance_drain": None},
     "whole machine": {"effective_size_share": None},
@@ -58,7 +55,7 @@ OFF = {
 }
 """The ablation: the calibrated site with one behaviour off (left out where the fit did not use it)."""
 
-UNSET = {"cancelled": "run", "priority_favor_small": False, "policy_params": {}}
+UNSET = {"cancelled": "run"}
 """What a setting the fit did not draw is (a fitted site without ``cancelled`` runs its cancelled lines)."""
 
 GIVEN = {"SDSC-SP2": {"priority_queue_tiers": "0:5,1:5,2:4,3:3,4:2,5:1", "effective_size": "inferred"}}

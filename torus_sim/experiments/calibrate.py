@@ -58,11 +58,12 @@ SPACE: dict[str, tuple[str, float, float]] = {
     "priority_weight_job_size": ("float", 0.0, 5.0),
     "priority_max_age": ("log", 3600.0, 30 * DAY),
     "priority_decay_half_life": ("log", 3600.0, 30 * DAY),
-    "priority_favor_small": ("choice", False, True),
 }
-"""The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``,
-``choice`` (one of the two values). The age factor's weight is fixed at 1: the other weights are relative to it; the size
-factor favours large jobs or small ones (Slurm's ``PriorityFavorSmall``)."""
+"""The fitted settings and their ranges: ``(kind, low, high)``; kind ``log`` (a log-uniform float), ``int-log``, ``float``;
+a ``choice`` (:data:`READING`) is one of two values. The age factor's weight is fixed at 1: the other weights are relative
+to it. The size factor's direction (``priority_favor_small``) is the site's: drawn for every log too (CTC-SP2, SDSC-SP2,
+HPC2N, with the backfill window), 80-160 trials found no better fit of the first halves than 40-60 trials without them,
+and worse held-out halves (docs/validation/real_machine.md)."""
 
 WINDOWS = {
     "none": {"maintenance": None, "maintenance_drain": None},
@@ -84,8 +85,9 @@ QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("f
 AGE_WEIGHT = 1.0
 
 
-CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period")
-"""Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)."""
+CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period", "priority_favor_small")
+"""Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)
+where set (a size factor favouring small jobs: where the site says so)."""
 
 
 SHARE_FITTED_BELOW = 0.95
@@ -95,10 +97,11 @@ machine) no smaller machine could run the log."""
 
 
 BACKFILL_SPACE: dict[str, tuple[str, float, float]] = {"bf_window": ("log", 600.0, 30 * DAY)}
-"""Fitted besides :data:`SPACE` where the site's policy takes Slurm's ``bf_window`` (a constructor parameter, kept in
-``policy_params``) on a cluster: a head whose shadow time is further ahead than the window gets no reservation and every
+"""Fitted besides :data:`SPACE` where the site gives Slurm's ``bf_window`` (its policy's constructor parameter, kept in
+``policy_params``) on a cluster, from the site's value: a head whose shadow time is further ahead than the window gets no reservation and every
 job that fits is backfilled (Slurm's ``SchedulerParameters=bf_window``, there in minutes). At the top of the range no
-head of these logs is that far ahead: no window in effect."""
+head of these logs is that far ahead: no window in effect. Not drawn where the site gives none: a window drawn for every
+log did not fit the first halves better (:data:`SPACE`)."""
 
 POLICY_PARAMS = tuple(BACKFILL_SPACE)
 """The fitted settings that are the policy's constructor parameters (``policy_params``), not scenario fields."""
@@ -107,17 +110,6 @@ POLICY_PARAMS = tuple(BACKFILL_SPACE)
 READING = {"cancelled": ("choice", "run", "skip")}
 """Fitted besides :data:`SPACE` where the first part holds cancelled lines (SWF status 5) and the whole log is replayed:
 whether they ran for their logged run time or are no job of the run (neither replayed nor judged)."""
-
-
-def _takes_window(base) -> bool:
-    """The site's policy takes ``bf_window`` among its constructor parameters (checked by name, nothing built)."""
-    from torus_sim.policies.catalog import POLICIES
-
-    try:
-        POLICIES.check(base.policy, {**base.policy_params, "bf_window": 3600.0})
-    except ConfigurationError:
-        return False
-    return True
 
 
 def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str, tuple]:
@@ -133,13 +125,13 @@ def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str,
         :data:`SPACE`; :data:`QUEUE_SPACE` when the site gives queue tiers; ``effective_size_share`` from ``fill`` to 1
         on a cluster whose site gives no effective size, where ``fill`` is below :data:`SHARE_FITTED_BELOW` (a
         constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count);
-        :data:`READING` where ``cancelled``; :data:`BACKFILL_SPACE` where ``fill`` is known (a cluster) and the site's
-        policy takes ``bf_window``. A ``choice`` is drawn among its two values.
+        :data:`READING` where ``cancelled``; :data:`BACKFILL_SPACE` where ``fill`` is known (a cluster) and the site
+        gives a ``bf_window``. A ``choice`` is drawn among its two values.
     """
     fitted = {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
     if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None:
         fitted["effective_size_share"] = ("float", fill, 1.0)
-    if fill is not None and _takes_window(base):
+    if fill is not None and any(name in base.policy_params for name in BACKFILL_SPACE):
         fitted.update(BACKFILL_SPACE)
     if cancelled and base.max_jobs is None:
         fitted.update(READING)
@@ -602,8 +594,9 @@ def calibrate(
         raise ConfigurationError("no calibration trial finished")
     fitted = _as_scenario(study.best_params, base)
     for name in CARRIED:  # the site's own settings the trials ran with (the queue tiers, whose weight is fitted)
-        if getattr(base, name) is not None:
-            fitted[name] = getattr(base, name)
+        value = getattr(base, name)
+        if value is not None and value is not False:  # False: the default size factor's direction, not written
+            fitted[name] = value
     given_waits, _ = _replay(base.replace(max_jobs=first_part))  # the site as given, on the first part as the trials
     given_objective = objective(score_part(given_waits))
     best = float(study.best_value)
