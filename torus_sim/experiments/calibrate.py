@@ -97,11 +97,11 @@ machine) no smaller machine could run the log."""
 
 
 BACKFILL_SPACE: dict[str, tuple[str, float, float]] = {"bf_window": ("log", 600.0, 30 * DAY)}
-"""Fitted besides :data:`SPACE` where the site gives Slurm's ``bf_window`` (its policy's constructor parameter, kept in
-``policy_params``) on a cluster, from the site's value: a head whose shadow time is further ahead than the window gets no reservation and every
-job that fits is backfilled (Slurm's ``SchedulerParameters=bf_window``, there in minutes). At the top of the range no
-head of these logs is that far ahead: no window in effect. Not drawn where the site gives none: a window drawn for every
-log did not fit the first halves better (:data:`SPACE`)."""
+"""Fitted besides :data:`SPACE` where the site gives Slurm's ``bf_window`` (seconds; its policy's constructor parameter,
+kept in ``policy_params``) on a cluster, from the site's value: a head whose shadow time is further ahead than the
+window gets no reservation and every job that fits is backfilled (Slurm's ``SchedulerParameters=bf_window``, there in
+minutes). At the top of the range no head of these logs is that far ahead: no window in effect. Not drawn where the
+site gives none: a window drawn for every log did not fit the first halves better (:data:`SPACE`)."""
 
 POLICY_PARAMS = tuple(BACKFILL_SPACE)
 """The fitted settings that are the policy's constructor parameters (``policy_params``), not scenario fields."""

@@ -24,9 +24,10 @@ def add_parser(commands) -> None:
 
     parser = commands.add_parser(
         "calibrate",
-        help="fit a site's production settings (cycle, per-user limit, multifactor priority, backfill window) on the "
-        "first part of a log, judge them on the rest",
-        description="Fit the scheduling cycle, the per-user job limit, Slurm's multifactor priority and its backfill window to the schedule an "
+        help="fit a site's production settings (cycle, per-user limit, multifactor priority, a backfill window the site "
+        "gives) on the first part of a log, judge them on the rest",
+        description="Fit the scheduling cycle, the per-user job limit, Slurm's multifactor priority and a backfill window "
+        "the site gives (bf_window in [policy.params]) to the schedule an "
         "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
         "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json, report.txt and held_out_waits.png.",
     )
@@ -54,7 +55,10 @@ def add_parser(commands) -> None:
 
 
 def site_text(calibration) -> str:
-    """The fitted settings as a scenario file's sections (``[cycle]``, ``[limits]``, ``[priority]``)."""
+    """The fitted settings as a scenario file's sections (``[cycle]``, ``[limits]``, ``[priority]``, ...).
+
+    A fitted backfill window is written as ``[policy]`` with its ``[policy.params]``; two comment lines name the fit.
+    """
     lines = [
         f"# fitted by torus-sim calibrate on the first {calibration.train_jobs:,} jobs of {calibration.log}",
         f"# ({calibration.trials} trials; objective on that part {calibration.train_objective:.4f})",
