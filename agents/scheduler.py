@@ -75,7 +75,12 @@ class SchedulerAgent(Agent):
         by_size = policy.queue_by_size and model.platform.table is not None
         key = priority.key if priority is not None else policy.queue_key if key is None else key
         divided = getattr(model.platform, "parts", None)  # disjoint partitions: each keeps its waiting jobs too
-        self.queue = DividedQueue(key, model.platform.part_of, len(divided)) if divided else WaitQueue(key, by_size=by_size)
+        keys = None if priority is None else priority.keys  # a reorder keys every waiting job: all at once
+        self.queue = (
+            DividedQueue(key, model.platform.part_of, len(divided), keys)
+            if divided
+            else WaitQueue(key, by_size=by_size, keys=keys)
+        )
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs

@@ -89,6 +89,9 @@ class UserLimits:
         self._nodes: dict[int, int] = defaultdict(int)  # user -> nodes held by the running jobs
         self._held_nodes: dict[int, tuple[int, int]] = {}  # running job id -> (user, nodes counted)
         self._dirty: set[int] = set()  # users whose jobs came, started or stopped since the last pass
+        self._count: dict[int, int] = defaultdict(int)  # user -> its waiting jobs (queued or held)
+        self._need: dict[int, int] = defaultdict(int)  # user -> the nodes they count, all together
+        self._holding: set[int] = set()  # users with jobs held after their last refresh
         self.held = 0
         self.held_ever = 0
 
@@ -132,6 +135,8 @@ class UserLimits:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
         user = self._owner(job)
         self._job[job.job_id] = job
+        self._count[user] += 1
+        self._need[user] += self._counted(job)
         self._place(job)
         self._queued[user].add(job.job_id)
         self._dirty.add(user)
@@ -141,6 +146,8 @@ class UserLimits:
         user = self._owner(job)
         self._unplace(job)
         del self._job[job.job_id]
+        self._count[user] -= 1
+        self._need[user] -= self._counted(job)
         self._queued[user].discard(job.job_id)
         counted = min(nodes, self.max_nodes)
         self._held_nodes[job.job_id] = (user, counted)
@@ -172,6 +179,8 @@ class UserLimits:
         owner = self._owner(job)
         self._unplace(job)
         del self._job[job.job_id]
+        self._count[owner] -= 1
+        self._need[owner] -= self._counted(job)
         if job.job_id in self._queued[owner]:
             self._queued[owner].discard(job.job_id)
         else:
@@ -182,7 +191,9 @@ class UserLimits:
         """The priorities were recomputed: the jobs that aged out of their phase move; a user whose order may have changed is let in anew.
 
         A user's order changes only where jobs moved or where two phases interleave (their jobs' priorities
-        grow at different rates); the others keep theirs and are not walked again.
+        grow at different rates), and it decides what is let in only where some of the user's jobs are held (a user
+        whose waiting jobs all fit its limits has them all in the queue in any order): only those users are walked
+        again.
 
         Made with ``rekey``: every waiting job is placed anew and every owner with waiting jobs let in anew.
 
@@ -218,8 +229,10 @@ class UserLimits:
             self._unplace(job)
             self._place(job)
             moved.add(self._owner(job))
-        for user, lists in self._waiting.items():
-            if user in moved or sum(1 for jobs in lists if jobs) > 1:
+        waiting = self._waiting
+        for user in self._holding:
+            lists = waiting.get(user)
+            if lists is not None and (user in moved or (lists[0] and (lists[1] or lists[2])) or (lists[1] and lists[2])):
                 self._dirty.add(user)
 
     def _ordered(self, lists):
@@ -242,10 +255,21 @@ class UserLimits:
     def _refresh_user(self, user: int, queue) -> None:
         lists = self._waiting.get(user)
         if not lists:
+            self._holding.discard(user)
             return
         queued = self._queued[user]
         slots = self.max_jobs - self._jobs[user]
         room = self.max_nodes - self._nodes[user]
+        if self._count[user] <= slots and self._need[user] <= room:  # every waiting job fits: all in, in any order
+            self._holding.discard(user)
+            if len(queued) < self._count[user]:
+                for jobs in lists:
+                    for job in jobs:
+                        if job.job_id not in queued:
+                            queue.add(job)
+                            queued.add(job.job_id)
+                            self.held -= 1
+            return
         let_in = []
         for job in self._ordered(lists):
             if slots <= 0 or room <= 0:
@@ -266,6 +290,10 @@ class UserLimits:
                 queue.add(job)
                 queued.add(job.job_id)
                 self.held -= 1
+        if len(queued) < self._count[user]:
+            self._holding.add(user)
+        else:
+            self._holding.discard(user)
 
 
 def _user_of(job) -> int:

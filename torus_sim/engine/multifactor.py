@@ -210,6 +210,7 @@ class Multifactor:
         self._queued: set[int] = set()  # users with waiting jobs
         self._factor: dict[int, float] = {}  # user -> fair-share factor since the last recomputation (or its submission)
         self._users: set[int] = set()
+        self._terms: dict[int, tuple[float, float, int]] = {}  # waiting job id -> (size term, queue term, owner)
         self._at = -math.inf  # the last recomputation
         self.recomputed = 0
         windows = weights.fairshare_windows
@@ -228,7 +229,15 @@ class Multifactor:
         return factor
 
     def key(self, job) -> tuple[float, float, int]:
-        """The queue's key of ``job`` (smaller first): minus its priority as of the last recomputation, then submit, id."""
+        """The queue's key of ``job`` (smaller first): minus its priority as of the last recomputation, then submit, id.
+
+        A job's size and queue terms and its owner do not change while it waits: they are computed at its first key
+        and kept until it starts (:meth:`terms`); a queue reordered at every recomputation asks each waiting job's key
+        again.
+        """
+        terms = self._terms.get(job.job_id)
+        if terms is None:
+            terms = self.terms(job)
         weights = self.weights
         priority = 0.0
         if weights.age:
@@ -237,14 +246,71 @@ class Multifactor:
             max_age = weights.max_age
             priority += weights.age * (age if age < max_age else max_age) / max_age
         if weights.fairshare:
-            owner = self._owner(job.user_id)
+            owner = terms[2]
             factor = self._factor.get(owner)
             priority += weights.fairshare * (factor if factor is not None else self._fair_share(owner))
         if weights.job_size:
-            priority += self._size_term(job)
+            priority += terms[0]
         if weights.queue:
-            priority += self._queue_term(job)
+            priority += terms[1]
         return (-priority, job.submitted_at, job.job_id)
+
+    def keys(self, jobs) -> list[tuple[float, float, int]]:
+        """The keys of ``jobs`` (:meth:`key` of each, the same floats), in their order: a reorder's, all at once.
+
+        Args:
+            jobs: waiting jobs.
+
+        Returns:
+            list: one key per job.
+        """
+        weights = self.weights
+        w_age, w_fairshare, w_size, w_queue, max_age = (
+            weights.age,
+            weights.fairshare,
+            weights.job_size,
+            weights.queue,
+            weights.max_age,
+        )
+        at, kept, factors, keyed = self._at, self._terms, self._factor, []
+        append = keyed.append
+        for job in jobs:
+            terms = kept.get(job.job_id)
+            if terms is None:
+                terms = self.terms(job)
+            submitted = job.submitted_at
+            priority = 0.0
+            if w_age:
+                age = at - submitted
+                age = 0.0 if age < 0.0 else age
+                priority += w_age * (age if age < max_age else max_age) / max_age
+            if w_fairshare:
+                factor = factors.get(terms[2])
+                priority += w_fairshare * (factor if factor is not None else self._fair_share(terms[2]))
+            if w_size:
+                priority += terms[0]
+            if w_queue:
+                priority += terms[1]
+            append((-priority, submitted, job.job_id))
+        return keyed
+
+    def terms(self, job) -> tuple[float, float, int]:
+        """``job``'s weighted size term, weighted queue term and owner (whose usage its fair share reads), kept while it waits.
+
+        Args:
+            job: a job in the queue or entering it.
+
+        Returns:
+            tuple: ``(w_size x size factor, w_queue x queue factor, owner)``; the terms are 0.0 where their weight is.
+        """
+        weights = self.weights
+        terms = (
+            self._size_term(job) if weights.job_size else 0.0,
+            self._queue_term(job) if weights.queue else 0.0,
+            self._owner(job.user_id),
+        )
+        self._terms[job.job_id] = terms
+        return terms
 
     @property
     def reorders_a_users_jobs(self) -> bool:
@@ -286,9 +352,12 @@ class Multifactor:
             tuple: ``(phase, key)``: the phase (0, 1 or 2) and the job's key within it (smaller first).
         """
         weights = self.weights
-        size = self._size_term(job)
+        terms = self._terms.get(job.job_id)
+        if terms is None:
+            terms = self.terms(job)
+        size = terms[0]
         if weights.queue:
-            size += self._queue_term(job)
+            size += terms[1]
         if weights.age:
             age = self._at - job.submitted_at
             if age < weights.max_age:
@@ -320,6 +389,7 @@ class Multifactor:
     def started(self, job, nodes: int, now: float) -> None:
         """A job started holding ``nodes`` nodes at ``now`` (seconds): its user's usage grows while it runs."""
         user = self._owner(job.user_id)
+        self._terms.pop(job.job_id, None)
         self._waiting[user] -= 1
         if not self._waiting[user]:
             self._queued.discard(user)

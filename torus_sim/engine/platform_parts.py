@@ -27,16 +27,17 @@ class DividedQueue(WaitQueue):
         key: the queue's order (``job -> key``).
         part_of: ``job id -> partition`` of a routed job.
         count: the number of partitions.
+        keys: the keys of many jobs at once (:class:`~torus_sim.engine.wait_queue.WaitQueue`'s ``keys``), or None.
 
     Attributes:
         parts: each partition's queue, in the platform's order.
     """
 
-    def __init__(self, key, part_of, count: int) -> None:
-        self.parts = [WaitQueue(key, by_size=False) for _ in range(count)]
+    def __init__(self, key, part_of, count: int, keys=None) -> None:
+        self.parts = [WaitQueue(key, by_size=False, keys=keys) for _ in range(count)]
         self._part_of = part_of
         self._whole_only = False  # while the whole queue is reordered (the partitions' queues reorder themselves)
-        super().__init__(key, by_size=False)
+        super().__init__(key, by_size=False, keys=keys)
 
     @property
     def guard(self):

@@ -160,6 +160,35 @@ class JobColumns:
         self.jobs = list(jobs)
         self._keys = list(keys)
 
+    def reorder(self, jobs: list, keys: list) -> None:
+        """Put the same jobs in a new order (a reordered queue), their rows moved, nothing asked again.
+
+        A waiting job's size, predicted remaining time and rank do not change while it waits, so its row moves
+        with it.
+
+        Args:
+            jobs: the jobs here, ascending by their new keys.
+            keys: those keys (the caller's order; columns made without ``key``), ascending.
+
+        Raises:
+            SimulationError: the columns have their own order (``key``: it does not follow the caller's), or ``jobs``
+                are not the jobs here.
+        """
+        if self._key is not None:
+            raise SimulationError("columns in their own order do not follow the queue's")
+        rows = {id(job): row for row, job in enumerate(self.jobs)}
+        if len(jobs) != len(rows):
+            raise SimulationError("a reorder keeps the same jobs")
+        try:
+            order = np.fromiter((rows[id(job)] for job in jobs), dtype=np.int64, count=len(jobs))
+        except KeyError:
+            raise SimulationError("a reorder keeps the same jobs") from None
+        live = slice(self._lo, self._hi)
+        for column in (self._sizes, self._rems, self._ranks):
+            column[live] = column[live][order]
+        self.jobs = list(jobs)
+        self._keys = list(keys)
+
     def index(self, job, key=None) -> int:
         """The row of a job here (0 = first).
 

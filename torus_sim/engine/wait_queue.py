@@ -43,6 +43,8 @@ class WaitQueue:
             ``(submitted_at, job_id)`` does), as ties between equal keys fall to insertion order.
         by_size: keep the per-partition-size lists (for backfilling on the torus); :meth:`of_size`
             and :meth:`sizes` need them.
+        keys: ``list of jobs -> their keys`` (each ``key(job)``, all at once), for :meth:`reorder`; None: ``key`` job by
+            job.
 
     Attributes:
         demand: nodes requested by all waiting jobs (sum of partition sizes), BGL-FAULT §6.1's q(t).
@@ -57,8 +59,9 @@ class WaitQueue:
             refuses changes while the plug-in's code runs, and :meth:`of_size` returns copies); else None.
     """
 
-    def __init__(self, key=fcfs_key, by_size: bool = True) -> None:
+    def __init__(self, key=fcfs_key, by_size: bool = True, keys=None) -> None:
         self._key = key
+        self._keys = keys
         self._indexed = by_size
         self._sorted = SortedKeyList(key=_queue_key)  # the jobs by key (O(log n) entries and exits: queues of 100,000s)
         self._head: Job | None = None  # its first job, kept (asked several times per pass)
@@ -219,7 +222,10 @@ class WaitQueue:
     def reorder(self) -> None:
         """Compute every waiting job's key again and put the queue in the new order (a priority that changes with time).
 
-        The per-size lists and the columns are made again; the queue keeps no size index then (its slots are FCFS).
+        The keys come from ``keys`` (all the waiting jobs' at once: the multifactor priority's) or job by job. The
+        per-size lists are made again; the columns' rows move with their jobs (kept where the queue is as long as it
+        is when they are made; the shortest-first order does not change), else they are dropped; the queue keeps no
+        size index then (its slots are FCFS).
 
         Raises:
             SimulationError: the queue keeps a size index (a fixed FCFS order).
@@ -230,15 +236,30 @@ class WaitQueue:
         if self.size_index is not None:
             raise SimulationError("a queue with a size index keeps a fixed FCFS order: it cannot be reordered")
         jobs = list(self._sorted)
-        for job in jobs:
-            job.queue_key = None
+        if not jobs:
+            return
+        keys = self._keys(jobs) if self._keys is not None else [self._key(job) for job in jobs]
+        for job, entry in zip(jobs, keys, strict=True):
+            job.queue_key = entry
+        jobs.sort(key=_queue_key)
         self._sorted.clear()
-        self._count = self.demand = 0
-        self._head = None
-        self._by_size.clear()
-        self._walltimes.clear()
-        self.columns = self.shortest = None
-        self.extend(jobs)
+        self._sorted.update(jobs)
+        self._head = jobs[0]
+        if self.columns is not None and self._count >= self._columns_from:  # kept: rows move, the SJF order stays
+            self.columns.reorder(jobs, [job.queue_key for job in jobs])
+        elif self._columns_wanted is not None:
+            self.columns = self.shortest = None
+            self._fit_columns()
+        if self._indexed:
+            self._by_size.clear()
+            self._walltimes.clear()
+            for job in jobs:
+                order, same = self._by_size.setdefault(job.partition_size, ([], []))
+                order.append(job.queue_key)
+                same.append(job)
+                self._walltimes.setdefault(job.partition_size, []).append(job.walltime)
+            for walltimes in self._walltimes.values():
+                walltimes.sort()
 
     def remove(self, job: Job) -> None:
         """Take a job off the queue.
