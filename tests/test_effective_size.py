@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from failure_logs.events import FailureLog
-from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
+from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError, SimulationError
 from torus_sim.core.job import Job
 from torus_sim.engine.effective_size import size_spans
 from torus_sim.engine.model import SchedulingModel
@@ -22,6 +22,7 @@ from torus_sim.inputs.workload.jobs import Workload
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, busy_peaks, logged_schedule
 from torus_sim.inputs.workload.sources import workload_source
 from torus_sim.inputs.workload.swf import read_swf
+from torus_sim.machine.platforms.cluster import ClusterPlatform
 from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
 from torus_sim.policies.easy import EasyPolicy
 from torus_sim.policies.rigid import ListPolicy
@@ -62,6 +63,19 @@ def test_easy_plans_the_nodes_back_at_the_spans_end():
     assert table["started_at"].to_dict() == {1: 0.0, 2: 2000.0, 3: 1000.0}
 
 
+@pytest.mark.parametrize("policy", ["FCFS-EASY", "conservative"])
+def test_easy_counts_the_held_nodes_back_in_its_shadow_on_a_count_cluster(policy):
+    # 4 nodes, 2 usable until 1000 s, no node ids kept. Job 1 (1 node, 0-3000) runs; job 2 (3 nodes) is the head:
+    # the 2 held nodes back at 1000 s make 3 free, its shadow time, with no extra node. Job 3 (1 node, 1500 s) would
+    # run past it on a node the head needs: not backfilled, it starts at job 2's end (1100 s). A shadow that forgot
+    # the held nodes' return would be never (job 1's end frees 2 of 3) and backfill job 3 at once. Conservative
+    # backfilling reserves job 2 there and starts job 3 at its end as well
+    jobs = [_job(1, 0, 3000, 1), _job(2, 10, 100, 3), _job(3, 20, 1500, 1)]
+    model, table = _run(jobs, 4, POLICIES.make(policy), effective_size=[(0.0, 1000.0, 2)])
+    assert model.platform.counts_only
+    assert table["started_at"].to_dict() == {1: 0.0, 2: 1000.0, 3: 1100.0}
+
+
 def test_a_failure_of_a_held_node_ends_its_downtime_when_the_node_returns():
     # 4 nodes, 3 usable from 0 to 1000: node 3 is held. It fails at 200 with a repair at 300, while held: the repair
     # finds it held (it stays out) and its downtime closes when the span gives it back at 1000 (800 s); a second
@@ -98,6 +112,59 @@ def test_no_job_starts_into_more_than_the_effective_size_under_any_cluster_polic
         for at in np.unique(begun[(begun >= start) & (begun < end)]):
             busy = size[(begun <= at) & (ended > at)].sum()  # after every start of that instant
             assert busy <= nodes, (policy, start, end, nodes, at, busy)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    submits=st.lists(st.integers(0, 400), min_size=1, max_size=20),
+    sizes=st.lists(st.integers(1, 8), min_size=20, max_size=20),
+    lengths=st.lists(st.integers(1, 60), min_size=20, max_size=20),
+    spans=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 200), st.integers(1, 8)), min_size=1, max_size=3),
+    policy=st.sampled_from(CLUSTER_POLICIES),
+)
+def test_spans_held_as_counts_make_the_schedule_node_identities_make(submits, sizes, lengths, spans, policy):
+    # an effective size's spans need no node ids on a cluster: held as counts (hold_out until the span's end, rows of
+    # repairs_ahead), every policy starts every job when the same run with node identities (nodes taken down by id)
+    # starts it, and the held node-hours are the same
+    jobs = [_job(index + 1, at * 10.0, lengths[index] * 10.0, sizes[index]) for index, at in enumerate(sorted(submits))]
+    chosen, last_end = [], -1.0
+    for start, length, nodes in sorted(spans):
+        if start * 10.0 >= last_end:
+            chosen.append((start * 10.0, (start + length) * 10.0, nodes))
+            last_end = (start + length) * 10.0
+    counted, by_count = _run(
+        [_job(job.job_id, job.submitted_at, job.runtime, job.size) for job in jobs],
+        8,
+        POLICIES.make(policy),
+        effective_size=chosen,
+    )
+    assert counted.platform.counts_only
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("torus_sim.engine.model._held_by_id", lambda held: held is not None)
+        identified, by_id = _run(jobs, 8, POLICIES.make(policy), effective_size=chosen)
+    assert identified.platform.tracks_nodes
+    columns = ["started_at", "finished_at"]
+    assert by_count[columns].equals(by_id[columns]), policy
+    assert counted.counters["node_hours_held_out"] == pytest.approx(identified.counters["node_hours_held_out"])
+
+
+def test_a_count_cluster_holds_nodes_until_an_end_and_plans_them_back():
+    platform = ClusterPlatform(8, identities=False)
+    platform.allocate(3, job_id=1)
+    platform.hold_out(2, 500.0)
+    platform.hold_out(1, 500.0)
+    platform.hold_out(1, 200.0)
+    platform.hold_out(1)  # for good: no row
+    assert (platform.free, platform.held_out, platform.returning) == (0, 5, {200.0: 1, 500.0: 3})
+    assert platform.repairs_ahead() == [(200.0, -1), (500.0, -1), (500.0, -1), (500.0, -1)]
+    platform.give_back(1, 200.0)
+    assert (platform.free, platform.held_out, platform.returning) == (1, 4, {500.0: 3})
+    with pytest.raises(SimulationError, match="3 are held until 500"):
+        platform.give_back(4, 500.0)
+    with pytest.raises(SimulationError, match="cannot hold 2 nodes out of 1 free"):
+        platform.hold_out(2, 900.0)
+    with pytest.raises(SimulationError, match="counts only"):
+        ClusterPlatform(8).give_back(1, 500.0)
 
 
 def test_sdsc_sp2_never_used_more_than_115_of_its_128_processors_for_seven_months():

@@ -334,13 +334,12 @@ def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, sw
 
 
 def _held_by_id(held) -> bool:
-    """Whether held-out nodes need identities: any reservation or span but whole-run counts (a constant effective size)."""
+    """Whether held-out nodes need identities: a reservation of named nodes or one that kills (an effective size's spans
+    and count reservations that wait are held as counts)."""
     if held is None:
         return False
-    spans, reservations = held
-    if reservations and not counts_only(reservations):
-        return True
-    return spans is not None and not all(tuple(span)[1] == math.inf for span in spans)
+    _, reservations = held
+    return bool(reservations) and not counts_only(reservations)
 
 
 def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:

@@ -18,9 +18,10 @@ that for any online policy, at each pass's start before any job is looked at:
   there; a failed node is taken once it is repaired; a node that fails while held comes back at its own repair.
 
 The machine's effective size over time (:mod:`torus_sim.engine.effective_size`) is a run of count reservations that
-wait: ``capacity - nodes`` held in each span. On a cluster that keeps counts only, count reservations that wait and
-last the whole run (a constant effective size, ``effective_size_share``) are held as counts (``hold_out``): they never
-come back, so no planning needs their node ids.
+wait: ``capacity - nodes`` held in each span. On a cluster that keeps counts only, count reservations that wait are
+held as counts (the platform's ``hold_out`` and ``give_back``): any free nodes will do for a job there, so no planning
+needs their node ids; their return at the reservation's end is a row of the platform's ``repairs_ahead`` as a held
+node's is, and the schedule is the one the same run with node identities makes.
 
 What is not modelled: a reservation does not keep jobs off its nodes before it begins (a job whose requested time
 reaches into it may start there and, under ``wait``, delays it; Slurm would not start such a job on those nodes).
@@ -128,20 +129,19 @@ def checked_reservations(reservations: Iterable[NodeReservation], capacity: int)
 
 
 def counts_only(reservations) -> bool:
-    """Whether a cluster that keeps counts only can hold ``reservations``: each a count that waits and lasts the run.
+    """Whether a cluster that keeps counts only can hold ``reservations``: each a count that waits.
 
-    Such a reservation never gives its nodes back and never asks which node is which, so it needs no node identities
-    (the run keeps the count cluster's speed); any other needs them.
+    Such a reservation never asks which node is which (it takes free nodes and kills nothing), so it needs no node
+    identities (the run keeps the count cluster's speed); one of named nodes or one that kills needs them.
 
     Args:
         reservations: :class:`NodeReservation` values (or tuples of their fields).
 
     Returns:
-        True where every one has no named nodes, does not kill and ends at ``math.inf``.
+        True where every one has no named nodes and does not kill.
     """
     return all(
-        not reservation.nodes and not reservation.kill and reservation.end == math.inf
-        for reservation in (NodeReservation(*value) for value in reservations)
+        not reservation.nodes and not reservation.kill for reservation in (NodeReservation(*value) for value in reservations)
     )
 
 
@@ -152,8 +152,7 @@ class HeldNodes:
         reservations: :class:`NodeReservation` values (:func:`checked_reservations`).
         platform: the run's platform; a held node is taken down until the reservation's end and repaired there, on
             a platform that tells nodes apart (``tracks_nodes``); on a cluster that keeps counts only
-            (``hold_out``), count reservations that wait and last the whole run (end ``math.inf``: a constant
-            effective size) take counts of free nodes for good.
+            (``hold_out``), count reservations that wait take counts of free nodes until their end.
         request_pass_at: ``at -> None``: asks the engine for a scheduling pass at a later time (a reservation's start
             or end).
         on_back: ``(node, now) -> None``, called for each held node back in service at a reservation's end (the
@@ -208,7 +207,7 @@ class HeldNodes:
         self._holding: dict[int, list[int]] = {}  # reservation -> the nodes it holds now
         self._asked = -math.inf  # the latest boundary a pass is asked at
         self._since: dict[int, float] = {}  # held node -> when it was taken
-        self._counted: list[tuple[int, float]] = []  # count mode: (nodes, when taken), held for good
+        self._counted: dict[int, list[tuple[int, float]]] = {}  # count mode: reservation -> (nodes, when taken) it holds
         self.node_seconds = 0.0
         self.kills = 0
 
@@ -233,7 +232,10 @@ class HeldNodes:
             self._next = begun
             self._active.sort(key=lambda index: (not reservations[index].nodes, index))
         for index in [index for index in self._active if reservations[index].end <= now]:
-            self._give_back(self._holding.pop(index), now)
+            if self._counts:
+                self._give_back_count(index, self._holding.pop(index), now)
+            else:
+                self._give_back(self._holding.pop(index), now)
             self._active.remove(index)
         for index in self._active:
             reservation = reservations[index]
@@ -242,7 +244,7 @@ class HeldNodes:
                 if reservation.nodes:
                     self._take_named(reservation, holding, now)
                 else:
-                    self._take_count(reservation, holding, now)
+                    self._take_count(index, holding, now)
         self._ask_next()
 
     def _give_back(self, nodes: list[int], now: float) -> None:
@@ -253,6 +255,13 @@ class HeldNodes:
             # False where a failure keeps it down longer: its own repair brings it back
             if platform.repair(node, now) and self._on_back is not None:
                 self._on_back(node, now)
+
+    def _give_back_count(self, index: int, holding: list[int], now: float) -> None:
+        """Count mode: the nodes reservation ``index`` holds are free again at its end."""
+        if holding:
+            self._platform.give_back(len(holding), self.reservations[index].end)
+        for count, since in self._counted.pop(index, ()):
+            self.node_seconds += count * (now - since)
 
     def _take(self, node: int, end: float, holding: list[int], now: float) -> None:
         self._platform.take_down(node, end)
@@ -275,9 +284,10 @@ class HeldNodes:
                 self.kills += 1
             self._take(node, reservation.end, holding, now)
 
-    def _take_count(self, reservation: NodeReservation, holding: list[int], now: float) -> None:
+    def _take_count(self, index: int, holding: list[int], now: float) -> None:
         """Take free nodes, the highest ids first, up to the count; killing, first kill the latest started jobs."""
         platform = self._platform
+        reservation = self.reservations[index]
         short = reservation.count - len(holding)
         if reservation.kill and platform.free_count() < short:
             victims = sorted(self._running(), key=lambda job: (job.started_at, job.job_id), reverse=True)
@@ -288,11 +298,11 @@ class HeldNodes:
                 self.kills += 1
         if platform.free_count() <= 0:  # nothing to take until a job ends
             return
-        if self._counts:  # a count cluster: free nodes taken for good (the reservation lasts the run)
+        if self._counts:  # a count cluster: free nodes taken until the reservation's end
             taken = min(short, platform.free_count())
-            platform.hold_out(taken)
+            platform.hold_out(taken, reservation.end)
             holding.extend([-1] * taken)
-            self._counted.append((taken, now))
+            self._counted.setdefault(index, []).append((taken, now))
             return
         for node in self._free_highest_first(platform):
             self._take(node, reservation.end, holding, now)
@@ -320,5 +330,6 @@ class HeldNodes:
 
     def hours(self, now: float) -> float:
         """Node-hours held out of the machine until ``now`` (seconds; the run's end: a reservation may last beyond it)."""
-        held = sum(now - since for since in self._since.values()) + sum(count * (now - since) for count, since in self._counted)
+        held = sum(now - since for since in self._since.values())
+        held += sum(count * (now - since) for taken in self._counted.values() for count, since in taken)
         return (self.node_seconds + held) / 3600.0

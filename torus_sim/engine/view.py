@@ -173,7 +173,7 @@ class SchedulingView:
         platform = self.platform
         if not platform.counts_fit:
             return None
-        if platform.counts_only:
+        if platform.counts_only and not getattr(platform, "returning", None):  # no held node comes back
             kept = self._book.running_ends()
             return None if kept is None else kept.columns(self._clock.time)
         from torus_sim.engine.running_ends import ReleaseColumns
@@ -211,7 +211,7 @@ class SchedulingView:
             BGL-FAULT §5.1 (the reservation on the torus is a partition, not a count).
         """
         platform = self.platform
-        if releasing is None and above_rank is None and platform.counts_only:
+        if releasing is None and above_rank is None and platform.counts_only and not getattr(platform, "returning", None):
             kept = self._book.running_ends()  # node counts, no repairs in the profile: the kept walk (EASY's every pass)
             if kept is not None:
                 occupancy = platform.snapshot()

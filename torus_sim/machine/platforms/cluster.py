@@ -84,6 +84,8 @@ class ClusterPlatform:
         down_until: float64 ``(P,)``, end of each node's downtime (seconds; -inf when up, +inf when
             the repair time is unknown; identities only).
         spare: bool ``(P,)``, nodes held back from scheduling, open to migrations (identities only).
+        held_out: nodes taken out of the machine by :meth:`hold_out` (counts only).
+        returning: ``{end (seconds): nodes}`` of those held out until a known end (counts only).
 
     Raises:
         ConfigurationError: P < 1.
@@ -109,7 +111,9 @@ class ClusterPlatform:
         self.counts_only = not self.identities
         self.free = self._capacity  # nodes neither busy nor down nor spare
         self.held: dict[int, int] = {}  # count mode: job id -> nodes held
-        self.held_out = 0  # count mode: nodes taken out of the machine for good (hold_out)
+        self.held_out = 0  # count mode: nodes taken out of the machine (hold_out)
+        self.returning: dict[float, int] = {}  # count mode: end of a hold -> nodes held out until then (finite ends)
+        self._ahead: list[tuple[float, int]] = []  # count mode: repairs_ahead's rows, made again at each change
         if self.identities:
             self.job_at = np.full(self._capacity, NO_JOB, dtype=np.int64)
             self.down_until = np.full(self._capacity, -np.inf)
@@ -208,9 +212,12 @@ class ClusterPlatform:
         return ClusterOccupancy(self.free)
 
     def repairs_ahead(self) -> list[tuple[float, int]]:
-        """``(repair time, node)`` of every down node with a known repair time, by time."""
+        """``(repair time, node)`` of every down node with a known repair time, by time.
+
+        On a cluster that keeps counts only: ``(end, -1)`` for each node held out until a known end (:meth:`hold_out`).
+        """
         if not self.identities:
-            return []
+            return list(self._ahead)
         down = np.flatnonzero((self.down_until > -np.inf) & (self.down_until < np.inf))
         return sorted((float(self.down_until[n]), int(n)) for n in down)
 
@@ -329,10 +336,16 @@ class ClusterPlatform:
             self.free -= 1
         self.down_until[node] = max(self.down_until[node], until)
 
-    def hold_out(self, count: int) -> None:
-        """Count mode: take ``count`` free nodes out of the machine for the rest of the run (a constant effective size).
+    def hold_out(self, count: int, until: float = math.inf) -> None:
+        """Count mode: take ``count`` free nodes out of the machine until ``until`` (an effective size, a reservation).
 
-        They are neither free nor busy: the view counts them down (:attr:`held_out`).
+        They are neither free nor busy: the view counts them down (:attr:`held_out`). Held until a finite end, they are
+        rows ``(until, -1)`` of :meth:`repairs_ahead` (every policy's planning counts them back there) until
+        :meth:`give_back` returns them; held for good (``until`` inf: a constant effective size) they never come back.
+
+        Args:
+            count: nodes to take (at most the free ones).
+            until: when they come back, seconds of the run's clock; ``math.inf``: never.
 
         Raises:
             SimulationError: a cluster with node identities (it takes nodes down by id), or more than the free nodes.
@@ -345,6 +358,30 @@ class ClusterPlatform:
             raise SimulationError(f"cannot hold {count} nodes out of {self.free} free")
         self.free -= count
         self.held_out += count
+        if count and until < math.inf:
+            self.returning[until] = self.returning.get(until, 0) + count
+            self._ahead = [(end, NO_JOB) for end in sorted(self.returning) for _ in range(self.returning[end])]
+
+    def give_back(self, count: int, until: float) -> None:
+        """Count mode: ``count`` nodes held out until ``until`` (:meth:`hold_out`) are free again (the hold's end).
+
+        Raises:
+            SimulationError: a cluster with node identities, or fewer nodes held until ``until``.
+        """
+        if self.guard is not None:
+            self.guard.check_engine_write("the platform")
+        if self.identities:
+            raise SimulationError("give_back is for a cluster that keeps counts only: repair nodes by id")
+        held = self.returning.get(until, 0)
+        if not 0 <= count <= held:
+            raise SimulationError(f"cannot give back {count} nodes: {held} are held until {until:g} s")
+        if held == count:
+            del self.returning[until]
+        else:
+            self.returning[until] = held - count
+        self.free += count
+        self.held_out -= count
+        self._ahead = [(end, NO_JOB) for end in sorted(self.returning) for _ in range(self.returning[end])]
 
     def repair(self, node: int, at: float) -> bool:
         """Bring a node back if its downtime has ended by ``at``.
