@@ -334,8 +334,10 @@ def _needs_identities(policy: Policy, failures, resilience: ResiliencePolicy, sw
 
 
 def _held_by_id(held) -> bool:
-    """Whether held-out nodes need identities: a reservation of named nodes or one that kills (an effective size's spans
-    and count reservations that wait are held as counts)."""
+    """Whether held-out nodes need identities: a reservation of named nodes or one that kills.
+
+    An effective size's spans and count reservations that wait are held as counts.
+    """
     if held is None:
         return False
     _, reservations = held
