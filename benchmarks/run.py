@@ -80,6 +80,11 @@ Run from the repository root::
     CQSim's mode, the ratio (goal, issue 61: at most 0.10x) and whether CQSim's EASY schedules are the
     peers' files.
 
+18. Site replays (:mod:`benchmarks.sites`, only when asked: ``--only sites``, about 3 minutes, half again with
+    ``--baseline``): ``torus-sim run experiments/sites/LOG.toml`` (a log's fitted production settings) against the
+    textbook FCFS-EASY replay of the same log, whole processes, for CTC-SP2, SDSC-SP2 and HPC2N (goal, issue 77: at
+    most 2x).
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -229,15 +234,17 @@ SECTIONS = [
     "power",
     "reservations",
     "footprint",
+    "sites",
 ]
 """Every section ``--only`` takes."""
 
 DEFAULT_SECTIONS = [
     section
     for section in SECTIONS
-    if section not in ("scale", "viz-memory", "viz-soak", "matrix", "power", "reservations", "footprint")
+    if section not in ("scale", "viz-memory", "viz-soak", "matrix", "power", "reservations", "footprint", "sites")
 ]
-"""The sections run when none is chosen (scale, the browser's memory and soak, the matrix, power, reservations and the footprint only when asked)."""
+"""The sections run when none is chosen (scale, the browser's memory and soak, the matrix, power, reservations, the footprint
+and the site replays only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,6 +285,13 @@ def main(argv: list[str] | None = None) -> int:
 
         footprint(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 3)
         sections = [section for section in sections if section != "footprint"]
+        if not sections:
+            return 0
+    if "sites" in sections:  # the other checkout's code runs under this section's measurement
+        from benchmarks.sites import site_replays
+
+        site_replays(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 2)
+        sections = [section for section in sections if section != "sites"]
         if not sections:
             return 0
     if args.baseline is not None and "reservations" in sections:  # each cell in its own process of either checkout
