@@ -18,6 +18,11 @@ Maui's ``MAXJOB`` / ``MAXPROC`` per ``GROUP`` and per ``CLASS``) are the same ru
 :class:`UserLimits` made with an ``owner`` (a job's group or queue); :class:`LimitChain` puts several in series, each
 letting in only among the jobs the one before it let in, so whatever the policy starts passes none of them.
 
+Not modelled: the limits let jobs in before the maintenance windows and prime time hold theirs out of the queue, so
+a job one of those gates holds takes its user's slot (Slurm's scan skips a job a reservation blocks and starts the
+user's next one). Letting such a job in without a slot makes every pass near a window walk the users' whole backlogs
+(a user of RICC holds thousands of waiting jobs): not done yet.
+
 References:
     Slurm's documentation, "Resource Limits" (association and QOS limits: MaxJobs, MaxTRESPerUser); Maui
     Scheduler Administrator's Guide §6.2 (throttling policies: MAXJOB, MAXPROC per user).

@@ -233,16 +233,18 @@ class PrimeTime:
         raise AssertionError("a prime-time rule names at least one day of the week")  # pragma: no cover
 
     def restore(self, queue, now: float) -> None:
-        """Put the held jobs back in ``queue`` once the prime time they were held for has ended.
+        """Put the jobs held at the last pass back in ``queue`` (before the other gates and the policy look at it).
 
-        A job held in a prime time (or before it, for the spill) may not start before its end: the rule only
-        tightens until then, so the held jobs stay out of the queue until a pass at or after that end.
+        They come back at every pass, as a maintenance window's do: the per-user limits before this gate see every
+        waiting job in the queue (a job they hold is theirs, one they let in this gate holds again while the rule
+        holds it). A job held in a prime time (or before it, for the spill) is held again until its end: the rule
+        only tightens until then.
 
         Args:
             queue: the :class:`~torus_sim.engine.wait_queue.WaitQueue`.
-            now: the pass's time, seconds.
+            now: the pass's time, seconds (unused: kept for the gates' common call).
         """
-        if self._held and now >= self._asked:
+        if self._held:
             for job in self._held.values():
                 queue.add(job)
             self._held.clear()
