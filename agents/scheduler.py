@@ -177,7 +177,7 @@ class SchedulerAgent(Agent):
             if due:
                 self._admit(due)
         if self.maintenance is not None:  # the jobs held before a window come back first: the other gates see them
-            self.maintenance.restore(self.queue)
+            self.maintenance.restore(self.queue, now)
         if self.prime_time is not None:
             self.prime_time.restore(self.queue, now)
         priority = self.priority
@@ -187,8 +187,8 @@ class SchedulerAgent(Agent):
                 self.queue.reorder()
             if self.limits is not None and self.limits.reorders:
                 self.limits.reorder()
-        if self.limits is not None:
-            self.limits.refresh(self.queue)
+        if self.limits is not None:  # a job a window holds that the limits take back is theirs to hold
+            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance))
         if self.maintenance is not None:
             self.maintenance.hold(self.queue, now)
         if self.prime_time is not None:
@@ -225,3 +225,26 @@ class SchedulerAgent(Agent):
                         inner = np.asarray(inner, dtype=np.int64)
                     action = action._replace(allocation=PartAllocation(part, inner))
                 yield action
+
+
+class _Gated:
+    """The wait queue as the per-user limits change it while a maintenance window holds some of its jobs out.
+
+    A job the limits take back may be one the window holds (out of the queue since an earlier pass): the window
+    forgets it, and the limits hold it.
+    """
+
+    __slots__ = ("_maintenance", "_queue")
+
+    def __init__(self, queue, maintenance: MaintenanceWindows) -> None:
+        self._queue = queue
+        self._maintenance = maintenance
+
+    def add(self, job) -> None:
+        self._queue.add(job)
+
+    def remove(self, job) -> None:
+        if self._maintenance.holds(job):
+            self._maintenance.release(job)
+        else:
+            self._queue.remove(job)

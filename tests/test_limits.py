@@ -143,6 +143,27 @@ def test_a_job_prime_time_holds_is_held_by_the_limits_when_a_larger_job_outranks
     assert starts.to_dict() == {1: 36_000.0, 2: 36_120.0, 3: 10.0}
 
 
+def test_a_job_a_window_holds_is_held_by_the_limits_when_a_larger_job_outranks_it():
+    # a drained window at 1000-1100 s; one running job per user; larger jobs first. Job 1 (2000 s) is let in and held
+    # by the window (out of the queue until its end), job 2 (100 s) waits over the limit; job 3 (6 nodes, at 10 s)
+    # outranks job 1 and takes the slot: the window forgets job 1, the limits hold it. Job 3 runs at once; once it
+    # ends the limits let job 1 in again and the window holds it; it starts at the window's end, job 2 after it
+    from torus_sim.engine.multifactor import PriorityWeights
+
+    jobs = [_job(1, 0, 2000, 1, 0), _job(2, 0, 100, 1, 0), _job(3, 10, 50, 6, 0)]
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"),
+        EasyPolicy(),
+        8,
+        user_limits=(1, None),
+        maintenance=[(1000.0, 1100.0)],
+        priority=PriorityWeights(job_size=5.0),
+    )
+    table = model.run().jobs.set_index("job_id")
+    assert table["started_at"].to_dict() == {1: 1100.0, 2: 3100.0, 3: 10.0}
+    assert model.scheduler.maintenance.held == 0 and model.scheduler.maintenance.held_ever == 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     submits=st.lists(st.integers(0, 300), min_size=1, max_size=24),

@@ -81,6 +81,7 @@ class MaintenanceWindows:
         self._ends = self.windows[:, 1].tolist()
         self._request_pass_at = request_pass_at
         self._held: dict[int, object] = {}  # job id -> job held out of the queue now
+        self._held_for = 0  # the window they are held for
         self._counted: set[tuple[int, int]] = set()  # (window, job id) pairs already counted in held_ever
         self._asked: set[int] = set()  # windows whose end has a pass asked for
         self._longest = longest if drain else 0.0
@@ -92,12 +93,29 @@ class MaintenanceWindows:
         """Jobs held out of the queue now."""
         return len(self._held)
 
-    def restore(self, queue) -> None:
-        """Put the jobs held at the last pass back in ``queue`` (before the other gates and the policy look at it)."""
-        if self._held:
+    def restore(self, queue, now: float) -> None:
+        """Put the held jobs back in ``queue`` once the window they were held for has ended (before the other gates look).
+
+        Until then a held job stays held: the time left before the window only shrinks, so every job held at one pass
+        would be held again at the next. The per-user limits ask :meth:`holds` and :meth:`release` of a job they
+        take back meanwhile (it is theirs to hold).
+
+        Args:
+            queue: the :class:`~torus_sim.engine.wait_queue.WaitQueue`.
+            now: the pass's time, seconds.
+        """
+        if self._held and now >= self._ends[self._held_for]:
             for job in self._held.values():
                 queue.add(job)
             self._held.clear()
+
+    def holds(self, job) -> bool:
+        """Whether ``job`` is held out of the queue by a window now."""
+        return job.job_id in self._held
+
+    def release(self, job) -> None:
+        """Forget a held job: the per-user limits hold it now (it comes back through them, not at the window's end)."""
+        del self._held[job.job_id]
 
     def hold(self, queue, now: float) -> None:
         """Hold out of ``queue`` the jobs whose requested time reaches into the next window (every job during one).
@@ -119,6 +137,7 @@ class MaintenanceWindows:
             held = list(queue)
         if not held:
             return
+        self._held_for = index
         for job in held:
             queue.remove(job)
             self._held[job.job_id] = job
