@@ -206,6 +206,7 @@ class HeldNodes:
         self._active: list[int] = []  # the reservations in force, named ones first, then by start
         self._holding: dict[int, list[int]] = {}  # reservation -> the nodes it holds now
         self._asked = -math.inf  # the latest boundary a pass is asked at
+        self._quiet_until = -math.inf  # until then every reservation in force holds its nodes: a pass has nothing to do
         self._since: dict[int, float] = {}  # held node -> when it was taken
         self._counted: dict[int, list[tuple[int, float]]] = {}  # count mode: reservation -> (nodes, when taken) it holds
         self.node_seconds = 0.0
@@ -222,6 +223,8 @@ class HeldNodes:
         Args:
             now: the pass's time, seconds.
         """
+        if now < self._quiet_until:  # every reservation in force holds its nodes and none begins or ends before then
+            return
         reservations = self.reservations
         begun = bisect.bisect_right(self._starts, now)
         if begun > self._next:
@@ -245,7 +248,9 @@ class HeldNodes:
                     self._take_named(reservation, holding, now)
                 else:
                     self._take_count(index, holding, now)
-        self._ask_next()
+        boundary = self._ask_next()
+        if all(len(self._holding[index]) >= reservations[index].size() for index in self._active):
+            self._quiet_until = boundary
 
     def _give_back(self, nodes: list[int], now: float) -> None:
         platform = self._platform
@@ -319,14 +324,15 @@ class HeldNodes:
         down = platform.down
         return [node for node in range(platform.capacity - 1, -1, -1) if not down[node] and platform.job_on(node) == NO_JOB]
 
-    def _ask_next(self) -> None:
-        """Ask for a pass at the next reservation's start or the first end of those in force, once."""
+    def _ask_next(self) -> float:
+        """Ask for a pass at the next reservation's start or the first end of those in force, once; return that time."""
         boundary = min((self.reservations[index].end for index in self._active), default=math.inf)
         if self._next < len(self._starts):
             boundary = min(boundary, self._starts[self._next])
         if math.isfinite(boundary) and boundary > self._asked:
             self._asked = boundary
             self._request_pass_at(boundary)
+        return boundary
 
     def hours(self, now: float) -> float:
         """Node-hours held out of the machine until ``now`` (seconds; the run's end: a reservation may last beyond it)."""
