@@ -195,3 +195,49 @@ def test_a_policy_declaring_always_gets_the_columns_at_every_length_and_an_unkno
 
     with pytest.raises(ConfigurationError, match=r"declares queue_columns = 'sometimes'; expected one of .*'always'"):
         check_declarations(Sometimes())
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers(1, 64), st.sampled_from([1.0, 5.0, 60.0])), min_size=1, max_size=60),
+    st.lists(st.integers(-3, 3), min_size=60, max_size=60),
+    st.sampled_from([0, 8, 1000]),
+)
+def test_a_reordered_queue_keeps_columns_that_equal_columns_made_anew(rows, shifts, kept_from):
+    """A priority that changes with time reorders the queue: every job keyed anew (here its submit time plus a shift,
+    or the same key: an order that does not move), the queue's order is the keys', and columns kept through the
+    reorder (their rows moved with their jobs, or only their keys where nothing moved) hold what columns made from
+    scratch in that order hold; below the columns' bound they are made again or not at all."""
+    keys: dict[int, tuple] = {}
+    jobs = [Job(index + 1, submit, walltime, walltime, size, rank=index) for index, (submit, size, walltime) in enumerate(rows)]
+    for job in jobs:
+        keys[job.job_id] = (job.submitted_at, job.job_id)
+    queue = WaitQueue(key=lambda job: keys[job.job_id], by_size=False)
+    kept = wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW
+    wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept_from, min(kept_from, 4)
+    try:
+        queue.keep_columns(_remaining, shortest=True)
+        for job in jobs:
+            queue.add(job)
+        for moved in (True, False):
+            for job, shift in zip(jobs, shifts, strict=False):
+                keys[job.job_id] = (job.submitted_at + (shift * 7 if moved else 0), job.job_id)
+            queue.reorder()
+            order = sorted(jobs, key=lambda job: keys[job.job_id])
+            assert queue.jobs() == order and queue.head is order[0]
+            assert [job.queue_key for job in order] == [keys[job.job_id] for job in order]
+            assert (queue.columns is not None) == (len(jobs) >= kept_from)
+            if queue.columns is not None:
+                fresh = queue_columns.JobColumns(_remaining)
+                fresh.fill(order, [keys[job.job_id] for job in order])
+                assert queue.columns.jobs == order
+                for column in ("sizes", "remaining", "ranks"):
+                    assert np.array_equal(getattr(queue.columns, column), getattr(fresh, column)), column
+                shortest = sorted(order, key=lambda job: (_remaining(job), job.rank))
+                assert queue.shortest.jobs == shortest
+                queue.remove(order[0])  # the kept columns still follow entries and exits
+                assert queue.columns.jobs == order[1:]
+                queue.add(order[0])
+                assert queue.columns.jobs == order
+    finally:
+        wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept

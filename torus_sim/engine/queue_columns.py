@@ -13,6 +13,7 @@ start, a kill, a preemption or a silent error), so the value is the one a pass w
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, bisect_right
 
 import numpy as np
@@ -176,6 +177,9 @@ class JobColumns:
         """
         if self._key is not None:
             raise SimulationError("columns in their own order do not follow the queue's")
+        if len(jobs) == len(self.jobs) and all(map(operator.is_, jobs, self.jobs)):  # the same order: only the keys move
+            self._keys = list(keys)
+            return
         rows = {id(job): row for row, job in enumerate(self.jobs)}
         if len(jobs) != len(rows):
             raise SimulationError("a reorder keeps the same jobs")
