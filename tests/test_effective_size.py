@@ -90,6 +90,17 @@ def test_a_failure_of_a_held_node_ends_its_downtime_when_the_node_returns():
     assert agent.downtime == pytest.approx(800.0 + 100.0) and np.isnan(agent.down_since)
 
 
+def _drawn(submits, sizes, lengths, spans):
+    """Jobs every 10 s of the drawn submits, and the drawn spans that do not overlap an earlier one (10 s units)."""
+    jobs = [_job(index + 1, at * 10.0, lengths[index] * 10.0, sizes[index]) for index, at in enumerate(sorted(submits))]
+    chosen, last_end = [], -1.0
+    for start, length, nodes in sorted(spans):
+        if start * 10.0 >= last_end:
+            chosen.append((start * 10.0, (start + length) * 10.0, nodes))
+            last_end = (start + length) * 10.0
+    return jobs, chosen
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     submits=st.lists(st.integers(0, 400), min_size=1, max_size=20),
@@ -99,12 +110,7 @@ def test_a_failure_of_a_held_node_ends_its_downtime_when_the_node_returns():
     policy=st.sampled_from(CLUSTER_POLICIES),
 )
 def test_no_job_starts_into_more_than_the_effective_size_under_any_cluster_policy(submits, sizes, lengths, spans, policy):
-    jobs = [_job(index + 1, at * 10.0, lengths[index] * 10.0, sizes[index]) for index, at in enumerate(sorted(submits))]
-    chosen, last_end = [], -1.0
-    for start, length, nodes in sorted(spans):
-        if start * 10.0 >= last_end:
-            chosen.append((start * 10.0, (start + length) * 10.0, nodes))
-            last_end = (start + length) * 10.0
+    jobs, chosen = _drawn(submits, sizes, lengths, spans)
     _, table = _run(jobs, 8, POLICIES.make(policy), effective_size=chosen)
     assert len(table) == len(jobs) and table["finished_at"].notna().all()
     begun, ended, size = table["started_at"].to_numpy(), table["finished_at"].to_numpy(), table["size"].to_numpy()
@@ -126,12 +132,7 @@ def test_spans_held_as_counts_make_the_schedule_node_identities_make(submits, si
     # an effective size's spans need no node ids on a cluster: held as counts (hold_out until the span's end, rows of
     # repairs_ahead), every policy starts every job when the same run with node identities (nodes taken down by id)
     # starts it, and the held node-hours are the same
-    jobs = [_job(index + 1, at * 10.0, lengths[index] * 10.0, sizes[index]) for index, at in enumerate(sorted(submits))]
-    chosen, last_end = [], -1.0
-    for start, length, nodes in sorted(spans):
-        if start * 10.0 >= last_end:
-            chosen.append((start * 10.0, (start + length) * 10.0, nodes))
-            last_end = (start + length) * 10.0
+    jobs, chosen = _drawn(submits, sizes, lengths, spans)
     counted, by_count = _run(
         [_job(job.job_id, job.submitted_at, job.runtime, job.size) for job in jobs],
         8,

@@ -110,11 +110,18 @@ class MaintenanceWindows:
             self._held.clear()
 
     def holds(self, job) -> bool:
-        """Whether ``job`` is held out of the queue by a window now."""
+        """Whether ``job`` (a waiting job) is held out of the queue by a window now."""
         return job.job_id in self._held
 
     def release(self, job) -> None:
-        """Forget a held job: the per-user limits hold it now (it comes back through them, not at the window's end)."""
+        """Forget a held job: the per-user limits hold it now (it comes back through them, not at the window's end).
+
+        Args:
+            job: a job this gate holds (:meth:`holds`).
+
+        Raises:
+            KeyError: the gate does not hold it.
+        """
         del self._held[job.job_id]
 
     def hold(self, queue, now: float) -> None:

@@ -233,30 +233,18 @@ class Multifactor:
 
         A job's size and queue terms and its owner do not change while it waits: they are computed at its first key
         and kept until it starts (:meth:`terms`); a queue reordered at every recomputation asks each waiting job's key
-        again.
+        again (:meth:`keys`, the same arithmetic).
+
+        Args:
+            job: a waiting job, or one entering the queue.
+
+        Returns:
+            tuple: ``(-priority, submitted_at in seconds, job_id)``.
         """
-        terms = self._terms.get(job.job_id)
-        if terms is None:
-            terms = self.terms(job)
-        weights = self.weights
-        priority = 0.0
-        if weights.age:
-            age = self._at - job.submitted_at
-            age = 0.0 if age < 0.0 else age
-            max_age = weights.max_age
-            priority += weights.age * (age if age < max_age else max_age) / max_age
-        if weights.fairshare:
-            owner = terms[2]
-            factor = self._factor.get(owner)
-            priority += weights.fairshare * (factor if factor is not None else self._fair_share(owner))
-        if weights.job_size:
-            priority += terms[0]
-        if weights.queue:
-            priority += terms[1]
-        return (-priority, job.submitted_at, job.job_id)
+        return self.keys((job,))[0]
 
     def keys(self, jobs) -> list[tuple[float, float, int]]:
-        """The keys of ``jobs`` (:meth:`key` of each, the same floats), in their order: a reorder's, all at once.
+        """The keys of ``jobs`` (:meth:`key` of each), in their order: a reorder's, all at once, the weights read once.
 
         Args:
             jobs: waiting jobs.

@@ -211,13 +211,19 @@ class WaitQueue:
             for job in ordered:
                 self.size_index.enter(job)
         elif self._indexed:
-            for job in ordered:
-                order, same = self._by_size.setdefault(job.partition_size, ([], []))
-                order.append(job.queue_key)
-                same.append(job)
-                self._walltimes.setdefault(job.partition_size, []).append(job.walltime)
-            for walltimes in self._walltimes.values():
-                walltimes.sort()
+            self._index_sizes(ordered)
+
+    def _index_sizes(self, ordered: list) -> None:
+        """Make the per-size lists (keys, jobs, sorted requested times) from the waiting jobs in queue order."""
+        self._by_size.clear()
+        self._walltimes.clear()
+        for job in ordered:
+            order, same = self._by_size.setdefault(job.partition_size, ([], []))
+            order.append(job.queue_key)
+            same.append(job)
+            self._walltimes.setdefault(job.partition_size, []).append(job.walltime)
+        for walltimes in self._walltimes.values():
+            walltimes.sort()
 
     def reorder(self) -> None:
         """Compute every waiting job's key again and put the queue in the new order (a priority that changes with time).
@@ -251,15 +257,7 @@ class WaitQueue:
             self.columns = self.shortest = None
             self._fit_columns()
         if self._indexed:
-            self._by_size.clear()
-            self._walltimes.clear()
-            for job in jobs:
-                order, same = self._by_size.setdefault(job.partition_size, ([], []))
-                order.append(job.queue_key)
-                same.append(job)
-                self._walltimes.setdefault(job.partition_size, []).append(job.walltime)
-            for walltimes in self._walltimes.values():
-                walltimes.sort()
+            self._index_sizes(jobs)
 
     def remove(self, job: Job) -> None:
         """Take a job off the queue.

@@ -113,7 +113,7 @@ class ClusterPlatform:
         self.held: dict[int, int] = {}  # count mode: job id -> nodes held
         self.held_out = 0  # count mode: nodes taken out of the machine (hold_out)
         self.returning: dict[float, int] = {}  # count mode: end of a hold -> nodes held out until then (finite ends)
-        self._ahead: list[tuple[float, int]] = []  # count mode: repairs_ahead's rows, made again at each change
+        self._ahead: list[tuple[float, int]] = []  # count mode: repairs_ahead's rows, made from returning at each change
         if self.identities:
             self.job_at = np.full(self._capacity, NO_JOB, dtype=np.int64)
             self.down_until = np.full(self._capacity, -np.inf)
@@ -360,10 +360,14 @@ class ClusterPlatform:
         self.held_out += count
         if count and until < math.inf:
             self.returning[until] = self.returning.get(until, 0) + count
-            self._ahead = [(end, NO_JOB) for end in sorted(self.returning) for _ in range(self.returning[end])]
+            self._returns_changed()
 
     def give_back(self, count: int, until: float) -> None:
         """Count mode: ``count`` nodes held out until ``until`` (:meth:`hold_out`) are free again (the hold's end).
+
+        Args:
+            count: nodes to give back (at most those held until ``until``).
+            until: the end they were held until, seconds of the run's clock (the same float :meth:`hold_out` got).
 
         Raises:
             SimulationError: a cluster with node identities, or fewer nodes held until ``until``.
@@ -381,6 +385,10 @@ class ClusterPlatform:
             self.returning[until] = held - count
         self.free += count
         self.held_out -= count
+        self._returns_changed()
+
+    def _returns_changed(self) -> None:
+        """Make :meth:`repairs_ahead`'s rows again from :attr:`returning`: ``(end, -1)`` per node, by end."""
         self._ahead = [(end, NO_JOB) for end in sorted(self.returning) for _ in range(self.returning[end])]
 
     def repair(self, node: int, at: float) -> bool:
