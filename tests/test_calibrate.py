@@ -103,6 +103,25 @@ def test_trials_run_at_once_on_dask_workers_and_a_later_serial_call_resumes_them
         calibration_module.calibrate(given, tmp_path, trials=1, workers=0)
 
 
+def test_the_workers_are_never_handed_a_queued_trial(tmp_path, monkeypatch):
+    """The site as given is queued (WAITING) in the study; SQLite cannot lock its row, so two workers popping it at
+    once both ran it and the second failed ("Cannot tell a COMPLETE trial"). It runs in the calling process first:
+    when the workers start, the study holds one finished trial, the site as given, and nothing queued."""
+    import optuna
+
+    handed = []
+
+    def recorded(study, storage, base, train_jobs, fitted_space, finished, trials, seed, workers, progress):
+        handed.append((finished, [trial.state for trial in study.trials], [trial.params for trial in study.trials]))
+
+    monkeypatch.setattr(calibration_module, "_parallel_trials", recorded)
+    given = BASE.replace(sched_min_interval=60.0, max_jobs_per_user=40)
+    calibration_module.calibrate(given, tmp_path, train=0.5, trials=3, seed=0, workers=2)
+    ((finished, states, params),) = handed
+    assert finished == 1 and states == [optuna.trial.TrialState.COMPLETE]
+    assert params[0]["sched_min_interval"] == 60.0 and params[0]["max_jobs_per_user"] == 40
+
+
 def test_bad_calibrations_are_refused_before_any_trial(tmp_path):
     for train in (0.0, 1.0, 1.5):
         with pytest.raises(ConfigurationError, match="--train"):

@@ -529,7 +529,8 @@ def calibrate(
         progress: called with ``(trial number, objective, best so far)`` after each trial, or None.
         workers: above 1, the trials run at once on a local Dask cluster of this many processes, each trial's TPE
             sampler seeded by its index with the constant liar (the study in SQLite is shared; a killed worker's trial
-            is marked failed by its missed heartbeats). Parallel trials are not drawn as serial ones are: the same
+            is marked failed by its missed heartbeats). A queued trial (the site as given) runs in this process
+            before the workers start: SQLite cannot lock its row, so two workers could both take it. Parallel trials are not drawn as serial ones are: the same
             seed gives other trials.
 
     Returns:
@@ -583,6 +584,10 @@ def calibrate(
     kept = study.user_attrs.get(SAMPLER_STATE)
     if kept is not None and kept.get("finished") == finished():
         _restore_sampler(study.sampler, kept)  # resumed: the sampler as it stood before the first unfinished trial
+    if workers > 1:  # the queued trial (the site as given) runs here first: SQLite has no row lock, and two workers
+        waiting = (optuna.trial.TrialState.WAITING,)  # popping it at once would both run it (Optuna's "Cannot tell")
+        while finished() < trials and study.get_trials(deepcopy=False, states=waiting):
+            study.optimize(trial_objective, n_trials=1, callbacks=callbacks, gc_after_trial=True)
     if workers > 1 and finished() < trials:
         _parallel_trials(study, storage, base, train_jobs, fitted_space, finished(), trials, seed, workers, progress)
     while finished() < trials:  # one trial after another
