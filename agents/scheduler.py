@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from torus_sim.core.job import Job, fcfs_key
@@ -84,15 +86,16 @@ class SchedulerAgent(Agent):
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs
+        gated = maintenance is not None or prime_time is not None  # gates that hold jobs by requested time
         if limits is None:
             self.limits = None
         elif len(limits) == 1 and limits[0][0] == "user":  # the users' limits alone: no chain around them
-            self.limits = self._user_limits(limits[0][1:3], key, priority)
+            self.limits = self._user_limits(limits[0][1:3], key, priority, gated)
         else:
             self.limits = LimitChain(
-                self._user_limits((max_jobs, max_nodes), key, priority)
+                self._user_limits((max_jobs, max_nodes), key, priority, gated)
                 if who == "user"
-                else UserLimits(max_jobs, max_nodes, key, owner=owner, who=who, rekey=priority is not None)
+                else UserLimits(max_jobs, max_nodes, key, owner=owner, who=who, rekey=priority is not None, gated=gated)
                 for who, max_jobs, max_nodes, owner in limits
             )
         self.priority = priority
@@ -103,11 +106,11 @@ class SchedulerAgent(Agent):
         self._route = None  # a partitioned platform's router (job -> its partition), once divided
         self._planners: tuple = ()  # (policy, view) per partition, once divided
 
-    def _user_limits(self, limits, key, priority) -> UserLimits:
+    def _user_limits(self, limits, key, priority, gated: bool) -> UserLimits:
         """The per-user limits: a user's jobs in the queue's order, kept in the priority's phases where age reorders them."""
         if self._limits_follow:
-            return UserLimits(*limits, key=key, phases=priority)
-        return UserLimits(*limits, key=fcfs_key if priority is not None else key)
+            return UserLimits(*limits, key=key, phases=priority, gated=gated)
+        return UserLimits(*limits, key=fcfs_key if priority is not None else key, gated=gated)
 
     def divide(self, route, planners) -> None:
         """Plan a platform of disjoint partitions one partition at a time (the model calls this once, while wiring).
@@ -188,7 +191,12 @@ class SchedulerAgent(Agent):
             if self.limits is not None and self.limits.reorders:
                 self.limits.reorder()
         if self.limits is not None:  # a job a window holds that the limits take back is theirs to hold
-            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance))
+            bound = math.inf  # a job asking more than the gates allow now is let in without a slot (they hold it)
+            if self.maintenance is not None:
+                bound = self.maintenance.bound(now)
+            if self.prime_time is not None:
+                bound = min(bound, self.prime_time.bound(now))
+            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance), bound)
         if self.maintenance is not None:
             self.maintenance.hold(self.queue, now)
         if self.prime_time is not None:

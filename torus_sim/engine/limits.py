@@ -18,10 +18,13 @@ Maui's ``MAXJOB`` / ``MAXPROC`` per ``GROUP`` and per ``CLASS``) are the same ru
 :class:`UserLimits` made with an ``owner`` (a job's group or queue); :class:`LimitChain` puts several in series, each
 letting in only among the jobs the one before it let in, so whatever the policy starts passes none of them.
 
-Not modelled: the limits let jobs in before the maintenance windows and prime time hold theirs out of the queue, so
-a job one of those gates holds takes its user's slot (Slurm's scan skips a job a reservation blocks and starts the
-user's next one). Letting such a job in without a slot makes every pass near a window walk the users' whole backlogs
-(a user of RICC holds thousands of waiting jobs): not done yet.
+A job a maintenance window or prime time keeps from starting takes no slot: Slurm's scan skips a job a reservation
+blocks and starts the user's next one (Maui's ``MAXJOB`` counts running jobs). Both gates block by requested time
+alone (every job asking more than a bound: the time left before a drained window, -inf in a window, prime time's
+maximum), so the scheduler hands the limits the bound of this pass (:meth:`UserLimits.refresh`): a job over it is let
+in without a slot (the gate then holds it out of the queue). A user's walk is redone only when the bound crosses the
+requested time of one of the user's waiting jobs (``gated``: the waiting jobs are kept sorted by requested time), not
+at every pass near a window: a user of RICC holds thousands of waiting jobs.
 
 References:
     Slurm's documentation, "Resource Limits" (association and QOS limits: MaxJobs, MaxTRESPerUser); Maui
@@ -34,7 +37,7 @@ import heapq
 import math
 from collections import defaultdict
 
-from sortedcontainers import SortedKeyList
+from sortedcontainers import SortedKeyList, SortedList
 
 from torus_sim.core.errors import ConfigurationError
 
@@ -60,6 +63,8 @@ class UserLimits:
         rekey: ``key`` changes at every reorder and no ``phases`` follow it (a group's or a queue's jobs under the
             multifactor priority belong to users of different fair shares): :meth:`reorder` places every waiting
             job anew.
+        gated: gates that block by requested time (maintenance windows, prime time) hand :meth:`refresh` their
+            bound: the waiting jobs are kept sorted by requested time so a moved bound finds the users it changes.
 
     Attributes:
         held: jobs waiting out of the queue now (a count, for the record and the tests).
@@ -70,7 +75,15 @@ class UserLimits:
     """
 
     def __init__(
-        self, max_jobs: int | None, max_nodes: int | None, key, phases=None, owner=None, who: str = "user", rekey: bool = False
+        self,
+        max_jobs: int | None,
+        max_nodes: int | None,
+        key,
+        phases=None,
+        owner=None,
+        who: str = "user",
+        rekey: bool = False,
+        gated: bool = False,
     ) -> None:
         for name, value in ((f"max_jobs_per_{who}", max_jobs), (f"max_nodes_per_{who}", max_nodes)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -97,11 +110,19 @@ class UserLimits:
         self._count: dict[int, int] = defaultdict(int)  # user -> its waiting jobs (queued or held)
         self._need: dict[int, int] = defaultdict(int)  # user -> the nodes they count, all together
         self._holding: set[int] = set()  # users with jobs held after their last refresh
+        self._bound = math.inf  # the gates' bound at the last refresh: a job asking more takes no slot
+        self._by_time = SortedList() if gated else None  # (requested time, id) of the waiting jobs (NaN as inf)
         self.held = 0
         self.held_ever = 0
 
     def _counted(self, job) -> int:
         return min(job.partition_size, self.max_nodes)
+
+    @staticmethod
+    def _timed(job) -> tuple[float, int]:
+        """A waiting job's row in ``_by_time``: its requested time (NaN, which every finite bound blocks, as inf)."""
+        walltime = job.walltime
+        return (walltime if walltime == walltime else math.inf), job.job_id
 
     def _place(self, job) -> None:
         """Put a waiting job in its user's list of its phase."""
@@ -145,6 +166,8 @@ class UserLimits:
         self._place(job)
         self._queued[user].add(job.job_id)
         self._dirty.add(user)
+        if self._by_time is not None:
+            self._by_time.add(self._timed(job))
 
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
@@ -154,6 +177,8 @@ class UserLimits:
         self._count[user] -= 1
         self._need[user] -= self._counted(job)
         self._queued[user].discard(job.job_id)
+        if self._by_time is not None:
+            self._by_time.remove(self._timed(job))
         counted = min(nodes, self.max_nodes)
         self._held_nodes[job.job_id] = (user, counted)
         self._jobs[user] += 1
@@ -186,6 +211,8 @@ class UserLimits:
         del self._job[job.job_id]
         self._count[owner] -= 1
         self._need[owner] -= self._counted(job)
+        if self._by_time is not None:
+            self._by_time.remove(self._timed(job))
         if job.job_id in self._queued[owner]:
             self._queued[owner].discard(job.job_id)
         else:
@@ -247,12 +274,29 @@ class UserLimits:
             return filled[0]
         return heapq.merge(*filled, key=self._key)
 
-    def refresh(self, queue) -> None:
+    def refresh(self, queue, bound: float = math.inf) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.
 
         Args:
             queue: the :class:`~torus_sim.engine.wait_queue.WaitQueue` (jobs are added to it and removed from it).
+            bound: seconds: the gates hold every job asking more (``walltime``) out of the queue at this pass
+                (:meth:`~torus_sim.engine.maintenance.MaintenanceWindows.bound`,
+                :meth:`~torus_sim.engine.prime_time.PrimeTime.bound`); such a job is let in without a slot. inf: no
+                gate holds any job (the only value for limits made without ``gated``).
+
+        Raises:
+            ValueError: a finite bound for limits made without ``gated``.
         """
+        if bound != self._bound:
+            if self._by_time is None:
+                raise ValueError("limits made without gated take no bound")
+            low, high = sorted((self._bound, bound))
+            by_time = self._by_time
+            first, last = by_time.bisect_right((low, math.inf)), by_time.bisect_right((high, math.inf))
+            job_of, owner = self._job, self._owner
+            for _, job_id in by_time.islice(first, last):  # the jobs the bound crossed: their users' walks change
+                self._dirty.add(owner(job_of[job_id]))
+            self._bound = bound
         for user in self._dirty:
             self._refresh_user(user, queue)
         self._dirty.clear()
@@ -276,7 +320,11 @@ class UserLimits:
                             self.held -= 1
             return
         let_in = []
+        bound = self._bound
         for job in self._ordered(lists):
+            if bound < math.inf and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
+                let_in.append(job)
+                continue
             if slots <= 0 or room <= 0:
                 break
             need = self._counted(job)
@@ -401,8 +449,11 @@ class LimitChain:
             if stage.reorders:
                 stage.reorder()
 
-    def refresh(self, queue) -> None:
-        """Before a pass: each stage in turn lets in what it may among what the stages before it let in."""
+    def refresh(self, queue, bound: float = math.inf) -> None:
+        """Before a pass: each stage in turn lets in what it may among what the stages before it let in.
+
+        ``bound``: the gates' bound of this pass (:meth:`UserLimits.refresh`), the same for every stage.
+        """
         stages = self.stages
         after = queue
         intakes = [queue]
@@ -411,4 +462,4 @@ class LimitChain:
             intakes.append(after)
         intakes.reverse()  # stage i lets into intakes[i]: the next stage's intake, the queue for the last
         for stage, intake in zip(stages, intakes, strict=True):
-            stage.refresh(intake)
+            stage.refresh(intake, bound)

@@ -20,6 +20,7 @@ References:
 from __future__ import annotations
 
 import bisect
+import math
 
 import numpy as np
 
@@ -124,6 +125,23 @@ class MaintenanceWindows:
         """
         del self._held[job.job_id]
 
+    def bound(self, now: float) -> float:
+        """The requested time above which :meth:`hold` holds a job at ``now``, seconds.
+
+        Before a drained window that the longest job could reach, the time left before it; during a window -inf (every
+        job); otherwise inf (none). The per-user limits let a job over it in without a slot (:mod:`torus_sim.engine.limits`).
+
+        Args:
+            now: the pass's time, seconds.
+        """
+        index = bisect.bisect_right(self._ends, now)
+        if index == len(self._ends):
+            return math.inf
+        room = self._starts[index] - now
+        if room <= 0:
+            return -math.inf
+        return math.inf if self._longest <= room else room
+
     def hold(self, queue, now: float) -> None:
         """Hold out of ``queue`` the jobs whose requested time reaches into the next window (every job during one).
 
@@ -131,17 +149,13 @@ class MaintenanceWindows:
             queue: the :class:`~torus_sim.engine.wait_queue.WaitQueue`.
             now: the pass's time, seconds.
         """
-        index = bisect.bisect_right(self._ends, now)  # the first window not over by now
-        if index == len(self._ends) or not len(queue):
+        if not len(queue):
             return
-        start = self._starts[index]
-        room = start - now  # the time a job may run before the window (<= 0 during it)
-        if room > 0:
-            if self._longest <= room:  # most passes are further from a window than any job runs: nothing to look at
-                return
-            held = [job for job in queue if not job.walltime <= room]
-        else:
-            held = list(queue)
+        bound = self.bound(now)
+        if bound == math.inf:  # most passes are further from a window than any job runs: nothing to look at
+            return
+        index = bisect.bisect_right(self._ends, now)  # the first window not over by now: the one held for
+        held = [job for job in queue if not job.walltime <= bound]  # every job during the window (bound -inf)
         if not held:
             return
         self._held_for = index

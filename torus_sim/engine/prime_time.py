@@ -249,6 +249,21 @@ class PrimeTime:
                 queue.add(job)
             self._held.clear()
 
+    def bound(self, now: float) -> float:
+        """The requested time above which :meth:`hold` holds a job at ``now``, seconds: the rule's maximum in prime
+        time; before it, with a spill, the larger of that and the time to the spill's end; otherwise inf (none).
+
+        Args:
+            now: the pass's time, seconds.
+        """
+        start, _ = self.span(now)
+        rule = self.rule
+        if start <= now:
+            return rule.max_walltime
+        if rule.spill is None:
+            return math.inf
+        return max(rule.max_walltime, start + rule.spill - now)
+
     def hold(self, queue, now: float) -> None:
         """Hold out of ``queue`` the jobs that may not start now: in prime time, those asking more than the rule allows.
 
@@ -258,14 +273,10 @@ class PrimeTime:
         """
         if not len(queue):
             return
-        start, end = self.span(now)
-        rule = self.rule
-        if start <= now:
-            limit = rule.max_walltime
-        elif rule.spill is None:
+        limit = self.bound(now)
+        if limit == math.inf:
             return
-        else:  # before prime time: a long job only if it ends at most the spill into it
-            limit = max(rule.max_walltime, start + rule.spill - now)
+        end = self.span(now)[1]
         held = [job for job in queue if not job.walltime <= limit]
         if not held:
             return
