@@ -356,7 +356,9 @@ def test_gated_limits_let_in_what_a_walk_from_scratch_lets_in_as_the_bound_moves
         expected = set()
         for owner in {job.user_id for job in waiting.values()}:
             slots = max_jobs - sum(job.user_id == owner for job in running.values())
-            room = (max_nodes or 10**9) - sum(min(job.size, max_nodes or 10**9) for job in running.values() if job.user_id == owner)
+            room = (max_nodes or 10**9) - sum(
+                min(job.size, max_nodes or 10**9) for job in running.values() if job.user_id == owner
+            )
             for job in sorted((job for job in waiting.values() if job.user_id == owner), key=lambda job: job.job_id):
                 if bound < float("inf") and not job.walltime <= bound:
                     expected.add(job.job_id)

@@ -250,8 +250,10 @@ class PrimeTime:
             self._held.clear()
 
     def bound(self, now: float) -> float:
-        """The requested time above which :meth:`hold` holds a job at ``now``, seconds: the rule's maximum in prime
-        time; before it, with a spill, the larger of that and the time to the spill's end; otherwise inf (none).
+        """The requested time above which :meth:`hold` holds a job at ``now``, seconds.
+
+        The rule's maximum in prime time; before it, with a spill, the larger of that and the time to the spill's end;
+        otherwise inf (none).
 
         Args:
             now: the pass's time, seconds.
