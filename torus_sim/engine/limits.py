@@ -309,7 +309,9 @@ class UserLimits:
         queued = self._queued[user]
         slots = self.max_jobs - self._jobs[user]
         room = self.max_nodes - self._nodes[user]
-        if self._count[user] <= slots and self._need[user] <= room:  # every waiting job fits: all in, in any order
+        bound = self._bound
+        if bound == -math.inf or (self._count[user] <= slots and self._need[user] <= room):  # all in, in any order:
+            # every waiting job fits, or a window holds every job (none takes a slot)
             self._holding.discard(user)
             if len(queued) < self._count[user]:
                 for jobs in lists:
@@ -320,7 +322,6 @@ class UserLimits:
                             self.held -= 1
             return
         let_in = []
-        bound = self._bound
         for job in self._ordered(lists):
             if bound < math.inf and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
                 let_in.append(job)
@@ -333,7 +334,7 @@ class UserLimits:
                 slots -= 1
                 room -= need
         wanted = {job.job_id for job in let_in}
-        for job_id in [job_id for job_id in queued if job_id not in wanted]:  # at most the slots or room of a pass ago
+        for job_id in queued - wanted:  # the slots or room of a pass ago at most, and jobs a gate no longer holds
             queue.remove(self._job[job_id])
             queued.discard(job_id)
             self.held += 1
