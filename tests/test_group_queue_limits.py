@@ -50,6 +50,24 @@ def test_a_group_at_its_job_limit_holds_its_other_users_while_another_group_star
     assert model.scheduler.limits.held == 0 and model.scheduler.limits.held_ever == 1
 
 
+def test_a_job_a_window_holds_takes_no_slot_of_its_group_after_its_users():
+    # users 1 and 2 in group 7; one running job per user and per group; a drained window at 1000-1100 s. User 1's job 1
+    # (2000 s) would reach into the window: it takes neither its user's slot nor its group's, so user 2's job 2 (100 s)
+    # starts at once and user 1's job 3 (300 s) when job 2 ends; job 1 at the window's end
+    jobs = [_job(1, 0, 2000, 1, 1), _job(2, 1, 100, 1, 2), _job(3, 2, 300, 1, 1)]
+    groups = OwnerMap({1: 7, 2: 7}, "user_id")
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"),
+        EasyPolicy(),
+        8,
+        user_limits=(1, None),
+        limits=(("group", 1, None, groups),),
+        maintenance=[(1000.0, 1100.0)],
+    )
+    table = model.run().jobs.set_index("job_id")
+    assert table["started_at"].to_dict() == {1: 1100.0, 2: 1.0, 3: 101.0}
+
+
 def test_a_queue_node_limit_holds_a_job_over_it_and_lets_another_queue_start():
     # four nodes per queue: queue 1's second 3-node job waits for its first; queue 2's starts at once
     jobs = [_job(1, 0, 100, 3, 1), _job(2, 0, 100, 3, 2), _job(3, 0, 100, 3, 3)]
