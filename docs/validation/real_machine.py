@@ -12,7 +12,8 @@ outages or drained) on the log's first half
 the trials :data:`LOGS` gives; the whole log is then replayed with the site as given (FCFS-EASY on the log's own
 processors, the textbook loop) and with the fitted settings, and each is judged on the held-out half. The ablation
 replays the calibrated site with one behaviour turned off at a time. Studies are kept in the temporary folder
-(``torus-sim-real-machine``): a second run resumes them.
+(``torus-sim-real-machine``): a second run resumes them. After a change that moves any schedule, remove that folder
+first: a resumed study keeps the trials the former code scored.
 """
 
 from __future__ import annotations
