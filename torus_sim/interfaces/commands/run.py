@@ -189,6 +189,8 @@ def _production_text(scenario) -> str:
     ]
     if weights:
         by = ", fair share by group" if scenario.priority_fairshare_by == "group" else ""
+        if scenario.priority_fairshare_windows is not None:  # Maui's windows instead of the half-life
+            by += f", fair-share windows {scenario.priority_fairshare_windows}"
         parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + by + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
