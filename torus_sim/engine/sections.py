@@ -67,7 +67,7 @@ class LimitsSection(BaseModel):
         ge=1,
         le=10**9,
         description="running jobs one user may have at once; a job over it waits held (Slurm's MaxJobs, Maui's MAXJOB "
-        "per user); unset: no limit",
+        "per user); a job a maintenance window or prime time keeps from starting takes no slot; unset: no limit",
     )
     max_nodes_per_user: int | None = Field(
         None,
