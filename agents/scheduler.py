@@ -169,7 +169,8 @@ class SchedulerAgent(Agent):
 
         With the multifactor priority, the factors are recomputed when a calc period has passed and the queue
         reordered (:meth:`Multifactor.recompute`); under per-user limits, the queue then holds the waiting jobs
-        their users may start (:meth:`UserLimits.refresh`).
+        their users may start (:meth:`UserLimits.refresh`), a job the maintenance windows or prime time hold at this
+        pass taking no slot (their lower :meth:`~MaintenanceWindows.bound`); the gates then hold theirs out.
 
         Args:
             now: the pass's time, seconds.

@@ -133,6 +133,10 @@ class MaintenanceWindows:
 
         Args:
             now: the pass's time, seconds.
+
+        Returns:
+            float: seconds of requested time, -inf or inf (Slurm's maintenance reservation: a job whose time limit
+            would reach into it does not start).
         """
         index = bisect.bisect_right(self._ends, now)
         if index == len(self._ends):

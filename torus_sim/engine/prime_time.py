@@ -257,6 +257,9 @@ class PrimeTime:
 
         Args:
             now: the pass's time, seconds.
+
+        Returns:
+            float: seconds of requested time, or inf (PBS's prime time with ``prime_spill``).
         """
         start, _ = self.span(now)
         rule = self.rule
