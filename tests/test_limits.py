@@ -290,7 +290,7 @@ def test_a_users_jobs_in_their_phases_read_in_the_priority_order_at_every_recomp
                 priority.started(first, first.size, float(at))
                 limits.started(first, first.size, float(at))
         for user in {job.user_id for job in waiting.values()}:
-            merged = [job.job_id for job in limits._ordered(limits._waiting[user])]
+            merged = [job.job_id for job in limits._ordered(limits._ordered_lists(user))]  # made at the first read, then kept
             mine = sorted(job.job_id for job in waiting.values() if job.user_id == user)
             assert sorted(merged) == mine
             keys = [priority.key(waiting[job_id]) for job_id in merged]

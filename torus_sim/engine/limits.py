@@ -99,7 +99,8 @@ class UserLimits:
         self._keys: dict[int, object] = {}  # job id -> its key within its phase, while it waits
         self._phase: dict[int, int] = {}  # job id -> its phase (0 when the key is fixed)
         self._job: dict[int, object] = {}  # job id -> the waiting job
-        self._waiting: dict[int, list[SortedKeyList]] = {}  # user -> the user's waiting jobs (queued or held), per phase
+        self._waiting: dict[int, list[SortedKeyList]] = {}  # user -> its waiting jobs in order, per phase (see _ordered_lists)
+        self._mine: dict[int, dict[int, object]] = {}  # user -> its waiting jobs (queued or held) by id, in no order
         self._young: set[int] = set()  # ids of the jobs in phase 0 (with phases): they move at the next reorder
         self._aging: list[tuple[float, int]] = []  # (submit, id) of the jobs in phase 1, a heap: the oldest leave first
         self._queued: dict[int, set[int]] = defaultdict(set)  # user -> ids of the user's jobs in the queue now
@@ -157,13 +158,42 @@ class UserLimits:
         if not any(lists):
             del self._waiting[owner]  # a reorder walks only the users with waiting jobs
 
+    def _ordered_lists(self, user: int) -> list:
+        """The user's waiting jobs in their fixed orders, one sorted list per phase: made at the user's first walk.
+
+        A user whose waiting jobs all fit its limits lets them all in, in any order, so their order is kept only once a
+        walk needs it and from then on while the user has waiting jobs (most users of a log never pass a limit of
+        a hundred jobs and never pay for it). A job's phase and key depend only on the last recomputation, so lists
+        made late are those kept from each job's arrival.
+        """
+        lists = self._waiting.get(user)
+        if lists is None:
+            for job in self._mine[user].values():
+                self._place(job)
+            lists = self._waiting[user]
+        return lists
+
+    def _forget(self, user: int, job) -> None:
+        """Take a waiting job out of the user's records (it started or was withdrawn)."""
+        mine = self._mine[user]
+        del mine[job.job_id]
+        if not mine:
+            del self._mine[user]
+        if job.job_id in self._phase:
+            self._unplace(job)
+
     def waiting(self, job) -> None:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
         user = self._owner(job)
         self._job[job.job_id] = job
         self._count[user] += 1
         self._need[user] += self._counted(job)
-        self._place(job)
+        mine = self._mine.get(user)
+        if mine is None:
+            mine = self._mine[user] = {}
+        mine[job.job_id] = job
+        if user in self._waiting:
+            self._place(job)
         self._queued[user].add(job.job_id)
         self._dirty.add(user)
         if self._by_time is not None:
@@ -172,7 +202,7 @@ class UserLimits:
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
         user = self._owner(job)
-        self._unplace(job)
+        self._forget(user, job)
         del self._job[job.job_id]
         self._count[user] -= 1
         self._need[user] -= self._counted(job)
@@ -207,7 +237,7 @@ class UserLimits:
         The caller takes it out of the queue after these limits first when :meth:`queues` says it is there.
         """
         owner = self._owner(job)
-        self._unplace(job)
+        self._forget(owner, job)
         del self._job[job.job_id]
         self._count[owner] -= 1
         self._need[owner] -= self._counted(job)
@@ -233,10 +263,12 @@ class UserLimits:
             ValueError: the limits were made without ``phases`` or ``rekey`` (their key is fixed).
         """
         if self._rekey:
-            for job in list(self._job.values()):
+            job_of = self._job
+            for job_id in list(self._phase):
+                job = job_of[job_id]
                 self._unplace(job)
                 self._place(job)
-            self._dirty.update(self._waiting)
+            self._dirty.update(self._mine)
             return
         if self._phases is None:
             raise ValueError("per-user limits with a fixed key never reorder")
@@ -302,8 +334,8 @@ class UserLimits:
         self._dirty.clear()
 
     def _refresh_user(self, user: int, queue) -> None:
-        lists = self._waiting.get(user)
-        if not lists:
+        mine = self._mine.get(user)
+        if not mine:
             self._holding.discard(user)
             return
         queued = self._queued[user]
@@ -314,15 +346,14 @@ class UserLimits:
             # every waiting job fits, or a window holds every job (none takes a slot)
             self._holding.discard(user)
             if len(queued) < self._count[user]:
-                for jobs in lists:
-                    for job in jobs:
-                        if job.job_id not in queued:
-                            queue.add(job)
-                            queued.add(job.job_id)
-                            self.held -= 1
+                for job_id, job in mine.items():
+                    if job_id not in queued:
+                        queue.add(job)
+                        queued.add(job_id)
+                        self.held -= 1
             return
         let_in = []
-        for job in self._ordered(lists):
+        for job in self._ordered(self._ordered_lists(user)):
             if bound < math.inf and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
                 let_in.append(job)
                 continue
