@@ -372,3 +372,26 @@ def test_gated_limits_let_in_what_a_walk_from_scratch_lets_in_as_the_bound_moves
         assert set(queue.jobs) == expected, (index, what)
     with pytest.raises(ValueError, match="gated"):
         UserLimits(1, None, key=lambda job: job.job_id).refresh(_Queue(), 60.0)
+
+
+def test_a_start_walks_again_where_a_job_a_gate_holds_stood_past_the_walks_new_stop():
+    # a start of a job the walk let in is not walked again (the same jobs less it are let in), except where a gate
+    # holds a waiting job: its stop can move before a job a gate holds. Slots 2, room 6, bound 50: the walk lets in
+    # 1 (2 nodes), skips 2 (5 nodes > 4 left), lets in 3 (over the bound: no slot), 4 (3 nodes), 5 (over the bound)
+    # and stops at 6. Job 4 starts: from scratch, 1 takes the last slot and the walk stops at 2, so 3 and 5 are held
+    limits = UserLimits(2, 6, key=lambda job: job.job_id, gated=True)
+    queue = _Queue()
+    shape = [(2, 10.0), (5, 10.0), (1, 100.0), (3, 10.0), (1, 100.0), (1, 10.0)]
+    jobs = [
+        Job(i + 1, float(i), runtime=10.0, walltime=walltime, size=size, user_id=0) for i, (size, walltime) in enumerate(shape)
+    ]
+    for job in jobs:
+        queue.add(job)
+        limits.waiting(job)
+    limits.refresh(queue, 50.0)
+    assert set(queue.jobs) == {1, 3, 4, 5}
+    queue.remove(jobs[3])
+    limits.started(jobs[3], 3)
+    limits.refresh(queue, 50.0)
+    assert set(queue.jobs) == {1}
+    assert limits.held == 4

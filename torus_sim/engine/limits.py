@@ -200,20 +200,29 @@ class UserLimits:
             self._by_time.add(self._timed(job))
 
     def started(self, job, nodes: int, now: float = 0.0) -> None:
-        """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops."""
+        """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops.
+
+        A job the last walk let in took its slot and room there, so the user's walk, redone, would let in the same
+        jobs less this one; it is not redone (most starts of a heavy user's jobs) unless a gate holds some waiting job
+        (a job a gate holds takes no slot, and the walk's stop can move past it) or the job holds other nodes than
+        the walk counted.
+        """
         user = self._owner(job)
+        needed = self._counted(job)
+        counted = min(nodes, self.max_nodes)
+        by_time, bound = self._by_time, self._bound
+        if counted != needed or not (bound == math.inf or by_time[-1][0] <= bound):
+            self._dirty.add(user)
         self._forget(user, job)
         del self._job[job.job_id]
         self._count[user] -= 1
-        self._need[user] -= self._counted(job)
+        self._need[user] -= needed
         self._queued[user].discard(job.job_id)
-        if self._by_time is not None:
-            self._by_time.remove(self._timed(job))
-        counted = min(nodes, self.max_nodes)
+        if by_time is not None:
+            by_time.remove(self._timed(job))
         self._held_nodes[job.job_id] = (user, counted)
         self._jobs[user] += 1
         self._nodes[user] += counted
-        self._dirty.add(user)
 
     def stopped(self, job_id: int, now: float = 0.0) -> None:
         """A running job stopped (it ended, was killed or preempted; at ``now``): its user may run more."""
@@ -353,15 +362,18 @@ class UserLimits:
                         self.held -= 1
             return
         let_in = []
+        append, gated, max_nodes = let_in.append, bound < math.inf, self.max_nodes
         for job in self._ordered(self._ordered_lists(user)):
-            if bound < math.inf and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
-                let_in.append(job)
+            if gated and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
+                append(job)
                 continue
             if slots <= 0 or room <= 0:
                 break
-            need = self._counted(job)
+            need = job.partition_size
+            if need > max_nodes:
+                need = max_nodes
             if need <= room:
-                let_in.append(job)
+                append(job)
                 slots -= 1
                 room -= need
         wanted = {job.job_id for job in let_in}
