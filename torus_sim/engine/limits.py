@@ -111,6 +111,7 @@ class UserLimits:
         self._count: dict[int, int] = defaultdict(int)  # user -> its waiting jobs (queued or held)
         self._need: dict[int, int] = defaultdict(int)  # user -> the nodes they count, all together
         self._holding: set[int] = set()  # users with jobs held after their last refresh
+        self._gate_let_in: set[int] = set()  # users whose last walk let in a job a gate holds (it took no slot)
         self._bound = math.inf  # the gates' bound at the last refresh: a job asking more takes no slot
         self._by_time = SortedList() if gated else None  # (requested time, id) of the waiting jobs (NaN as inf)
         self.held = 0
@@ -203,16 +204,16 @@ class UserLimits:
         """A waiting job started holding ``nodes`` nodes (at ``now``): it counts against its user until it stops.
 
         A job the last walk let in took its slot and room there, so the user's walk, redone, would let in the same
-        jobs less this one; it is not redone (most starts of a heavy user's jobs) unless a gate holds some waiting job
-        (a job a gate holds takes no slot, and the walk's stop can move past it) or the job holds other nodes than
-        the walk counted.
+        jobs less this one; it is not redone (most starts of a heavy user's jobs) unless the walk let in a job a gate
+        holds (such a job takes no slot, and the walk's stop, with one slot less from the start, can move before it)
+        or the job holds other nodes than the walk counted.
         """
         user = self._owner(job)
         needed = self._counted(job)
         counted = min(nodes, self.max_nodes)
-        by_time, bound = self._by_time, self._bound
-        if counted != needed or not (bound == math.inf or by_time[-1][0] <= bound):
+        if counted != needed or user in self._gate_let_in:
             self._dirty.add(user)
+        by_time = self._by_time
         self._forget(user, job)
         del self._job[job.job_id]
         self._count[user] -= 1
@@ -346,6 +347,7 @@ class UserLimits:
         mine = self._mine.get(user)
         if not mine:
             self._holding.discard(user)
+            self._gate_let_in.discard(user)
             return
         queued = self._queued[user]
         slots = self.max_jobs - self._jobs[user]
@@ -354,6 +356,10 @@ class UserLimits:
         if bound == -math.inf or (self._count[user] <= slots and self._need[user] <= room):  # all in, in any order:
             # every waiting job fits, or a window holds every job (none takes a slot)
             self._holding.discard(user)
+            if self._count[user] <= slots and self._need[user] <= room:  # all in as long as they all fit
+                self._gate_let_in.discard(user)
+            else:
+                self._gate_let_in.add(user)
             if len(queued) < self._count[user]:
                 for job_id, job in mine.items():
                     if job_id not in queued:
@@ -362,10 +368,11 @@ class UserLimits:
                         self.held -= 1
             return
         let_in = []
-        append, gated, max_nodes = let_in.append, bound < math.inf, self.max_nodes
+        append, gated, max_nodes, over = let_in.append, bound < math.inf, self.max_nodes, False
         for job in self._ordered(self._ordered_lists(user)):
             if gated and not job.walltime <= bound:  # a gate holds it at this pass: it takes no slot
                 append(job)
+                over = True
                 continue
             if slots <= 0 or room <= 0:
                 break
@@ -391,6 +398,10 @@ class UserLimits:
             self._holding.add(user)
         else:
             self._holding.discard(user)
+        if over:
+            self._gate_let_in.add(user)
+        else:
+            self._gate_let_in.discard(user)
 
 
 def _user_of(job) -> int:
