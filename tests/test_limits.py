@@ -311,7 +311,7 @@ class _Queue:
         del self.jobs[job.job_id]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     steps=st.lists(
         st.tuples(
@@ -326,11 +326,15 @@ class _Queue:
     max_jobs=st.integers(1, 3),
     max_nodes=st.sampled_from([None, 4, 6]),
 )
-def test_gated_limits_let_in_what_a_walk_from_scratch_lets_in_as_the_bound_moves(steps, max_jobs, max_nodes):
+@pytest.mark.parametrize("order", ["fcfs", "largest first"])
+def test_gated_limits_let_in_what_a_walk_from_scratch_lets_in_as_the_bound_moves(steps, max_jobs, max_nodes, order):
     # the gates hold every job asking more than a bound; such a job takes no slot. After every refresh the queue holds,
     # for each user in order, the jobs over the bound and the first jobs under it that its slots and room cover: what
-    # a walk of every user from scratch lets in, though only the users a moved bound crossed are walked again
-    limits = UserLimits(max_jobs, max_nodes, key=lambda job: job.job_id, gated=True)
+    # a walk of every user from scratch lets in, though only the users a moved bound crossed are walked again, and a
+    # walk goes on from where it stopped after stops and arrivals behind it (largest first: an arrival may come
+    # before the stop)
+    key = (lambda job: job.job_id) if order == "fcfs" else (lambda job: (-job.size, job.job_id))
+    limits = UserLimits(max_jobs, max_nodes, key=key, gated=True)
     queue, waiting, running, bound = _Queue(), {}, {}, float("inf")
     for index, (what, user, walltime, size, new_bound) in enumerate(steps):
         if what == "arrive":
@@ -359,7 +363,7 @@ def test_gated_limits_let_in_what_a_walk_from_scratch_lets_in_as_the_bound_moves
             room = (max_nodes or 10**9) - sum(
                 min(job.size, max_nodes or 10**9) for job in running.values() if job.user_id == owner
             )
-            for job in sorted((job for job in waiting.values() if job.user_id == owner), key=lambda job: job.job_id):
+            for job in sorted((job for job in waiting.values() if job.user_id == owner), key=key):
                 if bound < float("inf") and not job.walltime <= bound:
                     expected.add(job.job_id)
                     continue
@@ -395,3 +399,29 @@ def test_a_start_walks_again_where_a_job_a_gate_holds_stood_past_the_walks_new_s
     limits.refresh(queue, 50.0)
     assert set(queue.jobs) == {1}
     assert limits.held == 4
+
+
+def test_a_job_that_comes_before_the_walks_stop_takes_the_slot_and_one_after_it_is_held():
+    # largest first, one slot: jobs 1 and 2 (1 node) come, 1 is let in and the walk stops at 2. Job 3 (4 nodes)
+    # comes before the stop: it takes the slot from job 1. Job 4 (1 node) comes after the stop: it is held with no
+    # walk, and when job 3 stops running after it started, the walk goes on from its stop: job 1 is let in
+    limits = UserLimits(1, None, key=lambda job: (-job.size, job.job_id))
+    queue = _Queue()
+    jobs = {
+        i: Job(i, float(i), runtime=10.0, walltime=10.0, size=size, user_id=0) for i, size in ((1, 1), (2, 1), (3, 4), (4, 1))
+    }
+    let_in = []
+    for job_id in (1, 2, 3, 4):
+        queue.add(jobs[job_id])
+        limits.waiting(jobs[job_id])
+        limits.refresh(queue)
+        let_in.append(sorted(queue.jobs))
+    assert let_in == [[1], [1], [3], [3]]
+    queue.remove(jobs[3])
+    limits.started(jobs[3], 4)
+    limits.refresh(queue)
+    assert sorted(queue.jobs) == []
+    limits.stopped(3)
+    limits.refresh(queue)
+    assert sorted(queue.jobs) == [1]
+    assert limits.held == 2 and limits.held_ever == 3

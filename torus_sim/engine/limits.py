@@ -112,6 +112,9 @@ class UserLimits:
         self._need: dict[int, int] = defaultdict(int)  # user -> the nodes they count, all together
         self._holding: set[int] = set()  # users with jobs held after their last refresh
         self._gate_let_in: set[int] = set()  # users whose last walk let in a job a gate holds (it took no slot)
+        self._stop: dict[int, object] = {}  # user -> the job its last walk stopped at for want of a slot (see _resume_user)
+        self._resume: set[int] = set()  # users with a stop whose jobs stopped since: their walks go on from it
+        self._arrived: dict[int, list] = defaultdict(list)  # user -> jobs come since its walk, after its stop
         self._bound = math.inf  # the gates' bound at the last refresh: a job asking more takes no slot
         self._by_time = SortedList() if gated else None  # (requested time, id) of the waiting jobs (NaN as inf)
         self.held = 0
@@ -182,6 +185,8 @@ class UserLimits:
             del self._mine[user]
         if job.job_id in self._phase:
             self._unplace(job)
+        if user in self._arrived:  # a job that came after the walk's stop, not yet held: walk again
+            self._dirty.add(user)
 
     def waiting(self, job) -> None:
         """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
@@ -196,7 +201,12 @@ class UserLimits:
         if user in self._waiting:
             self._place(job)
         self._queued[user].add(job.job_id)
-        self._dirty.add(user)
+        stop = self._stop.get(user)
+        if stop is not None and user not in self._dirty and self._key(stop) < self._key(job):  # after the walk's stop
+            self._resume.add(user)
+            self._arrived[user].append(job)
+        else:
+            self._dirty.add(user)
         if self._by_time is not None:
             self._by_time.add(self._timed(job))
 
@@ -230,7 +240,10 @@ class UserLimits:
         user, counted = self._held_nodes.pop(job_id)
         self._jobs[user] -= 1
         self._nodes[user] -= counted
-        self._dirty.add(user)
+        if user in self._stop:  # its walk goes on from where it stopped (unless something else moved it)
+            self._resume.add(user)
+        else:
+            self._dirty.add(user)
 
     @property
     def reorders(self) -> bool:
@@ -341,9 +354,15 @@ class UserLimits:
             self._bound = bound
         for user in self._dirty:
             self._refresh_user(user, queue)
+        for user in self._resume:
+            if user not in self._dirty:
+                self._resume_user(user, queue)
         self._dirty.clear()
+        self._resume.clear()
 
     def _refresh_user(self, user: int, queue) -> None:
+        self._stop.pop(user, None)
+        self._arrived.pop(user, None)
         mine = self._mine.get(user)
         if not mine:
             self._holding.discard(user)
@@ -375,6 +394,8 @@ class UserLimits:
                 over = True
                 continue
             if slots <= 0 or room <= 0:
+                if not over and room == math.inf:  # the jobs' limit alone stopped it: a stop goes on from here
+                    self._stop[user] = job
                 break
             need = job.partition_size
             if need > max_nodes:
@@ -400,8 +421,79 @@ class UserLimits:
             self._holding.discard(user)
         if over:
             self._gate_let_in.add(user)
+            self._stop.pop(user, None)
         else:
             self._gate_let_in.discard(user)
+
+    def _resume_user(self, user: int, queue) -> None:
+        """Go on with the user's last walk from the job it stopped at: only running jobs stopped or jobs came after it.
+
+        Under a limit of jobs alone (no node limit), with no job a gate holds let in, the walk lets in the user's
+        first jobs in order up to its slots and every job a gate holds before it stops. Jobs that stopped running
+        add slots, starts of the jobs it let in take as many as they free, and jobs that came after its stop in the
+        order leave what comes before it alone: the walk done again lets in the same jobs and goes on past its stop
+        with the slots the stops freed; the jobs that came and are not let in are held (they entered the queue
+        with their arrival). Anything else (a job came before the stop or left, the order or the bound moved) walks
+        the user again from its first job.
+        """
+        stop = self._stop.pop(user)
+        arrived = self._arrived.pop(user, ())
+        queued = self._queued[user]
+        slots = self.max_jobs - self._jobs[user] - len(queued) + len(arrived)
+        bound = self._bound
+        gated, over, let_in = bound < math.inf, False, []
+        for job in self._ordered_from(self._waiting[user], stop):
+            if gated and not job.walltime <= bound:
+                let_in.append(job)
+                over = True
+                continue
+            if slots <= 0:
+                if not over:
+                    self._stop[user] = job
+                break
+            let_in.append(job)
+            slots -= 1
+        if arrived:
+            wanted = {job.job_id for job in let_in}
+            for job in arrived:
+                if job.job_id not in wanted:
+                    queue.remove(job)
+                    queued.discard(job.job_id)
+                    self.held += 1
+                    self.held_ever += 1
+        for job in let_in:
+            if job.job_id not in queued:
+                queue.add(job)
+                queued.add(job.job_id)
+                self.held -= 1
+        if len(queued) < self._count[user]:
+            self._holding.add(user)
+        else:
+            self._holding.discard(user)
+        if over:
+            self._gate_let_in.add(user)
+
+    def _ordered_from(self, lists, first):
+        """A user's waiting jobs in the queue's order from ``first`` on (``first`` included), merged.
+
+        Each phase's list is read from its first job whose key is not below ``first``'s (a binary search by the key).
+        """
+        key = self._key
+        target = key(first)
+        parts = []
+        for jobs in lists:
+            low, high = 0, len(jobs)
+            while low < high:
+                middle = (low + high) // 2
+                if key(jobs[middle]) < target:
+                    low = middle + 1
+                else:
+                    high = middle
+            if low < len(jobs):
+                parts.append(jobs.islice(low))
+        if len(parts) == 1:
+            return parts[0]
+        return heapq.merge(*parts, key=key)
 
 
 def _user_of(job) -> int:
