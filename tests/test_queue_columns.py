@@ -241,3 +241,42 @@ def test_a_reordered_queue_keeps_columns_that_equal_columns_made_anew(rows, shif
                 assert queue.columns.jobs == order
     finally:
         wait_queue.COLUMNS_KEPT_FROM, wait_queue.COLUMNS_DROPPED_BELOW = kept
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 50), st.integers(1, 64)), min_size=1, max_size=40),
+    st.lists(st.tuples(st.sampled_from(["add", "remove", "rescale", "shift"]), st.integers(0, 80)), max_size=40),
+    st.sampled_from([4, 1000]),
+)
+def test_a_reorder_that_keeps_the_order_places_later_jobs_by_the_new_keys(rows, steps, load):
+    """A reorder whose new keys keep the jobs' order rewrites the keys the sorted list keeps beside them: jobs that
+    enter later (keyed on the new scale) and exits find their places by the new keys, across the list's sublists
+    (``load`` 4: many), as a queue sorted from scratch has them."""
+    scale = [1.0, 0.0]  # key = (scale x submit + offset, id): a rescale or a shift keeps the order and moves every key
+    jobs = {index + 1: Job(index + 1, float(submit), 10.0, 10.0, size) for index, (submit, size) in enumerate(rows)}
+    queue = WaitQueue(key=lambda job: (scale[0] * job.submitted_at + scale[1], job.job_id), by_size=False)
+    queue._sorted._reset(load)
+    waiting = dict(jobs)
+    for job in waiting.values():
+        queue.add(job)
+    next_id = len(jobs) + 1
+    for what, value in steps:
+        if what == "add":
+            job = Job(next_id, float(value), 10.0, 10.0, 1)
+            next_id += 1
+            waiting[job.job_id] = job
+            queue.add(job)
+        elif what == "remove" and waiting:
+            job = waiting.pop(sorted(waiting)[value % len(waiting)])
+            queue.remove(job)
+        elif what == "rescale":
+            scale[0] *= 1.0 + value / 10.0
+            queue.reorder()
+        else:
+            scale[1] += value * 100.0
+            queue.reorder()
+        order = sorted(waiting.values(), key=lambda job: (scale[0] * job.submitted_at + scale[1], job.job_id))
+        assert queue.jobs() == order
+        assert queue.head is (order[0] if order else None)
+        queue._sorted._check()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right, insort
-from operator import attrgetter
+from itertools import islice
+from operator import attrgetter, lt
 
 from sortedcontainers import SortedKeyList
 
@@ -23,6 +24,25 @@ __all__ = ["WaitQueue", "fcfs_key"]
 
 
 _queue_key = attrgetter("queue_key")
+
+
+def _rekey_in_order(jobs: SortedKeyList, keys: list) -> None:
+    """Give the jobs of a sorted list new keys that keep their order, without sorting them again.
+
+    The list keeps each of its sublists' keys and their maxima beside the jobs (sortedcontainers 2.4's ``_keys``
+    and ``_maxes``, unchanged since 2.0); those are rewritten in place, the jobs and the positional index stand.
+
+    Args:
+        jobs: the queue's sorted list.
+        keys: one new key per job, in the list's order, ascending.
+    """
+    start = 0
+    for index, sublist in enumerate(jobs._lists):
+        stop = start + len(sublist)
+        jobs._keys[index] = part = keys[start:stop]
+        jobs._maxes[index] = part[-1]
+        start = stop
+
 
 COLUMNS_KEPT_FROM = 48
 """Waiting jobs from which the queue keeps its numpy columns (when asked: :meth:`WaitQueue.keep_columns`)."""
@@ -247,9 +267,12 @@ class WaitQueue:
         keys = self._keys(jobs) if self._keys is not None else [self._key(job) for job in jobs]
         for job, entry in zip(jobs, keys, strict=True):
             job.queue_key = entry
-        jobs.sort(key=_queue_key)
-        self._sorted.clear()
-        self._sorted.update(jobs)
+        if all(map(lt, keys, islice(keys, 1, None))):  # the same order (most recomputations): only the keys move
+            _rekey_in_order(self._sorted, keys)
+        else:
+            jobs.sort(key=_queue_key)
+            self._sorted.clear()
+            self._sorted.update(jobs)
         self._head = jobs[0]
         if self.columns is not None and self._count >= self._columns_from:  # kept: rows move, the SJF order stays
             self.columns.reorder(jobs, [job.queue_key for job in jobs])
