@@ -109,7 +109,7 @@ class SchedulerAgent(Agent):
     def _user_limits(self, limits, key, priority, gated: bool) -> UserLimits:
         """The per-user limits: a user's jobs in the queue's order, kept in the priority's phases where age reorders them."""
         if self._limits_follow:
-            return UserLimits(*limits, key=key, phases=priority, gated=gated)
+            return UserLimits(*limits, key=_kept_or(key), phases=priority, gated=gated)
         return UserLimits(*limits, key=fcfs_key if priority is not None else key, gated=gated)
 
     def divide(self, route, planners) -> None:
@@ -257,3 +257,18 @@ class _Gated:
             self._maintenance.release(job)
         else:
             self._queue.remove(job)
+
+
+def _kept_or(key):
+    """``key``, read from the key the queue keeps on a job while it waits there (:attr:`Job.queue_key`) where it has one.
+
+    The queue keys a job as it enters and keys every waiting job again when the priority is recomputed, before the
+    limits walk their users (:meth:`Scheduler.begin_pass`), so a kept key is the one ``key`` gives now; the users'
+    walks read hundreds of jobs at every recomputation (HPC2N's heaviest users), most of them in the queue.
+    """
+
+    def kept_or(job):
+        kept = job.queue_key
+        return kept if kept is not None else key(job)
+
+    return kept_or
