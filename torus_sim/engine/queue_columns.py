@@ -161,7 +161,7 @@ class JobColumns:
         self.jobs = list(jobs)
         self._keys = list(keys)
 
-    def reorder(self, jobs: list, keys: list) -> None:
+    def reorder(self, jobs: list, keys: list, order=None) -> None:
         """Put the same jobs in a new order (a reordered queue), their rows moved, nothing asked again.
 
         A waiting job's size, predicted remaining time and rank do not change while it waits, so its row moves
@@ -170,6 +170,8 @@ class JobColumns:
         Args:
             jobs: the jobs here, ascending by their new keys.
             keys: those keys (the caller's order; columns made without ``key``), ascending.
+            order: where each job was: ``jobs[i]`` is the job of row ``order[i]`` before (the caller's sort of the
+                rows by their new keys), or None: found by the jobs' identities.
 
         Raises:
             SimulationError: the columns have their own order (``key``: it does not follow the caller's), or ``jobs``
@@ -180,13 +182,18 @@ class JobColumns:
         if len(jobs) == len(self.jobs) and all(map(operator.is_, jobs, self.jobs)):  # the same order: only the keys move
             self._keys = list(keys)
             return
-        rows = {id(job): row for row, job in enumerate(self.jobs)}
-        if len(jobs) != len(rows):
-            raise SimulationError("a reorder keeps the same jobs")
-        try:
-            order = np.fromiter((rows[id(job)] for job in jobs), dtype=np.int64, count=len(jobs))
-        except KeyError:
-            raise SimulationError("a reorder keeps the same jobs") from None
+        if order is not None:
+            if len(order) != len(self.jobs) or len(jobs) != len(self.jobs):
+                raise SimulationError("a reorder keeps the same jobs")
+            order = np.asarray(order, dtype=np.int64)
+        else:
+            rows = {id(job): row for row, job in enumerate(self.jobs)}
+            if len(jobs) != len(rows):
+                raise SimulationError("a reorder keeps the same jobs")
+            try:
+                order = np.fromiter((rows[id(job)] for job in jobs), dtype=np.int64, count=len(jobs))
+            except KeyError:
+                raise SimulationError("a reorder keeps the same jobs") from None
         live = slice(self._lo, self._hi)
         for column in (self._sizes, self._rems, self._ranks):
             column[live] = column[live][order]

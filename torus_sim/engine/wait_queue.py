@@ -269,13 +269,16 @@ class WaitQueue:
             job.queue_key = entry
         if all(map(lt, keys, islice(keys, 1, None))):  # the same order (most recomputations): only the keys move
             _rekey_in_order(self._sorted, keys)
+            order = None
         else:
-            jobs.sort(key=_queue_key)
+            order = sorted(range(len(jobs)), key=keys.__getitem__)
+            jobs = [jobs[index] for index in order]
+            keys = [keys[index] for index in order]
             self._sorted.clear()
             self._sorted.update(jobs)
         self._head = jobs[0]
         if self.columns is not None and self._count >= self._columns_from:  # kept: rows move, the SJF order stays
-            self.columns.reorder(jobs, [job.queue_key for job in jobs])
+            self.columns.reorder(jobs, keys, order)
         elif self._columns_wanted is not None:
             self.columns = self.shortest = None
             self._fit_columns()
