@@ -253,33 +253,23 @@ class Multifactor:
             list: one key per job.
         """
         weights = self.weights
-        w_age, w_fairshare, w_size, w_queue, max_age = (
-            weights.age,
-            weights.fairshare,
-            weights.job_size,
-            weights.queue,
-            weights.max_age,
-        )
+        w_age, w_fairshare, max_age = weights.age, weights.fairshare, weights.max_age
         at, kept, factors, keyed = self._at, self._terms, self._factor, []
         append = keyed.append
+        aged = w_age * max_age / max_age  # the age term at the maximum age, as w_age x age / max_age makes it
+        # every term is >= 0 and a term whose weight is 0 is 0.0, which adds nothing: the sums are the same bits
+        # as with each term added only where its weight is not 0
         for job in jobs:
             terms = kept.get(job.job_id)
             if terms is None:
                 terms = self.terms(job)
             submitted = job.submitted_at
-            priority = 0.0
-            if w_age:
-                age = at - submitted
-                age = 0.0 if age < 0.0 else age
-                priority += w_age * (age if age < max_age else max_age) / max_age
+            age = at - submitted
+            priority = w_age * age / max_age if 0.0 < age < max_age else 0.0 if age <= 0.0 else aged
             if w_fairshare:
                 factor = factors.get(terms[2])
                 priority += w_fairshare * (factor if factor is not None else self._fair_share(terms[2]))
-            if w_size:
-                priority += terms[0]
-            if w_queue:
-                priority += terms[1]
-            append((-priority, submitted, job.job_id))
+            append((-(priority + terms[0] + terms[1]), submitted, job.job_id))
         return keyed
 
     def terms(self, job) -> tuple[float, float, int]:
