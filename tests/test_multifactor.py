@@ -318,3 +318,45 @@ def test_the_logs_queue_factors_as_arrays_are_the_plain_ones():
     assert job_queue_factors(tiers, log).as_dict() == queue_factors(ids, queues, parse_queue_tiers(tiers))
     assert job_queues(log).as_dict() == dict(zip(ids.tolist(), queues.tolist(), strict=True))
     assert job_queues(log).get(int(np.max(ids)) + 1, -1) == -1
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    weights=st.tuples(*(st.sampled_from([0.0, 0.5, 1.0, 16.6]) for _ in range(4)), st.booleans()),
+    max_age=st.sampled_from([600.0, 3615.0, 86400.0]),
+    jobs=st.lists(
+        st.tuples(st.integers(0, 20000), st.integers(1, 128), st.integers(0, 3), st.integers(0, 4)), min_size=1, max_size=30
+    ),
+    at=st.integers(0, 25000),
+)
+def test_a_jobs_key_is_slurms_sum_of_weighted_factors_one_by_one_or_all_at_once(weights, max_age, jobs, at):
+    # Slurm's multifactor priority: w_age x min(age, max age) / max age + w_fairshare x 2^(-U/S) + w_size x share of
+    # the machine (1 - share favouring small jobs) + w_queue x tier / highest tier, a job's age 0 before it was
+    # submitted; the key is (-priority, submit time, id). A weight of 0 leaves its factor out
+    w_age, w_fairshare, w_size, w_queue, small = weights
+    factors = {i + 1: tier / 4 for i, (*_rest, tier) in enumerate(jobs)}
+    weighed = PriorityWeights(
+        age=w_age, fairshare=w_fairshare, job_size=w_size, queue=w_queue, max_age=max_age, favor_small=small
+    )
+    priority = Multifactor(weighed, 128, factors)
+    waiting = [_job(i + 1, float(submit), 100.0, size, user) for i, (submit, size, user, _tier) in enumerate(jobs)]
+    for job in waiting:
+        priority.waiting(job)
+    for job in waiting[::3]:  # some usage: the users' fair shares differ
+        priority.started(job, job.size, float(job.submitted_at))
+        priority.stopped(job.job_id, float(job.submitted_at) + 500.0 * job.size)
+    priority.recompute(float(at))
+    for job in waiting:
+        priority.waiting(job)
+    keys = priority.keys(waiting)
+    assert keys == [priority.key(job) for job in waiting]
+    for job, (minus, submitted, job_id) in zip(waiting, keys, strict=True):
+        share = min(job.size / 128, 1.0)
+        expected = (
+            w_age * min(max(at - job.submitted_at, 0.0), max_age) / max_age
+            + w_fairshare * priority._fair_share(job.user_id)
+            + w_size * (1.0 - share if small else share)
+            + w_queue * factors[job.job_id]
+        )
+        assert -minus == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        assert (submitted, job_id) == (job.submitted_at, job.job_id)
