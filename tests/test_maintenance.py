@@ -175,3 +175,38 @@ def test_the_runs_inputs_name_its_windows_as_built(tmp_path):
     recorded = run(plain.replace(maintenance=str(windows))).inputs["maintenance"]
     assert recorded["windows"] == 2 and recorded["hours"] == pytest.approx(100600 / 3600, abs=1e-3)
     assert recorded["drain"] is True and len(recorded["sha256"]) == 64
+
+
+def test_a_run_that_reads_its_log_for_windows_and_groups_reads_it_once(tmp_path, monkeypatch):
+    # the readings of the log (the logged schedule's idle spans, the groups of a fair share by group) come from the
+    # same pass over the file as the jobs: the trace read for the jobs holds their fields; a second model built from
+    # the same inputs reads it again (the first took it)
+    from torus_sim.inputs.workload import logged, trace_sources
+
+    reads = []
+    real = trace_sources.read_swf
+
+    def counted(path, fields=None):
+        reads.append(tuple(fields or ()))
+        return real(path, fields)
+
+    monkeypatch.setattr(trace_sources, "read_swf", counted)
+    monkeypatch.setattr(logged, "read_swf", counted)
+    scenario = Scenario(
+        workload="bundled",
+        platform="cluster",
+        failures="none",
+        policy="FCFS-EASY",
+        max_jobs=300,
+        maintenance="inferred",
+        priority_weight_fairshare=1.0,
+        priority_fairshare_by="group",
+    )
+    inputs: dict = {}
+    first = build_model(scenario, inputs)
+    assert len(reads) == 1 and {"wait_time", "group_id"} <= set(reads[0]), reads
+    assert inputs["workload"].log is None  # taken by the readings
+    second = build_model(scenario, inputs)
+    assert len(reads) == 2
+    assert np.array_equal(first.scheduler.maintenance.windows, second.scheduler.maintenance.windows)
+    assert first.run().jobs.equals(second.run().jobs)

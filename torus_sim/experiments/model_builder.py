@@ -95,7 +95,9 @@ def model_arguments(
         workload = inputs.get("workload")
         if workload is None:  # a caller's own workload (a window of the learning environment) asks no registry
             inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
-            workload = inputs["workload"] = load_workload(scenario, source=inputs["workload_source"])
+            workload = inputs["workload"] = load_workload(
+                scenario, source=inputs["workload_source"], log_fields=_log_fields(scenario)[0]
+            )
         silent = None
         seed = scenario.seed
         policy = build_policy(scenario) if build_scenario_policy else None
@@ -205,6 +207,27 @@ def build_platform(scenario: Scenario, nodes: int, node_identities: bool = False
     return platform_kind(scenario.platform).build(scenario.platform_fields(), nodes, node_identities)
 
 
+def _log_fields(scenario: Scenario) -> tuple[tuple[str, ...], dict]:
+    """The SWF fields the run's readings of its log need, and which reading needs which.
+
+    Returns:
+        ``(fields, readers)``: every field needed, once each; reading (a phrase for the sentences) -> its fields.
+    """
+    readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
+        "the queue factor": QUEUE_FIELDS if scenario.priority_weight_queue is not None else (),
+        "preemption by tier": QUEUE_FIELDS if scenario.preempt_by_tier else (),
+        "the fair share by group": ACCOUNT_FIELDS
+        if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
+        else (),
+        "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
+        "an inferred effective size": SCHEDULE_FIELDS if scenario.effective_size == INFERRED else (),
+        "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
+        "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
+        "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
+    }
+    return tuple(dict.fromkeys(name for needed in readers.values() for name in needed)), readers
+
+
 def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
     """What the replayed SWF log gives the model beyond its jobs, read once: queue factors, accounts, inferred windows.
 
@@ -214,7 +237,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
 
     Args:
         scenario: the run's scenario.
-        workload: its workload (the SWF log it came from is read again for what the jobs do not carry).
+        workload: its workload (the SWF log it came from, read with its jobs or again, gives what the jobs do not
+            carry: :func:`~torus_sim.inputs.workload.logged.workload_log`).
         capacity: the platform's nodes (an inferred effective size is a share of them).
 
     Raises:
@@ -233,19 +257,7 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         raise ConfigurationError("effective_size_share and effective_size: give one (a share for the whole run, or spans)")
     if scenario.prime_time is None and (scenario.prime_time_max_walltime is not None or scenario.prime_time_spill is not None):
         raise ConfigurationError('prime_time_max_walltime and prime_time_spill need prime_time (as "MON-FRI 08:00-18:00")')
-    readers = {  # reading -> the SWF fields it needs (the tiers alone, without a weight, give no queue factor)
-        "the queue factor": QUEUE_FIELDS if scenario.priority_weight_queue is not None else (),
-        "preemption by tier": QUEUE_FIELDS if scenario.preempt_by_tier else (),
-        "the fair share by group": ACCOUNT_FIELDS
-        if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
-        else (),
-        "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
-        "an inferred effective size": SCHEDULE_FIELDS if scenario.effective_size == INFERRED else (),
-        "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
-        "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
-        "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
-    }
-    fields = tuple(dict.fromkeys(name for needed in readers.values() for name in needed))
+    fields, readers = _log_fields(scenario)
     log = workload_log(workload, fields, " and ".join(what for what, needed in readers.items() if needed)) if fields else None
     keywords = {}
     if readers["the queue factor"]:

@@ -73,10 +73,10 @@ class BatchSet:
         return self.cache[key]
 
 
-def _context(scenario, source, capacity: int | None = None) -> WorkloadContext:
+def _context(scenario, source, capacity: int | None = None, log_fields: tuple[str, ...] = ()) -> WorkloadContext:
     """What a workload source is given: the scenario fields it declares, the platform kind and the fields it declares."""
     fields = scenario.fields_for(source, f"workload source {getattr(source, 'name', type(source).__name__)!r}")
-    return WorkloadContext(fields, platform_kind(scenario.platform), capacity, scenario.platform_fields())
+    return WorkloadContext(fields, platform_kind(scenario.platform), capacity, scenario.platform_fields(), log_fields)
 
 
 def _called(source, what: str, call: str, function, *args):
@@ -100,7 +100,7 @@ def _called(source, what: str, call: str, function, *args):
         raise ConfigurationError(f"{what} {name!r}: {call} {raised_text(error)}") from None
 
 
-def load_workload(scenario, capacity: int | None = None, source=None) -> Workload:
+def load_workload(scenario, capacity: int | None = None, source=None, log_fields: tuple[str, ...] = ()) -> Workload:
     """Read and clean the online workload of a scenario for its platform (its source: :func:`~torus_sim.inputs.workload.sources.workload_source`).
 
     Args:
@@ -108,6 +108,8 @@ def load_workload(scenario, capacity: int | None = None, source=None) -> Workloa
         capacity: the platform's nodes (the platform kind decides from the scenario and the workload when None).
         source: the scenario's workload source, already resolved (the model builder keeps it for the run's
             manifest); resolved from ``scenario.workload`` when None.
+        log_fields: SWF fields the run reads from the log besides the jobs (its site readings): an SWF log's are read
+            in the same pass and kept on the workload (:attr:`~torus_sim.inputs.workload.jobs.Workload.log`).
 
     Returns:
         The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.inputs.workload.jobs`).
@@ -122,7 +124,7 @@ def load_workload(scenario, capacity: int | None = None, source=None) -> Workloa
     if source.kind != "online":
         raise ConfigurationError(f"workload {scenario.workload!r} is a batch (released at 0), not jobs submitted over time")
     source.check_platform(scenario.platform)
-    workload = _called(source, "workload", "jobs", source.jobs, _context(scenario, source, capacity))
+    workload = _called(source, "workload", "jobs", source.jobs, _context(scenario, source, capacity, log_fields))
     if not isinstance(workload, Workload):
         raise ConfigurationError(f"workload {scenario.workload!r}: jobs returned {type(workload).__name__}, not a Workload")
     return workload

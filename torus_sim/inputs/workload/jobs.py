@@ -275,6 +275,9 @@ class Workload:
         impossible: of the skipped jobs, how many had a value no real job has rather than SWF's
             "unknown" (-1), by what it was (``negative submit time``, ``negative processor count``,
             ``no processors``, ``negative runtime``); the run warns about them in one line.
+        log: the SWF trace the jobs were read from, with the fields the run reads from the log besides them (a
+            source's ``log_fields``), until :func:`~torus_sim.inputs.workload.logged.workload_log` takes it (the
+            log is read once); None.
     """
 
     jobs: list[Job] | JobColumns
@@ -288,6 +291,7 @@ class Workload:
     times: object = None
     whole_span: tuple[float, float] | None = None
     impossible: dict[str, int] = field(default_factory=dict)
+    log: object = field(default=None, repr=False, compare=False)
 
     def offered_load(self, capacity: int) -> float | None:
         """The offered load: sum of partition size x runtime over capacity x the submission span.

@@ -249,7 +249,10 @@ def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
 
 
 def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:
-    """Read again the SWF log a run's workload came from, for what the jobs do not carry (queues, groups, the schedule).
+    """The SWF log a run's workload came from, for what the jobs do not carry (queues, groups, the schedule).
+
+    The trace read with the jobs where it holds ``fields`` (a source given them as ``log_fields``: taken, so the log is
+    read once); else the log read again.
 
     Args:
         workload: the run's :class:`~torus_sim.inputs.workload.jobs.Workload`.
@@ -266,6 +269,10 @@ def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:
     path = Path(str(workload.source))
     if workload.kind != "online" or not workload.sha256 or not path.is_file():
         raise ConfigurationError(f"{what} reads the SWF log; this workload ({workload.source}) is not a log file")
+    kept = workload.log
+    if kept is not None and set(fields) <= set(kept.fields):  # read with the jobs: taken, not read again
+        workload.log = None
+        return kept
     trace = read_swf(path, fields=fields)
     if trace.sha256 != workload.sha256:
         raise ConfigurationError(f"{path} changed since the run read it (SHA-256 {workload.sha256}, now {trace.sha256})")

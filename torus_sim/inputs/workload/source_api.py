@@ -40,12 +40,16 @@ class WorkloadContext:
         capacity: the platform's nodes when the caller knows them already; else the platform kind
             decides, from the scenario or the workload's own machine size.
         platform_fields: the scenario fields the platform kind declares (its hooks' argument).
+        log_fields: SWF fields the run reads from the log besides its jobs (a site's readings: the queues, the groups,
+            the logged schedule): a source that reads an SWF file reads them in the same pass and hands the trace
+            over with the workload (:attr:`~torus_sim.inputs.workload.jobs.Workload.log`); other sources ignore them.
     """
 
     scenario: object
     platform: object
     capacity: int | None = None
     platform_fields: object = None
+    log_fields: tuple[str, ...] = ()
 
     def nodes(self, named: int | None) -> int:
         """The platform's nodes, given the machine size the workload names (or None).

@@ -80,6 +80,8 @@ class TraceSource(WorkloadSource):
                     "at c = 1); c must lie in [1e-6, 1e6]"
                 )
             workload = jobs_from_swf(trace, capacity, round_size, load_scale, scenario.max_jobs, rules)
+        if context.log_fields:  # the run reads these from the log too: the trace read for the jobs holds them
+            workload.log = trace
         if workload.impossible:
             what = ", ".join(
                 f"{count:,} with a {reason}" if reason != "no processors" else f"{count:,} with no processors"
@@ -127,8 +129,9 @@ def _check_header(trace: SwfTrace, fields, platform) -> None:
 
 
 def _fields(context: WorkloadContext) -> tuple[str, ...]:
-    """The SWF fields the cleaning reads: the status too where cancelled lines are skipped (rule 11)."""
-    return (*CLEANING_FIELDS, "status") if context.rules.cancelled == "skip" else CLEANING_FIELDS
+    """The SWF fields the cleaning reads (the status too where cancelled lines are skipped: rule 11) and the run's log fields."""
+    fields = (*CLEANING_FIELDS, "status") if context.rules.cancelled == "skip" else CLEANING_FIELDS
+    return tuple(dict.fromkeys((*fields, *context.log_fields))) if context.log_fields else fields
 
 
 class SwfFile(TraceSource):
