@@ -26,6 +26,12 @@ in without a slot (the gate then holds it out of the queue). A user's walk is re
 requested time of one of the user's waiting jobs (``gated``: the waiting jobs are kept sorted by requested time), not
 at every pass near a window: a user of RICC holds thousands of waiting jobs.
 
+Most users never pass their limits: their waiting jobs are all let in, and their order is kept only from their first
+walk on. A heavy user's walk is not redone for what cannot change it: a start of a job it let in (the same jobs less
+that one), or, where the job limit alone stopped it, running jobs that stop and jobs that come after its stop (the
+walk goes on from its stop with the slots freed). HPC2N's site (202,871 jobs, 170 per user) walks its users 2,680
+times instead of 18,775.
+
 References:
     Slurm's documentation, "Resource Limits" (association and QOS limits: MaxJobs, MaxTRESPerUser); Maui
     Scheduler Administrator's Guide §6.2 (throttling policies: MAXJOB, MAXPROC per user).
@@ -53,7 +59,8 @@ class UserLimits:
             user's running jobs may hold at once (>= 1), or None.
         key: the order of one user's waiting jobs (``job -> key``, smaller first), in which they are let in: the
             queue's, or any key that orders one user's jobs as the queue does (FCFS's under a priority without a
-            size factor). Read once per job, when it starts waiting, unless ``phases`` is given.
+            size factor). Read for a job when its user's order is first needed (a walk) and kept while it waits,
+            unless ``phases`` is given; read again to place a job that comes against where a walk stopped.
         phases: the :class:`~torus_sim.engine.multifactor.Multifactor` whose order ``key`` is, when that order
             changes as the jobs age: its :meth:`~torus_sim.engine.multifactor.Multifactor.user_phase` puts each
             waiting job in one of three fixed orders, merged by ``key`` as they are read; :meth:`reorder` moves the
