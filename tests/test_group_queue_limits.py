@@ -8,6 +8,7 @@ field 15).
 from __future__ import annotations
 
 import gzip
+import math
 
 import numpy as np
 import pytest
@@ -187,3 +188,84 @@ def test_bad_group_and_queue_limits_are_one_sentence():
         _run([_job(1, 0, 10, 1, 1)], 4, (("queue", 0, None, OwnerMap({}, "job_id")),))
     with pytest.raises(ConfigurationError, match=r"per-group limits need max_jobs_per_group or max_nodes_per_group"):
         _run([_job(1, 0, 10, 1, 1)], 4, (("group", None, None, OwnerMap({}, "user_id")),))
+
+
+class _Queue:
+    """The wait queue as the last stage sees it: a set that refuses a job added twice or removed while absent."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[int, Job] = {}
+
+    def add(self, job) -> None:
+        assert job.job_id not in self.jobs
+        self.jobs[job.job_id] = job
+
+    def remove(self, job) -> None:
+        del self.jobs[job.job_id]
+
+
+def _walk(jobs, key, slots, room=math.inf):
+    """The jobs a walk lets in: in ``key`` order, each while the slots last and its nodes fit the room left."""
+    let_in = []
+    for job in sorted(jobs, key=key):
+        if slots <= 0 or room <= 0:
+            break
+        if job.size <= room:
+            let_in.append(job)
+            slots, room = slots - 1, room - job.size
+    return let_in
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["arrive", "arrive", "start", "stop"]), st.integers(0, 3), st.integers(1, 4)),
+        max_size=70,
+    ),
+    user_jobs=st.integers(1, 3),
+    user_nodes=st.sampled_from([None, 5]),
+    group_jobs=st.integers(1, 4),
+    order=st.sampled_from(["fcfs", "largest first"]),
+)
+def test_a_users_then_groups_chain_lets_in_what_walks_from_scratch_let_in(steps, user_jobs, user_nodes, group_jobs, order):
+    # users 0-3 in groups 0 (users 0, 1) and 1 (users 2, 3): after every refresh the queue holds, group by group, the
+    # first of the jobs each user's walk lets in that the group's slots cover, however the stages came to it (walks
+    # not redone after a start, walks that go on from their stop after stops and arrivals behind it)
+    from torus_sim.engine.limits import LimitChain, UserLimits
+
+    key = (lambda job: job.job_id) if order == "fcfs" else (lambda job: (-job.size, job.job_id))
+    groups = {0: 0, 1: 0, 2: 1, 3: 1}
+    chain = LimitChain(
+        [
+            UserLimits(user_jobs, user_nodes, key=key),
+            UserLimits(group_jobs, None, key=key, owner=OwnerMap(groups, "user_id"), who="group"),
+        ]
+    )
+    queue, waiting, running = _Queue(), {}, {}
+    for index, (what, user, size) in enumerate(steps):
+        if what == "arrive":
+            job = Job(index + 1, float(index), runtime=10.0, walltime=10.0, size=size, user_id=user)
+            waiting[job.job_id] = job
+            queue.add(job)
+            chain.waiting(job)
+        elif what == "start" and queue.jobs:
+            job = queue.jobs[sorted(queue.jobs)[user % len(queue.jobs)]]
+            queue.remove(job)
+            running[job.job_id] = waiting.pop(job.job_id)
+            chain.started(job, job.size)
+        elif what == "stop" and running:
+            job_id = sorted(running)[user % len(running)]
+            chain.stopped(job_id)
+            del running[job_id]
+        chain.refresh(queue)
+        first = []
+        for owner in range(4):
+            mine = [job for job in running.values() if job.user_id == owner]
+            slots = user_jobs - len(mine)
+            room = (user_nodes or math.inf) - sum(min(job.size, user_nodes or math.inf) for job in mine)
+            first += _walk([job for job in waiting.values() if job.user_id == owner], key, slots, room)
+        expected = set()
+        for group in (0, 1):
+            slots = group_jobs - sum(groups[job.user_id] == group for job in running.values())
+            expected |= {job.job_id for job in _walk([job for job in first if groups[job.user_id] == group], key, slots)}
+        assert set(queue.jobs) == expected, (index, what)
