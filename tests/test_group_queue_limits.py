@@ -26,6 +26,7 @@ from torus_sim.policies.catalog import ONLINE_POLICIES, POLICIES
 from torus_sim.policies.easy import EasyPolicy
 
 from .conftest import SHARED_DATA
+from .test_limits import _Queue
 
 CLUSTER_POLICIES = [name for name in ONLINE_POLICIES if name not in ("krevat", "balancing", "tiebreak")]
 SDSC = SHARED_DATA / "swf" / "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -188,20 +189,6 @@ def test_bad_group_and_queue_limits_are_one_sentence():
         _run([_job(1, 0, 10, 1, 1)], 4, (("queue", 0, None, OwnerMap({}, "job_id")),))
     with pytest.raises(ConfigurationError, match=r"per-group limits need max_jobs_per_group or max_nodes_per_group"):
         _run([_job(1, 0, 10, 1, 1)], 4, (("group", None, None, OwnerMap({}, "user_id")),))
-
-
-class _Queue:
-    """The wait queue as the last stage sees it: a set that refuses a job added twice or removed while absent."""
-
-    def __init__(self) -> None:
-        self.jobs: dict[int, Job] = {}
-
-    def add(self, job) -> None:
-        assert job.job_id not in self.jobs
-        self.jobs[job.job_id] = job
-
-    def remove(self, job) -> None:
-        del self.jobs[job.job_id]
 
 
 def _walk(jobs, key, slots, room=math.inf):

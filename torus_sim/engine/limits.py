@@ -412,7 +412,18 @@ class UserLimits:
                 slots -= 1
                 room -= need
         wanted = {job.job_id for job in let_in}
-        for job_id in queued - wanted:  # the slots or room of a pass ago at most, and jobs a gate no longer holds
+        # out: the slots or room of a pass ago at most, and jobs a gate no longer holds
+        self._settle(user, queue, let_in, queued - wanted)
+        if over:
+            self._gate_let_in.add(user)
+            self._stop.pop(user, None)
+        else:
+            self._gate_let_in.discard(user)
+
+    def _settle(self, user: int, queue, let_in: list, out) -> None:
+        """Leave the user's jobs in ``queue`` as a walk found them: ``out`` (ids of jobs in it) held, ``let_in`` in it."""
+        queued = self._queued[user]
+        for job_id in out:
             queue.remove(self._job[job_id])
             queued.discard(job_id)
             self.held += 1
@@ -426,11 +437,6 @@ class UserLimits:
             self._holding.add(user)
         else:
             self._holding.discard(user)
-        if over:
-            self._gate_let_in.add(user)
-            self._stop.pop(user, None)
-        else:
-            self._gate_let_in.discard(user)
 
     def _resume_user(self, user: int, queue) -> None:
         """Go on with the user's last walk from the job it stopped at: only running jobs stopped or jobs came after it.
@@ -460,23 +466,8 @@ class UserLimits:
                 break
             let_in.append(job)
             slots -= 1
-        if arrived:
-            wanted = {job.job_id for job in let_in}
-            for job in arrived:
-                if job.job_id not in wanted:
-                    queue.remove(job)
-                    queued.discard(job.job_id)
-                    self.held += 1
-                    self.held_ever += 1
-        for job in let_in:
-            if job.job_id not in queued:
-                queue.add(job)
-                queued.add(job.job_id)
-                self.held -= 1
-        if len(queued) < self._count[user]:
-            self._holding.add(user)
-        else:
-            self._holding.discard(user)
+        wanted = {job.job_id for job in let_in} if arrived else ()
+        self._settle(user, queue, let_in, [job.job_id for job in arrived if job.job_id not in wanted])
         if over:
             self._gate_let_in.add(user)
 
