@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     if "sites" in sections:  # the other checkout's code runs under this section's measurement
         from benchmarks.sites import site_replays
 
-        site_replays(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 2)
+        site_replays(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 3)
         sections = [section for section in sections if section != "sites"]
         if not sections:
             return 0
