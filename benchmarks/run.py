@@ -80,7 +80,7 @@ Run from the repository root::
     CQSim's mode, the ratio (goal, issue 61: at most 0.10x) and whether CQSim's EASY schedules are the
     peers' files.
 
-18. Site replays (:mod:`benchmarks.sites`, only when asked: ``--only sites``, about 3 minutes, half again with
+18. Site replays (:mod:`benchmarks.sites`, only when asked: ``--only sites``, about 2.5 minutes (the median of three runs each), twice that with
     ``--baseline``): ``torus-sim run experiments/sites/LOG.toml`` (a log's fitted production settings) against the
     textbook FCFS-EASY replay of the same log, whole processes, for CTC-SP2, SDSC-SP2 and HPC2N (goal, issue 77: at
     most 2x).
