@@ -46,7 +46,8 @@ def test_trials_replay_only_the_first_part_and_a_second_call_resumes_the_study(t
     assert first.train_objective <= first.given_objective  # what stands is never worse on the first part
     seen.clear()
     second = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=4, seed=0)
-    assert second.trials == 4 and seen[:2] == [1500, 1500] and len(seen) == 4  # one new trial, the site, the judgement
+    # the kept first trial again (the check that the study is this code's), one new trial, the site, the judgement
+    assert second.trials == 4 and seen[:3] == [1500, 1500, 1500] and len(seen) == 5
     assert second.train_objective <= first.train_objective
 
 
@@ -56,7 +57,20 @@ def test_an_interrupted_calibration_keeps_its_finished_trials(tmp_path, monkeypa
         calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=3, seed=0)
     seen = _counting(monkeypatch)
     resumed = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
-    assert resumed.trials == 2 and seen[:2] == [1500, 1500] and len(seen) == 4
+    assert resumed.trials == 2 and seen[:3] == [1500, 1500, 1500] and len(seen) == 5  # the check's replay too
+
+
+def test_a_kept_study_whose_trials_score_otherwise_now_is_refused_and_nothing_is_run(tmp_path, monkeypatch):
+    """A study kept from other code (or another log) would mix its trials into the fit unseen: a second call replays
+    its first finished trial again and refuses the study, in one sentence, when it scores otherwise."""
+    calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
+    scored = calibration_module.objective
+    monkeypatch.setattr(calibration_module, "objective", lambda scores: scored(scores) + 1e-9)  # other code
+    seen = _counting(monkeypatch)
+    with pytest.raises(ConfigurationError, match=r"study\.db was made by other code or from another log: its trial 0"):
+        calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=3, seed=0)
+    assert seen == [1500]  # the check's replay alone
+    assert len(_drawn(tmp_path)) == 2  # the kept trials stand
 
 
 def _drawn(folder) -> list[dict]:

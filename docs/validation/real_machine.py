@@ -13,7 +13,7 @@ the trials :data:`LOGS` gives; the whole log is then replayed with the site as g
 processors, the textbook loop) and with the fitted settings, and each is judged on the held-out half. The ablation
 replays the calibrated site with one behaviour turned off at a time. Studies are kept in the temporary folder
 (``torus-sim-real-machine``): a second run resumes them. After a change that moves any schedule, remove that folder
-first: a resumed study keeps the trials the former code scored.
+first: the calibration refuses a study whose first trial, replayed again, scores otherwise.
 """
 
 from __future__ import annotations

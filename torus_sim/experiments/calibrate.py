@@ -425,6 +425,34 @@ def _first_part_jobs(base, first_ids: np.ndarray) -> dict[str, int]:
     return {base.cancelled: train_jobs} if count == train_jobs else {base.cancelled: train_jobs, other: count}
 
 
+def _check_kept(study, out: Path, score) -> None:
+    """A kept study resumes only where its first finished trial, replayed again, scores what it scored.
+
+    The replays are deterministic, so the same code on the same log gives the same bits; a trial kept from other code
+    (a release, a change that moves a schedule) or another log would mix into the fit unseen.
+
+    Args:
+        study: the Optuna study loaded from ``out``.
+        out: its folder, for the sentence.
+        score: ``params -> objective`` of one trial's settings.
+
+    Raises:
+        ConfigurationError: the trial scores otherwise now.
+    """
+    import optuna
+
+    done = [trial for trial in study.trials if trial.state == optuna.trial.TrialState.COMPLETE]
+    if not done:
+        return
+    first = min(done, key=lambda trial: trial.number)
+    now = score(first.params)
+    if now != first.value:
+        raise ConfigurationError(
+            f"{out / 'study.db'} was made by other code or from another log: its trial {first.number} scored "
+            f"{first.value:.6g} and scores {now:.6g} now; remove it (or calibrate into another --out) to start afresh"
+        )
+
+
 def _trial_value(trial, base, train_jobs: dict, fitted_space: dict) -> float:
     """One trial: the first part's jobs replayed with the trial's settings, scored (:func:`objective`).
 
@@ -523,7 +551,8 @@ def calibrate(
             at load scale 1); its fitted fields are replaced by each trial's.
         out: the folder of the study (``study.db``; the caller writes the results beside it).
         train: the share of the log's jobs (in submission order) the fit sees, 0 < train < 1.
-        trials: the finished trials wanted in the study (those already there count: a second call resumes).
+        trials: the finished trials wanted in the study (those already there count: a second call resumes, once its
+            first finished trial, replayed again, scores what it scored: the same code and the same log).
         seed: the sampler's seed. A calibration stopped and called again resumes with the sampler's random state as
             it stood before its first unfinished trial (kept in the study), so it draws what an uninterrupted one draws.
         progress: called with ``(trial number, objective, best so far)`` after each trial, or None.
@@ -538,7 +567,7 @@ def calibrate(
 
     Raises:
         ConfigurationError: a scenario whose replay cannot be held against its log, a train share outside (0, 1), no
-            finished trial.
+            finished trial, or a kept study whose trials no longer score as they did (the code or the log changed).
         KeyboardInterrupt: passed on; the finished trials stay in ``study.db``.
     """
     try:
@@ -570,6 +599,8 @@ def calibrate(
 
     def trial_objective(trial) -> float:
         return _trial_value(trial, base, train_jobs, fitted_space)
+
+    _check_kept(study, out, lambda params: trial_objective(optuna.trial.FixedTrial(params)))
 
     def finished() -> int:
         return sum(trial.state == optuna.trial.TrialState.COMPLETE for trial in study.trials)
