@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from bisect import bisect_left
 from collections import defaultdict
 
 from sortedcontainers import SortedKeyList, SortedList
@@ -480,13 +481,7 @@ class UserLimits:
         target = key(first)
         parts = []
         for jobs in lists:
-            low, high = 0, len(jobs)
-            while low < high:
-                middle = (low + high) // 2
-                if key(jobs[middle]) < target:
-                    low = middle + 1
-                else:
-                    high = middle
+            low = bisect_left(jobs, target, key=key)
             if low < len(jobs):
                 parts.append(jobs.islice(low))
         if len(parts) == 1:
