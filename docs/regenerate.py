@@ -135,6 +135,13 @@ DOCUMENTED = (
         script="docs/validation/real_machine.py",
     ),
     Documented(
+        "validation/shaking",
+        out="docs/validation",
+        made_by="python docs/validation/shaking.py",
+        checked_by="shaking.csv row for row (four logs' sites, each unshaken and shaken by 1 s and 60 s under three seeds)",
+        script="docs/validation/shaking.py",
+    ),
+    Documented(
         "validation/against_log",
         out="docs/validation",
         made_by="python docs/validation/against_log.py",

@@ -187,28 +187,41 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
-    path = HERE / "real_machine.csv"
-    logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
-    made = [row for log in logs for row in study(log, write_site="--check" not in argv)]
-    committed = []  # read after the studies: two logs fitted side by side each replace only their own rows
+def kept_rows(path: Path, fields: tuple[str, ...], logs: list[str], order: list[str], made: list[dict], check: bool):
+    """The rows just made against the committed CSV (``check``), or merged into it and written.
+
+    Returns:
+        With ``check``: ``(1, [])`` where they differ (the differences printed), ``(0, [])`` where identical.
+        Without: ``(0, every row)``, the made logs' rows replacing theirs in the file, written. The file is read after
+        the rows are made: two logs run side by side each replace only their own rows.
+    """
+    committed = []
     if path.exists():
         with path.open(newline="") as handle:
             committed = list(csv.DictReader(handle))
-    if "--check" in argv:
+    if check:
         old = [row for row in committed if row["log"] in logs]
         differing = [f"{path.name}: {new} != {was}" for new, was in zip(made, old, strict=False) if new != was]
         if differing or len(old) != len(made):
             print("\n".join(differing) or f"{path.name}: {len(old)} rows committed, {len(made)} made")
-            return 1
+            return 1, []
         print(f"{path.name}: identical ({len(made)} rows)")
-        return 0
+        return 0, []
     rows = [row for row in committed if row["log"] not in logs] + made
-    rows.sort(key=lambda row: list(LOGS).index(row["log"]))
+    rows.sort(key=lambda row: order.index(row["log"]))
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
+    return 0, rows
+
+
+def main(argv: list[str]) -> int:
+    logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
+    made = [row for log in logs for row in study(log, write_site="--check" not in argv)]
+    code, rows = kept_rows(HERE / "real_machine.csv", FIELDS, logs, list(LOGS), made, "--check" in argv)
+    if "--check" in argv:
+        return code
     print(table(rows))
     for row in rows:
         if row["site"] == "fitted":

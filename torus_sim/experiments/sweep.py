@@ -166,6 +166,7 @@ LATER_FIELDS = (
     "partition_field",
     "priority_fairshare_windows",
     "preempt_by_tier",
+    "shake",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

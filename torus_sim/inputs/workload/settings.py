@@ -58,6 +58,14 @@ class WorkloadSection(BaseModel):
         "there) or run for its logged run time (false); unset: the rules' reading (pv-easy and cqsim kill, bgl-fault "
         "and rlscheduler do not)",
     )
+    shake: float | None = Field(
+        None,
+        gt=0,
+        le=1e7,
+        description="seconds: each job's submit time moved by a uniform draw in [-shake, +shake] (never before 0) from "
+        "the run's seed, the jobs then in their new order (Tsafrir, Ouaknine and Feitelson's input shaking: replays "
+        "under several seeds show what of a result is the input's chance); unset: as logged",
+    )
     jobs: int | None = Field(
         None,
         ge=1,

@@ -194,6 +194,8 @@ def _production_text(scenario) -> str:
         parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + by + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
+    if scenario.shake is not None:
+        parts.append(f"submit times shaken by up to {scenario.shake:g} s (seed {scenario.seed})")
     if scenario.kill_at_walltime is not None:
         parts.append("jobs killed at their requested time" if scenario.kill_at_walltime else "jobs run past their requested time")
     if scenario.maintenance == "inferred":
