@@ -94,3 +94,15 @@ def test_a_scenario_shakes_the_log_it_replays_by_its_seed_and_unset_leaves_it_as
     shift = moved["submitted_at"] - logged["submitted_at"]
     assert shift.abs().max() <= 60.0 and shift.abs().gt(0).mean() > 0.9
     assert (moved["runtime"] == logged["runtime"]).all()
+
+
+def test_every_reader_of_a_scenarios_workload_gets_it_shaken_the_learning_environment_too():
+    from torus_sim.experiments.run_inputs import load_workload
+    from torus_sim.rl.env import SchedulingEnv
+
+    plain = Scenario.make(max_jobs=200, failures="none", platform="cluster", policy="FCFS-EASY")
+    shook = plain.replace(shake=30.0, seed=5)
+    expected = load_workload(shook).jobs.column("submitted_at")
+    assert expected.tolist() != load_workload(plain).jobs.column("submitted_at").tolist()
+    env = SchedulingEnv(shook, window=40, queue_slots=6)
+    assert [job.submitted_at for job in env.workload.jobs] == expected.tolist()

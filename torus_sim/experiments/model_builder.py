@@ -26,7 +26,6 @@ from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.node_reservations import read_reservations
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
-from torus_sim.inputs.workload.shaking import shaken
 from torus_sim.inputs.workload.sources import workload_source
 from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
@@ -98,10 +97,9 @@ def model_arguments(
         workload = inputs.get("workload")
         if workload is None:  # a caller's own workload (a window of the learning environment) asks no registry
             inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
-            workload = load_workload(scenario, source=inputs["workload_source"], log_fields=_log_fields(scenario)[0])
-            if scenario.shake is not None:  # submit times moved by the run's seed (input shaking)
-                workload = shaken(workload, scenario.shake, scenario.seed)
-            inputs["workload"] = workload
+            workload = inputs["workload"] = load_workload(
+                scenario, source=inputs["workload_source"], log_fields=_log_fields(scenario)[0]
+            )
         silent = None
         seed = scenario.seed
         policy = build_policy(scenario) if build_scenario_policy else None

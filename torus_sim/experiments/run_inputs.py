@@ -34,6 +34,7 @@ from torus_sim.core.errors import ConfigurationError, TorusSimError
 from torus_sim.inputs.energy.power_inputs import PowerInputs
 from torus_sim.inputs.untrusted import exits_refused, is_builtin_extension, raised_text
 from torus_sim.inputs.workload.jobs import Workload
+from torus_sim.inputs.workload.shaking import shaken
 from torus_sim.inputs.workload.sources import BatchJobs, WorkloadContext, workload_source
 from torus_sim.machine.platforms.kinds import platform_kind
 
@@ -112,7 +113,9 @@ def load_workload(scenario, capacity: int | None = None, source=None, log_fields
             in the same pass and kept on the workload (:attr:`~torus_sim.inputs.workload.jobs.Workload.log`).
 
     Returns:
-        The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.inputs.workload.jobs`).
+        The workload (BGL-FAULT §6.2's or PV-EASY §5.1's cleaning rules, see :mod:`torus_sim.inputs.workload.jobs`),
+        its submit times shaken by the scenario's ``shake`` and ``seed`` where it sets one
+        (:func:`~torus_sim.inputs.workload.shaking.shaken`).
 
     Raises:
         ConfigurationError: the workload is a batch, or its source refuses the scenario.
@@ -127,6 +130,8 @@ def load_workload(scenario, capacity: int | None = None, source=None, log_fields
     workload = _called(source, "workload", "jobs", source.jobs, _context(scenario, source, capacity, log_fields))
     if not isinstance(workload, Workload):
         raise ConfigurationError(f"workload {scenario.workload!r}: jobs returned {type(workload).__name__}, not a Workload")
+    if scenario.shake is not None:  # every job's submit time moved by the run's seed (input shaking)
+        workload = shaken(workload, scenario.shake, scenario.seed)
     return workload
 
 
