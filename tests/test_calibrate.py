@@ -150,9 +150,9 @@ def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one
     out = tmp_path / "cal"
     command = [sys.executable, "-m", "torus_sim.interfaces.cli", "calibrate", "--workload", "pwa:SDSC-SP2", "--max-jobs", "2000"]
     command += ["--platform", "cluster", "--failures", "none", "--policy", "FCFS-EASY", "--trials", "2", "--out", str(out)]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    done = subprocess.run([*command, "--shakes", "1"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "held out   calibrated" in done.stdout
+    assert "held out   calibrated" in done.stdout and "shaken: every submit time moved by up to 1 s, seeds 1-1" in done.stdout
     written = json.loads((out / "calibration.json").read_text())
     assert written["train_jobs"] == 1000 and written["trials"] == 2
     assert (out / "held_out_waits.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -274,3 +274,37 @@ def test_a_backfill_window_the_site_gives_is_fitted_and_written_with_its_policy_
     site = load_experiment(tmp_path / "site.toml").scenario({})  # [policy] with its [policy.params]: a run reads it
     assert site.policy == "FCFS-EASY" and site.policy_params == fitted["policy_params"]
     assert site.priority_favor_small is True
+
+
+def test_shakes_judge_both_sites_again_under_shaken_inputs_and_the_report_gives_each_figures_spread(tmp_path, monkeypatch):
+    seen = []
+    replay = calibration_module._replay
+
+    def recorded(scenario):
+        seen.append((scenario.max_jobs, scenario.shake, scenario.seed))
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    calibration = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=1, seed=0, shakes=2)
+    whole = [call for call in seen if call[0] == BASE.max_jobs]  # the whole-log replays after the fit
+    assert whole == [(3000, None, 0), (3000, 1.0, 1), (3000, 1.0, 2)] * 2
+    assert all(call[1] is None for call in seen if call[0] != BASE.max_jobs)  # the trials are not shaken
+    shaken = calibration.shaken["calibrated"]["test"]
+    assert len(shaken) == 2 and shaken[0] != shaken[1] != calibration.scores["calibrated"]["test"]
+    # a shaken score is that of the calibrated site replayed with the shake and the seed, judged on the held-out part
+    from torus_sim.experiments.calibrate import _split, score_part
+
+    _, first_test_id, split_day = _split(BASE, 0.5)
+    waits, by_day = replay(BASE.replace(**calibration.fitted, shake=1.0, seed=2))
+    assert shaken[1] == score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)
+    from torus_sim.interfaces.commands.calibrate import report_text
+
+    report = report_text(calibration)
+    assert "shaken: every submit time moved by up to 1 s, seeds 1-2" in report
+    low, high = sorted(score.ks for score in shaken)
+    assert f"held out   calibrated  KS {low:.3f} to {high:.3f}" in report
+    written = calibration.as_dict()["shaken"]
+    assert written["seconds"] == 1.0 and len(written["scores"]["as given"]["train"]) == 2
+    assert calibration_module.calibrate(BASE, tmp_path / "plain", trials=1).as_dict()["shaken"] is None
+    with pytest.raises(ConfigurationError, match="--shakes must be 0 or more"):
+        calibration_module.calibrate(BASE, tmp_path, trials=1, shakes=-1)

@@ -48,6 +48,10 @@ __all__ = [
 ]
 
 DAY = 86400.0
+
+SHAKE_SECONDS = 1.0
+"""How far a shaken judgement moves each submit time (``shakes``): a second, the SWF logs' own resolution, by which a
+replay already parts from itself by more than an hour on 12-55% of the held-out jobs' starts (docs/validation/real_machine.md)."""
 UNLIMITED_JOBS = 512
 """A per-user job limit drawn at this value or above means no limit."""
 
@@ -179,6 +183,9 @@ class Calibration:
         scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore}}``, both from whole-log replays.
         held_out: ``{"as given" | "calibrated": the held-out jobs' waits}`` (``job_id``, ``simulated_wait``,
             ``logged_wait``, seconds), for the figure.
+        shaken: ``{"as given" | "calibrated": {"train": [PartScore, ...], "test": [...]}}``: the same whole-log replays
+            with every submit time moved by up to :data:`SHAKE_SECONDS` (input shaking), one score per seed 1, 2, ...;
+            empty without ``shakes``. Their spread is what of each figure is the input's chance.
     """
 
     log: str
@@ -189,6 +196,7 @@ class Calibration:
     given_objective: float = math.nan
     scores: dict = field(default_factory=dict)
     held_out: dict = field(default_factory=dict, repr=False)
+    shaken: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """JSON-ready."""
@@ -201,6 +209,15 @@ class Calibration:
             "train_objective": self.train_objective,
             "given_objective": self.given_objective,
             "scores": {name: {part: score.as_dict() for part, score in parts.items()} for name, parts in self.scores.items()},
+            "shaken": {
+                "seconds": SHAKE_SECONDS,
+                "scores": {
+                    name: {part: [score.as_dict() for score in scores] for part, scores in parts.items()}
+                    for name, parts in self.shaken.items()
+                },
+            }
+            if self.shaken
+            else None,
         }
 
 
@@ -542,7 +559,7 @@ def _trial_seed(seed: int, index: int) -> int:
 
 
 def calibrate(
-    base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None, workers: int = 1
+    base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None, workers: int = 1, shakes: int = 0
 ) -> Calibration:
     """Fit :data:`SPACE` on the first ``train`` share of ``base``'s log, then judge the fit on the rest.
 
@@ -561,6 +578,11 @@ def calibrate(
             is marked failed by its missed heartbeats). A queued trial (the site as given) runs in this process
             before the workers start: SQLite cannot lock its row, so two workers could both take it. Parallel trials are not drawn as serial ones are: the same
             seed gives other trials.
+        shakes: the site as given and the calibrated site are also replayed this many times each with every submit
+            time moved by up to :data:`SHAKE_SECONDS` (``shake``; seeds 1 .. shakes: with generated failures, the
+            failures are drawn by that seed too) and judged alike (:attr:`Calibration.shaken`); 0: not. The trials are
+            not shaken: a fit scored on three shaken replays each judged CTC-SP2's and SDSC-SP2's held-out halves no
+            better (docs/validation/real_machine.md).
 
     Returns:
         The :class:`Calibration`.
@@ -582,6 +604,8 @@ def calibrate(
         raise ConfigurationError(f"--trials must be at least 1, got {trials}")
     if workers < 1:
         raise ConfigurationError(f"--workers must be at least 1, got {workers}")
+    if shakes < 0:
+        raise ConfigurationError(f"--shakes must be 0 or more, got {shakes}")
     check_against_log(base)
     first_part, first_test_id, split_day, fill, first_ids = _split_and_fill(base, train)
     train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
@@ -646,12 +670,16 @@ def calibrate(
         train_objective=best,
         given_objective=given_objective,
     )
-    for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
+
+    def judged(scenario) -> tuple[dict, object]:
         waits, by_day = _replay(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
-        calibration.held_out[name] = rest
-        calibration.scores[name] = {
-            "train": score_part(first, by_day, 0, split_day - 1),
-            "test": score_part(rest, by_day, split_day, None),
-        }
+        return {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}, rest
+
+    for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
+        calibration.scores[name], calibration.held_out[name] = judged(scenario)
+        for index in range(1, shakes + 1):  # the same replay under shaken inputs: each figure's chance
+            scores, _ = judged(scenario.replace(shake=SHAKE_SECONDS, seed=index))
+            for part, score in scores.items():
+                calibration.shaken.setdefault(name, {}).setdefault(part, []).append(score)
     return calibration

@@ -15,7 +15,7 @@ __all__ = ["NAMES", "add_parser", "figure_png", "fitted_items", "main", "report_
 NAMES = ("calibrate",)
 """The subcommand's names."""
 
-_OWN = ("train", "trials", "sampler_seed", "workers")
+_OWN = ("train", "trials", "sampler_seed", "workers", "shakes")
 
 
 def add_parser(commands) -> None:
@@ -50,6 +50,13 @@ def add_parser(commands) -> None:
         default=1,
         help="trials at once on a local Dask cluster of this many processes (default 1: one after another, each trial "
         "drawn as an uninterrupted calibration draws it); needs torus-sim[distributed]",
+    )
+    parser.add_argument(
+        "--shakes",
+        type=int,
+        default=0,
+        help="also replay the site as given and the calibrated site this many times with every submit time moved by up "
+        "to a second (input shaking, seeds 1..N) and report each figure's spread (default 0: not)",
     )
     add_scenario_options(parser)
 
@@ -149,7 +156,34 @@ def report_text(calibration) -> str:
                 f"{score.mean_wait:>12,.0f} / {score.logged_mean_wait:>11,.0f} {score.mean_error:>+7.1%} "
                 f"{score.median_wait:>8,.0f} / {score.logged_median_wait:>7,.0f} {score.within_hour:>7.1%} {daily:>12}"
             )
+    lines += _shaken_lines(calibration)
     return "\n".join(lines) + "\n"
+
+
+def _shaken_lines(calibration) -> list[str]:
+    """The shaken replays' spread (lowest to highest over the seeds) of each figure, or nothing without them."""
+    from torus_sim.experiments.calibrate import SHAKE_SECONDS
+
+    if not calibration.shaken:
+        return []
+    seeds = len(next(iter(next(iter(calibration.shaken.values())).values())))
+    lines = ["", f"shaken: every submit time moved by up to {SHAKE_SECONDS:g} s, seeds 1-{seeds}; lowest to highest"]
+    figures = (
+        ("KS", "ks", ".3f"),
+        ("error", "mean_error", "+.1%"),
+        ("<= 1 h", "within_hour", ".1%"),
+        ("|daily util|", "daily_utilization_error", ".3f"),
+    )
+    for part in ("train", "test"):
+        for name, parts in calibration.shaken.items():
+            spans = []
+            for label, field, form in figures:
+                values = [getattr(score, field) for score in parts[part]]
+                values = sorted(value for value in values if value == value)  # NaN: not known
+                if values:
+                    spans.append(f"{label} {values[0]:{form}} to {values[-1]:{form}}")
+            lines.append(f"{'held out' if part == 'test' else 'fitted on':<10} {name:<11} " + ", ".join(spans))
+    return lines
 
 
 def figure_png(calibration) -> bytes:
@@ -204,7 +238,14 @@ def main(args) -> int:
 
     try:
         calibration = calibrate(
-            base, out, train=args.train, trials=args.trials, seed=args.sampler_seed, progress=progress, workers=args.workers
+            base,
+            out,
+            train=args.train,
+            trials=args.trials,
+            seed=args.sampler_seed,
+            progress=progress,
+            workers=args.workers,
+            shakes=args.shakes,
         )
     except KeyboardInterrupt:
         print(f"interrupted: the finished trials are kept in {out / 'study.db'}; run the same command to resume")
