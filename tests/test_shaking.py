@@ -106,3 +106,34 @@ def test_every_reader_of_a_scenarios_workload_gets_it_shaken_the_learning_enviro
     assert expected.tolist() != load_workload(plain).jobs.column("submitted_at").tolist()
     env = SchedulingEnv(shook, window=40, queue_slots=6)
     assert [job.submitted_at for job in env.workload.jobs] == expected.tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.integers(0, 500), min_size=1, max_size=60).map(sorted),
+    st.floats(0.5, 200.0, allow_nan=False),
+    st.integers(1, 9),
+    st.integers(0, 1000),
+)
+def test_shaken_a_piece_at_a_time_is_the_whole_log_shaken_at_once(submits, seconds, rows, seed):
+    # the stream writes a job once no later job can move before it: the same jobs in the same order as one sort of all
+    import torus_sim.inputs.workload.shaking as shaking
+
+    workload = Workload(jobs=JobColumns(*_columns(submits)), source="hand-made")
+    moves = np.random.default_rng([seed, SHAKE_STREAM]).uniform(-seconds, seconds, len(submits))
+    times = np.maximum(np.asarray(submits, dtype=float) + moves, 0.0)
+    order = np.lexsort((np.arange(1, len(submits) + 1), times))
+    before = shaking.PIECE_ROWS
+    try:
+        shaking.PIECE_ROWS = rows
+        moved = shaken(workload, seconds, seed)
+    finally:
+        shaking.PIECE_ROWS = before
+    assert moved.jobs.column("job_id").tolist() == (order + 1).tolist()
+    assert moved.jobs.column("submitted_at").tolist() == times[order].tolist()
+    assert moved.jobs.column("runtime").tolist() == (10.0 * (order + 1)).tolist()
+
+
+def _columns(submits):
+    ids = np.arange(1, len(submits) + 1)
+    return ids, np.asarray(submits, dtype=float), 10.0 * ids, 20.0 * ids, ids % 3 + 1, ids % 3 + 1, ids % 2

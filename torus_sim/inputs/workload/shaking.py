@@ -22,10 +22,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from torus_sim.core.disk_tables import GrowingTable, SpillFolder, TableSnapshot
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.inputs.workload.jobs import JobColumns, Workload
 
-__all__ = ["SHAKE_STREAM", "shaken"]
+__all__ = ["PIECE_ROWS", "SHAKE_STREAM", "shaken"]
 
 SHAKE_STREAM = 0x5348414B
 """The second word of the shaking's random stream (``numpy.random.default_rng([seed, SHAKE_STREAM])``): the run's seed
@@ -33,20 +34,28 @@ draws it, apart from every other draw of that seed."""
 
 _COLUMNS = ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id")
 
+PIECE_ROWS = 1 << 16
+"""Jobs shaken at a time (65,536): the jobs held at once are a piece and those within twice the shake of its end."""
+
 
 def shaken(workload: Workload, seconds: float, seed: int) -> Workload:
     """The workload with each job's submit time moved by a uniform draw in ``[-seconds, +seconds]``, clipped at 0.
 
+    The jobs are read and written :data:`PIECE_ROWS` at a time: a job moves by at most ``seconds``, so once a piece is
+    read, every job moved to before its last submit time less ``seconds`` is in its final place and is written out
+    (to the temporary folder past :data:`~torus_sim.core.disk_tables.SPILL_ROWS` rows, as a log's cleaned jobs are):
+    a shaken log takes memory flat in its length.
+
     Args:
-        workload: an online workload (its jobs in submission order).
+        workload: an online workload (its jobs in submission order: submit time, then job id).
         seconds: the largest move, seconds (> 0, finite).
         seed: the run's seed: the draws are ``numpy.random.default_rng([seed, SHAKE_STREAM]).uniform`` in job order, so
             one seed always shakes a log alike.
 
     Returns:
         A new :class:`~torus_sim.inputs.workload.jobs.Workload` (the other fields as they were) whose jobs are
-        :class:`~torus_sim.inputs.workload.jobs.JobColumns` in memory, in the new submission order (submit time, then
-        job id), each job's rank its new row.
+        :class:`~torus_sim.inputs.workload.jobs.JobColumns` in the new submission order (submit time, then job id),
+        each job's rank its new row.
 
     Raises:
         ConfigurationError: a batch workload (released at once: nothing to shake), ``seconds`` not a positive finite
@@ -59,15 +68,35 @@ def shaken(workload: Workload, seconds: float, seed: int) -> Workload:
         raise ConfigurationError("shake moves submit times: a batch workload is released at once (use an online workload)")
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ConfigurationError(f"shake must be positive seconds, got {seconds!r}")
-    jobs = workload.jobs
+    draws = np.random.default_rng([int(seed), SHAKE_STREAM])
+    table = GrowingTable("shaken", list(_COLUMNS), JobColumns._TYPES, folder=SpillFolder())
+    held = {name: np.empty(0, dtype=np.float64 if name in _FLOATS else np.int64) for name in _COLUMNS}
+    for piece in _pieces(workload.jobs):
+        moved = np.maximum(piece["submitted_at"] + draws.uniform(-seconds, seconds, len(piece["job_id"])), 0.0)
+        last = float(piece["submitted_at"][-1])  # every later job's submission, moved, is at least last - seconds
+        held = {name: np.concatenate((held[name], moved if name == "submitted_at" else piece[name])) for name in _COLUMNS}
+        order = np.lexsort((held["job_id"], held["submitted_at"]))
+        held = {name: column[order] for name, column in held.items()}
+        done = int(np.searchsorted(held["submitted_at"], last - seconds, side="left"))
+        table.extend({name: column[:done] for name, column in held.items()})
+        held = {name: column[done:] for name, column in held.items()}
+    table.extend(held)
+    snapshot = table.snapshot()
+    unique = isinstance(workload.jobs, JobColumns) and workload.jobs.unique_ids
+    return replace(workload, jobs=JobColumns.stored(TableSnapshot(snapshot.table, len(snapshot), shared=True), unique))
+
+
+_FLOATS = ("submitted_at", "runtime", "walltime")
+
+
+def _pieces(jobs):
+    """The jobs' columns, :data:`PIECE_ROWS` jobs at a time, in their order (a list of jobs in one piece)."""
     if isinstance(jobs, JobColumns):
-        columns = {name: jobs.column(name) for name in _COLUMNS}
-    else:
-        columns = {name: np.array([getattr(job, name) for job in jobs]) for name in _COLUMNS}
-    count = len(columns["job_id"])
-    moves = np.random.default_rng([int(seed), SHAKE_STREAM]).uniform(-seconds, seconds, count)
-    submitted = np.maximum(np.asarray(columns["submitted_at"], dtype=float) + moves, 0.0)
-    order = np.lexsort((np.asarray(columns["job_id"]), submitted))
-    columns["submitted_at"] = submitted
-    moved = JobColumns(*(np.asarray(columns[name])[order] for name in _COLUMNS))
-    return replace(workload, jobs=moved)
+        readers = [jobs.pieces(name, PIECE_ROWS) for name in _COLUMNS]
+        for columns in zip(*readers, strict=True):
+            yield {name: np.asarray(column) for name, (_, column) in zip(_COLUMNS, columns, strict=True)}
+    elif len(jobs):
+        yield {
+            name: np.array([getattr(job, name) for job in jobs], dtype=np.float64 if name in _FLOATS else np.int64)
+            for name in _COLUMNS
+        }
