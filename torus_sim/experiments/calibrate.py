@@ -581,8 +581,8 @@ def calibrate(
         shakes: the site as given and the calibrated site are also replayed this many times each with every submit
             time moved by up to :data:`SHAKE_SECONDS` (``shake``; seeds 1 .. shakes: with generated failures, the
             failures are drawn by that seed too) and judged alike (:attr:`Calibration.shaken`); 0: not. The trials are
-            not shaken: a fit scored on three shaken replays each judged CTC-SP2's and SDSC-SP2's held-out halves no
-            better (docs/validation/real_machine.md).
+            not shaken: a fit whose every trial was scored on three shaken replays did no better on CTC-SP2's and
+            SDSC-SP2's held-out halves (docs/validation/real_machine.md).
 
     Returns:
         The :class:`Calibration`.
