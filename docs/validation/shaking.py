@@ -25,6 +25,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from real_machine import kept_rows  # beside this script (python puts the script's folder first on the path)
+
 HERE = Path(__file__).resolve().parent
 SITES = HERE.parents[1] / "experiments" / "sites"
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N", "RICC")
@@ -118,8 +120,6 @@ def table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from real_machine import kept_rows  # beside this script
-
     logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
     made = [row for log in logs for row in study(log)]
     code, rows = kept_rows(HERE / "shaking.csv", FIELDS, logs, list(LOGS), made, "--check" in argv)

@@ -26,6 +26,7 @@ from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.node_reservations import read_reservations
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
+from torus_sim.inputs.workload.shaking import BATCH_REFUSED
 from torus_sim.inputs.workload.sources import workload_source
 from torus_sim.machine.platforms.kinds import platform_kind
 from torus_sim.policies.resilience import ResiliencePolicy
@@ -80,7 +81,7 @@ def model_arguments(
     """
     if scenario.batch:
         if scenario.shake is not None:
-            raise ConfigurationError("shake moves submit times: a batch workload is released at once (use an online workload)")
+            raise ConfigurationError(BATCH_REFUSED)
         batch = inputs.get("batch")
         if batch is None:  # the source read is kept: the manifest describes what was built, not a second lookup
             inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)

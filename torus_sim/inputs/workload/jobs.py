@@ -154,13 +154,26 @@ class JobColumns(Sequence):
         "user_id": "q",
     }
 
+    COLUMNS = _FIELDS
+    """The seven job columns, in the constructor's order (:meth:`column`, :meth:`pieces` take these names)."""
+
+    @classmethod
+    def empty_table(cls, folder: SpillFolder | None, name: str = "jobs") -> GrowingTable:
+        """An empty table of the seven job columns, for :meth:`stored`.
+
+        Args:
+            folder: where rows past :data:`~torus_sim.core.disk_tables.SPILL_ROWS` go; None keeps them in memory.
+            name: the table's name, its files' prefix.
+        """
+        return GrowingTable(name, list(cls._FIELDS), cls._TYPES, folder=folder)
+
     def __init__(self, job_id, submitted_at, runtime, walltime, size, partition_size, user_id) -> None:
         columns = (job_id, submitted_at, runtime, walltime, size, partition_size, user_id)
         kinds = (np.int64, float, float, float, np.int64, np.int64, np.int64)
         arrays = [np.asarray(column, dtype=kind) for column, kind in zip(columns, kinds, strict=True)]
         if len({len(column) for column in arrays}) > 1:
             raise ValueError("job columns of different lengths")
-        table = GrowingTable("jobs", list(self._FIELDS), self._TYPES)  # in memory
+        table = self.empty_table(None)  # in memory
         table.extend(dict(zip(self._FIELDS, arrays, strict=True)))
         self._set(TableSnapshot(table, len(table), shared=True), unique_ids=False)
 

@@ -22,17 +22,18 @@ from dataclasses import replace
 
 import numpy as np
 
-from torus_sim.core.disk_tables import GrowingTable, SpillFolder, TableSnapshot
+from torus_sim.core.disk_tables import SpillFolder, TableSnapshot
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.inputs.workload.jobs import JobColumns, Workload
 
-__all__ = ["PIECE_ROWS", "SHAKE_STREAM", "shaken"]
+__all__ = ["BATCH_REFUSED", "PIECE_ROWS", "SHAKE_STREAM", "shaken"]
 
 SHAKE_STREAM = 0x5348414B
 """The second word of the shaking's random stream (``numpy.random.default_rng([seed, SHAKE_STREAM])``): the run's seed
 draws it, apart from every other draw of that seed."""
 
-_COLUMNS = ("job_id", "submitted_at", "runtime", "walltime", "size", "partition_size", "user_id")
+BATCH_REFUSED = "shake moves submit times: a batch workload is released at once (use an online workload)"
+"""The sentence a shaken batch workload is refused with."""
 
 PIECE_ROWS = 1 << 16
 """Jobs shaken at a time (65,536): the jobs held at once are a piece and those within twice the shake of its end."""
@@ -65,38 +66,33 @@ def shaken(workload: Workload, seconds: float, seed: int) -> Workload:
         Tsafrir, Ouaknine, Feitelson, MASCOTS 2007 (input shaking).
     """
     if workload.kind != "online":
-        raise ConfigurationError("shake moves submit times: a batch workload is released at once (use an online workload)")
+        raise ConfigurationError(BATCH_REFUSED)
     if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
         raise ConfigurationError(f"shake must be positive seconds, got {seconds!r}")
     draws = np.random.default_rng([int(seed), SHAKE_STREAM])
-    table = GrowingTable("shaken", list(_COLUMNS), JobColumns._TYPES, folder=SpillFolder())
-    held = {name: np.empty(0, dtype=np.float64 if name in _FLOATS else np.int64) for name in _COLUMNS}
+    table = JobColumns.empty_table(SpillFolder(), "shaken")
+    held = None  # the jobs read and moved, not yet written: sorted by (moved submit time, job id)
     for piece in _pieces(workload.jobs):
         moved = np.maximum(piece["submitted_at"] + draws.uniform(-seconds, seconds, len(piece["job_id"])), 0.0)
         last = float(piece["submitted_at"][-1])  # every later job's submission, moved, is at least last - seconds
-        held = {name: np.concatenate((held[name], moved if name == "submitted_at" else piece[name])) for name in _COLUMNS}
+        piece["submitted_at"] = moved
+        held = piece if held is None else {name: np.concatenate((held[name], piece[name])) for name in piece}
         order = np.lexsort((held["job_id"], held["submitted_at"]))
         held = {name: column[order] for name, column in held.items()}
         done = int(np.searchsorted(held["submitted_at"], last - seconds, side="left"))
         table.extend({name: column[:done] for name, column in held.items()})
         held = {name: column[done:] for name, column in held.items()}
-    table.extend(held)
+    if held is not None:
+        table.extend(held)
     snapshot = table.snapshot()
     unique = isinstance(workload.jobs, JobColumns) and workload.jobs.unique_ids
     return replace(workload, jobs=JobColumns.stored(TableSnapshot(snapshot.table, len(snapshot), shared=True), unique))
 
 
-_FLOATS = ("submitted_at", "runtime", "walltime")
-
-
 def _pieces(jobs):
-    """The jobs' columns, :data:`PIECE_ROWS` jobs at a time, in their order (a list of jobs in one piece)."""
-    if isinstance(jobs, JobColumns):
-        readers = [jobs.pieces(name, PIECE_ROWS) for name in _COLUMNS]
-        for columns in zip(*readers, strict=True):
-            yield {name: np.asarray(column) for name, (_, column) in zip(_COLUMNS, columns, strict=True)}
-    elif len(jobs):
-        yield {
-            name: np.array([getattr(job, name) for job in jobs], dtype=np.float64 if name in _FLOATS else np.int64)
-            for name in _COLUMNS
-        }
+    """The jobs' columns (:attr:`JobColumns.COLUMNS`), :data:`PIECE_ROWS` jobs at a time, in their order."""
+    if not isinstance(jobs, JobColumns):  # a list of jobs, in memory already: as columns
+        jobs = JobColumns(*([getattr(job, name) for job in jobs] for name in JobColumns.COLUMNS))
+    readers = [jobs.pieces(name, PIECE_ROWS) for name in JobColumns.COLUMNS]
+    for columns in zip(*readers, strict=True):
+        yield {name: np.asarray(column) for name, (_, column) in zip(JobColumns.COLUMNS, columns, strict=True)}

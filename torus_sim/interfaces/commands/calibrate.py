@@ -166,7 +166,7 @@ def _shaken_lines(calibration) -> list[str]:
 
     if not calibration.shaken:
         return []
-    seeds = len(next(iter(next(iter(calibration.shaken.values())).values())))
+    seeds = len(next(iter(calibration.shaken.values()))["train"])  # one score per seed, each site and part alike
     lines = ["", f"shaken: every submit time moved by up to {SHAKE_SECONDS:g} s, seeds 1-{seeds}; lowest to highest"]
     figures = (
         ("KS", "ks", ".3f"),
