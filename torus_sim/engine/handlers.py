@@ -131,9 +131,11 @@ class EventHandlers:
         arrival_level: the same-instant level of arrival events.
         predict: the runtime predictor's ``predict`` (job -> seconds; behind the guard for a plug-in's), or None.
         observe_end: the runtime predictor's ``observe_end`` (a completed job), or None.
+        dependent: the run's :class:`~torus_sim.engine.dependent_arrivals.DependentArrivals` (jobs submitted a think
+            time after a job they wait for ends; every job ranked at its arrival), or None: every job at its submit time.
 
     Attributes:
-        job_end, arrivals, failure, repair, price_change: the events' callbacks, made once and kept here (Mesa's
+        job_end, arrivals, dependent_arrival, failure, repair, price_change: the events' callbacks, made once and kept here (Mesa's
             events hold their callbacks weakly: a callback nothing keeps would never run).
         price_pass_pending: a pass at a price change (or the policy's own time) is scheduled.
     """
@@ -161,6 +163,7 @@ class EventHandlers:
         arrival_level: int,
         predict=None,
         observe_end=None,
+        dependent=None,
     ) -> None:
         self.clock, self.platform, self.scheduler, self.queue = clock, platform, scheduler, scheduler.queue
         self.accounts = scheduler.accounts  # the parts that follow each user's running jobs (limits, priority usage)
@@ -173,6 +176,9 @@ class EventHandlers:
         # arrivals: the jobs grouped by submit time, groups in time order, jobs in rank order within
         # one; held as positions in submit order (not n lists: a 450k-job log's groups were ~60 MB)
         self._arrivals = _arrivals(book.jobs, each=settings.each_event)
+        self.dependent = dependent
+        if dependent is not None:  # the jobs that wait for another's end arrive when it ends, not in the stream
+            self._arrivals = dependent.independent(self._arrivals)
         self._arrival_level = arrival_level
         # one arrival event in the heap at a time, each scheduling the next: a log of 200k submit times
         # pre-scheduled made every heap operation of the run pay for them (the order is the same:
@@ -181,6 +187,7 @@ class EventHandlers:
         self._lone_timed_passes = 0  # timed passes in a row asked with no other event pending (a hold's bound)
         self.job_end = partial(EventHandlers.on_job_end, self)
         self.arrivals = partial(EventHandlers.on_arrivals, self)
+        self.dependent_arrival = partial(EventHandlers.on_dependent_arrival, self)
         self.price_change = partial(EventHandlers.on_price_change, self)
         self.failure = partial(EventHandlers.on_failure, self)
         self.repair = partial(EventHandlers.on_repair, self)
@@ -243,9 +250,22 @@ class EventHandlers:
         """Jobs submitted at one instant (their ranks) are made and join the queue (their runtime predicted); a pass follows."""
         jobs = self.book.jobs.arrived(ranks)
         self.schedule_next_arrival()
-        predict = self._predict
+        self._admit(jobs)
+
+    def on_dependent_arrival(self, rank: int) -> None:
+        """A job that waited for another's end is submitted now, its think time after that end (Zakay and Feitelson 2014)."""
+        jobs = self.book.jobs.arrived((rank,))
+        for job in jobs:
+            job.submitted_at = self.clock.time
+        self._admit(jobs)
+
+    def _admit(self, jobs: list[Job]) -> None:
+        """Jobs just submitted join the queue (ranked in arrival order in a feedback replay, their runtime predicted); a pass follows."""
+        predict, dependent = self._predict, self.dependent
         for job in jobs:
             job.arrive()
+            if dependent is not None:
+                job.rank = dependent.next_rank()
             if predict is not None:
                 job.prediction = min(predict(job), job.walltime)
         self.scheduler.enqueue_arrivals(jobs)
@@ -279,6 +299,9 @@ class EventHandlers:
             if self.settings.record:
                 self.recorder.job_completed(row_of(job))  # the declared columns (torus_sim.core.job_columns)
             self.book.finished(job, now)  # counted; its row is written: a streamed run lets it go
+            if self.dependent is not None:  # the jobs that waited for this one are submitted a think time later
+                for rank, think in self.dependent.released(job.job_id):
+                    self.clock.schedule(self.dependent_arrival, now + think, self._arrival_level, [rank])
         if self.policy.pass_after_each_end or (self.settings.each_event and not self.passes.pause):
             self.view.ended = (job, failed)
             self.passes.run()

@@ -59,6 +59,7 @@ from torus_sim.core.job import Job
 from torus_sim.engine import mesa_core
 from torus_sim.engine.arrivals import RunJobs
 from torus_sim.engine.counters import RunCounters
+from torus_sim.engine.dependent_arrivals import DependentArrivals
 from torus_sim.engine.dispatch import DispatchDelay
 from torus_sim.engine.effective_size import size_reservations
 from torus_sim.engine.events import LEVELS as _LEVELS
@@ -252,6 +253,7 @@ class _Parts(NamedTuple):
     node_agents: list
     held: tuple | None = None  # (effective-size spans or None, reservations of part of the machine) (HeldNodes), or None
     tiers: dict | None = None  # job id -> queue tier, for preemption by tier (TierPreemption), or None
+    dependent: DependentArrivals | None = None  # a feedback replay's held jobs and arrival ranks, or None
 
 
 def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
@@ -378,7 +380,8 @@ def _run_jobs(workload: Workload, silent_errors, platform) -> RunJobs:
 def _keep_queue_indexes(policy: Policy, queue, platform, jobs, progress, reordered: bool) -> None:
     """The wait queue's indexes the policy declares: the waiting jobs by size (torus, FCFS order) and as numpy columns.
 
-    ``reordered``: the queue's order changes with time (the multifactor priority): no size index (its slots are FCFS's).
+    ``reordered``: the queue's order is not the workload's rank order (the multifactor priority changes it with time; a
+    feedback replay submits in the run's order): no size index (its slots are the workload's FCFS order).
     """
     fcfs_order = type(policy).queue_key is Policy.queue_key and not reordered  # a fixed key per job: fixed slots per size
     if policy.size_index and platform.table is not None and queue.indexed and fcfs_order:
@@ -472,6 +475,10 @@ class SchedulingModel(mesa_core.Model):
         queue_factors: job id -> the priority's queue factor in [0, 1] (:func:`~torus_sim.inputs.workload.queues.queue_factors`),
             for ``priority.queue``; None: none.
         accounts: user id -> account (the log's group) for the priority's fair share by account; None: by user.
+        dependencies: the workload's :class:`~torus_sim.inputs.workload.dependencies.JobDependencies`: each job that
+            waited for another's end is submitted its think time after that job ends in the run, and every job is
+            ranked in the run's submission order (:class:`~torus_sim.engine.dependent_arrivals.DependentArrivals`;
+            Zakay and Feitelson, MASCOTS 2014). None: every job at its submit time.
 
     Raises:
         ConfigurationError: the policy does not support the platform or workload (with the reason),
@@ -518,6 +525,7 @@ class SchedulingModel(mesa_core.Model):
         tier_preemption=None,
         queue_factors=None,
         accounts=None,
+        dependencies=None,
     ) -> None:
         super().__init__(seed=seed)
         _check_arguments(event_order, plan_timeout, step_seconds, downtime, verification_time, sched_min_interval)
@@ -530,6 +538,8 @@ class SchedulingModel(mesa_core.Model):
         limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
         held = (effective_size, tuple(reservations)) if effective_size is not None or reservations else None
         _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, held)
+        if dependencies is not None:
+            _refuse_batch(policy, "dependencies")
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -575,7 +585,8 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        parts = _Parts(power, power_states, resilience, progress, node_agents, held, tier_preemption)
+        dependent = None if dependencies is None else DependentArrivals(dependencies, len(run_jobs))
+        parts = _Parts(power, power_states, resilience, progress, node_agents, held, tier_preemption, dependent)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
@@ -686,8 +697,13 @@ class SchedulingModel(mesa_core.Model):
             raise ConfigurationError(
                 "switched-off nodes (idle_off_after) with PV-EASY's checkpoint or suspend mode: not modelled"
             )
-        _keep_queue_indexes(
-            policy, self.queue, self.platform, self.book.jobs, parts.progress, self.scheduler.priority is not None
+        _keep_queue_indexes(  # a feedback replay's submission order is the run's: no fixed FCFS slots either
+            policy,
+            self.queue,
+            self.platform,
+            self.book.jobs,
+            parts.progress,
+            self.scheduler.priority is not None or parts.dependent is not None,
         )
         predict, observe_end = _runtime_calls(runtime_predictor, self.calls)
         event_order = self.settings.event_order
@@ -713,6 +729,7 @@ class SchedulingModel(mesa_core.Model):
             arrival_level=arrival_level,
             predict=predict,
             observe_end=observe_end,
+            dependent=parts.dependent,
         )
         self.passes.bind(self.handlers, self.view)
         self.preventive.bind(self.handlers.job_end)
@@ -870,6 +887,8 @@ class SchedulingModel(mesa_core.Model):
             self.counters["jobs_held_for_maintenance"] = self.scheduler.maintenance.held_ever
         if self.scheduler.prime_time is not None:  # times a long job was held through prime time
             self.counters["jobs_held_for_prime_time"] = self.scheduler.prime_time.held_ever
+        if self.handlers.dependent is not None:  # jobs submitted a think time after a job they waited for ended
+            self.counters["dependent_submissions"] = self.handlers.dependent.submitted
         if self.passes.tiers is not None:  # jobs started by preempting jobs of lower tiers
             self.counters["jobs_started_by_preemption"] = self.passes.tiers.preemptors
         held = self.passes.held_nodes

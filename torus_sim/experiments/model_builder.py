@@ -24,6 +24,8 @@ from torus_sim.experiments.scenario import Scenario
 from torus_sim.inputs.effective_size import effective_size_spans
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.node_reservations import read_reservations
+from torus_sim.inputs.workload.dependencies import BATCH_REFUSED as DEPENDENCIES_BATCH_REFUSED
+from torus_sim.inputs.workload.dependencies import workload_dependencies
 from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
 from torus_sim.inputs.workload.shaking import BATCH_REFUSED
@@ -82,6 +84,8 @@ def model_arguments(
     if scenario.batch:
         if scenario.shake is not None:
             raise ConfigurationError(BATCH_REFUSED)
+        if scenario.dependencies is not None:
+            raise ConfigurationError(DEPENDENCIES_BATCH_REFUSED)
         batch = inputs.get("batch")
         if batch is None:  # the source read is kept: the manifest describes what was built, not a second lookup
             inputs["workload_source"] = workload_source(scenario.workload, scenario.workload_params)
@@ -224,6 +228,7 @@ def _log_fields(scenario: Scenario) -> tuple[tuple[str, ...], dict]:
         else (),
         "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
         "an inferred effective size": SCHEDULE_FIELDS if scenario.effective_size == INFERRED else (),
+        "dependencies": SCHEDULE_FIELDS if scenario.dependencies is not None else (),
         "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
         "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
         "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
@@ -236,7 +241,7 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
 
     Returns:
         The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``,
-        ``maintenance_drain``, ``effective_size``, ``reservations`` and ``prime_time``.
+        ``maintenance_drain``, ``effective_size``, ``reservations``, ``prime_time`` and ``dependencies``.
 
     Args:
         scenario: the run's scenario.
@@ -292,6 +297,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         keywords["reservations"] = read_reservations(scenario.reservations)
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
+    if readers["dependencies"]:
+        keywords["dependencies"] = workload_dependencies(scenario.dependencies, log, workload)
     return keywords
 
 

@@ -167,6 +167,7 @@ LATER_FIELDS = (
     "priority_fairshare_windows",
     "preempt_by_tier",
     "shake",
+    "dependencies",
 )
 """Scenario fields added after results were committed: unset (None), they leave a run's key as it was."""
 

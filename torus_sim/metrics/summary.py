@@ -293,6 +293,9 @@ def summarize(record, gamma: float = DEFAULT_GAMMA, form: str = "standard") -> d
             else {}
         ),  # with a prime time only
         **(
+            {"dependent_submissions": int(counters["dependent_submissions"])} if "dependent_submissions" in counters else {}
+        ),  # with dependencies only
+        **(
             {"node_hours_held_out": float(counters["node_hours_held_out"])} if "node_hours_held_out" in counters else {}
         ),  # with an effective size or reservations only
         **(

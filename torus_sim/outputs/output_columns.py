@@ -115,6 +115,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
         "maintenance windows only: times a waiting job was held because its requested time reached into the next "
         "window (or one was on)",
     ),
+    "dependent_submissions": (
+        "",
+        "dependencies only: jobs submitted a think time after the end of their user's job they waited for (Zakay and "
+        "Feitelson 2014), not at their logged submit time",
+    ),
     "jobs_held_for_prime_time": (
         "",
         "prime time only: times a waiting job asking more than prime_time_max_walltime was held through a prime time "

@@ -47,6 +47,7 @@ SUMMARY_LABELS = {
     "jobs_held": ("jobs held over a limit", "{:,}"),
     "jobs_held_for_maintenance": ("jobs held for maintenance", "{:,}"),
     "jobs_held_for_prime_time": ("jobs held through prime time", "{:,}"),
+    "dependent_submissions": ("jobs submitted after a job they waited for", "{:,}"),
     "node_hours_held_out": ("node-hours held out (size, reservations)", "{:,.1f}"),
     "reservation_kills": ("jobs killed by reservations", "{:,}"),
     "jobs_started_by_preemption": ("jobs started by preempting lower tiers", "{:,}"),

@@ -66,6 +66,15 @@ class WorkloadSection(BaseModel):
         "the run's seed, the jobs then in their new order (Tsafrir, Ouaknine and Feitelson's input shaking: replays "
         "under several seeds show what of a result is the input's chance); unset: as logged",
     )
+    dependencies: float | None = Field(
+        None,
+        gt=0,
+        le=1e7,
+        description="seconds: the longest think time kept as a dependency: a job submitted within it of the logged end "
+        "of its user's job that ended last before it is submitted that think time after that job's end in the run, "
+        "not at its logged time (Zakay and Feitelson's dependency-preserving replay; an SWF log at c = 1; 1200 is the "
+        "conventional 20-minute session break); unset: every job at its submit time",
+    )
     jobs: int | None = Field(
         None,
         ge=1,

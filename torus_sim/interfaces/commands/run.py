@@ -196,6 +196,8 @@ def _production_text(scenario) -> str:
         parts.append("cancelled lines skipped")
     if scenario.shake is not None:
         parts.append(f"submit times shaken by up to {scenario.shake:g} s (seed {scenario.seed})")
+    if scenario.dependencies is not None:
+        parts.append(f"jobs submitted after the job they waited for (think times up to {scenario.dependencies:g} s)")
     if scenario.kill_at_walltime is not None:
         parts.append("jobs killed at their requested time" if scenario.kill_at_walltime else "jobs run past their requested time")
     if scenario.maintenance == "inferred":
