@@ -216,6 +216,22 @@ def kept_rows(path: Path, fields: tuple[str, ...], logs: list[str], order: list[
     return 0, rows
 
 
+def replay_study(argv: list[str], name: str, fields: tuple[str, ...], logs: tuple[str, ...], study, table) -> int:
+    """A page script's command line (``--log LOG``, ``--check``): its logs' rows made, kept or compared, the table printed.
+
+    Each log's rows come from ``study(log)``; they replace that log's rows in ``name`` (beside this script; the other
+    logs' rows as committed), or with ``--check`` are compared with them (the exit status: 1 when one differs). The
+    page's ``table(rows)`` is printed after a write.
+    """
+    chosen = [argv[argv.index("--log") + 1]] if "--log" in argv else list(logs)
+    made = [row for log in chosen for row in study(log)]
+    code, rows = kept_rows(HERE / name, fields, chosen, list(logs), made, "--check" in argv)
+    if "--check" in argv:
+        return code
+    print(table(rows))
+    return 0
+
+
 def main(argv: list[str]) -> int:
     logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
     made = [row for log in logs for row in study(log, write_site="--check" not in argv)]

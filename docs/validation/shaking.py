@@ -25,7 +25,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from real_machine import kept_rows  # beside this script (python puts the script's folder first on the path)
+from real_machine import replay_study  # beside this script (python puts the script's folder first on the path)
 
 HERE = Path(__file__).resolve().parent
 SITES = HERE.parents[1] / "experiments" / "sites"
@@ -119,15 +119,5 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
-    logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
-    made = [row for log in logs for row in study(log)]
-    code, rows = kept_rows(HERE / "shaking.csv", FIELDS, logs, list(LOGS), made, "--check" in argv)
-    if "--check" in argv:
-        return code
-    print(table(rows))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(replay_study(sys.argv[1:], "shaking.csv", FIELDS, LOGS, study, table))

@@ -9,8 +9,8 @@ the dependency instead: such a job is submitted its think time after the simulat
 Here a job depends on the job of the same user that ended last (in the log) no later than the job's submission,
 when the think time from that end to the submission is at most
 ``within`` seconds. Every other job keeps its submit time. The conventional bound between a user's sessions is 20
-minutes (Zilber, Amit and Talby, JSSPP 2005); Zakay and Feitelson also bind the session starts of a user to the
-time of day, which is not done here (a job past the bound keeps its logged time).
+minutes (Zilber, Amit and Talby, ICS 2005). Zakay and Feitelson also extract each user's sessions (batches of jobs
+and the breaks between them); none is modelled here: a job past the bound keeps its logged time.
 
 The logged end is the log's start plus its run time (SWF fields 2, 3 and 4): the dependencies read the log's schedule,
 as its user saw it. A job the log does not place (no wait or run time) is never a predecessor.
@@ -24,14 +24,10 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["BATCH_REFUSED", "SESSION_BREAK", "JobDependencies", "user_dependencies", "workload_dependencies"]
+__all__ = ["BATCH_REFUSED", "JobDependencies", "user_dependencies", "workload_dependencies"]
 
 BATCH_REFUSED = "dependencies submit a job when the job it waited for ends: a batch workload is released at once (use an SWF log)"
 """The one sentence refusing dependencies with a batch workload."""
-
-SESSION_BREAK = 1200.0
-"""Seconds: the conventional think time beyond which a user's next job starts a new session (20 minutes; Zilber,
-Amit and Talby, JSSPP 2005), the bound the documentation's examples use."""
 
 
 @dataclass(frozen=True)
