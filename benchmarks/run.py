@@ -85,6 +85,10 @@ Run from the repository root::
     textbook FCFS-EASY replay of the same log, whole processes, for CTC-SP2, SDSC-SP2 and HPC2N (goal, issue 77: at
     most 2x).
 
+19. Dependency-preserving replays (:mod:`benchmarks.sites`, only when asked: ``--only dependencies``, about 8
+    minutes): each log's site replay with ``--dependencies 1200`` against the same site replay without, whole
+    processes, wall time and peak memory, for CTC-SP2, SDSC-SP2, HPC2N and RICC.
+
 Sections can be chosen: ``python -m benchmarks.run --only sweep``. ``--baseline PATH`` runs every
 chosen section of another checkout (say, the commit before a refactor) beside this one's, in the same
 run, and prints the ratios (:mod:`benchmarks.baseline`).
@@ -235,16 +239,17 @@ SECTIONS = [
     "reservations",
     "footprint",
     "sites",
+    "dependencies",
 ]
 """Every section ``--only`` takes."""
 
 DEFAULT_SECTIONS = [
     section
     for section in SECTIONS
-    if section not in ("scale", "viz-memory", "viz-soak", "matrix", "power", "reservations", "footprint", "sites")
+    if section not in ("scale", "viz-memory", "viz-soak", "matrix", "power", "reservations", "footprint", "sites", "dependencies")
 ]
-"""The sections run when none is chosen (scale, the browser's memory and soak, the matrix, power, reservations, the footprint
-and the site replays only when asked)."""
+"""The sections run when none is chosen (scale, the browser's memory and soak, the matrix, power, reservations, the footprint,
+the site replays and the dependency-preserving replays only when asked)."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,6 +290,13 @@ def main(argv: list[str] | None = None) -> int:
 
         footprint(args.baseline.resolve() if args.baseline is not None else None, 1 if args.quick else 3)
         sections = [section for section in sections if section != "footprint"]
+        if not sections:
+            return 0
+    if "dependencies" in sections:
+        from benchmarks.sites import dependency_replays
+
+        dependency_replays(1 if args.quick else 3)
+        sections = [section for section in sections if section != "dependencies"]
         if not sections:
             return 0
     if "sites" in sections:  # the other checkout's code runs under this section's measurement

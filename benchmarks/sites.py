@@ -1,4 +1,5 @@
-"""A calibrated replay against the textbook replay of the same log (``python -m benchmarks.run --only sites``).
+"""A calibrated replay against the textbook replay of the same log (``python -m benchmarks.run --only sites``), and
+a replay with its dependencies kept against the same replay without (``--only dependencies``).
 
 Issue 77's cost target: a replay with a log's production settings (``torus-sim run experiments/sites/LOG.toml``: the
 cycle, the multifactor priority, the per-user limit, maintenance windows, the effective size) takes at most twice
@@ -58,4 +59,44 @@ def site_replays(baseline: Path | None = None, repeats: int = 2) -> list[dict]:
         if baseline_s is not None:
             line += f"; the baseline's site {baseline_s:.2f} s (this checkout / baseline {site_s / baseline_s:.2f})"
         print(line, flush=True)
+    return rows
+
+
+DEPENDENCY_LOGS = (*LOGS, "RICC")
+"""The logs whose dependency-preserving replays are measured (every log with a site file in the data mirror)."""
+
+
+def dependency_replays(repeats: int = 3, within: float = 1200.0) -> list[dict]:
+    """Print and return one row per log: its site replay with dependencies kept against the site replay as written.
+
+    Both whole processes (:func:`benchmarks.footprint.measure`), alternated, the median of ``repeats`` each; the peak
+    memory is the larger over the runs (``dependencies = within`` reads the log's own schedule and holds each job's
+    dependency: the memory grows with the log).
+
+    Args:
+        repeats: runs of each command.
+        within: the longest think time kept as a dependency, seconds.
+
+    Returns:
+        ``[{"log", "site_s", "dependent_s", "ratio", "site_mib", "dependent_mib"}, ...]``.
+    """
+    rows = []
+    print(f"Dependency-preserving replays against the site replay (whole processes, median of {repeats}):")
+    for log in DEPENDENCY_LOGS:
+        site = [str(SITES / f"{log}.toml")]
+        runs: dict[str, list[tuple[float, float]]] = {"site": [], "dependent": []}
+        for _ in range(repeats):
+            runs["site"].append(measure(site))
+            runs["dependent"].append(measure([*site, "--dependencies", f"{within:g}"]))
+        row = {"log": log}
+        for name, measured in runs.items():
+            row[f"{name}_s"] = statistics.median(wall for wall, _ in measured)
+            row[f"{name}_mib"] = max(peak for _, peak in measured)
+        row["ratio"] = row["dependent_s"] / row["site_s"]
+        rows.append(row)
+        print(
+            f"  {log:<9} site {row['site_s']:.2f} s, {row['site_mib']:.1f} MiB; with dependencies "
+            f"{row['dependent_s']:.2f} s ({row['ratio']:.2f}x), {row['dependent_mib']:.1f} MiB",
+            flush=True,
+        )
     return rows

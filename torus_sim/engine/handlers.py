@@ -135,8 +135,8 @@ class EventHandlers:
             time after a job they wait for ends; every job ranked at its arrival), or None: every job at its submit time.
 
     Attributes:
-        job_end, arrivals, dependent_arrival, failure, repair, price_change: the events' callbacks, made once and kept here (Mesa's
-            events hold their callbacks weakly: a callback nothing keeps would never run).
+        job_end, arrivals, dependent_arrival, failure, repair, price_change: the events' callbacks, made once and
+            kept here (Mesa's events hold their callbacks weakly: a callback nothing keeps would never run).
         price_pass_pending: a pass at a price change (or the policy's own time) is scheduled.
     """
 
