@@ -170,8 +170,16 @@ def _refuse_batch(policy: Policy, name: str) -> None:
         raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
 
 
-def _check_production(policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, held=None) -> None:
-    """The production semantics (a scheduling cycle, per-user limits, the multifactor priority) checked against the policy.
+def _limit_stages(user_limits, limits) -> tuple | None:
+    """The limits' stages in order: the users' (``(max_jobs, max_nodes)`` or None), then the groups' and queues'; None: none."""
+    users = (("user", *user_limits, None),) if user_limits is not None else ()
+    return (users + tuple(limits)) or None
+
+
+def _check_production(
+    policy: Policy, interval, limits, priority, maintenance=None, latency=None, prime=None, held=None, dependencies=None
+) -> None:
+    """The production semantics (a scheduling cycle, limits, the multifactor priority, ...) checked against the policy.
 
     Raises:
         ConfigurationError: one of them with a batch policy (it plans after each attempt end); the priority with a
@@ -185,6 +193,7 @@ def _check_production(policy: Policy, interval, limits, priority, maintenance=No
         ("dispatch_latency", latency),
         ("prime_time", prime),
         ("effective_size" if held is not None and held[0] is not None else "reservations", held),
+        ("dependencies", dependencies),
     ):
         if value is not None:
             _refuse_batch(policy, name)
@@ -253,7 +262,7 @@ class _Parts(NamedTuple):
     node_agents: list
     held: tuple | None = None  # (effective-size spans or None, reservations of part of the machine) (HeldNodes), or None
     tiers: dict | None = None  # job id -> queue tier, for preemption by tier (TierPreemption), or None
-    dependent: DependentArrivals | None = None  # a feedback replay's held jobs and arrival ranks, or None
+    dependencies: object = None  # the workload's JobDependencies (inputs.workload.dependencies), or None
 
 
 def _policy_per_part(policy: Policy, divided, parts: _Parts) -> list[Policy]:
@@ -534,12 +543,11 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        users = (("user", *user_limits, None),) if user_limits is not None else ()
-        limits = (users + tuple(limits)) or None  # the stages in order: the users' limits, then the groups' and queues'
+        limits = _limit_stages(user_limits, limits)
         held = (effective_size, tuple(reservations)) if effective_size is not None or reservations else None
-        _check_production(policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, held)
-        if dependencies is not None:
-            _refuse_batch(policy, "dependencies")
+        _check_production(
+            policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, held, dependencies
+        )
         if runtime_predictor is not None and callable(runtime_predictor) and not hasattr(runtime_predictor, "predict"):
             runtime_predictor = runtime_predictor(self.rng)  # a factory: drawn from the run's generator first
         extensions = {
@@ -585,8 +593,7 @@ class SchedulingModel(mesa_core.Model):
         self.book = JobBook(run_jobs, fairness_on_counts, fixed_ends and self.platform.counts_fit, workload)
         self.counters = RunCounters()
         self.recorder = RunRecorder(self.platform, self.settings.record, self.settings.fairness, power is not None)
-        dependent = None if dependencies is None else DependentArrivals(dependencies, len(run_jobs))
-        parts = _Parts(power, power_states, resilience, progress, node_agents, held, tier_preemption, dependent)
+        parts = _Parts(power, power_states, resilience, progress, node_agents, held, tier_preemption, dependencies)
         self._wire(policy, workload, failures, runtime_predictor, guarded, switch_off, parts)
         self.recorder.start(self)  # step 0 of the per-step series: the state before any event (Mesa's convention)
 
@@ -703,9 +710,10 @@ class SchedulingModel(mesa_core.Model):
             self.platform,
             self.book.jobs,
             parts.progress,
-            self.scheduler.priority is not None or parts.dependent is not None,
+            self.scheduler.priority is not None or parts.dependencies is not None,
         )
         predict, observe_end = _runtime_calls(runtime_predictor, self.calls)
+        dependent = None if parts.dependencies is None else DependentArrivals(parts.dependencies, len(self.book.jobs))
         event_order = self.settings.event_order
         arrival_level = _SUBMISSIONS_FIRST if event_order == "each-event-submissions-first" else _LEVELS[EventPriority.ARRIVAL]
         self.handlers = EventHandlers(
@@ -729,7 +737,7 @@ class SchedulingModel(mesa_core.Model):
             arrival_level=arrival_level,
             predict=predict,
             observe_end=observe_end,
-            dependent=parts.dependent,
+            dependent=dependent,
         )
         self.passes.bind(self.handlers, self.view)
         self.preventive.bind(self.handlers.job_end)
