@@ -186,6 +186,23 @@ def test_the_site_as_given_is_the_first_trial(tmp_path, monkeypatch):
     assert site["maintenance"] == {"maintenance": "inferred", "maintenance_drain": True}
 
 
+def test_a_calibration_with_dependencies_kept_runs_every_trial_with_them_and_writes_them_in_the_site(tmp_path, monkeypatch):
+    seen = []
+    replay = calibration_module._replay
+
+    def kept(scenario):
+        seen.append(scenario.dependencies)
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "_replay", kept)
+    calibration = calibration_module.calibrate(BASE.replace(dependencies=600.0), tmp_path, train=0.5, trials=2, seed=0)
+    assert seen and set(seen) == {600.0}  # the trials, the site as given and the judgement alike
+    assert calibration.fitted["dependencies"] == 600.0  # the second trial beats the site as given on this part
+    from torus_sim.interfaces.commands.calibrate import site_text
+
+    assert "[workload]\ndependencies = 600.0" in site_text(calibration)
+
+
 def test_the_effective_size_is_fitted_where_the_first_parts_jobs_leave_room():
     assert calibration_module.space(BASE, 0.5)["effective_size_share"] == ("float", 0.5, 1.0)
     assert "effective_size_share" not in calibration_module.space(BASE, 0.976)  # CTC-SP2's 330 of 338: no room

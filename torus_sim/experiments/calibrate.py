@@ -89,9 +89,9 @@ QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("f
 AGE_WEIGHT = 1.0
 
 
-CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period", "priority_favor_small")
+CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period", "priority_favor_small", "dependencies")
 """Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)
-where set (a size factor favouring small jobs: where the site says so)."""
+where set (a size factor favouring small jobs: where the site says so; the dependencies a replay keeps)."""
 
 
 SHARE_FITTED_BELOW = 0.95
@@ -151,7 +151,8 @@ class PartScore:
         ks: Kolmogorov-Smirnov distance between the simulated and the logged waits (scipy.stats.ks_2samp).
         mean_wait, logged_mean_wait: the mean waits; mean_error: (simulated - logged) / logged.
         median_wait, logged_median_wait: the median waits.
-        within_hour: share of jobs whose simulated start is within an hour of the logged start.
+        within_hour: share of jobs whose simulated wait is within an hour of the logged wait: their start within an hour
+            of the logged start where the run keeps the logged submit times (not with ``dependencies``).
         daily_utilization_error: mean |simulated - logged| daily utilization over the part's days (NaN when not known).
     """
 
