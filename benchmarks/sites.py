@@ -1,5 +1,4 @@
-"""A calibrated replay against the textbook replay of the same log (``python -m benchmarks.run --only sites``), and
-a replay with its dependencies kept against the same replay without (``--only dependencies``).
+"""Site replays: calibrated against textbook (``--only sites``), dependencies kept against not (``--only dependencies``).
 
 Issue 77's cost target: a replay with a log's production settings (``torus-sim run experiments/sites/LOG.toml``: the
 cycle, the multifactor priority, the per-user limit, maintenance windows, the effective size) takes at most twice
@@ -8,6 +7,8 @@ FCFS-EASY``). Both are whole processes (:func:`benchmarks.footprint.measure`: th
 and the log's reading included), alternated, the median of ``repeats`` each, for the three logs with fitted
 settings (RICC's site is its textbook set-up). With ``--baseline PATH`` the other checkout's site replays run in
 the same loop (this checkout's site files: a baseline's engine must read them), and the ratio to them is printed.
+
+:func:`dependency_replays` times each log's site replay with ``--dependencies 1200`` against the same replay without.
 
 The logs are read from the data mirror (``TORUS_SIM_DATA``, else ``../shared/data``) by their ``pwa:`` names.
 """
