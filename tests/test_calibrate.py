@@ -125,7 +125,7 @@ def test_the_workers_are_never_handed_a_queued_trial(tmp_path, monkeypatch):
 
     handed = []
 
-    def recorded(study, storage, base, train_jobs, fitted_space, finished, trials, seed, workers, progress):
+    def recorded(study, storage, base, train_jobs, fitted_space, finished, trials, seed, workers, progress, kind):
         handed.append((finished, [trial.state for trial in study.trials], [trial.params for trial in study.trials]))
 
     monkeypatch.setattr(calibration_module, "_parallel_trials", recorded)
@@ -325,3 +325,50 @@ def test_shakes_judge_both_sites_again_under_shaken_inputs_and_the_report_gives_
     assert calibration_module.calibrate(BASE, tmp_path / "plain", trials=1).as_dict()["shaken"] is None
     with pytest.raises(ConfigurationError, match="--shakes must be 0 or more"):
         calibration_module.calibrate(BASE, tmp_path, trials=1, shakes=-1)
+
+
+def test_the_aims_objective_is_each_figures_shortfall_from_its_aim_and_nothing_within_it():
+    """Hand-worked: KS 0.30 is twice its aim (+1), a mean 30% short twice its 15% (+1), 35% within an hour half the
+    70% (+0.5), a daily utilization difference of 0.05 at its aim (+0); within every aim the objective is 0."""
+    part = calibration_module.PartScore
+    score = part(100, 0.30, 700.0, 1000.0, -0.30, 10.0, 10.0, 0.35, 0.05)
+    assert calibration_module.aims_objective(score) == pytest.approx(2.5)
+    met = part(100, 0.15, 1100.0, 1000.0, 0.10, 10.0, 10.0, 0.90, 0.01)
+    assert calibration_module.aims_objective(met) == 0.0
+    unknown = part(100, 0.15, 0.0, 0.0, float("nan"), 0.0, 0.0, 0.70)  # no logged wait, no days: nothing added
+    assert calibration_module.aims_objective(unknown) == 0.0
+    assert calibration_module.aims_objective(part(100, 0.15, 1.0, 1.0, 0.0, 1.0, 1.0, 0.70, 0.15)) == pytest.approx(2.0)
+
+
+def test_a_calibration_for_the_aims_scores_each_trial_with_its_days_in_a_study_of_its_own(tmp_path, monkeypatch):
+    """``objective_name="aims"``: every first-part replay (the trials and the site as given) is scored by the shortfall
+    from the aims with the part's daily utilization; its study is another than the default objective's in the same
+    folder (neither resumes the other's trials), and the JSON, the report and the site file name it."""
+    from torus_sim.interfaces.commands.calibrate import report_text, site_text
+
+    waits_fit = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
+    scored = []
+    replay = calibration_module._replay
+
+    def kept(scenario):
+        waits, by_day = replay(scenario)
+        if scenario.max_jobs == 1500:  # a first-part replay
+            scored.append(calibration_module.aims_objective(calibration_module.score_part(waits, by_day, 0, None)))
+        return waits, by_day
+
+    monkeypatch.setattr(calibration_module, "_replay", kept)
+    aims_fit = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0, objective_name="aims")
+    assert aims_fit.trials == 2 and len(scored) == 3  # two new trials (not the default study's two) and the site
+    assert aims_fit.given_objective == scored[-1] and aims_fit.train_objective == min(scored)
+    assert aims_fit.given_objective != waits_fit.given_objective
+    assert aims_fit.as_dict()["objective"].startswith("aims: the shortfall from the aims")
+    assert "objective (aims)" in report_text(aims_fit) and "objective aims on that part" in site_text(aims_fit)
+    with pytest.raises(ConfigurationError, match="--objective must be one of waits, aims"):
+        calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, objective_name="ks")
+
+
+def test_an_unknown_objective_on_the_command_line_is_one_sentence_and_exit_2(tmp_path):
+    command = [sys.executable, "-m", "torus_sim.interfaces.cli", "calibrate", "--workload", "pwa:SDSC-SP2", "--max-jobs", "200"]
+    done = subprocess.run([*command, "--objective", "ks", "--out", str(tmp_path / "cal")], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "--objective: invalid choice: 'ks' (choose from" in done.stderr and not (tmp_path / "cal").exists()

@@ -4,7 +4,8 @@
 scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`; Slurm's backfill window:
 :data:`BACKFILL_SPACE`; the log's idle spans as maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
 records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
-never read) and scores the replay against those jobs' logged waits (:func:`objective`). The optimiser is Optuna's
+never read) and scores the replay against those jobs' logged waits (:func:`objective`; or, asked, the shortfall from
+the four aims of issue 77 with the daily utilization: :func:`aims_objective`). The optimiser is Optuna's
 TPE sampler, seeded; the study is stored in SQLite beside the results, so a calibration stopped by Ctrl-C or a
 killed process keeps its finished trials and resumes where it stopped, the sampler's random state restored from the
 study (:data:`SAMPLER_STATE`), so the resumed trials are those an uninterrupted calibration draws. The best trial's
@@ -34,7 +35,9 @@ import numpy as np
 from torus_sim.core.errors import ConfigurationError
 
 __all__ = [
+    "AIMS",
     "BACKFILL_SPACE",
+    "OBJECTIVES",
     "FAIRSHARE_BY",
     "QUEUE_SPACE",
     "SPACE",
@@ -42,6 +45,7 @@ __all__ = [
     "Calibration",
     "PartScore",
     "calibrate",
+    "aims_objective",
     "objective",
     "score_part",
     "space",
@@ -187,6 +191,7 @@ class Calibration:
         shaken: ``{"as given" | "calibrated": {"train": [PartScore, ...], "test": [...]}}``: the same whole-log replays
             with every submit time moved by up to :data:`SHAKE_SECONDS` (input shaking), one score per seed 1, 2, ...;
             empty without ``shakes``. Their spread is what of each figure is the input's chance.
+        objective: the objective's name, a key of :data:`OBJECTIVES`.
     """
 
     log: str
@@ -198,6 +203,7 @@ class Calibration:
     scores: dict = field(default_factory=dict)
     held_out: dict = field(default_factory=dict, repr=False)
     shaken: dict = field(default_factory=dict)
+    objective: str = "waits"
 
     def as_dict(self) -> dict:
         """JSON-ready."""
@@ -205,7 +211,7 @@ class Calibration:
             "log": self.log,
             "train_jobs": self.train_jobs,
             "trials": self.trials,
-            "objective": "KS distance of the waits + 0.5 x |relative error of the mean wait| (first part only)",
+            "objective": f"{self.objective}: {OBJECTIVES[self.objective]} (first part only)",
             "fitted": self.fitted,
             "train_objective": self.train_objective,
             "given_objective": self.given_objective,
@@ -262,6 +268,50 @@ def objective(score: PartScore) -> float:
     """The calibration's objective (smaller is better): KS distance of the waits + 0.5 x |relative mean-wait error|."""
     error = 0.0 if math.isnan(score.mean_error) else abs(score.mean_error)
     return score.ks + 0.5 * error
+
+
+AIMS = {"ks": 0.15, "mean_error": 0.15, "within_hour": 0.70, "daily_utilization_error": 0.05}
+"""Issue 77's aims on a held-out part: a KS distance of the waits of at most 0.15, a mean wait within 15% of the logged,
+at least 70% of the jobs within an hour of their logged start, a mean |daily utilization difference| of at most 0.05."""
+
+
+def aims_objective(score: PartScore) -> float:
+    """The shortfall from :data:`AIMS` (smaller is better; 0: every aim met), each figure relative to its aim.
+
+    ``max(0, KS / 0.15 - 1) + max(0, |mean-wait error| / 0.15 - 1) + max(0, 1 - within 1 h / 0.70)
+    + max(0, daily utilization difference / 0.05 - 1)``: a figure within its aim adds nothing, one twice its aim (or, for
+    the share within an hour, none of it) adds 1. A figure not known (NaN: no logged mean wait, no daily utilization)
+    adds nothing.
+
+    Args:
+        score: the part's :class:`PartScore`, its ``daily_utilization_error`` from the part's days.
+
+    Returns:
+        The shortfall, >= 0.
+    """
+    shortfalls = (
+        score.ks / AIMS["ks"] - 1.0,
+        abs(score.mean_error) / AIMS["mean_error"] - 1.0,
+        1.0 - score.within_hour / AIMS["within_hour"],
+        score.daily_utilization_error / AIMS["daily_utilization_error"] - 1.0,
+    )
+    return float(sum(max(0.0, value) for value in shortfalls if not math.isnan(value)))
+
+
+OBJECTIVES = {
+    "waits": "KS distance of the waits + 0.5 x |relative error of the mean wait|",
+    "aims": "the shortfall from the aims, each relative to its aim: max(0, KS / 0.15 - 1) + max(0, |relative error of "
+    "the mean wait| / 0.15 - 1) + max(0, 1 - share within 1 h / 0.70) + max(0, mean |daily utilization difference| / 0.05 - 1)",
+}
+"""The calibration's objectives by name (``--objective``): ``waits`` (:func:`objective`, the default) and ``aims``
+(:func:`aims_objective`)."""
+
+
+def _scored(kind: str, waits, by_day) -> float:
+    """A first-part replay's objective ``kind`` (:data:`OBJECTIVES`): its waits, and for ``aims`` its days too."""
+    if kind == "aims":
+        return aims_objective(score_part(waits, by_day, 0, None))
+    return objective(score_part(waits))
 
 
 def _settings(trial, fitted: dict, base) -> dict:
@@ -380,10 +430,12 @@ def _replay(scenario):
     return comparison.waits.sort_values("job_id").reset_index(drop=True), comparison.by_day
 
 
-def _study_name(base, train: float, fitted_space: dict) -> str:
+def _study_name(base, train: float, fitted_space: dict, kind: str = "waits") -> str:
     from torus_sim.experiments.sweep import run_key
 
     choices = {"windows": list(WINDOWS), "priority_fairshare_by": list(FAIRSHARE_BY)}
+    if kind != "waits":  # the default objective's studies keep the names they had before there was a choice
+        choices["objective"] = kind
     text = json.dumps({"base": run_key(base), "train": train, "space": fitted_space, **choices}, sort_keys=True)
     return "calibrate-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -471,17 +523,17 @@ def _check_kept(study, out: Path, score) -> None:
         )
 
 
-def _trial_value(trial, base, train_jobs: dict, fitted_space: dict) -> float:
-    """One trial: the first part's jobs replayed with the trial's settings, scored (:func:`objective`).
+def _trial_value(trial, base, train_jobs: dict, fitted_space: dict, kind: str = "waits") -> float:
+    """One trial: the first part's jobs replayed with the trial's settings, scored (objective ``kind``, :data:`OBJECTIVES`).
 
     ``train_jobs``: the first part's job count under each reading of the cancelled lines (:func:`_first_part_jobs`).
     """
     settings = _settings(trial, fitted_space, base)
     count = train_jobs[settings.get("cancelled", base.cancelled)]
-    waits, _ = _replay(base.replace(max_jobs=count, **settings))
+    waits, by_day = _replay(base.replace(max_jobs=count, **settings))
     if not len(waits):
         raise ConfigurationError(f"{base.workload}: the log records no wait of its first {count:,} jobs to fit")
-    return objective(score_part(waits))
+    return _scored(kind, waits, by_day)
 
 
 HEARTBEAT = 30
@@ -489,7 +541,7 @@ HEARTBEAT = 30
 of them (its worker killed) is marked failed when the next trial begins (Optuna's ``fail_stale_trials``)."""
 
 
-def _worker_trial(storage: str, study_name: str, base, train_jobs: dict, fitted_space: dict, trial_seed: int):
+def _worker_trial(storage: str, study_name: str, base, train_jobs: dict, fitted_space: dict, trial_seed: int, kind: str):
     """One trial on a Dask worker: the study loaded from its SQLite file, one trial run (Optuna's ``optimize``).
 
     The sampler is TPE seeded for this trial, with the constant liar (the trials running beside it count as bad
@@ -511,7 +563,7 @@ def _worker_trial(storage: str, study_name: str, base, train_jobs: dict, fitted_
         storage = optuna.storages.RDBStorage(storage, heartbeat_interval=HEARTBEAT, grace_period=3 * HEARTBEAT)
         study = optuna.load_study(study_name=study_name, storage=storage, sampler=sampler)
         study.optimize(
-            lambda trial: _trial_value(trial, base, train_jobs, fitted_space),
+            lambda trial: _trial_value(trial, base, train_jobs, fitted_space, kind),
             n_trials=1,
             callbacks=[lambda _, trial: ran.append(trial)],
             gc_after_trial=True,
@@ -521,7 +573,17 @@ def _worker_trial(storage: str, study_name: str, base, train_jobs: dict, fitted_
 
 
 def _parallel_trials(
-    study, storage: str, base, train_jobs: dict, fitted_space: dict, finished: int, trials: int, seed: int, workers: int, progress
+    study,
+    storage: str,
+    base,
+    train_jobs: dict,
+    fitted_space: dict,
+    finished: int,
+    trials: int,
+    seed: int,
+    workers: int,
+    progress,
+    kind: str = "waits",
 ):
     """Run trials ``finished`` to ``trials`` on a local Dask cluster of ``workers`` processes, one trial per task.
 
@@ -541,7 +603,15 @@ def _parallel_trials(
     try:
         futures = [
             client.submit(
-                _worker_trial, storage, study.study_name, base, train_jobs, fitted_space, _trial_seed(seed, index), pure=False
+                _worker_trial,
+                storage,
+                study.study_name,
+                base,
+                train_jobs,
+                fitted_space,
+                _trial_seed(seed, index),
+                kind,
+                pure=False,
             )
             for index in range(finished, trials)
         ]
@@ -560,7 +630,15 @@ def _trial_seed(seed: int, index: int) -> int:
 
 
 def calibrate(
-    base, out: Path, train: float = 0.5, trials: int = 20, seed: int = 0, progress=None, workers: int = 1, shakes: int = 0
+    base,
+    out: Path,
+    train: float = 0.5,
+    trials: int = 20,
+    seed: int = 0,
+    progress=None,
+    workers: int = 1,
+    shakes: int = 0,
+    objective_name: str = "waits",
 ) -> Calibration:
     """Fit :data:`SPACE` on the first ``train`` share of ``base``'s log, then judge the fit on the rest.
 
@@ -584,13 +662,16 @@ def calibrate(
             failures are drawn by that seed too) and judged alike (:attr:`Calibration.shaken`); 0: not. The trials are
             not shaken: a fit whose every trial was scored on three shaken replays did no better on CTC-SP2's and
             SDSC-SP2's held-out halves (docs/validation/real_machine.md).
+        objective_name: what the trials minimise on the first part, a key of :data:`OBJECTIVES`: ``waits`` (the KS
+            distance and the mean-wait error, :func:`objective`) or ``aims`` (the shortfall from the four aims, the daily
+            utilization and the share within an hour included, :func:`aims_objective`). The site as given is scored alike.
 
     Returns:
         The :class:`Calibration`.
 
     Raises:
-        ConfigurationError: a scenario whose replay cannot be held against its log, a train share outside (0, 1), no
-            finished trial, or a kept study whose trials no longer score as they did (the code or the log changed).
+        ConfigurationError: a scenario whose replay cannot be held against its log, a train share outside (0, 1), an
+            objective not in :data:`OBJECTIVES`, no finished trial, or a kept study whose trials no longer score as they did (the code or the log changed).
         KeyboardInterrupt: passed on; the finished trials stay in ``study.db``.
     """
     try:
@@ -607,6 +688,8 @@ def calibrate(
         raise ConfigurationError(f"--workers must be at least 1, got {workers}")
     if shakes < 0:
         raise ConfigurationError(f"--shakes must be 0 or more, got {shakes}")
+    if objective_name not in OBJECTIVES:
+        raise ConfigurationError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective_name!r}")
     check_against_log(base)
     first_part, first_test_id, split_day, fill, first_ids = _split_and_fill(base, train)
     train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
@@ -615,7 +698,7 @@ def calibrate(
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     storage = f"sqlite:///{(out / 'study.db').resolve()}"
     study = optuna.create_study(
-        study_name=_study_name(base, train, fitted_space),
+        study_name=_study_name(base, train, fitted_space, objective_name),
         storage=storage,
         sampler=optuna.samplers.TPESampler(seed=seed),
         direction="minimize",
@@ -623,7 +706,7 @@ def calibrate(
     )
 
     def trial_objective(trial) -> float:
-        return _trial_value(trial, base, train_jobs, fitted_space)
+        return _trial_value(trial, base, train_jobs, fitted_space, objective_name)
 
     _check_kept(study, out, lambda params: trial_objective(optuna.trial.FixedTrial(params)))
 
@@ -645,7 +728,9 @@ def calibrate(
         while finished() < trials and study.get_trials(deepcopy=False, states=waiting):
             study.optimize(trial_objective, n_trials=1, callbacks=callbacks, gc_after_trial=True)
     if workers > 1 and finished() < trials:
-        _parallel_trials(study, storage, base, train_jobs, fitted_space, finished(), trials, seed, workers, progress)
+        _parallel_trials(
+            study, storage, base, train_jobs, fitted_space, finished(), trials, seed, workers, progress, objective_name
+        )
     while finished() < trials:  # one trial after another
         state = _sampler_state(study.sampler)
         if state is not None:  # kept before each trial, so a stopped calibration resumes with the same draws
@@ -658,8 +743,8 @@ def calibrate(
         value = getattr(base, name)
         if value is not None and value is not False:  # False: the default size factor's direction, not written
             fitted[name] = value
-    given_waits, _ = _replay(base.replace(max_jobs=first_part))  # the site as given, on the first part as the trials
-    given_objective = objective(score_part(given_waits))
+    given_waits, given_days = _replay(base.replace(max_jobs=first_part))  # the site as given, as the trials
+    given_objective = _scored(objective_name, given_waits, given_days)
     best = float(study.best_value)
     if given_objective <= best:  # no trial beat the site as given on the first part: it stands
         fitted, best = {}, given_objective
@@ -670,6 +755,7 @@ def calibrate(
         fitted=fitted,
         train_objective=best,
         given_objective=given_objective,
+        objective=objective_name,
     )
 
     def judged(scenario) -> tuple[dict, object]:

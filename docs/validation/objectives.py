@@ -1,0 +1,176 @@
+"""The calibration's two objectives: each log fitted for the four aims instead of the waits, judged on the held-out half.
+
+    python docs/validation/objectives.py                  # every log: writes objectives.csv, prints the page's table
+    python docs/validation/objectives.py --log CTC-SP2    # one log (its rows replaced in objectives.csv)
+    python docs/validation/objectives.py --check          # exit 1 when a number differs (about 25 minutes; RICC 12)
+    python docs/validation/objectives.py --backlog        # how full each machine ran while jobs waited: log and site replay
+
+For each log: ``torus-sim calibrate --objective aims`` (:func:`torus_sim.experiments.calibrate.aims_objective`: the
+shortfall from the four aims, each figure relative to its aim, the first half's daily utilization and share within an
+hour included) with real_machine.py's site as given, trials and sampler seed, on the first half; the fit is judged on
+the held-out half as the page's table is. Studies are kept in the temporary folder's ``torus-sim-objectives``: a
+second run resumes them. The page's table sets these rows beside the default objective's fit (the waits: KS distance
++ 0.5 x |mean-wait error|), read from real_machine.csv, and gives each row's shortfall from the aims.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+import tempfile
+from pathlib import Path
+
+from real_machine import replay_study  # beside this script (python puts the script's folder first on the path)
+
+HERE = Path(__file__).resolve().parent
+LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N", "RICC")
+FIELDS = ("log", "objective", "part", "ks", "mean_error", "within_hour", "daily_utilization_error", "settings")
+
+
+def study(log: str) -> list[dict]:
+    """One log's rows: the fit for the aims on the first half and on the held-out half, its settings."""
+    from real_machine import GIVEN
+    from real_machine import LOGS as TRIALS
+
+    from torus_sim import Scenario
+    from torus_sim.experiments.calibrate import calibrate
+    from torus_sim.interfaces.commands.calibrate import fitted_items
+
+    base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
+    folder = Path(tempfile.gettempdir()) / "torus-sim-objectives" / log
+    calibration = calibrate(base, folder, train=0.5, trials=TRIALS[log], seed=0, objective_name="aims")
+    settings = ";".join(
+        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+        for key, value in fitted_items(calibration.fitted).items()
+    )
+    scores = calibration.scores["calibrated"]
+    return [_row(log, "aims", part, scores[part], settings if part == "test" else "") for part in ("train", "test")]
+
+
+def _row(log: str, objective: str, part: str, score, settings: str = "") -> dict:
+    return {
+        "log": log,
+        "objective": objective,
+        "part": part,
+        "ks": f"{score.ks:.3f}",
+        "mean_error": f"{score.mean_error:.3f}",
+        "within_hour": f"{score.within_hour:.3f}",
+        "daily_utilization_error": f"{score.daily_utilization_error:.3f}",
+        "settings": settings,
+    }
+
+
+def _waits_rows() -> list[dict]:
+    """The default objective's fits, as real_machine.csv holds them (its calibrated rows), in this page's fields."""
+    with open(HERE / "real_machine.csv", newline="") as handle:
+        return [
+            {**{name: row[name] for name in FIELDS[3:-1]}, "log": row["log"], "objective": "waits", "part": row["part"]}
+            for row in csv.DictReader(handle)
+            if row["site"] == "calibrated"
+        ]
+
+
+def _shortfall(row: dict) -> float:
+    """A row's shortfall from the aims (:func:`~torus_sim.experiments.calibrate.aims_objective`), from its rounded figures."""
+    from torus_sim.experiments.calibrate import PartScore, aims_objective
+
+    ks, error, within, daily = (float(row[name]) for name in FIELDS[3:-1])
+    return aims_objective(PartScore(0, ks, 0.0, 0.0, error, 0.0, 0.0, within, daily))
+
+
+def table(rows: list[dict]) -> str:
+    """The page's table: per log and part, the fit for the waits (real_machine.csv) and the fit for the aims."""
+    lines = [
+        "| log | objective | part | KS of the waits | mean-wait error | within 1 h | daily utilization | shortfall from the aims |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    waits = _waits_rows()
+    for log in dict.fromkeys(row["log"] for row in rows):
+        for part in ("train", "test"):
+            for row in [*waits, *rows]:
+                if row["log"] == log and row["part"] == part:
+                    lines.append(
+                        f"| {log} | {row['objective']} | {'held out' if part == 'test' else 'fitted on'} | {row['ks']} | "
+                        f"{float(row['mean_error']):+.1%} | {float(row['within_hour']):.1%} | "
+                        f"{row['daily_utilization_error']} | {_shortfall(row):.3f} |"
+                    )
+    return "\n".join(lines)
+
+
+STEP = 600.0
+"""The backlog figures' time step, seconds."""
+BACKLOG = 5
+"""Jobs waiting, in both the log and the replay, for a step to count as one with a backlog."""
+
+
+def backlog_busy(log: str) -> dict:
+    """How full the machine ran while jobs waited: the log against its site's replay (``--backlog``).
+
+    The site (``experiments/sites/LOG.toml``) replays the whole log; the logged schedule of the same jobs (their logged
+    start and run time) is set beside the replay's. Every :data:`STEP` seconds from the fifth day on: the processors
+    busy and the jobs waiting in each. Returns the mean busy share over the steps with at least :data:`BACKLOG` jobs
+    waiting in both, and the same by weekday hour (the log's time zone), log and replay.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from torus_sim import run
+    from torus_sim.experiments.experiment import load_experiment
+    from torus_sim.inputs.datasets import fetch
+    from torus_sim.inputs.workload.logged import logged_schedule
+    from torus_sim.inputs.workload.swf import read_swf
+
+    site = load_experiment(HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").scenario({})
+    result = run(site)
+    jobs = result.jobs.set_index("job_id")
+    schedule = logged_schedule(read_swf(fetch(site.workload)))
+    logged = pd.DataFrame(
+        {"start": schedule.started_at, "end": schedule.started_at + schedule.run_time}, index=schedule.job_id
+    ).reindex(jobs.index)
+    placed = logged["start"].notna().to_numpy()
+    jobs, logged = jobs[placed], logged[placed]
+    end = max(float(logged["end"].max()), float(jobs["finished_at"].max()))
+    grid = np.arange(5 * 86400.0, end, STEP)
+
+    size = jobs["size"].to_numpy(float)
+    capacity = float(schedule.machine)  # the header's MaxProcs: the site's cluster
+    submitted = jobs["submitted_at"].to_numpy(float)
+    ones = np.ones(len(jobs))
+    busy_log = _sweep(grid, logged["start"], logged["end"], size) / capacity
+    busy_replay = _sweep(grid, jobs["started_at"], jobs["finished_at"], size) / capacity
+    waiting = np.minimum(_sweep(grid, submitted, logged["start"], ones), _sweep(grid, submitted, jobs["started_at"], ones))
+    backlog = waiting >= BACKLOG
+    clock = pd.to_datetime(schedule.unix_start_time + grid, unit="s", utc=True).tz_convert(schedule.time_zone)
+    frame = pd.DataFrame({"hour": clock.hour, "weekday": clock.dayofweek < 5, "log": busy_log, "replay": busy_replay})
+    frame = frame[backlog]
+    return {
+        "log": float(frame["log"].mean()),
+        "replay": float(frame["replay"].mean()),
+        "steps": int(backlog.sum()),
+        "weekday_hours": frame[frame["weekday"]].groupby("hour")[["log", "replay"]].mean(),
+    }
+
+
+def _sweep(grid, starts, ends, weights):
+    """The sum of ``weights`` of the intervals [start, end) holding each time of ``grid`` (a sorted array)."""
+    import numpy as np
+
+    change = np.zeros(len(grid) + 1)
+    np.add.at(change, np.searchsorted(grid, starts, side="left"), weights)
+    np.add.at(change, np.searchsorted(grid, ends, side="left"), -weights)
+    return np.cumsum(change)[:-1]
+
+
+def print_backlogs(logs) -> None:
+    """``--backlog``: each log's :func:`backlog_busy`, and CTC-SP2's weekday hours."""
+    for log in logs:
+        busy = backlog_busy(log)
+        print(f"{log}: {busy['steps']:,} steps with a backlog: busy {busy['log']:.3f} logged, {busy['replay']:.3f} replayed")
+        print(busy["weekday_hours"].round(3).T.to_string())
+
+
+if __name__ == "__main__":
+    if "--backlog" in sys.argv:
+        print_backlogs([sys.argv[sys.argv.index("--log") + 1]] if "--log" in sys.argv else LOGS)
+        sys.exit(0)
+    sys.exit(replay_study(sys.argv[1:], "objectives.csv", FIELDS, LOGS, study, table))
