@@ -109,12 +109,15 @@ def backlog_busy(log: str) -> dict:
     The site (``experiments/sites/LOG.toml``) replays the whole log; the logged schedule of the same jobs (their logged
     start and run time) is set beside the replay's. Every :data:`STEP` seconds from the fifth day on: the processors
     busy and the jobs waiting in each. Returns the mean busy share over the steps with at least :data:`BACKLOG` jobs
-    waiting in both, and the same by weekday hour (the log's time zone), log and replay.
+    waiting in both, and the same by weekday hour (the log's time zone), log and replay; and over the held-out half's
+    jobs, the share the log started at once (a logged wait under a minute), the share the replay did, the share both
+    did and the share both would if the two were independent (the product).
     """
     import numpy as np
     import pandas as pd
 
     from torus_sim import run
+    from torus_sim.experiments.calibrate import _split
     from torus_sim.experiments.experiment import load_experiment
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.logged import logged_schedule
@@ -143,7 +146,16 @@ def backlog_busy(log: str) -> dict:
     clock = pd.to_datetime(schedule.unix_start_time + grid, unit="s", utc=True).tz_convert(schedule.time_zone)
     frame = pd.DataFrame({"hour": clock.hour, "weekday": clock.dayofweek < 5, "log": busy_log, "replay": busy_replay})
     frame = frame[backlog]
+    held_out = jobs.index >= _split(site, 0.5)[1]
+    at_once_log = (logged["start"] - jobs["submitted_at"])[held_out] < 60.0
+    at_once_replay = (jobs["started_at"] - jobs["submitted_at"])[held_out] < 60.0
     return {
+        "at_once": {
+            "log": float(at_once_log.mean()),
+            "replay": float(at_once_replay.mean()),
+            "both": float((at_once_log & at_once_replay).mean()),
+            "independent": float(at_once_log.mean() * at_once_replay.mean()),
+        },
         "log": float(frame["log"].mean()),
         "replay": float(frame["replay"].mean()),
         "steps": int(backlog.sum()),
@@ -167,6 +179,11 @@ def print_backlogs(logs) -> None:
         busy = backlog_busy(log)
         print(f"{log}: {busy['steps']:,} steps with a backlog: busy {busy['log']:.3f} logged, {busy['replay']:.3f} replayed")
         print(busy["weekday_hours"].round(3).T.to_string())
+        at_once = busy["at_once"]
+        print(
+            f"  held out, started at once (under a minute): logged {at_once['log']:.3f}, replayed {at_once['replay']:.3f}, "
+            f"both {at_once['both']:.3f} (independent: {at_once['independent']:.3f})"
+        )
 
 
 if __name__ == "__main__":
