@@ -23,6 +23,7 @@ __all__ = [
     "RESULT_NAMES",
     "atomic_write",
     "check_output_folder",
+    "check_text_input",
     "file_sha256",
     "input_lines",
     "input_text",
@@ -109,21 +110,49 @@ def input_lines(path: str | Path, what: str = "input") -> Iterator[str]:
         InputFileError: a directory, or compressed data that is truncated or corrupt (raised where
             the reading reaches it; lines before it were yielded).
     """
+    path = check_text_input(path, what)
+    name, opener = _compression(path)
+    if opener is None:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            yield from handle
+        return
+    try:
+        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
+            yield from handle
+    except _DECOMPRESSION_ERRORS as error:
+        raise InputFileError(path, f"truncated or corrupt {name} file ({error})") from None
+
+
+def check_text_input(path: str | Path, what: str = "input") -> Path:
+    """``path`` as a Path when it names a regular file whose first bytes (decompressed) could be text.
+
+    Reads at most the first 64 KiB (decompressed), never the whole file: a reader that hashes or parses a file calls
+    it first, so a binary or sparse file of any size is refused at once (:func:`input_lines` calls it too).
+
+    Args:
+        path: the file.
+        what: what the file is for (for the messages).
+
+    Returns:
+        The path.
+
+    Raises:
+        FileNotFoundError: no such file.
+        InputFileError: a directory or another non-file; zstd-compressed data, UTF-16 text or NUL bytes in its first
+            bytes; compressed data whose start is truncated or corrupt.
+    """
     path = require_file(path, what)
     name, opener = _compression(path)
     if opener is None:
         with open(path, "rb") as probe:
             _sniff(path, probe.read(_SNIFF_BYTES), what)
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            yield from handle
-        return
+        return path
     try:
         with opener(path, "rb") as probe:
             _sniff(path, probe.read(_SNIFF_BYTES), what, name)
-        with opener(path, "rt", encoding="utf-8", errors="replace") as handle:
-            yield from handle
     except _DECOMPRESSION_ERRORS as error:
         raise InputFileError(path, f"truncated or corrupt {name} file ({error})") from None
+    return path
 
 
 _SNIFF_BYTES = 1 << 16

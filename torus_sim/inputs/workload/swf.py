@@ -26,7 +26,7 @@ import numpy as np
 
 from torus_sim.core.disk_tables import GrowingTable, SpillFolder
 from torus_sim.core.errors import WorkloadFormatError
-from torus_sim.core.files import file_sha256, input_lines
+from torus_sim.core.files import check_text_input, file_sha256, input_lines
 
 __all__ = ["MAX_COUNT", "MAX_SECONDS", "SWF_FIELDS", "SwfRecord", "SwfTrace", "read_swf", "trace_table"]
 
@@ -298,6 +298,8 @@ def read_swf(path: str | Path, fields: tuple[str, ...] | None = None) -> SwfTrac
     unknown = [name for name in kept if name not in _FIELD_INDEX]
     if unknown:
         raise KeyError(f"{', '.join(map(repr, unknown))}: not SWF fields; choose from {', '.join(SWF_FIELDS)}")
+    if os.path.isfile(path):  # a binary or sparse file refused from its first bytes, before its bytes are hashed
+        check_text_input(path, "workload")
     this_read = _read_key(path, kept)
     if this_read is not None and this_read in _PARSED:
         _PARSED.move_to_end(this_read)
