@@ -37,15 +37,15 @@ from torus_sim.core.errors import ConfigurationError
 __all__ = [
     "AIMS",
     "BACKFILL_SPACE",
-    "OBJECTIVES",
     "FAIRSHARE_BY",
+    "OBJECTIVES",
     "QUEUE_SPACE",
     "SPACE",
     "WINDOWS",
     "Calibration",
     "PartScore",
-    "calibrate",
     "aims_objective",
+    "calibrate",
     "objective",
     "score_part",
     "space",
@@ -300,8 +300,10 @@ def aims_objective(score: PartScore) -> float:
 
 OBJECTIVES = {
     "waits": "KS distance of the waits + 0.5 x |relative error of the mean wait|",
-    "aims": "the shortfall from the aims, each relative to its aim: max(0, KS / 0.15 - 1) + max(0, |relative error of "
-    "the mean wait| / 0.15 - 1) + max(0, 1 - share within 1 h / 0.70) + max(0, mean |daily utilization difference| / 0.05 - 1)",
+    "aims": "the shortfall from the aims, each relative to its aim: "
+    f"max(0, KS / {AIMS['ks']:g} - 1) + max(0, |relative error of the mean wait| / {AIMS['mean_error']:g} - 1) + "
+    f"max(0, 1 - share within 1 h / {AIMS['within_hour']:.2f}) + "
+    f"max(0, mean |daily utilization difference| / {AIMS['daily_utilization_error']:g} - 1)",
 }
 """The calibration's objectives by name (``--objective``): ``waits`` (:func:`objective`, the default) and ``aims``
 (:func:`aims_objective`)."""
@@ -671,7 +673,8 @@ def calibrate(
 
     Raises:
         ConfigurationError: a scenario whose replay cannot be held against its log, a train share outside (0, 1), an
-            objective not in :data:`OBJECTIVES`, no finished trial, or a kept study whose trials no longer score as they did (the code or the log changed).
+            objective not in :data:`OBJECTIVES`, no finished trial, or a kept study whose trials no longer score as
+            they did (the code or the log changed).
         KeyboardInterrupt: passed on; the finished trials stay in ``study.db``.
     """
     try:

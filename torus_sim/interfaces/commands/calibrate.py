@@ -23,6 +23,7 @@ def add_parser(commands) -> None:
 
     ``--train``, ``--trials``, ``--sampler-seed``, ``--workers``, ``--shakes``, ``--objective``, ``--out``.
     """
+    from torus_sim.experiments.calibrate import OBJECTIVES
     from torus_sim.interfaces.commands.scenario_options import add_scenario_options
 
     parser = commands.add_parser(
@@ -63,11 +64,10 @@ def add_parser(commands) -> None:
     )
     parser.add_argument(
         "--objective",
-        choices=("waits", "aims"),
+        choices=tuple(OBJECTIVES),
         default="waits",
-        help="what the trials minimise on the first part: waits (KS distance of the waits + 0.5 x |mean-wait error|, the "
-        "default) or aims (the shortfall from the four aims: KS <= 0.15, mean wait within 15%%, 70%% within 1 h, daily "
-        "utilization within 0.05, each relative to its aim)",
+        help="what the trials minimise on the first part (default waits): "
+        + "; ".join(f"{name}: {text}" for name, text in OBJECTIVES.items()).replace("%", "%%"),
     )
     add_scenario_options(parser)
 
