@@ -372,3 +372,32 @@ def test_an_unknown_objective_on_the_command_line_is_one_sentence_and_exit_2(tmp
     done = subprocess.run([*command, "--objective", "ks", "--out", str(tmp_path / "cal")], capture_output=True, text=True)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "--objective: invalid choice: 'ks' (choose from" in done.stderr and not (tmp_path / "cal").exists()
+
+
+def test_the_held_out_jobs_are_also_judged_by_whether_the_fit_saw_their_user(tmp_path):
+    """A fit learns nothing of a user who submitted no job of the first part: the held-out figures are also given for
+    the jobs of users seen and of new users (HPC2N: one user absent from its first half carries 60% of the second
+    half's logged waiting)."""
+    log = tmp_path / "users.swf"
+    lines = ["; MaxProcs: 4"]
+    for job in range(1, 41):  # users 1 and 2 in the first half; 2, 3 and unknown (-1) in the second
+        user = (1 + job % 2) if job <= 20 else (2, 3, -1)[job % 3]
+        size, wait = 1 + job % 3, (job % 7) * 30
+        lines.append(" ".join(map(str, [job, job * 100, wait, 120, size, -1, -1, size, 150, -1, 1, user, 1, 1, 1, -1, -1, -1])))
+    log.write_text("\n".join(lines) + "\n")
+    base = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
+    split = calibration_module._split_and_fill(base, 0.5)
+    new = [job for job in range(21, 41) if (2, 3, -1)[job % 3] == 3]
+    assert split.first_test_id == 21 and split.new_user_ids.tolist() == new  # an unknown user is not a new one
+    calibration = calibration_module.calibrate(base, tmp_path / "study", train=0.5, trials=2, seed=0)
+    for parts in calibration.scores.values():
+        test, seen, fresh = parts["test"], parts["test, users seen"], parts["test, new users"]
+        assert (seen.jobs, fresh.jobs, test.jobs) == (20 - len(new), len(new), 20)
+        assert fresh.logged_mean_wait == pytest.approx(sum((job % 7) * 30 for job in new) / len(new))
+        assert seen.daily_utilization_error != seen.daily_utilization_error  # NaN: the days are not split by user
+    from torus_sim.interfaces.commands.calibrate import report_text
+
+    text = report_text(calibration)
+    assert text.count("\n  seen ") == 2 and text.count("\n  new ") == 2 and "of users who did not" in text
+    without = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY", max_jobs=20)
+    assert calibration_module._split_and_fill(without, 0.5).new_user_ids.tolist() == []  # users 1 and 2 only

@@ -185,7 +185,10 @@ class Calibration:
             no trial did better on the first part than the site as given (which then stands).
         train_objective: the objective of what stands (the best trial, or the site as given) on the first part.
         given_objective: the site as given's objective on the first part (a replay of that part alone, as a trial's).
-        scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore}}``, both from whole-log replays.
+        scores: ``{"as given" | "calibrated": {"train": PartScore, "test": PartScore, ...}}``, both from whole-log
+            replays; where some held-out jobs are of users who submitted no job of the first part, also ``"test, users
+            seen"`` and ``"test, new users"``: the held-out jobs split by whether the fit saw their user (an unknown
+            user counts as seen), without a daily figure (a fit learns nothing of a user it never saw).
         held_out: ``{"as given" | "calibrated": the held-out jobs' waits}`` (``job_id``, ``simulated_wait``,
             ``logged_wait``, seconds), for the figure.
         shaken: ``{"as given" | "calibrated": {"train": [PartScore, ...], "test": [...]}}``: the same whole-log replays
@@ -388,7 +391,8 @@ class _Split(NamedTuple):
     Attributes:
         count: the first part's jobs; first_test_id: the first held-out job's id; split_day: the day it was submitted
             (days from the trace's start); fill: the first part's largest job over a cluster's processors (None on
-            other platforms); first_ids: the first part's job ids, int64 ``(count,)``.
+            other platforms); first_ids: the first part's job ids, int64 ``(count,)``; new_user_ids: the ids of the
+            held-out jobs whose user (known: SWF field 12 at least 0) submitted no job of the first part, int64, ascending.
     """
 
     count: int
@@ -396,6 +400,7 @@ class _Split(NamedTuple):
     split_day: int
     fill: float | None
     first_ids: np.ndarray
+    new_user_ids: np.ndarray
 
 
 def _split_and_fill(base, train: float) -> _Split:
@@ -419,8 +424,12 @@ def _split_and_fill(base, train: float) -> _Split:
         capacity = platform_kind(base.platform).capacity(base.platform_fields(), workload.processors)
         sizes = jobs.column("size")[:count] if hasattr(jobs, "column") else [jobs[index].size for index in range(count)]
         fill = float(np.max(sizes)) / capacity
-    first_ids = np.asarray(jobs.column("job_id")[:count] if hasattr(jobs, "column") else [job.job_id for job in jobs][:count])
-    return _Split(count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill, first_ids)
+    ids = np.asarray(jobs.column("job_id") if hasattr(jobs, "column") else [job.job_id for job in jobs], dtype=np.int64)
+    users = np.asarray(jobs.column("user_id") if hasattr(jobs, "column") else [job.user_id for job in jobs], dtype=np.int64)
+    new_user = (users[count:] >= 0) & ~np.isin(users[count:], users[:count])
+    return _Split(
+        count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill, ids[:count], np.sort(ids[count:][new_user])
+    )
 
 
 def _replay(scenario):
@@ -694,7 +703,7 @@ def calibrate(
     if objective_name not in OBJECTIVES:
         raise ConfigurationError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective_name!r}")
     check_against_log(base)
-    first_part, first_test_id, split_day, fill, first_ids = _split_and_fill(base, train)
+    first_part, first_test_id, split_day, fill, first_ids, new_user_ids = _split_and_fill(base, train)
     train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
     fitted_space = space(base, fill, cancelled=len(train_jobs) > 1)
     out.mkdir(parents=True, exist_ok=True)
@@ -764,7 +773,12 @@ def calibrate(
     def judged(scenario) -> tuple[dict, object]:
         waits, by_day = _replay(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
-        return {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}, rest
+        scores = {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}
+        new = rest["job_id"].isin(new_user_ids).to_numpy()
+        for part, jobs in (("test, users seen", ~new), ("test, new users", new)):
+            if new.any() and jobs.any():  # the held-out jobs by whether the fit saw their user (no daily figure)
+                scores[part] = score_part(rest[jobs])
+        return scores, rest
 
     for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
         calibration.scores[name], calibration.held_out[name] = judged(scenario)

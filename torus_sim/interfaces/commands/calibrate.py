@@ -158,17 +158,22 @@ def report_text(calibration) -> str:
         "",
         f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12}",
     ]
-    for part in ("train", "test"):
+    labels = {"train": "fitted on", "test": "held out", "test, users seen": "  seen", "test, new users": "  new"}
+    for part, label in labels.items():
         for name, parts in calibration.scores.items():
+            if part not in parts:  # no held-out job of a new user
+                continue
             score = parts[part]
             daily = (
                 "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}"
             )
             lines.append(
-                f"{'held out' if part == 'test' else 'fitted on':<10} {name:<11} {score.jobs:>8,} {score.ks:>6.3f} "
+                f"{label:<10} {name:<11} {score.jobs:>8,} {score.ks:>6.3f} "
                 f"{score.mean_wait:>12,.0f} / {score.logged_mean_wait:>11,.0f} {score.mean_error:>+7.1%} "
                 f"{score.median_wait:>8,.0f} / {score.logged_median_wait:>7,.0f} {score.within_hour:>7.1%} {daily:>12}"
             )
+    if any("test, new users" in parts for parts in calibration.scores.values()):
+        lines.append("(seen, new: the held-out jobs of users who submitted a job of the first part, and of users who did not)")
     lines += _shaken_lines(calibration)
     return "\n".join(lines) + "\n"
 
