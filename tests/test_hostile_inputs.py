@@ -20,6 +20,19 @@ from torus_sim.interfaces.cli import main
 from .conftest import cli_process
 
 
+def never(monkeypatch, target: str) -> None:
+    """Make ``target`` (``module.attribute``) fail the test if it is called: a refusal must come before it.
+
+    The deterministic form of "refused at once": the expensive step (building the model, drawing failures) is never
+    reached, however loaded the machine running the suite is (a wall-clock bound is not a test of that).
+    """
+
+    def reached(*args, **kwargs):
+        raise AssertionError(f"{target} was called: the input should have been refused before it")
+
+    monkeypatch.setattr(target, reached)
+
+
 def refused(capsys, tmp_path, *arguments, command="run"):
     """Run the CLI; return its one-line error (asserting exit 2, one line, no traceback, no output folder)."""
     out = tmp_path / "out"
@@ -35,10 +48,9 @@ def refused(capsys, tmp_path, *arguments, command="run"):
 
 
 @pytest.mark.parametrize("count", ["999999999999", "1000000"])
-def test_row1_a_huge_synthetic_failure_count_is_refused_at_once(capsys, tmp_path, count):
-    began = time.perf_counter()
+def test_row1_a_huge_synthetic_failure_count_is_refused_at_once(capsys, tmp_path, monkeypatch, count):
+    never(monkeypatch, "failure_logs.synthetic.SyntheticFailures.draw")  # refused before one failure is drawn
     err = refused(capsys, tmp_path, "--failures", f"synthetic:{count}", "--max-jobs", "500")
-    assert time.perf_counter() - began < 20
     assert f"synthetic:{count} asks {int(count):,} failures; at most" in err and "one per node per hour" in err
 
 
@@ -117,10 +129,10 @@ def test_row7_silent_error_counts_of_23_digits_are_refused(capsys, tmp_path):
 # -- row 11: a torus too large is refused before anything is built ---------------------------------------
 
 
-def test_row11_a_huge_torus_is_refused_at_once(capsys, tmp_path):
-    began = time.perf_counter()
+def test_row11_a_huge_torus_is_refused_at_once(capsys, tmp_path, monkeypatch):
+    never(monkeypatch, "torus_sim.experiments.model_builder.build_platform")  # refused before any node is made
+    never(monkeypatch, "torus_sim.experiments.runner.build_model")
     err = refused(capsys, tmp_path, "--torus-dims", "1000x1000x1000")
-    assert time.perf_counter() - began < 5
     assert "a 1000x1000x1000 torus has" in err and "at most 200,000" in err
 
 
@@ -220,7 +232,7 @@ def test_row3_a_sweep_file_of_the_wrong_shape_is_one_sentence(capsys, tmp_path, 
 # -- row 12: a huge grid is refused before it is built --------------------------------------------------------
 
 
-def test_row12_a_grid_of_a_million_runs_is_refused_at_once_unless_allowed(capsys, tmp_path):
+def test_row12_a_grid_of_a_million_runs_is_refused_at_once_unless_allowed(capsys, tmp_path, monkeypatch):
     import resource
 
     file = tmp_path / "huge.toml"
@@ -229,9 +241,8 @@ def test_row12_a_grid_of_a_million_runs_is_refused_at_once_unless_allowed(capsys
         f"[workload]\nmax_jobs = 10\n[grid]\nseed = [{values}]\nconfidence = [{', '.join(str(v / 1000) for v in range(1000))}]\n"
     )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    began = time.perf_counter()
+    never(monkeypatch, "torus_sim.experiments.run_experiment")  # refused before a run
     err = refused(capsys, tmp_path, str(file), command="sweep")
-    assert time.perf_counter() - began < 10
     assert "the sweep has 1,000,000 runs, more than 10,000; set max_runs = 1000000 in the file or pass --yes" in err
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB: no million points in memory
     from torus_sim.experiments import load_experiment
@@ -260,11 +271,10 @@ def test_row8_an_output_folder_that_cannot_be_written_is_refused_before_simulati
     monkeypatch.chdir(tmp_path)
     (tmp_path / "FILE").write_text("x")
     out = {"file": "FILE", "under-file": "FILE/sub", "dev-null": "/dev/null", "root": "/", "empty": "", "proc": "/proc/x"}[kind]
-    began = time.perf_counter()
+    never(monkeypatch, "torus_sim.experiments.runner.build_model")  # refused before the simulation is built
     code = main(["run", "--workload", "bundled", "--out", out])  # the whole bundled log: seconds if it ran
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert time.perf_counter() - began < 3
     assert "output folder" in err or "cannot write there" in err
     assert (tmp_path / "FILE").read_text() == "x" and sorted(p.name for p in tmp_path.iterdir()) == ["FILE"]
 
@@ -508,9 +518,8 @@ def test_row13_row18_files_that_are_not_text_are_named_for_what_they_are(capsys,
     import resource
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    began = time.perf_counter()
     err = refused(capsys, tmp_path, "--platform", "cluster", "--nodes", "128", "--workload", str(log))
-    assert time.perf_counter() - began < 5 and resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: the file is never read whole
     assert "log.swf" in err and expected in err, err
 
 
@@ -1625,12 +1634,12 @@ def test_i41_row16_generate_rigid_under_a_file_is_one_sentence(capsys, tmp_path)
     assert "which is a file" in one_sentence(capsys.readouterr().err, code)
 
 
-def test_i41_row16_a_batch_of_a_trillion_jobs_is_refused_before_allocating(capsys, tmp_path):
-    began = time.perf_counter()
+def test_i41_row16_a_batch_of_a_trillion_jobs_is_refused_before_allocating(capsys, tmp_path, monkeypatch):
+    never(monkeypatch, "torus_sim.experiments.runner.build_model")  # refused before a job is made
     err = refused(
         capsys, tmp_path, "--platform", "cluster", "--workload", "rigid", "--jobs", "1000000000000", "--policy", "R-LIST-0"
     )
-    assert "[workload] jobs: Input should be less than or equal to 1000000" in err and time.perf_counter() - began < 10
+    assert "[workload] jobs: Input should be less than or equal to 1000000" in err
 
 
 # -- row 17: nothing accepted without a word ---------------------------------------------------------------------------------
