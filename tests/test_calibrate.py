@@ -20,7 +20,7 @@ BASE = Scenario(workload="pwa:SDSC-SP2", platform="cluster", failures="none", po
 def _counting(monkeypatch, fail_at: int | None = None) -> list:
     """Record every replay's ``max_jobs`` (and stop with Ctrl-C at replay ``fail_at``)."""
     seen = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def counted(scenario):
         seen.append(scenario.max_jobs)
@@ -28,7 +28,7 @@ def _counting(monkeypatch, fail_at: int | None = None) -> list:
             raise KeyboardInterrupt
         return replay(scenario)
 
-    monkeypatch.setattr(calibration_module, "_replay", counted)
+    monkeypatch.setattr(calibration_module, "replay_waits", counted)
     return seen
 
 
@@ -188,13 +188,13 @@ def test_the_site_as_given_is_the_first_trial(tmp_path, monkeypatch):
 
 def test_a_calibration_with_dependencies_kept_runs_every_trial_with_them_and_writes_them_in_the_site(tmp_path, monkeypatch):
     seen = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def kept(scenario):
         seen.append(scenario.dependencies)
         return replay(scenario)
 
-    monkeypatch.setattr(calibration_module, "_replay", kept)
+    monkeypatch.setattr(calibration_module, "replay_waits", kept)
     calibration = calibration_module.calibrate(BASE.replace(dependencies=600.0), tmp_path, train=0.5, trials=2, seed=0)
     assert seen and set(seen) == {600.0}  # the trials, the site as given and the judgement alike
     assert calibration.fitted["dependencies"] == 600.0  # the second trial beats the site as given on this part
@@ -222,18 +222,18 @@ def test_the_reading_of_cancelled_lines_is_fitted_on_a_whole_log_over_the_first_
         )
     log.write_text("\n".join(lines) + "\n")
     base = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
-    first_ids = calibration_module._split_and_fill(base, 0.5).first_ids
+    first_ids = calibration_module.split_log(base, 0.5).first_ids
     assert calibration_module._first_part_jobs(base, first_ids) == {"run": 20, "skip": 16}  # lines 5, 10, 15 and 20 are no jobs
     assert "cancelled" in calibration_module.space(base, None, cancelled=True)
     assert "cancelled" not in calibration_module.space(BASE, None, cancelled=True)  # a prefix of a log: not fitted
     replays = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def recorded(scenario):
         replays.append((scenario.max_jobs, scenario.cancelled))
         return replay(scenario)
 
-    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
     calibration = calibration_module.calibrate(base, tmp_path / "study", train=0.5, trials=6, seed=0)
     trials = replays[:6]  # each trial replays the first part's 20 lines: 20 jobs, or 16 with the cancelled ones skipped
     assert set(trials) == {(20, "run"), (16, "skip")}
@@ -242,7 +242,7 @@ def test_the_reading_of_cancelled_lines_is_fitted_on_a_whole_log_over_the_first_
 
 
 def test_the_site_as_given_stands_when_no_trial_beats_it(tmp_path, monkeypatch):
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
     calls = []
 
     def recorded(scenario):
@@ -250,7 +250,7 @@ def test_the_site_as_given_stands_when_no_trial_beats_it(tmp_path, monkeypatch):
         return replay(scenario)
 
     # every trial (a drawn cycle) scores 1.0, the site as given (no cycle) 0.5 on the first part
-    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
     monkeypatch.setattr(calibration_module, "objective", lambda score: 0.5 if calls[-1].sched_min_interval is None else 1.0)
     calibration = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
     assert calibration.fitted == {} and calibration.train_objective == calibration.given_objective == 0.5
@@ -269,13 +269,13 @@ def test_a_backfill_window_the_site_gives_is_fitted_and_written_with_its_policy_
     assert calibration_module.space(given, 0.5)["bf_window"] == ("log", 600.0, 30 * 86400.0)
     assert "bf_window" not in calibration_module.space(given)  # not a cluster (no fill known): the torus plans its own
     replays = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def recorded(scenario):
         replays.append((scenario.policy, dict(scenario.policy_params), scenario.priority_favor_small))
         return replay(scenario)
 
-    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
     calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=2, seed=0)
     assert replays[0] == ("FCFS-EASY", {"bf_window": 7200.0}, True)  # the site as given is the first trial
     assert replays[1][1]["bf_window"] != 7200.0 and 600.0 <= replays[1][1]["bf_window"] <= 30 * 86400.0
@@ -295,13 +295,13 @@ def test_a_backfill_window_the_site_gives_is_fitted_and_written_with_its_policy_
 
 def test_shakes_judge_both_sites_again_under_shaken_inputs_and_the_report_gives_each_figures_spread(tmp_path, monkeypatch):
     seen = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def recorded(scenario):
         seen.append((scenario.max_jobs, scenario.shake, scenario.seed))
         return replay(scenario)
 
-    monkeypatch.setattr(calibration_module, "_replay", recorded)
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
     calibration = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=1, seed=0, shakes=2)
     whole = [call for call in seen if call[0] == BASE.max_jobs]  # the whole-log replays after the fit
     assert whole == [(3000, None, 0), (3000, 1.0, 1), (3000, 1.0, 2)] * 2
@@ -309,9 +309,9 @@ def test_shakes_judge_both_sites_again_under_shaken_inputs_and_the_report_gives_
     shaken = calibration.shaken["calibrated"]["test"]
     assert len(shaken) == 2 and shaken[0] != shaken[1] != calibration.scores["calibrated"]["test"]
     # a shaken score is that of the calibrated site replayed with the shake and the seed, judged on the held-out part
-    from torus_sim.experiments.calibrate import _split, score_part
+    from torus_sim.experiments.calibrate import score_part, split_log
 
-    _, first_test_id, split_day = _split(BASE, 0.5)
+    _, first_test_id, split_day = split_log(BASE, 0.5)[:3]
     waits, by_day = replay(BASE.replace(**calibration.fitted, shake=1.0, seed=2))
     assert shaken[1] == score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)
     from torus_sim.interfaces.commands.calibrate import report_text
@@ -348,7 +348,7 @@ def test_a_calibration_for_the_aims_scores_each_trial_with_its_days_in_a_study_o
 
     waits_fit = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0)
     scored = []
-    replay = calibration_module._replay
+    replay = calibration_module.replay_waits
 
     def kept(scenario):
         waits, by_day = replay(scenario)
@@ -356,7 +356,7 @@ def test_a_calibration_for_the_aims_scores_each_trial_with_its_days_in_a_study_o
             scored.append(calibration_module.aims_objective(calibration_module.score_part(waits, by_day, 0, None)))
         return waits, by_day
 
-    monkeypatch.setattr(calibration_module, "_replay", kept)
+    monkeypatch.setattr(calibration_module, "replay_waits", kept)
     aims_fit = calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, seed=0, objective_name="aims")
     assert aims_fit.trials == 2 and len(scored) == 3  # two new trials (not the default study's two) and the site
     assert aims_fit.given_objective == scored[-1] and aims_fit.train_objective == min(scored)
@@ -386,7 +386,7 @@ def test_the_held_out_jobs_are_also_judged_by_whether_the_fit_saw_their_user(tmp
         lines.append(" ".join(map(str, [job, job * 100, wait, 120, size, -1, -1, size, 150, -1, 1, user, 1, 1, 1, -1, -1, -1])))
     log.write_text("\n".join(lines) + "\n")
     base = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
-    split = calibration_module._split_and_fill(base, 0.5)
+    split = calibration_module.split_log(base, 0.5)
     new = [job for job in range(21, 41) if (2, 3, -1)[job % 3] == 3]
     assert split.first_test_id == 21 and split.new_user_ids.tolist() == new  # an unknown user is not a new one
     calibration = calibration_module.calibrate(base, tmp_path / "study", train=0.5, trials=2, seed=0)
@@ -400,4 +400,4 @@ def test_the_held_out_jobs_are_also_judged_by_whether_the_fit_saw_their_user(tmp
     text = report_text(calibration)
     assert text.count("\n  seen ") == 2 and text.count("\n  new ") == 2 and "of users who did not" in text
     without = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY", max_jobs=20)
-    assert calibration_module._split_and_fill(without, 0.5).new_user_ids.tolist() == []  # users 1 and 2 only
+    assert calibration_module.split_log(without, 0.5).new_user_ids.tolist() == []  # users 1 and 2 only

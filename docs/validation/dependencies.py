@@ -55,14 +55,14 @@ def study(log: str) -> list[dict]:
     from real_machine import LOGS as TRIALS
 
     from torus_sim import Scenario
-    from torus_sim.experiments.calibrate import _split, calibrate
+    from torus_sim.experiments.calibrate import calibrate, split_log
     from torus_sim.experiments.experiment import load_experiment
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.logged import logged_schedule
     from torus_sim.inputs.workload.swf import read_swf
 
     site = load_experiment(SITES / f"{log}.toml").scenario({})
-    _, first_test_id, split_day = _split(site, 0.5)
+    _, first_test_id, split_day = split_log(site, 0.5)[:3]
     schedule = logged_schedule(read_swf(fetch(site.workload)))
     logged_start = dict(zip(schedule.job_id.tolist(), schedule.started_at.tolist(), strict=True))
     judged = (first_test_id, split_day, logged_start)

@@ -51,11 +51,11 @@ def _sites(log: str) -> dict:
 def study(log: str) -> list[dict]:
     """One log's rows: each replay's held-out half, all its jobs, its seen users' and its new users'."""
     from torus_sim import against_log, run
-    from torus_sim.experiments.calibrate import _split_and_fill, score_part
+    from torus_sim.experiments.calibrate import score_part, split_log
 
     rows = []
     for label, scenario in _sites(log).items():
-        split = _split_and_fill(scenario, 0.5)
+        split = split_log(scenario, 0.5)
         waits = against_log(run(scenario)).waits
         held_out = waits[waits["job_id"] >= split.first_test_id]
         new = held_out["job_id"].isin(split.new_user_ids).to_numpy()
@@ -84,14 +84,14 @@ def heaviest(log: str) -> str:
     """The held-out half's user with the most logged waiting: its share of the jobs and the waiting, seen or new."""
     import numpy as np
 
-    from torus_sim.experiments.calibrate import _split_and_fill
+    from torus_sim.experiments.calibrate import split_log
     from torus_sim.experiments.run_inputs import load_workload
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.logged import logged_schedule
     from torus_sim.inputs.workload.swf import read_swf
 
     scenario = _sites(log)["site as written"]
-    split = _split_and_fill(scenario, 0.5)
+    split = split_log(scenario, 0.5)
     jobs = load_workload(scenario).jobs
     ids = np.asarray(jobs.column("job_id"))[split.count :]
     users = np.asarray(jobs.column("user_id"))[split.count :]

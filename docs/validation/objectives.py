@@ -117,7 +117,7 @@ def backlog_busy(log: str) -> dict:
     import pandas as pd
 
     from torus_sim import run
-    from torus_sim.experiments.calibrate import _split
+    from torus_sim.experiments.calibrate import split_log
     from torus_sim.experiments.experiment import load_experiment
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.logged import logged_schedule
@@ -146,7 +146,7 @@ def backlog_busy(log: str) -> dict:
     clock = pd.to_datetime(schedule.unix_start_time + grid, unit="s", utc=True).tz_convert(schedule.time_zone)
     frame = pd.DataFrame({"hour": clock.hour, "weekday": clock.dayofweek < 5, "log": busy_log, "replay": busy_replay})
     frame = frame[backlog]
-    held_out = jobs.index >= _split(site, 0.5)[1]
+    held_out = jobs.index >= split_log(site, 0.5).first_test_id
     at_once_log = (logged["start"] - jobs["submitted_at"])[held_out] < 60.0
     at_once_replay = (jobs["started_at"] - jobs["submitted_at"])[held_out] < 60.0
     return {

@@ -69,7 +69,7 @@ held-out half runs on the whole machine)."""
 def study(log: str, write_site: bool = False) -> list[dict]:
     """One log: fit, judge, ablate; the rows of real_machine.csv and the fitted settings (row ``site`` = ``fitted``)."""
     from torus_sim import Scenario
-    from torus_sim.experiments.calibrate import _replay, _split, calibrate, score_part
+    from torus_sim.experiments.calibrate import calibrate, replay_waits, score_part, split_log
     from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
@@ -79,11 +79,11 @@ def study(log: str, write_site: bool = False) -> list[dict]:
     for site, parts in calibration.scores.items():
         for part, score in parts.items():
             rows.append(_row(log, site, part, score))
-    _, first_test_id, split_day = _split(base, 0.5)
+    _, first_test_id, split_day = split_log(base, 0.5)[:3]
     for name, off in OFF.items() if calibration.fitted else ():  # nothing fitted: nothing to turn off
         if all(calibration.fitted.get(setting, UNSET.get(setting)) == value for setting, value in off.items()):
             continue
-        waits, by_day = _replay(base.replace(**{**calibration.fitted, **off}))
+        waits, by_day = replay_waits(base.replace(**{**calibration.fitted, **off}))
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
     if write_site:
         (HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").write_text(site_file(log, calibration.fitted, LOGS[log]))

@@ -64,11 +64,11 @@ def _replay(scenario, first_test_id: int, split_day: int):
 
 def study(log: str) -> list[dict]:
     """One log's rows: the site as written (shake 0), then each shake and seed."""
-    from torus_sim.experiments.calibrate import _split
+    from torus_sim.experiments.calibrate import split_log
     from torus_sim.experiments.experiment import load_experiment
 
     site = load_experiment(SITES / f"{log}.toml").scenario({})
-    _, first_test_id, split_day = _split(site, 0.5)
+    _, first_test_id, split_day = split_log(site, 0.5)[:3]
     score, starts, daily = _replay(site, first_test_id, split_day)
     rows = [_row(log, 0.0, "", score, 1.0, 0.0)]
     for shake in SHAKES:

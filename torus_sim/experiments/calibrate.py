@@ -43,12 +43,15 @@ __all__ = [
     "SPACE",
     "WINDOWS",
     "Calibration",
+    "LogSplit",
     "PartScore",
     "aims_objective",
     "calibrate",
     "objective",
+    "replay_waits",
     "score_part",
     "space",
+    "split_log",
 ]
 
 DAY = 86400.0
@@ -380,13 +383,8 @@ def _given_settings(base, fitted_space: dict) -> dict:
     return given
 
 
-def _split(base, train: float) -> tuple[int, int, int]:
-    """The first part's job count, the first held-out job's id and the day (from the trace's start) it was submitted."""
-    return _split_and_fill(base, train)[:3]
-
-
-class _Split(NamedTuple):
-    """Where a log is cut (:func:`_split_and_fill`).
+class LogSplit(NamedTuple):
+    """Where a log is cut into the part a calibration fits on and the part it is judged on (:func:`split_log`).
 
     Attributes:
         count: the first part's jobs; first_test_id: the first held-out job's id; split_day: the day it was submitted
@@ -403,8 +401,16 @@ class _Split(NamedTuple):
     new_user_ids: np.ndarray
 
 
-def _split_and_fill(base, train: float) -> _Split:
-    """:func:`_split`, the first part's largest job over a cluster's processors and its job ids (:class:`_Split`).
+def split_log(base, train: float) -> LogSplit:
+    """Where ``base``'s log is cut: the first ``train`` share of its jobs in submission order, and the rest.
+
+    Args:
+        base: a scenario replaying a log (its workload as the run reads it: cleaned, ``max_jobs`` applied).
+        train: the share of the jobs in the first part, 0 < train < 1 (rounded down to whole jobs).
+
+    Returns:
+        The :class:`LogSplit`: the first part's size and ids, the first held-out job and its day, the first part's
+        fill of a cluster, the held-out jobs of users the first part never saw.
 
     Raises:
         ConfigurationError: a ``train`` share that leaves no job on one side.
@@ -427,13 +433,19 @@ def _split_and_fill(base, train: float) -> _Split:
     ids = np.asarray(jobs.column("job_id") if hasattr(jobs, "column") else [job.job_id for job in jobs], dtype=np.int64)
     users = np.asarray(jobs.column("user_id") if hasattr(jobs, "column") else [job.user_id for job in jobs], dtype=np.int64)
     new_user = (users[count:] >= 0) & ~np.isin(users[count:], users[:count])
-    return _Split(
+    return LogSplit(
         count, int(first_test.job_id), int(first_test.submitted_at // DAY), fill, ids[:count], np.sort(ids[count:][new_user])
     )
 
 
-def _replay(scenario):
-    """A replay and its comparison with the log (waits by job id, daily utilizations)."""
+def replay_waits(scenario):
+    """Replay ``scenario`` and hold it against its log.
+
+    Returns:
+        ``(waits, by_day)``: the compared jobs' waits sorted by job id (``job_id``, ``simulated_wait``,
+        ``logged_wait``, seconds) and the daily utilizations (``day``, ``simulated_utilization``,
+        ``logged_utilization``) of :func:`~torus_sim.experiments.log_replay.against_log`.
+    """
     from torus_sim.experiments.log_replay import against_log
     from torus_sim.experiments.runner import run
 
@@ -494,7 +506,7 @@ def _first_part_jobs(base, first_ids: np.ndarray) -> dict[str, int]:
 
     Args:
         base: the site as given (its reading, ``cancelled``, made ``first_ids``).
-        first_ids: the first part's job ids under ``base``'s reading (:class:`_Split`).
+        first_ids: the first part's job ids under ``base``'s reading (:class:`LogSplit`).
     """
     from torus_sim.experiments.run_inputs import load_workload
 
@@ -541,7 +553,7 @@ def _trial_value(trial, base, train_jobs: dict, fitted_space: dict, kind: str = 
     """
     settings = _settings(trial, fitted_space, base)
     count = train_jobs[settings.get("cancelled", base.cancelled)]
-    waits, by_day = _replay(base.replace(max_jobs=count, **settings))
+    waits, by_day = replay_waits(base.replace(max_jobs=count, **settings))
     if not len(waits):
         raise ConfigurationError(f"{base.workload}: the log records no wait of its first {count:,} jobs to fit")
     return _scored(kind, waits, by_day)
@@ -703,7 +715,7 @@ def calibrate(
     if objective_name not in OBJECTIVES:
         raise ConfigurationError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective_name!r}")
     check_against_log(base)
-    first_part, first_test_id, split_day, fill, first_ids, new_user_ids = _split_and_fill(base, train)
+    first_part, first_test_id, split_day, fill, first_ids, new_user_ids = split_log(base, train)
     train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
     fitted_space = space(base, fill, cancelled=len(train_jobs) > 1)
     out.mkdir(parents=True, exist_ok=True)
@@ -755,7 +767,7 @@ def calibrate(
         value = getattr(base, name)
         if value is not None and value is not False:  # False: the default size factor's direction, not written
             fitted[name] = value
-    given_waits, given_days = _replay(base.replace(max_jobs=first_part))  # the site as given, as the trials
+    given_waits, given_days = replay_waits(base.replace(max_jobs=first_part))  # the site as given, as the trials
     given_objective = _scored(objective_name, given_waits, given_days)
     best = float(study.best_value)
     if given_objective <= best:  # no trial beat the site as given on the first part: it stands
@@ -771,7 +783,7 @@ def calibrate(
     )
 
     def judged(scenario) -> tuple[dict, object]:
-        waits, by_day = _replay(scenario)
+        waits, by_day = replay_waits(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
         scores = {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}
         new = rest["job_id"].isin(new_user_ids).to_numpy()
