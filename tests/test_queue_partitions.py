@@ -136,6 +136,30 @@ def test_a_queue_the_log_lacks_is_one_sentence(tmp_path):
     assert len(run(scenario).jobs) == 2
 
 
+def test_a_site_file_naming_a_queue_the_log_lacks_is_named_with_the_file_and_section(tmp_path, capsys):
+    """Issue 77's bad input: a site file naming a queue the log does not have is one sentence naming the file and
+    the setting (the check needs the log, so it comes after the file is read), exit 2, nothing written."""
+    from torus_sim.interfaces.cli import main
+
+    log = _log(tmp_path / "queues.swf", [(0, 100, 2, 1), (10, 50, 1, 2)])
+    site = tmp_path / "site.toml"
+    head = f'[workload]\nworkload = "{log}"\n[failures]\nfailures = "none"\n[policy]\npolicy = "FCFS"\n'
+    for section, setting, said in (
+        ("platform", 'platform = "partitions"\npartitions = "A:2:1+7,B:2:*"', "partitions: A names queue 7"),
+        ("priority", 'priority_weight_queue = 1.0\npriority_queue_tiers = "1:2,9:1"', "priority_queue_tiers names queue 9"),
+    ):
+        site.write_text(
+            head + ("" if section == "platform" else '[platform]\nplatform = "cluster"\n') + f"[{section}]\n{setting}\n"
+        )
+        code = main(["run", str(site), "--out", str(tmp_path / "out")])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and not (tmp_path / "out").exists(), err
+        assert err.startswith(f"torus-sim: error: {site}: [{section}] {said}, which queues.swf does not have"), err
+    code = main(["run", str(site), "--priority-queue-tiers", "1:2,8:1", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err  # the option's value, not the file's: the file is not named
+    assert code == 2 and err.startswith("torus-sim: error: priority_queue_tiers names queue 8"), err
+
+
 def _job(job_id, processors, walltime):
     return Job(job_id, 0.0, runtime=walltime, walltime=walltime, size=processors)
 

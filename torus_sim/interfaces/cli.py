@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return chosen.main(args)
     except (TorusSimError, FileNotFoundError, IsADirectoryError, PermissionError) as error:
-        print(f"torus-sim: error: {error}", file=sys.stderr)
+        text = _in_file(str(error), args) if isinstance(error, TorusSimError) else str(error)
+        print(f"torus-sim: error: {text}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader of the output went away (``| head``): stop without a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -103,6 +104,43 @@ def _os_error_text(error: OSError, whole: bool) -> str:
     reason = error.strerror or str(error)
     where = f"{error.filename}: " if error.filename is not None else ""
     return f"{where}{reason}" + ("; nothing was written" if whole else "")
+
+
+def _in_file(text: str, args) -> str:
+    """An error about a setting a scenario file gave, checked only once the run reads its log, named with the file.
+
+    Most of a file's settings are refused as it is read, each with the file and its section
+    (``site.toml: [limits] max_jobs_per_user: ...``); a few are checked against the log the run replays (a queue
+    tier or a partition naming a queue the log does not have). Such a refusal begins with the setting's name: where
+    the command's scenario file sets it in its section (and no option replaced it), the file and the section are put
+    before it (``site.toml: [priority] priority_queue_tiers names queue 9, ...``).
+
+    Args:
+        text: the error's sentence.
+        args: the parsed command line (``file``: the scenario file or None; the options by field name).
+
+    Returns:
+        The sentence, named with the file and section where the setting is the file's; else as it was.
+    """
+    import re
+
+    file = getattr(args, "file", None)
+    name = re.match(r"[a-z][a-z0-9_]*", text)
+    if not file or name is None or text.startswith(str(file)) or getattr(args, name.group(), None) is not None:
+        return text
+    import tomllib
+    from pathlib import Path
+
+    from torus_sim.experiments.scenario import SECTIONS
+
+    section = next((section for section, fields in SECTIONS.items() if name.group() in fields), None)
+    try:
+        table = tomllib.loads(Path(file).read_text(encoding="utf-8")).get(section) if section else None
+    except (OSError, UnicodeError, tomllib.TOMLDecodeError):  # the file read before: changed since, or gone
+        return text
+    if not isinstance(table, dict) or name.group() not in table:
+        return text
+    return f"{file}: [{section}] {text}"
 
 
 def _warning_line(message, category, filename, lineno, line=None) -> str:
