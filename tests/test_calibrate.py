@@ -399,5 +399,35 @@ def test_the_held_out_jobs_are_also_judged_by_whether_the_fit_saw_their_user(tmp
 
     text = report_text(calibration)
     assert text.count("\n  seen ") == 2 and text.count("\n  new ") == 2 and "of users who did not" in text
+    for parts in calibration.groups.values():  # every compared job in one size class and one month of its part
+        for by in ("size_class", "month"):
+            for part in ("train", "test"):
+                assert sum(row["jobs"] for row in parts[by] if row["part"] == part) == calibration.scores["as given"][part].jobs
+    assert "by size class" in text and "by month of submission" in text
+    assert json.loads(json.dumps(calibration.as_dict()))["groups"]["calibrated"]["month"][0]["part"] == "train"
     without = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY", max_jobs=20)
     assert calibration_module.split_log(without, 0.5).new_user_ids.tolist() == []  # users 1 and 2 only
+
+
+def test_each_part_is_also_judged_by_size_class_and_by_month():
+    """Issue 77 §3's report: train and test by size class and by month (hand-worked figures for one part)."""
+    import pandas as pd
+
+    waits = pd.DataFrame(
+        {
+            "simulated_wait": [0.0, 7200.0, 100.0, 5000.0],
+            "logged_wait": [0.0, 3600.0, 4000.0, 0.0],
+            "size_class": ["(P/2, P]", "(0, P/32]", "(0, P/32]", "(P/2, P]"],
+            "month": ["1998-06", "1998-05", "1998-06", "1998-06"],
+        }
+    )
+    by_size = calibration_module.grouped_scores(waits, "test", "size_class")
+    assert [row["group"] for row in by_size] == ["(0, P/32]", "(P/2, P]"]  # the classes' order, smallest first
+    small, large = by_size
+    assert (small["jobs"], small["mean_wait"], small["logged_mean_wait"]) == (2, 3650.0, 3800.0)
+    assert small["mean_error"] == pytest.approx(-150 / 3800) and small["within_hour"] == 0.5  # 3,600 s apart: within
+    assert large["mean_error"] is None  # a logged mean of 0: no relative error
+    assert large["within_hour"] == 0.5 and large["part"] == "test"
+    by_month = calibration_module.grouped_scores(waits, "train", "month")
+    assert [(row["group"], row["jobs"]) for row in by_month] == [("1998-05", 1), ("1998-06", 3)]
+    assert calibration_module.grouped_scores(waits.iloc[:0], "test", "month") == []

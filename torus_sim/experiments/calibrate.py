@@ -42,11 +42,13 @@ __all__ = [
     "QUEUE_SPACE",
     "SPACE",
     "WINDOWS",
+    "GROUPS",
     "Calibration",
     "LogSplit",
     "PartScore",
     "aims_objective",
     "calibrate",
+    "grouped_scores",
     "objective",
     "replay_waits",
     "score_part",
@@ -198,6 +200,9 @@ class Calibration:
             with every submit time moved by up to :data:`SHAKE_SECONDS` (input shaking), one score per seed 1, 2, ...;
             empty without ``shakes``. Their spread is what of each figure is the input's chance.
         objective: the objective's name, a key of :data:`OBJECTIVES`.
+        groups: ``{"as given" | "calibrated": {"size_class" | "month": [row, ...]}}``: the whole-log replays' figures
+            by size class (the against-log comparison's classes of the log's machine) and by month of submission, each
+            part's groups in turn (:func:`grouped_scores`).
     """
 
     log: str
@@ -210,6 +215,7 @@ class Calibration:
     held_out: dict = field(default_factory=dict, repr=False)
     shaken: dict = field(default_factory=dict)
     objective: str = "waits"
+    groups: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """JSON-ready."""
@@ -231,6 +237,7 @@ class Calibration:
             }
             if self.shaken
             else None,
+            "groups": self.groups,
         }
 
 
@@ -268,6 +275,54 @@ def score_part(waits, by_day=None, first_day: int | None = None, last_day: int |
         within_hour=float(np.mean(np.abs(simulated - logged) <= 3600.0)),
         daily_utilization_error=daily,
     )
+
+
+GROUPS = ("size_class", "month")
+"""The groups a calibration's report gives each part's figures by: the log's size classes and months of submission."""
+
+
+def grouped_scores(waits, part: str, by: str) -> list[dict]:
+    """One part's figures by size class or by month (the report's tables; Issue 77 §3: "by size class and by month").
+
+    Args:
+        waits: the part's compared jobs (:attr:`~torus_sim.metrics.against_log.LogComparison.waits`: ``simulated_wait``
+            and ``logged_wait`` in seconds, and the column ``by``).
+        part: the part's name written in each row (``train`` or ``test``).
+        by: ``size_class`` (in the classes' order, smallest first) or ``month`` (``YYYY-MM``, in order).
+
+    Returns:
+        One JSON-ready dict per group with jobs: ``part``, ``by``, ``group``, ``jobs``, ``mean_wait`` and
+        ``logged_mean_wait`` (seconds), ``mean_error`` ((simulated - logged) / logged; None where the logged mean is
+        0) and ``within_hour`` (the share of jobs whose simulated wait is within an hour of the logged one).
+    """
+    from torus_sim.metrics.against_log import size_class_labels
+
+    if not len(waits):
+        return []
+    simulated = waits["simulated_wait"].to_numpy(dtype=float)
+    logged = waits["logged_wait"].to_numpy(dtype=float)
+    keys = waits[by].to_numpy()
+    order = size_class_labels() if by == "size_class" else sorted(set(keys.tolist()))
+    rows = []
+    for group in order:
+        chosen = keys == group
+        jobs = int(np.count_nonzero(chosen))
+        if not jobs:
+            continue
+        mean, logged_mean = float(simulated[chosen].mean()), float(logged[chosen].mean())
+        rows.append(
+            {
+                "part": part,
+                "by": by,
+                "group": str(group),
+                "jobs": jobs,
+                "mean_wait": mean,
+                "logged_mean_wait": logged_mean,
+                "mean_error": (mean - logged_mean) / logged_mean if logged_mean > 0 else None,
+                "within_hour": float(np.mean(np.abs(simulated[chosen] - logged[chosen]) <= 3600.0)),
+            }
+        )
+    return rows
 
 
 def objective(score: PartScore) -> float:
@@ -782,7 +837,7 @@ def calibrate(
         objective=objective_name,
     )
 
-    def judged(scenario) -> tuple[dict, object]:
+    def judged(scenario) -> tuple[dict, object, dict]:
         waits, by_day = replay_waits(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
         scores = {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}
@@ -790,12 +845,13 @@ def calibrate(
         for part, jobs in (("test, users seen", ~new), ("test, new users", new)):
             if new.any() and jobs.any():  # the held-out jobs by whether the fit saw their user (no daily figure)
                 scores[part] = score_part(rest[jobs])
-        return scores, rest
+        groups = {by: grouped_scores(first, "train", by) + grouped_scores(rest, "test", by) for by in GROUPS}
+        return scores, rest, groups
 
     for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
-        calibration.scores[name], calibration.held_out[name] = judged(scenario)
+        calibration.scores[name], calibration.held_out[name], calibration.groups[name] = judged(scenario)
         for index in range(1, shakes + 1):  # the same replay under shaken inputs: each figure's chance
-            scores, _ = judged(scenario.replace(shake=SHAKE_SECONDS, seed=index))
+            scores, _, _ = judged(scenario.replace(shake=SHAKE_SECONDS, seed=index))
             for part, score in scores.items():
                 calibration.shaken.setdefault(name, {}).setdefault(part, []).append(score)
     return calibration

@@ -28,7 +28,7 @@ from torus_sim.inputs.workload.logged import NOT_PLACED, LoggedSchedule
 from torus_sim.metrics.online import SIZE_FRACTIONS
 from torus_sim.metrics.summary import DEFAULT_GAMMA, bounded_slowdown
 
-__all__ = ["QUANTILES", "LogComparison", "busy_fraction_by_day", "compare_with_log"]
+__all__ = ["QUANTILES", "LogComparison", "busy_fraction_by_day", "compare_with_log", "size_class_labels"]
 
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9, 0.99)
 """The wait quantiles compared."""
@@ -51,7 +51,8 @@ class LogComparison:
         by_month: likewise per calendar month (``month``: ``YYYY-MM`` in the log's time zone).
         by_day: one row per day from the log's start: ``day``, ``date``, ``simulated_utilization``,
             ``logged_utilization``.
-        waits: the compared jobs: ``job_id``, ``simulated_wait``, ``logged_wait`` (for the CDF figure).
+        waits: the compared jobs: ``job_id``, ``simulated_wait``, ``logged_wait`` (for the CDF figure), and each job's
+            ``size_class`` and ``month`` (its groups in ``by_size`` and ``by_month``).
     """
 
     summary: dict
@@ -116,7 +117,7 @@ def busy_fraction_by_day(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray
 _FRACTION_LABELS = {1 / 32: "P/32", 1 / 16: "P/16", 1 / 8: "P/8", 1 / 4: "P/4", 1 / 2: "P/2", 1: "P"}
 
 
-def _class_labels() -> list[str]:
+def size_class_labels() -> list[str]:
     """The size classes' labels in order: ``(0, P/32]`` .. ``(P/2, P]``, then ``> P`` and ``unknown``."""
     bounds = ["0", *(_FRACTION_LABELS.get(fraction, f"{fraction:g}P") for fraction in SIZE_FRACTIONS)]
     return [f"({low}, {high}]" for low, high in zip(bounds[:-1], bounds[1:], strict=True)] + ["> P", "unknown"]
@@ -124,7 +125,7 @@ def _class_labels() -> list[str]:
 
 def _size_classes(processors: np.ndarray, machine: int) -> np.ndarray:
     """Each job's size class (PV-EASY's groups of the log's machine P; ``> P`` above it, ``unknown`` without a size)."""
-    labels = _class_labels()
+    labels = size_class_labels()
     result = np.full(len(processors), labels[-1], dtype=object)
     result[processors > machine] = labels[-2]
     low = 0.0
@@ -239,7 +240,7 @@ def compare_with_log(
             "logged_bsld": log_bsld,
         }
     )
-    rank = {label: index for index, label in enumerate(_class_labels())}
+    rank = {label: index for index, label in enumerate(size_class_labels())}
     by_size = _grouped(per_job, "size_class")
     by_size = by_size.iloc[np.argsort(by_size["size_class"].map(rank).to_numpy(), kind="stable")].reset_index(drop=True)
     by_month = _grouped(per_job, "month").sort_values("month", kind="stable").reset_index(drop=True)
@@ -253,7 +254,15 @@ def compare_with_log(
             ),
             "days": len(by_day),
         }
-    waits = pd.DataFrame({"job_id": logged.job_id[chosen], "simulated_wait": sim_wait, "logged_wait": log_wait})
+    waits = pd.DataFrame(
+        {
+            "job_id": logged.job_id[chosen],
+            "simulated_wait": sim_wait,
+            "logged_wait": log_wait,
+            "size_class": per_job["size_class"].to_numpy(),
+            "month": per_job["month"].to_numpy(),
+        }
+    )
     return LogComparison(summary, quantiles, by_size, by_month, by_day, waits)
 
 

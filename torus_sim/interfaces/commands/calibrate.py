@@ -2,8 +2,9 @@
 
 Writes into ``--out``: ``study.db`` (Optuna's study: an interrupted calibration resumes from it), ``site.toml`` (the
 fitted settings as scenario sections, a file ``torus-sim run`` reads), ``calibration.json`` and ``report.txt`` (the
-first and the held-out part, the site as given and calibrated) and ``held_out_waits.png`` (the held-out waits'
-distributions). See :mod:`torus_sim.experiments.calibrate`.
+first and the held-out part, the site as given and calibrated: overall, by size class and by month, the held-out part
+also by users the first part saw and new ones) and ``held_out_waits.png`` (the held-out waits' distributions). See
+:mod:`torus_sim.experiments.calibrate`.
 """
 
 from __future__ import annotations
@@ -175,7 +176,34 @@ def report_text(calibration) -> str:
     if any("test, new users" in parts for parts in calibration.scores.values()):
         lines.append("(seen, new: the held-out jobs of users who submitted a job of the first part, and of users who did not)")
     lines += _shaken_lines(calibration)
+    lines += _group_lines(calibration)
     return "\n".join(lines) + "\n"
+
+
+def _group_lines(calibration) -> list[str]:
+    """Each part's mean waits by size class and by month: logged, each site's, and each site's share within an hour."""
+    sites = [name for name in calibration.groups if calibration.groups[name]]
+    if not sites:
+        return []
+    lines = []
+    for by, title in (("size_class", "by size class (P: the log's processors)"), ("month", "by month of submission")):
+        tables = {name: calibration.groups[name][by] for name in sites}
+        first = tables[sites[0]]
+        if not first:
+            continue
+        lines += ["", f"{title}: mean wait (s), logged and simulated; the share within 1 h of the logged wait"]
+        lines.append(
+            f"{'part':<10} {'group':<15} {'jobs':>8} {'logged':>10} " + " ".join(f"{name:>11} {'<= 1 h':>7}" for name in sites)
+        )
+        keyed = {name: {(row["part"], row["group"]): row for row in tables[name]} for name in sites}
+        for row in first:  # the sites compare the same jobs, unless one skips the cancelled lines: a group it lacks is "-"
+            cells = []
+            for name in sites:
+                other = keyed[name].get((row["part"], row["group"]))
+                cells.append(f"{other['mean_wait']:>11,.0f} {other['within_hour']:>7.1%}" if other else f"{'-':>11} {'-':>7}")
+            part = "held out" if row["part"] == "test" else "fitted on"
+            lines.append(f"{part:<10} {row['group']:<15} {row['jobs']:>8,} {row['logged_mean_wait']:>10,.0f} " + " ".join(cells))
+    return lines
 
 
 def _shaken_lines(calibration) -> list[str]:
