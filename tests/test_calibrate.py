@@ -156,6 +156,7 @@ def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one
     written = json.loads((out / "calibration.json").read_text())
     assert written["train_jobs"] == 1000 and written["trials"] == 2
     assert (out / "held_out_waits.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "waits_by_month.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from torus_sim.experiments import load_experiment
 
     site = load_experiment(out / "site.toml").scenario({})

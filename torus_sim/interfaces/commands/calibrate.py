@@ -3,7 +3,8 @@
 Writes into ``--out``: ``study.db`` (Optuna's study: an interrupted calibration resumes from it), ``site.toml`` (the
 fitted settings as scenario sections, a file ``torus-sim run`` reads), ``calibration.json`` and ``report.txt`` (the
 first and the held-out part, the site as given and calibrated: overall, by size class and by month, the held-out part
-also by users the first part saw and new ones) and ``held_out_waits.png`` (the held-out waits' distributions). See
+also by users the first part saw and new ones), ``held_out_waits.png`` (the held-out waits' distributions) and
+``waits_by_month.png`` (each month's mean wait, logged and under each site). See
 :mod:`torus_sim.experiments.calibrate`.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["NAMES", "add_parser", "figure_png", "fitted_items", "main", "report_text", "section_lines", "site_text"]
+__all__ = ["NAMES", "add_parser", "figure_png", "fitted_items", "main", "months_png", "report_text", "section_lines", "site_text"]
 
 NAMES = ("calibrate",)
 """The subcommand's names."""
@@ -34,7 +35,7 @@ def add_parser(commands) -> None:
         description="Fit the scheduling cycle, the per-user job limit, Slurm's multifactor priority and a backfill window "
         "the site gives (bf_window in [policy.params]) to the schedule an "
         "SWF log records, on its first part only (Optuna, seeded; the study in OUT/study.db resumes), then replay the "
-        "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json, report.txt and held_out_waits.png.",
+        "whole log and judge the fit on the held-out part. Writes site.toml, calibration.json, report.txt, held_out_waits.png and waits_by_month.png.",
     )
     parser.add_argument(
         "file", nargs="?", default=None, help="the site as a scenario TOML file (without a grid); options replace its values"
@@ -264,6 +265,44 @@ def figure_png(calibration) -> bytes:
     return out.getvalue()
 
 
+def months_png(calibration) -> bytes | None:
+    """Each month's mean wait, logged and under each site, the first and the held-out part marked (a PNG).
+
+    Returns:
+        The PNG's bytes, or None where the replays compared no job (no month to draw).
+    """
+    import io
+
+    rows = {name: calibration.groups.get(name, {}).get("month", []) for name in calibration.groups}
+    first = next((table for table in rows.values() if table), None)
+    if first is None:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [(row["part"], row["group"]) for row in first]
+    positions = range(len(keys))
+    figure, axes = plt.subplots(figsize=(max(6.4, 0.28 * len(keys) + 2.0), 4.0), layout="constrained")
+    axes.plot(positions, [row["logged_mean_wait"] / 3600.0 for row in first], color="black", marker="o", label="logged")
+    for name, table in rows.items():
+        keyed = {(row["part"], row["group"]): row["mean_wait"] / 3600.0 for row in table}
+        axes.plot(positions, [keyed.get(key, float("nan")) for key in keys], marker=".", label=f"simulated, {name}")
+    held_out = [index for index, (part, _) in enumerate(keys) if part == "test"]
+    if held_out:
+        axes.axvspan(held_out[0] - 0.5, len(keys) - 0.5, color="0.9", zorder=0, label="held out")
+    step = max(1, len(keys) // 24)
+    axes.set_xticks(list(positions)[::step], [group for _, group in keys][::step], rotation=60, fontsize=7)
+    axes.set_ylabel("mean wait (hours)")
+    axes.set_title(f"{calibration.log}: mean wait by month of submission", fontsize=10)
+    axes.legend(fontsize=8)
+    out = io.BytesIO()
+    figure.savefig(out, format="png", dpi=110)
+    plt.close(figure)
+    return out.getvalue()
+
+
 def main(args) -> int:
     """``torus-sim calibrate``: fit, judge, write (exit 0; 130 after Ctrl-C with the finished trials kept; errors reach the caller).
 
@@ -303,6 +342,9 @@ def main(args) -> int:
         "report.txt": report_text(calibration).encode(),
         "held_out_waits.png": figure_png(calibration),
     }
+    months = months_png(calibration)
+    if months is not None:
+        files["waits_by_month.png"] = months
     write_folder(out, files, last="calibration.json")
     print(report_text(calibration), end="")
     print(f"wrote {', '.join(str(out / name) for name in files)}")
