@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, field_validator
 from torus_sim.engine.guard import DEFAULT_PLAN_TIMEOUT
 from torus_sim.engine.multifactor import parse_fairshare_windows
 from torus_sim.engine.prime_time import parse_prime_time
+from torus_sim.engine.standing_reservations import parse_standing_reservations
 from torus_sim.inputs.workload.queues import parse_queue_tiers
 
 __all__ = [
@@ -259,6 +260,20 @@ class ReservationsSection(BaseModel):
         "(seconds of the workload's clock; a node count or named nodes as ids=0-12;40; wait: the reservation takes "
         "a node when its job ends, kill: the jobs on its nodes at its start are killed and requeued); unset: none",
     )
+    standing_reservations: str | None = Field(
+        None,
+        min_length=1,
+        description='nodes held on the same days and hours every week, as "MON-FRI 08:00-18:00 32" (several separated '
+        "by ;), in the log's local time (its UnixStartTime and TimeZoneString): each day a count reservation that "
+        "takes each node as its job ends (Maui's standing reservations, Slurm's daily reservations); unset: none",
+    )
+
+    @field_validator("standing_reservations")
+    @classmethod
+    def _standing(cls, value):
+        if value is not None:
+            parse_standing_reservations(value)  # a sentence naming the rule
+        return value
 
 
 class PrimeTimeSection(BaseModel):

@@ -18,6 +18,7 @@ from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
 from torus_sim.engine import LogClock, OwnerMap, PrimeTimeRule, SchedulingModel, parse_fairshare_windows, parse_prime_time
 from torus_sim.engine.progress import Preemption
+from torus_sim.engine.standing_reservations import parse_standing_reservations, standing_reservations
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
@@ -232,6 +233,7 @@ def _log_fields(scenario: Scenario) -> tuple[tuple[str, ...], dict]:
         "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
         "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
         "prime time": ("job_id",) if scenario.prime_time is not None else (),  # the header's clock only
+        "standing reservations": ("job_id",) if scenario.standing_reservations is not None else (),  # likewise
     }
     return tuple(dict.fromkeys(name for needed in readers.values() for name in needed)), readers
 
@@ -241,7 +243,8 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
 
     Returns:
         The model's keywords among ``queue_factors``, ``accounts``, ``limits`` (the groups' and queues'), ``maintenance``,
-        ``maintenance_drain``, ``effective_size``, ``reservations``, ``prime_time`` and ``dependencies``.
+        ``maintenance_drain``, ``effective_size``, ``reservations`` (a file's and the standing reservations' days),
+        ``prime_time`` and ``dependencies``.
 
     Args:
         scenario: the run's scenario.
@@ -295,6 +298,17 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         keywords["effective_size"] = spans
     if scenario.reservations is not None:
         keywords["reservations"] = read_reservations(scenario.reservations)
+    if readers["standing reservations"]:
+        clock = _log_clock(log, "standing_reservations", workload.load_scale)
+        first, last = workload.span
+        rules = parse_standing_reservations(scenario.standing_reservations)
+        for rule in rules:
+            if rule.count > capacity:
+                raise ConfigurationError(
+                    f"standing_reservations: {rule.text!r} holds {rule.count:,} nodes, more than the machine's {capacity:,}"
+                )
+        days = standing_reservations(rules, clock, first, last)
+        keywords["reservations"] = (*keywords.get("reservations", ()), *days)
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
     if readers["dependencies"]:
@@ -330,19 +344,29 @@ def _prime_time_rule(scenario: Scenario, log, load_scale: float) -> PrimeTimeRul
     """
     if scenario.prime_time_max_walltime is None:
         raise ConfigurationError("prime_time needs prime_time_max_walltime (the longest requested time a job may have in it)")
-    if load_scale != 1.0:
-        raise ConfigurationError(
-            f"prime_time falls on the log's own days and hours: run it at c = 1 (the scenario has c = {load_scale:g})"
-        )
-    origin = log.header_int("UnixStartTime")
-    if origin is None:
-        raise ConfigurationError(f"prime_time needs the log's start as a date: {log.path.name} has no UnixStartTime header")
-    zone = log.header.get("TimeZoneString", "").strip() or None
-    offset = None if zone is not None else log.header_int("TimeZone")
-    clock = LogClock(origin, zone, offset)
+    clock = _log_clock(log, "prime_time", load_scale)
     return PrimeTimeRule(
         parse_prime_time(scenario.prime_time), clock, scenario.prime_time_max_walltime, scenario.prime_time_spill
     )
+
+
+def _log_clock(log, setting: str, load_scale: float) -> LogClock:
+    """The log's local clock (its header's ``UnixStartTime`` and time zone), for a setting on its days and hours.
+
+    Raises:
+        ConfigurationError: a load scale other than 1 (the clock is no longer the log's), or a log without
+            ``UnixStartTime`` (the sentences name ``setting``).
+    """
+    if load_scale != 1.0:
+        raise ConfigurationError(
+            f"{setting} falls on the log's own days and hours: run it at c = 1 (the scenario has c = {load_scale:g})"
+        )
+    origin = log.header_int("UnixStartTime")
+    if origin is None:
+        raise ConfigurationError(f"{setting} needs the log's start as a date: {log.path.name} has no UnixStartTime header")
+    zone = log.header.get("TimeZoneString", "").strip() or None
+    offset = None if zone is not None else log.header_int("TimeZone")
+    return LogClock(origin, zone, offset)
 
 
 def _limits_of(scenario: Scenario, who: str) -> tuple[int | None, int | None] | None:

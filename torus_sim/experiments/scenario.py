@@ -39,7 +39,8 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       machine is usable: the other nodes held out, none killed; unset: the whole machine), or
                       effective_size_share (the whole run on a share of a cluster's processors)
     [reservations]    reservations = FILE (part of the machine, by count or named nodes, from a start to an end; the
-                      jobs on its nodes waited for or killed; unset: none)
+                      jobs on its nodes waited for or killed; unset: none), standing_reservations = "MON-FRI
+                      08:00-18:00 32" (that many nodes held on those days and hours of the log's local time)
     [prime_time]      prime_time = "MON-FRI 08:00-18:00", prime_time_max_walltime, prime_time_spill (in the log's
                       local time, jobs asking more than the maximum wait for the end of prime time; unset: none)
     [run]             seed = 0, event_order = "instant", plan_timeout = 600 (seconds one scheduling pass may take)

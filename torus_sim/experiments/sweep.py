@@ -162,6 +162,7 @@ LATER_FIELDS = (
     "effective_size_period",
     "effective_size_share",
     "reservations",
+    "standing_reservations",
     "partitions",
     "partition_field",
     "priority_fairshare_windows",

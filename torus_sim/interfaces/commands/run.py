@@ -214,6 +214,8 @@ def _production_text(scenario) -> str:
         parts.append(f"effective machine size {scenario.effective_size_share:.4g} of the processors (at least the largest job)")
     if scenario.reservations is not None:
         parts.append(f"reservations of part of the machine from {Path(scenario.reservations).name}")
+    if scenario.standing_reservations is not None:
+        parts.append(f"standing reservations {scenario.standing_reservations}, log's local time")
     if scenario.prime_time is not None:
         spill = "" if scenario.prime_time_spill is None else f" (ending at most {scenario.prime_time_spill:g} s into it)"
         parts.append(
