@@ -98,3 +98,15 @@ def test_a_count_above_the_machine_or_a_log_without_a_date_is_one_sentence(tmp_p
     )
     err = capsys.readouterr().err
     assert code == 2 and "standing_reservations needs the log's start as a date: undated.swf has no UnixStartTime" in err
+
+
+@pytest.mark.parametrize("policy", ["krevat", "FCFS-EASY"])
+def test_the_torus_and_the_cluster_hold_the_same_days(policy):
+    """The bundled NASA log (US/Pacific) on the default torus and on a cluster: supernodes or processors held each
+    weekday; the jobs wait longer and the held node time is counted."""
+    platform = "torus" if policy == "krevat" else "cluster"
+    base = Scenario(platform=platform, failures="none", policy=policy, max_jobs=400)
+    plain = run(base)
+    held = run(base.replace(standing_reservations="MON-FRI 08:00-18:00 32"))
+    assert held.summary["avg_wait_time"] > plain.summary["avg_wait_time"]
+    assert held.summary["node_hours_held_out"] > 0 and "node_hours_held_out" not in plain.summary
