@@ -9,7 +9,7 @@ import datetime
 import pytest
 
 from torus_sim.engine.prime_time import LogClock
-from torus_sim.engine.standing_reservations import parse_standing_reservations, standing_reservations
+from torus_sim.engine.standing_reservations import parse_standing_reservations, standing_reservation_days
 from torus_sim.experiments.runner import run
 from torus_sim.experiments.scenario import Scenario
 from torus_sim.interfaces.cli import main
@@ -51,7 +51,7 @@ def test_rules_are_read_and_a_bad_one_is_a_sentence():
 def test_each_named_day_is_one_reservation_in_the_logs_local_time():
     rules = parse_standing_reservations("MON,WED 08:00-18:00 3")
     clock = LogClock(MONDAY, "US/Eastern")
-    days = standing_reservations(rules, clock, 0.0, 9 * 24 * HOUR)  # Monday 1 January to Wednesday 10 January
+    days = standing_reservation_days(rules, clock, 0.0, 9 * 24 * HOUR)  # Monday 1 January to Wednesday 10 January
     assert [(start / HOUR, end / HOUR, count) for start, end, count, *_ in days] == [
         (8.0, 18.0, 3),  # Monday
         (2 * 24 + 8.0, 2 * 24 + 18.0, 3),  # Wednesday
@@ -60,7 +60,7 @@ def test_each_named_day_is_one_reservation_in_the_logs_local_time():
     ]
     assert days[0][3:5] == ((), False) and days[0][5] == "standing reservation MON,WED 08:00-18:00 3 on 2024-01-01"
     spring = LogClock(datetime.datetime(2024, 3, 10, tzinfo=datetime.UTC).timestamp() + 5 * HOUR, "US/Eastern")
-    (sunday,) = standing_reservations(parse_standing_reservations("SUN 08:00-18:00 1"), spring, 0.0, HOUR)
+    (sunday,) = standing_reservation_days(parse_standing_reservations("SUN 08:00-18:00 1"), spring, 0.0, HOUR)
     assert sunday[0] == 7 * HOUR and sunday[1] == 17 * HOUR  # 10 March 2024: clocks went forward at 02:00
 
 

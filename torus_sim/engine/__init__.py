@@ -20,7 +20,8 @@ Key components:
 Only :class:`SchedulingModel`, :class:`SimulationRecord`, :class:`SchedulingView`, the event
 priorities, the multifactor priority's settings (:class:`PriorityWeights`, :func:`parse_fairshare_windows`), the
 owners of the groups' and queues' limits (:class:`OwnerMap`) and a prime-time rule on a log's clock
-(:class:`PrimeTimeRule`, :class:`LogClock`, :func:`parse_prime_time`) and the effective size's spans read back from the
+(:class:`PrimeTimeRule`, :class:`LogClock`, :func:`parse_prime_time`), the standing reservations' days on that clock
+(:func:`parse_standing_reservations`, :func:`standing_reservation_days`) and the effective size's spans read back from the
 held reservations (:func:`size_spans`, :data:`SIZE_ORIGIN`: a run's manifest) are meant for use outside the engine;
 policies see the view.
 """
@@ -32,6 +33,8 @@ _HOMES = {
     "LogClock": "torus_sim.engine.prime_time",
     "PrimeTimeRule": "torus_sim.engine.prime_time",
     "parse_prime_time": "torus_sim.engine.prime_time",
+    "parse_standing_reservations": "torus_sim.engine.standing_reservations",
+    "standing_reservation_days": "torus_sim.engine.standing_reservations",
     "OwnerMap": "torus_sim.engine.limits",
     "PriorityWeights": "torus_sim.engine.multifactor",
     "parse_fairshare_windows": "torus_sim.engine.multifactor",

@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from torus_sim.engine.prime_time import LogClock, PrimeTimeSpec, parse_prime_time
 
-__all__ = ["StandingReservation", "parse_standing_reservations", "standing_reservations"]
+__all__ = ["StandingReservation", "parse_standing_reservations", "standing_reservation_days"]
 
 
 class StandingReservation(NamedTuple):
@@ -76,7 +76,7 @@ def parse_standing_reservations(text: str) -> tuple[StandingReservation, ...]:
     return tuple(rules)
 
 
-def standing_reservations(rules, clock: LogClock, first: float, last: float) -> tuple[tuple, ...]:
+def standing_reservation_days(rules, clock: LogClock, first: float, last: float) -> tuple[tuple, ...]:
     """Each day's reservation of each rule, from the local day of ``first`` to that of ``last``.
 
     Args:

@@ -16,9 +16,17 @@ import numpy as np
 
 from failure_logs.sources import failure_source
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.engine import LogClock, OwnerMap, PrimeTimeRule, SchedulingModel, parse_fairshare_windows, parse_prime_time
+from torus_sim.engine import (
+    LogClock,
+    OwnerMap,
+    PrimeTimeRule,
+    SchedulingModel,
+    parse_fairshare_windows,
+    parse_prime_time,
+    parse_standing_reservations,
+    standing_reservation_days,
+)
 from torus_sim.engine.progress import Preemption
-from torus_sim.engine.standing_reservations import parse_standing_reservations, standing_reservations
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import Scenario
@@ -307,7 +315,7 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
                 raise ConfigurationError(
                     f"standing_reservations: {rule.text!r} holds {rule.count:,} nodes, more than the machine's {capacity:,}"
                 )
-        days = standing_reservations(rules, clock, first, last)
+        days = standing_reservation_days(rules, clock, first, last)
         keywords["reservations"] = (*keywords.get("reservations", ()), *days)
     if readers["prime time"]:
         keywords["prime_time"] = _prime_time_rule(scenario, log, workload.load_scale)
