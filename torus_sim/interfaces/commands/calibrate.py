@@ -235,8 +235,6 @@ def _shaken_lines(calibration) -> list[str]:
 
 def figure_png(calibration) -> bytes:
     """The held-out jobs' waits as distribution functions: logged, the site as given, calibrated (a PNG)."""
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,12 +255,7 @@ def figure_png(calibration) -> bytes:
     axes.set_xscale("log")
     axes.set_xlabel("wait (s; under 1 s drawn at 1 s)")
     axes.set_ylabel("share of the held-out jobs")
-    axes.set_title(f"{calibration.log}: the held-out jobs' waits", fontsize=10)
-    axes.legend(fontsize=8)
-    out = io.BytesIO()
-    figure.savefig(out, format="png", dpi=110)
-    plt.close(figure)
-    return out.getvalue()
+    return _png(figure, axes, f"{calibration.log}: the held-out jobs' waits")
 
 
 def months_png(calibration) -> bytes | None:
@@ -271,8 +264,6 @@ def months_png(calibration) -> bytes | None:
     Returns:
         The PNG's bytes, or None where the replays compared no job (no month to draw).
     """
-    import io
-
     rows = {name: calibration.groups.get(name, {}).get("month", []) for name in calibration.groups}
     first = next((table for table in rows.values() if table), None)
     if first is None:
@@ -295,7 +286,16 @@ def months_png(calibration) -> bytes | None:
     step = max(1, len(keys) // 24)
     axes.set_xticks(list(positions)[::step], [group for _, group in keys][::step], rotation=60, fontsize=7)
     axes.set_ylabel("mean wait (hours)")
-    axes.set_title(f"{calibration.log}: mean wait by month of submission", fontsize=10)
+    return _png(figure, axes, f"{calibration.log}: mean wait by month of submission")
+
+
+def _png(figure, axes, title: str) -> bytes:
+    """A figure of the report, titled, with its legend, as PNG bytes (the figure closed)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    axes.set_title(title, fontsize=10)
     axes.legend(fontsize=8)
     out = io.BytesIO()
     figure.savefig(out, format="png", dpi=110)
