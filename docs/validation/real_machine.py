@@ -77,8 +77,8 @@ def study(log: str, write_site: bool = False) -> list[dict]:
     calibration = calibrate(base, folder, train=0.5, trials=LOGS[log], seed=0)
     rows = []
     for site, parts in calibration.scores.items():
-        for part, score in parts.items():
-            rows.append(_row(log, site, part, score))
+        for part in ("train", "test"):  # the held-out jobs by users seen and new: new_users.py
+            rows.append(_row(log, site, part, parts[part]))
     _, first_test_id, split_day = split_log(base, 0.5)[:3]
     for name, off in OFF.items() if calibration.fitted else ():  # nothing fitted: nothing to turn off
         if all(calibration.fitted.get(setting, UNSET.get(setting)) == value for setting, value in off.items()):
