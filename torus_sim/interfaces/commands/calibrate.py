@@ -264,7 +264,7 @@ def months_png(calibration) -> bytes | None:
     Returns:
         The PNG's bytes, or None where the replays compared no job (no month to draw).
     """
-    rows = {name: calibration.groups.get(name, {}).get("month", []) for name in calibration.groups}
+    rows = {name: groups.get("month", []) for name, groups in calibration.groups.items()}
     first = next((table for table in rows.values() if table), None)
     if first is None:
         return None
