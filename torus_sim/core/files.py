@@ -321,6 +321,7 @@ RESULT_NAMES = (
     "scenarios.csv",
     "batsim_jobs.csv",
     "schedule.swf",
+    "relogged.swf",
     "jobs.parquet",
     "scenarios.parquet",
     "batsim_jobs.parquet",

@@ -8,13 +8,10 @@ log the run replayed again (the same bytes: its SHA-256 is checked) and compares
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from torus_sim.core.errors import ConfigurationError, TorusSimError
-from torus_sim.core.files import recorded_file
-from torus_sim.inputs.datasets import fetch, is_reference
-from torus_sim.inputs.workload.logged import logged_schedule
+from torus_sim.inputs.workload.logged import logged_schedule, replayed_file
 from torus_sim.inputs.workload.swf import read_swf
 from torus_sim.metrics.against_log import LogComparison, compare_with_log
 
@@ -56,15 +53,11 @@ def against_log(result: RunResult) -> LogComparison:
     """
     check_against_log(result.config)
     workload = result.inputs["workload"]
-    path = workload.get("path")
-    if is_reference(path):  # a registered log by name: its local copy
-        path = str(fetch(path))
-    elif path:
-        path = str(recorded_file(path))  # a bundled log is recorded by its path inside the package
-    if workload.get("kind") != "online" or not path or not Path(path).is_file():
+    path = replayed_file(workload)
+    if path is None:
         raise ConfigurationError(
-            f"--against-log compares with the waits an SWF log records; this run's workload ({path or workload.get('kind')}) "
-            "is not a log file"
+            f"--against-log compares with the waits an SWF log records; this run's workload "
+            f"({workload.get('path') or workload.get('kind')}) is not a log file"
         )
     try:
         trace = read_swf(path)
@@ -75,7 +68,7 @@ def against_log(result: RunResult) -> LogComparison:
     scenario = result.config
     return compare_with_log(
         result.jobs,
-        logged_schedule(trace, name=Path(path).name),
+        logged_schedule(trace, name=path.name),
         int(result.inputs["platform"]["nodes"]),
         attempts=result.record.attempts if result.record is not None else None,
         gamma=scenario.gamma,

@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.core.files import recorded_file
+from torus_sim.inputs.datasets import fetch, is_reference
 from torus_sim.inputs.workload.swf import SwfTrace, read_swf
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "idle_windows",
     "logged_schedule",
     "own_schedule",
+    "replayed_file",
     "workload_log",
 ]
 
@@ -246,6 +249,27 @@ def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
     if log is None:
         raise ConfigurationError(f'{setting} = "{INFERRED}" needs the replayed SWF log')
     return logged_schedule(log)
+
+
+def replayed_file(workload: dict) -> Path | None:
+    """The file a finished run's workload was read from, on this machine: the log its replay can be held against.
+
+    Args:
+        workload: the run's inputs' ``workload`` entry (``RunResult.inputs["workload"]``: ``kind``, ``path``).
+
+    Returns:
+        The file (a registered log by name: its local copy, :func:`~torus_sim.inputs.datasets.fetch`; a bundled one: its
+        path inside the package), or None where the workload is no online log file (a batch, a generated workload, a
+        file no longer there).
+    """
+    path = workload.get("path")
+    if is_reference(path):  # a registered log by name: its local copy
+        path = str(fetch(path))
+    elif path:
+        path = str(recorded_file(path))  # a bundled log is recorded by its path inside the package
+    if workload.get("kind") != "online" or not path or not Path(path).is_file():
+        return None
+    return Path(path)
 
 
 def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:

@@ -43,7 +43,7 @@ def add_parser(commands) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="also this output format (a registry name: batsim, swf, parquet, an installed plug-in's, or an import path); repeat for each",
+        help="also this output format (a registry name: batsim, swf, relogged, parquet, an installed plug-in's, or an import path); repeat for each",
     )
     run_parser.add_argument(
         "--against-log",

@@ -6,6 +6,8 @@ any, a plug-in's included):
 
 * ``batsim``: Batsim's job record, ``batsim_jobs.csv`` (evalys reads it; :mod:`torus_sim.outputs.formats.batsim`);
 * ``swf``: the simulated schedule in SWF, ``schedule.swf`` (:mod:`torus_sim.outputs.formats.swf_schedule`);
+* ``relogged``: the replayed SWF log with each job's wait and run time as the run gave them, ``relogged.swf``
+  (:func:`torus_sim.outputs.formats.swf_schedule.relogged_log`);
 * ``parquet``: every table of the run also as Parquet, with the manifest in its metadata
   (:mod:`torus_sim.outputs.formats.parquet`; needs pyarrow).
 
@@ -101,6 +103,18 @@ class SwfScheduleFormat(OutputFormat):
         return {"schedule.swf": schedule_swf(result.record, result.jobs, swf_header(result)).encode("utf-8")}
 
 
+class RelogFormat(OutputFormat):
+    """The replayed log as it ran under the run's settings, ``relogged.swf`` (:func:`~torus_sim.outputs.formats.swf_schedule.relogged_log`)."""
+
+    name = "relogged"
+    description = "relogged.swf: the replayed SWF log with each job's wait and run time as this run gave them"
+
+    def files(self, result, tables: dict[str, pd.DataFrame]) -> dict[str, bytes]:  # noqa: D102
+        from torus_sim.outputs.formats.swf_schedule import relogged_log
+
+        return {"relogged.swf": relogged_log(result).encode("utf-8")}
+
+
 class ParquetFormat(OutputFormat):
     """Every table of the run also as ``<name>.parquet``, with the manifest in the file's metadata."""
 
@@ -120,7 +134,7 @@ FORMAT_ENTRY_POINTS = "torus_sim.formats"
 FORMATS: Registry[OutputFormat] = Registry("output format", FORMAT_ENTRY_POINTS, OutputFormat)
 """Output formats by name: the built-ins, installed plug-ins, import paths."""
 
-for _format in (JobsFormat, BatsimFormat, SwfScheduleFormat, ParquetFormat):
+for _format in (JobsFormat, BatsimFormat, SwfScheduleFormat, RelogFormat, ParquetFormat):
     FORMATS.register(_format.name, _format)
 
 ALWAYS = ("jobs",)

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
 from torus_sim.core.version import __version__
 
-__all__ = ["SWF_STATUS", "schedule_swf", "swf_header"]
+__all__ = ["SWF_STATUS", "relogged_log", "relogged_swf", "schedule_swf", "swf_header"]
 
 SWF_STATUS = {"completed": 1, "silent_error": 0, "killed": 0, "preempted": 5}
 """SWF status of each way an attempt ends."""
@@ -113,3 +115,119 @@ def swf_header(result) -> dict[str, str]:
         ]
     )
     return header
+
+
+_FIELD_SPLIT = re.compile(r"(\s+)")
+
+
+def relogged_swf(lines: Iterable[str], schedule: Mapping[int, tuple[float, float]], notes: Iterable[str] = ()) -> str:
+    """An SWF log with each replayed job's wait and run time (fields 3 and 4) replaced by a run's: the log as it ran there.
+
+    Every other field, line and header line stays as logged, byte for byte (the separators included); the ``notes``
+    become ``; Note:`` lines at the end of the header, before the first job line. A job line whose job (field 1) has
+    no entry in ``schedule`` (a line the run did not replay: a cancelled line skipped, a line the cleaning dropped)
+    is kept as logged; a job number on several lines (an SWF multi-line job) has its first line replaced.
+
+    The text is what :func:`~torus_sim.inputs.workload.swf.read_swf` reads, so the run's schedule becomes a log that
+    every reader of the archive's files, and a replay held against its log (``--against-log``), can take: a log
+    whose "logged" schedule was made by known settings, to check that a calibration finds them
+    (docs/validation/recovery.md).
+
+    Args:
+        lines: the log's text lines, with or without their ends of line.
+        schedule: job number -> ``(wait, run time)`` in seconds, each rounded to a whole second (half up), as the SWF
+            fields are integers; a negative value is written as it is (``-1``: unknown).
+        notes: the ``Note`` lines to add (one line each).
+
+    Returns:
+        The text, each line ending with a newline.
+
+    Raises:
+        ValueError: a job line whose first field is not a number (the caller reads logs that
+            :func:`~torus_sim.inputs.workload.swf.read_swf` accepted).
+
+    Source: the SWF definition (fields 1-4, header comments; Feitelson et al., JPDC 74(10), 2014).
+    """
+    out, pending, replaced = [], list(notes), set()
+    for line in lines:
+        text = line.rstrip("\r\n")
+        stripped = text.strip()
+        if not stripped or stripped.startswith(";"):
+            out.append(text)
+            continue
+        if pending:  # the header's end: the notes go before the first job line
+            out.extend(f"; Note: {note}" for note in pending)
+            pending = []
+        pieces = _FIELD_SPLIT.split(text)
+        first = 2 if pieces[0] == "" else 0  # field k is pieces[first + 2k] (a line starting with blanks: "", blanks, ...)
+        job = int(float(pieces[first]))
+        entry = schedule.get(job)
+        if entry is not None and job not in replaced and len(pieces) > first + 6:
+            replaced.add(job)
+            for index, value in zip((first + 4, first + 6), entry, strict=True):
+                pieces[index] = str(math.floor(value + 0.5)) if value >= 0 else _field(value)
+            text = "".join(pieces)
+        out.append(text)
+    out.extend(f"; Note: {note}" for note in pending)  # a log without job lines
+    return "\n".join(out) + "\n"
+
+
+def relogged_log(result) -> str:
+    """A replay's log as it ran under the replay's settings: :func:`relogged_swf` of the log and the run's schedule.
+
+    Each job's wait is its first start minus its submission, its run time its end minus its start (a job killed at its
+    requested time: the time it ran); the ``Note`` lines name the simulator, the policy and the configuration.
+
+    Args:
+        result: a finished online replay of an SWF log file at load scale 1
+            (:class:`~torus_sim.experiments.runner.RunResult`).
+
+    Returns:
+        The relogged text (SWF).
+
+    Raises:
+        ConfigurationError: a workload that is no log file, a load scale other than 1 (the log's lines are its own
+            load's), a log whose bytes changed since the run read it, or a job that ran more than once (killed by a
+            failure, preempted, requeued: one line per job cannot hold it; ``--swf`` writes one line per attempt).
+    """
+    from torus_sim.core.errors import ConfigurationError
+    from torus_sim.core.files import file_sha256, input_lines
+    from torus_sim.inputs.workload.logged import replayed_file
+
+    workload = result.inputs["workload"]
+    path = replayed_file(workload)
+    if path is None:
+        raise ConfigurationError(
+            f"a relogged log is the replayed SWF log with the run's schedule; this run's workload "
+            f"({workload.get('path') or workload.get('kind')}) is not a log file"
+        )
+    scenario = result.config
+    if scenario.load_scale != 1.0 or scenario.offered_load is not None:
+        raise ConfigurationError(
+            "a relogged log keeps the log's submissions, its own load's: run it at c = 1 "
+            f"(the scenario has {'offered_load' if scenario.offered_load is not None else f'c = {scenario.load_scale:g}'})"
+        )
+    if file_sha256(path) != workload.get("sha256"):
+        raise ConfigurationError(f"{path.name} changed since the run read it (SHA-256 {workload.get('sha256')})")
+    jobs = result.jobs
+    restarted = int((jobs["attempts"] > 1).sum())
+    if restarted:
+        raise ConfigurationError(
+            f"the run started {restarted:,} jobs more than once (failures, kills, preemptions): one log line per job "
+            "cannot hold their attempts (--swf writes one line per attempt)"
+        )
+    started = jobs["first_started_at"].to_numpy(dtype=float)
+    waits = started - jobs["submitted_at"].to_numpy(dtype=float)
+    runs = jobs["finished_at"].to_numpy(dtype=float) - started
+    schedule = {
+        int(job): (float(wait), float(run))
+        for job, wait, run in zip(jobs["job_id"].to_numpy(), waits, runs, strict=True)
+        if math.isfinite(wait) and math.isfinite(run)
+    }
+    config = scenario.model_dump(mode="json", exclude_defaults=True)
+    notes = (
+        f"relogged by torus-sim {__version__}: the waits (field 3) and run times (field 4) of {len(schedule):,} jobs are "
+        f"its replay's, policy {result.inputs.get('policy')}; every other field and line as logged",
+        f"replay configuration {json.dumps(config, sort_keys=True)}",
+    )
+    return relogged_swf(input_lines(path, "SWF log"), schedule, notes)
