@@ -163,6 +163,13 @@ DOCUMENTED = (
         script="docs/validation/new_users.py",
     ),
     Documented(
+        "validation/recovery",
+        out="docs/validation",
+        made_by="python docs/validation/recovery.py",
+        checked_by="recovery.csv row for row (three logs relogged by their sites, calibrated on the first half, judged on the second)",
+        script="docs/validation/recovery.py",
+    ),
+    Documented(
         "validation/against_log",
         out="docs/validation",
         made_by="python docs/validation/against_log.py",
