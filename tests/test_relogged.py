@@ -8,31 +8,12 @@ from torus_sim.experiments.runner import Scenario, run
 from torus_sim.interfaces.cli import main
 from torus_sim.outputs.formats.swf_schedule import relogged_log, relogged_swf
 
+from . import test_against_log as hand_made
+from .test_against_log import HEADER, _line
+
+log = hand_made.log  # the fixture: five jobs on 4 processors, FCFS, worked by hand there
+
 pytestmark = pytest.mark.filterwarnings("ignore:the offered load after cleaning")
-
-HEADER = "; UnixStartTime: 0\n; MaxNodes: 4\n; MaxProcs: 4\n"
-
-
-def _line(job, submit, wait, run_time, processors, status=1, requested=None):
-    requested = max(run_time, 1) if requested is None else requested
-    return f"{job} {submit} {wait} {run_time} {processors} -1 -1 {processors} {requested} -1 {status} 1 1 -1 -1 -1 -1 -1\n"
-
-
-@pytest.fixture
-def log(tmp_path):
-    """Five jobs on 4 processors, FCFS, worked by hand: J1 (4 procs, 0-100); J2 (2, submitted at 10), J3 (1, at 20;
-    the log has no wait for it) and J4 (1, at 30) all start at 100 when J1 ends: waits 90, 80, 70; J5 was cancelled
-    before it started (no run time: no job of the run)."""
-    path = tmp_path / "hand.swf"
-    path.write_text(
-        HEADER
-        + _line(1, 0, 0, 100, 4)
-        + _line(2, 10, 200, 50, 2)
-        + _line(3, 20, -1, 30, 1)
-        + _line(4, 30, 40, 7200, 1)
-        + _line(5, 50, 0, -1, 1, status=5)
-    )
-    return path
 
 
 def _scenario(path, **fields):
@@ -44,10 +25,13 @@ def test_the_relogged_log_holds_the_hand_worked_schedule_and_every_other_byte_as
     arguments = ["run", "--platform", "cluster", "--nodes", "4", "--workload", str(log), "--failures", "none"]
     assert main([*arguments, "--policy", "FCFS", "--format", "relogged", "--out", str(out), "--no-progress"]) == 0
     lines = (out / "relogged.swf").read_text().splitlines()
-    assert lines[:3] == HEADER.splitlines()
-    notes = [line for line in lines if line.startswith("; Note:")]
-    assert lines[3:5] == notes and "the waits (field 3) and run times (field 4) of 4 jobs" in notes[0]
-    assert lines[5:] == [
+    header = HEADER.splitlines()
+    assert lines[: len(header)] == header
+    notes = lines[len(header) : len(header) + 2]  # the relog's two notes close the header
+    assert notes[0].startswith("; Note: relogged by torus-sim") and "run times (field 4) of 4 jobs" in notes[0]
+    assert notes[1].startswith("; Note: replay configuration {")
+    # FCFS by hand: J1 (4 procs) 0-100; J2, J3 (no logged wait) and J4 start at 100 when J1 ends; J5 never ran
+    assert lines[len(header) + 2 :] == [
         _line(1, 0, 0, 100, 4).strip(),
         _line(2, 10, 90, 50, 2).strip(),
         _line(3, 20, 80, 30, 1).strip(),  # the log had no wait for it; the run has one

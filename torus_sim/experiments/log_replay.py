@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from torus_sim.core.errors import ConfigurationError, TorusSimError
-from torus_sim.inputs.workload.logged import logged_schedule, replayed_file
+from torus_sim.inputs.workload.logged import check_own_load, logged_schedule, replayed_file
 from torus_sim.inputs.workload.swf import read_swf
 from torus_sim.metrics.against_log import LogComparison, compare_with_log
 
@@ -31,11 +31,7 @@ def check_against_log(scenario: Scenario) -> None:
     Raises:
         ConfigurationError: a load scale c other than 1 (the logged waits belong to the log's own load).
     """
-    if scenario.load_scale != 1.0 or scenario.offered_load is not None:
-        raise ConfigurationError(
-            f"--against-log compares with the schedule the log records, which ran the log's own load: run it at c = 1 "
-            f"(the scenario has {'offered_load' if scenario.offered_load is not None else f'c = {scenario.load_scale:g}'})"
-        )
+    check_own_load(scenario, "--against-log compares with the schedule the log records, which ran the log's own load")
 
 
 def against_log(result: RunResult) -> LogComparison:
@@ -53,12 +49,7 @@ def against_log(result: RunResult) -> LogComparison:
     """
     check_against_log(result.config)
     workload = result.inputs["workload"]
-    path = replayed_file(workload)
-    if path is None:
-        raise ConfigurationError(
-            f"--against-log compares with the waits an SWF log records; this run's workload "
-            f"({workload.get('path') or workload.get('kind')}) is not a log file"
-        )
+    path = replayed_file(workload, "--against-log compares with the waits an SWF log records")
     try:
         trace = read_swf(path)
     except TorusSimError as error:

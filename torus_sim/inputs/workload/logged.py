@@ -30,6 +30,7 @@ __all__ = [
     "SCHEDULE_FIELDS",
     "LoggedSchedule",
     "busy_peaks",
+    "check_own_load",
     "idle_windows",
     "logged_schedule",
     "own_schedule",
@@ -251,16 +252,20 @@ def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
     return logged_schedule(log)
 
 
-def replayed_file(workload: dict) -> Path | None:
+def replayed_file(workload: dict, why: str) -> Path:
     """The file a finished run's workload was read from, on this machine: the log its replay can be held against.
 
     Args:
         workload: the run's inputs' ``workload`` entry (``RunResult.inputs["workload"]``: ``kind``, ``path``).
+        why: what needs the log, the refusal's first words (``"--against-log compares with the waits an SWF log
+            records"``).
 
     Returns:
         The file (a registered log by name: its local copy, :func:`~torus_sim.inputs.datasets.fetch`; a bundled one: its
-        path inside the package), or None where the workload is no online log file (a batch, a generated workload, a
-        file no longer there).
+        path inside the package).
+
+    Raises:
+        ConfigurationError: the workload is no online log file (a batch, a generated workload, a file no longer there).
     """
     path = workload.get("path")
     if is_reference(path):  # a registered log by name: its local copy
@@ -268,8 +273,25 @@ def replayed_file(workload: dict) -> Path | None:
     elif path:
         path = str(recorded_file(path))  # a bundled log is recorded by its path inside the package
     if workload.get("kind") != "online" or not path or not Path(path).is_file():
-        return None
+        raise ConfigurationError(f"{why}; this run's workload ({workload.get('path') or workload.get('kind')}) is not a log file")
     return Path(path)
+
+
+def check_own_load(scenario, why: str) -> None:
+    """Refuse a scenario that does not replay its log at the log's own load (load scale c = 1, no offered load).
+
+    Args:
+        scenario: the run's scenario (its ``load_scale`` and ``offered_load``).
+        why: what needs the log's own load, the refusal's first words.
+
+    Raises:
+        ConfigurationError: a load scale other than 1, or an offered load.
+    """
+    if scenario.load_scale != 1.0 or scenario.offered_load is not None:
+        raise ConfigurationError(
+            f"{why}: run it at c = 1 "
+            f"(the scenario has {'offered_load' if scenario.offered_load is not None else f'c = {scenario.load_scale:g}'})"
+        )
 
 
 def workload_log(workload, fields: tuple[str, ...], what: str) -> SwfTrace:

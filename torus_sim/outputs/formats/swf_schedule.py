@@ -192,21 +192,12 @@ def relogged_log(result) -> str:
     """
     from torus_sim.core.errors import ConfigurationError
     from torus_sim.core.files import file_sha256, input_lines
-    from torus_sim.inputs.workload.logged import replayed_file
+    from torus_sim.inputs.workload.logged import check_own_load, replayed_file
 
     workload = result.inputs["workload"]
-    path = replayed_file(workload)
-    if path is None:
-        raise ConfigurationError(
-            f"a relogged log is the replayed SWF log with the run's schedule; this run's workload "
-            f"({workload.get('path') or workload.get('kind')}) is not a log file"
-        )
+    path = replayed_file(workload, "a relogged log is the replayed SWF log with the run's schedule")
     scenario = result.config
-    if scenario.load_scale != 1.0 or scenario.offered_load is not None:
-        raise ConfigurationError(
-            "a relogged log keeps the log's submissions, its own load's: run it at c = 1 "
-            f"(the scenario has {'offered_load' if scenario.offered_load is not None else f'c = {scenario.load_scale:g}'})"
-        )
+    check_own_load(scenario, "a relogged log keeps the log's submissions, its own load's")
     if file_sha256(path) != workload.get("sha256"):
         raise ConfigurationError(f"{path.name} changed since the run read it (SHA-256 {workload.get('sha256')})")
     jobs = result.jobs
