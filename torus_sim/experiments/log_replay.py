@@ -31,7 +31,11 @@ def check_against_log(scenario: Scenario) -> None:
     Raises:
         ConfigurationError: a load scale c other than 1 (the logged waits belong to the log's own load).
     """
-    check_own_load(scenario, "--against-log compares with the schedule the log records, which ran the log's own load")
+    check_own_load(
+        scenario.load_scale,
+        scenario.offered_load,
+        "--against-log compares with the schedule the log records, which ran the log's own load",
+    )
 
 
 def against_log(result: RunResult) -> LogComparison:

@@ -277,20 +277,20 @@ def replayed_file(workload: dict, why: str) -> Path:
     return Path(path)
 
 
-def check_own_load(scenario, why: str) -> None:
-    """Refuse a scenario that does not replay its log at the log's own load (load scale c = 1, no offered load).
+def check_own_load(load_scale: float, offered_load: float | None, why: str) -> None:
+    """Refuse a run that does not replay its log at the log's own load (load scale c = 1, no offered load).
 
     Args:
-        scenario: the run's scenario (its ``load_scale`` and ``offered_load``).
+        load_scale: the run's load scale c.
+        offered_load: the run's offered load (None: not asked).
         why: what needs the log's own load, the refusal's first words.
 
     Raises:
         ConfigurationError: a load scale other than 1, or an offered load.
     """
-    if scenario.load_scale != 1.0 or scenario.offered_load is not None:
+    if load_scale != 1.0 or offered_load is not None:
         raise ConfigurationError(
-            f"{why}: run it at c = 1 "
-            f"(the scenario has {'offered_load' if scenario.offered_load is not None else f'c = {scenario.load_scale:g}'})"
+            f"{why}: run it at c = 1 (the scenario has {'offered_load' if offered_load is not None else f'c = {load_scale:g}'})"
         )
 
 

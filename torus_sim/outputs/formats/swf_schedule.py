@@ -197,7 +197,7 @@ def relogged_log(result) -> str:
     workload = result.inputs["workload"]
     path = replayed_file(workload, "a relogged log is the replayed SWF log with the run's schedule")
     scenario = result.config
-    check_own_load(scenario, "a relogged log keeps the log's submissions, its own load's")
+    check_own_load(scenario.load_scale, scenario.offered_load, "a relogged log keeps the log's submissions, its own load's")
     if file_sha256(path) != workload.get("sha256"):
         raise ConfigurationError(f"{path.name} changed since the run read it (SHA-256 {workload.get('sha256')})")
     jobs = result.jobs
