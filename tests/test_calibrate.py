@@ -155,6 +155,10 @@ def test_the_command_writes_a_site_file_a_run_reads_and_refuses_bad_input_in_one
     assert "held out   calibrated" in done.stdout and "shaken: every submit time moved by up to 1 s, seeds 1-1" in done.stdout
     written = json.loads((out / "calibration.json").read_text())
     assert written["train_jobs"] == 1000 and written["trials"] == 2
+    import optuna
+
+    assert written["sampler"] == f"Optuna {optuna.__version__}, TPESampler seeded at 0"  # the draws depend on both
+    assert f"sampler: Optuna {optuna.__version__}, TPESampler seeded at 0" in done.stdout
     assert (out / "held_out_waits.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "waits_by_month.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from torus_sim.experiments import load_experiment

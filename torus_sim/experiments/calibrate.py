@@ -203,6 +203,9 @@ class Calibration:
         groups: ``{"as given" | "calibrated": {"size_class" | "month": [row, ...]}}``: the whole-log replays' figures
             by size class (the against-log comparison's classes of the log's machine) and by month of submission, each
             part's groups in turn (:func:`grouped_scores`).
+        sampler: what drew the trials: Optuna's version, its TPE sampler and the seed. The draws depend on both: from
+            the same seed Optuna 4 draws other trials than Optuna 5, whose TPE is always multivariate (5.0 and 5.1 draw
+            the same; docs/validation/real_machine.md's fits were made with 5.1).
     """
 
     log: str
@@ -216,6 +219,7 @@ class Calibration:
     shaken: dict = field(default_factory=dict)
     objective: str = "waits"
     groups: dict = field(default_factory=dict)
+    sampler: str = ""
 
     def as_dict(self) -> dict:
         """JSON-ready."""
@@ -238,6 +242,7 @@ class Calibration:
             if self.shaken
             else None,
             "groups": self.groups,
+            "sampler": self.sampler,
         }
 
 
@@ -825,6 +830,8 @@ def calibrate(
         train_objective=best,
         given_objective=given_objective,
         objective=objective_name,
+        sampler=f"Optuna {optuna.__version__}, TPESampler seeded at {seed}"
+        + (f", {workers} workers (trial i seeded by the seed and i)" if workers > 1 else ""),
     )
 
     def judged(scenario) -> tuple[dict, object, dict]:

@@ -152,6 +152,7 @@ def report_text(calibration) -> str:
         f"calibration of {calibration.log}: first {calibration.train_jobs:,} jobs fitted ({calibration.trials} trials), "
         "the rest held out",
         f"objective ({calibration.objective}): {OBJECTIVES[calibration.objective]}, on the first part only",
+        f"sampler: {calibration.sampler}",
         "fitted: "
         + ", ".join(
             f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}"
