@@ -26,12 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from real_machine import (
-    FIELDS,
-    GIVEN,
-    LOGS,
-    replay_study,
-)  # beside this script (python puts the script's folder first on the path)
+# beside this script (python puts the script's folder first on the path)
+from real_machine import FIELDS, GIVEN, LOGS, _row, replay_study
 
 HERE = Path(__file__).resolve().parent
 SITES = HERE.parents[1] / "experiments" / "sites"
@@ -55,8 +51,6 @@ def _relogged(truth, path: Path) -> None:
 
 def study(log: str) -> list[dict]:
     """One log's rows: the truth on its relogged log, shaken, and the textbook and calibrated replays; the settings."""
-    from real_machine import _row
-
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import SHAKE_SECONDS, calibrate, replay_waits, score_part, split_log
     from torus_sim.experiments.experiment import load_experiment

@@ -491,10 +491,16 @@ def split_log(base, train: float) -> LogSplit:
 def replay_waits(scenario):
     """Replay ``scenario`` and hold it against its log.
 
+    Args:
+        scenario: an online replay of an SWF log at load scale 1 (:func:`~torus_sim.experiments.log_replay.check_against_log`).
+
     Returns:
         ``(waits, by_day)``: the compared jobs' waits sorted by job id (``job_id``, ``simulated_wait``,
         ``logged_wait``, seconds) and the daily utilizations (``day``, ``simulated_utilization``,
         ``logged_utilization``) of :func:`~torus_sim.experiments.log_replay.against_log`.
+
+    Raises:
+        ConfigurationError: a scenario whose replay cannot be held against its log (no log file, another load).
     """
     from torus_sim.experiments.log_replay import against_log
     from torus_sim.experiments.runner import run
@@ -834,7 +840,7 @@ def calibrate(
         + (f", {workers} workers (trial i seeded by the seed and i)" if workers > 1 else ""),
     )
 
-    def judged(scenario) -> tuple[dict, object, dict]:
+    def judged(scenario, grouped: bool = True) -> tuple[dict, object, dict]:
         waits, by_day = replay_waits(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
         scores = {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}
@@ -842,13 +848,15 @@ def calibrate(
         for part, jobs in (("test, users seen", ~new), ("test, new users", new)):
             if new.any() and jobs.any():  # the held-out jobs by whether the fit saw their user (no daily figure)
                 scores[part] = score_part(rest[jobs])
+        if not grouped:  # a shaken replay: its spread is of the parts' figures only
+            return scores, rest, {}
         groups = {by: grouped_scores(first, "train", by) + grouped_scores(rest, "test", by) for by in GROUPS}
         return scores, rest, groups
 
     for name, scenario in (("as given", base), ("calibrated", base.replace(**fitted))):
         calibration.scores[name], calibration.held_out[name], calibration.groups[name] = judged(scenario)
         for index in range(1, shakes + 1):  # the same replay under shaken inputs: each figure's chance
-            scores, _, _ = judged(scenario.replace(shake=SHAKE_SECONDS, seed=index))
+            scores, _, _ = judged(scenario.replace(shake=SHAKE_SECONDS, seed=index), grouped=False)
             for part, score in scores.items():
                 calibration.shaken.setdefault(name, {}).setdefault(part, []).append(score)
     return calibration
