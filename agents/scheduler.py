@@ -8,7 +8,7 @@ import numpy as np
 
 from torus_sim.core.job import Job, fcfs_key
 from torus_sim.engine.dispatch import DispatchDelay
-from torus_sim.engine.limits import LimitChain, UserLimits
+from torus_sim.engine.limits import LimitChain, NodeSecondsLimit, UserLimits
 from torus_sim.engine.maintenance import MaintenanceWindows
 from torus_sim.engine.mesa_core import Agent, Model
 from torus_sim.engine.multifactor import Multifactor
@@ -33,7 +33,9 @@ class SchedulerAgent(Agent):
         key: the wait queue's order (``job -> key``); the policy's ``queue_key`` when None (the engine
             gives a plug-in's key wrapped in its checks: :func:`torus_sim.engine.guard.checked_queue_key`).
         limits: ``(who, max_jobs, max_nodes, owner)`` stages in the order they apply (``who`` ``user``, ``group`` or
-            ``queue``; either maximum None; ``owner``: ``job -> int``, None for the users), or None: no limits. With limits, a job over its owner's limit waits held out of the queue
+            ``queue``; either maximum None; ``owner``: ``job -> int``, None for the users; ``who`` ``user node-seconds``:
+            ``max_jobs`` is the users' node-seconds left, :class:`~torus_sim.engine.limits.NodeSecondsLimit`), or None:
+            no limits. With limits, a job over its owner's limit waits held out of the queue
             (:class:`~torus_sim.engine.limits.UserLimits`, several in series: :class:`~torus_sim.engine.limits.LimitChain`).
         priority: a :class:`~torus_sim.engine.multifactor.Multifactor`: the queue in Slurm's multifactor order
             instead of ``key``, recomputed every calc period; or None.
@@ -95,6 +97,8 @@ class SchedulerAgent(Agent):
             self.limits = LimitChain(
                 self._user_limits((max_jobs, max_nodes), key, priority, gated)
                 if who == "user"
+                else NodeSecondsLimit(max_jobs, key)
+                if who == "user node-seconds"
                 else UserLimits(max_jobs, max_nodes, key, owner=owner, who=who, rekey=priority is not None, gated=gated)
                 for who, max_jobs, max_nodes, owner in limits
             )
@@ -197,7 +201,7 @@ class SchedulerAgent(Agent):
                 bound = self.maintenance.bound(now)
             if self.prime_time is not None:
                 bound = min(bound, self.prime_time.bound(now))
-            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance), bound)
+            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance), bound, now)
         if self.maintenance is not None:
             self.maintenance.hold(self.queue, now)
         if self.prime_time is not None:

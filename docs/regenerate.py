@@ -163,6 +163,13 @@ DOCUMENTED = (
         script="docs/validation/new_users.py",
     ),
     Documented(
+        "validation/node_seconds",
+        out="docs/validation",
+        made_by="python docs/validation/node_seconds.py",
+        checked_by="node_seconds.csv row for row (each log's heaviest held-out user's processor-seconds left; HPC2N's site under three limits)",
+        script="docs/validation/node_seconds.py",
+    ),
+    Documented(
         "validation/recovery",
         out="docs/validation",
         made_by="python docs/validation/recovery.py",

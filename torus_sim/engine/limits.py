@@ -48,7 +48,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["LimitChain", "OwnerMap", "UserLimits"]
+__all__ = ["LimitChain", "NodeSecondsLimit", "OwnerMap", "UserLimits"]
 
 
 class UserLimits:
@@ -337,7 +337,7 @@ class UserLimits:
             return filled[0]
         return heapq.merge(*filled, key=self._key)
 
-    def refresh(self, queue, bound: float = math.inf) -> None:
+    def refresh(self, queue, bound: float = math.inf, now: float = 0.0) -> None:
         """Before a pass: let into ``queue`` the waiting jobs each changed user may start, hold the others.
 
         Args:
@@ -346,6 +346,7 @@ class UserLimits:
                 (:meth:`~torus_sim.engine.maintenance.MaintenanceWindows.bound`,
                 :meth:`~torus_sim.engine.prime_time.PrimeTime.bound`); such a job is let in without a slot. inf: no
                 gate holds any job (the only value for limits made without ``gated``).
+            now: the pass's time, seconds (unread: these limits count jobs and nodes, which time does not change).
 
         Raises:
             ValueError: a finite bound for limits made without ``gated``.
@@ -489,6 +490,182 @@ class UserLimits:
         return heapq.merge(*parts, key=key)
 
 
+class NodeSecondsLimit:
+    """Each user's running jobs' node-seconds still to run, and which of the user's waiting jobs the queue holds.
+
+    A user's running jobs count their nodes times the requested time they have left (``nodes x (start + walltime -
+    now)``, never below 0: a job past its requested time that is not killed counts nothing); a waiting job counts its
+    nodes times its requested time. Before every pass the user's waiting jobs are walked in the queue's order and one
+    is let in while the running jobs' count at the pass's time and the jobs let in before it leave room for its own;
+    a job that does not fit is held and the walk goes on (a later, shorter or smaller job may still be let in, as
+    Slurm's scan skips a job over a limit), so whatever the policy starts in the pass passes no limit. A job asking
+    more than the limit alone (or no requested time: ``walltime`` NaN or inf) counts as the limit: it is let in when
+    nothing else of its user counts (no running job within its requested time, no job let in before it). A job a gate holds at this pass (asking more than ``bound``: a maintenance window,
+    prime time) is let in without counting, as :class:`UserLimits` lets it in without a slot.
+
+    The count falls as time passes with no event, so a user with held jobs is walked again at every pass (at the
+    events and the cycle's passes, as Maui re-evaluates its throttling policies at each iteration); a user whose
+    waiting jobs were all let in is walked again only when a job of theirs comes or stops.
+
+    On a cluster the nodes are processors: Maui's ``MAXPS`` (processor-seconds of a user's active jobs, their
+    dedicated processors times their wall-clock limit remaining) and Slurm's limit on the TRES-minutes of a user's
+    running jobs (``GrpTRESRunMins=cpu=`` of a user's association, a QOS's ``MaxTRESRunMinsPerUser``, there in
+    minutes: ``cpu x time limit left``). HPC2N (Maui) ran its heaviest user of the log's second half, whose jobs ask
+    one processor for 81 hours, at or under 5.4 million processor-seconds left in 15 of its 24 fortnights
+    (docs/validation/real_machine.md).
+
+    Args:
+        limit: node-seconds (processor-seconds of a cluster) one user's running jobs may have left at once (> 0, finite).
+        key: the order of one user's waiting jobs (``job -> key``, smaller first), the queue's: read at every walk
+            (the multifactor priority's key changes as it is recomputed).
+        owner: ``job -> int``: whose limit a job counts against; None: its user.
+
+    Attributes:
+        held: jobs waiting out of the queue now (a count).
+        held_ever: job entries ever held (a job held at several passes counts once per time it was put aside).
+
+    Raises:
+        ConfigurationError: a limit that is not a positive finite number.
+
+    References:
+        Maui Scheduler Administrator's Guide §6.2 (throttling policies: ``MAXPS``); Slurm's documentation, "Resource
+        Limits" (``GrpTRESRunMins``) and ``sacctmgr`` (a QOS's ``MaxTRESRunMinsPerUser``).
+    """
+
+    reorders = False
+    """The key is read at every walk: nothing to move when the priorities are recomputed."""
+
+    def __init__(self, limit: float, key, owner=None) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf:
+            raise ConfigurationError(
+                f"max_node_seconds_per_user must be a positive number of node-seconds (or unset: no limit), got {limit!r}"
+            )
+        self.limit = float(limit)
+        self._key = key
+        self._owner = owner if owner is not None else _user_of
+        self._mine: dict[int, dict[int, object]] = {}  # owner -> its waiting jobs (queued or held) by id
+        self._queued: set[int] = set()  # ids of the waiting jobs in the queue after this stage
+        self._running: dict[int, tuple[int, float, float]] = {}  # running job id -> (owner, nodes, requested end)
+        self._users_running: dict[int, set[int]] = defaultdict(set)  # owner -> ids of its running jobs
+        self._holding: set[int] = set()  # owners with held jobs after their last walk: walked at every pass
+        self._dirty: set[int] = set()  # owners whose jobs came, stopped or were withdrawn since the last pass
+        self.held = 0
+        self.held_ever = 0
+
+    def _need(self, job) -> float:
+        """A waiting job's node-seconds: its nodes times its requested time, at most the limit (NaN asks the limit)."""
+        need = job.partition_size * job.walltime
+        return need if need < self.limit else self.limit
+
+    def _left(self, owner: int, now: float) -> float:
+        """The owner's running jobs' node-seconds left at ``now`` (each at most the limit)."""
+        running, limit, total = self._running, self.limit, 0.0
+        for job_id in self._users_running.get(owner, ()):
+            _, nodes, end = running[job_id]
+            left = nodes * (end - now)
+            if left > 0.0:
+                total += left if left < limit else limit
+        return total
+
+    def waiting(self, job) -> None:
+        """A job entered the wait queue (an arrival, or back after a kill, a silent error or a preemption)."""
+        owner = self._owner(job)
+        mine = self._mine.get(owner)
+        if mine is None:
+            mine = self._mine[owner] = {}
+        mine[job.job_id] = job
+        self._queued.add(job.job_id)
+        self._dirty.add(owner)
+
+    def _forget(self, owner: int, job_id: int) -> None:
+        mine = self._mine[owner]
+        del mine[job_id]
+        if not mine:
+            del self._mine[owner]
+            self._holding.discard(owner)
+
+    def started(self, job, nodes: int, now: float = 0.0) -> None:
+        """A waiting job started holding ``nodes`` nodes at ``now``: it counts its nodes times its requested time left."""
+        owner = self._owner(job)
+        self._forget(owner, job.job_id)
+        self._queued.discard(job.job_id)
+        walltime = job.walltime
+        self._running[job.job_id] = (owner, nodes, now + walltime if walltime == walltime else math.inf)
+        self._users_running[owner].add(job.job_id)
+
+    def stopped(self, job_id: int, now: float = 0.0) -> None:
+        """A running job stopped (it ended, was killed or preempted): its node-seconds left no longer count."""
+        owner, _, _ = self._running.pop(job_id)
+        running = self._users_running[owner]
+        running.discard(job_id)
+        if not running:
+            del self._users_running[owner]
+        if owner in self._mine:
+            self._dirty.add(owner)
+
+    def queues(self, job) -> bool:
+        """Whether ``job`` is let in now (in the queue after this stage), not held by it."""
+        return job.job_id in self._queued
+
+    def withdrawn(self, job) -> None:
+        """A job the stages before this one let in is held there again: it is forgotten here."""
+        owner = self._owner(job)
+        self._forget(owner, job.job_id)
+        if job.job_id in self._queued:
+            self._queued.discard(job.job_id)
+        else:
+            self.held -= 1
+        if owner in self._mine:
+            self._dirty.add(owner)
+
+    def reorder(self) -> None:
+        """Nothing to do: the key is read at every walk."""
+
+    def refresh(self, queue, bound: float = math.inf, now: float = 0.0) -> None:
+        """Before a pass at ``now``: let into ``queue`` the waiting jobs each user may start, hold the others.
+
+        Args:
+            queue: the queue after this stage (jobs are added to it and removed from it).
+            bound: seconds: a job asking more is held by a gate at this pass and let in here without counting
+                (:meth:`UserLimits.refresh`).
+            now: the pass's time, seconds: the running jobs' requested time left is counted from it.
+        """
+        walk = self._dirty | self._holding
+        self._dirty = set()
+        for owner in walk:
+            if owner in self._mine:
+                self._walk(owner, queue, bound, now)
+
+    def _walk(self, owner: int, queue, bound: float, now: float) -> None:
+        mine, queued = self._mine[owner], self._queued
+        room = self.limit - self._left(owner, now)
+        holding = False
+        for job in sorted(mine.values(), key=self._key):
+            job_id = job.job_id
+            if not job.walltime <= bound:  # a gate holds it at this pass: it counts nothing
+                fits, need = True, 0.0
+            else:
+                need = self._need(job)
+                fits = need <= room
+            if fits:
+                room -= need
+                if job_id not in queued:
+                    queue.add(job)
+                    queued.add(job_id)
+                    self.held -= 1
+            else:
+                holding = True
+                if job_id in queued:
+                    queue.remove(job)
+                    queued.discard(job_id)
+                    self.held += 1
+                    self.held_ever += 1
+        if holding:
+            self._holding.add(owner)
+        else:
+            self._holding.discard(owner)
+
+
 def _user_of(job) -> int:
     return job.user_id
 
@@ -519,7 +696,7 @@ class _Intake:
 
     __slots__ = ("_after", "_stage")
 
-    def __init__(self, stage: UserLimits, after) -> None:
+    def __init__(self, stage, after) -> None:
         self._stage = stage
         self._after = after
 
@@ -541,7 +718,8 @@ class LimitChain:
     reserves nothing in a later one. One stage is that stage alone, job for job.
 
     Args:
-        stages: the :class:`UserLimits` in the order they apply (the users', then the groups', then the queues').
+        stages: the :class:`UserLimits` (and :class:`NodeSecondsLimit`) in the order they apply (the users', the users'
+            node-seconds, then the groups', then the queues').
 
     Attributes:
         held: jobs waiting out of the queue now, over every stage.
@@ -589,10 +767,11 @@ class LimitChain:
             if stage.reorders:
                 stage.reorder()
 
-    def refresh(self, queue, bound: float = math.inf) -> None:
+    def refresh(self, queue, bound: float = math.inf, now: float = 0.0) -> None:
         """Before a pass: each stage in turn lets in what it may among what the stages before it let in.
 
-        ``bound``: the gates' bound of this pass (:meth:`UserLimits.refresh`), the same for every stage.
+        ``bound``: the gates' bound of this pass (:meth:`UserLimits.refresh`), the same for every stage; ``now``: the
+        pass's time, seconds (:class:`NodeSecondsLimit` reads it).
         """
         stages = self.stages
         after = queue
@@ -602,4 +781,4 @@ class LimitChain:
             intakes.append(after)
         intakes.reverse()  # stage i lets into intakes[i]: the next stage's intake, the queue for the last
         for stage, intake in zip(stages, intakes, strict=True):
-            stage.refresh(intake, bound)
+            stage.refresh(intake, bound, now)

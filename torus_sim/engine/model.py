@@ -170,9 +170,15 @@ def _refuse_batch(policy: Policy, name: str) -> None:
         raise ConfigurationError(f"{name}: {policy.name} plans after each attempt end (a batch policy), not online")
 
 
-def _limit_stages(user_limits, limits) -> tuple | None:
-    """The limits' stages in order: the users' (``(max_jobs, max_nodes)`` or None), then the groups' and queues'; None: none."""
+def _limit_stages(user_limits, limits, user_node_seconds=None) -> tuple | None:
+    """The limits' stages in order: the users' jobs and nodes, their node-seconds, the groups', the queues'; None: none.
+
+    ``user_limits``: ``(max_jobs, max_nodes)`` or None; ``user_node_seconds``: a number or None; ``limits``: the
+    groups' and queues' stages.
+    """
     users = (("user", *user_limits, None),) if user_limits is not None else ()
+    if user_node_seconds is not None:
+        users += (("user node-seconds", user_node_seconds, None, None),)
     return (users + tuple(limits)) or None
 
 
@@ -458,6 +464,10 @@ class SchedulingModel(mesa_core.Model):
             None: no such limit); a job over its user's limit waits held, out of the policy's queue (Slurm's
             association limits MaxJobs and MaxTRESPerUser, Maui's MAXJOB and MAXPROC;
             :class:`~torus_sim.engine.limits.UserLimits`). None: no per-user limits.
+        user_node_seconds: node-seconds (a cluster's processor-seconds) one user's running jobs may have left at once,
+            each running job counting its nodes times its requested time left: a job over it waits held (Maui's
+            MAXPS, Slurm's GrpTRESRunMins of a user's association; :class:`~torus_sim.engine.limits.NodeSecondsLimit`).
+            None: no such limit.
         limits: ``(who, max_jobs, max_nodes, owner)`` per further owner (``who`` ``group`` or ``queue``; ``owner``:
             ``job -> int``, the job's group or queue), applied after the users' in this order (Slurm's account and
             QOS / partition limits GrpJobs and GrpTRES, Maui's MAXJOB and MAXPROC per GROUP and CLASS;
@@ -524,6 +534,7 @@ class SchedulingModel(mesa_core.Model):
         sched_min_interval: float | None = None,
         dispatch_latency: float | None = None,
         user_limits: tuple[int | None, int | None] | None = None,
+        user_node_seconds: float | None = None,
         limits: tuple = (),
         priority: PriorityWeights | None = None,
         maintenance=None,
@@ -543,7 +554,7 @@ class SchedulingModel(mesa_core.Model):
 
             policy = KrevatScheduler()
         check_declarations(policy)
-        limits = _limit_stages(user_limits, limits)
+        limits = _limit_stages(user_limits, limits, user_node_seconds)
         held = (effective_size, tuple(reservations)) if effective_size is not None or reservations else None
         _check_production(
             policy, sched_min_interval, limits, priority, maintenance, dispatch_latency, prime_time, held, dependencies

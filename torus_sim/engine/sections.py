@@ -77,6 +77,14 @@ class LimitsSection(BaseModel):
         description="nodes (a cluster's processors, a torus's supernodes) one user's running jobs may hold at once; a "
         "job over it waits held, a larger job runs alone (Slurm's MaxTRESPerUser, Maui's MAXPROC); unset: no limit",
     )
+    max_node_seconds_per_user: float | None = Field(
+        None,
+        gt=0,
+        le=1e15,
+        description="node-seconds (a cluster's processor-seconds) one user's running jobs may have left at once, each "
+        "counting its nodes times its requested time left; a job over it waits held, a longer one runs alone (Maui's "
+        "MAXPS, Slurm's GrpTRESRunMins of a user's association, there in cpu-minutes); unset: no limit",
+    )
     max_jobs_per_group: int | None = Field(
         None,
         ge=1,

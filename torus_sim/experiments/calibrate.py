@@ -2,7 +2,7 @@
 
 ``torus-sim calibrate`` (:func:`calibrate`) fits the free parameters of the documented production behaviours (the
 scheduling cycle, the per-user job limit, Slurm's multifactor priority: :data:`SPACE`; Slurm's backfill window:
-:data:`BACKFILL_SPACE`; the log's idle spans as maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
+:data:`BACKFILL_SPACE`; a user's running node-seconds: :data:`NODE_SECONDS_SPACE`; the log's idle spans as maintenance windows or not: :data:`WINDOWS`) to the schedule an SWF log
 records. Each trial replays only the first ``train`` share of the log's jobs (``max_jobs``: the rest of the log is
 never read) and scores the replay against those jobs' logged waits (:func:`objective`; or, asked, the shortfall from
 the four aims of issue 77 with the daily utilization: :func:`aims_objective`). The optimiser is Optuna's
@@ -39,6 +39,7 @@ __all__ = [
     "BACKFILL_SPACE",
     "FAIRSHARE_BY",
     "GROUPS",
+    "NODE_SECONDS_SPACE",
     "OBJECTIVES",
     "QUEUE_SPACE",
     "SPACE",
@@ -116,6 +117,13 @@ window gets no reservation and every job that fits is backfilled (Slurm's ``Sche
 minutes). At the top of the range no head of these logs is that far ahead: no window in effect. Not drawn where the
 site gives none: a window drawn for every log did not fit the first halves better (:data:`SPACE`)."""
 
+NODE_SECONDS_SPACE: dict[str, tuple[str, float, float]] = {"max_node_seconds_per_user": ("log", DAY, 1e10)}
+"""Fitted besides :data:`SPACE` where the site gives a limit on a user's running jobs' node-seconds left (Maui's
+``MAXPS``; processor-seconds on a cluster), from the site's value: from a day of one node to 10^10 node-seconds, which
+no user of these logs' machines reaches (HPC2N's 240 processors for its longest request, 4.6 days, hold 9.6 x 10^7).
+Not drawn where the site gives none: on HPC2N's first half no value of it scored better with the site's other fitted
+settings (docs/validation/real_machine.md)."""
+
 POLICY_PARAMS = tuple(BACKFILL_SPACE)
 """The fitted settings that are the policy's constructor parameters (``policy_params``), not scenario fields."""
 
@@ -139,13 +147,16 @@ def space(base, fill: float | None = None, cancelled: bool = False) -> dict[str,
         on a cluster whose site gives no effective size, where ``fill`` is below :data:`SHARE_FITTED_BELOW` (a
         constant effective size: the whole run on that share of the processors, Slurm's reservation of a node count);
         :data:`READING` where ``cancelled``; :data:`BACKFILL_SPACE` where ``fill`` is known (a cluster) and the site
-        gives a ``bf_window``. A ``choice`` is drawn among its two values.
+        gives a ``bf_window``; :data:`NODE_SECONDS_SPACE` where the site gives ``max_node_seconds_per_user``. A
+        ``choice`` is drawn among its two values.
     """
     fitted = {**SPACE, **QUEUE_SPACE} if base.priority_queue_tiers is not None else dict(SPACE)
     if fill is not None and fill < SHARE_FITTED_BELOW and base.effective_size is None:
         fitted["effective_size_share"] = ("float", fill, 1.0)
     if fill is not None and any(name in base.policy_params for name in BACKFILL_SPACE):
         fitted.update(BACKFILL_SPACE)
+    if base.max_node_seconds_per_user is not None:
+        fitted.update(NODE_SECONDS_SPACE)
     if cancelled and base.max_jobs is None:
         fitted.update(READING)
     return fitted

@@ -148,6 +148,7 @@ def model_arguments(
             if scenario.max_jobs_per_user is None and scenario.max_nodes_per_user is None
             else (scenario.max_jobs_per_user, scenario.max_nodes_per_user)
         ),
+        "user_node_seconds": scenario.max_node_seconds_per_user,
     }
     keywords.update(_log_readings(scenario, workload, platform if isinstance(platform, int) else platform.capacity))
     if scenario.power:  # read before the run: power-aware policies plan with them

@@ -26,9 +26,10 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
     [cycle]           sched_min_interval (seconds: the scheduling pass at most once per interval, as production
                       schedulers run it; unset: at every instant with an event), dispatch_latency (seconds from a
                       job's submission to its entry into the queue; unset: at once)
-    [limits]          max_jobs_per_user, max_nodes_per_user, max_jobs_per_group, max_nodes_per_group,
-                      max_jobs_per_queue, max_nodes_per_queue (a job over its user's, group's or queue's limit waits
-                      held, as under Slurm's association and QOS limits and Maui's MAXJOB / MAXPROC; unset: no limit)
+    [limits]          max_jobs_per_user, max_nodes_per_user, max_node_seconds_per_user, max_jobs_per_group,
+                      max_nodes_per_group, max_jobs_per_queue, max_nodes_per_queue (a job over its user's, group's or
+                      queue's limit waits held, as under Slurm's association and QOS limits and Maui's MAXJOB / MAXPROC
+                      / MAXPS; unset: no limit)
     [priority]        priority_weight_age, priority_weight_fairshare, priority_weight_job_size, priority_max_age,
                       priority_decay_half_life, priority_calc_period, priority_favor_small, priority_weight_queue,
                       priority_queue_tiers, priority_fairshare_by (Slurm's multifactor job priority; unset

@@ -146,6 +146,7 @@ LATER_FIELDS = (
     "dispatch_latency",
     "max_jobs_per_user",
     "max_nodes_per_user",
+    "max_node_seconds_per_user",
     "max_jobs_per_group",
     "max_nodes_per_group",
     "max_jobs_per_queue",
