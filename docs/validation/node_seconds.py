@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from real_machine import replay_study  # beside this script (python puts the script's folder first on the path)
+from real_machine import FIELDS as SCORE_FIELDS  # beside this script (python puts the script's folder first on the path)
+from real_machine import _row, replay_study
 
 HERE = Path(__file__).resolve().parent
 SITES = HERE.parents[1] / "experiments" / "sites"
@@ -40,12 +41,7 @@ FIELDS = (
     "fortnights",
     "plateau",
     "at_plateau",
-    "ks",
-    "mean_wait",
-    "logged_mean_wait",
-    "mean_error",
-    "within_hour",
-    "daily_utilization_error",
+    *SCORE_FIELDS[4:],  # ks ... daily_utilization_error, as real_machine.csv has them
     "starts_past",
     "users_past",
     "heaviest_ratio",
@@ -186,18 +182,13 @@ def study(log: str) -> list[dict]:
             ("test", waits["job_id"] >= first_test_id, (split_day, None)),
         ):
             score = score_part(waits[chosen], by_day, *days)
+            label = "site as written" if limit is None else f"site, {limit / 1e6:.1f} million processor-seconds"
+            scores = {name: value for name, value in _row(log, label, part, score).items() if name in FIELDS}
             rows.append(
                 {
                     **blank,
-                    "log": log,
-                    "replay": "site as written" if limit is None else f"site, {limit / 1e6:.1f} million processor-seconds",
-                    "part": part,
-                    "ks": f"{score.ks:.3f}",
-                    "mean_wait": f"{score.mean_wait:.0f}",
-                    "logged_mean_wait": f"{score.logged_mean_wait:.0f}",
-                    "mean_error": f"{score.mean_error:.3f}",
-                    "within_hour": f"{score.within_hour:.3f}",
-                    "daily_utilization_error": f"{score.daily_utilization_error:.3f}",
+                    **scores,
+                    "replay": label,
                     "starts_past": str(past[limit][0]) if limit is not None and part == "train" else "",
                     "users_past": str(past[limit][1]) if limit is not None and part == "train" else "",
                     **(waiting_by_user(log, waits[chosen], int(heaviest["user"])) if part == "test" else {}),
