@@ -164,3 +164,64 @@ def test_the_calibration_fits_it_only_where_the_site_gives_it():
     fitted = space(plain.replace(max_node_seconds_per_user=5.4e6), 0.5)
     assert fitted["max_node_seconds_per_user"] == NODE_SECONDS_SPACE["max_node_seconds_per_user"]
     assert "[limits]\nmax_node_seconds_per_user = 5400000.0" in "\n".join(section_lines({"max_node_seconds_per_user": 5.4e6}))
+
+
+def test_a_job_a_window_let_in_without_counting_counts_once_the_window_ends():
+    # 4 nodes, 500 node-seconds per user, a drained window at 1000-1100 s. Job 1 (1 x 2000 s, at 0) would reach into the
+    # window: let in without counting, the window holds it. Job 2 (1 x 400 s) comes in the window: held by it too. At
+    # the window's end both are let in by the window, but not both by the limit: job 1 (first) counts the limit (its
+    # 2,000 s ask more), so job 2 waits until job 1 has at most 100 node-seconds left (3,000 s)
+    jobs = [_job(1, 0, 2000, 1, 1), _job(2, 1050, 400, 1, 1), _job(3, 2999, 1, 1, 2), _job(4, 3000, 1, 1, 2)]
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"), EasyPolicy(), 4, user_node_seconds=500.0, maintenance=[(1000.0, 1100.0)]
+    )
+    table = model.run().jobs.set_index("job_id")
+    assert table["started_at"].sort_index().to_dict() == {1: 1100.0, 2: 3000.0, 3: 2999.0, 4: 3000.0}
+
+
+def test_under_the_multifactor_priority_no_user_passes_the_limit_on_a_real_log():
+    # the queue in a priority order that age and size change at every recomputation, a cycle of 30 s: at every start
+    # the user's running jobs' node-seconds left stay within the limit (or the job runs alone)
+    scenario = Scenario(
+        workload=str(BUNDLED_NASA_LOG),
+        platform="cluster",
+        policy="FCFS-EASY",
+        max_jobs=3000,
+        priority_weight_age=1.0,
+        priority_weight_job_size=3.0,
+        priority_max_age=3600.0,
+        priority_calc_period=300.0,
+        max_node_seconds_per_user=2e5,
+        sched_min_interval=30.0,
+    )
+    model = build_model(scenario, {})
+    table = model.run().jobs
+    assert model.scheduler.limits.held_ever > 0 and model.scheduler.limits.held == 0
+    for _, row in table.iloc[::10].iterrows():
+        running = table[
+            (table["started_at"] <= row["started_at"])
+            & (table["finished_at"] > row["started_at"])
+            & (table["user_id"] == row["user_id"])
+        ]
+        assert _left(table, row["started_at"], row["user_id"], 2e5) <= 2e5 + 1e-6 or len(running) == 1
+
+
+def test_a_recomputed_priority_lets_in_the_users_job_that_now_comes_first():
+    # 4 nodes, all held by user 2's job 1 until 5,000 s; 10,100 node-seconds per user; age (maximum 1,000 s) and size
+    # (nodes / 4) weigh 1 each, recomputed every 100 s. User 1's job 2 (1 node x 10,000 s, at 0) and job 3 (2 nodes x
+    # 5,000 s, at 500) each fit the limit alone, not together. At 500 s job 2 comes first (0.5 + 0.25 against 0 + 0.5):
+    # it is let in, job 3 held, with no job of the user running for thousands of seconds. At 1,300 s (job 4 comes) job
+    # 3 comes first (age 0.8 + 0.5 against job 2's capped 1 + 0.25): the reordered walk lets job 3 in instead, which
+    # starts when the machine frees at 5,000 s; job 2 waits until job 3's count falls to 100 (its end, 10,000 s)
+    from torus_sim.engine.multifactor import PriorityWeights
+
+    jobs = [_job(1, 0, 5000, 4, 2), _job(2, 0, 10000, 1, 1), _job(3, 500, 5000, 2, 1), _job(4, 1300, 10, 1, 3)]
+    model = SchedulingModel(
+        Workload(jobs=jobs, source="hand-made"),
+        EasyPolicy(),
+        4,
+        user_node_seconds=10100.0,
+        priority=PriorityWeights(age=1.0, job_size=1.0, max_age=1000.0, calc_period=100.0),
+    )
+    table = model.run().jobs.set_index("job_id")
+    assert table["started_at"].sort_index().to_dict() == {1: 0.0, 2: 10000.0, 3: 5000.0, 4: 5000.0}

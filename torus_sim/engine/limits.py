@@ -503,16 +503,17 @@ class NodeSecondsLimit:
     nothing else of its user counts (no running job within its requested time, no job let in before it). A job a gate holds at this pass (asking more than ``bound``: a maintenance window,
     prime time) is let in without counting, as :class:`UserLimits` lets it in without a slot.
 
-    The count falls as time passes with no event, so a user with held jobs is walked again at every pass (at the
-    events and the cycle's passes, as Maui re-evaluates its throttling policies at each iteration); a user whose
-    waiting jobs were all let in is walked again only when a job of theirs comes or stops.
+    The count falls as time passes with no event, so a user with held jobs is walked again at the first pass (at the
+    events and the cycle's passes, as Maui re-evaluates its throttling policies at each iteration) at which it could
+    have fallen enough to let one in; a user whose waiting jobs were all let in is walked again only when a job of
+    theirs comes or stops, or where a job a gate let in may count once the gate's bound moves.
 
     On a cluster the nodes are processors: Maui's ``MAXPS`` (processor-seconds of a user's active jobs, their
     dedicated processors times their wall-clock limit remaining) and Slurm's limit on the TRES-minutes of a user's
     running jobs (``GrpTRESRunMins=cpu=`` of a user's association, a QOS's ``MaxTRESRunMinsPerUser``, there in
     minutes: ``cpu x time limit left``). HPC2N (Maui) ran its heaviest user of the log's second half, whose jobs ask
-    one processor for 81 hours, at or under 5.4 million processor-seconds left in 15 of its 24 fortnights
-    (docs/validation/real_machine.md).
+    one processor for 81 hours, up to 5.4 million processor-seconds left and no further in 14 of its 35 fortnights
+    (docs/validation/node_seconds.py).
 
     Args:
         limit: node-seconds (processor-seconds of a cluster) one user's running jobs may have left at once (> 0, finite).
@@ -532,8 +533,8 @@ class NodeSecondsLimit:
         Limits" (``GrpTRESRunMins``) and ``sacctmgr`` (a QOS's ``MaxTRESRunMinsPerUser``).
     """
 
-    reorders = False
-    """The key is read at every walk: nothing to move when the priorities are recomputed."""
+    reorders = True
+    """The key is read at every walk; a recomputed priority may reorder a user's held jobs: :meth:`reorder`."""
 
     def __init__(self, limit: float, key, owner=None) -> None:
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf:
@@ -547,8 +548,12 @@ class NodeSecondsLimit:
         self._queued: set[int] = set()  # ids of the waiting jobs in the queue after this stage
         self._running: dict[int, tuple[int, float, float]] = {}  # running job id -> (owner, nodes, requested end)
         self._users_running: dict[int, set[int]] = defaultdict(set)  # owner -> ids of its running jobs
-        self._holding: set[int] = set()  # owners with held jobs after their last walk: walked at every pass
+        self._holding: dict[int, float] = {}  # owners with held jobs after their last walk -> when to walk again
+        # owners whose last walk let in a job a gate holds (it counted nothing) or held a job -> the gates' bounds under
+        # which that walk's jobs count as they did: (the longest request it counted, the shortest a gate held)
+        self._gated: dict[int, tuple[float, float]] = {}
         self._dirty: set[int] = set()  # owners whose jobs came, stopped or were withdrawn since the last pass
+        self._bound = math.inf  # the gates' bound at the last pass
         self.held = 0
         self.held_ever = 0
 
@@ -582,7 +587,8 @@ class NodeSecondsLimit:
         del mine[job_id]
         if not mine:
             del self._mine[owner]
-            self._holding.discard(owner)
+            self._holding.pop(owner, None)
+            self._gated.pop(owner, None)
 
     def started(self, job, nodes: int, now: float = 0.0) -> None:
         """A waiting job started holding ``nodes`` nodes at ``now``: it counts its nodes times its requested time left."""
@@ -619,7 +625,10 @@ class NodeSecondsLimit:
             self._dirty.add(owner)
 
     def reorder(self) -> None:
-        """Nothing to do: the key is read at every walk."""
+        """The priorities were recomputed: the users with held jobs are walked at the next pass (their order may differ)."""
+        holding = self._holding
+        for owner in holding:
+            holding[owner] = -math.inf
 
     def refresh(self, queue, bound: float = math.inf, now: float = 0.0) -> None:
         """Before a pass at ``now``: let into ``queue`` the waiting jobs each user may start, hold the others.
@@ -630,40 +639,65 @@ class NodeSecondsLimit:
                 (:meth:`UserLimits.refresh`).
             now: the pass's time, seconds: the running jobs' requested time left is counted from it.
         """
-        walk = self._dirty | self._holding
+        walk = self._dirty
         self._dirty = set()
+        if bound != self._bound:  # a job a gate held may count now, a job it holds now count nothing: walked again
+            walk.update(owner for owner, (low, high) in self._gated.items() if not low <= bound < high)
+            self._bound = bound
+        walk.update(owner for owner, due in self._holding.items() if due <= now)
         for owner in walk:
             if owner in self._mine:
                 self._walk(owner, queue, bound, now)
 
     def _walk(self, owner: int, queue, bound: float, now: float) -> None:
+        """Let in the owner's waiting jobs that fit, in the queue's order, and hold the others.
+
+        With jobs held, the owner is walked again at the first pass at which the count could have fallen enough to let
+        one in: the smallest shortfall of a held job over the rate at which the count can fall at most (the nodes of
+        its running jobs and of the jobs let in, which start in this pass or hold their room: a job capped at the limit
+        falls more slowly, one not started not at all), unless a job comes or stops before. Where every waiting job
+        fits together, the order does not matter: they are all let in without reading it.
+        """
         mine, queued = self._mine[owner], self._queued
         room = self.limit - self._left(owner, now)
-        holding = False
-        for job in sorted(mine.values(), key=self._key):
+        short, starting = math.inf, 0  # starting: the nodes of the counted jobs let in
+        longest, shortest = -math.inf, math.inf  # the longest request counted, the shortest a gate holds
+        total = sum(self._need(job) for job in mine.values() if job.walltime <= bound)
+        for job in mine.values() if total <= room else sorted(mine.values(), key=self._key):
             job_id = job.job_id
-            if not job.walltime <= bound:  # a gate holds it at this pass: it counts nothing
+            walltime = job.walltime
+            if not walltime <= bound:  # a gate holds it at this pass: it counts nothing
                 fits, need = True, 0.0
+                shortest = min(shortest, walltime if walltime == walltime else math.inf)
             else:
                 need = self._need(job)
                 fits = need <= room
+                longest = max(longest, walltime)
             if fits:
                 room -= need
+                if need > 0.0:
+                    starting += job.partition_size
                 if job_id not in queued:
                     queue.add(job)
                     queued.add(job_id)
                     self.held -= 1
             else:
-                holding = True
+                short = min(short, need - room)
                 if job_id in queued:
                     queue.remove(job)
                     queued.discard(job_id)
                     self.held += 1
                     self.held_ever += 1
-        if holding:
-            self._holding.add(owner)
+        if shortest < math.inf or short < math.inf:  # a gate's bound that moves past a request changes this walk
+            self._gated[owner] = (longest, shortest)
         else:
-            self._holding.discard(owner)
+            self._gated.pop(owner, None)
+        if short < math.inf:
+            running = self._running
+            rate = starting + sum(running[job_id][1] for job_id in self._users_running.get(owner, ()) if running[job_id][2] > now)
+            self._holding[owner] = now + short / rate if rate > 0 else math.inf
+        else:
+            self._holding.pop(owner, None)
 
 
 def _user_of(job) -> int:
