@@ -500,8 +500,9 @@ class NodeSecondsLimit:
     a job that does not fit is held and the walk goes on (a later, shorter or smaller job may still be let in, as
     Slurm's scan skips a job over a limit), so whatever the policy starts in the pass passes no limit. A job asking
     more than the limit alone (or no requested time: ``walltime`` NaN or inf) counts as the limit: it is let in when
-    nothing else of its user counts (no running job within its requested time, no job let in before it). A job a gate holds at this pass (asking more than ``bound``: a maintenance window,
-    prime time) is let in without counting, as :class:`UserLimits` lets it in without a slot.
+    nothing else of its user counts (no running job within its requested time, no job let in before it). A job a gate
+    holds at this pass (asking more than ``bound``: a maintenance window, prime time) is let in without counting, as
+    :class:`UserLimits` lets it in without a slot.
 
     The count falls as time passes with no event, so a user with held jobs is walked again at the first pass (at the
     events and the cycle's passes, as Maui re-evaluates its throttling policies at each iteration) at which it could
@@ -519,7 +520,6 @@ class NodeSecondsLimit:
         limit: node-seconds (processor-seconds of a cluster) one user's running jobs may have left at once (> 0, finite).
         key: the order of one user's waiting jobs (``job -> key``, smaller first), the queue's: read at every walk
             (the multifactor priority's key changes as it is recomputed).
-        owner: ``job -> int``: whose limit a job counts against; None: its user.
 
     Attributes:
         held: jobs waiting out of the queue now (a count).
@@ -536,14 +536,14 @@ class NodeSecondsLimit:
     reorders = True
     """The key is read at every walk; a recomputed priority may reorder a user's held jobs: :meth:`reorder`."""
 
-    def __init__(self, limit: float, key, owner=None) -> None:
+    def __init__(self, limit: float, key) -> None:
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit < math.inf:
             raise ConfigurationError(
                 f"max_node_seconds_per_user must be a positive number of node-seconds (or unset: no limit), got {limit!r}"
             )
         self.limit = float(limit)
         self._key = key
-        self._owner = owner if owner is not None else _user_of
+        self._owner = _user_of
         self._mine: dict[int, dict[int, object]] = {}  # owner -> its waiting jobs (queued or held) by id
         self._queued: set[int] = set()  # ids of the waiting jobs in the queue after this stage
         self._running: dict[int, tuple[int, float, float]] = {}  # running job id -> (owner, nodes, requested end)
@@ -641,7 +641,7 @@ class NodeSecondsLimit:
         """
         walk = self._dirty
         self._dirty = set()
-        if bound != self._bound:  # a job a gate held may count now, a job it holds now count nothing: walked again
+        if bound != self._bound:  # a job a gate held may count now, one it holds now counts nothing: walked again
             walk.update(owner for owner, (low, high) in self._gated.items() if not low <= bound < high)
             self._bound = bound
         walk.update(owner for owner, due in self._holding.items() if due <= now)
@@ -662,15 +662,17 @@ class NodeSecondsLimit:
         room = self.limit - self._left(owner, now)
         short, starting = math.inf, 0  # starting: the nodes of the counted jobs let in
         longest, shortest = -math.inf, math.inf  # the longest request counted, the shortest a gate holds
-        total = sum(self._need(job) for job in mine.values() if job.walltime <= bound)
-        for job in mine.values() if total <= room else sorted(mine.values(), key=self._key):
+        needs = [(job, self._need(job) if job.walltime <= bound else 0.0) for job in mine.values()]  # gated: 0
+        if sum(need for _, need in needs) > room:  # not all fit together: the queue's order decides
+            key = self._key
+            needs.sort(key=lambda pair: key(pair[0]))
+        for job, need in needs:
             job_id = job.job_id
             walltime = job.walltime
             if not walltime <= bound:  # a gate holds it at this pass: it counts nothing
-                fits, need = True, 0.0
+                fits = True
                 shortest = min(shortest, walltime if walltime == walltime else math.inf)
             else:
-                need = self._need(job)
                 fits = need <= room
                 longest = max(longest, walltime)
             if fits:
