@@ -1,4 +1,4 @@
-"""What a logged line occupied (issue 77 §1): cancelled SWF lines (status 5) run as logged, or are skipped."""
+"""What a logged line occupied (issue 77 §1): cancelled (status 5) and failed (status 0) SWF lines run as logged, or are skipped."""
 
 from __future__ import annotations
 
@@ -31,6 +31,42 @@ def test_a_cancelled_line_runs_as_logged_by_default_and_is_skipped_when_asked(tm
     assert starts == {1: 0.0, 3: 100.0, 5: 100.0}  # job 2's 500 s of logged run never held the machine
     starts = build_model(plain, {}).run().jobs.set_index("job_id")["started_at"].to_dict()
     assert starts == {1: 0.0, 2: 100.0, 3: 600.0, 5: 600.0}
+
+
+def test_a_failed_line_runs_as_logged_by_default_and_is_skipped_when_asked(tmp_path):
+    """Job 5 (status 0, failed) asks 2 processors for 50 s; skipped, it is no job of the run, counted apart from the
+    cancelled lines, and both readings compose (the cancelled line 2 skipped too)."""
+    log = tmp_path / "four.swf"
+    log.write_text(LINES)
+    plain = Scenario(workload=str(log), platform="cluster", failures="none", policy="FCFS-EASY")
+    skipping = plain.replace(failed="skip")
+    assert plain.failed == "run" and run_key(plain) != run_key(skipping) != run_key(plain.replace(cancelled="skip"))
+    skipped = load_workload(skipping)
+    assert [job.job_id for job in skipped.jobs] == [1, 2, 3] and skipped.cleaning["skipped_failed"] == 1
+    assert "skipped_cancelled" not in skipped.cleaning and "skipped_failed" not in load_workload(plain).cleaning
+    both = load_workload(skipping.replace(cancelled="skip"))
+    assert [job.job_id for job in both.jobs] == [1, 3]
+    assert (both.cleaning["skipped_cancelled"], both.cleaning["skipped_failed"]) == (2, 1)
+    starts = build_model(skipping, {}).run().jobs.set_index("job_id")["started_at"].to_dict()
+    assert starts == {1: 0.0, 2: 100.0, 3: 600.0}
+
+
+def test_a_failed_reading_that_is_not_run_or_skip_is_one_sentence_and_exit_2(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "four.swf"
+    log.write_text(LINES)
+    command = [sys.executable, "-m", "torus_sim.interfaces.cli", "run", "--platform", "cluster", "--workload", str(log)]
+    done = subprocess.run([*command, "--failed", "drop", "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "--failed: invalid choice: 'drop'" in done.stderr
+    assert not (tmp_path / "out").exists()
+    scenario = tmp_path / "failed.toml"
+    scenario.write_text(f'[workload]\nworkload = "{log.as_posix()}"\nfailed = "drop"\n[platform]\nplatform = "cluster"\n')
+    done = subprocess.run([sys.executable, "-m", "torus_sim.interfaces.cli", "run", str(scenario), "--out", str(tmp_path / "o2")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "failed" in done.stderr
+    assert not (tmp_path / "o2").exists()
 
 
 OVERRUN = """; MaxProcs: 4

@@ -3,6 +3,7 @@
     python docs/validation/real_machine.py                 # every log: writes real_machine.csv, prints the page's table
     python docs/validation/real_machine.py --log CTC-SP2   # one log (its rows replaced in real_machine.csv)
     python docs/validation/real_machine.py --check         # exit 1 when a number differs from real_machine.csv
+    python docs/validation/real_machine.py --failed        # CTC-SP2's failed lines (status 0), run and skipped
 
 For each log: ``torus-sim calibrate`` (:func:`torus_sim.experiments.calibrate.calibrate`) fits the scheduling
 cycle, the per-user job limit, Slurm's multifactor priority (age, fair share by user or by group, size; the queue
@@ -232,7 +233,53 @@ def replay_study(argv: list[str], name: str, fields: tuple[str, ...], logs: tupl
     return 0
 
 
+def failed_lines(log: str = "CTC-SP2") -> None:
+    """``--failed``: a log's failed lines (SWF status 0) and its textbook replay and site with them run and skipped.
+
+    Prints the failed lines' count and share of the lines, the share that ran at least their requested time and the
+    median of how far past it, their share of the logged processor-seconds; then each replay's figures on each half
+    (the halves of the log with its failed lines run: the same held-out jobs, less the skipped ones) and its objective.
+    """
+    import numpy as np
+
+    from torus_sim import Scenario
+    from torus_sim.experiments.calibrate import objective, replay_waits, score_part, split_log
+    from torus_sim.experiments.experiment import load_experiment
+    from torus_sim.inputs.datasets import fetch
+    from torus_sim.inputs.workload.swf import read_swf
+
+    trace = read_swf(fetch(f"pwa:{log}"))
+    status, run_time = np.asarray(trace.column("status")), np.asarray(trace.column("run_time"), dtype=float)
+    requested = np.asarray(trace.column("requested_time"), dtype=float)
+    processors = np.asarray(trace.column("allocated_processors"), dtype=float)
+    failed = status == 0
+    over = failed & (requested > 0) & (run_time >= requested)
+    work = np.maximum(run_time, 0) * np.maximum(processors, 0)
+    print(
+        f"{log}: {int(failed.sum()):,} failed lines ({failed.mean():.1%}); {over.sum() / failed.sum():.1%} ran at least "
+        f"their requested time (a median of {np.median((run_time - requested)[over]):.0f} s past it); "
+        f"{work[failed].sum() / work.sum():.1%} of the logged processor-seconds"
+    )
+    base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
+    cut = split_log(base, 0.5)
+    site = load_experiment(HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").scenario({})
+    for name, scenario in (("textbook", base), ("site", site)):
+        for reading in ("run", "skip"):
+            waits, by_day = replay_waits(scenario.replace(failed=reading))
+            held = waits["job_id"] >= cut.first_test_id
+            for part, chosen, days in (("first half", ~held, (0, cut.split_day - 1)), ("held out", held, (cut.split_day, None))):
+                score = score_part(waits[chosen], by_day, *days)
+                print(
+                    f"  {name}, failed lines {reading}: {part}: {score.jobs:,} jobs, KS {score.ks:.3f}, mean wait "
+                    f"{score.mean_wait:,.0f} / {score.logged_mean_wait:,.0f} s ({score.mean_error:+.1%}), within 1 h "
+                    f"{score.within_hour:.1%}, daily {score.daily_utilization_error:.3f}, objective {objective(score):.3f}"
+                )
+
+
 def main(argv: list[str]) -> int:
+    if "--failed" in argv:
+        failed_lines()
+        return 0
     logs = [argv[argv.index("--log") + 1]] if "--log" in argv else list(LOGS)
     made = [row for log in logs for row in study(log, write_site="--check" not in argv)]
     code, rows = kept_rows(HERE / "real_machine.csv", FIELDS, logs, list(LOGS), made, "--check" in argv)

@@ -8,7 +8,7 @@ a pydantic model in its part's module, checking its own fields; the checks acros
 one flat namespace (so a grid names them directly); a scenario file groups them in sections::
 
     [platform]        platform = "torus" | "cluster", machine, torus_dims, torus_wraps, nodes
-    [workload]        workload, load_scale, max_jobs, swf_rules, cancelled, kill_at_walltime, shake, dependencies,
+    [workload]        workload, load_scale, max_jobs, swf_rules, cancelled, failed, kill_at_walltime, shake, dependencies,
                       jobs, job_set, processor_range, runtime_range, monotonic
     [failures]        failures, fit_failures, lanl_system, fta_system, fta_platform, fta_nodes,
                       downtime, synthetic_model, node_mtbf                                   (fail-stop)

@@ -92,7 +92,7 @@ def run_key(config: Scenario) -> str:
     for name in LATER_FIELDS:  # so do fields added later, left unset
         if fields.get(name) is None:
             fields.pop(name, None)
-    for name in (*PRIORITY_FIELDS, "cancelled"):  # added later: at their defaults they leave a run's key as it was
+    for name in (*PRIORITY_FIELDS, "cancelled", "failed"):  # added later: at their defaults they leave a run's key as it was
         if fields.get(name) == Scenario.model_fields[name].default:
             fields.pop(name, None)
     canonical = json.dumps(fields, sort_keys=True, default=list)

@@ -51,6 +51,11 @@ class WorkloadSection(BaseModel):
         description="a cancelled SWF line (status 5): run for its logged run time, or skipped (logs keep cancelled jobs' "
         "run times the machine never spent: RICC's overfill it)",
     )
+    failed: Literal["run", "skip"] = Field(
+        "run",
+        description="a failed SWF line (status 0): run for its logged run time, or skipped (a site whose failed jobs "
+        "never started; CTC-SP2's failed lines ran: 42% to their requested time)",
+    )
     kill_at_walltime: bool | None = Field(
         None,
         strict=True,

@@ -71,10 +71,12 @@ class WorkloadContext:
 
     @property
     def rules(self):
-        """The SWF cleaning rules: the scenario's ``swf_rules``, else the platform kind's default; its readings of cancelled lines and of runs past the requested time."""
+        """The SWF cleaning rules: the scenario's ``swf_rules``, else the platform kind's default; its readings of cancelled and failed lines and of runs past the requested time."""
         rules = SWF_RULES[getattr(self.scenario, "swf_rules", None) or self.platform.default_rules]
         cancelled = getattr(self.scenario, "cancelled", "run")
         rules = rules if cancelled == rules.cancelled else replace(rules, cancelled=cancelled)
+        failed = getattr(self.scenario, "failed", "run")
+        rules = rules if failed == rules.failed else replace(rules, failed=failed)
         kill = getattr(self.scenario, "kill_at_walltime", None)
         return rules if kill is None or kill == rules.kill_at_walltime else replace(rules, kill_at_walltime=kill)
 

@@ -39,7 +39,7 @@ class TraceSource(WorkloadSource):
     """
 
     kind = "online"
-    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules", "cancelled", "kill_at_walltime")
+    from_scenario = ("nodes", "offered_load", "load_scale", "max_jobs", "swf_rules", "cancelled", "failed", "kill_at_walltime")
 
     def trace(self, context: WorkloadContext) -> SwfTrace:
         """The SWF records of the workload (its header included)."""
@@ -129,8 +129,9 @@ def _check_header(trace: SwfTrace, fields, platform) -> None:
 
 
 def _fields(context: WorkloadContext) -> tuple[str, ...]:
-    """The SWF fields the cleaning reads (the status too where cancelled lines are skipped: rule 11) and the run's log fields."""
-    fields = (*CLEANING_FIELDS, "status") if context.rules.cancelled == "skip" else CLEANING_FIELDS
+    """The SWF fields the cleaning reads (the status too where cancelled or failed lines are skipped: rules 11 and 12) and the run's log fields."""
+    skipping = "skip" in (context.rules.cancelled, context.rules.failed)
+    fields = (*CLEANING_FIELDS, "status") if skipping else CLEANING_FIELDS
     return tuple(dict.fromkeys((*fields, *context.log_fields))) if context.log_fields else fields
 
 

@@ -194,6 +194,8 @@ def _production_text(scenario) -> str:
         parts.append("multifactor priority (" + ", ".join(f"{name} {value:.3g}" for name, value in weights) + by + ")")
     if scenario.cancelled != "run":
         parts.append("cancelled lines skipped")
+    if scenario.failed != "run":
+        parts.append("failed lines skipped")
     if scenario.shake is not None:
         parts.append(f"submit times shaken by up to {scenario.shake:g} s (seed {scenario.seed})")
     if scenario.dependencies is not None:
