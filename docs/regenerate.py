@@ -152,7 +152,7 @@ DOCUMENTED = (
         "validation/objectives",
         out="docs/validation",
         made_by="python docs/validation/objectives.py",
-        checked_by="objectives.csv row for row (four logs fitted for the aims on the first half, judged on the held-out half)",
+        checked_by="objectives.csv row for row (four logs' sites replayed, and fitted for the aims and for the sizes on the first half, judged on the held-out half)",
         script="docs/validation/objectives.py",
     ),
     Documented(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -345,6 +346,38 @@ def test_the_aims_objective_is_each_figures_shortfall_from_its_aim_and_nothing_w
     assert calibration_module.aims_objective(part(100, 0.15, 1.0, 1.0, 0.0, 1.0, 1.0, 0.70, 0.15)) == pytest.approx(2.0)
 
 
+def test_the_sizes_objective_counts_the_waiting_moved_between_size_classes():
+    """Hand-worked: two small jobs logged to wait 100 s each and one large job 1,000 s (1,200 s of logged waiting); a
+    replay that makes the small ones wait 550 s and the large one 100 s meets the mean wait exactly but moves 900 s
+    of waiting from the large class to the small one (900 + 900 = 1,800 s misplaced: 1.5 of the logged); the default
+    objective sees only the mean (0), ``sizes`` all of it. One class: the share is the mean wait's |relative error|."""
+    import pandas as pd
+
+    waits = pd.DataFrame(
+        {
+            "simulated_wait": [550.0, 550.0, 100.0],
+            "logged_wait": [100.0, 100.0, 1000.0],
+            "size_class": ["(0, P/32]", "(0, P/32]", "(P/2, P]"],
+        }
+    )
+    assert calibration_module.misplaced_waiting(waits) == pytest.approx(1.5)
+    score = calibration_module.score_part(waits)
+    assert score.mean_error == pytest.approx(0.0)
+    assert calibration_module.objective(score) == pytest.approx(score.ks)
+    assert calibration_module.sizes_objective(score, waits) == pytest.approx(score.ks + 0.75)
+    assert calibration_module._scored("sizes", waits, None) == calibration_module.sizes_objective(score, waits)
+    one_class = waits.assign(size_class="(0, P/32]", simulated_wait=[150.0, 150.0, 1200.0])  # 300 s long of 1,200
+    assert calibration_module.misplaced_waiting(one_class) == pytest.approx(0.25)
+    assert calibration_module.misplaced_waiting(one_class) == pytest.approx(
+        abs(calibration_module.score_part(one_class).mean_error)
+    )
+    nothing_waited = waits.assign(logged_wait=0.0)
+    assert math.isnan(calibration_module.misplaced_waiting(nothing_waited))
+    assert calibration_module.sizes_objective(calibration_module.score_part(nothing_waited), nothing_waited) == pytest.approx(
+        calibration_module.score_part(nothing_waited).ks
+    )
+
+
 def test_a_calibration_for_the_aims_scores_each_trial_with_its_days_in_a_study_of_its_own(tmp_path, monkeypatch):
     """``objective_name="aims"``: every first-part replay (the trials and the site as given) is scored by the shortfall
     from the aims with the part's daily utilization; its study is another than the default objective's in the same
@@ -368,7 +401,7 @@ def test_a_calibration_for_the_aims_scores_each_trial_with_its_days_in_a_study_o
     assert aims_fit.given_objective != waits_fit.given_objective
     assert aims_fit.as_dict()["objective"].startswith("aims: the shortfall from the aims")
     assert "objective (aims)" in report_text(aims_fit) and "objective aims on that part" in site_text(aims_fit)
-    with pytest.raises(ConfigurationError, match="--objective must be one of waits, aims"):
+    with pytest.raises(ConfigurationError, match="--objective must be one of waits, sizes, aims"):
         calibration_module.calibrate(BASE, tmp_path, train=0.5, trials=2, objective_name="ks")
 
 

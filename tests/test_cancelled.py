@@ -63,8 +63,11 @@ def test_a_failed_reading_that_is_not_run_or_skip_is_one_sentence_and_exit_2(tmp
     assert not (tmp_path / "out").exists()
     scenario = tmp_path / "failed.toml"
     scenario.write_text(f'[workload]\nworkload = "{log.as_posix()}"\nfailed = "drop"\n[platform]\nplatform = "cluster"\n')
-    done = subprocess.run([sys.executable, "-m", "torus_sim.interfaces.cli", "run", str(scenario), "--out", str(tmp_path / "o2")],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "torus_sim.interfaces.cli", "run", str(scenario), "--out", str(tmp_path / "o2")],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr and "failed" in done.stderr
     assert not (tmp_path / "o2").exists()
 

@@ -159,7 +159,7 @@ def report_text(calibration) -> str:
             for name, value in fitted_items(calibration.fitted).items()
         ),
         "",
-        f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12}",
+        f"{'part':<10} {'site':<11} {'jobs':>8} {'KS':>6} {'mean wait (s) sim / log':>26} {'error':>7} {'median sim / log':>18} {'<= 1 h':>7} {'|daily util|':>12} {'misplaced':>9}",
     ]
     labels = {"train": "fitted on", "test": "held out", "test, users seen": "  seen", "test, new users": "  new"}
     for part, label in labels.items():
@@ -170,13 +170,16 @@ def report_text(calibration) -> str:
             daily = (
                 "" if score.daily_utilization_error != score.daily_utilization_error else f"{score.daily_utilization_error:.3f}"
             )
+            misplaced = "" if score.misplaced_waiting != score.misplaced_waiting else f"{score.misplaced_waiting:.3f}"
             lines.append(
                 f"{label:<10} {name:<11} {score.jobs:>8,} {score.ks:>6.3f} "
                 f"{score.mean_wait:>12,.0f} / {score.logged_mean_wait:>11,.0f} {score.mean_error:>+7.1%} "
-                f"{score.median_wait:>8,.0f} / {score.logged_median_wait:>7,.0f} {score.within_hour:>7.1%} {daily:>12}"
+                f"{score.median_wait:>8,.0f} / {score.logged_median_wait:>7,.0f} {score.within_hour:>7.1%} {daily:>12} "
+                f"{misplaced:>9}"
             )
     if any("test, new users" in parts for parts in calibration.scores.values()):
         lines.append("(seen, new: the held-out jobs of users who submitted a job of the first part, and of users who did not)")
+    lines.append("(misplaced: the share of the part's logged waiting the replay put in another size class than the log did)")
     lines += _shaken_lines(calibration)
     lines += _group_lines(calibration)
     return "\n".join(lines) + "\n"
