@@ -287,6 +287,7 @@ def test_check_inputs_reads_an_input_again_when_any_field_its_reader_declares_di
         "offered_load": 0.5,
         "swf_rules": "pv-easy",
         "cancelled": "skip",
+        "failed": "skip",
         "kill_at_walltime": True,
         "nodes": 64,
     }
