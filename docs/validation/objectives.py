@@ -1,16 +1,20 @@
-"""The calibration's two objectives: each log fitted for the four aims instead of the waits, judged on the held-out half.
+"""The calibration's three objectives: each log fitted for the waits, for the four aims and for the sizes, judged on the held-out half.
 
     python docs/validation/objectives.py                  # every log: writes objectives.csv, prints the page's table
     python docs/validation/objectives.py --log CTC-SP2    # one log (its rows replaced in objectives.csv)
-    python docs/validation/objectives.py --check          # exit 1 when a number differs (about 25 minutes; RICC 12)
+    python docs/validation/objectives.py --check          # exit 1 when a number differs (about 50 minutes; RICC 25)
     python docs/validation/objectives.py --backlog        # how full each machine ran while jobs waited: log and site replay
 
-For each log: ``torus-sim calibrate --objective aims`` (:func:`torus_sim.experiments.calibrate.aims_objective`: the
-shortfall from the four aims, each figure relative to its aim, the first half's daily utilization and share within an
-hour included) with real_machine.py's site as given, trials and sampler seed, on the first half; the fit is judged on
-the held-out half as the page's table is. Studies are kept in the temporary folder's ``torus-sim-objectives``: a
-second run resumes them. The page's table sets these rows beside the default objective's fit (the waits: KS distance
-+ 0.5 x |mean-wait error|), read from real_machine.csv, and gives each row's shortfall from the aims.
+For each log: its site (``experiments/sites/LOG.toml``: real_machine.py's fit for the default objective, the waits:
+KS distance + 0.5 x |mean-wait error|) replayed whole and scored on each half (its figures must be real_machine.csv's
+calibrated rows); then ``torus-sim calibrate --objective aims``
+(:func:`torus_sim.experiments.calibrate.aims_objective`: the shortfall from the four aims, each figure relative to its
+aim, the first half's daily utilization and share within an hour included) and ``--objective sizes``
+(:func:`torus_sim.experiments.calibrate.sizes_objective`: the KS distance + 0.5 x the share of the logged waiting
+misplaced between size classes), each with real_machine.py's site as given, trials and sampler seed, on the first half;
+each fit is judged on the held-out half as the page's table is, with its waiting misplaced between size classes
+(:func:`torus_sim.experiments.calibrate.misplaced_waiting`). Studies are kept in the temporary folder's
+``torus-sim-objectives``: a second run resumes them. The table gives each row's shortfall from the aims.
 """
 
 from __future__ import annotations
@@ -24,11 +28,29 @@ from real_machine import replay_study  # beside this script (python puts the scr
 
 HERE = Path(__file__).resolve().parent
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N", "RICC")
-FIELDS = ("log", "objective", "part", "ks", "mean_error", "within_hour", "daily_utilization_error", "settings")
+FIELDS = (
+    "log",
+    "objective",
+    "part",
+    "ks",
+    "mean_error",
+    "within_hour",
+    "daily_utilization_error",
+    "misplaced_waiting",
+    "settings",
+)
+FIGURES = ("ks", "mean_error", "within_hour", "daily_utilization_error")
+"""The figures the aims judge (the shortfall's), in FIELDS' order."""
+OBJECTIVES = ("aims", "sizes")
+"""The objectives fitted here, beside the default one (``waits``, whose fits are the sites and real_machine.csv's)."""
 
 
 def study(log: str) -> list[dict]:
-    """One log's rows: the fit for the aims on the first half and on the held-out half, its settings."""
+    """One log's rows: its site (the fit for the waits) replayed, and the fits for the aims and for the sizes.
+
+    Each on the first half and on the held-out half, with the fit's settings. The site's rows must hold
+    real_machine.csv's calibrated figures (it is that fit): a difference stops the script.
+    """
     from real_machine import GIVEN
     from real_machine import LOGS as TRIALS
 
@@ -37,14 +59,36 @@ def study(log: str) -> list[dict]:
     from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
+    rows = _site_rows(log, base)
     folder = Path(tempfile.gettempdir()) / "torus-sim-objectives" / log
-    calibration = calibrate(base, folder, train=0.5, trials=TRIALS[log], seed=0, objective_name="aims")
-    settings = ";".join(
-        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in fitted_items(calibration.fitted).items()
-    )
-    scores = calibration.scores["calibrated"]
-    return [_row(log, "aims", part, scores[part], settings if part == "test" else "") for part in ("train", "test")]
+    for objective in OBJECTIVES:
+        calibration = calibrate(base, folder, train=0.5, trials=TRIALS[log], seed=0, objective_name=objective)
+        settings = ";".join(
+            f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+            for key, value in fitted_items(calibration.fitted).items()
+        )
+        scores = calibration.scores["calibrated"]
+        rows += [_row(log, objective, part, scores[part], settings if part == "test" else "") for part in ("train", "test")]
+    return rows
+
+
+def _site_rows(log: str, base) -> list[dict]:
+    """The fit for the waits: the log's site file replayed whole and scored on each half as a calibration judges it."""
+    from torus_sim.experiments.calibrate import replay_waits, score_part, split_log
+    from torus_sim.experiments.experiment import load_experiment
+
+    site = load_experiment(HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").scenario({})
+    cut = split_log(base, 0.5)
+    waits, by_day = replay_waits(site)
+    first, rest = waits[waits["job_id"] < cut.first_test_id], waits[waits["job_id"] >= cut.first_test_id]
+    scores = {"train": score_part(first, by_day, 0, cut.split_day - 1), "test": score_part(rest, by_day, cut.split_day, None)}
+    rows = [_row(log, "waits", part, scores[part]) for part in ("train", "test")]
+    with open(HERE / "real_machine.csv", newline="") as handle:
+        committed = [row for row in csv.DictReader(handle) if row["log"] == log and row["site"] == "calibrated"]
+    for row, was in zip(rows, committed, strict=True):
+        if any(row[name] != was[name] for name in FIGURES):
+            raise SystemExit(f"{log}'s site replayed gives {row}, real_machine.csv's calibrated rows {was}")
+    return rows
 
 
 def _row(log: str, objective: str, part: str, score, settings: str = "") -> dict:
@@ -56,43 +100,34 @@ def _row(log: str, objective: str, part: str, score, settings: str = "") -> dict
         "mean_error": f"{score.mean_error:.3f}",
         "within_hour": f"{score.within_hour:.3f}",
         "daily_utilization_error": f"{score.daily_utilization_error:.3f}",
+        "misplaced_waiting": f"{score.misplaced_waiting:.3f}",
         "settings": settings,
     }
-
-
-def _waits_rows() -> list[dict]:
-    """The default objective's fits, as real_machine.csv holds them (its calibrated rows), in this page's fields."""
-    with open(HERE / "real_machine.csv", newline="") as handle:
-        return [
-            {**{name: row[name] for name in FIELDS[3:-1]}, "log": row["log"], "objective": "waits", "part": row["part"]}
-            for row in csv.DictReader(handle)
-            if row["site"] == "calibrated"
-        ]
 
 
 def _shortfall(row: dict) -> float:
     """A row's shortfall from the aims (:func:`~torus_sim.experiments.calibrate.aims_objective`), from its rounded figures."""
     from torus_sim.experiments.calibrate import PartScore, aims_objective
 
-    ks, error, within, daily = (float(row[name]) for name in FIELDS[3:-1])
+    ks, error, within, daily = (float(row[name]) for name in FIGURES)
     return aims_objective(PartScore(0, ks, 0.0, 0.0, error, 0.0, 0.0, within, daily))
 
 
 def table(rows: list[dict]) -> str:
-    """The page's table: per log and part, the fit for the waits (real_machine.csv) and the fit for the aims."""
+    """The page's table: per log and part, the fits for the waits (the sites), for the aims and for the sizes."""
     lines = [
-        "| log | objective | part | KS of the waits | mean-wait error | within 1 h | daily utilization | shortfall from the aims |",
-        "|---|---|---|---|---|---|---|---|",
+        "| log | objective | part | KS of the waits | mean-wait error | within 1 h | daily utilization | waiting misplaced "
+        "between size classes | shortfall from the aims |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    waits = _waits_rows()
     for log in dict.fromkeys(row["log"] for row in rows):
         for part in ("train", "test"):
-            for row in [*waits, *rows]:
+            for row in rows:
                 if row["log"] == log and row["part"] == part:
                     lines.append(
                         f"| {log} | {row['objective']} | {'held out' if part == 'test' else 'fitted on'} | {row['ks']} | "
                         f"{float(row['mean_error']):+.1%} | {float(row['within_hour']):.1%} | "
-                        f"{row['daily_utilization_error']} | {_shortfall(row):.3f} |"
+                        f"{row['daily_utilization_error']} | {row.get('misplaced_waiting') or ''} | {_shortfall(row):.3f} |"
                     )
     return "\n".join(lines)
 
