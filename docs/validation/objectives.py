@@ -2,7 +2,7 @@
 
     python docs/validation/objectives.py                  # every log: writes objectives.csv, prints the page's table
     python docs/validation/objectives.py --log CTC-SP2    # one log (its rows replaced in objectives.csv)
-    python docs/validation/objectives.py --check          # exit 1 when a number differs (about 50 minutes; RICC 25)
+    python docs/validation/objectives.py --check          # exit 1 when a number differs (about 19 minutes resuming kept studies)
     python docs/validation/objectives.py --backlog        # how full each machine ran while jobs waited: log and site replay
 
 For each log: its site (``experiments/sites/LOG.toml``: real_machine.py's fit for the default objective, the waits:
