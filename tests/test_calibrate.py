@@ -364,8 +364,8 @@ def test_the_sizes_objective_counts_the_waiting_moved_between_size_classes():
     score = calibration_module.score_part(waits)
     assert score.mean_error == pytest.approx(0.0)
     assert calibration_module.objective(score) == pytest.approx(score.ks)
-    assert calibration_module.sizes_objective(score, waits) == pytest.approx(score.ks + 0.75)
-    assert calibration_module._scored("sizes", waits, None) == calibration_module.sizes_objective(score, waits)
+    assert calibration_module.sizes_objective(score) == pytest.approx(score.ks + 0.75)
+    assert calibration_module._scored("sizes", waits, None) == calibration_module.sizes_objective(score)
     one_class = waits.assign(size_class="(0, P/32]", simulated_wait=[150.0, 150.0, 1200.0])  # 300 s long of 1,200
     assert calibration_module.misplaced_waiting(one_class) == pytest.approx(0.25)
     assert calibration_module.misplaced_waiting(one_class) == pytest.approx(
@@ -373,7 +373,7 @@ def test_the_sizes_objective_counts_the_waiting_moved_between_size_classes():
     )
     nothing_waited = waits.assign(logged_wait=0.0)
     assert math.isnan(calibration_module.misplaced_waiting(nothing_waited))
-    assert calibration_module.sizes_objective(calibration_module.score_part(nothing_waited), nothing_waited) == pytest.approx(
+    assert calibration_module.sizes_objective(calibration_module.score_part(nothing_waited)) == pytest.approx(
         calibration_module.score_part(nothing_waited).ks
     )
 

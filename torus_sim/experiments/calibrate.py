@@ -399,7 +399,7 @@ def misplaced_waiting(waits, by: str = "size_class") -> float:
     return float(np.abs(np.bincount(groups.ravel(), weights=difference)).sum() / total)
 
 
-def sizes_objective(score: PartScore, waits) -> float:
+def sizes_objective(score: PartScore) -> float:
     """The objective ``sizes`` (smaller is better): KS distance of the waits + 0.5 x :func:`misplaced_waiting` by size class.
 
     The default objective (:func:`objective`) with the relative error of the mean wait replaced by the waiting misplaced
@@ -407,13 +407,13 @@ def sizes_objective(score: PartScore, waits) -> float:
     from one class to another.
 
     Args:
-        score: the part's :class:`PartScore` (its KS distance).
-        waits: the part's compared jobs, with ``size_class`` (:attr:`~torus_sim.metrics.against_log.LogComparison.waits`).
+        score: the part's :class:`PartScore` (:func:`score_part` of waits with ``size_class``): its KS distance and
+            ``misplaced_waiting``.
 
     Returns:
-        The objective, >= 0 (a NaN share, no logged waiting, adds nothing).
+        The objective, >= 0 (a NaN share, no logged waiting or no size classes, adds nothing).
     """
-    misplaced = misplaced_waiting(waits)
+    misplaced = score.misplaced_waiting
     return score.ks + (0.0 if math.isnan(misplaced) else 0.5 * misplaced)
 
 
@@ -435,7 +435,7 @@ def _scored(kind: str, waits, by_day) -> float:
     if kind == "aims":
         return aims_objective(score_part(waits, by_day, 0, None))
     if kind == "sizes":
-        return sizes_objective(score_part(waits), waits)
+        return sizes_objective(score_part(waits))
     return objective(score_part(waits))
 
 

@@ -539,14 +539,11 @@ class _Cleaner:
             self._count(self.impossible, key, mask, lines)
         keep = submit >= 0
         count("skipped_unknown_submit", ~keep)
-        if rules.cancelled == "skip" and "status" in columns:  # rule 11: a cancelled line is no job of the run
-            cancelled = keep & (columns["status"] == CANCELLED)
-            count("skipped_cancelled", cancelled)
-            keep &= ~cancelled
-        if rules.failed == "skip" and "status" in columns:  # rule 12: a failed line is no job of the run
-            failed = keep & (columns["status"] == FAILED)
-            count("skipped_failed", failed)
-            keep &= ~failed
+        for reading, status, key in ((rules.cancelled, CANCELLED, "skipped_cancelled"), (rules.failed, FAILED, "skipped_failed")):
+            if reading == "skip" and "status" in columns:  # rules 11 and 12: a cancelled or failed line is no job of the run
+                skipped = keep & (columns["status"] == status)
+                count(key, skipped)
+                keep &= ~skipped
         first_count, second = (requested, allocated) if rules.size_from_request else (allocated, requested)
         from_second = keep & (first_count <= 0)
         unknown_size = from_second & (second <= 0)
