@@ -88,6 +88,9 @@ class SchedulerAgent(Agent):
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs
+        # ages counted from eligibility: a held job's age is 0 until let in, so a user's order is the queue's own
+        # key, placed anew at every recomputation (as a group's)
+        self._ages_held = priority is not None and priority.ages_from_eligibility
         gated = maintenance is not None or prime_time is not None  # gates that hold jobs by requested time
         if limits is None:
             self.limits = None
@@ -112,6 +115,8 @@ class SchedulerAgent(Agent):
 
     def _user_limits(self, limits, key, priority, gated: bool) -> UserLimits:
         """The per-user limits: a user's jobs in the queue's order, kept in the priority's phases where age reorders them."""
+        if self._ages_held:
+            return UserLimits(*limits, key=key, rekey=True, gated=gated)
         if self._limits_follow:
             return UserLimits(*limits, key=_kept_or(key), phases=priority, gated=gated)
         return UserLimits(*limits, key=fcfs_key if priority is not None else key, gated=gated)
@@ -201,7 +206,10 @@ class SchedulerAgent(Agent):
                 bound = self.maintenance.bound(now)
             if self.prime_time is not None:
                 bound = min(bound, self.prime_time.bound(now))
-            self.limits.refresh(self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance), bound, now)
+            intake = self.queue if self.maintenance is None else _Gated(self.queue, self.maintenance)
+            if self._ages_held:
+                intake = _Aging(intake, priority, now)
+            self.limits.refresh(intake, bound, now)
         if self.maintenance is not None:
             self.maintenance.hold(self.queue, now)
         if self.prime_time is not None:
@@ -238,6 +246,29 @@ class SchedulerAgent(Agent):
                         inner = np.asarray(inner, dtype=np.int64)
                     action = action._replace(allocation=PartAllocation(part, inner))
                 yield action
+
+
+class _Aging:
+    """The wait queue as the limits change it when a job's age counts from its entry (``priority_age_from = "eligible"``).
+
+    A job the limits let in ages from this pass; a job they hold gains no age until let in again
+    (:meth:`~torus_sim.engine.multifactor.Multifactor.let_in`, :meth:`~torus_sim.engine.multifactor.Multifactor.held`).
+    """
+
+    __slots__ = ("_now", "_priority", "_queue")
+
+    def __init__(self, queue, priority: Multifactor, now: float) -> None:
+        self._queue = queue
+        self._priority = priority
+        self._now = now
+
+    def add(self, job) -> None:
+        self._priority.let_in(job, self._now)  # before the queue keys it
+        self._queue.add(job)
+
+    def remove(self, job) -> None:
+        self._priority.held(job)
+        self._queue.remove(job)
 
 
 class _Gated:

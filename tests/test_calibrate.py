@@ -469,3 +469,29 @@ def test_each_part_is_also_judged_by_size_class_and_by_month():
     by_month = calibration_module.grouped_scores(waits, "train", "month")
     assert [(row["group"], row["jobs"]) for row in by_month] == [("1998-05", 1), ("1998-06", 3)]
     assert calibration_module.grouped_scores(waits.iloc[:0], "test", "month") == []
+
+
+def test_ages_from_eligibility_the_site_gives_are_carried_except_in_a_trial_that_drew_no_limit(tmp_path, monkeypatch):
+    given = BASE.replace(priority_weight_age=1.0, max_jobs_per_user=8, priority_age_from="eligible")
+    unlimited = calibration_module._as_scenario({"max_jobs_per_user": calibration_module.UNLIMITED_JOBS}, given)
+    assert unlimited["max_jobs_per_user"] is None and unlimited["priority_age_from"] == "submit"  # nothing held
+    assert "priority_age_from" not in calibration_module._as_scenario({"max_jobs_per_user": 8}, given)  # the site's
+    node_limited = given.replace(max_nodes_per_user=64)  # another limit holds jobs: the site's reading stands
+    assert "priority_age_from" not in calibration_module._as_scenario({"max_jobs_per_user": 600}, node_limited)
+    readings = []
+    replay = calibration_module.replay_waits
+
+    def recorded(scenario):
+        readings.append((scenario.priority_age_from, scenario.max_jobs_per_user))
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
+    calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=2, seed=0)
+    assert readings[0] == ("eligible", 8)  # the site as given is the first trial
+    assert all(age_from == "eligible" or limit is None for age_from, limit in readings)
+    if calibration.fitted:
+        expected = "eligible" if calibration.fitted.get("max_jobs_per_user") is not None else "submit"
+        assert calibration.fitted["priority_age_from"] == expected
+        from torus_sim.interfaces.commands.calibrate import site_text
+
+        assert f'priority_age_from = "{expected}"' in site_text(calibration)

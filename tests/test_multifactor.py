@@ -127,9 +127,10 @@ def test_age_alone_or_zero_weights_keep_the_fcfs_schedule(submits, sizes, runtim
     users=st.lists(st.integers(0, 3), min_size=24, max_size=24),
     policy=st.sampled_from(CLUSTER_POLICIES),
 )
-def test_fair_share_with_limits_runs_every_job_within_the_limits(submits, sizes, runtimes, users, policy):
+@pytest.mark.parametrize("age_from", ["submit", "eligible"])
+def test_fair_share_with_limits_runs_every_job_within_the_limits(submits, sizes, runtimes, users, policy, age_from):
     jobs = [_job(i + 1, float(at), float(runtimes[i]), sizes[i], users[i]) for i, at in enumerate(sorted(submits))]
-    weights = PriorityWeights(age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0)
+    weights = PriorityWeights(age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0, age_from=age_from)
     model = SchedulingModel(Workload(jobs=jobs, source="drawn"), POLICIES.make(policy), 8, priority=weights, user_limits=(2, 6))
     table = model.run().jobs
     assert len(table) == len(jobs) and table["finished_at"].notna().all()
@@ -360,3 +361,35 @@ def test_a_jobs_key_is_slurms_sum_of_weighted_factors_one_by_one_or_all_at_once(
         )
         assert -minus == pytest.approx(expected, rel=1e-12, abs=1e-12)
         assert (submitted, job_id) == (job.submitted_at, job.job_id)
+
+
+def test_a_job_a_limit_held_ages_from_when_it_is_let_in_with_ages_from_eligibility():
+    # 2 nodes, one running job per user, the age alone (a maximum age of 10,000 s, recomputed every second): user 1's
+    # jobs 1 and 2 come at 0 (job 2 held behind job 1 until 100), user 2's job 3 holds the other node to 1,000, user
+    # 3's job 4 comes at 50. At 100 job 2 is let in: aged from its submission it is 100 s old against job 4's 50 and
+    # goes first; aged from its entry (Maui's system queue time) it is 0 s old and job 4 goes first
+    jobs = [_job(1, 0, 100, 1, 1), _job(2, 0, 100, 1, 1), _job(3, 0, 1000, 1, 2), _job(4, 50, 100, 1, 3)]
+    starts = {}
+    for age_from in ("submit", "eligible"):
+        weights = PriorityWeights(age=1.0, max_age=10_000.0, calc_period=1.0, age_from=age_from)
+        starts[age_from] = _starts([job.fresh_copy() for job in jobs], 2, weights, (1, None), POLICIES.make("FCFS"))
+    assert starts["submit"] == {1: 0.0, 2: 100.0, 3: 0.0, 4: 200.0}
+    assert starts["eligible"] == {1: 0.0, 2: 200.0, 3: 0.0, 4: 100.0}
+
+
+def test_ages_from_eligibility_are_a_priority_setting_that_needs_a_limit_and_leaves_earlier_keys():
+    plain = Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=1500)
+    weighted = plain.replace(priority_weight_age=1.0, max_jobs_per_user=2)
+    assert run_key(weighted.replace(priority_age_from="submit")) == run_key(weighted)  # the default: the key as before
+    assert run_key(weighted.replace(priority_age_from="eligible")) != run_key(weighted)
+    with pytest.raises(ConfigurationError, match="needs a limit that holds jobs"):
+        build_model(plain.replace(priority_weight_age=1.0, priority_age_from="eligible"), {})
+    with pytest.raises(ConfigurationError, match="needs priority_weight_age"):
+        build_model(plain.replace(max_jobs_per_user=2, priority_age_from="eligible"), {})
+    with pytest.raises(ValueError, match="priority_age_from"):
+        Scenario(workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", priority_age_from="queued")
+    with pytest.raises(ConfigurationError, match="priority_age_from must be one of submit, eligible"):
+        PriorityWeights(age=1.0, age_from="queued")
+    model = build_model(weighted.replace(priority_age_from="eligible"), {})
+    table = model.run().jobs
+    assert table["finished_at"].notna().all() and model.scheduler.limits.held_ever > 0

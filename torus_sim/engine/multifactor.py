@@ -7,7 +7,11 @@ A production queue is not first come, first served. Slurm's ``priority/multifact
 (+ w_queue x queue), each factor in [0, 1] (the QOS, association, nice and TRES factors need fields an SWF log does
 not keep):
 
-* age = min(now - submit, max_age) / max_age (``PriorityMaxAge``, 7 days by default);
+* age = min(now - submit, max_age) / max_age (``PriorityMaxAge``, 7 days by default); or, with ``age_from =
+  "eligible"``, counted from when the job last entered the queue the policy sees: a job a per-user, group or queue
+  limit holds gains no age while held, and starts again from 0 when let in (Maui's ``USESYSTEMQUEUETIME`` with
+  ``JOBPRIOACCRUALPOLICY QUEUEPOLICY``, whose scheduler resets a job's system queue time at each iteration a
+  throttling policy blocks it; LSF's ``INELIGIBLE`` limits);
 * fairshare = 2^(-U / S) (Slurm's classic fair-share factor, ``PriorityDampeningFactor`` 1; over users, or over
   accounts, the log's groups, whose users share their usage), with U the user's
   share of all users' decayed usage (node-seconds, halved every ``PriorityDecayHalfLife``, 7 days by default) and
@@ -33,7 +37,9 @@ References:
     Slurm's documentation, "Multifactor Priority Plugin" (the factors, their weights, PriorityMaxAge,
     PriorityDecayHalfLife, PriorityCalcPeriod, PriorityFavorSmall) and "Classic Fairshare Algorithm"
     (F = 2^(-U/S)); Jackson, Snell and Clement, "Core algorithms of the Maui scheduler", JSSPP 2001 (fair share
-    over decayed usage); Maui Scheduler Administrator's Guide §6.3 (FSINTERVAL, FSDEPTH, FSDECAY).
+    over decayed usage); Maui Scheduler Administrator's Guide §6.3 (FSINTERVAL, FSDEPTH, FSDECAY) and
+    Appendix F (USESYSTEMQUEUETIME, JOBPRIOACCRUALPOLICY); IBM Spectrum LSF, lsb.resources, the Limit section's
+    ``INELIGIBLE`` parameter.
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from dataclasses import dataclass
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["Multifactor", "PriorityWeights", "WindowedUsage", "parse_fairshare_windows"]
+__all__ = ["AGE_FROM", "Multifactor", "PriorityWeights", "WindowedUsage", "parse_fairshare_windows"]
 
 DAY = 86400.0
 
@@ -64,6 +70,9 @@ class PriorityWeights:
         queue: weight of the queue factor (PriorityWeightPartition: the job's queue tier over the highest), >= 0.
         fairshare_windows: Maui's fair-share windows ``(FSINTERVAL seconds > 0, FSDEPTH >= 1, FSDECAY in (0, 1])``
             instead of the half-life, or None.
+        age_from: ``"submit"``: a job's age counts from its submission; ``"eligible"``: from when it last entered
+            the queue the policy sees (a job a limit holds gains no age: :meth:`Multifactor.held`,
+            :meth:`Multifactor.let_in`).
     """
 
     age: float = 0.0
@@ -75,6 +84,7 @@ class PriorityWeights:
     favor_small: bool = False
     queue: float = 0.0
     fairshare_windows: tuple[float, int, float] | None = None
+    age_from: str = "submit"
 
     def __post_init__(self) -> None:
         for name in ("age", "fairshare", "job_size", "queue"):
@@ -85,10 +95,15 @@ class PriorityWeights:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigurationError(f"priority_{name} must be positive seconds, got {value!r}")
+        if self.age_from not in AGE_FROM:
+            raise ConfigurationError(f"priority_age_from must be one of {', '.join(AGE_FROM)}, got {self.age_from!r}")
         windows = self.fairshare_windows
         if windows is not None and (not isinstance(windows[1], int) or not _windows_in_range(*windows)):
             raise ConfigurationError(f"priority_fairshare_windows: {_WINDOWS_RANGE}, got {self.fairshare_windows!r}")
 
+
+AGE_FROM = ("submit", "eligible")
+"""What a job's age may count from (:attr:`PriorityWeights.age_from`)."""
 
 _WINDOWS_RANGE = "FSINTERVAL seconds > 0, FSDEPTH a whole number >= 1 and FSDECAY in (0, 1]"
 """What Maui's fair-share windows may be (the sentences of :class:`PriorityWeights` and :func:`parse_fairshare_windows`)."""
@@ -213,6 +228,9 @@ class Multifactor:
         self._terms: dict[int, tuple[float, float, int]] = {}  # waiting job id -> (size term, queue term, owner)
         self._at = -math.inf  # the last recomputation
         self.recomputed = 0
+        # age_from "eligible": waiting job id -> when its age starts (inf while a limit holds it); a job not in it
+        # ages from its submission
+        self._age_start: dict[int, float] | None = {} if weights.age_from == "eligible" else None
         windows = weights.fairshare_windows
         self._windows = None if windows is None else WindowedUsage(*windows)  # Maui's windows instead of the half-life
 
@@ -259,12 +277,13 @@ class Multifactor:
         aged = w_age * max_age / max_age  # the age term at the maximum age, as w_age x age / max_age makes it
         # every term is >= 0 and a term whose weight is 0 is 0.0, which adds nothing: the sums are the same bits
         # as with each term added only where its weight is not 0
+        starts = self._age_start
         for job in jobs:
             terms = kept.get(job.job_id)
             if terms is None:
                 terms = self.terms(job)
             submitted = job.submitted_at
-            age = at - submitted
+            age = at - submitted if starts is None else at - starts.get(job.job_id, submitted)
             priority = w_age * age / max_age if 0.0 < age < max_age else 0.0 if age <= 0.0 else aged
             if w_fairshare:
                 factor = factors.get(terms[2])
@@ -294,6 +313,21 @@ class Multifactor:
     def reorders_a_users_jobs(self) -> bool:
         """Whether one user's waiting jobs change order as they age (a size or a queue weight beside the age's)."""
         return bool(self.weights.job_size or self.weights.queue)
+
+    @property
+    def ages_from_eligibility(self) -> bool:
+        """Whether a job's age counts from when it last entered the queue (``age_from = "eligible"``)."""
+        return self._age_start is not None
+
+    def held(self, job) -> None:
+        """A limit took ``job`` out of the queue: with ``age_from = "eligible"`` it gains no age until let in again."""
+        if self._age_start is not None:
+            self._age_start[job.job_id] = math.inf
+
+    def let_in(self, job, now: float) -> None:
+        """A limit let ``job`` into the queue at ``now`` (seconds): with ``age_from = "eligible"`` its age counts from now."""
+        if self._age_start is not None:
+            self._age_start[job.job_id] = now
 
     def _size_term(self, job) -> float:
         weights = self.weights
@@ -368,6 +402,8 @@ class Multifactor:
         """A job started holding ``nodes`` nodes at ``now`` (seconds): its user's usage grows while it runs."""
         user = self._owner(job.user_id)
         self._terms.pop(job.job_id, None)
+        if self._age_start is not None:  # back in the queue after a kill or a preemption, it ages from its submission
+            self._age_start.pop(job.job_id, None)
         self._waiting[user] -= 1
         if not self._waiting[user]:
             self._queued.discard(user)

@@ -161,6 +161,12 @@ class PrioritySection(BaseModel):
         description="the fair share over users, or over the log's groups (SWF field 13; each user in the group of "
         "their first job), whose users share its usage (Slurm's fair share by account, Maui's group fair share)",
     )
+    priority_age_from: Literal["submit", "eligible"] = Field(
+        "submit",
+        description='what a job\'s age counts from: its submission ("submit"), or ("eligible") the last time it entered '
+        "the queue the policy sees, so a job a per-user, group or queue limit holds gains no age while held (Maui's "
+        "USESYSTEMQUEUETIME with JOBPRIOACCRUALPOLICY QUEUEPOLICY, LSF's INELIGIBLE limits); needs a limit",
+    )
     priority_weight_queue: float | None = Field(
         None,
         ge=0,

@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
+from torus_sim.experiments.scenario import Scenario
 
 __all__ = [
     "AIMS",
@@ -101,9 +102,18 @@ QUEUE_SPACE: dict[str, tuple[str, float, float]] = {"priority_weight_queue": ("f
 AGE_WEIGHT = 1.0
 
 
-CARRIED = ("priority_queue_tiers", "effective_size", "effective_size_period", "priority_favor_small", "dependencies")
+CARRIED = (
+    "priority_queue_tiers",
+    "effective_size",
+    "effective_size_period",
+    "priority_favor_small",
+    "dependencies",
+    "priority_age_from",
+)
 """Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)
-where set (a size factor favouring small jobs: where the site says so; the dependencies a replay keeps)."""
+where set (a size factor favouring small jobs: where the site says so; the dependencies a replay keeps; ages counted
+from eligibility, ``priority_age_from = "eligible"``: where the site says so, except in a trial that drew no limit,
+which holds no job)."""
 
 
 SHARE_FITTED_BELOW = 0.95
@@ -467,11 +477,21 @@ def _as_scenario(drawn: dict, base) -> dict:
     settings.update(WINDOWS[settings.pop("windows", "none")])
     if settings.get("max_jobs_per_user", 0) >= UNLIMITED_JOBS:
         settings["max_jobs_per_user"] = None
+        if base.priority_age_from != "submit" and not _other_limits(base):  # no limit holds a job: ages as submitted
+            settings["priority_age_from"] = "submit"
     params = {name: settings.pop(name) for name in POLICY_PARAMS if name in settings}
     if params:  # the policy's parameters, with the policy they are for (a site file names both)
         settings["policy"], settings["policy_params"] = base.policy, {**base.policy_params, **params}
     settings["priority_weight_age"] = AGE_WEIGHT
     return settings
+
+
+def _other_limits(base) -> bool:
+    """Whether ``base`` sets a limit that holds jobs besides the users' running jobs (the one :data:`SPACE` fits)."""
+    return base.max_node_seconds_per_user is not None or any(
+        getattr(base, f"max_{what}_per_{who}") is not None
+        for what, who in (("nodes", "user"), ("jobs", "group"), ("nodes", "group"), ("jobs", "queue"), ("nodes", "queue"))
+    )
 
 
 def _given_settings(base, fitted_space: dict) -> dict:
@@ -888,7 +908,7 @@ def calibrate(
     fitted = _as_scenario(study.best_params, base)
     for name in CARRIED:  # the site's own settings the trials ran with (the queue tiers, whose weight is fitted)
         value = getattr(base, name)
-        if value is not None and value is not False:  # False: the default size factor's direction, not written
+        if name not in fitted and value != Scenario.model_fields[name].default:  # not a trial's own, nor the default
             fitted[name] = value
     given_waits, given_days = replay_waits(base.replace(max_jobs=first_part))  # the site as given, as the trials
     given_objective = _scored(objective_name, given_waits, given_days)

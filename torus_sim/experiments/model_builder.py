@@ -395,7 +395,22 @@ def _priority(scenario: Scenario):
     if all(weight is None for weight in weights):
         if scenario.priority_fairshare_windows is not None:
             raise ConfigurationError("priority_fairshare_windows needs priority_weight_fairshare (the fair share's weight)")
+        if scenario.priority_age_from != "submit":
+            raise ConfigurationError('priority_age_from = "eligible" needs priority_weight_age (the age factor\'s weight)')
         return None
+    if (
+        scenario.priority_age_from != "submit"
+        and not any(
+            getattr(scenario, f"max_{what}_per_{who}") is not None
+            for what in ("jobs", "nodes")
+            for who in ("user", "group", "queue")
+        )
+        and scenario.max_node_seconds_per_user is None
+    ):
+        raise ConfigurationError(
+            'priority_age_from = "eligible" needs a limit that holds jobs (max_jobs_per_user, max_nodes_per_user, '
+            "max_node_seconds_per_user, or a group's or a queue's): without one every job ages from its submission"
+        )
     from torus_sim.engine import PriorityWeights
 
     age, fairshare, size, queue = (0.0 if weight is None else float(weight) for weight in weights)
@@ -410,4 +425,5 @@ def _priority(scenario: Scenario):
         favor_small=scenario.priority_favor_small,
         queue=queue,
         fairshare_windows=None if windows is None else parse_fairshare_windows(windows),
+        age_from=scenario.priority_age_from,
     )
