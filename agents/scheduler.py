@@ -88,8 +88,8 @@ class SchedulerAgent(Agent):
         # a user's jobs in the queue's order: under the priority without a size factor that is FCFS's (one user's
         # jobs share the fair-share factor and age never reorders them); with one (or a queue factor), the phases of age
         self._limits_follow = priority is not None and priority.reorders_a_users_jobs
-        # ages counted from eligibility: a held job's age is 0 until let in, so a user's order is the queue's own
-        # key, placed anew at every recomputation (as a group's)
+        # ages counted from eligibility: a held job has no age to rank it by, so a user's jobs are let in in the order
+        # of their priorities without the age (size and queue factors, then submission), a fixed order
         self._ages_held = priority is not None and priority.ages_from_eligibility
         gated = maintenance is not None or prime_time is not None  # gates that hold jobs by requested time
         if limits is None:
@@ -116,7 +116,7 @@ class SchedulerAgent(Agent):
     def _user_limits(self, limits, key, priority, gated: bool) -> UserLimits:
         """The per-user limits: a user's jobs in the queue's order, kept in the priority's phases where age reorders them."""
         if self._ages_held:
-            return UserLimits(*limits, key=key, rekey=True, gated=gated)
+            return UserLimits(*limits, key=priority.ageless_key, gated=gated)
         if self._limits_follow:
             return UserLimits(*limits, key=_kept_or(key), phases=priority, gated=gated)
         return UserLimits(*limits, key=fcfs_key if priority is not None else key, gated=gated)

@@ -291,6 +291,23 @@ class Multifactor:
             append((-(priority + terms[0] + terms[1]), submitted, job.job_id))
         return keyed
 
+    def ageless_key(self, job) -> tuple[float, float, int]:
+        """``job``'s place among its own user's waiting jobs without the age: minus its size and queue terms, submit, id.
+
+        With ``age_from = "eligible"`` a job a limit holds has no age to rank it by: the limits let a user's jobs in in
+        this order (the user's jobs share the fair-share factor), which does not change while they wait.
+
+        Args:
+            job: a waiting job.
+
+        Returns:
+            tuple: ``(-(w_size x size + w_queue x queue), submitted_at in seconds, job_id)``.
+        """
+        terms = self._terms.get(job.job_id)
+        if terms is None:
+            terms = self.terms(job)
+        return (-(terms[0] + terms[1]), job.submitted_at, job.job_id)
+
     def terms(self, job) -> tuple[float, float, int]:
         """``job``'s weighted size term, weighted queue term and owner (whose usage its fair share reads), kept while it waits.
 
