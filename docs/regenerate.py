@@ -170,6 +170,13 @@ DOCUMENTED = (
         script="docs/validation/node_seconds.py",
     ),
     Documented(
+        "validation/eligible_age",
+        out="docs/validation",
+        made_by="python docs/validation/eligible_age.py",
+        checked_by="eligible_age.csv row for row (three logs' sites with a job's age counted from submission and from eligibility; HPC2N's at its logged cap)",
+        script="docs/validation/eligible_age.py",
+    ),
+    Documented(
         "validation/recovery",
         out="docs/validation",
         made_by="python docs/validation/recovery.py",

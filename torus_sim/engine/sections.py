@@ -164,8 +164,9 @@ class PrioritySection(BaseModel):
     priority_age_from: Literal["submit", "eligible"] = Field(
         "submit",
         description='what a job\'s age counts from: its submission ("submit"), or ("eligible") the last time it entered '
-        "the queue the policy sees, so a job a per-user, group or queue limit holds gains no age while held (Maui's "
-        "USESYSTEMQUEUETIME with JOBPRIOACCRUALPOLICY QUEUEPOLICY, LSF's INELIGIBLE limits); needs a limit",
+        "the queue the policy sees, so a job a per-user, group or queue limit holds gains no age while held and a "
+        "user's jobs are let in in the order of their priorities without the age (Maui's USESYSTEMQUEUETIME with "
+        "JOBPRIOACCRUALPOLICY QUEUEPOLICY, LSF's INELIGIBLE limits); needs a priority weight and a limit",
     )
     priority_weight_queue: float | None = Field(
         None,
