@@ -471,8 +471,10 @@ def test_each_part_is_also_judged_by_size_class_and_by_month():
     assert calibration_module.grouped_scores(waits.iloc[:0], "test", "month") == []
 
 
-def test_ages_from_eligibility_the_site_gives_are_carried_except_in_a_trial_that_drew_no_limit(tmp_path, monkeypatch):
-    given = BASE.replace(priority_weight_age=1.0, max_jobs_per_user=8, priority_age_from="eligible")
+def test_ages_from_eligibility_and_shares_the_site_gives_are_carried_except_ages_in_a_trial_without_limit(tmp_path, monkeypatch):
+    given = BASE.replace(
+        priority_weight_age=1.0, max_jobs_per_user=8, priority_age_from="eligible", priority_fairshare_shares="submitted"
+    )
     unlimited = calibration_module._as_scenario({"max_jobs_per_user": calibration_module.UNLIMITED_JOBS}, given)
     assert unlimited["max_jobs_per_user"] is None and unlimited["priority_age_from"] == "submit"  # nothing held
     assert "priority_age_from" not in calibration_module._as_scenario({"max_jobs_per_user": 8}, given)  # the site's
@@ -483,15 +485,18 @@ def test_ages_from_eligibility_the_site_gives_are_carried_except_in_a_trial_that
 
     def recorded(scenario):
         readings.append((scenario.priority_age_from, scenario.max_jobs_per_user))
+        assert scenario.priority_fairshare_shares == "submitted"  # every replay with the site's shares
         return replay(scenario)
 
     monkeypatch.setattr(calibration_module, "replay_waits", recorded)
     calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=2, seed=0)
     assert readings[0] == ("eligible", 8)  # the site as given is the first trial
     assert all(age_from == "eligible" or limit is None for age_from, limit in readings)
-    if calibration.fitted:
-        expected = "eligible" if calibration.fitted.get("max_jobs_per_user") is not None else "submit"
-        assert calibration.fitted["priority_age_from"] == expected
-        from torus_sim.interfaces.commands.calibrate import site_text
+    assert calibration.fitted  # the second trial beats the site as given on this part
+    expected = "eligible" if calibration.fitted.get("max_jobs_per_user") is not None else "submit"
+    assert calibration.fitted["priority_age_from"] == expected
+    assert calibration.fitted["priority_fairshare_shares"] == "submitted"  # carried, as the site gives it
+    from torus_sim.interfaces.commands.calibrate import site_text
 
-        assert f'priority_age_from = "{expected}"' in site_text(calibration)
+    assert f'priority_age_from = "{expected}"' in site_text(calibration)
+    assert 'priority_fairshare_shares = "submitted"' in site_text(calibration)

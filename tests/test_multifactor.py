@@ -393,3 +393,35 @@ def test_ages_from_eligibility_are_a_priority_setting_that_needs_a_limit_and_lea
     model = build_model(weighted.replace(priority_age_from="eligible"), {})
     table = model.run().jobs
     assert table["finished_at"].notna().all() and model.scheduler.limits.held_ever > 0
+
+
+def test_shares_as_submitted_rank_a_user_by_its_usage_against_what_it_asked():
+    # 2 nodes, the fair share alone: users 1 and 2 each run a one-node job from 0 to 100 (equal usage, 0.5 each);
+    # user 2's job 3 (submitted at 10) and user 1's job 4 (at 20) each need both nodes. Equal shares tie the users
+    # (2^-1 each) and job 3, submitted first, goes first; shares as asked (node-seconds requested so far: user 1's
+    # job 4 asks 2 x 5,000) give user 1 S = 10,100 / 10,300 and user 2 S = 200 / 10,300: job 4 goes first
+    def jobs():
+        return [
+            Job(1, 0.0, runtime=100.0, walltime=100.0, size=1, user_id=1),
+            Job(2, 0.0, runtime=100.0, walltime=100.0, size=1, user_id=2),
+            Job(3, 10.0, runtime=50.0, walltime=50.0, size=2, user_id=2),
+            Job(4, 20.0, runtime=50.0, walltime=5000.0, size=2, user_id=1),
+        ]
+
+    starts = {
+        shares: _starts(
+            jobs(), 2, PriorityWeights(fairshare=1.0, calc_period=1.0, half_life=1e6, shares=shares), None, POLICIES.make("FCFS")
+        )
+        for shares in ("equal", "submitted")
+    }
+    assert starts["equal"] == {1: 0.0, 2: 0.0, 3: 100.0, 4: 150.0}
+    assert starts["submitted"] == {1: 0.0, 2: 0.0, 3: 150.0, 4: 100.0}
+    with pytest.raises(ConfigurationError, match="priority_fairshare_shares must be one of equal, submitted"):
+        PriorityWeights(fairshare=1.0, shares="allocated")
+    plain = Scenario(
+        workload=str(BUNDLED_NASA_LOG), platform="cluster", policy="FCFS-EASY", max_jobs=1500, priority_weight_fairshare=5.0
+    )
+    assert run_key(plain.replace(priority_fairshare_shares="equal")) == run_key(plain)  # the default: the key as before
+    assert run_key(plain.replace(priority_fairshare_shares="submitted")) != run_key(plain)
+    with pytest.raises(ValueError, match="priority_fairshare_shares"):
+        plain.replace(priority_fairshare_shares="allocated")

@@ -16,7 +16,10 @@ not keep):
   accounts, the log's groups, whose users share their usage), with U the user's
   share of all users' decayed usage (node-seconds, halved every ``PriorityDecayHalfLife``, 7 days by default) and
   S = 1 / (users seen so far), every user with the same shares: a user who used nothing gets 1, one who used their
-  share 0.5, one who used much more nearly 0;
+  share 0.5, one who used much more nearly 0; or (``shares = "submitted"``) S = the user's share of the node-seconds
+  requested (nodes x requested time) by the jobs submitted so far: shares as allocations that follow what each user
+  asks of the machine (Slurm's association ``Fairshare=`` shares, Maui's ``FSTARGET`` per user), so a user is
+  ranked by its recent usage against its own long-run demand, not against an equal split;
 * size = the job's nodes / the machine's (``PriorityFavorSmall=NO``), or 1 - that (``YES``).
 * queue = the tier of the job's queue (SWF field 15) over the highest tier (``PriorityWeightPartition`` with each
   partition's ``PriorityJobFactor``: a site's express queue above its normal one above standby).
@@ -50,7 +53,7 @@ from dataclasses import dataclass
 
 from torus_sim.core.errors import ConfigurationError
 
-__all__ = ["AGE_FROM", "Multifactor", "PriorityWeights", "WindowedUsage", "parse_fairshare_windows"]
+__all__ = ["AGE_FROM", "SHARES", "Multifactor", "PriorityWeights", "WindowedUsage", "parse_fairshare_windows"]
 
 DAY = 86400.0
 
@@ -70,6 +73,8 @@ class PriorityWeights:
         queue: weight of the queue factor (PriorityWeightPartition: the job's queue tier over the highest), >= 0.
         fairshare_windows: Maui's fair-share windows ``(FSINTERVAL seconds > 0, FSDEPTH >= 1, FSDECAY in (0, 1])``
             instead of the half-life, or None.
+        shares: the fair share's S: ``"equal"`` (1 / the owners seen so far) or ``"submitted"`` (the owner's share
+            of the node-seconds requested by the jobs submitted so far).
         age_from: ``"submit"``: a job's age counts from its submission; ``"eligible"``: from when it last entered
             the queue the policy sees (a job a limit holds gains no age: :meth:`Multifactor.held`,
             :meth:`Multifactor.let_in`).
@@ -85,6 +90,7 @@ class PriorityWeights:
     queue: float = 0.0
     fairshare_windows: tuple[float, int, float] | None = None
     age_from: str = "submit"
+    shares: str = "equal"
 
     def __post_init__(self) -> None:
         for name in ("age", "fairshare", "job_size", "queue"):
@@ -95,12 +101,17 @@ class PriorityWeights:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
                 raise ConfigurationError(f"priority_{name} must be positive seconds, got {value!r}")
+        if self.shares not in SHARES:
+            raise ConfigurationError(f"priority_fairshare_shares must be one of {', '.join(SHARES)}, got {self.shares!r}")
         if self.age_from not in AGE_FROM:
             raise ConfigurationError(f"priority_age_from must be one of {', '.join(AGE_FROM)}, got {self.age_from!r}")
         windows = self.fairshare_windows
         if windows is not None and (not isinstance(windows[1], int) or not _windows_in_range(*windows)):
             raise ConfigurationError(f"priority_fairshare_windows: {_WINDOWS_RANGE}, got {self.fairshare_windows!r}")
 
+
+SHARES = ("equal", "submitted")
+"""What each owner's share of the machine (the S of 2^(-U/S)) may be (:attr:`PriorityWeights.shares`)."""
 
 AGE_FROM = ("submit", "eligible")
 """What a job's age may count from (:attr:`PriorityWeights.age_from`)."""
@@ -231,6 +242,9 @@ class Multifactor:
         # age_from "eligible": waiting job id -> when its age starts (inf while a limit holds it); a job not in it
         # ages from its submission
         self._age_start: dict[int, float] | None = {} if weights.age_from == "eligible" else None
+        # shares "submitted": owner -> node-seconds requested by its jobs so far (each job once, at its first entry)
+        self._asked: dict[int, float] | None = defaultdict(float) if weights.shares == "submitted" else None
+        self._asked_total = 0.0
         windows = weights.fairshare_windows
         self._windows = None if windows is None else WindowedUsage(*windows)  # Maui's windows instead of the half-life
 
@@ -240,7 +254,11 @@ class Multifactor:
             total = self._total
             if total > 0:  # with the windows, only after a recomputation (its time is the windows' now)
                 used = self._scaled.get(user, 0.0) if self._windows is None else self._windows.usage(user, self._at)
-                factor = 2.0 ** (-(used / total) * len(self._users))
+                asked = 0.0 if self._asked is None else self._asked.get(user, 0.0)
+                if asked > 0.0:  # S: the owner's share of the node-seconds asked so far
+                    factor = 2.0 ** (-(used / total) / (asked / self._asked_total))
+                else:
+                    factor = 2.0 ** (-(used / total) * len(self._users))
             else:
                 factor = 1.0
             self._factor[user] = factor
@@ -401,6 +419,10 @@ class Multifactor:
         self._users.add(owner)
         self._waiting[owner] += 1
         self._queued.add(owner)
+        if self._asked is not None and not job.attempts:  # its first entry: what it asks counts once
+            requested = job.walltime if 0.0 < job.walltime < math.inf else job.runtime
+            self._asked[owner] += job.partition_size * requested
+            self._asked_total += job.partition_size * requested
 
     def _accrue(self, user: int, now: float) -> None:
         since = self._since.get(user)

@@ -161,6 +161,12 @@ class PrioritySection(BaseModel):
         description="the fair share over users, or over the log's groups (SWF field 13; each user in the group of "
         "their first job), whose users share its usage (Slurm's fair share by account, Maui's group fair share)",
     )
+    priority_fairshare_shares: Literal["equal", "submitted"] = Field(
+        "equal",
+        description='each owner\'s share of the machine in the fair share 2^(-U/S): "equal" (S = 1 / the owners seen so '
+        'far) or "submitted" (S = the owner\'s share of the node-seconds, nodes x requested time, its jobs asked so far: '
+        "allocations that follow each user's demand, as Slurm's association Fairshare= shares or Maui's FSTARGET)",
+    )
     priority_age_from: Literal["submit", "eligible"] = Field(
         "submit",
         description='what a job\'s age counts from: its submission ("submit"), or ("eligible") the last time it entered '

@@ -109,11 +109,12 @@ CARRIED = (
     "priority_favor_small",
     "dependencies",
     "priority_age_from",
+    "priority_fairshare_shares",
 )
 """Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)
 where set (a size factor favouring small jobs: where the site says so; the dependencies a replay keeps; ages counted
 from eligibility, ``priority_age_from = "eligible"``: where the site says so, except in a trial that drew no limit,
-which holds no job)."""
+which holds no job; the fair share's shares as the users asked, ``priority_fairshare_shares = "submitted"``)."""
 
 
 SHARE_FITTED_BELOW = 0.95

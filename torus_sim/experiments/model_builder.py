@@ -426,4 +426,5 @@ def _priority(scenario: Scenario):
         queue=queue,
         fairshare_windows=None if windows is None else parse_fairshare_windows(windows),
         age_from=scenario.priority_age_from,
+        shares=scenario.priority_fairshare_shares,
     )
