@@ -177,6 +177,13 @@ DOCUMENTED = (
         script="docs/validation/eligible_age.py",
     ),
     Documented(
+        "validation/shares",
+        out="docs/validation",
+        made_by="python docs/validation/shares.py",
+        checked_by="shares.csv row for row (three logs' sites with equal and asked fair-share shares, and each log fitted with asked shares)",
+        script="docs/validation/shares.py",
+    ),
+    Documented(
         "validation/recovery",
         out="docs/validation",
         made_by="python docs/validation/recovery.py",
