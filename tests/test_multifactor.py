@@ -126,11 +126,14 @@ def test_age_alone_or_zero_weights_keep_the_fcfs_schedule(submits, sizes, runtim
     runtimes=st.lists(st.integers(1, 900), min_size=24, max_size=24),
     users=st.lists(st.integers(0, 3), min_size=24, max_size=24),
     policy=st.sampled_from(CLUSTER_POLICIES),
+    shares=st.sampled_from(["equal", "submitted"]),
 )
 @pytest.mark.parametrize("age_from", ["submit", "eligible"])
-def test_fair_share_with_limits_runs_every_job_within_the_limits(submits, sizes, runtimes, users, policy, age_from):
+def test_fair_share_with_limits_runs_every_job_within_the_limits(submits, sizes, runtimes, users, policy, shares, age_from):
     jobs = [_job(i + 1, float(at), float(runtimes[i]), sizes[i], users[i]) for i, at in enumerate(sorted(submits))]
-    weights = PriorityWeights(age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0, age_from=age_from)
+    weights = PriorityWeights(
+        age=1.0, fairshare=10.0, job_size=1.0, half_life=3600.0, calc_period=60.0, age_from=age_from, shares=shares
+    )
     model = SchedulingModel(Workload(jobs=jobs, source="drawn"), POLICIES.make(policy), 8, priority=weights, user_limits=(2, 6))
     table = model.run().jobs
     assert len(table) == len(jobs) and table["finished_at"].notna().all()
