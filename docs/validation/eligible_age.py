@@ -20,10 +20,9 @@ from pathlib import Path
 
 from node_seconds import processor_seconds_left, waiting_by_user  # beside this script (python puts its folder first)
 from real_machine import FIELDS as SCORE_FIELDS
-from real_machine import _row, replay_study
+from real_machine import _row, replay_study, site_of
 
 HERE = Path(__file__).resolve().parent
-SITES = HERE.parents[1] / "experiments" / "sites"
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N")
 CAPPED = {"max_jobs_per_user": 60, "priority_max_age": 7 * 86400.0}
 """HPC2N's logged cap of running jobs per user (its seven heaviest users plateau at 60-62) and Slurm's default
@@ -31,17 +30,11 @@ CAPPED = {"max_jobs_per_user": 60, "priority_max_age": 7 * 86400.0}
 FIELDS = ("log", "replay", "age_from", *SCORE_FIELDS[2:], "heaviest_ratio", "others_ratio")
 
 
-def _site(log: str):
-    from torus_sim.experiments.experiment import load_experiment
-
-    return load_experiment(SITES / f"{log}.toml").scenario({})
-
-
 def study(log: str) -> list[dict]:
     """One log's rows: its site (and, for HPC2N, its site at the logged cap) under each reading, both halves."""
     from torus_sim.experiments.calibrate import replay_waits, score_part, split_log
 
-    site = _site(log)
+    site = site_of(log)
     cut = split_log(site, 0.5)
     heaviest = int(processor_seconds_left(log)["user"])
     replays = [("site", site)]

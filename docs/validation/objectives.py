@@ -24,7 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from real_machine import replay_study  # beside this script (python puts the script's folder first on the path)
+from real_machine import replay_study, settings_text  # beside this script (python puts the script's folder first on the path)
 
 HERE = Path(__file__).resolve().parent
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N", "RICC")
@@ -56,17 +56,13 @@ def study(log: str) -> list[dict]:
 
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import calibrate
-    from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     rows = _site_rows(log, base)
     folder = Path(tempfile.gettempdir()) / "torus-sim-objectives" / log
     for objective in OBJECTIVES:
         calibration = calibrate(base, folder, train=0.5, trials=TRIALS[log], seed=0, objective_name=objective)
-        settings = ";".join(
-            f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-            for key, value in fitted_items(calibration.fitted).items()
-        )
+        settings = settings_text(calibration.fitted)
         scores = calibration.scores["calibrated"]
         rows += [_row(log, objective, part, scores[part], settings if part == "test" else "") for part in ("train", "test")]
     return rows

@@ -71,7 +71,6 @@ def study(log: str, write_site: bool = False) -> list[dict]:
     """One log: fit, judge, ablate; the rows of real_machine.csv and the fitted settings (row ``site`` = ``fitted``)."""
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import calibrate, replay_waits, score_part, split_log
-    from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     folder = Path(tempfile.gettempdir()) / "torus-sim-real-machine" / log
@@ -88,10 +87,7 @@ def study(log: str, write_site: bool = False) -> list[dict]:
         rows.append(_row(log, name, "test", score_part(waits[waits["job_id"] >= first_test_id], by_day, split_day, None)))
     if write_site:
         (HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").write_text(site_file(log, calibration.fitted, LOGS[log]))
-    fitted = ";".join(
-        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in fitted_items(calibration.fitted).items()
-    )
+    fitted = settings_text(calibration.fitted)
     rows.append({"log": log, "site": "fitted", "part": fitted, **dict.fromkeys(FIELDS[3:], "")})
     return rows
 
@@ -151,6 +147,22 @@ def site_file(log: str, fitted: dict, trials: int) -> str:
     ]
     lines += section_lines(fitted, skip=("workload",), written=("policy",))  # the workload's written above
     return "\n".join(lines) + "\n"
+
+
+def site_of(log: str):
+    """``experiments/sites/LOG.toml`` as a :class:`~torus_sim.experiments.scenario.Scenario`: the log's site as written."""
+    from torus_sim.experiments.experiment import load_experiment
+
+    return load_experiment(HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").scenario({})
+
+
+def settings_text(fitted: dict) -> str:
+    """Fitted settings as the pages' one-line text, ``name=value;...`` (floats to 4 significant digits, the site file's names)."""
+    from torus_sim.interfaces.commands.calibrate import fitted_items
+
+    return ";".join(
+        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}" for key, value in fitted_items(fitted).items()
+    )
 
 
 def _row(log: str, site: str, part: str, score) -> dict:
@@ -244,7 +256,6 @@ def failed_lines(log: str = "CTC-SP2") -> None:
 
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import objective, replay_waits, score_part, split_log
-    from torus_sim.experiments.experiment import load_experiment
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.swf import read_swf
 
@@ -262,7 +273,7 @@ def failed_lines(log: str = "CTC-SP2") -> None:
     )
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     cut = split_log(base, 0.5)
-    site = load_experiment(HERE.parents[1] / "experiments" / "sites" / f"{log}.toml").scenario({})
+    site = site_of(log)
     for name, scenario in (("textbook", base), ("site", site)):
         for reading in ("run", "skip"):
             waits, by_day = replay_waits(scenario.replace(failed=reading))

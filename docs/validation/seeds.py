@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from real_machine import FIELDS as SCORE_FIELDS  # beside this script (python puts the script's folder first on the path)
-from real_machine import _row, replay_study
+from real_machine import _row, replay_study, settings_text
 
 HERE = Path(__file__).resolve().parent
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N")
@@ -35,15 +35,11 @@ def study(log: str) -> list[dict]:
 
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import calibrate
-    from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     folder = Path(tempfile.gettempdir()) / "torus-sim-seeds" / log
     calibration = calibrate(base, folder, train=0.5, trials=TRIALS[log], seed=SEED)
-    settings = ";".join(
-        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in fitted_items(calibration.fitted).items()
-    )
+    settings = settings_text(calibration.fitted)
     rows = []
     for part in ("train", "test"):
         row = _row(log, "calibrated", part, calibration.scores["calibrated"][part])

@@ -22,10 +22,9 @@ from pathlib import Path
 
 from node_seconds import processor_seconds_left, waiting_by_user  # beside this script (python puts its folder first)
 from real_machine import FIELDS as SCORE_FIELDS
-from real_machine import _row, replay_study
+from real_machine import _row, replay_study, settings_text, site_of
 
 HERE = Path(__file__).resolve().parent
-SITES = HERE.parents[1] / "experiments" / "sites"
 LOGS = ("CTC-SP2", "SDSC-SP2", "HPC2N")
 SUBMITTED = {"priority_fairshare_shares": "submitted"}
 FIELDS = ("log", "replay", *SCORE_FIELDS[2:], "heaviest_ratio", "others_ratio", "settings")
@@ -38,12 +37,10 @@ def study(log: str) -> list[dict]:
 
     from torus_sim import Scenario
     from torus_sim.experiments.calibrate import calibrate, replay_waits, score_part, split_log
-    from torus_sim.experiments.experiment import load_experiment
-    from torus_sim.interfaces.commands.calibrate import fitted_items
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     cut = split_log(base, 0.5)
-    site = load_experiment(SITES / f"{log}.toml").scenario({})
+    site = site_of(log)
     heaviest = int(processor_seconds_left(log)["user"])
     rows = []
 
@@ -76,10 +73,7 @@ def study(log: str) -> list[dict]:
         )
     folder = Path(tempfile.gettempdir()) / "torus-sim-shares" / log
     calibration = calibrate(base.replace(**SUBMITTED), folder, train=0.5, trials=TRIALS[log], seed=0)
-    settings = ";".join(
-        f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
-        for key, value in fitted_items(calibration.fitted).items()
-    )
+    settings = settings_text(calibration.fitted)
     scored("fitted with shares as asked", calibration.scores["calibrated"], calibration.held_out["calibrated"], settings)
     return rows
 

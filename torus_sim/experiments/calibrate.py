@@ -33,7 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from torus_sim.core.errors import ConfigurationError
-from torus_sim.experiments.scenario import Scenario
+from torus_sim.experiments.scenario import LIMIT_FIELDS, Scenario
 
 __all__ = [
     "AIMS",
@@ -489,10 +489,7 @@ def _as_scenario(drawn: dict, base) -> dict:
 
 def _other_limits(base) -> bool:
     """Whether ``base`` sets a limit that holds jobs besides the users' running jobs (the one :data:`SPACE` fits)."""
-    return base.max_node_seconds_per_user is not None or any(
-        getattr(base, f"max_{what}_per_{who}") is not None
-        for what, who in (("nodes", "user"), ("jobs", "group"), ("nodes", "group"), ("jobs", "queue"), ("nodes", "queue"))
-    )
+    return any(getattr(base, name) is not None for name in LIMIT_FIELDS if name != "max_jobs_per_user")
 
 
 def _given_settings(base, fitted_space: dict) -> dict:

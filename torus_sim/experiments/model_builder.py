@@ -29,7 +29,7 @@ from torus_sim.engine import (
 from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
-from torus_sim.experiments.scenario import Scenario
+from torus_sim.experiments.scenario import LIMIT_FIELDS, Scenario
 from torus_sim.inputs.effective_size import effective_size_spans
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.node_reservations import read_reservations
@@ -398,15 +398,7 @@ def _priority(scenario: Scenario):
         if scenario.priority_age_from != "submit":
             raise ConfigurationError('priority_age_from = "eligible" needs priority_weight_age (the age factor\'s weight)')
         return None
-    if (
-        scenario.priority_age_from != "submit"
-        and not any(
-            getattr(scenario, f"max_{what}_per_{who}") is not None
-            for what in ("jobs", "nodes")
-            for who in ("user", "group", "queue")
-        )
-        and scenario.max_node_seconds_per_user is None
-    ):
+    if scenario.priority_age_from != "submit" and all(getattr(scenario, name) is None for name in LIMIT_FIELDS):
         raise ConfigurationError(
             'priority_age_from = "eligible" needs a limit that holds jobs (max_jobs_per_user, max_nodes_per_user, '
             "max_node_seconds_per_user, or a group's or a queue's): without one every job ages from its submission"

@@ -137,6 +137,9 @@ the failures' in :mod:`failure_logs.settings`, the policy's in :mod:`torus_sim.p
 SECTIONS: dict[str, tuple[str, ...]] = {section.SECTION: tuple(section.model_fields) for section in SECTION_MODELS}
 """The sections of a scenario file and the fields each holds (each section's fields in its model's order)."""
 
+LIMIT_FIELDS = SECTIONS["limits"]
+"""The [limits] section: the per-user, per-group and per-queue limits that hold jobs (:mod:`torus_sim.engine.limits`)."""
+
 PRIORITY_FIELDS = SECTIONS["priority"]
 """The [priority] section: Slurm's multifactor job priority (:mod:`torus_sim.engine.multifactor`)."""
 
