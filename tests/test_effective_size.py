@@ -260,3 +260,113 @@ def test_the_cli_refuses_a_malformed_file_in_one_sentence_and_writes_nothing(tmp
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "sizes.csv:1:" in done.stderr and "start,end,nodes" in done.stderr
     assert not out.exists()
+
+
+def _starved_log(tmp_path):
+    """8 processors: job 1 (4) runs 0-10,000; job 2 (2, submitted at 100) waits to 8,000 although 4 stand idle (it
+    fitted them: the span 100-8,000 at its busiest, 4); job 3 (6, at 200) waits for 1 to end (it did not fit); job 4,
+    cancelled (status 5), would fill the idle processors if it counted."""
+    rows = [(1, 0, 0, 10_000, 4, 1), (2, 100, 7_900, 500, 2, 1), (3, 200, 9_800, 100, 6, 1), (4, 300, 0, 9_000, 4, 5)]
+    log = tmp_path / "starved.swf"
+    log.write_text(
+        "; MaxProcs: 8\n"
+        + "".join(
+            f"{job} {at} {wait} {run} {size} -1 -1 {size} {run + 1000} -1 {status} 1 1 1 -1 -1 -1 -1\n"
+            for job, at, wait, run, size, status in rows
+        )
+    )
+    return log
+
+
+def test_a_starved_span_is_where_the_oldest_waiting_job_fitted_the_idle_processors(tmp_path):
+    from torus_sim.inputs.effective_size import starved_size_spans
+    from torus_sim.inputs.workload.logged import starved_spans
+
+    schedule = logged_schedule(read_swf(_starved_log(tmp_path), fields=SCHEDULE_FIELDS))
+    assert starved_spans(schedule).tolist() == [[100.0, 8000.0, 4.0]]  # job 3 (6) never fitted the 4 idle
+    assert starved_spans(schedule, min_length=8000.0).tolist() == []  # 7,900 s: shorter
+    assert starved_spans(schedule, min_idle=0.6).tolist() == []  # half the machine idle, not 60%
+    assert starved_size_spans(schedule, 4).tolist() == [[100.0, 8000.0, 2.0]]  # a share of another machine
+    with pytest.raises(ValueError, match="in \\(0, 1\\)"):
+        starved_spans(schedule, min_idle=1.0)
+
+
+def test_the_starved_spans_replayed_keep_the_job_the_log_kept_waiting_and_compose_with_a_share(tmp_path):
+    log = _starved_log(tmp_path)
+    base = Scenario.make(workload=str(log), platform="cluster", policy="FCFS-EASY", failures="none", cancelled="skip")
+    free = build_model(base).run().jobs.set_index("job_id")["started_at"].to_dict()
+    assert free == {1: 0.0, 2: 100.0, 3: 10_000.0}
+    starved = base.replace(effective_size_starved=True)
+    assert run_key(starved) != run_key(base)
+    model = build_model(starved)
+    assert size_spans(model.passes.held_nodes.reservations, 8) == [[100.0, 8000.0, 4.0]]
+    assert model.run().jobs.set_index("job_id")["started_at"].to_dict() == {1: 0.0, 2: 8000.0, 3: 10_000.0}
+    # beside a share of 6 processors (the largest job's size): the fewer of the two at each instant
+    both = build_model(starved.replace(effective_size_share=0.7))
+    assert size_spans(both.passes.held_nodes.reservations, 8) == [
+        [0.0, 100.0, 6.0],
+        [100.0, 8000.0, 4.0],
+        [8000.0, float("inf"), 6.0],
+    ]
+
+
+def test_lowest_spans_take_the_fewest_nodes_any_reading_leaves():
+    from torus_sim.inputs.effective_size import lowest_spans
+
+    assert lowest_spans(10).tolist() == []
+    assert lowest_spans(10, [(0, 50, 10), (50, 60, 9)]).tolist() == [[50.0, 60.0, 9.0]]
+    periods = [(0, 100, 8), (100, 200, 9)]
+    starved = [(50, 120, 6), (120, 150, 9), (300, 400, 5)]
+    assert lowest_spans(10, periods, starved).tolist() == [
+        [0.0, 50.0, 8.0],
+        [50.0, 120.0, 6.0],
+        [120.0, 200.0, 9.0],
+        [300.0, 400.0, 5.0],
+    ]
+
+
+def test_ctc_sp2_lost_a_sixth_of_its_span_to_starved_spans():
+    """CTC-SP2 ran EASY: 353 spans of an hour or more (16.9% of its span) in which its oldest waiting job fitted at
+    least 5% of the machine idle; the first is its 90 idle hours at the start."""
+    from torus_sim.inputs.workload.logged import starved_spans
+
+    source = workload_source("pwa:CTC-SP2", {})
+    schedule = logged_schedule(read_swf(source.path, fields=SCHEDULE_FIELDS))
+    spans = starved_spans(schedule)
+    assert len(spans) == 353
+    span = schedule.submitted_at.max()
+    assert (spans[:, 1] - spans[:, 0]).sum() / span == pytest.approx(0.169, abs=5e-4)
+    assert spans[0, 0] == 0.0 and spans[0, 1] > 90 * 3600
+    assert np.all(spans[:, 2] <= 338 * 0.95)  # at least 5% idle throughout
+
+
+def test_bad_starved_settings_are_one_sentence(tmp_path):
+    log = _starved_log(tmp_path)
+    base = Scenario.make(workload=str(log), platform="cluster", policy="FCFS-EASY", failures="none")
+    with pytest.raises(ConfigurationError, match="need effective_size_starved = true"):
+        build_model(base.replace(effective_size_starved_min_length=600.0))
+    with pytest.raises(ConfigurationError, match="effective_size_starved = true reads the log's own schedule"):
+        build_model(base.replace(effective_size_starved=True, load_scale=1.5))
+    with pytest.raises(ConfigurationError, match="effective_size_starved_min_idle"):
+        Scenario.make(workload=str(log), effective_size_starved=True, effective_size_starved_min_idle=1.5)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torus_sim.interfaces.cli",
+            "run",
+            "--workload",
+            str(log),
+            "--platform",
+            "cluster",
+            "--effective-size-starved-min-idle",
+            "0.2",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr and "need effective_size_starved" in done.stderr
+    assert not out.exists()

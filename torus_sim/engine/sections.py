@@ -267,6 +267,26 @@ class EffectiveSizeSection(BaseModel):
         "size): the others held out, none killed; a constant effective size, as torus-sim calibrate fits it; not with "
         "effective_size; unset: the whole machine",
     )
+    effective_size_starved: bool | None = Field(
+        None,
+        strict=True,
+        description="true: besides any other effective size, the spans of the replayed SWF log's schedule in which its "
+        "oldest waiting job fitted the idle processors yet waited (a share of the machine idle throughout, for an hour "
+        "or more unless set), each at the most processors busy in it: capacity lost to what the log does not record "
+        "(down or drained nodes, interactive use); where two readings say, the smaller; unset: none",
+    )
+    effective_size_starved_min_length: float | None = Field(
+        None,
+        gt=0,
+        le=1e9,
+        description="seconds: the shortest starved span kept (effective_size_starved = true); unset: 3600",
+    )
+    effective_size_starved_min_idle: float | None = Field(
+        None,
+        gt=0,
+        lt=1,
+        description="the least share of the machine idle throughout a starved span (effective_size_starved = true); unset: 0.05",
+    )
 
 
 class ReservationsSection(BaseModel):

@@ -110,11 +110,15 @@ CARRIED = (
     "dependencies",
     "priority_age_from",
     "priority_fairshare_shares",
+    "effective_size_starved",
+    "effective_size_starved_min_length",
+    "effective_size_starved_min_idle",
 )
 """Settings of the site as given, not fitted, that every trial ran with: written beside the fitted ones (the site file)
 where set (a size factor favouring small jobs: where the site says so; the dependencies a replay keeps; ages counted
 from eligibility, ``priority_age_from = "eligible"``: where the site says so, except in a trial that drew no limit,
-which holds no job; the fair share's shares as the users asked, ``priority_fairshare_shares = "submitted"``)."""
+which holds no job; the fair share's shares as the users asked, ``priority_fairshare_shares = "submitted"``; the
+capacity the log's starved spans lost, ``effective_size_starved = true``, beside a fitted ``effective_size_share``)."""
 
 
 SHARE_FITTED_BELOW = 0.95

@@ -30,12 +30,18 @@ from torus_sim.engine.progress import Preemption
 from torus_sim.experiments.extensions import build_policy, runtime_predictor_of
 from torus_sim.experiments.run_inputs import batch_set, load_failures, load_workload
 from torus_sim.experiments.scenario import LIMIT_FIELDS, Scenario
-from torus_sim.inputs.effective_size import effective_size_spans
+from torus_sim.inputs.effective_size import (
+    STARVED_MIN_IDLE,
+    STARVED_MIN_LENGTH,
+    effective_size_spans,
+    lowest_spans,
+    starved_size_spans,
+)
 from torus_sim.inputs.maintenance import INFERRED, maintenance_windows
 from torus_sim.inputs.node_reservations import read_reservations
 from torus_sim.inputs.workload.dependencies import BATCH_REFUSED as DEPENDENCIES_BATCH_REFUSED
 from torus_sim.inputs.workload.dependencies import workload_dependencies
-from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, workload_log
+from torus_sim.inputs.workload.logged import SCHEDULE_FIELDS, own_schedule, workload_log
 from torus_sim.inputs.workload.queues import ACCOUNT_FIELDS, QUEUE_FIELDS, job_queue_factors, job_queues, user_accounts
 from torus_sim.inputs.workload.shaking import BATCH_REFUSED
 from torus_sim.inputs.workload.sources import workload_source
@@ -237,7 +243,9 @@ def _log_fields(scenario: Scenario) -> tuple[tuple[str, ...], dict]:
         if scenario.priority_fairshare_by == "group" and _priority(scenario) is not None
         else (),
         "inferred maintenance windows": SCHEDULE_FIELDS if scenario.maintenance == INFERRED else (),
-        "an inferred effective size": SCHEDULE_FIELDS if scenario.effective_size == INFERRED else (),
+        "an inferred effective size": SCHEDULE_FIELDS
+        if scenario.effective_size == INFERRED or scenario.effective_size_starved
+        else (),
         "dependencies": SCHEDULE_FIELDS if scenario.dependencies is not None else (),
         "per-group limits": ACCOUNT_FIELDS if _limits_of(scenario, "group") else (),
         "per-queue limits": QUEUE_FIELDS if _limits_of(scenario, "queue") else (),
@@ -273,6 +281,11 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         raise ConfigurationError("maintenance_drain and maintenance_min_length need maintenance windows (maintenance = ...)")
     if scenario.effective_size is None and scenario.effective_size_period is not None:
         raise ConfigurationError('effective_size_period needs effective_size = "inferred"')
+    starved_settings = (scenario.effective_size_starved_min_length, scenario.effective_size_starved_min_idle)
+    if not scenario.effective_size_starved and any(each is not None for each in starved_settings):
+        raise ConfigurationError(
+            "effective_size_starved_min_length and effective_size_starved_min_idle need effective_size_starved = true"
+        )
     if scenario.effective_size is not None and scenario.effective_size_share is not None:
         raise ConfigurationError("effective_size_share and effective_size: give one (a share for the whole run, or spans)")
     if scenario.prime_time is None and (scenario.prime_time_max_walltime is not None or scenario.prime_time_spill is not None):
@@ -305,6 +318,14 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
         )
     if scenario.effective_size_share is not None and (spans := _share_spans(scenario, workload, capacity)):
         keywords["effective_size"] = spans
+    if scenario.effective_size_starved:
+        starved = starved_size_spans(
+            own_schedule("effective_size_starved", log, workload.load_scale, "true"),
+            capacity,
+            scenario.effective_size_starved_min_length or STARVED_MIN_LENGTH,
+            scenario.effective_size_starved_min_idle or STARVED_MIN_IDLE,
+        )
+        keywords["effective_size"] = lowest_spans(capacity, keywords.get("effective_size", ()), starved)
     if scenario.reservations is not None:
         keywords["reservations"] = read_reservations(scenario.reservations)
     if readers["standing reservations"]:

@@ -259,14 +259,11 @@ def _maintenance_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
 def _effective_size_manifest(scenario: Scenario, model: SchedulingModel) -> dict:
     """The run's effective-size spans as built (``{}`` without any: the manifest of a run without them is unchanged)."""
     held = model.passes.held_nodes
-    if held is None or scenario.effective_size is None:
+    if held is None or (scenario.effective_size is None and not scenario.effective_size_starved):
         return {}
-    return {
-        "effective_size": {
-            **_inferred_or_file(scenario.effective_size),
-            "spans": size_spans(held.reservations, model.platform.capacity),
-        }
-    }
+    given = _inferred_or_file(scenario.effective_size) if scenario.effective_size is not None else {}
+    starved = {"starved": True} if scenario.effective_size_starved else {}
+    return {"effective_size": {**given, **starved, "spans": size_spans(held.reservations, model.platform.capacity)}}
 
 
 def _reservations_manifest(scenario: Scenario, model: SchedulingModel) -> dict:

@@ -38,7 +38,9 @@ one flat namespace (so a grid names them directly); a scenario file groups them 
                       windows: no job starts in one, nor, drained, one that would reach into it; unset: none)
     [effective_size]  effective_size = "inferred" | FILE, effective_size_period (spans in which only part of the
                       machine is usable: the other nodes held out, none killed; unset: the whole machine), or
-                      effective_size_share (the whole run on a share of a cluster's processors)
+                      effective_size_share (the whole run on a share of a cluster's processors);
+                      effective_size_starved, effective_size_starved_min_length, effective_size_starved_min_idle (besides
+                      those, the spans in which the log's oldest waiting job fitted the idle processors, at their busiest)
     [reservations]    reservations = FILE (part of the machine, by count or named nodes, from a start to an end; the
                       jobs on its nodes waited for or killed; unset: none), standing_reservations = "MON-FRI
                       08:00-18:00 32" (that many nodes held on those days and hours of the log's local time)

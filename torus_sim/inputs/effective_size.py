@@ -8,8 +8,10 @@ and, where a period's peak of busy processors in the logged schedule
 (:func:`~torus_sim.inputs.workload.logged.busy_peaks`) stays below the machine's size, takes that peak as the
 period's effective size (as a share of the machine when the run's nodes are not the log's processors): SDSC-SP2's
 first seven months give 115 of 128. Like inferred maintenance windows, an inferred size reads the log's answer:
-a report says which figures used it. The engine holds the other nodes out
-(:class:`~torus_sim.engine.effective_size.EffectiveSize`).
+a report says which figures used it. ``effective_size_starved = true`` adds the spans in which the log's oldest waiting
+job fitted the idle processors yet waited (:func:`~torus_sim.inputs.workload.logged.starved_spans`), each at its
+busiest (:func:`starved_size_spans`), beside any other effective size (:func:`lowest_spans`: the smaller of the two
+where both say). The engine holds the other nodes out (:func:`~torus_sim.engine.effective_size.size_reservations`).
 
 References:
     Feitelson, Tsafrir, Krakov, "Experience with using the Parallel Workloads Archive", JPDC 74(10), 2014 (a log's
@@ -25,13 +27,29 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
 from torus_sim.core.files import input_lines
-from torus_sim.inputs.workload.logged import INFERRED, busy_peaks, own_schedule
+from torus_sim.inputs.workload.logged import INFERRED, busy_peaks, own_schedule, starved_spans
 
-__all__ = ["INFERRED", "PERIOD", "effective_size_spans", "inferred_spans", "read_spans"]
+__all__ = [
+    "INFERRED",
+    "PERIOD",
+    "STARVED_MIN_IDLE",
+    "STARVED_MIN_LENGTH",
+    "effective_size_spans",
+    "inferred_spans",
+    "lowest_spans",
+    "read_spans",
+    "starved_size_spans",
+]
 
 
 PERIOD = 30 * 86_400.0
 """The length of the periods an inferred effective size is read over, seconds, unless ``effective_size_period`` says."""
+
+STARVED_MIN_LENGTH = 3600.0
+"""The shortest starved span kept, seconds, unless ``effective_size_starved_min_length`` says."""
+
+STARVED_MIN_IDLE = 0.05
+"""The least share of the machine idle through a starved span, unless ``effective_size_starved_min_idle`` says."""
 
 
 def read_spans(path: str | Path) -> np.ndarray:
@@ -129,3 +147,62 @@ def effective_size_spans(
             raise ConfigurationError('effective_size_period applies to effective_size = "inferred" only, not to a file')
         return read_spans(spec)
     return inferred_spans(own_schedule("effective_size", log, load_scale), capacity, PERIOD if period is None else period)
+
+
+def starved_size_spans(
+    schedule, capacity: int, min_length: float = STARVED_MIN_LENGTH, min_idle: float = STARVED_MIN_IDLE
+) -> np.ndarray:
+    """The starved spans of a logged schedule as effective-size spans of the run's machine: each at its busiest.
+
+    Args:
+        schedule: the log's :class:`~torus_sim.inputs.workload.logged.LoggedSchedule`.
+        capacity: the run's nodes (its processors on a cluster of the log's size).
+        min_length: the shortest span, seconds (:func:`~torus_sim.inputs.workload.logged.starved_spans`).
+        min_idle: the least idle share of the machine through a span, in (0, 1).
+
+    Returns:
+        float64 ``(S, 3)``: ``(start, end, nodes)``; a span's nodes are ``floor(capacity * busiest / machine)``, at least
+        1 (the log's ``MaxProcs``, or ``MaxNodes``, or the run's nodes without either); spans at the run's whole
+        machine left out.
+
+    Raises:
+        ValueError: the settings (:func:`~torus_sim.inputs.workload.logged.starved_spans`).
+    """
+    machine = schedule.machine or capacity
+    spans = starved_spans(schedule, min_length, min_idle, machine)
+    nodes = np.maximum(1, np.floor(capacity * spans[:, 2] / machine)) if len(spans) else np.empty(0)
+    spans = np.column_stack([spans[:, :2], nodes]) if len(spans) else np.empty((0, 3))
+    return spans[spans[:, 2] < capacity]
+
+
+def lowest_spans(capacity: int, *readings) -> np.ndarray:
+    """Several effective sizes over time as one: at every instant the fewest nodes any of them leaves.
+
+    Args:
+        capacity: the machine's nodes (an instant no reading covers has them all).
+        readings: float ``(S, 3)`` arrays (or lists) of ``(start, end, nodes)`` spans, each without overlaps of its own.
+
+    Returns:
+        float64 ``(S, 3)`` spans by start, none overlapping, adjacent pieces of one size merged, none at the whole
+        machine.
+    """
+    spans = [np.asarray(each, dtype=np.float64).reshape(-1, 3) for each in readings]
+    spans = [each for each in spans if len(each)]
+    if len(spans) <= 1:
+        return spans[0][spans[0][:, 2] < capacity] if spans else np.empty((0, 3))
+    every = np.concatenate(spans)
+    cuts = np.unique(every[:, :2])
+    left, right = cuts[:-1], cuts[1:]
+    nodes = np.full(len(left), float(capacity))
+    for start, end, count in every.tolist():  # the pieces between two cuts that a span covers
+        first, stop = np.searchsorted(cuts, start), np.searchsorted(cuts, end)
+        nodes[first:stop] = np.minimum(nodes[first:stop], count)
+    merged: list[list[float]] = []
+    for start, end, count in zip(left.tolist(), right.tolist(), nodes.tolist(), strict=True):
+        if count >= capacity:
+            continue
+        if merged and merged[-1][1] == start and merged[-1][2] == count:
+            merged[-1][1] = end
+        else:
+            merged.append([start, end, count])
+    return np.array(merged, dtype=np.float64).reshape(-1, 3)

@@ -35,6 +35,7 @@ __all__ = [
     "logged_schedule",
     "own_schedule",
     "replayed_file",
+    "starved_spans",
     "workload_log",
 ]
 
@@ -224,17 +225,95 @@ def busy_peaks(schedule: LoggedSchedule, period: float) -> np.ndarray:
     return np.maximum(peaks, carried)
 
 
+def starved_spans(
+    schedule: LoggedSchedule, min_length: float = 3600.0, min_idle: float = 0.05, machine: int | None = None
+) -> np.ndarray:
+    """The spans in which the logged machine left idle processors that its oldest waiting job fitted: lost capacity.
+
+    No scheduler that starts its jobs in submission order with backfilling (FCFS, EASY, conservative) leaves its oldest
+    waiting job waiting while the idle processors would hold it, unless part of the machine was not there to use:
+    nodes down or drained, held for interactive work or a reservation, which the log does not record. (A priority
+    other than submission order, a per-user limit or node constraints leave such spans too: on HPC2N, which ran Maui
+    with fair share and a per-user cap, they fill 90% of the span; on CTC-SP2, which ran EASY, 17%.) A span is kept where
+    at every instant of it the oldest waiting job asks at most the idle processors and at least ``min_idle`` of the
+    machine stands idle, for at least ``min_length`` seconds; its busiest instant is what the machine held, so the
+    span's size. A cancelled line (status 5) is left out, as in :func:`busy_peaks`, from both the busy and the waiting
+    (its logged run time was mostly never spent); only the lines the log places count
+    (:meth:`LoggedSchedule.not_placed`).
+
+    Args:
+        schedule: the log's schedule (:func:`logged_schedule`), with its machine's processors (``MaxProcs``).
+        min_length: the shortest span kept, seconds (> 0): shorter ones are a dispatch cycle or chance.
+        min_idle: the least share of the machine idle throughout, in (0, 1): a few idle processors are fragments.
+        machine: the machine's processors where the log gives none (its ``MaxProcs``, else ``MaxNodes``, comes first).
+
+    Returns:
+        float64 ``(S, 3)``: each span's ``(start, end, busiest)``, seconds from the log's start and the most
+        processors busy at once in it, in time order.
+
+    Raises:
+        ValueError: ``min_length`` not positive, ``min_idle`` not in (0, 1), or no machine size (the log's or ``machine``).
+
+    References:
+        Feitelson, Tsafrir, Krakov, "Experience with using the Parallel Workloads Archive", JPDC 74(10), 2014 (a log's
+        MaxProcs is not always what was usable); Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995 (EASY starts
+        the oldest job that fits).
+    """
+    if not min_length > 0:
+        raise ValueError(f"the shortest starved span must be positive seconds, got {min_length!r}")
+    if not 0 < min_idle < 1:
+        raise ValueError(f"the idle share of a starved span must be in (0, 1), got {min_idle!r}")
+    machine = schedule.machine or machine
+    if not machine:
+        raise ValueError(f"{schedule.path} gives no machine size (MaxProcs or MaxNodes): idle processors are not known")
+    kept = (schedule.not_placed() < 0) & (schedule.status != CANCELLED)
+    submitted = schedule.submitted_at[kept]
+    started = schedule.started_at[kept]
+    ended = started + schedule.run_time[kept]
+    processors = schedule.processors[kept]
+    ran = ended > started
+    times = np.concatenate([started[ran], ended[ran], submitted])
+    steps = np.concatenate([processors[ran], -processors[ran], np.zeros(len(submitted), dtype=processors.dtype)])
+    order = np.lexsort((steps, times))  # at one instant the ends come first
+    times, busy = times[order], np.cumsum(steps[order])
+    if not len(times):
+        return np.empty((0, 3))
+    last = np.r_[times[1:] != times[:-1], True]  # the state after every step of an instant
+    times, busy = times[last], busy[last]
+    # the oldest job waiting at t: the first in submission order whose start is after t (the running maximum of the
+    # starts, in submission order, passes t there), if it was submitted by t
+    by_submission = np.lexsort((np.arange(len(submitted)), submitted))
+    latest_start = np.maximum.accumulate(started[by_submission])
+    oldest = np.searchsorted(latest_start, times, side="right")
+    waiting = oldest < len(submitted)
+    head = by_submission[np.minimum(oldest, len(submitted) - 1)]
+    idle = machine - busy
+    starved = waiting & (submitted[head] <= times) & (processors[head] <= idle) & (idle >= min_idle * machine)
+    # a span starts where starved turns on and ends at the next instant where it turns off; its busiest is the most
+    # busy over the instants it holds
+    change = np.flatnonzero(np.diff(np.r_[0, starved.astype(np.int8), 0]))
+    first, stop = change[::2], change[1::2]
+    ends_at = times[np.minimum(stop, len(times) - 1)]
+    kept_spans = (stop < len(times)) & (ends_at - times[first] >= min_length)
+    if not kept_spans.any():
+        return np.empty((0, 3))
+    first, stop = first[kept_spans], stop[kept_spans]
+    busiest = np.maximum.reduceat(busy, np.column_stack([first, stop]).ravel())[::2]  # over [first, stop)
+    return np.column_stack([times[first], times[stop], busiest]).astype(np.float64)
+
+
 INFERRED = "inferred"
 """The value of a setting read from the replayed log's own schedule (``maintenance``, ``effective_size``)."""
 
 
-def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
+def own_schedule(setting: str, log, load_scale: float, value: str = f'"{INFERRED}"') -> LoggedSchedule:
     """The replayed log's own schedule, for a setting inferred from it (``setting = "inferred"``).
 
     Args:
         setting: the scenario field, for the sentences (``maintenance``, ``effective_size``).
         log: the replayed SWF log's trace with :data:`SCHEDULE_FIELDS` (:func:`workload_log`), or None.
         load_scale: the run's load scale c: the logged schedule is the log's own load's, so it must be 1.
+        value: the setting's value as the sentences write it (``"inferred"``, ``true``).
 
     Returns:
         The :class:`LoggedSchedule` (:func:`logged_schedule`).
@@ -244,11 +323,11 @@ def own_schedule(setting: str, log, load_scale: float) -> LoggedSchedule:
     """
     if load_scale != 1.0:
         raise ConfigurationError(
-            f'{setting} = "{INFERRED}" reads the log\'s own schedule, at its own load: run it at c = 1 (the scenario has '
+            f"{setting} = {value} reads the log's own schedule, at its own load: run it at c = 1 (the scenario has "
             f"c = {load_scale:g})"
         )
     if log is None:
-        raise ConfigurationError(f'{setting} = "{INFERRED}" needs the replayed SWF log')
+        raise ConfigurationError(f"{setting} = {value} needs the replayed SWF log")
     return logged_schedule(log)
 
 

@@ -214,6 +214,13 @@ def _production_text(scenario) -> str:
         parts.append(f"effective machine size from {Path(scenario.effective_size).name}")
     elif scenario.effective_size_share is not None:
         parts.append(f"effective machine size {scenario.effective_size_share:.4g} of the processors (at least the largest job)")
+    if scenario.effective_size_starved:
+        length = scenario.effective_size_starved_min_length or 3600.0
+        idle = scenario.effective_size_starved_min_idle or 0.05
+        parts.append(
+            f"capacity lost inferred from the log (spans of {length:g} s or longer in which its oldest waiting job fitted "
+            f"the idle processors, at least {idle:g} of the machine idle)"
+        )
     if scenario.reservations is not None:
         parts.append(f"reservations of part of the machine from {Path(scenario.reservations).name}")
     if scenario.standing_reservations is not None:
