@@ -184,6 +184,13 @@ DOCUMENTED = (
         script="docs/validation/shares.py",
     ),
     Documented(
+        "validation/starved",
+        out="docs/validation",
+        made_by="python docs/validation/starved.py",
+        checked_by="starved.csv row for row (four logs' textbook replays and sites without and with the starved spans, and each log fitted with them)",
+        script="docs/validation/starved.py",
+    ),
+    Documented(
         "validation/seeds",
         out="docs/validation",
         made_by="python docs/validation/seeds.py",

@@ -500,3 +500,23 @@ def test_ages_from_eligibility_and_shares_the_site_gives_are_carried_except_ages
 
     assert f'priority_age_from = "{expected}"' in site_text(calibration)
     assert 'priority_fairshare_shares = "submitted"' in site_text(calibration)
+
+
+def test_the_starved_spans_a_site_gives_are_carried_into_every_trial_and_the_fitted_site(tmp_path, monkeypatch):
+    given = BASE.replace(effective_size_starved=True, effective_size_starved_min_length=600.0)
+    seen = []
+    replay = calibration_module.replay_waits
+
+    def recorded(scenario):
+        seen.append((scenario.effective_size_starved, scenario.effective_size_starved_min_length))
+        return replay(scenario)
+
+    monkeypatch.setattr(calibration_module, "replay_waits", recorded)
+    calibration = calibration_module.calibrate(given, tmp_path, train=0.5, trials=2, seed=0)
+    assert seen and set(seen) == {(True, 600.0)}  # every trial and replay with the site's spans
+    from torus_sim.interfaces.commands.calibrate import site_text
+
+    text = site_text(calibration)
+    assert calibration.fitted  # the second trial beats the site as given on this part
+    assert "effective_size_starved = true" in text and "effective_size_starved_min_length = 600.0" in text
+    assert text.index("[effective_size]") < text.index("effective_size_starved = true")
