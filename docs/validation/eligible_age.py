@@ -32,7 +32,7 @@ FIELDS = ("log", "replay", "age_from", *SCORE_FIELDS[2:], "heaviest_ratio", "oth
 
 def study(log: str) -> list[dict]:
     """One log's rows: its site (and, for HPC2N, its site at the logged cap) under each reading, both halves."""
-    from torus_sim.experiments.calibrate import replay_waits, score_part, split_log
+    from torus_sim.experiments.calibrate import replay_waits, score_parts, split_log
 
     site = site_of(log)
     cut = split_log(site, 0.5)
@@ -44,11 +44,11 @@ def study(log: str) -> list[dict]:
     for name, scenario in replays:
         for age_from in ("submit", "eligible"):
             waits, by_day = replay_waits(scenario.replace(priority_age_from=age_from))
-            held = waits["job_id"] >= cut.first_test_id
-            for part, chosen, days in (("train", ~held, (0, cut.split_day - 1)), ("test", held, (cut.split_day, None))):
-                row = _row(log, name, part, score_part(waits[chosen], by_day, *days))
+            held_out = waits[waits["job_id"] >= cut.first_test_id]
+            for part, score in score_parts(waits, by_day, cut).items():
+                row = _row(log, name, part, score)
                 row = {"log": log, "replay": name, "age_from": age_from, **{key: row[key] for key in SCORE_FIELDS[2:]}}
-                ratios = waiting_by_user(log, waits[chosen], heaviest) if part == "test" else {}
+                ratios = waiting_by_user(log, held_out, heaviest) if part == "test" else {}
                 rows.append(
                     {**row, "heaviest_ratio": ratios.get("heaviest_ratio", ""), "others_ratio": ratios.get("others_ratio", "")}
                 )

@@ -255,7 +255,7 @@ def failed_lines(log: str = "CTC-SP2") -> None:
     import numpy as np
 
     from torus_sim import Scenario
-    from torus_sim.experiments.calibrate import objective, replay_waits, score_part, split_log
+    from torus_sim.experiments.calibrate import objective, replay_waits, score_parts, split_log
     from torus_sim.inputs.datasets import fetch
     from torus_sim.inputs.workload.swf import read_swf
 
@@ -276,10 +276,8 @@ def failed_lines(log: str = "CTC-SP2") -> None:
     site = site_of(log)
     for name, scenario in (("textbook", base), ("site", site)):
         for reading in ("run", "skip"):
-            waits, by_day = replay_waits(scenario.replace(failed=reading))
-            held = waits["job_id"] >= cut.first_test_id
-            for part, chosen, days in (("first half", ~held, (0, cut.split_day - 1)), ("held out", held, (cut.split_day, None))):
-                score = score_part(waits[chosen], by_day, *days)
+            scores = score_parts(*replay_waits(scenario.replace(failed=reading)), cut)
+            for part, score in (("first half", scores["train"]), ("held out", scores["test"])):
                 print(
                     f"  {name}, failed lines {reading}: {part}: {score.jobs:,} jobs, KS {score.ks:.3f}, mean wait "
                     f"{score.mean_wait:,.0f} / {score.logged_mean_wait:,.0f} s ({score.mean_error:+.1%}), within 1 h "

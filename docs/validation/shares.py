@@ -36,7 +36,7 @@ def study(log: str) -> list[dict]:
     from real_machine import LOGS as TRIALS
 
     from torus_sim import Scenario
-    from torus_sim.experiments.calibrate import calibrate, replay_waits, score_part, split_log
+    from torus_sim.experiments.calibrate import calibrate, replay_waits, score_parts, split_log
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     cut = split_log(base, 0.5)
@@ -62,15 +62,7 @@ def study(log: str) -> list[dict]:
 
     for name, scenario in (("site", site), ("site, shares as asked", site.replace(**SUBMITTED))):
         waits, by_day = replay_waits(scenario)
-        held = waits["job_id"] >= cut.first_test_id
-        scored(
-            name,
-            {
-                "train": score_part(waits[~held], by_day, 0, cut.split_day - 1),
-                "test": score_part(waits[held], by_day, cut.split_day, None),
-            },
-            waits[held],
-        )
+        scored(name, score_parts(waits, by_day, cut), waits[waits["job_id"] >= cut.first_test_id])
     folder = Path(tempfile.gettempdir()) / "torus-sim-shares" / log
     calibration = calibrate(base.replace(**SUBMITTED), folder, train=0.5, trials=TRIALS[log], seed=0)
     settings = settings_text(calibration.fitted)

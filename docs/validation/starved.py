@@ -59,7 +59,7 @@ def lost(log: str, cut) -> dict:
 def study(log: str) -> list[dict]:
     """One log's rows: its textbook replay and site without and with the spans, and its fit with them, both halves."""
     from torus_sim import Scenario
-    from torus_sim.experiments.calibrate import calibrate, replay_waits, score_part, split_log
+    from torus_sim.experiments.calibrate import calibrate, replay_waits, score_parts, split_log
 
     base = Scenario(workload=f"pwa:{log}", platform="cluster", failures="none", policy="FCFS-EASY", **GIVEN.get(log, {}))
     cut = split_log(base, 0.5)
@@ -85,12 +85,7 @@ def study(log: str) -> list[dict]:
             )
 
     def replayed(scenario) -> dict:
-        waits, by_day = replay_waits(scenario)
-        held = waits["job_id"] >= cut.first_test_id
-        return {
-            "train": score_part(waits[~held], by_day, 0, cut.split_day - 1),
-            "test": score_part(waits[held], by_day, cut.split_day, None),
-        }
+        return score_parts(*replay_waits(scenario), cut)
 
     for name, scenario in (("as given", base), ("site", site_of(log))):
         scored(name, "none", replayed(scenario))

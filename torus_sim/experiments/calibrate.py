@@ -55,6 +55,7 @@ __all__ = [
     "objective",
     "replay_waits",
     "score_part",
+    "score_parts",
     "sizes_objective",
     "space",
     "split_log",
@@ -312,6 +313,25 @@ def score_part(waits, by_day=None, first_day: int | None = None, last_day: int |
         daily_utilization_error=daily,
         misplaced_waiting=misplaced_waiting(waits) if "size_class" in waits.columns else math.nan,
     )
+
+
+def score_parts(waits, by_day, cut) -> dict[str, PartScore]:
+    """Both parts of a whole-log replay scored: the jobs a calibration fits on and the held-out ones.
+
+    Args:
+        waits: the replay's compared jobs (:func:`replay_waits`: ``job_id``, ``simulated_wait``, ``logged_wait``).
+        by_day: its daily utilizations (:func:`replay_waits`).
+        cut: where the log is cut (:func:`split_log`): jobs below ``first_test_id`` and the days before ``split_day``
+            are the first part, the rest held out.
+
+    Returns:
+        ``{"train": PartScore, "test": PartScore}`` (:func:`score_part`).
+    """
+    held = (waits["job_id"] >= cut.first_test_id).to_numpy()
+    return {
+        "train": score_part(waits[~held], by_day, 0, cut.split_day - 1),
+        "test": score_part(waits[held], by_day, cut.split_day, None),
+    }
 
 
 GROUPS = ("size_class", "month")
@@ -860,7 +880,8 @@ def calibrate(
     if objective_name not in OBJECTIVES:
         raise ConfigurationError(f"--objective must be one of {', '.join(OBJECTIVES)}, got {objective_name!r}")
     check_against_log(base)
-    first_part, first_test_id, split_day, fill, first_ids, new_user_ids = split_log(base, train)
+    cut = split_log(base, train)
+    first_part, first_test_id, split_day, fill, first_ids, new_user_ids = cut
     train_jobs = _first_part_jobs(base, first_ids) if base.max_jobs is None else {base.cancelled: first_part}
     fitted_space = space(base, fill, cancelled=len(train_jobs) > 1)
     out.mkdir(parents=True, exist_ok=True)
@@ -932,7 +953,7 @@ def calibrate(
     def judged(scenario, grouped: bool = True) -> tuple[dict, object, dict]:
         waits, by_day = replay_waits(scenario)
         first, rest = waits[waits["job_id"] < first_test_id], waits[waits["job_id"] >= first_test_id]
-        scores = {"train": score_part(first, by_day, 0, split_day - 1), "test": score_part(rest, by_day, split_day, None)}
+        scores = score_parts(waits, by_day, cut)
         new = rest["job_id"].isin(new_user_ids).to_numpy()
         for part, jobs in (("test, users seen", ~new), ("test, new users", new)):
             if new.any() and jobs.any():  # the held-out jobs by whether the fit saw their user (no daily figure)
