@@ -77,7 +77,7 @@ def study(log: str) -> list[dict]:
                     "replay": name,
                     "spans": starved,
                     **{key: row[key] for key in SCORE_FIELDS[2:]},
-                    "starved_spans": count if figures else "",
+                    "starved_spans": str(count) if figures else "",
                     "span_share": f"{share:.3f}" if figures else "",
                     "capacity_lost": f"{held:.3f}" if figures else "",
                     "settings": settings if part == "test" else "",
