@@ -520,3 +520,35 @@ def test_the_starved_spans_a_site_gives_are_carried_into_every_trial_and_the_fit
     assert calibration.fitted  # the second trial beats the site as given on this part
     assert "effective_size_starved = true" in text and "effective_size_starved_min_length = 600.0" in text
     assert text.index("[effective_size]") < text.index("effective_size_starved = true")
+
+
+def _best(folder, name_suffix: str = "") -> float:
+    """The best trial's value of the study in ``folder`` whose name ends with ``name_suffix`` (or the only one)."""
+    import optuna
+
+    storage = f"sqlite:///{(folder / 'study.db').resolve()}"
+    summaries = optuna.study.get_all_study_summaries(storage)
+    (summary,) = [each for each in summaries if each.study_name.endswith(name_suffix)] if name_suffix else summaries
+    return float(summary.best_trial.value)
+
+
+def test_several_sampler_paths_keep_the_best_first_part_and_each_resumes_alone(tmp_path, monkeypatch):
+    """``starts``: each path a study of its own seeded at seed, seed + 1, ...; the first is a one-path calibration's
+    study, the second draws what a one-path calibration seeded at 1 draws; the best of all is the fit."""
+    from torus_sim.interfaces.commands.calibrate import report_text
+
+    calibration_module.calibrate(BASE, tmp_path / "seed0", train=0.5, trials=2, seed=0)
+    calibration_module.calibrate(BASE, tmp_path / "seed1", train=0.5, trials=2, seed=1)
+    paths = calibration_module.calibrate(BASE, tmp_path / "paths", train=0.5, trials=2, seed=0, starts=2)
+    bests = [_best(tmp_path / "seed0"), _best(tmp_path / "seed1")]
+    assert [(each["seed"], each["trials"], each["best"]) for each in paths.starts] == [(0, 2, bests[0]), (1, 2, bests[1])]
+    assert paths.trials == 4 and paths.train_objective == min(*bests, paths.given_objective)  # the best of all stands
+    assert _best(tmp_path / "paths", "-start2") == bests[1]
+    assert "path seeded at 1: best objective" in report_text(paths) and "2 paths of 2 trials" in paths.sampler
+    assert json.loads(json.dumps(paths.as_dict()))["starts"][1]["seed"] == 1
+    assert "starts" not in calibration_module.calibrate(BASE, tmp_path / "seed0", train=0.5, trials=2, seed=0).as_dict()
+    seen = _counting(monkeypatch)
+    again = calibration_module.calibrate(BASE, tmp_path / "paths", train=0.5, trials=2, seed=0, starts=2)
+    assert again.starts == paths.starts and len(seen) == 5  # each path's check, the site as given, the judgement
+    with pytest.raises(ConfigurationError, match="--starts must be at least 1"):
+        calibration_module.calibrate(BASE, tmp_path / "none", trials=1, starts=0)

@@ -17,13 +17,13 @@ __all__ = ["NAMES", "add_parser", "figure_png", "fitted_items", "main", "months_
 NAMES = ("calibrate",)
 """The subcommand's names."""
 
-_OWN = ("train", "trials", "sampler_seed", "workers", "shakes", "objective")
+_OWN = ("train", "trials", "sampler_seed", "starts", "workers", "shakes", "objective")
 
 
 def add_parser(commands) -> None:
     """Add ``calibrate``: a site scenario file or options, and its own options.
 
-    ``--train``, ``--trials``, ``--sampler-seed``, ``--workers``, ``--shakes``, ``--objective``, ``--out``.
+    ``--train``, ``--trials``, ``--sampler-seed``, ``--starts``, ``--workers``, ``--shakes``, ``--objective``, ``--out``.
     """
     from torus_sim.experiments.calibrate import OBJECTIVES
     from torus_sim.interfaces.commands.scenario_options import add_scenario_options
@@ -50,6 +50,13 @@ def add_parser(commands) -> None:
         "--trials", type=int, default=20, help="finished trials wanted in the study, resumed ones counted (default 20)"
     )
     parser.add_argument("--sampler-seed", type=int, default=0, help="seed of Optuna's TPE sampler (default 0)")
+    parser.add_argument(
+        "--starts",
+        type=int,
+        default=1,
+        help="sampler paths, each --trials trials of its own with the sampler seeded at the seed, the seed + 1, ...; the "
+        "best first part of them all is the fit (default 1)",
+    )
     parser.add_argument(
         "--workers",
         type=int,
@@ -153,6 +160,10 @@ def report_text(calibration) -> str:
         "the rest held out",
         f"objective ({calibration.objective}): {OBJECTIVES[calibration.objective]}, on the first part only",
         f"sampler: {calibration.sampler}",
+        *(
+            f"  path seeded at {each['seed']}: best objective {each['best']:.4f} (trial {each['best_trial']} of {each['trials']})"
+            for each in calibration.starts
+        ),
         "fitted: "
         + ", ".join(
             f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}"
@@ -336,6 +347,7 @@ def main(args) -> int:
             workers=args.workers,
             shakes=args.shakes,
             objective_name=args.objective,
+            starts=args.starts,
         )
     except KeyboardInterrupt:
         print(f"interrupted: the finished trials are kept in {out / 'study.db'}; run the same command to resume")
