@@ -289,6 +289,11 @@ def test_a_starved_span_is_where_the_oldest_waiting_job_fitted_the_idle_processo
     assert starved_size_spans(schedule, 4).tolist() == [[100.0, 8000.0, 2.0]]  # a share of another machine
     with pytest.raises(ValueError, match="in \\(0, 1\\)"):
         starved_spans(schedule, min_idle=1.0)
+    # a line that gives no processors (-1 in fields 5 and 8) neither holds nor asks for any
+    log = tmp_path / "starved.swf"
+    log.write_text(log.read_text() + "5 150 8000 100 -1 -1 -1 -1 2000 -1 1 1 1 1 -1 -1 -1 -1\n")
+    unknown = logged_schedule(read_swf(log, fields=SCHEDULE_FIELDS))
+    assert starved_spans(unknown).tolist() == [[100.0, 8000.0, 4.0]]
 
 
 def test_the_starved_spans_replayed_keep_the_job_the_log_kept_waiting_and_compose_with_a_share(tmp_path):

@@ -239,7 +239,7 @@ def starved_spans(
     machine stands idle, for at least ``min_length`` seconds; its busiest instant is what the machine held, so the
     span's size. A cancelled line (status 5) is left out, as in :func:`busy_peaks`, from both the busy and the waiting
     (its logged run time was mostly never spent); only the lines the log places count
-    (:meth:`LoggedSchedule.not_placed`).
+    (:meth:`LoggedSchedule.not_placed`), and of those the ones whose processors it gives.
 
     Args:
         schedule: the log's schedule (:func:`logged_schedule`), with its machine's processors (``MaxProcs``).
@@ -266,7 +266,7 @@ def starved_spans(
     machine = schedule.machine or machine
     if not machine:
         raise ValueError(f"{schedule.path} gives no machine size (MaxProcs or MaxNodes): idle processors are not known")
-    kept = (schedule.not_placed() < 0) & (schedule.status != CANCELLED)
+    kept = (schedule.not_placed() < 0) & (schedule.status != CANCELLED) & (schedule.processors >= 1)
     submitted = schedule.submitted_at[kept]
     started = schedule.started_at[kept]
     ended = started + schedule.run_time[kept]
