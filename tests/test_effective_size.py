@@ -306,6 +306,11 @@ def test_the_starved_spans_replayed_keep_the_job_the_log_kept_waiting_and_compos
     model = build_model(starved)
     assert size_spans(model.passes.held_nodes.reservations, 8) == [[100.0, 8000.0, 4.0]]
     assert model.run().jobs.set_index("job_id")["started_at"].to_dict() == {1: 0.0, 2: 8000.0, 3: 10_000.0}
+    # a log without starved spans (job 2 starts at once) runs as without the reading: nothing held
+    quick = tmp_path / "quick.swf"
+    quick.write_text(log.read_text().replace("2 100 7900 500", "2 100 0 500"))
+    unstarved = build_model(base.replace(workload=str(quick), effective_size_starved=True))
+    assert unstarved.passes.held_nodes is None
     # beside a share of 6 processors (the largest job's size): the fewer of the two at each instant
     both = build_model(starved.replace(effective_size_share=0.7))
     assert size_spans(both.passes.held_nodes.reservations, 8) == [

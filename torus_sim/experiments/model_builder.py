@@ -325,7 +325,9 @@ def _log_readings(scenario: Scenario, workload, capacity: int) -> dict:
             scenario.effective_size_starved_min_length or STARVED_MIN_LENGTH,
             scenario.effective_size_starved_min_idle or STARVED_MIN_IDLE,
         )
-        keywords["effective_size"] = lowest_spans(capacity, keywords.get("effective_size", ()), starved)
+        spans = lowest_spans(capacity, keywords.pop("effective_size", ()), starved)
+        if len(spans):  # none: the run as without them
+            keywords["effective_size"] = spans
     if scenario.reservations is not None:
         keywords["reservations"] = read_reservations(scenario.reservations)
     if readers["standing reservations"]:
