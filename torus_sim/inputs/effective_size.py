@@ -27,7 +27,14 @@ import numpy as np
 
 from torus_sim.core.errors import ConfigurationError, EffectiveSizeFormatError
 from torus_sim.core.files import input_lines
-from torus_sim.inputs.workload.logged import INFERRED, busy_peaks, own_schedule, starved_spans
+from torus_sim.inputs.workload.logged import (
+    INFERRED,
+    STARVED_MIN_IDLE,
+    STARVED_MIN_LENGTH,
+    busy_peaks,
+    own_schedule,
+    starved_spans,
+)
 
 __all__ = [
     "INFERRED",
@@ -44,12 +51,6 @@ __all__ = [
 
 PERIOD = 30 * 86_400.0
 """The length of the periods an inferred effective size is read over, seconds, unless ``effective_size_period`` says."""
-
-STARVED_MIN_LENGTH = 3600.0
-"""The shortest starved span kept, seconds, unless ``effective_size_starved_min_length`` says."""
-
-STARVED_MIN_IDLE = 0.05
-"""The least share of the machine idle through a starved span, unless ``effective_size_starved_min_idle`` says."""
 
 
 def read_spans(path: str | Path) -> np.ndarray:
@@ -170,21 +171,26 @@ def starved_size_spans(
     """
     machine = schedule.machine or capacity
     spans = starved_spans(schedule, min_length, min_idle, machine)
-    nodes = np.maximum(1, np.floor(capacity * spans[:, 2] / machine)) if len(spans) else np.empty(0)
-    spans = np.column_stack([spans[:, :2], nodes]) if len(spans) else np.empty((0, 3))
+    spans[:, 2] = np.maximum(1, np.floor(capacity * spans[:, 2] / machine))
     return spans[spans[:, 2] < capacity]
 
 
 def lowest_spans(capacity: int, *readings) -> np.ndarray:
     """Several effective sizes over time as one: at every instant the fewest nodes any of them leaves.
 
+    A machine whose usable size two readings bound (a period's peak and a starved span, a share and a file) has at most
+    the smaller of the two; the engine takes one set of spans that do not overlap
+    (:func:`~torus_sim.engine.effective_size.checked_spans`).
+
     Args:
         capacity: the machine's nodes (an instant no reading covers has them all).
-        readings: float ``(S, 3)`` arrays (or lists) of ``(start, end, nodes)`` spans, each without overlaps of its own.
+        readings: float ``(S, 3)`` arrays (or lists) of ``(start, end, nodes)`` spans: seconds of the run's clock (an
+            end may be +inf: to the run's end) and the nodes usable from start to end; each reading's spans without
+            overlaps of their own.
 
     Returns:
-        float64 ``(S, 3)`` spans by start, none overlapping, adjacent pieces of one size merged, none at the whole
-        machine.
+        float64 ``(S, 3)`` ``(start, end, nodes)`` spans by start, none overlapping, adjacent pieces of one size merged,
+        none at the whole machine.
     """
     spans = [np.asarray(each, dtype=np.float64).reshape(-1, 3) for each in readings]
     spans = [each for each in spans if len(each)]

@@ -28,6 +28,8 @@ __all__ = [
     "NOT_PLACED",
     "INFERRED",
     "SCHEDULE_FIELDS",
+    "STARVED_MIN_IDLE",
+    "STARVED_MIN_LENGTH",
     "LoggedSchedule",
     "busy_peaks",
     "check_own_load",
@@ -225,8 +227,18 @@ def busy_peaks(schedule: LoggedSchedule, period: float) -> np.ndarray:
     return np.maximum(peaks, carried)
 
 
+STARVED_MIN_LENGTH = 3600.0
+"""The shortest starved span kept, seconds, unless ``effective_size_starved_min_length`` says."""
+
+STARVED_MIN_IDLE = 0.05
+"""The least share of the machine idle through a starved span, unless ``effective_size_starved_min_idle`` says."""
+
+
 def starved_spans(
-    schedule: LoggedSchedule, min_length: float = 3600.0, min_idle: float = 0.05, machine: int | None = None
+    schedule: LoggedSchedule,
+    min_length: float = STARVED_MIN_LENGTH,
+    min_idle: float = STARVED_MIN_IDLE,
+    machine: int | None = None,
 ) -> np.ndarray:
     """The spans in which the logged machine left idle processors that its oldest waiting job fitted: lost capacity.
 

@@ -215,8 +215,10 @@ def _production_text(scenario) -> str:
     elif scenario.effective_size_share is not None:
         parts.append(f"effective machine size {scenario.effective_size_share:.4g} of the processors (at least the largest job)")
     if scenario.effective_size_starved:
-        length = scenario.effective_size_starved_min_length or 3600.0
-        idle = scenario.effective_size_starved_min_idle or 0.05
+        from torus_sim.inputs.workload.logged import STARVED_MIN_IDLE, STARVED_MIN_LENGTH
+
+        length = scenario.effective_size_starved_min_length or STARVED_MIN_LENGTH
+        idle = scenario.effective_size_starved_min_idle or STARVED_MIN_IDLE
         parts.append(
             f"capacity lost inferred from the log (spans of {length:g} s or longer in which its oldest waiting job fitted "
             f"the idle processors, at least {idle:g} of the machine idle)"
